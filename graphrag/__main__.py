@@ -1,0 +1,5 @@
+import sys
+
+from graphrag.cli import main
+
+sys.exit(main())

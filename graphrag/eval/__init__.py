@@ -1,0 +1,1 @@
+"""Evaluation: question sets, RAGAS and judge-free metrics, statistics, reports."""

@@ -1,0 +1,1 @@
+"""Indexing: documents → text_units → entities/relationships → graph → communities → reports."""

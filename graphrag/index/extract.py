@@ -1,0 +1,176 @@
+"""Entities and relationships per text unit, by one schema-constrained LLM call per chunk."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+import pandas as pd
+
+from graphrag import prompts
+from graphrag.config import IndexSettings
+from graphrag.index import schemas as S
+from graphrag.llm import CacheMissError, ChatLLM, canonical_json, gather_with_progress, run_sync
+
+ENTITY_COLUMNS = [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
+RELATIONSHIP_COLUMNS = [
+    S.SOURCE_ENTITY,
+    S.TARGET_ENTITY,
+    "source_key",
+    "target_key",
+    S.DESCRIPTION,
+    "strength",
+    S.TEXT_UNIT_ID,
+]
+_EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
+_SPACE = re.compile(r"\s+")
+_POSSESSIVE = re.compile(r"['’]s$")
+# Leading titles dropped from the merge key, so "Director Mara Okafor" merges with "Mara Okafor".
+_HONORIFIC = re.compile(
+    r"^(?:dr|mr|mrs|ms|prof|professor|sir|dame|director|mayor|"
+    r"councillor|councilor|captain|capt)\.? (?=\S+ \S)"
+)
+
+
+def display_name(raw: str) -> str:
+    """Return a name tidied for display: NFKC, single spaces, no quotes or edge punctuation."""
+    text = _SPACE.sub(" ", unicodedata.normalize("NFKC", raw)).strip()
+    return _EDGE_PUNCT.sub("", text.strip("\"'`")).strip()
+
+
+def name_key(raw: str, aliases: dict[str, str] | None = None) -> str:
+    """Return the key entities are merged on: case-folded, punctuation-light, alias-resolved.
+
+    "The Kestrel Bay Marine Institute", "kestrel bay marine institute." and (with an alias
+    configured) "KBMI" all give the same key.
+    """
+    key = _POSSESSIVE.sub("", display_name(raw)).casefold()
+    key = re.sub(r"^the ", "", key)
+    key = _HONORIFIC.sub("", key)
+    key = re.sub(r"[^\w\s&-]", "", key)
+    key = _SPACE.sub(" ", key).strip()
+    if aliases:
+        table = _alias_table(aliases)
+        key = table.get(key, key)
+    return key
+
+
+def _alias_table(aliases: dict[str, str]) -> dict[str, str]:
+    return {name_key(alias): name_key(canonical) for alias, canonical in aliases.items()}
+
+
+def parse_extraction(
+    raw: dict[str, Any],
+    text_unit_id: str,
+    settings: IndexSettings,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return entity and relationship rows from one chunk's JSON, names normalized.
+
+    A relationship whose endpoint the model did not list as an entity keeps its endpoint: the
+    endpoint is added as an entity of unknown type rather than losing the relationship.
+    """
+    entities: dict[str, dict[str, Any]] = {}
+    for item in raw.get("entities", []):
+        title = display_name(item["name"])
+        key = name_key(title, settings.aliases)
+        if not key:
+            continue
+        entities.setdefault(
+            key,
+            {
+                S.TITLE: title,
+                S.NAME_KEY: key,
+                S.TYPE: item["type"],
+                S.DESCRIPTION: item["description"].strip(),
+                S.TEXT_UNIT_ID: text_unit_id,
+            },
+        )
+    relationships = []
+    for item in raw.get("relationships", []):
+        source, target = display_name(item["source"]), display_name(item["target"])
+        source_key, target_key = (
+            name_key(source, settings.aliases),
+            name_key(target, settings.aliases),
+        )
+        if not source_key or not target_key or source_key == target_key:
+            continue
+        for title, key in ((source, source_key), (target, target_key)):
+            entities.setdefault(
+                key,
+                {
+                    S.TITLE: title,
+                    S.NAME_KEY: key,
+                    S.TYPE: "unknown",
+                    S.DESCRIPTION: "",
+                    S.TEXT_UNIT_ID: text_unit_id,
+                },
+            )
+        relationships.append(
+            {
+                S.SOURCE_ENTITY: source,
+                S.TARGET_ENTITY: target,
+                "source_key": source_key,
+                "target_key": target_key,
+                S.DESCRIPTION: item["description"].strip(),
+                "strength": int(item["strength"]),
+                S.TEXT_UNIT_ID: text_unit_id,
+            }
+        )
+    return list(entities.values()), relationships
+
+
+async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dict[str, Any]:
+    """Return the merged JSON of the first extraction and any gleaning rounds for one chunk."""
+    schema = prompts.extraction_schema(
+        settings.entity_types, settings.max_entities_per_chunk, settings.max_relationships_per_chunk
+    )
+    messages = prompts.extract_graph(text, settings.entity_types)
+    result = await llm.ajson(messages, schema, name="graph_extraction")
+    merged = {"entities": list(result["entities"]), "relationships": list(result["relationships"])}
+    for _ in range(settings.gleanings):
+        messages = prompts.glean_more(messages, canonical_json(result))
+        result = await llm.ajson(messages, schema, name="graph_extraction")
+        if not result["entities"] and not result["relationships"]:
+            break
+        merged["entities"] += result["entities"]
+        merged["relationships"] += result["relationships"]
+    return merged
+
+
+def extract_graph(
+    text_units: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Return (entity mentions, relationship mentions, errors), one call per chunk.
+
+    A chunk whose call fails for good (endpoint down, output invalid after repair rounds) is
+    kept in the errors table with its error, counted in the run summary and tried again on
+    the next run; the other chunks' work is kept.
+    """
+    units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
+    results = run_sync(
+        gather_with_progress(
+            (extract_chunk(llm, text, settings) for _, text in units), "extract", not progress
+        )
+    )
+    entity_rows, relationship_rows, errors = [], [], []
+    for (unit_id, _), result in zip(units, results, strict=True):
+        if isinstance(result, CacheMissError):
+            raise result  # replay must never index with holes
+        if isinstance(result, Exception):
+            errors.append(
+                {
+                    S.STAGE: "extract",
+                    S.ITEM_ID: unit_id,
+                    S.ERROR: f"{type(result).__name__}: {result}",
+                }
+            )
+            continue
+        entities, relationships = parse_extraction(result, unit_id, settings)
+        entity_rows += entities
+        relationship_rows += relationships
+    return (
+        pd.DataFrame(entity_rows, columns=ENTITY_COLUMNS),
+        pd.DataFrame(relationship_rows, columns=RELATIONSHIP_COLUMNS),
+        pd.DataFrame(errors, columns=S.ERROR_COLUMNS),
+    )

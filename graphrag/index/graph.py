@@ -1,0 +1,175 @@
+"""Merge entity and relationship mentions into the entities/relationships tables and a graph."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import networkx as nx
+import pandas as pd
+
+from graphrag import prompts
+from graphrag.config import IndexSettings
+from graphrag.index import schemas as S
+from graphrag.llm import CacheMissError, ChatLLM, gather_with_progress, run_sync
+
+
+def _stable_id(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _most_common(values: pd.Series) -> str:
+    """Return the most frequent value; ties go to the first seen, so merges are stable."""
+    counts = Counter(values)
+    best = max(counts.values())
+    return next(v for v in values if counts[v] == best)
+
+
+def _unique(values) -> list:  # noqa: ANN001 - any iterable of hashables
+    return list(dict.fromkeys(v for v in values if v))
+
+
+def merge_entities(mentions: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per name key: display title, type, distinct descriptions, text units.
+
+    The title is the most frequent surface form and the type the most frequent known type;
+    ``descriptions`` keeps every distinct description until :func:`summarize_entities`.
+    """
+    rows = []
+    for key, group in mentions.groupby(S.NAME_KEY, sort=True):
+        known = group[group[S.TYPE] != "unknown"][S.TYPE]
+        rows.append(
+            {
+                S.ID: _stable_id("entity", key),
+                S.TITLE: _most_common(group[S.TITLE]),
+                S.NAME_KEY: key,
+                S.TYPE: _most_common(known) if len(known) else "unknown",
+                "descriptions": _unique(group[S.DESCRIPTION]),
+                S.TEXT_UNIT_IDS: _unique(group[S.TEXT_UNIT_ID]),
+            }
+        )
+    frame = pd.DataFrame(
+        rows, columns=[S.ID, S.TITLE, S.NAME_KEY, S.TYPE, "descriptions", S.TEXT_UNIT_IDS]
+    )
+    frame[S.FREQUENCY] = frame[S.TEXT_UNIT_IDS].map(len)
+    return frame
+
+
+def merge_relationships(mentions: pd.DataFrame, entities: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per unordered entity pair; weight is the sum of mention strengths."""
+    title_of = dict(zip(entities[S.NAME_KEY], entities[S.TITLE], strict=True))
+    id_of = dict(zip(entities[S.NAME_KEY], entities[S.ID], strict=True))
+    mentions = mentions.copy()
+    mentions["pair"] = [
+        tuple(sorted(p)) for p in zip(mentions["source_key"], mentions["target_key"], strict=True)
+    ]
+    rows = []
+    for pair, group in mentions.groupby("pair", sort=True):
+        first = group.iloc[0]  # keep the direction in which the pair was first stated
+        source, target = first["source_key"], first["target_key"]
+        rows.append(
+            {
+                S.ID: _stable_id("relationship", *pair),
+                S.SOURCE_ENTITY: title_of[source],
+                S.TARGET_ENTITY: title_of[target],
+                "source_id": id_of[source],
+                "target_id": id_of[target],
+                S.DESCRIPTION: "; ".join(_unique(group[S.DESCRIPTION])),
+                S.WEIGHT: float(group["strength"].sum()),
+                S.TEXT_UNIT_IDS: _unique(group[S.TEXT_UNIT_ID]),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            S.ID,
+            S.SOURCE_ENTITY,
+            S.TARGET_ENTITY,
+            "source_id",
+            "target_id",
+            S.DESCRIPTION,
+            S.WEIGHT,
+            S.TEXT_UNIT_IDS,
+        ],
+    )
+
+
+async def _summary(llm: ChatLLM, title: str, descriptions: list[str], max_tokens: int) -> str:
+    completion = await llm.achat(
+        prompts.summarize_descriptions(title, descriptions), max_tokens=max_tokens
+    )
+    return completion.text.strip()
+
+
+def summarize_entities(
+    entities: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
+) -> pd.DataFrame:
+    """Return entities with one ``description``: the LLM merges several, and only then.
+
+    A summary that fails keeps the joined descriptions, so no fact is lost.
+    """
+    entities = entities.copy()
+    several = [i for i, d in enumerate(entities["descriptions"]) if len(d) > 1]
+    results = run_sync(
+        gather_with_progress(
+            (
+                _summary(
+                    llm,
+                    entities[S.TITLE].iloc[i],
+                    entities["descriptions"].iloc[i],
+                    settings.summary_max_tokens,
+                )
+                for i in several
+            ),
+            "summarize",
+            not progress,
+        )
+    )
+    descriptions = [" ".join(d) for d in entities["descriptions"]]
+    for i, result in zip(several, results, strict=True):
+        if isinstance(result, CacheMissError):
+            raise result
+        if isinstance(result, str) and result:
+            descriptions[i] = result
+    entities[S.DESCRIPTION] = descriptions
+    return entities.drop(columns=["descriptions"])
+
+
+def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph:
+    """Return the undirected entity graph: nodes keyed by entity id, edges weighted."""
+    graph = nx.Graph()
+    for row in entities.itertuples(index=False):
+        graph.add_node(
+            getattr(row, S.ID),
+            title=getattr(row, S.TITLE),
+            type=getattr(row, S.TYPE),
+            description=getattr(row, S.DESCRIPTION),
+        )
+    for row in relationships.itertuples(index=False):
+        graph.add_edge(
+            row.source_id,
+            row.target_id,
+            id=getattr(row, S.ID),
+            weight=getattr(row, S.WEIGHT),
+            description=getattr(row, S.DESCRIPTION),
+        )
+    return graph
+
+
+def add_degrees(
+    entities: pd.DataFrame, relationships: pd.DataFrame, graph: nx.Graph
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the tables with node degree and relationship combined degree filled in."""
+    degree = dict(graph.degree())
+    entities = entities.assign(**{S.DEGREE: entities[S.ID].map(degree).fillna(0).astype(int)})
+    relationships = relationships.assign(
+        **{
+            S.COMBINED_DEGREE: [
+                degree.get(s, 0) + degree.get(t, 0)
+                for s, t in zip(relationships["source_id"], relationships["target_id"], strict=True)
+            ]
+        }
+    )
+    for frame in (entities, relationships):
+        frame.insert(1, S.HUMAN_ID, range(len(frame)))
+    return entities, relationships

@@ -1,0 +1,245 @@
+"""The indexing pipeline: an ordered list of stages, each a function from tables to tables.
+
+Read ``STAGES`` top to bottom to see what runs. Every LLM call goes through the recorded
+cache, so an interrupted run resumes by running again: finished calls are free.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from graphrag.config import Settings
+from graphrag.documents import chunk_documents, load_documents
+from graphrag.embeddings import Embedder
+from graphrag.index import schemas as S
+from graphrag.index.communities import communities_table, detect_communities
+from graphrag.index.extract import extract_graph
+from graphrag.index.graph import (
+    add_degrees,
+    build_graph,
+    merge_entities,
+    merge_relationships,
+    summarize_entities,
+)
+from graphrag.index.reports import summarize_communities
+from graphrag.index.store import write_index
+from graphrag.llm import ChatLLM, Usage, track_usage
+
+Tables = dict[str, pd.DataFrame]
+
+
+@dataclass
+class IndexContext:
+    settings: Settings
+    llm: ChatLLM
+    embedder: Embedder
+    progress: bool = True
+
+
+def _errors(tables: Tables, new: pd.DataFrame) -> pd.DataFrame:
+    old = tables.get("errors", pd.DataFrame(columns=S.ERROR_COLUMNS))
+    return pd.concat([old, new], ignore_index=True) if len(new) else old
+
+
+def chunk_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    chunking = ctx.settings.chunking
+    text_units = chunk_documents(tables["documents"], chunking.size, chunking.overlap)
+    documents = tables["documents"].copy()
+    units_of = text_units.explode(S.DOCUMENT_IDS).groupby(S.DOCUMENT_IDS)[S.ID].apply(list)
+    documents[S.TEXT_UNIT_IDS] = documents[S.ID].map(units_of)
+    return {**tables, "documents": documents, "text_units": text_units}
+
+
+def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    entity_mentions, relationship_mentions, errors = extract_graph(
+        tables["text_units"], ctx.llm, ctx.settings.index, ctx.progress
+    )
+    return {
+        **tables,
+        "entity_mentions": entity_mentions,
+        "relationship_mentions": relationship_mentions,
+        "errors": _errors(tables, errors),
+    }
+
+
+def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    entities = merge_entities(tables["entity_mentions"])
+    relationships = merge_relationships(tables["relationship_mentions"], entities)
+    entities = summarize_entities(entities, ctx.llm, ctx.settings.index, ctx.progress)
+    entities, relationships = add_degrees(
+        entities, relationships, build_graph(entities, relationships)
+    )
+    text_units = tables["text_units"].copy()
+    for column, frame in ((S.ENTITY_IDS, entities), (S.RELATIONSHIP_IDS, relationships)):
+        owners = frame[[S.ID, S.TEXT_UNIT_IDS]].explode(S.TEXT_UNIT_IDS)
+        ids_of = owners.groupby(S.TEXT_UNIT_IDS)[S.ID].apply(list)
+        text_units[column] = [ids_of.get(u, []) for u in text_units[S.ID]]
+    rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
+    return {**rest, "entities": entities, "relationships": relationships, "text_units": text_units}
+
+
+def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    index = ctx.settings.index
+    graph = build_graph(tables["entities"], tables["relationships"])
+    clusters = detect_communities(
+        graph, index.max_cluster_size, index.seed, index.community_algorithm
+    )
+    return {
+        **tables,
+        "communities": communities_table(clusters, tables["entities"], tables["relationships"]),
+    }
+
+
+def reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    reports, errors = summarize_communities(
+        tables["communities"],
+        tables["entities"],
+        tables["relationships"],
+        ctx.llm,
+        ctx.settings.index,
+        ctx.progress,
+    )
+    return {**tables, "community_reports": reports, "errors": _errors(tables, errors)}
+
+
+def embed_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    def vectors(texts: list[str]) -> list[list[float]]:
+        return [list(map(float, v)) for v in ctx.embedder.embed(texts)] if texts else []
+
+    text_units = tables["text_units"].copy()
+    text_units[S.TEXT_EMBEDDING] = vectors(list(text_units[S.TEXT]))
+    entities = tables["entities"].copy()
+    entities[S.DESCRIPTION_EMBEDDING] = vectors(
+        [f"{t}: {d}" for t, d in zip(entities[S.TITLE], entities[S.DESCRIPTION], strict=True)]
+    )
+    reports = tables["community_reports"].copy()
+    reports[S.FULL_CONTENT_EMBEDDING] = vectors(list(reports[S.FULL_CONTENT]))
+    return {**tables, "text_units": text_units, "entities": entities, "community_reports": reports}
+
+
+Stage = Callable[[Tables, IndexContext], Tables]
+STAGES: list[tuple[str, Stage]] = [
+    ("chunk", chunk_stage),
+    ("extract", extract_stage),
+    ("graph", graph_stage),
+    ("communities", communities_stage),
+    ("reports", reports_stage),
+    ("embed", embed_stage),
+]
+
+
+@dataclass
+class IndexSummary:
+    """What an indexing run produced and what each stage cost."""
+
+    out: Path
+    counts: dict[str, Any]
+    failed: list[dict[str, str]]
+    stages: dict[str, dict[str, float]] = field(default_factory=dict)
+    skipped_documents: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "counts": self.counts,
+            "failed": self.failed,
+            "stages": self.stages,
+            "skipped_documents": self.skipped_documents,
+        }
+
+    def render(self) -> str:
+        c = self.counts
+        levels = ", ".join(f"level {k}: {v}" for k, v in c["communities_per_level"].items())
+        lines = [
+            f"index written to {self.out}",
+            f"documents {c['documents']}, chunks {c['text_units']}, entities "
+            f"{c['entities']}, relationships {c['relationships']}",
+            f"communities {c['communities']} ({levels}), reports {c['community_reports']}",
+            f"failed items {len(self.failed)}"
+            + "".join(f"\n  {f[S.STAGE]} {f[S.ITEM_ID]}: {f[S.ERROR][:200]}" for f in self.failed),
+        ]
+        if self.skipped_documents:
+            lines.append(
+                "skipped documents:"
+                + "".join(f"\n  {p}: {why}" for p, why in self.skipped_documents)
+            )
+        lines.append(
+            f"{'stage':<12}{'calls':>7}{'cached':>8}{'prompt tok':>12}"
+            f"{'compl. tok':>12}{'LLM s':>9}{'wall s':>9}"
+        )
+        for name, s in self.stages.items():
+            lines.append(
+                f"{name:<12}{s['calls']:>7.0f}{s['cache_hits']:>8.0f}"
+                f"{s['prompt_tokens']:>12.0f}{s['completion_tokens']:>12.0f}"
+                f"{s['seconds']:>9.1f}{s['wall_seconds']:>9.1f}"
+            )
+        return "\n".join(lines)
+
+
+def run_stages(tables: Tables, ctx: IndexContext) -> tuple[Tables, dict[str, dict[str, float]]]:
+    """Run every stage in order; return the tables and each stage's usage and wall time."""
+    costs: dict[str, dict[str, float]] = {}
+    for name, stage in STAGES:
+        started = time.monotonic()
+        with track_usage() as usage:
+            tables = stage(tables, ctx)
+        costs[name] = {**usage.to_dict(), "wall_seconds": time.monotonic() - started}
+    return tables, costs
+
+
+def build_index(
+    input_path: str | Path,
+    out: str | Path,
+    settings: Settings,
+    llm: ChatLLM | None = None,
+    embedder: Embedder | None = None,
+    progress: bool = True,
+    skip_bad: bool = False,
+) -> IndexSummary:
+    """Index the corpus at ``input_path`` into the folder ``out``; return the run summary."""
+    loaded = load_documents(input_path, settings.chunking.max_document_tokens, skip_bad)
+    own_llm = llm is None
+    llm = llm or ChatLLM(settings)
+    try:
+        ctx = IndexContext(settings, llm, embedder or Embedder(settings), progress)
+        tables, costs = run_stages({"documents": loaded.documents}, ctx)
+    finally:
+        if own_llm:
+            llm.close()
+    communities = tables["communities"]
+    counts = {
+        "documents": len(tables["documents"]),
+        "text_units": len(tables["text_units"]),
+        "corpus_tokens": int(tables["text_units"][S.N_TOKENS].sum()),
+        "entities": len(tables["entities"]),
+        "relationships": len(tables["relationships"]),
+        "communities": len(communities),
+        "communities_per_level": {
+            int(k): int(v) for k, v in communities[S.LEVEL].value_counts().sort_index().items()
+        },
+        "community_reports": len(tables["community_reports"]),
+    }
+    summary = IndexSummary(
+        Path(out), counts, tables["errors"].to_dict("records"), costs, loaded.skipped
+    )
+    total = Usage()
+    for stage in costs.values():
+        total.add(Usage(**{k: v for k, v in stage.items() if k != "wall_seconds"}))
+    manifest = {
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "input": str(input_path),
+        "llm_model": settings.llm.model,
+        "llm_base_url": settings.llm.base_url or "embedded",
+        "embedding_model": ctx.embedder.model_id,
+        "settings": settings.to_dict(),
+        "summary": summary.to_dict(),
+        "usage": total.to_dict(),
+    }
+    write_index(tables, out, manifest)
+    return summary

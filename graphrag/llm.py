@@ -1,0 +1,646 @@
+"""Every chat call of the workbench: the recorded cache, JSON output, retries, usage accounting.
+
+The cache sits in the HTTP transport under the ``openai`` client rather than in a wrapper
+around it, so that any library handed our client (ragas, for evaluation) is recorded,
+replayed, bounded in concurrency and counted exactly like our own calls. A response is
+stored under the hash of the request body (model, messages and every parameter), one JSON
+file per response, so the committed cache grows by whole files and diffs stay readable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import json
+import re
+import threading
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import jsonschema
+import openai
+from tenacity import (
+    AsyncRetrying,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from graphrag.config import Settings
+
+T = TypeVar("T")
+CHAT_PATH_SUFFIX = "/chat/completions"
+EMBEDDED_PLACEHOLDER_URL = "http://embedded-llm.invalid/v1"
+
+
+class LLMError(RuntimeError):
+    """A chat call failed for good; the message says which endpoint or prompt."""
+
+
+class CacheMissError(LLMError):
+    """Replay mode met a request that is not in the recorded cache."""
+
+
+class JSONOutputError(LLMError):
+    """The model's output stayed invalid against the schema after every repair round."""
+
+
+# --------------------------------------------------------------------------- usage
+
+
+@dataclass
+class Usage:
+    """What a piece of work cost in LLM traffic.
+
+    ``prompt_tokens``/``completion_tokens``/``model_seconds`` are what the endpoint reported
+    when each response was produced, so a replayed run still reports what it cost to make;
+    ``seconds`` is the time this run actually waited on the endpoint.
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    model_seconds: float = 0.0
+
+    def add(self, other: Usage) -> None:
+        for name, value in asdict(other).items():
+            setattr(self, name, getattr(self, name) + value)
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+_usage_scopes: contextvars.ContextVar[tuple[Usage, ...]] = contextvars.ContextVar(
+    "graphrag_usage_scopes", default=()
+)
+
+
+@contextmanager
+def track_usage() -> Iterator[Usage]:
+    """Yield a Usage that counts every LLM call made inside the block (tasks included)."""
+    usage = Usage()
+    token = _usage_scopes.set(_usage_scopes.get() + (usage,))
+    try:
+        yield usage
+    finally:
+        _usage_scopes.reset(token)
+
+
+def _count(record: dict[str, Any], hit: bool, waited: float) -> None:
+    reported = record["response"].get("usage") or {}
+    one = Usage(
+        calls=1,
+        cache_hits=int(hit),
+        prompt_tokens=int(reported.get("prompt_tokens") or 0),
+        completion_tokens=int(reported.get("completion_tokens") or 0),
+        seconds=waited,
+        model_seconds=float(record.get("seconds") or 0.0),
+    )
+    for scope in _usage_scopes.get():
+        scope.add(one)
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def request_key(body: dict[str, Any]) -> str:
+    """Return the content address of a chat request body."""
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Chat responses on disk, one JSON file per request hash, under ``root/ab/abcdef….json``.
+
+    Modes: ``on`` reads and writes, ``off`` neither, ``replay`` reads only and turns a miss
+    into :class:`CacheMissError`. Misses seen in replay are also kept in ``misses`` so a
+    caller whose library swallows exceptions (ragas) can still fail loudly.
+    """
+
+    def __init__(self, root: Path, mode: str = "on") -> None:
+        if mode not in ("on", "off", "replay"):
+            raise ValueError(f"cache mode {mode!r}: expected on, off or replay")
+        self.root = Path(root)
+        self.mode = mode
+        self.misses: list[str] = []
+        self._thread_locks: dict[str, threading.Lock] = {}
+        self._async_locks: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._guard = threading.Lock()
+
+    def path_for(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        if self.mode == "off":
+            return None
+        path = self.path_for(key)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except ValueError as err:
+            raise LLMError(
+                f"cache entry {path} is corrupt ({err}); delete it to re-record"
+            ) from err
+
+    def put(self, key: str, record: dict[str, Any]) -> None:
+        if self.mode != "on":
+            return
+        path = self.path_for(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{threading.get_ident()}")
+        tmp.write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(path)
+
+    def miss(self, body: dict[str, Any]) -> CacheMissError:
+        """Record a replay miss and return the error that names its prompt."""
+        messages = body.get("messages") or []
+        last = messages[-1].get("content", "") if messages else ""
+        text = last if isinstance(last, str) else json.dumps(last)
+        excerpt = " ".join(text.split())[:300]
+        message = (
+            f"replay cache miss in {self.root} for model {body.get('model')!r}: the prompt "
+            f"ending {excerpt!r} was never recorded. Run with GRAPHRAG_CACHE=on to record it."
+        )
+        self.misses.append(message)
+        return CacheMissError(message)
+
+    def thread_lock(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._thread_locks.setdefault(key, threading.Lock())
+
+    def async_lock(self, key: str) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()  # asyncio locks belong to one event loop
+        with self._guard:
+            return self._async_locks.setdefault(loop, {}).setdefault(key, asyncio.Lock())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.root.glob("*/*.json")) if self.root.is_dir() else 0
+
+
+def _chat_body(request: httpx.Request) -> dict[str, Any] | None:
+    if request.method != "POST" or not request.url.path.endswith(CHAT_PATH_SUFFIX):
+        return None
+    body = json.loads(request.content or b"{}")
+    return None if body.get("stream") else body
+
+
+def _record(body: dict[str, Any], response: dict[str, Any], seconds: float) -> dict[str, Any]:
+    return {
+        "request": body,
+        "response": response,
+        "seconds": round(seconds, 3),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+class _Upstream:
+    """Where live requests go: a fixed URL, or the embedded server started on first need."""
+
+    def __init__(self, resolve: Callable[[], str] | None) -> None:
+        self._resolve = resolve
+        self._base: str | None = None
+        self._lock = threading.Lock()
+
+    def rewrite(self, request: httpx.Request) -> httpx.Request:
+        if self._resolve is None:
+            return request
+        with self._lock:
+            if self._base is None:
+                self._base = self._resolve().rstrip("/")
+        suffix = request.url.path.split("/v1", 1)[-1]
+        url = httpx.URL(self._base + suffix, params=request.url.params)
+        headers = request.headers.copy()
+        headers["host"] = url.netloc.decode()
+        return httpx.Request(
+            request.method,
+            url,
+            headers=headers,
+            content=request.content,
+            extensions=request.extensions,
+        )
+
+
+class RecordingTransport(httpx.BaseTransport):
+    """A sync httpx transport: cache hits answered from disk, live calls bounded and stored."""
+
+    def __init__(self, cache: ResponseCache, upstream: _Upstream, concurrency: int) -> None:
+        self.cache = cache
+        self.upstream = upstream
+        self.inner = httpx.HTTPTransport()
+        self.slots = threading.BoundedSemaphore(concurrency)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        body = _chat_body(request)
+        if body is None:
+            return self.inner.handle_request(self.upstream.rewrite(request))
+        key = request_key(body)
+        with self.cache.thread_lock(key):
+            hit = self.cache.get(key)
+            if hit is not None:
+                _count(hit, hit=True, waited=0.0)
+                return httpx.Response(200, json=hit["response"], request=request)
+            if self.cache.mode == "replay":
+                raise self.cache.miss(body)
+            with self.slots:
+                started = time.monotonic()
+                response = self.inner.handle_request(self.upstream.rewrite(request))
+                response.read()
+                seconds = time.monotonic() - started
+            return _store(self.cache, key, body, request, response, seconds)
+
+
+class AsyncRecordingTransport(httpx.AsyncBaseTransport):
+    """The asyncio twin of :class:`RecordingTransport`."""
+
+    def __init__(self, cache: ResponseCache, upstream: _Upstream, concurrency: int) -> None:
+        self.cache = cache
+        self.upstream = upstream
+        self.inner = httpx.AsyncHTTPTransport()
+        self.concurrency = concurrency
+        self._slots: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = _chat_body(request)
+        if body is None:
+            return await self.inner.handle_async_request(self.upstream.rewrite(request))
+        key = request_key(body)
+        async with self.cache.async_lock(key):
+            hit = self.cache.get(key)
+            if hit is not None:
+                _count(hit, hit=True, waited=0.0)
+                return httpx.Response(200, json=hit["response"], request=request)
+            if self.cache.mode == "replay":
+                raise self.cache.miss(body)
+            loop = asyncio.get_running_loop()
+            slots = self._slots.setdefault(loop, asyncio.Semaphore(self.concurrency))
+            async with slots:
+                started = time.monotonic()
+                live = await asyncio.to_thread(self.upstream.rewrite, request)
+                response = await self.inner.handle_async_request(live)
+                await response.aread()
+                seconds = time.monotonic() - started
+            return _store(self.cache, key, body, request, response, seconds)
+
+
+def _store(
+    cache: ResponseCache,
+    key: str,
+    body: dict[str, Any],
+    request: httpx.Request,
+    response: httpx.Response,
+    seconds: float,
+) -> httpx.Response:
+    if response.status_code != 200:
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            content=response.content,
+            request=request,
+        )
+    record = _record(body, response.json(), seconds)
+    cache.put(key, record)
+    _count(record, hit=False, waited=seconds)
+    return httpx.Response(200, json=record["response"], request=request)
+
+
+# --------------------------------------------------------------------------- chat
+
+
+@dataclass
+class Completion:
+    text: str
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+def _retryable(err: BaseException) -> bool:
+    if isinstance(err, openai.APIConnectionError):
+        return not isinstance(err.__cause__, CacheMissError)
+    if isinstance(err, openai.APIStatusError):
+        return err.status_code == 429 or err.status_code >= 500
+    return isinstance(err, openai.APITimeoutError)
+
+
+def _unwrap(err: BaseException, base_url: str) -> BaseException:
+    """Return the error to show the user: cache misses and unreachable endpoints by name."""
+    if isinstance(err.__cause__, CacheMissError):
+        return err.__cause__
+    if isinstance(err, openai.APIConnectionError):
+        return LLMError(
+            f"LLM endpoint {base_url} is unreachable ({err.__cause__ or err}); "
+            "check llm.base_url or start the server"
+        )
+    if isinstance(err, openai.APIStatusError):
+        return LLMError(f"LLM endpoint {base_url} answered {err.status_code}: {err.message}")
+    return err
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def parse_json_output(text: str, schema: dict[str, Any]) -> Any:
+    """Return the JSON value in ``text`` if it validates against ``schema``; raise ValueError."""
+    match = _FENCE.match(text)
+    raw = match.group(1) if match else text.strip()
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not valid JSON ({err.msg} at character {err.pos})") from err
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as err:
+        where = "/".join(str(p) for p in err.absolute_path) or "the top level"
+        raise ValueError(f"schema violation at {where}: {err.message[:200]}") from err
+    return value
+
+
+class ChatLLM:
+    """The one chat client of the workbench, for any OpenAI-compatible endpoint.
+
+    With an empty ``llm.base_url`` the embedded llama.cpp server is used, and it is started
+    only when a request misses the cache, so replayed work never needs a model.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        cache: ResponseCache | None = None,
+        upstream: Callable[[], str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.model = settings.llm.model
+        self.cache = cache or ResponseCache(
+            settings.resolve_path(settings.cache.path), settings.cache.mode
+        )
+        self.server = None
+        if settings.llm.base_url:
+            self.base_url = settings.llm.base_url
+            resolver = upstream
+        else:
+            from graphrag.local_llm import EmbeddedServer
+
+            self.server = EmbeddedServer(settings)
+            self.base_url = EMBEDDED_PLACEHOLDER_URL
+            resolver = upstream or self.server.ensure_running
+        self._upstream = _Upstream(resolver)
+        self._api_key = self._read_key()
+        self._sync: openai.OpenAI | None = None
+        self._async: dict[int, tuple[Any, openai.AsyncOpenAI]] = {}
+        self._async_transport = AsyncRecordingTransport(
+            self.cache, self._upstream, settings.llm.concurrency
+        )
+
+    def _read_key(self) -> str:
+        import os
+
+        return os.environ.get(self.settings.llm.api_key_env) or "sk-no-key-required"
+
+    def _timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(self.settings.llm.timeout, connect=10.0)
+
+    def sync_client(self, max_retries: int = 0) -> openai.OpenAI:
+        """Return an ``openai.OpenAI`` whose traffic goes through the recorded cache."""
+        if self._sync is None or max_retries:
+            transport = RecordingTransport(
+                self.cache, self._upstream, self.settings.llm.concurrency
+            )
+            client = openai.OpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                max_retries=max_retries,
+                timeout=self._timeout(),
+                http_client=httpx.Client(transport=transport, timeout=self._timeout()),
+            )
+            if max_retries:
+                return client
+            self._sync = client
+        return self._sync
+
+    def async_client(self, max_retries: int = 0) -> openai.AsyncOpenAI:
+        """Return an ``openai.AsyncOpenAI`` for the running loop, through the recorded cache."""
+        loop = asyncio.get_running_loop()
+        cached = self._async.get(max_retries)
+        if cached is None or cached[0]() is not loop:
+            client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                max_retries=max_retries,
+                timeout=self._timeout(),
+                http_client=httpx.AsyncClient(
+                    transport=self._async_transport, timeout=self._timeout()
+                ),
+            )
+            self._async[max_retries] = (weakref.ref(loop), client)
+        return self._async[max_retries][1]
+
+    def _params(
+        self,
+        messages: list[dict[str, str]],
+        max_tokens: int | None,
+        temperature: float | None,
+        response_format: dict[str, Any] | None,
+    ) -> dict:
+        llm = self.settings.llm
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": llm.temperature if temperature is None else temperature,
+            "max_tokens": max_tokens or llm.max_tokens,
+            "seed": llm.seed,
+        }
+        if response_format is not None:
+            params["response_format"] = response_format
+        return params
+
+    def _retrying(self, kind: type) -> Any:
+        return kind(
+            retry=retry_if_exception(_retryable),
+            stop=stop_after_attempt(self.settings.llm.max_retries + 1),
+            wait=wait_exponential(multiplier=1, min=1, max=30),
+            reraise=True,
+        )
+
+    async def achat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> Completion:
+        """Return the model's reply to ``messages`` (from the cache when recorded)."""
+        params = self._params(messages, max_tokens, temperature, response_format)
+        try:
+            with track_usage() as usage:
+                async for attempt in self._retrying(AsyncRetrying):
+                    with attempt:
+                        response = await self.async_client().chat.completions.create(**params)
+        except openai.OpenAIError as err:
+            raise _unwrap(err, self.base_url) from err
+        choice = response.choices[0]
+        return Completion(choice.message.content or "", choice.finish_reason, usage)
+
+    def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> Completion:
+        """Blocking :meth:`achat`, for scripts and notebooks."""
+        params = self._params(messages, max_tokens, temperature, response_format)
+        try:
+            with track_usage() as usage:
+                for attempt in self._retrying(Retrying):
+                    with attempt:
+                        response = self.sync_client().chat.completions.create(**params)
+        except openai.OpenAIError as err:
+            raise _unwrap(err, self.base_url) from err
+        choice = response.choices[0]
+        return Completion(choice.message.content or "", choice.finish_reason, usage)
+
+    def _json_request(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], name: str
+    ) -> tuple[list[dict[str, str]], dict[str, Any] | None]:
+        mode = self.settings.llm.json_mode
+        if mode == "json_schema":
+            return messages, {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": True},
+            }
+        instruction = (
+            "Reply with one JSON value only, no prose, valid against this JSON "
+            f"schema:\n{canonical_json(schema)}"
+        )
+        first, rest = messages[0], messages[1:]
+        if first["role"] == "system":
+            messages = [
+                {"role": "system", "content": f"{first['content']}\n\n{instruction}"},
+                *rest,
+            ]
+        else:
+            messages = [{"role": "system", "content": instruction}, *messages]
+        return messages, ({"type": "json_object"} if mode == "json_object" else None)
+
+    async def ajson(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        *,
+        name: str = "output",
+        max_tokens: int | None = None,
+    ) -> Any:
+        """Return the model's reply parsed as JSON valid against ``schema``.
+
+        An invalid reply is shown back to the model with the validation error (a new prompt,
+        so the cache records the repair too) up to ``llm.json_repair_rounds`` times.
+        """
+        messages, response_format = self._json_request(messages, schema, name)
+        error = ""
+        for _ in range(self.settings.llm.json_repair_rounds + 1):
+            completion = await self.achat(
+                messages, max_tokens=max_tokens, response_format=response_format
+            )
+            try:
+                return parse_json_output(completion.text, schema)
+            except ValueError as err:
+                error = str(err)
+                if completion.finish_reason == "length":
+                    error += " (the reply was cut off at max_tokens: be shorter)"
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": completion.text},
+                    {
+                        "role": "user",
+                        "content": f"That reply is invalid: {error}. "
+                        "Reply again with the corrected JSON only.",
+                    },
+                ]
+        raise JSONOutputError(
+            f"{name}: the model's JSON stayed invalid after "
+            f"{self.settings.llm.json_repair_rounds} repair rounds: {error}"
+        )
+
+    def json(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        *,
+        name: str = "output",
+        max_tokens: int | None = None,
+    ) -> Any:
+        """Blocking :meth:`ajson`."""
+        return run_sync(self.ajson(messages, schema, name=name, max_tokens=max_tokens))
+
+    def close(self) -> None:
+        """Stop the embedded server if this client started it."""
+        if self.server is not None:
+            self.server.stop()
+
+
+# --------------------------------------------------------------------------- running
+
+
+def run_sync(coro: Awaitable[T]) -> T:
+    """Run a coroutine to completion from sync code, even inside Jupyter's running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    result: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            result["value"] = asyncio.run(coro)  # type: ignore[arg-type]
+        except BaseException as err:  # noqa: BLE001 - handed back to the caller's thread
+            result["error"] = err
+
+    thread = threading.Thread(target=worker, daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+async def gather_with_progress(
+    coros: Iterable[Awaitable[T]], desc: str, disable: bool = False
+) -> list[T]:
+    """Await all ``coros`` concurrently (the transport bounds live calls) with a progress bar.
+
+    Results come back in input order; exceptions are returned in place, not raised, so one
+    failed item never loses the others' finished work.
+    """
+    from tqdm.auto import tqdm
+
+    coros = list(coros)
+    results: list[Any] = [None] * len(coros)
+
+    async def run(i: int, coro: Awaitable[T]) -> None:
+        try:
+            results[i] = await coro
+        except Exception as err:  # noqa: BLE001 - reported by the caller per item
+            results[i] = err
+        bar.update(1)
+
+    with tqdm(total=len(coros), desc=desc, disable=disable, leave=False) as bar:
+        await asyncio.gather(*(run(i, c) for i, c in enumerate(coros)))
+    return results

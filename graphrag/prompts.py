@@ -1,0 +1,266 @@
+"""Every prompt the workbench sends, with the JSON schema it must return where it returns JSON.
+
+Written for a 1.5B instruct model running at ~10 completion tokens/s: short instructions,
+compact one-line JSON, and hard caps (``maxItems``, ``maxLength``) in every schema, because a
+small model pads structured output until ``max_tokens`` when nothing stops it. Each builder
+returns the message list; the RAGAS judge prompts are ragas's own and are not here.
+"""
+
+from __future__ import annotations
+
+Messages = list[dict[str, str]]
+
+
+def _msgs(system: str, user: str) -> Messages:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# --------------------------------------------------------------------------- extraction
+# Must return {entities:[{name,type,description}], relationships:[{source,target,description,
+# strength}]}; relationships name entities by the same strings used in entities.
+
+
+def extraction_schema(entity_types: list[str], max_entities: int, max_relationships: int) -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "entities": {
+                "type": "array",
+                "maxItems": max_entities,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "minLength": 1, "maxLength": 60},
+                        "type": {"type": "string", "enum": entity_types},
+                        "description": {"type": "string", "maxLength": 200},
+                    },
+                    "required": ["name", "type", "description"],
+                    "additionalProperties": False,
+                },
+            },
+            "relationships": {
+                "type": "array",
+                "maxItems": max_relationships,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "source": {"type": "string", "minLength": 1, "maxLength": 60},
+                        "target": {"type": "string", "minLength": 1, "maxLength": 60},
+                        "description": {"type": "string", "maxLength": 120},
+                        "strength": {"type": "integer", "minimum": 1, "maximum": 10},
+                    },
+                    "required": ["source", "target", "description", "strength"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "required": ["entities", "relationships"],
+        "additionalProperties": False,
+    }
+
+
+def extract_graph(text: str, entity_types: list[str]) -> Messages:
+    types = ", ".join(entity_types)
+    system = (
+        "You build a knowledge graph from a text. Reply with compact JSON on one line.\n"
+        f"entities: every named entity in the text whose type is one of: {types}. "
+        "name: the full name as written in the text; type: one of the types; description: "
+        "one short sentence saying what the text states about it (no outside knowledge).\n"
+        "relationships: pairs of those entities that the text directly connects. source and "
+        "target: names exactly as in entities; description: a short phrase saying how they "
+        "are connected; strength: 1 to 10, how central the link is in the text."
+    )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"Text:\n{_EXAMPLE_TEXT}"},
+        {"role": "assistant", "content": _EXAMPLE_GRAPH},
+        {"role": "user", "content": f"Text:\n{text}"},
+    ]
+
+
+# One worked example, shown as a previous turn: it teaches the compact one-line form (the
+# model pretty-prints JSON otherwise: ~35% more completion tokens measured on the demo) and
+# descriptions that state only what the text says.
+_EXAMPLE_TEXT = (
+    "Lena Ortiz chairs the Dunmore Rowing Club in Cliffport. In 2019 the club won "
+    "the Harbour Cup, which Tarn Boats sponsored."
+)
+_EXAMPLE_GRAPH = (
+    '{"entities":[{"name":"Lena Ortiz","type":"person","description":"Chairs the Dunmore '
+    'Rowing Club."},{"name":"Dunmore Rowing Club","type":"organization","description":"A '
+    'rowing club in Cliffport that won the Harbour Cup in 2019."},{"name":"Cliffport","type":'
+    '"geo","description":"Town where the Dunmore Rowing Club is based."},{"name":"Harbour Cup",'
+    '"type":"event","description":"A race won by the Dunmore Rowing Club in 2019, sponsored by '
+    'Tarn Boats."},{"name":"Tarn Boats","type":"organization","description":"Sponsor of the '
+    'Harbour Cup."}],"relationships":[{"source":"Lena Ortiz","target":"Dunmore Rowing Club",'
+    '"description":"chairs","strength":9},{"source":"Dunmore Rowing Club","target":"Cliffport",'
+    '"description":"based in","strength":7},{"source":"Dunmore Rowing Club","target":'
+    '"Harbour Cup","description":"won in 2019","strength":8},{"source":"Tarn Boats","target":'
+    '"Harbour Cup","description":"sponsored","strength":6}]}'
+)
+
+
+def glean_more(previous: Messages, previous_reply: str) -> Messages:
+    """A gleaning round: show the first reply and ask only for what was missed."""
+    return [
+        *previous,
+        {"role": "assistant", "content": previous_reply},
+        {
+            "role": "user",
+            "content": "Some entities or relationships were missed. Reply with "
+            "only the missing ones, same JSON format (empty lists if none were missed).",
+        },
+    ]
+
+
+# --------------------------------------------------------------------------- graph
+# Returns plain text: one description merging several, at most two sentences.
+
+
+def summarize_descriptions(name: str, descriptions: list[str]) -> Messages:
+    joined = "\n".join(f"- {d}" for d in descriptions)
+    return _msgs(
+        "You merge several descriptions of one entity into one. Keep every distinct fact, "
+        "add nothing, at most two sentences. Reply with the description only.",
+        f"Entity: {name}\nDescriptions:\n{joined}",
+    )
+
+
+# --------------------------------------------------------------------------- reports
+# Must return {title, summary, rating, rating_explanation, findings:[{summary, explanation}]}.
+
+
+def report_schema(max_findings: int) -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "minLength": 1, "maxLength": 80},
+            "summary": {"type": "string", "minLength": 1, "maxLength": 500},
+            "rating": {"type": "number", "minimum": 0, "maximum": 10},
+            "rating_explanation": {"type": "string", "maxLength": 200},
+            "findings": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": max_findings,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "summary": {"type": "string", "maxLength": 100},
+                        "explanation": {"type": "string", "maxLength": 300},
+                    },
+                    "required": ["summary", "explanation"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "required": ["title", "summary", "rating", "rating_explanation", "findings"],
+        "additionalProperties": False,
+    }
+
+
+def community_report(context: str) -> Messages:
+    system = (
+        "You write a short report on one community of a knowledge graph: a group of related "
+        "entities, with their relationships. Use only the data given. Reply with compact JSON "
+        "on one line. title: a short name naming its key entities; summary: what the community "
+        "is and how its entities connect; rating: 0 to 10, how important it is; "
+        "rating_explanation: one sentence; findings: the key facts, each a summary and an "
+        "explanation that cites the data."
+    )
+    return _msgs(system, f"Data:\n{context}")
+
+
+# --------------------------------------------------------------------------- query
+
+ANSWER_SYSTEM = (
+    "You answer a question using only the numbered context below. If the context does not "
+    "contain the answer, say that you do not know. Answer in at most five sentences, and "
+    "cite the context items you used by their numbers in square brackets, like [1] or [2, 3]."
+)
+
+
+def answer(question: str, context: str) -> Messages:
+    return _msgs(ANSWER_SYSTEM, f"Context:\n{context}\n\nQuestion: {question}")
+
+
+def hypothetical_passage(question: str) -> Messages:
+    """HyDE: a passage that would answer the question; returns plain text."""
+    return _msgs(
+        "Write a short passage, three or four sentences, that answers the question as "
+        "a document about the topic would. Reply with the passage only.",
+        question,
+    )
+
+
+def rephrasings_schema(n: int) -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "queries": {
+                "type": "array",
+                "minItems": n,
+                "maxItems": n,
+                "items": {"type": "string", "minLength": 3, "maxLength": 200},
+            }
+        },
+        "required": ["queries"],
+        "additionalProperties": False,
+    }
+
+
+def rephrase(question: str, n: int) -> Messages:
+    """Multi-query: must return {queries: [n strings]}."""
+    return _msgs(
+        f"Rewrite the question in {n} different ways that ask for the same "
+        "information with other words, to search documents. Reply with compact JSON "
+        'on one line: {"queries": [...]}.',
+        question,
+    )
+
+
+def map_points_schema(max_points: int) -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "points": {
+                "type": "array",
+                "maxItems": max_points,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "description": {"type": "string", "minLength": 1, "maxLength": 300},
+                        "score": {"type": "integer", "minimum": 0, "maximum": 100},
+                    },
+                    "required": ["description", "score"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["points"],
+        "additionalProperties": False,
+    }
+
+
+def global_map(question: str, reports: str) -> Messages:
+    """Global search map step: must return {points: [{description, score 0-100}]}."""
+    system = (
+        "You read community reports and list the points in them that help answer the "
+        "question. Each point: a description of the fact, citing report numbers like [2], and a "
+        "score from 0 to 100 of how much it helps answer the question. If the reports do not "
+        'help, return {"points": []}. Reply with compact JSON on one line.'
+    )
+    return _msgs(system, f"Reports:\n{reports}\n\nQuestion: {question}")
+
+
+def global_reduce(question: str, points: str) -> Messages:
+    system = (
+        "You write the final answer to a question from analysts' points, most important "
+        "first. Use only the points; keep their report citations like [2]. If the points do "
+        "not answer the question, say that you do not know. At most six sentences."
+    )
+    return _msgs(system, f"Points:\n{points}\n\nQuestion: {question}")
+
+
+NO_RELEVANT_REPORTS = (
+    "I do not know: none of the community reports contains information relevant to this question."
+)

@@ -1,0 +1,1 @@
+"""Retrieval methods behind one interface: ``method.answer(question) -> Answer``."""
