@@ -1,0 +1,4 @@
+"""GraphRAG research workbench: index documents into a knowledge graph, query it with GraphRAG
+and baseline retrieval methods, and evaluate them reproducibly, offline by default."""
+
+__version__ = "0.1.0"

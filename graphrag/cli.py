@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
 from graphrag.config import Settings, SettingsError, load_settings
@@ -108,6 +109,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         settings,
         limit=args.limit,
         progress=not args.quiet,
+        command="python -m graphrag " + " ".join(sys.argv[1:]),
     )
     print(result.render())
     return 0
@@ -169,7 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    # SystemExit runs the atexit hooks, which stop the embedded server this process started.
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -272,9 +272,21 @@ class AsyncRecordingTransport(httpx.AsyncBaseTransport):
     def __init__(self, cache: ResponseCache, upstream: _Upstream, concurrency: int) -> None:
         self.cache = cache
         self.upstream = upstream
-        self.inner = httpx.AsyncHTTPTransport()
         self.concurrency = concurrency
         self._slots: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+        self._inners: weakref.WeakKeyDictionary[Any, httpx.AsyncHTTPTransport] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @property
+    def inner(self) -> httpx.AsyncHTTPTransport:
+        """The connection pool of the running loop: a kept-alive connection belongs to the loop
+        that opened it, and each ``run_sync`` runs a new loop."""
+        loop = asyncio.get_running_loop()
+        inner = self._inners.get(loop)
+        if inner is None:
+            inner = self._inners[loop] = httpx.AsyncHTTPTransport()
+        return inner
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = _chat_body(request)
@@ -403,6 +415,11 @@ class ChatLLM:
         self._api_key = self._read_key()
         self._sync: openai.OpenAI | None = None
         self._async: dict[int, tuple[Any, openai.AsyncOpenAI]] = {}
+        # One transport per kind, shared by every client this object hands out, so that
+        # llm.concurrency bounds all of them together (threads included).
+        self._sync_transport = RecordingTransport(
+            self.cache, self._upstream, settings.llm.concurrency
+        )
         self._async_transport = AsyncRecordingTransport(
             self.cache, self._upstream, settings.llm.concurrency
         )
@@ -418,15 +435,12 @@ class ChatLLM:
     def sync_client(self, max_retries: int = 0) -> openai.OpenAI:
         """Return an ``openai.OpenAI`` whose traffic goes through the recorded cache."""
         if self._sync is None or max_retries:
-            transport = RecordingTransport(
-                self.cache, self._upstream, self.settings.llm.concurrency
-            )
             client = openai.OpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
                 max_retries=max_retries,
                 timeout=self._timeout(),
-                http_client=httpx.Client(transport=transport, timeout=self._timeout()),
+                http_client=httpx.Client(transport=self._sync_transport, timeout=self._timeout()),
             )
             if max_retries:
                 return client
@@ -470,10 +484,11 @@ class ChatLLM:
         return params
 
     def _retrying(self, kind: type) -> Any:
+        llm = self.settings.llm
         return kind(
             retry=retry_if_exception(_retryable),
-            stop=stop_after_attempt(self.settings.llm.max_retries + 1),
-            wait=wait_exponential(multiplier=1, min=1, max=30),
+            stop=stop_after_attempt(llm.max_retries + 1),
+            wait=wait_exponential(multiplier=llm.retry_backoff, min=llm.retry_backoff, max=30),
             reraise=True,
         )
 
@@ -550,21 +565,30 @@ class ChatLLM:
     ) -> Any:
         """Return the model's reply parsed as JSON valid against ``schema``.
 
-        An invalid reply is shown back to the model with the validation error (a new prompt,
-        so the cache records the repair too) up to ``llm.json_repair_rounds`` times.
+        A reply cut off at ``max_tokens`` is asked again once with twice the room (the same
+        prompt, so only a truncated reply costs more). An invalid reply is shown back to the
+        model with the validation error (a new prompt, so the cache records the repair too)
+        up to ``llm.json_repair_rounds`` times.
         """
         messages, response_format = self._json_request(messages, schema, name)
+        budget = max_tokens or self.settings.llm.max_tokens
+        widened = False
         error = ""
-        for _ in range(self.settings.llm.json_repair_rounds + 1):
+        rounds = 0
+        while rounds <= self.settings.llm.json_repair_rounds:
             completion = await self.achat(
-                messages, max_tokens=max_tokens, response_format=response_format
+                messages, max_tokens=budget, response_format=response_format
             )
             try:
                 return parse_json_output(completion.text, schema)
             except ValueError as err:
                 error = str(err)
+                if completion.finish_reason == "length" and not widened:
+                    budget, widened = budget * 2, True
+                    continue
                 if completion.finish_reason == "length":
                     error += " (the reply was cut off at max_tokens: be shorter)"
+                rounds += 1
                 messages = [
                     *messages,
                     {"role": "assistant", "content": completion.text},

@@ -161,7 +161,7 @@ class EmbeddedServer:
         self.settings = settings
         self.home = graphrag_home()
         self.state_file = self.home / "server.json"
-        self.log_file = self.home / "server.log"
+        self.log_file = self.home / "server.log"  # renamed per port once started
         self.process: subprocess.Popen[bytes] | None = None
         self.port: int | None = None
 
@@ -234,6 +234,7 @@ class EmbeddedServer:
 
     def _start(self, model_file: Path, signature: list[str]) -> int:
         port = _free_port()
+        self.log_file = self.home / f"server-{port}.log"
         log = self.log_file.open("wb")
         self.process = subprocess.Popen(
             self.command(model_file, port),

@@ -84,10 +84,17 @@ def _leidenalg_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> li
             if len(group) > max_cluster_size:
                 split(group, level + 1, len(clusters) - 1)
 
-    if graph.number_of_nodes():
-        split(sorted(graph.nodes()), 0, -1)
-    clusters.sort(key=lambda c: c[0])  # parents always precede children: levels ascend
-    return clusters
+    # Isolated entities belong to no community, as with graspologic.
+    connected = sorted(n for n in graph.nodes() if graph.degree(n) > 0)
+    if connected:
+        split(connected, 0, -1)
+    # Order by level so parents precede children; parent positions are renumbered to match.
+    order = sorted(range(len(clusters)), key=lambda i: clusters[i][0])
+    position = {old: new for new, old in enumerate(order)}
+    return [
+        (clusters[i][0], clusters[i][1], -1 if clusters[i][2] < 0 else position[clusters[i][2]])
+        for i in order
+    ]
 
 
 def detect_communities(

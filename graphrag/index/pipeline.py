@@ -153,7 +153,8 @@ class IndexSummary:
             "skipped_documents": self.skipped_documents,
         }
 
-    def render(self) -> str:
+    def render(self, timings: bool = True) -> str:
+        """Return the run summary; ``timings=False`` leaves out the seconds (which vary)."""
         c = self.counts
         levels = ", ".join(f"level {k}: {v}" for k, v in c["communities_per_level"].items())
         lines = [
@@ -169,16 +170,15 @@ class IndexSummary:
                 "skipped documents:"
                 + "".join(f"\n  {p}: {why}" for p, why in self.skipped_documents)
             )
-        lines.append(
-            f"{'stage':<12}{'calls':>7}{'cached':>8}{'prompt tok':>12}"
-            f"{'compl. tok':>12}{'LLM s':>9}{'wall s':>9}"
-        )
+        header = f"{'stage':<12}{'calls':>7}{'cached':>8}{'prompt tok':>12}{'compl. tok':>12}"
+        lines.append(header + (f"{'LLM s':>9}{'wall s':>9}" if timings else ""))
         for name, s in self.stages.items():
-            lines.append(
+            row = (
                 f"{name:<12}{s['calls']:>7.0f}{s['cache_hits']:>8.0f}"
                 f"{s['prompt_tokens']:>12.0f}{s['completion_tokens']:>12.0f}"
-                f"{s['seconds']:>9.1f}{s['wall_seconds']:>9.1f}"
             )
+            seconds = f"{s['seconds']:>9.1f}{s['wall_seconds']:>9.1f}"
+            lines.append(row + (seconds if timings else ""))
         return "\n".join(lines)
 
 

@@ -1,0 +1,73 @@
+"""Question sets: a .jsonl of {id, question, reference, type, support, answer_keywords}."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+QUESTION_TYPES = ("local", "multi_hop", "global")
+COLUMNS = ["id", "question", "reference", "type", "support", "answer_keywords"]
+
+
+class QuestionSetError(ValueError):
+    """A question set is malformed; the message names the file and line."""
+
+
+def _check(record: object, where: str, seen: set[str]) -> dict:
+    if not isinstance(record, dict):
+        raise QuestionSetError(f"{where}: expected a JSON object")
+    missing = [c for c in ("id", "question", "reference") if not record.get(c)]
+    if missing:
+        raise QuestionSetError(f"{where}: missing or empty field(s) {', '.join(missing)}")
+    if not all(isinstance(record[c], str) for c in ("id", "question", "reference")):
+        raise QuestionSetError(f"{where}: id, question and reference must be strings")
+    if record["id"] in seen:
+        raise QuestionSetError(f"{where}: duplicate question id {record['id']!r}")
+    kind = record.get("type", "local")
+    if kind not in QUESTION_TYPES:
+        raise QuestionSetError(f"{where}: type {kind!r} is not one of {', '.join(QUESTION_TYPES)}")
+    for field in ("support", "answer_keywords"):
+        value = record.get(field, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise QuestionSetError(f"{where}: {field} must be a list of non-empty strings")
+    return {
+        "id": record["id"],
+        "question": record["question"],
+        "reference": record["reference"],
+        "type": kind,
+        "support": list(record.get("support", [])),
+        "answer_keywords": list(record.get("answer_keywords", [])),
+    }
+
+
+def load_questions(path: str | Path, documents: set[str] | None = None) -> pd.DataFrame:
+    """Return the questions table; a malformed line is an error naming ``path:line``.
+
+    With ``documents`` (the index's document ids), support ids must name real documents.
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise QuestionSetError(f"question set {path}: {err}") from err
+    rows: list[dict] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise QuestionSetError(f"{where}: not valid JSON ({err.msg})") from err
+        row = _check(record, where, seen)
+        unknown = [d for d in row["support"] if documents is not None and d not in documents]
+        if unknown:
+            raise QuestionSetError(f"{where}: support names unknown document(s) {unknown}")
+        seen.add(row["id"])
+        rows.append(row)
+    if not rows:
+        raise QuestionSetError(f"question set {path} has no questions")
+    return pd.DataFrame(rows, columns=COLUMNS)

@@ -1,0 +1,200 @@
+"""Batch evaluation: every method answers every question, then is scored and reported.
+
+Work is done one (question, method) pair at a time per LLM slot, questions in order, so an
+interrupted run has finished whole questions; re-running resumes from the recorded cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from graphrag.config import Settings
+from graphrag.embeddings import Embedder
+from graphrag.eval.judge import JUDGE_CALLS, Judge
+from graphrag.eval.metrics import judge_free_columns
+from graphrag.eval.questions import load_questions
+from graphrag.eval.report import write_report
+from graphrag.index.store import load_index
+from graphrag.llm import CacheMissError, ChatLLM, run_sync
+from graphrag.query.base import Method
+from graphrag.query.registry import make_methods
+
+
+@dataclass
+class EvalResult:
+    out: Path
+    records: pd.DataFrame
+    summary: str
+
+    def render(self) -> str:
+        return f"{self.summary}\n\nreport written to {self.out}"
+
+
+def interleave_types(questions: pd.DataFrame) -> pd.DataFrame:
+    """Return the questions in round-robin order of type (local, multi_hop, global, local, …).
+
+    A partial run (``--limit``, or one interrupted) then covers every question type.
+    """
+    rank = questions.groupby("type", sort=False).cumcount()
+    order = sorted(range(len(questions)), key=lambda i: (rank.iloc[i], i))
+    return questions.iloc[order].reset_index(drop=True)
+
+
+async def evaluate_pair(
+    method: Method, judge: Judge, question: pd.Series, metrics: list[str]
+) -> dict:
+    """Return one record: the method's answer to one question and its judge scores."""
+    record = {
+        "question_id": question["id"],
+        "question": question["question"],
+        "type": question["type"],
+        "method": method.name,
+    }
+    try:
+        answer = await method.aanswer(question["question"])
+    except CacheMissError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a failed answer is a record, not a crash
+        error = f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
+        record.update(
+            answer="",
+            answer_error=error,
+            contexts=[],
+            sources=[],
+            cited=[],
+            context_tokens=0,
+            llm_calls=0,
+            prompt_tokens=0,
+            completion_tokens=0,
+            model_seconds=0.0,
+        )
+        for metric in metrics:
+            record.update(
+                {
+                    metric: math.nan,
+                    f"{metric}_error": f"no answer ({error})",
+                    f"{metric}_calls": 0,
+                    f"{metric}_completion_tokens": 0,
+                }
+            )
+        return record
+    record.update(
+        answer=answer.text,
+        answer_error=None,
+        contexts=answer.contexts,
+        sources=answer.sources,
+        cited=answer.cited,
+        context_tokens=answer.context_tokens,
+        llm_calls=answer.usage.calls,
+        prompt_tokens=answer.usage.prompt_tokens,
+        completion_tokens=answer.usage.completion_tokens,
+        model_seconds=round(answer.usage.model_seconds, 3),
+    )
+    results = await asyncio.gather(
+        *(
+            judge.score(
+                m, question["question"], answer.text, answer.contexts, question["reference"]
+            )
+            for m in metrics
+        )
+    )
+    for metric, result in zip(metrics, results, strict=True):
+        record.update(
+            {
+                metric: result.value,
+                f"{metric}_error": result.error,
+                f"{metric}_calls": result.usage.calls,
+                f"{metric}_completion_tokens": result.usage.completion_tokens,
+            }
+        )
+    return record
+
+
+async def evaluate_all(
+    methods: dict[str, Method],
+    judge: Judge,
+    questions: pd.DataFrame,
+    metrics: list[str],
+    in_flight: int,
+    progress: bool,
+) -> list[dict]:
+    pairs = [(q, m) for _, q in questions.iterrows() for m in methods.values()]
+    gate = asyncio.Semaphore(in_flight)
+    bar = tqdm(total=len(pairs), desc="evaluate", disable=not progress)
+
+    async def one(question: pd.Series, method: Method) -> dict:
+        async with gate:
+            record = await evaluate_pair(method, judge, question, metrics)
+        bar.update(1)
+        return record
+
+    try:
+        return list(await asyncio.gather(*(one(q, m) for q, m in pairs)))
+    finally:
+        bar.close()
+
+
+def run_evaluation(
+    index_path: str | Path,
+    questions_path: str | Path,
+    methods: list[str],
+    metrics: list[str],
+    out: str | Path,
+    settings: Settings,
+    limit: int | None = None,
+    progress: bool = True,
+    command: str | None = None,
+) -> EvalResult:
+    """Evaluate ``methods`` on the question set and write the report folder ``out``."""
+    index = load_index(index_path)
+    questions = load_questions(questions_path, documents=set(index.documents["id"]))
+    questions = interleave_types(questions)
+    if limit:
+        questions = questions.head(limit)
+    llm = ChatLLM(settings)
+    embedder = Embedder(settings)
+    try:
+        judge = Judge(settings, llm, embedder, metrics)
+
+        async def run() -> list[dict]:
+            chosen = make_methods(index, methods, settings, llm, embedder)
+            return await evaluate_all(
+                chosen, judge, questions, metrics, settings.llm.concurrency, progress
+            )
+
+        records = pd.DataFrame(run_sync(run()))
+    finally:
+        llm.close()
+    records = judge_free_columns(records, questions, index)
+    meta = {
+        "corpus": index.manifest.get("input", ""),
+        "index": str(index_path),
+        "questions file": str(questions_path),
+        "n_questions": len(questions),
+        "methods": ", ".join(methods),
+        "llm_model": settings.llm.model,
+        "embedding_model": embedder.model_id,
+        "cache_mode": settings.cache.mode,
+        "ragas_settings": {
+            "metrics": ", ".join(metrics),
+            "judge calls per answer": ", ".join(f"{m} {JUDGE_CALLS[m]}" for m in metrics),
+            "answer_relevancy strictness": settings.eval.answer_relevancy_strictness,
+            "judge temperature": 0.0,
+        },
+        "generated_by": command or "python -m graphrag eval",
+    }
+    folder = write_report(
+        records,
+        out,
+        metrics,
+        meta,
+        n_resamples=settings.eval.bootstrap_samples,
+        seed=settings.eval.seed,
+    )
+    return EvalResult(folder, records, (folder / "summary.md").read_text())

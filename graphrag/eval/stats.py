@@ -1,0 +1,277 @@
+"""Statistics for evaluation records: bootstrap intervals, paired tests, Holm correction.
+
+Every estimate carries its sample size; missing values (NaN: a judge failure, or a question
+without gold support documents) are excluded from the statistic and counted, never imputed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+DEFAULT_SEED = 2024
+DEFAULT_RESAMPLES = 2000
+MIN_PAIRS = 5
+PAIRED_TEST_NAME = "Wilcoxon signed-rank (two-sided, zero differences split)"
+TOO_FEW_PAIRS = "too few pairs"
+NO_DIFFERENCE = "no significant difference"
+COMPARISON_COLUMNS = [
+    "method_a",
+    "method_b",
+    "n",
+    "mean_diff",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_holm",
+    "verdict",
+]
+
+
+class RecordsError(ValueError):
+    """The records frame cannot be analysed as asked; the message names the column or rows."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean with its percentile-bootstrap interval, sample size and count of missing values."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+    n_missing: int
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    """The paired comparison of two methods over the questions both were scored on."""
+
+    n: int
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    test: str
+
+
+def _floats(values: Iterable[float]) -> np.ndarray:
+    """Return the values as a flat float array, pandas' missing markers as NaN."""
+    if isinstance(values, pd.Series | pd.Index):
+        return values.to_numpy(dtype=float, na_value=np.nan)
+    if not isinstance(values, np.ndarray | list | tuple):
+        values = list(values)
+    return np.asarray(values, dtype=float).ravel()
+
+
+def bootstrap_ci(
+    values: Iterable[float],
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+) -> Estimate:
+    """Return the mean of the non-NaN values with a percentile-bootstrap confidence interval.
+
+    NaNs are left out and counted in ``n_missing``. With no values the mean and bounds are NaN;
+    with one value the interval collapses to that value. The resamples come from
+    ``numpy.random.default_rng(seed)``, so the same values and seed give the same interval.
+    """
+    array = _floats(values)
+    present = array[~np.isnan(array)]
+    n, n_missing = int(present.size), int(array.size - present.size)
+    if n == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0, n_missing)
+    mean = float(present.mean())
+    if n == 1:
+        return Estimate(mean, mean, mean, 1, n_missing)
+    rng = np.random.default_rng(seed)
+    resample_means = present[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(resample_means, [tail, 100.0 - tail])
+    return Estimate(mean, float(low), float(high), n, n_missing)
+
+
+def paired_test(
+    a: Iterable[float],
+    b: Iterable[float],
+    seed: int = DEFAULT_SEED,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+) -> PairedResult:
+    """Return the paired comparison of ``a`` against ``b`` (differences are ``a - b``).
+
+    Only positions where both values are present count as pairs. The interval is a bootstrap of
+    the mean difference over those pairs; the p-value is a two-sided Wilcoxon signed-rank test
+    with zero differences split evenly between the positive and negative ranks (``zsplit``), so
+    ties at zero, common with coarse scores such as keyword hit rates, neither vanish from n nor
+    inflate the evidence. SciPy picks the exact null distribution for small samples without ties,
+    an exhaustive sign-flip permutation for n <= 13 with ties, and the normal approximation
+    otherwise; every branch is deterministic.
+
+    The p-value is 1.0 when every difference is zero, and NaN when fewer than ``MIN_PAIRS`` (5)
+    pairs remain: with n <= 4 the smallest two-sided p the signed-rank test can reach is
+    2 / 2**n >= 0.125, so it could never support a difference and a number would only look like
+    evidence of "no difference". (At n = 5 the floor is 0.0625, still above 0.05.)
+    """
+    first, second = _floats(a), _floats(b)
+    if first.shape != second.shape:
+        raise ValueError(
+            f"paired_test needs equal-length inputs, got {first.size} and {second.size} values"
+        )
+    both = ~np.isnan(first) & ~np.isnan(second)
+    differences = first[both] - second[both]
+    estimate = bootstrap_ci(differences, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    n = int(differences.size)
+    if n < MIN_PAIRS:
+        p_value = math.nan
+    elif np.all(differences == 0):
+        p_value = 1.0
+    else:
+        result = scipy_stats.wilcoxon(
+            differences, zero_method="zsplit", alternative="two-sided", method="auto"
+        )
+        p_value = float(result.pvalue)
+    return PairedResult(n, estimate.mean, estimate.low, estimate.high, p_value, PAIRED_TEST_NAME)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Return Holm-Bonferroni adjusted p-values, in the input order.
+
+    NaN entries pass through as NaN and do not count towards the number of tests m.
+    """
+    values = [float(p) for p in p_values]
+    tested = sorted((p, i) for i, p in enumerate(values) if not math.isnan(p))
+    m = len(tested)
+    adjusted = [math.nan] * len(values)
+    running_max = 0.0
+    for rank, (p, index) in enumerate(tested):
+        running_max = max(running_max, min(1.0, (m - rank) * p))
+        adjusted[index] = running_max
+    return adjusted
+
+
+def methods_in_order(records: pd.DataFrame) -> list[str]:
+    """Return the method names in the order they first appear in the records."""
+    return [str(method) for method in pd.unique(records["method"])]
+
+
+def _require_columns(records: pd.DataFrame, columns: Iterable[str]) -> None:
+    missing = [column for column in columns if column not in records.columns]
+    if missing:
+        raise RecordsError(
+            f"records has no column(s) {missing}; present: {list(records.columns)}. "
+            "Pass only metrics the evaluation run produced."
+        )
+
+
+def scores_by_question(records: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Return a question_id x method table of one metric (NaN where a pair is missing)."""
+    _require_columns(records, ["question_id", "method", metric])
+    duplicated = records.duplicated(["question_id", "method"], keep=False)
+    if duplicated.any():
+        examples = records.loc[duplicated, ["question_id", "method"]].head(3).values.tolist()
+        raise RecordsError(
+            f"records has {int(duplicated.sum())} rows sharing a (question_id, method) pair, "
+            f"e.g. {examples}; keep one row per pair before comparing methods."
+        )
+    table = records.pivot(index="question_id", columns="method", values=metric)
+    return table.astype(float).reindex(columns=methods_in_order(records))
+
+
+def compare_methods(
+    records: pd.DataFrame,
+    metric: str,
+    alpha: float = 0.05,
+    seed: int = DEFAULT_SEED,
+    n_resamples: int = DEFAULT_RESAMPLES,
+) -> pd.DataFrame:
+    """Return one row per method pair: the paired test of ``metric``, Holm-adjusted, with verdict.
+
+    Pairs are matched on ``question_id``. Holm's correction runs over all method pairs of this
+    metric (one family per metric). The verdict names the better method ("local > naive"),
+    by the sign of the mean difference, only when the adjusted p is below ``alpha``; it reads
+    "too few pairs" when the test could not be run.
+    """
+    table = scores_by_question(records, metric)
+    rows = []
+    for method_a, method_b in itertools.combinations(table.columns, 2):
+        result = paired_test(
+            table[method_a].to_numpy(),
+            table[method_b].to_numpy(),
+            seed=seed,
+            n_resamples=n_resamples,
+        )
+        rows.append(
+            {
+                "method_a": method_a,
+                "method_b": method_b,
+                "n": result.n,
+                "mean_diff": result.mean_diff,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                "p_value": result.p_value,
+            }
+        )
+    comparisons = pd.DataFrame(rows, columns=COMPARISON_COLUMNS[:-2])
+    comparisons["p_holm"] = holm(comparisons["p_value"].tolist())
+    comparisons["verdict"] = [
+        _verdict(row.method_a, row.method_b, row.mean_diff, row.p_value, row.p_holm, alpha)
+        for row in comparisons.itertuples(index=False)
+    ]
+    return comparisons[COMPARISON_COLUMNS]
+
+
+def _verdict(
+    method_a: str, method_b: str, mean_diff: float, p_value: float, p_holm: float, alpha: float
+) -> str:
+    if math.isnan(p_value):
+        return TOO_FEW_PAIRS
+    if p_holm < alpha and mean_diff > 0:
+        return f"{method_a} > {method_b}"
+    if p_holm < alpha and mean_diff < 0:
+        return f"{method_b} > {method_a}"
+    return NO_DIFFERENCE
+
+
+def summarize(
+    records: pd.DataFrame,
+    metrics: Sequence[str],
+    by: Sequence[str] = ("method",),
+    seed: int = DEFAULT_SEED,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Return one row per group with, for each metric, its mean, CI bounds, n and failed count.
+
+    Columns are the ``by`` keys, then ``<metric>_mean``, ``_low``, ``_high``, ``_n`` and
+    ``_failed`` (the number of NaN values of that metric in the group). Groups keep the order
+    in which they first appear in the records.
+    """
+    keys = list(by)
+    _require_columns(records, keys + list(metrics))
+    rows = []
+    for group, frame in records.groupby(keys, sort=False, dropna=False):
+        row = dict(zip(keys, group, strict=True))
+        for metric in metrics:
+            estimate = bootstrap_ci(
+                frame[metric],
+                n_resamples=n_resamples,
+                seed=seed,
+                confidence=confidence,
+            )
+            row[f"{metric}_mean"] = estimate.mean
+            row[f"{metric}_low"] = estimate.low
+            row[f"{metric}_high"] = estimate.high
+            row[f"{metric}_n"] = estimate.n
+            row[f"{metric}_failed"] = estimate.n_missing
+        rows.append(row)
+    columns = keys + [
+        f"{metric}_{part}" for metric in metrics for part in ("mean", "low", "high", "n", "failed")
+    ]
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,176 @@
+"""The one interface every retrieval method implements, and what the methods share.
+
+``method.answer(question) -> Answer``. ``Answer.contexts`` are exactly the texts put in front
+of the model for the final answer, so evaluation can score them; ``sources`` are typed ids
+(``text_unit:…``, ``entity:…``, ``relationship:…``, ``report:…``) that resolve to index rows.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from graphrag import prompts, tokens
+from graphrag.config import Settings
+from graphrag.embeddings import Embedder, cosine_top_k
+from graphrag.index import schemas as S
+from graphrag.index.store import Index
+from graphrag.llm import ChatLLM, Usage, run_sync, track_usage
+
+
+@dataclass
+class ContextItem:
+    """One piece of context given to the model, and the index row it came from."""
+
+    source: str
+    text: str
+
+
+@dataclass
+class Answer:
+    question: str
+    method: str
+    text: str
+    contexts: list[str]
+    sources: list[str]
+    cited: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+    context_tokens: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "method": self.method,
+            "text": self.text,
+            "contexts": self.contexts,
+            "sources": self.sources,
+            "cited": self.cited,
+            "usage": self.usage.to_dict(),
+            "seconds": self.seconds,
+            "context_tokens": self.context_tokens,
+        }
+
+
+_CITATION = re.compile(r"\[([\d,\s]+)\]")
+
+
+def cited_numbers(text: str) -> list[int]:
+    """Return the context numbers an answer cites as [1] or [2, 3], in order of first use."""
+    numbers = [int(n) for group in _CITATION.findall(text) for n in re.findall(r"\d+", group)]
+    return list(dict.fromkeys(numbers))
+
+
+def number_items(items: list[ContextItem]) -> str:
+    return "\n\n".join(f"[{i}] {item.text}" for i, item in enumerate(items, start=1))
+
+
+ITEM_OVERHEAD_TOKENS = 4  # the "[n] " label and the blank line between items
+
+
+def items_tokens(items: list[ContextItem]) -> int:
+    """Return the tokens ``items`` take in a numbered context."""
+    return sum(tokens.count_tokens(i.text) + ITEM_OVERHEAD_TOKENS for i in items)
+
+
+def fit_items(items: list[ContextItem], budget: int) -> list[ContextItem]:
+    """Return the leading items whose texts fit in ``budget`` tokens (order is priority)."""
+    kept, used = [], 0
+    for item in items:
+        cost = tokens.count_tokens(item.text) + ITEM_OVERHEAD_TOKENS
+        if used + cost > budget:
+            continue  # a smaller later item may still fit
+        kept.append(item)
+        used += cost
+    return kept
+
+
+class IndexVectors:
+    """Row matrices of the index's embeddings, built once per index."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    @cached_property
+    def text_units(self) -> np.ndarray:
+        return _matrix(self.index.text_units[S.TEXT_EMBEDDING])
+
+    @cached_property
+    def entities(self) -> np.ndarray:
+        return _matrix(self.index.entities[S.DESCRIPTION_EMBEDDING])
+
+
+def _matrix(column: Any) -> np.ndarray:
+    rows = [np.asarray(v, dtype=np.float32) for v in column]
+    return np.stack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
+
+
+class Method:
+    """Base of the retrieval methods: retrieve context items, then answer from them."""
+
+    name = "method"
+
+    def __init__(
+        self,
+        index: Index,
+        settings: Settings,
+        llm: ChatLLM,
+        embedder: Embedder,
+        vectors: IndexVectors | None = None,
+    ) -> None:
+        self.index = index
+        self.settings = settings
+        self.query = settings.query
+        self.llm = llm
+        self.embedder = embedder
+        self.vectors = vectors or IndexVectors(index)
+
+    async def aretrieve(self, question: str) -> list[ContextItem]:
+        raise NotImplementedError
+
+    async def agenerate(self, question: str, items: list[ContextItem]) -> str:
+        completion = await self.llm.achat(
+            prompts.answer(question, number_items(items)), max_tokens=self.query.answer_max_tokens
+        )
+        return completion.text.strip()
+
+    async def aanswer(self, question: str) -> Answer:
+        """Return the answer to ``question`` with its contexts, sources, cost and time."""
+        started = time.monotonic()
+        with track_usage() as usage:
+            items = await self.aretrieve(question)
+            text = await self.agenerate(question, items)
+        cited = [items[n - 1].source for n in cited_numbers(text) if 0 < n <= len(items)]
+        return Answer(
+            question=question,
+            method=self.name,
+            text=text,
+            contexts=[i.text for i in items],
+            sources=[i.source for i in items],
+            cited=list(dict.fromkeys(cited)),
+            usage=usage,
+            seconds=time.monotonic() - started,
+            context_tokens=sum(tokens.count_tokens(i.text) for i in items),
+        )
+
+    def answer(self, question: str) -> Answer:
+        return run_sync(self.aanswer(question))
+
+    def retrieve(self, question: str) -> list[str]:
+        """Return the context texts this method would give the model (LLM calls included)."""
+        return [item.text for item in run_sync(self.aretrieve(question))]
+
+    # shared by the text-unit methods
+    def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[int]:
+        return [row for row, _ in cosine_top_k(query_vector, self.vectors.text_units, k)]
+
+    def text_unit_items(self, rows: list[int]) -> list[ContextItem]:
+        units = self.index.text_units
+        return [
+            ContextItem(f"text_unit:{units[S.ID].iloc[r]}", units[S.TEXT].iloc[r]) for r in rows
+        ]

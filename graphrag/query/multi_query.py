@@ -1,0 +1,37 @@
+"""Multi-query: retrieve for the question and N rephrasings, fused by reciprocal rank fusion."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+
+from graphrag import prompts
+from graphrag.query.base import ContextItem, Method
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = 60) -> list[Hashable]:
+    """Return the items of all rankings ordered by fused score sum(1 / (k + rank)).
+
+    Ranks start at 1 (Cormack et al., 2009); ties keep the order of first appearance.
+    """
+    scores: dict[Hashable, float] = defaultdict(float)
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] += 1.0 / (k + rank)
+    return sorted(scores, key=lambda item: -scores[item])
+
+
+class MultiQuery(Method):
+    name = "multi_query"
+
+    async def aretrieve(self, question: str) -> list[ContextItem]:
+        n = self.query.rephrasings
+        result = await self.llm.ajson(
+            prompts.rephrase(question, n), prompts.rephrasings_schema(n), name="rephrasings"
+        )
+        queries = [question, *result["queries"]]
+        vectors = self.embedder.embed(queries)
+        depth = self.query.top_k * 3  # fuse over deeper lists than we keep
+        rankings = [self.text_unit_ranking(v, depth) for v in vectors]
+        fused = reciprocal_rank_fusion(rankings, self.query.rrf_k)[: self.query.top_k]
+        return self.text_unit_items(fused)
