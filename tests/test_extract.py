@@ -1,0 +1,200 @@
+"""Name normalization, parsing one chunk's JSON, and extraction over real demo chunks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import DEMO_DOCS, FakeLLM, chunk_text, extraction_reply, names_in
+
+from graphrag.config import IndexSettings
+from graphrag.documents import chunk_documents, load_documents
+from graphrag.index import schemas as S
+from graphrag.index.extract import display_name, extract_graph, name_key, parse_extraction
+
+# --------------------------------------------------------------------------- names
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ("Kestrel Bay Marine Institute", "kestrel bay marine institute"),
+        ("KESTREL BAY MARINE INSTITUTE", "kestrel bay marine institute"),
+        ("  Kestrel   Bay\n Marine\tInstitute ", "kestrel bay marine institute"),
+        ("kestrel bay marine institute.", "kestrel bay marine institute"),
+        ('"Kestrel Bay Marine Institute"', "kestrel bay marine institute"),
+        ("“Kestrel Bay Marine Institute”", "kestrel bay marine institute"),
+        ("The Kestrel Bay Marine Institute", "kestrel bay marine institute"),
+        ("the Kestrel Bay Marine Institute's", "kestrel bay marine institute"),
+        ("Okafor's", "okafor"),
+        ("Okafor’s", "okafor"),
+        ("Director Mara Okafor", "mara okafor"),
+        ("Dr. Mara Okafor", "mara okafor"),
+        ("Prof Mara Okafor", "mara okafor"),
+        ("Mayor Tomas Reyne", "tomas reyne"),
+        ("Mayor Reyne", "mayor reyne"),  # one name left: the title is part of it
+        ("Theodore Hale", "theodore hale"),  # "The" only as a whole word
+        ("Storm Corvin (2022)", "storm corvin 2022"),
+        ("Tidewell & Bluewrack", "tidewell & bluewrack"),
+        ("Saltmere-University", "saltmere-university"),
+        ("ﬁsh ﬁnder", "fish finder"),  # NFKC ligatures
+        ("!!!", ""),
+    ],
+)
+def test_name_key_normalizes(raw: str, key: str) -> None:
+    assert name_key(raw) == key
+
+
+def test_name_key_resolves_configured_aliases() -> None:
+    aliases = {"KBMI": "The Kestrel Bay Marine Institute", "Okafor": "Director Mara Okafor"}
+    canonical = name_key("Kestrel Bay Marine Institute")
+    assert name_key("KBMI", aliases) == canonical
+    assert name_key("kbmi.", aliases) == canonical
+    assert name_key("The KBMI", aliases) == canonical
+    assert name_key("Okafor's", aliases) == "mara okafor"
+    assert name_key("KBMI") == "kbmi"  # no alias table, no resolution
+    assert name_key("Port Aldry", aliases) == "port aldry"
+
+
+def test_display_name_keeps_the_surface_form() -> None:
+    assert display_name('  "Kestrel  Bay Marine Institute." ') == "Kestrel Bay Marine Institute"
+    assert display_name("The Harbour Cup") == "The Harbour Cup"
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def test_parse_extraction_adds_missing_endpoints_and_drops_self_loops() -> None:
+    settings = IndexSettings(aliases={"KBMI": "Kestrel Bay Marine Institute"})
+    raw = {
+        "entities": [
+            {"name": "Mara Okafor", "type": "person", "description": " Leads KBMI. "},
+            {
+                "name": "Kestrel Bay Marine Institute",
+                "type": "organization",
+                "description": "A research centre.",
+            },
+            {"name": "mara okafor.", "type": "organization", "description": "duplicate"},
+            {"name": "...", "type": "geo", "description": "no name left"},
+        ],
+        "relationships": [
+            {
+                "source": "Director Mara Okafor",
+                "target": "KBMI",
+                "description": " leads ",
+                "strength": 9,
+            },
+            {
+                "source": "KBMI",
+                "target": "Kestrel Bay Marine Institute",
+                "description": "same thing",
+                "strength": 5,
+            },
+            {
+                "source": "Jonah Whitlow",
+                "target": "KelpSense",
+                "description": "designed",
+                "strength": 8,
+            },
+            {"source": "?", "target": "KelpSense", "description": "bad", "strength": 1},
+        ],
+    }
+    entities, relationships = parse_extraction(raw, "unit-1", settings)
+    by_key = {e[S.NAME_KEY]: e for e in entities}
+    assert list(by_key) == [
+        "mara okafor",
+        "kestrel bay marine institute",
+        "jonah whitlow",
+        "kelpsense",
+    ]
+    assert by_key["mara okafor"][S.TYPE] == "person"  # the first mention wins in a chunk
+    assert by_key["mara okafor"][S.DESCRIPTION] == "Leads KBMI."
+    assert by_key["jonah whitlow"][S.TYPE] == "unknown"
+    assert by_key["jonah whitlow"][S.DESCRIPTION] == ""
+    assert by_key["kelpsense"][S.TITLE] == "KelpSense"
+    assert all(e[S.TEXT_UNIT_ID] == "unit-1" for e in entities)
+
+    assert [(r["source_key"], r["target_key"]) for r in relationships] == [
+        ("mara okafor", "kestrel bay marine institute"),
+        ("jonah whitlow", "kelpsense"),
+    ]
+    first = relationships[0]
+    assert (first[S.SOURCE_ENTITY], first[S.TARGET_ENTITY]) == ("Director Mara Okafor", "KBMI")
+    assert first[S.DESCRIPTION] == "leads" and first["strength"] == 9
+    assert first[S.TEXT_UNIT_ID] == "unit-1"
+
+
+def test_parse_extraction_of_nothing() -> None:
+    assert parse_extraction({"entities": [], "relationships": []}, "u", IndexSettings()) == (
+        [],
+        [],
+    )
+
+
+# --------------------------------------------------------------------------- extract_graph
+
+
+def test_extract_graph_keeps_good_chunks_and_records_the_bad_one(
+    fake_llm: FakeLLM, make_llm
+) -> None:
+    documents = load_documents(DEMO_DOCS).documents
+    units = chunk_documents(documents, 200, 40).head(3)
+    bad_id, bad_text = units[S.ID].iloc[1], units[S.TEXT].iloc[1]
+
+    def reply(body: dict) -> str:
+        text = chunk_text(body)
+        return "I cannot produce JSON for this." if text == bad_text else extraction_reply(text)
+
+    fake_llm.respond_with(reply)
+    llm = make_llm(llm={"json_repair_rounds": 1})
+    settings = llm.settings.index
+    entities, relationships, errors = extract_graph(units, llm, settings, progress=False)
+
+    assert errors.to_dict("records") == [
+        {S.STAGE: "extract", S.ITEM_ID: bad_id, S.ERROR: errors[S.ERROR].iloc[0]}
+    ]
+    assert errors[S.ERROR].iloc[0].startswith("JSONOutputError: graph_extraction")
+    assert fake_llm.calls == 2 + 2  # two good chunks, the bad one plus its repair round
+
+    good = units[units[S.ID] != bad_id]
+    assert set(entities[S.TEXT_UNIT_ID]) == set(good[S.ID])
+    for unit_id, text in zip(good[S.ID], good[S.TEXT], strict=True):
+        expected = {name_key(n) for n in names_in(text)}
+        assert expected, "the demo chunk should name something"
+        found = set(entities[entities[S.TEXT_UNIT_ID] == unit_id][S.NAME_KEY])
+        assert found == expected
+    assert len(relationships) == sum(max(len(names_in(t)) - 1, 0) for t in good[S.TEXT])
+    assert list(entities.columns) == [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
+
+    # the request carries the schema with the configured caps and entity types
+    schema = fake_llm.requests[0]["response_format"]["json_schema"]["schema"]
+    entity_schema = schema["properties"]["entities"]
+    assert entity_schema["maxItems"] == settings.max_entities_per_chunk
+    assert entity_schema["items"]["properties"]["type"]["enum"] == settings.entity_types
+
+
+def test_gleaning_adds_what_the_first_round_missed(fake_llm: FakeLLM, make_llm) -> None:
+    first = {
+        "entities": [{"name": "Mara Okafor", "type": "person", "description": "Director."}],
+        "relationships": [],
+    }
+    more = {
+        "entities": [{"name": "Jonah Whitlow", "type": "person", "description": "Engineer."}],
+        "relationships": [
+            {
+                "source": "Jonah Whitlow",
+                "target": "Mara Okafor",
+                "description": "works for",
+                "strength": 4,
+            }
+        ],
+    }
+    nothing = {"entities": [], "relationships": []}
+    fake_llm.script(json.dumps(first), json.dumps(more), json.dumps(nothing))
+    llm = make_llm(index={"gleanings": 5})
+    units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
+    entities, relationships, errors = extract_graph(units, llm, llm.settings.index, False)
+    assert fake_llm.calls == 3  # stopped at the first empty gleaning round
+    assert "were missed" in fake_llm.last_user(1)
+    assert sorted(entities[S.NAME_KEY]) == ["jonah whitlow", "mara okafor"]
+    assert len(relationships) == 1 and errors.empty

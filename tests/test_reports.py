@@ -1,0 +1,207 @@
+"""Community reports: every community, leaves first, child reports for large parents."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import jsonschema
+import networkx as nx
+import pandas as pd
+import pytest
+from conftest import FakeLLM
+
+from graphrag import prompts, tokens
+from graphrag.index import schemas as S
+from graphrag.index.communities import communities_table, detect_communities
+from graphrag.index.graph import add_degrees
+from graphrag.index.reports import report_text, summarize_communities
+
+ENTITY_HEADER = "Entities (id|name|type|description)"
+RELATIONSHIP_HEADER = "Relationships (id|source|target|description)"
+CHILD_HEADER = "Reports of its sub-communities"
+
+
+@pytest.fixture(scope="module")
+def karate_index() -> dict[str, pd.DataFrame]:
+    """Entities, relationships and a two-level community hierarchy of the karate club."""
+    graph = nx.Graph()
+    for a, b, data in nx.karate_club_graph().edges(data=True):
+        graph.add_edge(f"p{a:02d}", f"p{b:02d}", weight=float(data["weight"]))
+    nodes = sorted(graph.nodes)
+    entities = pd.DataFrame(
+        {
+            S.ID: nodes,
+            S.TITLE: [f"Member {n}" for n in nodes],
+            S.TYPE: ["person"] * len(nodes),
+            S.DESCRIPTION: [f"A club member known as {n}." for n in nodes],
+            S.TEXT_UNIT_IDS: [[f"u-{n}"] for n in nodes],
+        }
+    )
+    edges = sorted(graph.edges)
+    relationships = pd.DataFrame(
+        {
+            S.ID: [f"r-{a}-{b}" for a, b in edges],
+            S.SOURCE_ENTITY: [f"Member {a}" for a, _ in edges],
+            S.TARGET_ENTITY: [f"Member {b}" for _, b in edges],
+            "source_id": [a for a, _ in edges],
+            "target_id": [b for _, b in edges],
+            S.DESCRIPTION: ["train together"] * len(edges),
+            S.WEIGHT: [graph.edges[e]["weight"] for e in edges],
+        }
+    )
+    entities, relationships = add_degrees(entities, relationships, graph)
+    clusters = detect_communities(graph, max_cluster_size=10, seed=42, algorithm="graspologic")
+    communities = communities_table(clusters, entities, relationships)
+    assert communities[S.LEVEL].max() == 1
+    return {"entities": entities, "relationships": relationships, "communities": communities}
+
+
+def context_of(body: dict) -> str:
+    """Return the community data of a report request (repair rounds append turns after it)."""
+    return body["messages"][1]["content"].removeprefix("Data:\n")
+
+
+def entity_ids_in(context: str) -> set[str]:
+    """Return the entity ids listed in a report context (``Member pNN`` lines)."""
+    lines = context.splitlines()
+    if ENTITY_HEADER not in lines:
+        return set()
+    rest = lines[lines.index(ENTITY_HEADER) + 1 :]
+    listed = itertools.takewhile(lambda line: line != RELATIONSHIP_HEADER, rest)
+    return {line.split("|")[1].removeprefix("Member ") for line in listed}
+
+
+class ReportWriter:
+    """Writes a valid report for each request, numbered in the order requests arrive."""
+
+    def __init__(self, invalid_for: set[str] | None = None) -> None:
+        self.counter = itertools.count()
+        self.invalid_for = invalid_for
+
+    def __call__(self, body: dict) -> str:
+        context = context_of(body)
+        if self.invalid_for is not None and entity_ids_in(context) == self.invalid_for:
+            return '{"title": "missing everything else"}'
+        n = next(self.counter)
+        findings = [
+            {"summary": f"finding {i}", "explanation": f"line count {len(context.splitlines())}"}
+            for i in range(1 + n % 2)
+        ]
+        return json.dumps(
+            {
+                "title": f"R{n}",
+                "summary": f"Community seen as request {n}.",
+                "rating": n % 11,
+                "rating_explanation": "by arrival",
+                "findings": findings,
+            }
+        )
+
+
+def run(tables: dict, llm, settings=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return summarize_communities(
+        tables["communities"],
+        tables["entities"],
+        tables["relationships"],
+        llm,
+        settings or llm.settings.index,
+        progress=False,
+    )
+
+
+def test_every_community_gets_a_valid_report_deepest_level_first(
+    fake_llm: FakeLLM, make_llm, karate_index: dict
+) -> None:
+    fake_llm.respond_with(ReportWriter())
+    llm = make_llm()
+    reports, errors = run(karate_index, llm)
+    communities = karate_index["communities"]
+
+    assert errors.empty
+    assert fake_llm.calls == len(communities)
+    assert reports[S.COMMUNITY].tolist() == communities[S.COMMUNITY].tolist()
+    assert reports[S.ID].tolist() == communities[S.ID].tolist()
+    schema = prompts.report_schema(llm.settings.index.report_max_findings)
+    for report in reports.to_dict("records"):
+        reply = {k: report[k] for k in ("title", "summary", "rating_explanation", "findings")}
+        reply["rating"] = report[S.RANK]
+        jsonschema.validate(reply, schema)
+        assert report[S.FULL_CONTENT] == report_text(reply)
+        assert report[S.FULL_CONTENT].startswith(f"# {report[S.TITLE]}\n\n")
+        assert report[S.CONTEXT_SOURCE] == "entities"  # everything fits the default budget
+
+    order = dict(zip(reports[S.COMMUNITY], reports[S.TITLE].str[1:].astype(int), strict=True))
+    level_of = dict(zip(communities[S.COMMUNITY], communities[S.LEVEL], strict=True))
+    deepest = [order[c] for c in order if level_of[c] == 1]
+    top = [order[c] for c in order if level_of[c] == 0]
+    assert max(deepest) < min(top)
+
+    # each request lists exactly its community's entities, highest degree first
+    members = {frozenset(m) for m in communities[S.ENTITY_IDS]}
+    asked = [entity_ids_in(context_of(b)) for b in fake_llm.requests]
+    assert {frozenset(a) for a in asked} == members
+    degree = dict(
+        zip(karate_index["entities"][S.ID], karate_index["entities"][S.DEGREE], strict=True)
+    )
+    for body in fake_llm.requests:
+        lines = context_of(body).splitlines()
+        listed = lines[1 : lines.index(RELATIONSHIP_HEADER)]
+        degrees = [degree[line.split("|")[1].removeprefix("Member ")] for line in listed]
+        assert degrees == sorted(degrees, reverse=True)
+
+
+def test_a_parent_over_budget_uses_its_children_reports(
+    fake_llm: FakeLLM, make_llm, karate_index: dict
+) -> None:
+    fake_llm.respond_with(ReportWriter())
+    budget = 90
+    llm = make_llm(index={"report_context_tokens": budget})
+    reports, errors = run(karate_index, llm)
+    assert errors.empty
+    communities = karate_index["communities"].set_index(S.COMMUNITY)
+    source = dict(zip(reports[S.COMMUNITY], reports[S.CONTEXT_SOURCE], strict=True))
+    by_community = reports.set_index(S.COMMUNITY)
+    contexts = {}
+    for body in fake_llm.requests:
+        context = context_of(body)
+        assert tokens.count_tokens(context) <= budget
+        contexts[context] = body
+
+    parents = [c for c, row in communities.iterrows() if row[S.CHILDREN]]
+    assert parents
+    for community in communities.index:
+        if community in parents:
+            assert source[community] == "child_reports"
+        else:
+            assert source[community] == "entities"
+    # the parent's prompt carries a child's report text, written before it
+    child_texts = {c: by_community.loc[c, S.FULL_CONTENT] for c in by_community.index}
+    for parent in parents:
+        children = communities.loc[parent, S.CHILDREN]
+        with_children = [
+            ctx
+            for ctx in contexts
+            if ctx.startswith(CHILD_HEADER) and any(child_texts[c] in ctx for c in children)
+        ]
+        assert with_children, f"no prompt of community {parent} used its children's reports"
+
+
+def test_an_invalid_report_is_recorded_as_an_error(
+    fake_llm: FakeLLM, make_llm, karate_index: dict
+) -> None:
+    communities = karate_index["communities"]
+    leaf = communities[communities[S.LEVEL] == 1].iloc[0]
+    fake_llm.respond_with(ReportWriter(invalid_for=set(leaf[S.ENTITY_IDS])))
+    llm = make_llm(llm={"json_repair_rounds": 1})
+    reports, errors = run(karate_index, llm)
+
+    assert errors[[S.STAGE, S.ITEM_ID]].to_dict("records") == [
+        {S.STAGE: "reports", S.ITEM_ID: leaf[S.ID]}
+    ]
+    assert errors[S.ERROR].iloc[0].startswith("JSONOutputError: community_report")
+    assert leaf[S.COMMUNITY] not in set(reports[S.COMMUNITY])
+    assert sorted(reports[S.COMMUNITY]) == sorted(
+        c for c in communities[S.COMMUNITY] if c != leaf[S.COMMUNITY]
+    )
+    assert fake_llm.calls == len(communities) + 1  # one repair round for the bad one
