@@ -127,12 +127,21 @@ def communities_table(
         )
     )
     children: dict[int, list[int]] = defaultdict(list)
-    for i, (_, _, parent) in enumerate(clusters):
+    cluster_at: dict[int, dict[str, int]] = defaultdict(dict)  # level -> entity -> cluster
+    for i, (level, members, parent) in enumerate(clusters):
         if parent >= 0:
             children[parent].append(i)
+        for member in members:
+            cluster_at[level][member] = i
+    # One pass over the edges per level (clusters of a level are disjoint), not one per cluster.
+    inside: dict[int, list[str]] = defaultdict(list)
+    for by_entity in cluster_at.values():
+        for relationship, source, target in edges:
+            cluster = by_entity.get(source)
+            if cluster is not None and by_entity.get(target) == cluster:
+                inside[cluster].append(relationship)
     rows = []
     for i, (level, members, parent) in enumerate(clusters):
-        inside = set(members)
         units = list(dict.fromkeys(u for m in members for u in units_of.get(m, [])))
         rows.append(
             {
@@ -146,7 +155,7 @@ def communities_table(
                 S.CHILDREN: children.get(i, []),
                 S.TITLE: f"Community {i}",
                 S.ENTITY_IDS: members,
-                S.RELATIONSHIP_IDS: [r for r, s, t in edges if s in inside and t in inside],
+                S.RELATIONSHIP_IDS: inside.get(i, []),
                 S.TEXT_UNIT_IDS: units,
                 S.SIZE: len(members),
             }
