@@ -75,7 +75,7 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        return int(self.model.get_embedding_dimension())
 
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.model_id}\0{text}".encode()).hexdigest()

@@ -357,3 +357,50 @@ def indexing_model(body: dict[str, Any]) -> str:
     if system.startswith("You write a short report"):
         return report_reply(body["messages"][1]["content"].removeprefix("Data:\n"))
     raise AssertionError(f"unexpected prompt: {system[:80]}")
+
+
+# --------------------------------------------------------------------------- demo index (replay)
+# The committed cache data/llm_cache holds every response needed to index the demo corpus, so
+# the index is rebuilt here in replay mode: a request that was never recorded is an error, and
+# the endpoint is a closed port, so nothing can reach a live model.
+
+RECORDED_CACHE = Path("/tmp/dev/llm_cache")  # DEVONLY
+
+
+@pytest.fixture(scope="session")
+def replay_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Default settings replaying the committed cache, with a temporary embeddings cache."""
+    folder = tmp_path_factory.mktemp("replay")
+    return load_settings(
+        path=empty_settings_file(folder),
+        env={},
+        overrides={
+            "llm": {"base_url": NO_ENDPOINT, "max_retries": 0},
+            "cache": {"mode": "replay", "path": str(RECORDED_CACHE)},
+            "embeddings": {"cache_path": str(folder / "embeddings.sqlite")},
+        },
+    )
+
+
+@pytest.fixture(scope="session")
+def replay_embedder(replay_settings: Settings, embedding_model: Any) -> Any:
+    """An Embedder over the replay settings' vector cache, sharing the loaded model."""
+    from graphrag.embeddings import Embedder
+
+    embedder = Embedder(replay_settings)
+    embedder.__dict__["model"] = embedding_model
+    return embedder
+
+
+@pytest.fixture(scope="session")
+def demo_index(
+    replay_settings: Settings, replay_embedder: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
+    """The demo corpus indexed from the committed cache alone (built once per session)."""
+    from graphrag.index.pipeline import build_index
+    from graphrag.index.store import load_index
+
+    out = tmp_path_factory.mktemp("demo_index")
+    llm = ChatLLM(replay_settings)
+    build_index(DEMO_DOCS, out, replay_settings, llm=llm, embedder=replay_embedder, progress=False)
+    return load_index(out)

@@ -104,15 +104,14 @@ def detect_communities(
     algorithm: str = "graspologic",
 ) -> list[Cluster]:
     """Return the clusters (level, entity ids, parent position) of the hierarchy."""
+    engines = {"graspologic": _graspologic_clusters, "leidenalg": _leidenalg_clusters}
+    if algorithm not in engines:
+        raise ValueError(
+            f"setting index.community_algorithm={algorithm!r}: expected graspologic or leidenalg"
+        )
     if graph.number_of_edges() == 0:
-        return [(0, [n], -1) for n in sorted(graph.nodes())]
-    if algorithm == "graspologic":
-        return _graspologic_clusters(graph, max_cluster_size, seed)
-    if algorithm == "leidenalg":
-        return _leidenalg_clusters(graph, max_cluster_size, seed)
-    raise ValueError(
-        f"setting index.community_algorithm={algorithm!r}: expected graspologic or leidenalg"
-    )
+        return []  # isolated entities belong to no community, whichever the engine
+    return engines[algorithm](graph, max_cluster_size, seed)
 
 
 def communities_table(
