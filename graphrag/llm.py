@@ -653,7 +653,7 @@ async def gather_with_progress(
     Results come back in input order; exceptions are returned in place, not raised, so one
     failed item never loses the others' finished work.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     coros = list(coros)
     results: list[Any] = [None] * len(coros)

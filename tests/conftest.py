@@ -364,7 +364,7 @@ def indexing_model(body: dict[str, Any]) -> str:
 # the index is rebuilt here in replay mode: a request that was never recorded is an error, and
 # the endpoint is a closed port, so nothing can reach a live model.
 
-RECORDED_CACHE = Path("/tmp/dev/llm_cache")  # DEVONLY
+RECORDED_CACHE = REPO_ROOT / "data" / "llm_cache"
 
 
 @pytest.fixture(scope="session")
@@ -404,3 +404,18 @@ def demo_index(
     llm = ChatLLM(replay_settings)
     build_index(DEMO_DOCS, out, replay_settings, llm=llm, embedder=replay_embedder, progress=False)
     return load_index(out)
+
+
+def index_texts(index: Any) -> dict[str, str]:
+    """Return every context text an index can give, by its typed source id, formatted as the
+    query methods format them (``text_unit:``, ``entity:``, ``relationship:``, ``report:``)."""
+    units, entities = index.text_units, index.entities
+    texts = {f"text_unit:{i}": t for i, t in zip(units["id"], units["text"], strict=True)}
+    for row in entities.itertuples(index=False):
+        texts[f"entity:{row.id}"] = f"{row.title} ({row.type}): {row.description}"
+    for row in index.relationships.itertuples(index=False):
+        texts[f"relationship:{row.id}"] = f"{row.source} -> {row.target}: {row.description}"
+    reports = index.community_reports
+    for community, content in zip(reports["community"], reports["full_content"], strict=True):
+        texts[f"report:{community}"] = content
+    return texts

@@ -10,7 +10,14 @@ from conftest import DEMO_DOCS, FakeLLM, chunk_text, extraction_reply, names_in
 from graphrag.config import IndexSettings
 from graphrag.documents import chunk_documents, load_documents
 from graphrag.index import schemas as S
-from graphrag.index.extract import display_name, extract_graph, name_key, parse_extraction
+from graphrag.index.extract import (
+    display_name,
+    extract_graph,
+    ground,
+    mentioned,
+    name_key,
+    parse_extraction,
+)
 
 # --------------------------------------------------------------------------- names
 
@@ -148,7 +155,7 @@ def test_extract_graph_keeps_good_chunks_and_records_the_bad_one(
     fake_llm.respond_with(reply)
     llm = make_llm(llm={"json_repair_rounds": 1})
     settings = llm.settings.index
-    entities, relationships, errors = extract_graph(units, llm, settings, progress=False)
+    entities, relationships, errors, _ = extract_graph(units, llm, settings, progress=False)
 
     assert errors.to_dict("records") == [
         {S.STAGE: "extract", S.ITEM_ID: bad_id, S.ERROR: errors[S.ERROR].iloc[0]}
@@ -193,8 +200,46 @@ def test_gleaning_adds_what_the_first_round_missed(fake_llm: FakeLLM, make_llm) 
     fake_llm.script(json.dumps(first), json.dumps(more), json.dumps(nothing))
     llm = make_llm(index={"gleanings": 5})
     units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
-    entities, relationships, errors = extract_graph(units, llm, llm.settings.index, False)
+    entities, relationships, errors, _ = extract_graph(units, llm, llm.settings.index, False)
     assert fake_llm.calls == 3  # stopped at the first empty gleaning round
     assert "were missed" in fake_llm.last_user(1)
     assert sorted(entities[S.NAME_KEY]) == ["jonah whitlow", "mara okafor"]
     assert len(relationships) == 1 and errors.empty
+
+
+def test_ground_drops_names_the_chunk_never_mentions_and_their_relationships() -> None:
+    text = "Director Okafor (Mara) leads the Kestrel Bay Marine Institute in Port Aldry."
+    raw = {
+        "entities": [
+            {"name": "Mara Okafor", "type": "person", "description": "Leads KBMI."},
+            {"name": "Kestrel Bay Marine Institute", "type": "organization", "description": ""},
+            {"name": "Dunmore Rowing Club", "type": "organization", "description": "copied"},
+        ],
+        "relationships": [
+            {
+                "source": "Mara Okafor",
+                "target": "Kestrel Bay Marine Institute",
+                "description": "leads",
+                "strength": 9,
+            },
+            {
+                "source": "Mara Okafor",
+                "target": "Dunmore Rowing Club",
+                "description": "invented",
+                "strength": 5,
+            },
+            {
+                "source": "Port Aldry",
+                "target": "Cliffport",
+                "description": "invented",
+                "strength": 5,
+            },
+        ],
+    }
+    kept, dropped = ground(raw, text)
+    assert dropped == ["Cliffport", "Dunmore Rowing Club"]
+    assert [e["name"] for e in kept["entities"]] == ["Mara Okafor", "Kestrel Bay Marine Institute"]
+    assert [(r["source"], r["target"]) for r in kept["relationships"]] == [
+        ("Mara Okafor", "Kestrel Bay Marine Institute")
+    ]
+    assert mentioned("mara okafor", text) and not mentioned("Mara Okafor Smith", text)

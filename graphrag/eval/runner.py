@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from graphrag.config import Settings
 from graphrag.embeddings import Embedder

@@ -60,6 +60,44 @@ def _alias_table(aliases: dict[str, str]) -> dict[str, str]:
     return {name_key(alias): name_key(canonical) for alias, canonical in aliases.items()}
 
 
+def mentioned(name: str, text: str) -> bool:
+    """Return whether ``text`` mentions ``name``: the name itself, or each of its words of three
+    or more letters (so "Director Mara Okafor" is found in "... Director Okafor ... Mara ...")."""
+    folded = text.casefold()
+    name = display_name(name).casefold()
+    if name and name in folded:
+        return True
+    words = [w for w in re.findall(r"\w+", name) if len(w) >= 3]
+    return bool(words) and all(re.search(rf"\b{re.escape(w)}", folded) for w in words)
+
+
+def ground(raw: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
+    """Return the extraction without the entities ``text`` never mentions, nor the
+    relationships that touch them, and the names dropped.
+
+    A small model copies names from the prompt's worked example, or invents background
+    entities; neither belongs in the graph of this chunk.
+    """
+    dropped = {
+        display_name(e["name"]) for e in raw.get("entities", []) if not mentioned(e["name"], text)
+    }
+    dropped |= {
+        display_name(name)
+        for r in raw.get("relationships", [])
+        for name in (r["source"], r["target"])
+        if not mentioned(name, text)
+    }
+    kept = {
+        "entities": [e for e in raw.get("entities", []) if display_name(e["name"]) not in dropped],
+        "relationships": [
+            r
+            for r in raw.get("relationships", [])
+            if display_name(r["source"]) not in dropped and display_name(r["target"]) not in dropped
+        ],
+    }
+    return kept, sorted(dropped)
+
+
 def parse_extraction(
     raw: dict[str, Any],
     text_unit_id: str,
@@ -140,12 +178,13 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
 
 def extract_graph(
     text_units: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entity mentions, relationship mentions, errors), one call per chunk.
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Return (entity mentions, relationship mentions, errors, ungrounded), one call per chunk.
 
     A chunk whose call fails for good (endpoint down, output invalid after repair rounds) is
     kept in the errors table with its error, counted in the run summary and tried again on
-    the next run; the other chunks' work is kept.
+    the next run; the other chunks' work is kept. Names the chunk never mentions are dropped
+    (see :func:`ground`) and listed in ``ungrounded`` (text_unit_id, name).
     """
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
     results = run_sync(
@@ -153,8 +192,8 @@ def extract_graph(
             (extract_chunk(llm, text, settings) for _, text in units), "extract", not progress
         )
     )
-    entity_rows, relationship_rows, errors = [], [], []
-    for (unit_id, _), result in zip(units, results, strict=True):
+    entity_rows, relationship_rows, errors, ungrounded = [], [], [], []
+    for (unit_id, text), result in zip(units, results, strict=True):
         if isinstance(result, CacheMissError):
             raise result  # replay must never index with holes
         if isinstance(result, Exception):
@@ -166,6 +205,8 @@ def extract_graph(
                 }
             )
             continue
+        result, dropped = ground(result, text)
+        ungrounded += [{S.TEXT_UNIT_ID: unit_id, "name": name} for name in dropped]
         entities, relationships = parse_extraction(result, unit_id, settings)
         entity_rows += entities
         relationship_rows += relationships
@@ -173,4 +214,5 @@ def extract_graph(
         pd.DataFrame(entity_rows, columns=ENTITY_COLUMNS),
         pd.DataFrame(relationship_rows, columns=RELATIONSHIP_COLUMNS),
         pd.DataFrame(errors, columns=S.ERROR_COLUMNS),
+        pd.DataFrame(ungrounded, columns=[S.TEXT_UNIT_ID, "name"]),
     )

@@ -58,13 +58,14 @@ def chunk_stage(tables: Tables, ctx: IndexContext) -> Tables:
 
 
 def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    entity_mentions, relationship_mentions, errors = extract_graph(
+    entity_mentions, relationship_mentions, errors, ungrounded = extract_graph(
         tables["text_units"], ctx.llm, ctx.settings.index, ctx.progress
     )
     return {
         **tables,
         "entity_mentions": entity_mentions,
         "relationship_mentions": relationship_mentions,
+        "ungrounded": ungrounded,
         "errors": _errors(tables, errors),
     }
 
@@ -162,6 +163,7 @@ class IndexSummary:
             f"documents {c['documents']}, chunks {c['text_units']}, entities "
             f"{c['entities']}, relationships {c['relationships']}",
             f"communities {c['communities']} ({levels}), reports {c['community_reports']}",
+            f"names dropped as not in their chunk: {c.get('ungrounded_names_dropped', 0)}",
             f"failed items {len(self.failed)}"
             + "".join(f"\n  {f[S.STAGE]} {f[S.ITEM_ID]}: {f[S.ERROR][:200]}" for f in self.failed),
         ]
@@ -224,6 +226,7 @@ def build_index(
             int(k): int(v) for k, v in communities[S.LEVEL].value_counts().sort_index().items()
         },
         "community_reports": len(tables["community_reports"]),
+        "ungrounded_names_dropped": len(tables["ungrounded"]),
     }
     summary = IndexSummary(
         Path(out), counts, tables["errors"].to_dict("records"), costs, loaded.skipped

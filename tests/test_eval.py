@@ -1,0 +1,407 @@
+"""Evaluation: question sets, the judge-free metrics, the RAGAS judge's failure accounting
+(through the fake endpoint, over real HTTP and the recorded cache), and the runner's order
+and per-pair records."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import DEMO_DOCS, FakeLLM, Reply
+
+from graphrag.config import REPO_ROOT
+from graphrag.eval.judge import JUDGE_CALLS, Judge
+from graphrag.eval.metrics import (
+    SourceResolver,
+    judge_free_columns,
+    keyword_hit_rate,
+    retrieval_recall,
+)
+from graphrag.eval.questions import QuestionSetError, load_questions
+from graphrag.eval.runner import evaluate_pair, interleave_types
+from graphrag.index import schemas as S
+from graphrag.index.store import Index
+from graphrag.llm import CacheMissError, ChatLLM, run_sync
+from graphrag.query.naive import NaiveRAG
+
+QUESTIONS_FILE = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
+DEMO_DOCUMENTS = {p.stem for p in DEMO_DOCS.glob("*.md")}
+STATEMENTS_PROMPT = "Break down each sentence"  # ragas's statement generator instruction
+VERDICTS_PROMPT = "judge the faithfulness of a series of statements"  # ragas's NLI instruction
+
+
+# --------------------------------------------------------------------------- question sets
+
+
+def test_the_demo_question_set_loads() -> None:
+    questions = load_questions(QUESTIONS_FILE, documents=DEMO_DOCUMENTS)
+    assert len(questions) == 24
+    assert questions["type"].value_counts().to_dict() == {
+        "local": 10,
+        "multi_hop": 8,
+        "global": 6,
+    }
+    assert questions["id"].is_unique
+    assert all(questions["support"].map(len) > 0)
+    assert all(questions["answer_keywords"].map(len) > 0)
+    assert set(questions.columns) == {
+        "id",
+        "question",
+        "reference",
+        "type",
+        "support",
+        "answer_keywords",
+    }
+
+
+GOOD = {
+    "id": "g1",
+    "question": "Who founded KBMI?",
+    "reference": "Saltmere University and the Regional Council.",
+    "type": "local",
+    "support": ["01_kbmi_profile"],
+    "answer_keywords": ["Saltmere"],
+}
+
+
+def write_set(folder: Path, bad_line: str) -> Path:
+    """Write a question set whose fourth line (after a blank third) is ``bad_line``."""
+    path = folder / "questions.jsonl"
+    second = {**GOOD, "id": "g2"}
+    path.write_text("\n".join([json.dumps(GOOD), json.dumps(second), "", bad_line]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "message"),
+    [
+        ('{"id": "g3", "question": "Who?", ', "not valid JSON"),
+        ('["a list", "not an object"]', "expected a JSON object"),
+        (json.dumps({**GOOD, "id": "g3", "reference": ""}), "missing or empty field.*reference"),
+        (json.dumps({k: v for k, v in GOOD.items() if k != "question"} | {"id": "g3"}), "question"),
+        (json.dumps({**GOOD, "id": "g3", "type": "bridge"}), "type 'bridge' is not one of"),
+        (json.dumps({**GOOD, "id": "g3", "support": "01_kbmi_profile"}), "support must be a list"),
+        (json.dumps({**GOOD, "id": "g3", "answer_keywords": ["ok", ""]}), "answer_keywords"),
+        (json.dumps({**GOOD, "id": "g1"}), "duplicate question id 'g1'"),
+        (json.dumps({**GOOD, "id": "g3", "support": ["99_atlantis"]}), "unknown document.*99_"),
+    ],
+)
+def test_a_bad_question_line_is_named_by_path_and_line(
+    tmp_path: Path, bad_line: str, message: str
+) -> None:
+    path = write_set(tmp_path, bad_line)
+    with pytest.raises(QuestionSetError, match=rf"^{path}:4: .*{message}"):
+        load_questions(path, documents=DEMO_DOCUMENTS)
+
+
+def test_support_is_checked_only_against_given_documents(tmp_path: Path) -> None:
+    path = write_set(tmp_path, json.dumps({**GOOD, "id": "g3", "support": ["99_atlantis"]}))
+    assert list(load_questions(path)["id"]) == ["g1", "g2", "g3"]
+    with pytest.raises(QuestionSetError, match="99_atlantis"):
+        load_questions(path, documents={"01_kbmi_profile"})
+
+
+def test_an_empty_or_missing_question_set_is_named(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    with pytest.raises(QuestionSetError, match=f"{empty} has no questions"):
+        load_questions(empty)
+    with pytest.raises(QuestionSetError, match="nowhere.jsonl"):
+        load_questions(tmp_path / "nowhere.jsonl")
+
+
+def test_missing_optional_fields_take_their_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "minimal.jsonl"
+    path.write_text(json.dumps({"id": "m1", "question": "Q?", "reference": "R."}) + "\n")
+    row = load_questions(path).iloc[0]
+    assert (row["type"], row["support"], row["answer_keywords"]) == ("local", [], [])
+
+
+# --------------------------------------------------------------------------- judge-free metrics
+
+
+def test_keyword_hit_rate_by_hand() -> None:
+    assert keyword_hit_rate("Founded in 1998 by SALTMERE University.", ["1998", "saltmere"]) == 1.0
+    assert keyword_hit_rate("About 30,000 salmon escaped.", ["30000"]) == 1.0
+    assert keyword_hit_rate("About 30000 salmon escaped.", ["30,000"]) == 1.0
+    assert keyword_hit_rate("It cost 1,250,000 dollars.", ["1250000"]) == 1.0
+    assert keyword_hit_rate("In 1998 it was founded.", ["1998", "Saltmere", "Council"]) == 1 / 3
+    assert keyword_hit_rate("Founded in 1998; 62 boats.", ["1974", "62"]) == 0.5
+    assert keyword_hit_rate("I do not know.", ["1998", "Saltmere"]) == 0.0
+    assert keyword_hit_rate("The Regional\n  Council agreed.", ["regional council"]) == 1.0
+    # "1,2" is not a thousands separator: "12" must not be found in it.
+    assert keyword_hit_rate("Items 1,2 and 3.", ["12"]) == 0.0
+    assert math.isnan(keyword_hit_rate("Any answer at all.", []))
+
+
+def first_unit_of(index: Index, document: str) -> str:
+    units = index.text_units
+    return next(
+        u for u, docs in zip(units[S.ID], units[S.DOCUMENT_IDS], strict=True) if document in docs
+    )
+
+
+def documents_of_units(index: Index, units) -> set[str]:
+    docs_of = dict(zip(index.text_units[S.ID], index.text_units[S.DOCUMENT_IDS], strict=True))
+    return {d for u in units for d in docs_of[u]}
+
+
+def test_sources_resolve_to_their_documents(demo_index: Index) -> None:
+    resolver = SourceResolver(demo_index)
+    unit = first_unit_of(demo_index, "03_storm_corvin")
+    assert resolver.documents([f"text_unit:{unit}"]) == {"03_storm_corvin"}
+
+    for row in demo_index.entities.head(10).itertuples(index=False):
+        expected = documents_of_units(demo_index, row.text_unit_ids)
+        assert expected and resolver.documents([f"entity:{row.id}"]) == expected
+    for _, row in demo_index.relationships.head(10).iterrows():
+        expected = documents_of_units(demo_index, row[S.TEXT_UNIT_IDS])
+        assert expected and resolver.documents([f"relationship:{row[S.ID]}"]) == expected
+
+    # A report reaches the documents its community's entities were extracted from.
+    entity_units = dict(
+        zip(demo_index.entities[S.ID], demo_index.entities[S.TEXT_UNIT_IDS], strict=True)
+    )
+    for row in demo_index.communities.itertuples(index=False):
+        expected = documents_of_units(
+            demo_index, [u for e in row.entity_ids for u in entity_units[e]]
+        )
+        assert resolver.documents([f"report:{row.community}"]) == expected
+
+    assert resolver.documents(["text_unit:nope", "entity:nope", "report:-5", "odd"]) == set()
+    assert resolver.documents([]) == set()
+
+
+def test_retrieval_recall_by_hand(demo_index: Index) -> None:
+    resolver = SourceResolver(demo_index)
+    storm = f"text_unit:{first_unit_of(demo_index, '03_storm_corvin')}"
+    lawsuit = f"text_unit:{first_unit_of(demo_index, '07_lawsuit_filed')}"
+    support = ["03_storm_corvin", "07_lawsuit_filed", "09_mayoral_election"]
+    assert retrieval_recall([storm], support, resolver) == 1 / 3
+    assert retrieval_recall([storm, lawsuit, storm], support, resolver) == 2 / 3
+    assert retrieval_recall([lawsuit], ["07_lawsuit_filed"], resolver) == 1.0
+    assert retrieval_recall([], support, resolver) == 0.0
+    assert retrieval_recall(["entity:unknown"], support, resolver) == 0.0
+    assert math.isnan(retrieval_recall([storm], [], resolver))
+
+
+def test_judge_free_columns_fill_every_record(demo_index: Index) -> None:
+    questions = load_questions(QUESTIONS_FILE, documents=DEMO_DOCUMENTS)
+    storm = f"text_unit:{first_unit_of(demo_index, '03_storm_corvin')}"
+    records = pd.DataFrame(
+        [
+            {"question_id": "q03", "answer": "About 30000 fish, off Corran.", "sources": [storm]},
+            {"question_id": "q01", "answer": "I do not know.", "sources": []},
+        ]
+    )
+    scored = judge_free_columns(records, questions, demo_index)
+    assert list(scored["keyword_hit_rate"]) == [1.0, 0.0]
+    assert list(scored["retrieval_recall"]) == [1.0, 0.0]
+    assert "keyword_hit_rate" not in records.columns  # the input is left as it was
+
+
+# --------------------------------------------------------------------------- the RAGAS judge
+
+
+def faithfulness_model(verdicts: list[int]):
+    """Return a fake judge that answers ragas's two faithfulness prompts with valid JSON."""
+    statements = [f"Statement number {i}." for i in range(len(verdicts))]
+
+    def reply(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]
+        if VERDICTS_PROMPT in prompt:
+            return json.dumps(
+                {
+                    "statements": [
+                        {"statement": s, "reason": "as the context says", "verdict": v}
+                        for s, v in zip(statements, verdicts, strict=True)
+                    ]
+                }
+            )
+        if STATEMENTS_PROMPT in prompt:
+            return json.dumps({"statements": statements})
+        raise AssertionError(f"unexpected judge prompt: {prompt[:80]}")
+
+    return reply
+
+
+@pytest.fixture
+def judge_for(make_settings, fake_llm: FakeLLM, make_embedder):
+    """Return a builder of a Judge on the fake endpoint (and its settings)."""
+
+    def build(metrics: list[str], **sections) -> Judge:
+        settings = make_settings(fake_llm.base_url, **sections)
+        return Judge(settings, ChatLLM(settings), make_embedder(settings), metrics)
+
+    return build
+
+
+def score(judge: Judge, metric: str, contexts: list[str]):
+    return run_sync(
+        judge.score(
+            metric,
+            "When was KBMI founded?",
+            "KBMI was founded in 1998. It studies kelp. It has a boat.",
+            contexts,
+            "KBMI was founded in 1998.",
+        )
+    )
+
+
+@pytest.mark.parametrize("verdicts", [[1, 0, 1], [1, 1, 1, 1], [0, 0]])
+def test_faithfulness_is_the_share_of_supported_statements(
+    judge_for, fake_llm: FakeLLM, verdicts: list[int]
+) -> None:
+    fake_llm.respond_with(faithfulness_model(verdicts))
+    judge = judge_for(["faithfulness"])
+
+    result = score(judge, "faithfulness", ["KBMI was founded in 1998 by Saltmere University."])
+
+    assert result.error is None
+    assert result.value == pytest.approx(sum(verdicts) / len(verdicts))
+    assert result.usage.calls == fake_llm.calls == JUDGE_CALLS["faithfulness"]
+    verdict_prompt = fake_llm.requests[-1]["messages"][-1]["content"]
+    assert "KBMI was founded in 1998 by Saltmere University." in verdict_prompt
+
+
+def test_an_unparseable_judge_reply_is_nan_with_its_error(judge_for, fake_llm: FakeLLM) -> None:
+    fake_llm.respond_with(lambda body: "Sure! The statements are: it was 1998, I think.")
+    judge = judge_for(["faithfulness"])
+
+    result = score(judge, "faithfulness", ["KBMI was founded in 1998."])
+
+    assert math.isnan(result.value)
+    assert isinstance(result.error, str) and result.error.strip()
+    assert result.usage.calls == fake_llm.calls >= 1
+
+
+def test_a_judge_endpoint_error_is_nan_with_its_error(judge_for, fake_llm: FakeLLM) -> None:
+    fake_llm.respond_with(lambda body: Reply("judge overloaded", status=400))
+    judge = judge_for(["faithfulness"])
+
+    result = score(judge, "faithfulness", ["KBMI was founded in 1998."])
+
+    assert math.isnan(result.value)
+    assert result.error and "400" in result.error
+    assert fake_llm.calls >= 1
+
+
+@pytest.mark.parametrize("metric", ["faithfulness", "context_recall"])
+def test_no_context_is_nan_without_a_judge_call(judge_for, fake_llm: FakeLLM, metric: str) -> None:
+    judge = judge_for([metric])
+
+    result = score(judge, metric, [])
+
+    assert math.isnan(result.value)
+    assert "no context" in result.error
+    assert result.usage.calls == 0 and fake_llm.calls == 0
+
+
+def test_a_replay_miss_is_raised_although_ragas_catches_errors(
+    judge_for, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    judge = judge_for(
+        ["faithfulness"], cache={"mode": "replay", "path": str(tmp_path / "empty_cache")}
+    )
+    with pytest.raises(CacheMissError, match="never recorded"):
+        score(judge, "faithfulness", ["KBMI was founded in 1998."])
+    assert fake_llm.calls == 0
+
+
+def test_judge_rejects_an_unknown_metric(judge_for) -> None:
+    with pytest.raises(ValueError, match="answer_correctness"):
+        judge_for(["faithfulness", "answer_correctness"])
+
+
+# --------------------------------------------------------------------------- runner
+
+
+def test_interleave_types_takes_one_question_of_each_type_per_round() -> None:
+    questions = load_questions(QUESTIONS_FILE)
+    order = interleave_types(questions)
+    rounds = [["local", "multi_hop", "global"]] * 6 + [["local", "multi_hop"]] * 2 + [["local"]] * 2
+    assert list(order["type"]) == [t for kinds in rounds for t in kinds]
+    assert list(order["id"][:6]) == ["q01", "q11", "q19", "q02", "q12", "q20"]
+    assert sorted(order["id"]) == sorted(questions["id"])
+    assert list(order.index) == list(range(24))
+
+
+def test_interleave_types_keeps_the_input_order_within_each_type() -> None:
+    types = ["global", "local", "local", "global", "multi_hop", "local"]
+    questions = pd.DataFrame({"id": [f"x{i}" for i in range(6)], "type": types})
+    # Rounds: the first of each type (x0, x1, x4), then the second (x2, x3), then x5.
+    assert list(interleave_types(questions)["id"]) == ["x0", "x1", "x4", "x2", "x3", "x5"]
+
+
+def demo_question(qid: str) -> pd.Series:
+    return load_questions(QUESTIONS_FILE).set_index("id", drop=False).loc[qid]
+
+
+METRICS = ["faithfulness", "context_recall"]
+
+
+def test_a_failed_answer_is_a_record_not_a_crash(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    fake_llm.respond_with(lambda body: Reply("model crashed", status=400))
+    settings = make_settings(fake_llm.base_url)
+    llm = ChatLLM(settings)
+    method = NaiveRAG(demo_index, settings, llm, replay_embedder)
+    judge = Judge(settings, llm, replay_embedder, METRICS)
+
+    record = run_sync(evaluate_pair(method, judge, demo_question("q01"), METRICS))
+
+    assert (record["question_id"], record["method"], record["type"]) == ("q01", "naive", "local")
+    assert record["answer"] == "" and record["contexts"] == [] and record["sources"] == []
+    assert record["answer_error"].startswith("LLMError") and "400" in record["answer_error"]
+    for metric in METRICS:
+        assert math.isnan(record[metric])
+        assert record[f"{metric}_error"].startswith("no answer (LLMError")
+        assert record[f"{metric}_calls"] == 0
+    assert record["llm_calls"] == 0
+    assert fake_llm.calls == 1, "the failed answer only: no judge call"
+
+
+def test_a_pair_record_holds_the_answer_and_its_scores(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    judge_reply = faithfulness_model([1, 0])
+
+    def model(body: dict) -> str:
+        if body["messages"][0]["content"].startswith("You answer a question"):
+            return "KBMI was founded in 1998 [1]."
+        return judge_reply(body)
+
+    fake_llm.respond_with(model)
+    settings = make_settings(fake_llm.base_url)
+    llm = ChatLLM(settings)
+    method = NaiveRAG(demo_index, settings, llm, replay_embedder)
+    judge = Judge(settings, llm, replay_embedder, ["faithfulness"])
+
+    record = run_sync(evaluate_pair(method, judge, demo_question("q01"), ["faithfulness"]))
+
+    assert record["answer"] == "KBMI was founded in 1998 [1]."
+    assert record["answer_error"] is None
+    assert len(record["contexts"]) == settings.query.top_k
+    assert record["cited"] == record["sources"][:1]
+    assert record["llm_calls"] == 1
+    assert record["faithfulness"] == 0.5 and record["faithfulness_error"] is None
+    assert record["faithfulness_calls"] == 2
+    assert fake_llm.calls == 3
+
+
+def test_a_replay_miss_while_answering_stops_the_evaluation(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, tmp_path: Path
+) -> None:
+    settings = make_settings(
+        fake_llm.base_url, cache={"mode": "replay", "path": str(tmp_path / "empty")}
+    )
+    llm = ChatLLM(settings)
+    method = NaiveRAG(demo_index, settings, llm, replay_embedder)
+    judge = Judge(settings, llm, replay_embedder, METRICS)
+    with pytest.raises(CacheMissError):
+        run_sync(evaluate_pair(method, judge, demo_question("q01"), METRICS))
+    assert fake_llm.calls == 0
