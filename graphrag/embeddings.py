@@ -65,7 +65,11 @@ class Embedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
+        # Loading prints a progress bar to stderr: noise in logs, and in notebooks an output
+        # that differs between a cold and a warm embedding cache.
+        transformers_logging.disable_progress_bar()
         try:
             return SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
         except Exception as err:
