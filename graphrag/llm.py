@@ -630,10 +630,13 @@ def run_sync(coro: Awaitable[T]) -> T:
     except RuntimeError:
         return asyncio.run(coro)  # type: ignore[arg-type]
     result: dict[str, Any] = {}
+    # The worker thread runs in a copy of this context, so usage scopes opened by the caller
+    # (track_usage) still count the calls made on the worker's loop.
+    context = contextvars.copy_context()
 
     def worker() -> None:
         try:
-            result["value"] = asyncio.run(coro)  # type: ignore[arg-type]
+            result["value"] = context.run(asyncio.run, coro)  # type: ignore[arg-type]
         except BaseException as err:  # noqa: BLE001 - handed back to the caller's thread
             result["error"] = err
 

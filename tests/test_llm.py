@@ -403,3 +403,21 @@ def test_gather_with_progress_keeps_order_and_returns_errors() -> None:
     results = asyncio.run(gather_with_progress((value(i) for i in range(5)), "t", True))
     assert results[:2] == [0, 10] and results[3:] == [30, 40]
     assert isinstance(results[2], ValueError) and str(results[2]) == "item two failed"
+
+
+def test_run_sync_inside_a_running_loop_keeps_usage_scopes(fake_llm: FakeLLM, make_llm) -> None:
+    # Jupyter runs cells inside an event loop: run_sync then works on a worker thread, and the
+    # caller's track_usage must still see the calls made there.
+    import asyncio
+
+    from graphrag.llm import run_sync, track_usage
+
+    llm = make_llm()
+    fake_llm.script("first")
+
+    async def cell() -> None:
+        with track_usage() as usage:
+            assert run_sync(llm.achat(user("q"))).text == "first"
+        assert usage.calls == 1 and usage.completion_tokens > 0
+
+    asyncio.run(cell())
