@@ -1,0 +1,61 @@
+"""The committed demo report is reproduced, number for number, from the recorded cache."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from graphrag.config import REPO_ROOT
+from graphrag.eval.runner import run_evaluation
+
+CORPUS = REPO_ROOT / "data" / "kestrel_bay"
+COMMITTED = REPO_ROOT / "reports" / "kestrel_bay"
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or abs(a - b) < 1e-9
+    return list(a) == list(b) if hasattr(a, "__len__") and not isinstance(a, str) else a == b
+
+
+def test_batch_evaluation_replays_the_committed_report(demo_index, replay_settings, tmp_path):
+    limit = int((CORPUS / "recorded_eval_limit").read_text())
+    committed = pd.read_parquet(COMMITTED / "records.parquet")
+    assert committed["question_id"].nunique() == limit, "recorded_eval_limit and report disagree"
+    result = run_evaluation(
+        demo_index.path,
+        CORPUS / "questions.jsonl",
+        replay_settings.eval.methods,
+        replay_settings.eval.metrics,
+        tmp_path / "report",
+        replay_settings,
+        limit=limit,
+        progress=False,
+    )
+    key = ["question_id", "method"]
+    fresh = result.records.sort_values(key).reset_index(drop=True)
+    committed = committed.sort_values(key).reset_index(drop=True)
+    assert list(fresh[key].itertuples(index=False)) == list(committed[key].itertuples(index=False))
+    columns = [
+        "answer",
+        "contexts",
+        "sources",
+        "keyword_hit_rate",
+        "retrieval_recall",
+        "llm_calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "context_tokens",
+        *replay_settings.eval.metrics,
+        *(f"{m}_error" for m in replay_settings.eval.metrics),
+    ]
+    for column in columns:
+        for row, (new, old) in enumerate(zip(fresh[column], committed[column], strict=True)):
+            assert _same(new, old), f"{column} differs for {fresh.loc[row, key].tolist()}"
+
+    # The summary's tables are the same too (only the run's cache mode line may differ).
+    def tables(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.startswith("|")]
+
+    assert tables(result.summary) == tables((COMMITTED / "summary.md").read_text())
