@@ -19,14 +19,7 @@ from graphrag.index import schemas as S
 
 MANIFEST = "index.json"
 GRAPHML = "graph.graphml"
-REQUIRED = (
-    "documents",
-    "text_units",
-    "entities",
-    "relationships",
-    "communities",
-    "community_reports",
-)
+REQUIRED = tuple(t for t in S.TABLES if t != "errors")  # an index may have no errors table
 
 
 class IndexLoadError(RuntimeError):
