@@ -138,21 +138,27 @@ def summarize_entities(
 def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph:
     """Return the undirected entity graph: nodes keyed by entity id, edges weighted."""
     graph = nx.Graph()
-    for row in entities.itertuples(index=False):
-        graph.add_node(
-            getattr(row, S.ID),
-            title=getattr(row, S.TITLE),
-            type=getattr(row, S.TYPE),
-            description=getattr(row, S.DESCRIPTION),
+    graph.add_nodes_from(
+        (node, {"title": title, "type": kind, "description": description})
+        for node, title, kind, description in zip(
+            entities[S.ID],
+            entities[S.TITLE],
+            entities[S.TYPE],
+            entities[S.DESCRIPTION],
+            strict=True,
         )
-    for row in relationships.itertuples(index=False):
-        graph.add_edge(
-            row.source_id,
-            row.target_id,
-            id=getattr(row, S.ID),
-            weight=getattr(row, S.WEIGHT),
-            description=getattr(row, S.DESCRIPTION),
+    )
+    graph.add_edges_from(
+        (source, target, {"id": rid, "weight": weight, "description": description})
+        for source, target, rid, weight, description in zip(
+            relationships["source_id"],
+            relationships["target_id"],
+            relationships[S.ID],
+            relationships[S.WEIGHT],
+            relationships[S.DESCRIPTION],
+            strict=True,
         )
+    )
     return graph
 
 
