@@ -186,11 +186,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except Exception as err:  # noqa: BLE001 - the CLI's job is to show it plainly
         from graphrag.documents import DocumentError
+        from graphrag.embeddings import EmbeddingError
+        from graphrag.eval.questions import QuestionSetError
+        from graphrag.index.quality import GoldGraphError
         from graphrag.index.store import IndexLoadError
         from graphrag.llm import LLMError
         from graphrag.local_llm import EmbeddedServerError
 
-        if isinstance(err, DocumentError | IndexLoadError | LLMError | EmbeddedServerError):
+        known = (
+            DocumentError,
+            EmbeddingError,
+            QuestionSetError,
+            GoldGraphError,
+            IndexLoadError,
+            LLMError,
+            EmbeddedServerError,
+        )
+        if isinstance(err, known):
             print(f"error: {err}", file=sys.stderr)
             return 1
         raise
