@@ -210,15 +210,7 @@ def test_resume_after_a_failed_run_only_calls_what_is_missing(
     assert clean_calls["extract"] == run2_calls["extract"] + served_before_crash
 
     resumed, clean = load_index(tmp_path / "run2"), load_index(tmp_path / "clean")
-    for name in (
-        "documents",
-        "text_units",
-        "entities",
-        "relationships",
-        "communities",
-        "community_reports",
-        "errors",
-    ):
+    for name in S.TABLES:
         assert plain_frame(getattr(resumed, name)) == plain_frame(getattr(clean, name)), name
 
 
@@ -240,15 +232,7 @@ def test_replay_rebuilds_identical_tables_without_the_endpoint(
     assert total == {"calls": recorded, "cache_hits": recorded}
 
     live, replayed = load_index(tmp_path / "live"), load_index(tmp_path / "replayed")
-    for name in (
-        "documents",
-        "text_units",
-        "entities",
-        "relationships",
-        "communities",
-        "community_reports",
-        "errors",
-    ):
+    for name in S.TABLES:
         assert plain_frame(getattr(live, name)) == plain_frame(getattr(replayed, name)), name
 
 
