@@ -114,9 +114,18 @@ def test_no_server_outlives_a_sigkilled_parent(tmp_path):
 
 
 @pytest.mark.live_llm
-def test_a_binary_that_dies_of_sigill_falls_back_to_the_portable_engine(tmp_path, capfd):
+@pytest.mark.parametrize(
+    "script",
+    [
+        "#!/bin/sh\nkill -ILL $$\n",  # dies at the probe
+        # passes the probe, dies while loading the model (as the AMX build did on AVX2 CPUs)
+        '#!/bin/sh\n[ "$1" = --version ] && echo "version: 1" && exit 0\nkill -ILL $$\n',
+    ],
+    ids=["at-probe", "at-start"],
+)
+def test_a_binary_that_dies_of_sigill_falls_back_to_the_portable_engine(tmp_path, capfd, script):
     binary = tmp_path / "llama-server"
-    binary.write_text("#!/bin/sh\nkill -ILL $$\n")
+    binary.write_text(script)
     binary.chmod(0o755)
     server = EmbeddedServer(_settings(tmp_path, engine="llama-server", server_binary=str(binary)))
     try:
