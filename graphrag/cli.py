@@ -217,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         from graphrag.index.store import IndexLoadError
         from graphrag.llm import LLMError
         from graphrag.local_llm import EmbeddedServerError
+        from graphrag.query.registry import UnknownMethodError
 
         known = (
             DocumentError,
@@ -226,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             IndexLoadError,
             LLMError,
             EmbeddedServerError,
+            UnknownMethodError,
         )
         if isinstance(err, known):
             print(f"error: {err}", file=sys.stderr)

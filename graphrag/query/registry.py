@@ -42,6 +42,10 @@ def method_names(names: list[str], opt_in: list[str]) -> list[str]:
     return list(dict.fromkeys(expanded))
 
 
+class UnknownMethodError(ValueError):
+    """A method name that is not registered; the message lists the known ones."""
+
+
 def make_methods(
     index: Index | str | Path,
     names: list[str],
@@ -53,7 +57,7 @@ def make_methods(
     unknown = [n for n in names if n not in ALL_METHODS]
     if unknown:
         known = ", ".join(ALL_METHODS)
-        raise ValueError(f"unknown method(s) {', '.join(unknown)}; known: {known}")
+        raise UnknownMethodError(f"unknown method(s) {', '.join(unknown)}; known: {known}")
     index = index if isinstance(index, Index) else load_index(index)
     embedder = embedder or Embedder(settings)
     vectors = IndexVectors(index)
