@@ -109,3 +109,41 @@ def test_unknown_method_is_one_line_naming_the_known_ones(demo_index, capsys) ->
     err = capsys.readouterr().err
     assert err.startswith("error: unknown method(s) graph_magic; known: ")
     assert "drift, ppr" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "env", "expected"),
+    [
+        ([], {}, list(METHODS)),
+        (["--opt-in"], {}, [*METHODS, "drift", "ppr"]),
+        ([], {"GRAPHRAG_EVAL__OPT_IN_METHODS": '["ppr"]'}, [*METHODS, "ppr"]),
+        (
+            ["--methods", "naive,ppr"],
+            {"GRAPHRAG_EVAL__OPT_IN_METHODS": '["drift"]'},
+            ["naive", "ppr"],
+        ),
+        (["--methods", "all", "--opt-in"], {}, [*METHODS, "drift", "ppr"]),
+    ],
+)
+def test_eval_evaluates_the_recorded_methods_unless_opt_in_is_asked(
+    isolated_cwd, monkeypatch, tmp_path, extra, env, expected
+) -> None:
+    # Only the method list is under test here: the evaluation itself is replaced.
+    import graphrag.eval.runner as runner
+
+    seen = {}
+
+    class Done:
+        def render(self) -> str:
+            return "done"
+
+    def capture(index, questions, methods, *args, **kwargs):
+        seen["methods"] = methods
+        return Done()
+
+    monkeypatch.setattr(runner, "run_evaluation", capture)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    args = ["eval", "--index", "i", "--questions", "q.jsonl", "--out", str(tmp_path), *extra]
+    assert main(args) == 0
+    assert seen["methods"] == expected
