@@ -207,3 +207,26 @@ def test_nothing_useful_answers_so_without_a_reduce(
     assert answer.text == prompts.NO_DRIFT_ANSWERS
     assert [kind_of(r) for r in fake_llm.requests] == ["passage", "primer", "step"]
     assert answer.contexts == [] and answer.sources == []
+
+
+def test_a_second_run_replays_every_call_from_the_cache(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    # Concurrent follow-ups must not change any prompt between runs, or a recorded DRIFT
+    # answer could never replay.
+    settings = make_settings(fake_llm.base_url, query={"drift_followups": 3, "drift_depth": 2})
+    fake_llm.respond_with(Curious())
+    method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+
+    first = method.answer(QUESTION)
+    live_calls = fake_llm.calls
+    again = method.answer(QUESTION)
+
+    assert live_calls == first.usage.calls == 3 + 3 * 2 and first.usage.cache_hits == 0
+    assert fake_llm.calls == live_calls, "nothing new was asked"
+    assert again.usage.calls == again.usage.cache_hits == live_calls
+    assert (again.text, again.contexts, again.sources) == (
+        first.text,
+        first.contexts,
+        first.sources,
+    )
