@@ -260,6 +260,10 @@ def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
     chosen = sorted([other_root, relevant_child])
     assert sorted(c for r in map_calls(fake_llm) for c in mapped(r)) == chosen
     assert set(answer.sources) == {f"report:{c}" for c in chosen}
+    # The ratings are part of the answer's cost.
+    assert (
+        answer.usage.calls == fake_llm.calls == len(roots + children) + len(map_calls(fake_llm)) + 1
+    )
 
 
 def test_dynamic_selection_never_reads_an_irrelevant_subtree(
