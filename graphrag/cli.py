@@ -73,20 +73,31 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 1 if summary.failed and args.strict else 0
 
 
+def _opt_in(args: argparse.Namespace, settings: Settings) -> list[str]:
+    """Return the opt-in methods that ``all`` (or the default evaluation) includes."""
+    from graphrag.query.registry import OPT_IN_METHODS
+
+    return [*settings.eval.opt_in_methods, *(OPT_IN_METHODS if args.opt_in else [])]
+
+
 def cmd_query(args: argparse.Namespace) -> int:
-    from graphrag.query.registry import METHODS, answer_all
+    from graphrag.query.registry import answer_all, method_names
 
     settings = _settings(args)
-    methods = list(METHODS) if args.method == "all" else args.method.split(",")
+    methods = method_names(args.method.split(","), _opt_in(args, settings))
     answers = answer_all(args.index, args.question, methods, settings)
     if args.json:
         print(json.dumps({m: a.to_dict() for m, a in answers.items()}, indent=2))
         return 0
     for method, answer in answers.items():
+        usage = answer.usage
         print(
             f"=== {method}  ({len(answer.contexts)} contexts, {answer.context_tokens} context "
-            f"tokens, {answer.usage.calls} LLM calls, {answer.seconds:.1f}s)"
+            f"tokens; cost: {usage.calls} LLM calls, {usage.prompt_tokens} prompt + "
+            f"{usage.completion_tokens} completion tokens, {answer.seconds:.1f}s)"
         )
+        for failure in answer.failures:
+            print(f"  dropped: {failure}")
         print(answer.text.strip())
         print(
             f"sources: {', '.join(answer.sources[:12])}{' …' if len(answer.sources) > 12 else ''}\n"
@@ -96,9 +107,12 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from graphrag.eval.runner import run_evaluation
+    from graphrag.query.registry import method_names
 
     settings = _settings(args)
-    methods = args.methods.split(",") if args.methods else settings.eval.methods
+    opt_in = _opt_in(args, settings)
+    asked = args.methods.split(",") if args.methods else [*settings.eval.methods, *opt_in]
+    methods = method_names(asked, opt_in)
     metrics = args.metrics.split(",") if args.metrics else settings.eval.metrics
     result = run_evaluation(
         args.index,
@@ -154,7 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--method",
         default="local",
-        help="naive, hyde, multi_query, local, global, a comma list, or all",
+        help="naive, hyde, multi_query, local, global, drift, ppr, a comma list, or all "
+        "(the first five, plus eval.opt_in_methods)",
+    )
+    p.add_argument(
+        "--opt-in",
+        action="store_true",
+        help="`all` also includes drift and ppr (their demo answers are not recorded yet)",
     )
     p.add_argument("--json", action="store_true", help="print answers as JSON")
     p.set_defaults(func=cmd_query)
@@ -162,7 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="score methods on a question set and write a report")
     p.add_argument("--index", required=True)
     p.add_argument("--questions", required=True, help="questions .jsonl")
-    p.add_argument("--methods", help="comma list (default: eval.methods)")
+    p.add_argument(
+        "--methods", help="comma list, or all (default: eval.methods + eval.opt_in_methods)"
+    )
+    p.add_argument(
+        "--opt-in", action="store_true", help="also evaluate drift and ppr (not recorded yet)"
+    )
     p.add_argument("--metrics", help="comma list of RAGAS metrics (default: eval.metrics)")
     p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")
     p.add_argument("--limit", type=int, help="only the first N questions")
@@ -192,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         from graphrag.index.store import IndexLoadError
         from graphrag.llm import LLMError
         from graphrag.local_llm import EmbeddedServerError
+        from graphrag.query.registry import UnknownMethodError
 
         known = (
             DocumentError,
@@ -201,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             IndexLoadError,
             LLMError,
             EmbeddedServerError,
+            UnknownMethodError,
         )
         if isinstance(err, known):
             print(f"error: {err}", file=sys.stderr)

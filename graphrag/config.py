@@ -120,7 +120,31 @@ class QuerySettings:
     global_batch_tokens: int = 2000
     global_map_max_points: int = 4
     global_reduce_tokens: int = 1500
+    # Global search per Microsoft GraphRAG; every default below keeps the recorded behaviour.
+    global_rollup_levels: bool = False  # a level = each entity's deepest community at or above it
+    global_include_rank: bool = False  # show each report's rank (0-10) in the map context
+    global_min_rank: float = 0.0  # map only reports ranked at least this
+    global_tolerant_map: bool = False  # a failed map batch is dropped (Answer.failures), not fatal
+    global_dynamic_selection: bool = False  # rate reports from the root down; map relevant ones
+    global_dynamic_threshold: int = 2  # relevance rating (0-5) a report needs (Microsoft: > 1)
+    global_dynamic_max_ratings: int = 16  # rating calls per question, at most
+    # "points": contexts are the map points given to the reduce, sources their batches' reports;
+    # "reports": contexts are the texts of the reports the kept points came from (the ones a
+    # point cites, else its batch), and sources only those reports.
+    global_contexts: Literal["points", "reports"] = "points"
     answer_max_tokens: int = 250
+    # ppr (HippoRAG 2 style): entities/facts seeding a Personalized PageRank; top_k chunks kept
+    ppr_top_entities: int = 5  # facts whose two ends are seeded; seeds kept
+    ppr_seed_entities: bool = False  # also seed entities matched by description (not HippoRAG 2)
+    ppr_damping: float = 0.5  # probability of following an edge (HippoRAG 2: 0.5)
+    ppr_passage_weight: float = 0.05  # weight of the dense question-chunk seeds (HippoRAG 2)
+    # drift (Microsoft GraphRAG): HyDE primer over reports, local-search follow-ups, reduce
+    drift_top_reports: int = 5  # reports closest to the hypothetical answer, for the primer
+    drift_primer_tokens: int = 2000  # budget of those reports in the primer call
+    drift_followups: int = 3  # follow-ups answered per round (and asked per step, at most)
+    drift_depth: int = 2  # rounds of follow-ups: at most drift_followups * drift_depth steps
+    drift_step_max_tokens: int = 300  # completion room of a primer or follow-up step
+    drift_reduce_tokens: int = 1500  # intermediate answers given to the final reduce
 
 
 @dataclass
@@ -128,6 +152,9 @@ class EvalSettings:
     methods: list[str] = field(
         default_factory=lambda: ["naive", "hyde", "multi_query", "local", "global"]
     )
+    # Methods added to ``methods`` and to ``query --method all``, e.g. ["drift", "ppr"]; empty
+    # by default because their demo answers are not in the recorded cache yet.
+    opt_in_methods: list[str] = field(default_factory=list)
     metrics: list[str] = field(
         default_factory=lambda: ["faithfulness", "answer_relevancy", "context_recall"]
     )

@@ -264,3 +264,90 @@ def global_reduce(question: str, points: str) -> Messages:
 NO_RELEVANT_REPORTS = (
     "I do not know: none of the community reports contains information relevant to this question."
 )
+
+
+# --------------------------------------------------------------------------- DRIFT search
+# The primer and every follow-up step must return {answer, score 0-100, follow_ups: [at most
+# n questions]}; the answer is bounded by the call's max_tokens and the prompt, not by a
+# schema cap (a grammar-enforced cap cuts the string mid-word). The reduce returns plain text.
+
+
+def drift_step_schema(max_follow_ups: int) -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string", "minLength": 1},
+            "score": {"type": "integer", "minimum": 0, "maximum": 100},
+            "follow_ups": {
+                "type": "array",
+                "maxItems": max_follow_ups,
+                "items": {"type": "string", "minLength": 3, "maxLength": 200},
+            },
+        },
+        "required": ["answer", "score", "follow_ups"],
+        "additionalProperties": False,
+    }
+
+
+def drift_primer(question: str, reports: str, max_follow_ups: int) -> Messages:
+    """DRIFT primer over the community reports closest to a hypothetical answer."""
+    system = (
+        "You answer a question from community reports of a knowledge graph, and say what to "
+        "search next. Reply with compact JSON on one line. answer: what the reports say about "
+        "the question, at most four sentences, citing report numbers like [2]; score: 0 to "
+        "100, how well the reports answer the question; follow_ups: at most "
+        f"{max_follow_ups} short, specific questions about names, dates or facts the "
+        "answer still needs, or [] if nothing is missing."
+    )
+    return _msgs(system, f"Reports:\n{reports}\n\nQuestion: {question}")
+
+
+def drift_follow_up(question: str, follow_up: str, context: str, max_follow_ups: int) -> Messages:
+    """DRIFT step: a follow-up question answered from a local-search context."""
+    system = (
+        "You answer a follow-up question using only the numbered context, as one step towards "
+        "answering a main question. Reply with compact JSON on one line. answer: at most three "
+        "sentences, citing context numbers like [1], or that the context does not say; score: "
+        "0 to 100, how much this answer helps answer the main question; follow_ups: at most "
+        f"{max_follow_ups} short, specific questions the main question still needs, or []."
+    )
+    return _msgs(
+        system,
+        f"Context:\n{context}\n\nMain question: {question}\nFollow-up question: {follow_up}",
+    )
+
+
+def drift_reduce(question: str, answers: str) -> Messages:
+    """DRIFT final answer from the ranked intermediate answers; returns plain text."""
+    system = (
+        "You write the final answer to a question from the numbered intermediate answers of "
+        "a search, most useful first. Use only them; if they do not answer the question, say "
+        "that you do not know. At most six sentences; cite the intermediate answers you used "
+        "by their numbers in square brackets, like [1] or [2, 3]."
+    )
+    return _msgs(system, f"Intermediate answers:\n{answers}\n\nQuestion: {question}")
+
+
+NO_DRIFT_ANSWERS = "I do not know: the search found nothing relevant to this question."
+
+
+# --------------------------------------------------------------------------- dynamic selection
+# Global search's dynamic community selection: must return {rating: 0-5} for one report.
+
+
+def relevance_rating_schema() -> dict:
+    return {
+        "type": "object",
+        "properties": {"rating": {"type": "integer", "minimum": 0, "maximum": 5}},
+        "required": ["rating"],
+        "additionalProperties": False,
+    }
+
+
+def rate_relevance(question: str, report: str) -> Messages:
+    system = (
+        "You decide whether a community report of a knowledge graph helps answer a question, "
+        "even partly. Reply with compact JSON on one line: "
+        '{"rating": R}, R from 0 (unrelated) to 5 (it answers the question).'
+    )
+    return _msgs(system, f"Report:\n{report}\n\nQuestion: {question}")

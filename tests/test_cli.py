@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from graphrag.cli import main
+from graphrag.query.registry import METHODS, OPT_IN_METHODS, method_names
 
 
 def test_help_lists_every_command(capsys) -> None:
@@ -57,3 +60,90 @@ def test_malformed_question_set_names_the_line(demo_index, tmp_path, capsys) -> 
     assert (
         f"{questions}:2: missing or empty field(s) question, reference" in capsys.readouterr().err
     )
+
+
+Q04 = (
+    "At the Regional Council meeting of 8 December 2022, which councillor moved to defer the "
+    "decision on Tidewell's Harrow Shoal application until a survey was done?"
+)
+
+
+def test_query_prints_every_methods_cost_beside_its_answer(
+    demo_index, tmp_path, monkeypatch, capsys
+) -> None:
+    # q04's answers are recorded for the five default methods; ppr retrieves naive's chunks
+    # for it, so its answer call is recorded too. A miss would fail in replay.
+    monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "vectors.sqlite"))
+    args = ["--cache", "replay", "query", "--index", str(demo_index.path), Q04]
+    assert main([*args, "--method", "all,ppr", "--json"]) == 0
+    answers = json.loads(capsys.readouterr().out)
+    assert list(answers) == [*METHODS, "ppr"], "all is the five recorded methods"
+
+    assert main([*args, "--method", "all,ppr"]) == 0
+    out = capsys.readouterr().out
+    headers = [line for line in out.splitlines() if line.startswith("=== ")]
+    assert len(headers) == len(answers)
+    for header, (method, answer) in zip(headers, answers.items(), strict=True):
+        usage = answer["usage"]
+        assert header.startswith(f"=== {method}  ")
+        assert (
+            f"cost: {usage['calls']} LLM calls, {usage['prompt_tokens']} prompt + "
+            f"{usage['completion_tokens']} completion tokens, " in header
+        )
+        assert usage["calls"] >= 1 and usage["prompt_tokens"] > 0
+        assert usage["completion_tokens"] > 0
+        assert answer["text"].strip() in out
+
+
+def test_method_names_keep_opt_in_methods_out_of_all_unless_asked() -> None:
+    assert method_names(["all"], []) == list(METHODS)
+    assert method_names(["all"], ["drift", "ppr"]) == [*METHODS, "drift", "ppr"]
+    assert method_names(["ppr"], ["drift"]) == ["ppr"], "opt-in only widens all"
+    assert method_names(["naive", "all", "naive"], ["ppr"]) == [*METHODS, "ppr"]
+    assert set(OPT_IN_METHODS) == {"drift", "ppr"} and not set(OPT_IN_METHODS) & set(METHODS)
+
+
+def test_unknown_method_is_one_line_naming_the_known_ones(demo_index, capsys) -> None:
+    args = ["--cache", "replay", "query", "--index", str(demo_index.path)]
+    assert main([*args, "--method", "graph_magic", "Who?"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown method(s) graph_magic; known: ")
+    assert "drift, ppr" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "env", "expected"),
+    [
+        ([], {}, list(METHODS)),
+        (["--opt-in"], {}, [*METHODS, "drift", "ppr"]),
+        ([], {"GRAPHRAG_EVAL__OPT_IN_METHODS": '["ppr"]'}, [*METHODS, "ppr"]),
+        (
+            ["--methods", "naive,ppr"],
+            {"GRAPHRAG_EVAL__OPT_IN_METHODS": '["drift"]'},
+            ["naive", "ppr"],
+        ),
+        (["--methods", "all", "--opt-in"], {}, [*METHODS, "drift", "ppr"]),
+    ],
+)
+def test_eval_evaluates_the_recorded_methods_unless_opt_in_is_asked(
+    isolated_cwd, monkeypatch, tmp_path, extra, env, expected
+) -> None:
+    # Only the method list is under test here: the evaluation itself is replaced.
+    import graphrag.eval.runner as runner
+
+    seen = {}
+
+    class Done:
+        def render(self) -> str:
+            return "done"
+
+    def capture(index, questions, methods, *args, **kwargs):
+        seen["methods"] = methods
+        return Done()
+
+    monkeypatch.setattr(runner, "run_evaluation", capture)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    args = ["eval", "--index", "i", "--questions", "q.jsonl", "--out", str(tmp_path), *extra]
+    assert main(args) == 0
+    assert seen["methods"] == expected

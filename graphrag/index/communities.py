@@ -160,3 +160,24 @@ def communities_table(
             }
         )
     return pd.DataFrame(rows, columns=COMMUNITY_COLUMNS)
+
+
+def rolled_up_level(communities: pd.DataFrame, level: int) -> pd.DataFrame:
+    """Return the communities that cover the whole graph at ``level``, by community number.
+
+    Each entity counts in its deepest community at or above ``level`` (Microsoft GraphRAG's
+    view of a level): a community too small to be split at ``level`` stands for itself
+    there, so every level, and any level past the deepest, covers every clustered entity
+    once, where the raw rows of a deep level hold only the communities that were split.
+    """
+    deepest: dict[str, tuple[int, int]] = {}  # entity -> (level, community)
+    for row in communities.itertuples(index=False):
+        at = int(getattr(row, S.LEVEL))
+        if at > level:
+            continue
+        community = int(getattr(row, S.COMMUNITY))
+        for entity in getattr(row, S.ENTITY_IDS):
+            if entity not in deepest or at > deepest[entity][0]:
+                deepest[entity] = (at, community)
+    chosen = {community for _, community in deepest.values()}
+    return communities[communities[S.COMMUNITY].isin(chosen)].sort_values(S.COMMUNITY)

@@ -42,6 +42,7 @@ class Answer:
     usage: Usage = field(default_factory=Usage)
     seconds: float = 0.0
     context_tokens: int = 0
+    failures: list[str] = field(default_factory=list)  # steps dropped, with their errors
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +55,7 @@ class Answer:
             "usage": self.usage.to_dict(),
             "seconds": self.seconds,
             "context_tokens": self.context_tokens,
+            "failures": self.failures,
         }
 
 
@@ -103,6 +105,10 @@ class IndexVectors:
     @cached_property
     def entities(self) -> np.ndarray:
         return _matrix(self.index.entities[S.DESCRIPTION_EMBEDDING])
+
+    @cached_property
+    def reports(self) -> np.ndarray:
+        return _matrix(self.index.community_reports[S.FULL_CONTENT_EMBEDDING])
 
 
 def _matrix(column: Any) -> np.ndarray:

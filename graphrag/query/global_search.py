@@ -8,18 +8,40 @@ says so without a reduce call rather than inventing one.
 
 ``contexts`` are the points given to the reduce step (what the final answer was written
 from); ``sources`` are the reports of the batches those points came from.
+
+Settings, all off by default so recorded answers replay (Microsoft GraphRAG's behaviour):
+``global_rollup_levels`` maps a whole-graph view of the level (``rolled_up_level``);
+``global_include_rank`` shows each report's rank in the map context; ``global_min_rank``
+drops low-ranked reports; ``global_tolerant_map`` drops a failed batch (named in
+``Answer.failures``) instead of failing the answer; ``global_dynamic_selection`` rates the
+reports from the root down and maps only the relevant ones (see ``dynamic_reports``);
+``global_contexts = "reports"`` makes ``contexts`` the texts of the reports the kept points
+came from and ``sources`` only those reports.
 """
 
 from __future__ import annotations
 
+import contextvars
 import random
 
 import pandas as pd
 
 from graphrag import prompts, tokens
 from graphrag.index import schemas as S
+from graphrag.index.communities import rolled_up_level
 from graphrag.llm import gather_with_progress
 from graphrag.query.base import Answer, ContextItem, Method, cited_numbers, fit_items
+
+# The steps one answer dropped (tolerant map, failed ratings), collected across its tasks.
+_failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "global_failures", default=None
+)
+
+
+def _drop(step: str, err: BaseException) -> None:
+    failures = _failures.get()
+    if failures is not None:
+        failures.append(f"{step}: {type(err).__name__}: {' '.join(str(err).split())[:300]}")
 
 
 def report_batches(reports: pd.DataFrame, budget: int, seed: int) -> list[pd.DataFrame]:
@@ -38,12 +60,20 @@ def report_batches(reports: pd.DataFrame, budget: int, seed: int) -> list[pd.Dat
     return [reports.iloc[b] for b in batches if b]
 
 
-def _batch_text(batch: pd.DataFrame, budget: int) -> str:
+def _batch_text(batch: pd.DataFrame, budget: int, include_rank: bool = False) -> str:
     # A single report larger than the batch budget is cut rather than skipped.
     return "\n\n".join(
-        f"[{int(r[S.COMMUNITY])}] {tokens.truncate(r[S.FULL_CONTENT], budget)}"
+        f"[{int(r[S.COMMUNITY])}] "
+        + (f"(rank {float(r[S.RANK]):g}) " if include_rank else "")
+        + tokens.truncate(r[S.FULL_CONTENT], budget)
         for _, r in batch.iterrows()
     )
+
+
+def _came_from(description: str, communities: list[int]) -> list[int]:
+    """Return the batch reports a point cites, or the whole batch when it cites none of them."""
+    cited = [c for c in cited_numbers(description) if c in communities]
+    return cited or communities
 
 
 class GlobalSearch(Method):
@@ -52,22 +82,88 @@ class GlobalSearch(Method):
     def level_reports(self) -> pd.DataFrame:
         reports = self.index.community_reports
         level = self.query.global_level
-        chosen = reports[reports[S.LEVEL] == level]
-        if chosen.empty:
-            # A small graph may have no community at the asked level: use the deepest there is.
-            chosen = reports[reports[S.LEVEL] == reports[S.LEVEL].max()] if len(reports) else chosen
-        return chosen.sort_values(S.COMMUNITY).reset_index(drop=True)
+        if self.query.global_rollup_levels:
+            view = rolled_up_level(self.index.communities, level)
+            chosen = reports[reports[S.COMMUNITY].isin(view[S.COMMUNITY])]
+        else:
+            chosen = reports[reports[S.LEVEL] == level]
+            if chosen.empty and len(reports):
+                # A small graph may have no community at the asked level: the deepest there is.
+                chosen = reports[reports[S.LEVEL] == reports[S.LEVEL].max()]
+        return self.ranked_enough(chosen)
+
+    def ranked_enough(self, reports: pd.DataFrame) -> pd.DataFrame:
+        """Return the reports ranked at least ``global_min_rank``, by community number."""
+        if self.query.global_min_rank > 0:
+            reports = reports[reports[S.RANK] >= self.query.global_min_rank]
+        return reports.sort_values(S.COMMUNITY).reset_index(drop=True)
+
+    async def arate(self, question: str, report: str) -> int:
+        reply = await self.llm.ajson(
+            prompts.rate_relevance(question, report),
+            prompts.relevance_rating_schema(),
+            name="relevance_rating",
+            max_tokens=20,
+        )
+        return int(reply["rating"])
+
+    async def dynamic_reports(self, question: str) -> pd.DataFrame:
+        """Return the reports found relevant top-down from the root communities.
+
+        Microsoft GraphRAG's dynamic community selection: rate the level-0 reports; a report
+        rated at least ``global_dynamic_threshold`` is kept and its children are rated next
+        (a relevant child replaces its parent); an irrelevant report's subtree is never
+        read. At most ``global_dynamic_max_ratings`` rating calls; a failed rating counts as
+        irrelevant and is named in ``Answer.failures``.
+        """
+        reports = self.index.community_reports
+        text_of = dict(zip(reports[S.COMMUNITY].astype(int), reports[S.FULL_CONTENT], strict=True))
+        communities = self.index.communities.set_index(S.COMMUNITY)
+        roots = communities.index[communities[S.LEVEL] == communities[S.LEVEL].min()]
+        queue = sorted(int(c) for c in roots if c in text_of)
+        budget = self.query.global_dynamic_max_ratings
+        relevant: set[int] = set()
+        while queue and budget > 0:
+            queue, budget = queue[:budget], budget - min(len(queue), budget)
+            ratings = await gather_with_progress(
+                (self.arate(question, text_of[c]) for c in queue),
+                "rate reports",
+                disable=True,
+            )
+            rated = []
+            for community, rating in zip(queue, ratings, strict=True):
+                if isinstance(rating, Exception):
+                    _drop(f"rating of report {community}", rating)
+                elif rating >= self.query.global_dynamic_threshold:
+                    rated.append((rating, community))
+            following = []
+            for _, community in sorted(rated, key=lambda r: -r[0]):
+                relevant.add(community)
+                relevant.discard(int(communities.loc[community, S.PARENT]))
+                following += [int(c) for c in communities.loc[community, S.CHILDREN]]
+            queue = [c for c in following if c in text_of]
+        return self.ranked_enough(reports[reports[S.COMMUNITY].isin(relevant)])
 
     async def amap(self, question: str) -> list[tuple[int, str, list[int]]]:
-        """Return (score, point, communities of its batch) for every nonzero point."""
-        batches = report_batches(
-            self.level_reports(), self.query.global_batch_tokens, self.settings.llm.seed
+        """Return (score, point, communities it came from) for every nonzero point.
+
+        A point comes from its batch's reports; with ``global_contexts = "reports"``, from
+        the reports of its batch that it cites (the whole batch when it cites none).
+        """
+        chosen = (
+            await self.dynamic_reports(question)
+            if self.query.global_dynamic_selection
+            else self.level_reports()
         )
+        budget = self.query.global_batch_tokens
+        batches = report_batches(chosen, budget, self.settings.llm.seed)
         schema = prompts.map_points_schema(self.query.global_map_max_points)
         results = await gather_with_progress(
             (
                 self.llm.ajson(
-                    prompts.global_map(question, _batch_text(b, self.query.global_batch_tokens)),
+                    prompts.global_map(
+                        question, _batch_text(b, budget, self.query.global_include_rank)
+                    ),
                     schema,
                     name="map_points",
                 )
@@ -76,13 +172,22 @@ class GlobalSearch(Method):
             "global map",
             disable=True,
         )
+        failed = [r for r in results if isinstance(r, Exception)]
+        if failed and (not self.query.global_tolerant_map or len(failed) == len(results)):
+            raise failed[0]  # tolerant or not, a map with no batch left has nothing to say
+        narrow = self.query.global_contexts == "reports"
         points = []
         for batch, result in zip(batches, results, strict=True):
-            if isinstance(result, Exception):
-                raise result
             communities = [int(c) for c in batch[S.COMMUNITY]]
+            if isinstance(result, Exception):
+                _drop(f"map batch of reports {communities}", result)
+                continue
             points += [
-                (p["score"], p["description"].strip(), communities)
+                (
+                    p["score"],
+                    p["description"].strip(),
+                    _came_from(p["description"], communities) if narrow else communities,
+                )
                 for p in result["points"]
                 if p["score"] > 0 and p["description"].strip()
             ]
@@ -108,9 +213,25 @@ class GlobalSearch(Method):
         return completion.text.strip()
 
     async def aanswer(self, question: str) -> Answer:
-        answer = await super().aanswer(question)
+        failures: list[str] = []
+        token = _failures.set(failures)
+        try:
+            answer = await super().aanswer(question)
+        finally:
+            _failures.reset(token)
+        answer.failures = failures
         # One item stands for a batch of reports: list each report once, as its own source.
         answer.sources = list(dict.fromkeys(s for item in answer.sources for s in item.split(",")))
+        if self.query.global_contexts == "reports":
+            text_of = dict(
+                zip(
+                    (f"report:{c}" for c in self.index.community_reports[S.COMMUNITY]),
+                    self.index.community_reports[S.FULL_CONTENT],
+                    strict=True,
+                )
+            )
+            answer.contexts = [text_of[s] for s in answer.sources]
+            answer.context_tokens = sum(tokens.count_tokens(c) for c in answer.contexts)
         # The reduce step cites community numbers, not item numbers.
         known = {f"report:{c}" for c in self.index.community_reports[S.COMMUNITY]}
         answer.cited = [f"report:{n}" for n in cited_numbers(answer.text) if f"report:{n}" in known]

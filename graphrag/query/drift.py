@@ -1,0 +1,192 @@
+"""DRIFT search (Microsoft GraphRAG): a global primer, local follow-ups, one ranked reduce.
+
+1. **Primer.** The LLM writes a hypothetical answer (HyDE's prompt, so the call is shared
+   with the ``hyde`` method's cache); its embedding picks the ``drift_top_reports`` closest
+   community reports, fitted into ``drift_primer_tokens``. One call over them returns JSON:
+   an intermediate answer, a 0-100 score and at most ``drift_followups`` follow-up questions.
+2. **Follow-ups.** For ``drift_depth`` rounds, the ``drift_followups`` pending questions
+   whose parent step scored best are each answered from a local-search context (the
+   ``local`` method's retrieval) by a call returning the same JSON, concurrently; their new
+   follow-ups join the queue. At most ``drift_followups * drift_depth`` local steps run,
+   however many questions the model asks. A failed step is dropped and named in
+   ``Answer.failures``; the search goes on.
+3. **Reduce.** The intermediate answers, best score first (score 0 and blank ones dropped),
+   fitted into ``drift_reduce_tokens``, become the final answer.
+
+``contexts`` are what the final answer was written from: the intermediate answers given to
+the reduce, then the report and text-unit texts those answers were written from; ``sources``
+are those reports and text units.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from graphrag import prompts, tokens
+from graphrag.embeddings import cosine_top_k
+from graphrag.index import schemas as S
+from graphrag.llm import gather_with_progress, track_usage
+from graphrag.query.base import Answer, ContextItem, Method, cited_numbers, fit_items, number_items
+from graphrag.query.local import LocalSearch
+
+DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced back to
+
+
+@dataclass
+class Step:
+    """One answered question of the search: the primer (depth 0) or a follow-up."""
+
+    query: str
+    answer: str
+    score: int
+    follow_ups: list[str]
+    depth: int
+    read: list[ContextItem] = field(default_factory=list)  # reports and text units it read
+
+
+def _key(question: str) -> str:
+    return " ".join(question.lower().split()).rstrip("?")
+
+
+class DRIFTSearch(Method):
+    name = "drift"
+
+    @cached_property
+    def local(self) -> LocalSearch:
+        return LocalSearch(self.index, self.settings, self.llm, self.embedder, self.vectors)
+
+    async def primer_reports(self, question: str) -> list[ContextItem]:
+        """Return the reports closest to a hypothetical answer, within the primer budget."""
+        passage = await self.llm.achat(
+            prompts.hypothetical_passage(question), max_tokens=self.query.hyde_max_tokens
+        )
+        vector = self.embedder.embed_one(passage.text.strip() or question)
+        reports = self.index.community_reports
+        ranked = cosine_top_k(vector, self.vectors.reports, self.query.drift_top_reports)
+        items = [
+            ContextItem(
+                f"report:{int(reports[S.COMMUNITY].iloc[r])}", reports[S.FULL_CONTENT].iloc[r]
+            )
+            for r, _ in ranked
+        ]
+        return fit_items(items, self.query.drift_primer_tokens)
+
+    async def astep(self, messages: list[dict[str, str]], query: str, depth: int) -> Step:
+        n = self.query.drift_followups
+        reply = await self.llm.ajson(
+            messages,
+            prompts.drift_step_schema(n),
+            name="drift_step",
+            max_tokens=self.query.drift_step_max_tokens,
+        )
+        return Step(
+            query=query,
+            answer=reply["answer"].strip(),
+            score=int(reply["score"]),
+            follow_ups=[f.strip() for f in reply["follow_ups"][:n] if f.strip()],
+            depth=depth,
+        )
+
+    async def aprimer(self, question: str) -> Step:
+        reports = await self.primer_reports(question)
+        # Reports are numbered by community, as global search numbers them, so the
+        # primer's citations name communities.
+        text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
+        step = await self.astep(
+            prompts.drift_primer(question, text, self.query.drift_followups), question, 0
+        )
+        step.read = reports
+        return step
+
+    async def afollow_up(self, question: str, follow_up: str, depth: int) -> Step:
+        items = await self.local.aretrieve(follow_up)
+        messages = prompts.drift_follow_up(
+            question, follow_up, number_items(items), self.query.drift_followups
+        )
+        step = await self.astep(messages, follow_up, depth)
+        step.read = [i for i in items if i.source.startswith(DRIFT_SOURCE_KINDS)]
+        return step
+
+    async def asteps(self, question: str) -> tuple[list[Step], list[str]]:
+        """Return every answered step, primer first, and the errors of the dropped ones."""
+        primer = await self.aprimer(question)
+        steps, failures = [primer], []
+        asked = {_key(question)}
+        pending: list[tuple[int, str]] = []  # (parent score, follow-up), in order asked
+
+        def queue(step: Step) -> None:
+            for follow_up in step.follow_ups:
+                if _key(follow_up) not in asked:
+                    asked.add(_key(follow_up))
+                    pending.append((step.score, follow_up))
+
+        queue(primer)
+        for depth in range(1, self.query.drift_depth + 1):
+            pending.sort(key=lambda p: -p[0])  # stable: ties keep the order they were asked
+            chosen = [f for _, f in pending[: self.query.drift_followups]]
+            del pending[: self.query.drift_followups]
+            if not chosen:
+                break
+            results = await gather_with_progress(
+                (self.afollow_up(question, f, depth) for f in chosen), "drift", disable=True
+            )
+            for follow_up, result in zip(chosen, results, strict=True):
+                if isinstance(result, Exception):
+                    failures.append(f"follow-up {follow_up!r}: {type(result).__name__}: {result}")
+                    continue
+                steps.append(result)
+                queue(result)
+        return steps, failures
+
+    def ranked_steps(self, steps: list[Step]) -> list[Step]:
+        """Return the steps the reduce reads: best score first, within the reduce budget."""
+        useful = sorted((s for s in steps if s.score > 0 and s.answer), key=lambda s: -s.score)
+        # fit_items keeps priority order; the item source carries the step's position.
+        items = [ContextItem(str(i), s.answer) for i, s in enumerate(useful)]
+        kept = fit_items(items, self.query.drift_reduce_tokens)
+        return [useful[int(item.source)] for item in kept]
+
+    async def aanswer(self, question: str) -> Answer:
+        """Return DRIFT's answer with the intermediate answers and what they read."""
+        started = time.monotonic()
+        with track_usage() as usage:
+            steps, failures = await self.asteps(question)
+            used = self.ranked_steps(steps)
+            if used:
+                answers = number_items([ContextItem("", s.answer) for s in used])
+                completion = await self.llm.achat(
+                    prompts.drift_reduce(question, answers), max_tokens=self.query.answer_max_tokens
+                )
+                text = completion.text.strip()
+            else:
+                text = prompts.NO_DRIFT_ANSWERS
+        read = {item.source: item.text for step in used for item in step.read}
+        cited = [
+            item.source
+            for n in cited_numbers(text)
+            if 0 < n <= len(used)
+            for item in used[n - 1].read
+        ]
+        contexts = [s.answer for s in used] + list(read.values())
+        return Answer(
+            question=question,
+            method=self.name,
+            text=text,
+            contexts=contexts,
+            sources=list(read),
+            cited=list(dict.fromkeys(cited)),
+            usage=usage,
+            seconds=time.monotonic() - started,
+            context_tokens=sum(tokens.count_tokens(c) for c in contexts),
+            failures=failures,
+        )
+
+    async def aretrieve(self, question: str) -> list[ContextItem]:
+        """Return the intermediate answers the reduce would read (LLM calls included)."""
+        steps, _ = await self.asteps(question)
+        return [
+            ContextItem(",".join(i.source for i in s.read), s.answer)
+            for s in self.ranked_steps(steps)
+        ]

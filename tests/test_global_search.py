@@ -1,0 +1,350 @@
+"""Global search's reference behaviours (Microsoft GraphRAG), each behind a setting, over the
+demo index rebuilt from the recorded cache: whole-graph levels, report rank in the map
+context and a minimum rank, a tolerant map, dynamic community selection, and contexts that
+are the reports the kept points came from. Model replies are scripted."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+import pandas as pd
+import pytest
+from conftest import FakeLLM, Reply
+
+from graphrag import prompts
+from graphrag.index import schemas as S
+from graphrag.index.communities import rolled_up_level
+from graphrag.index.store import Index
+from graphrag.llm import ChatLLM, LLMError
+from graphrag.query.global_search import GlobalSearch
+
+QUESTION = "What are the main themes?"
+MAPPED = re.compile(r"(?m)^\[(\d+)\] ")
+
+
+def kind_of(body: dict) -> str:
+    system = body["messages"][0]["content"]
+    for kind, opening in (
+        ("rate", "You decide whether a community report"),
+        ("map", "You read community reports"),
+        ("reduce", "You write the final answer"),
+    ):
+        if system.startswith(opening):
+            return kind
+    raise AssertionError(f"unexpected prompt: {system[:80]}")
+
+
+def mapped(body: dict) -> list[int]:
+    return [int(c) for c in MAPPED.findall(body["messages"][1]["content"].split("\n\nQuestion")[0])]
+
+
+def map_calls(fake: FakeLLM) -> list[dict]:
+    return [r for r in fake.requests if kind_of(r) == "map"]
+
+
+def point_per_batch(body: dict) -> str:
+    communities = mapped(body)
+    return json.dumps({"points": [{"description": f"about {communities}", "score": 50}]})
+
+
+def answer_maps(body: dict) -> str:
+    return point_per_batch(body) if kind_of(body) == "map" else "An answer."
+
+
+# --------------------------------------------------------------------------- levels
+
+
+def every_entity_once(view: pd.DataFrame, clustered: set[str]) -> bool:
+    members = [e for ids in view[S.ENTITY_IDS] for e in ids]
+    return len(members) == len(set(members)) and set(members) == clustered
+
+
+def test_every_rolled_up_level_covers_every_entity_exactly_once(demo_index: Index) -> None:
+    communities = demo_index.communities
+    clustered = {e for ids in communities[S.ENTITY_IDS] for e in ids}
+    deepest = int(communities[S.LEVEL].max())
+    assert deepest >= 1, "the demo graph has a split community"
+    raw_deepest = communities[communities[S.LEVEL] == deepest]
+    assert not every_entity_once(raw_deepest, clustered), "a raw deep level covers a part"
+    for level in range(deepest + 2):
+        assert every_entity_once(rolled_up_level(communities, level), clustered), level
+    # Level 0 is the roots; past the deepest level, the view is the leaves.
+    assert set(rolled_up_level(communities, 0)[S.COMMUNITY]) == set(
+        communities.loc[communities[S.LEVEL] == 0, S.COMMUNITY]
+    )
+    leaves = communities[communities[S.CHILDREN].map(len) == 0]
+    assert set(rolled_up_level(communities, deepest + 1)[S.COMMUNITY]) == set(leaves[S.COMMUNITY])
+
+
+def test_rolled_up_level_by_hand() -> None:
+    # 0 = {a, b} (never split), 1 = {c, d, e, f} split into 2 = {c, d} and 3 = {e, f};
+    # 3 split again into 4 = {e} and 5 = {f}.
+    communities = pd.DataFrame(
+        {
+            S.COMMUNITY: [0, 1, 2, 3, 4, 5],
+            S.LEVEL: [0, 0, 1, 1, 2, 2],
+            S.PARENT: [-1, -1, 1, 1, 3, 3],
+            S.CHILDREN: [[], [2, 3], [], [4, 5], [], []],
+            S.ENTITY_IDS: [["a", "b"], ["c", "d", "e", "f"], ["c", "d"], ["e", "f"], ["e"], ["f"]],
+        }
+    )
+    views = {level: list(rolled_up_level(communities, level)[S.COMMUNITY]) for level in range(4)}
+    assert views == {0: [0, 1], 1: [0, 2, 3], 2: [0, 2, 4, 5], 3: [0, 2, 4, 5]}
+
+
+@pytest.mark.parametrize("level", [0, 1, 5])
+def test_global_with_rolled_up_levels_maps_the_whole_graph_view(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, level: int
+) -> None:
+    settings = make_settings(
+        fake_llm.base_url, query={"global_rollup_levels": True, "global_level": level}
+    )
+    fake_llm.respond_with(answer_maps)
+    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+
+    answer = method.answer(QUESTION)
+
+    view = set(rolled_up_level(demo_index.communities, level)[S.COMMUNITY])
+    assert sorted(c for r in map_calls(fake_llm) for c in mapped(r)) == sorted(view)
+    assert set(answer.sources) == {f"report:{c}" for c in view}
+
+
+# --------------------------------------------------------------------------- rank
+
+
+@pytest.fixture
+def ranked_index(demo_index: Index) -> Index:
+    """The demo index with each report ranked by its community number (0, 1, 2, ...)."""
+    index = copy.copy(demo_index)
+    reports = demo_index.community_reports.copy()
+    reports[S.RANK] = reports[S.COMMUNITY].astype(float)
+    index.community_reports = reports
+    return index
+
+
+def test_map_context_shows_rank_and_low_ranks_are_dropped(
+    ranked_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    settings = make_settings(
+        fake_llm.base_url,
+        query={"global_include_rank": True, "global_min_rank": 2, "global_rollup_levels": True},
+    )
+    fake_llm.respond_with(answer_maps)
+    method = GlobalSearch(ranked_index, settings, ChatLLM(settings), replay_embedder)
+
+    method.answer(QUESTION)
+
+    view = rolled_up_level(ranked_index.communities, 0)[S.COMMUNITY]
+    shown = [c for r in map_calls(fake_llm) for c in mapped(r)]
+    assert sorted(shown) == sorted(c for c in view if c >= 2)
+    prompt = "\n".join(r["messages"][1]["content"] for r in map_calls(fake_llm))
+    reports = ranked_index.community_reports.set_index(S.COMMUNITY)
+    for community in shown:
+        title = reports.loc[community, S.FULL_CONTENT].splitlines()[0]
+        assert f"[{community}] (rank {community}) {title}" in prompt
+
+
+def test_defaults_show_no_rank(demo_index: Index, make_settings, fake_llm, replay_embedder):
+    settings = make_settings(fake_llm.base_url)
+    fake_llm.respond_with(answer_maps)
+    GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+    assert map_calls(fake_llm) and all(
+        "(rank " not in r["messages"][1]["content"] for r in map_calls(fake_llm)
+    )
+
+
+# --------------------------------------------------------------------------- tolerant map
+
+
+def small_batches(make_settings, fake_llm: FakeLLM, **query) -> object:
+    # One report per batch: every batch can fail on its own.
+    return make_settings(fake_llm.base_url, query={"global_batch_tokens": 1, **query})
+
+
+def failing_on(community: int):
+    def reply(body: dict) -> str | Reply:
+        if kind_of(body) == "map" and community in mapped(body):
+            return Reply("the model fell over", status=500)
+        return answer_maps(body)
+
+    return reply
+
+
+def test_tolerant_map_drops_a_failed_batch_and_names_it(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    settings = small_batches(make_settings, fake_llm, global_tolerant_map=True)
+    fake_llm.respond_with(failing_on(2))
+    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+
+    answer = method.answer(QUESTION)
+
+    level = demo_index.community_reports
+    roots = sorted(level.loc[level[S.LEVEL] == 0, S.COMMUNITY])
+    assert len(map_calls(fake_llm)) == len(roots)
+    assert answer.text == "An answer."
+    assert len(answer.failures) == 1 and "[2]" in answer.failures[0]
+    assert "report:2" not in answer.sources
+    assert set(answer.sources) == {f"report:{c}" for c in roots if c != 2}
+
+
+def test_strict_map_fails_on_a_failed_batch_and_tolerant_when_all_fail(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    settings = small_batches(make_settings, fake_llm)
+    fake_llm.respond_with(failing_on(2))
+    with pytest.raises(LLMError):
+        GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+
+    fake_llm.reset()
+    tolerant = small_batches(make_settings, fake_llm, global_tolerant_map=True)
+    fake_llm.respond_with(lambda body: Reply("down", status=500))
+    with pytest.raises(LLMError):
+        GlobalSearch(demo_index, tolerant, ChatLLM(tolerant), replay_embedder).answer(QUESTION)
+
+
+# --------------------------------------------------------------------------- dynamic selection
+
+
+def rater(demo_index: Index, ratings: dict[int, int]):
+    """A fake model rating each report by its community (unlisted: 0); maps answer one point."""
+    reports = demo_index.community_reports
+    community_of = dict(zip(reports[S.FULL_CONTENT], reports[S.COMMUNITY], strict=True))
+
+    def reply(body: dict) -> str:
+        if kind_of(body) == "rate":
+            report = (
+                body["messages"][1]["content"].removeprefix("Report:\n").split("\n\nQuestion: ")[0]
+            )
+            return json.dumps({"rating": ratings.get(int(community_of[report]), 0)})
+        return answer_maps(body)
+
+    return reply, community_of
+
+
+def rated(fake: FakeLLM, community_of: dict[str, int]) -> list[int]:
+    texts = [
+        r["messages"][1]["content"].removeprefix("Report:\n").split("\n\nQuestion: ")[0]
+        for r in fake.requests
+        if kind_of(r) == "rate"
+    ]
+    return sorted(int(community_of[t]) for t in texts)
+
+
+def split_community(index: Index) -> tuple[int, list[int]]:
+    communities = index.communities
+    parent = communities[communities[S.CHILDREN].map(len) > 0].iloc[0]
+    return int(parent[S.COMMUNITY]), [int(c) for c in parent[S.CHILDREN]]
+
+
+def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    parent, children = split_community(demo_index)
+    roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
+    other_root = next(c for c in roots if c != parent)
+    relevant_child = children[1]
+    ratings = {parent: 4, relevant_child: 5, other_root: 3}
+    reply, community_of = rater(demo_index, ratings)
+    settings = make_settings(fake_llm.base_url, query={"global_dynamic_selection": True})
+    fake_llm.respond_with(reply)
+    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+
+    answer = method.answer(QUESTION)
+
+    # Every root is rated, then only the relevant parent's children.
+    assert rated(fake_llm, community_of) == sorted(roots + children)
+    # The relevant child replaces its parent; irrelevant roots and children are not mapped.
+    chosen = sorted([other_root, relevant_child])
+    assert sorted(c for r in map_calls(fake_llm) for c in mapped(r)) == chosen
+    assert set(answer.sources) == {f"report:{c}" for c in chosen}
+    # The ratings are part of the answer's cost.
+    assert (
+        answer.usage.calls == fake_llm.calls == len(roots + children) + len(map_calls(fake_llm)) + 1
+    )
+
+
+def test_dynamic_selection_never_reads_an_irrelevant_subtree(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    parent, children = split_community(demo_index)
+    roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
+    # The children would be relevant, but their parent is not: they are never rated.
+    reply, community_of = rater(demo_index, {c: 5 for c in children} | {roots[0]: 2})
+    settings = make_settings(fake_llm.base_url, query={"global_dynamic_selection": True})
+    fake_llm.respond_with(reply)
+
+    GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+
+    assert rated(fake_llm, community_of) == roots
+    assert [c for r in map_calls(fake_llm) for c in mapped(r)] == [roots[0]]
+
+
+def test_dynamic_selection_stops_at_its_rating_budget(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    parent, children = split_community(demo_index)
+    roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
+    reply, community_of = rater(demo_index, {parent: 4} | {c: 5 for c in children})
+    settings = make_settings(
+        fake_llm.base_url,
+        query={"global_dynamic_selection": True, "global_dynamic_max_ratings": len(roots) + 1},
+    )
+    fake_llm.respond_with(reply)
+
+    answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+
+    assert len(rated(fake_llm, community_of)) == len(roots) + 1
+    # One child was rated (relevant, replacing the parent); the others were beyond the budget.
+    assert answer.sources == [f"report:{children[0]}"]
+
+
+def test_nothing_relevant_means_no_map(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    reply, _ = rater(demo_index, {})
+    settings = make_settings(fake_llm.base_url, query={"global_dynamic_selection": True})
+    fake_llm.respond_with(reply)
+
+    answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+
+    assert answer.text == prompts.NO_RELEVANT_REPORTS
+    assert map_calls(fake_llm) == []
+
+
+# --------------------------------------------------------------------------- contexts
+
+
+def test_report_contexts_are_the_reports_the_kept_points_cite(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    reports = demo_index.community_reports
+    roots = sorted(reports.loc[reports[S.LEVEL] == 0, S.COMMUNITY])
+
+    def cite_first(body: dict) -> str:
+        if kind_of(body) != "map":
+            return "An answer."
+        first = mapped(body)[0]
+        return json.dumps(
+            {
+                "points": [
+                    {"description": f"cites [{first}] and [999]", "score": 60},
+                    {"description": "cites nothing", "score": 0},
+                ]
+            }
+        )
+
+    settings = make_settings(fake_llm.base_url, query={"global_contexts": "reports"})
+    fake_llm.respond_with(cite_first)
+
+    answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+
+    cited = sorted({mapped(r)[0] for r in map_calls(fake_llm)})
+    assert len(cited) < len(roots), "the demo's level 0 is mapped in one batch"
+    assert answer.sources == [f"report:{c}" for c in cited]
+    text_of = dict(zip(reports[S.COMMUNITY], reports[S.FULL_CONTENT], strict=True))
+    assert answer.contexts == [text_of[c] for c in cited]
+    reduce = next(r for r in fake_llm.requests if kind_of(r) == "reduce")
+    assert f"cites [{cited[0]}] and [999]" in reduce["messages"][1]["content"]
