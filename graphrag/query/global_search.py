@@ -98,17 +98,20 @@ class GlobalSearch(Method):
         ]
         return fit_items(items, self.query.global_reduce_tokens)
 
-    async def agenerate(self, question: str, items: list[ContextItem]) -> str:
+    async def agenerate(
+        self, question: str, items: list[ContextItem], short_answer: bool = False
+    ) -> str:
         if not items:
             return prompts.NO_RELEVANT_REPORTS
         points = "\n".join(f"- {item.text}" for item in items)
-        completion = await self.llm.achat(
-            prompts.global_reduce(question, points), max_tokens=self.query.answer_max_tokens
-        )
+        messages = prompts.global_reduce(question, points)
+        if short_answer:
+            messages = prompts.with_final_answer_line(messages)
+        completion = await self.llm.achat(messages, max_tokens=self.query.answer_max_tokens)
         return completion.text.strip()
 
-    async def aanswer(self, question: str) -> Answer:
-        answer = await super().aanswer(question)
+    async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
+        answer = await super().aanswer(question, short_answer)
         # One item stands for a batch of reports: list each report once, as its own source.
         answer.sources = list(dict.fromkeys(s for item in answer.sources for s in item.split(",")))
         # The reduce step cites community numbers, not item numbers.
