@@ -154,9 +154,20 @@ def test_a_failed_answer_scores_zero_and_short_sets_get_em(demo_index: Index, tm
                 "answer": "",
                 "answer_error": "RuntimeError: boom",
             },
+            {
+                "question_id": "q01",
+                "method": "local",
+                "answer": "In 1998.",
+                "ranking": [f"text_unit:{unit(demo_index, '01_kbmi_profile')[0]}"],
+            },
+            {"question_id": "q01", "method": "global", "answer": "", "answer_error": "boom"},
         ]
     )
     scored = judge_free_columns(records, questions, demo_index)
+    assert scored.loc[2, f"recall_at_{RECALL_K}"] == 1.0
+    # Global ranks no text units: recall@k does not apply to it, failed or not.
+    assert math.isnan(scored.loc[3, f"recall_at_{RECALL_K}"])
+    assert scored.loc[3, "evidence_recall"] == 0.0
     assert scored.loc[0, "keyword_hit_rate"] == 1.0 and scored.loc[0, "evidence_recall"] == 1.0
     failed = scored.loc[1]
     assert failed["keyword_hit_rate"] == failed["evidence_recall"] == 0.0

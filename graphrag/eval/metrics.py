@@ -223,6 +223,9 @@ def judge_free_columns(
     evidence = EvidenceIndex(index)
     by_id = questions.set_index("id")
     entities_of = {q: _question_entities(row, gold) for q, row in by_id.iterrows()}
+    # recall@k applies to the methods that rank text units (any of their records has a ranking).
+    ranked = records.get("ranking", pd.Series([[]] * len(records), index=records.index))
+    ranking_methods = set(records.loc[ranked.map(lambda r: len(r) > 0), "method"])
     rows = []
     for record in records.itertuples(index=False):
         question = by_id.loc[record.question_id]
@@ -239,7 +242,9 @@ def judge_free_columns(
             "token_f1": token_f1(predicted, references) if short else math.nan,
             "evidence_recall": evidence.evidence_recall(contexts, support),
             f"recall_at_{RECALL_K}": (
-                evidence.recall_at_k(ranking, support) if ranking or failed else math.nan
+                evidence.recall_at_k(ranking, support)
+                if record.method in ranking_methods
+                else math.nan
             ),
             "gold_entity_reach": gold_entity_reach(contexts, entities_of[record.question_id]),
         }
