@@ -272,3 +272,43 @@ def test_missing_metric_columns_and_empty_records_are_named(records: pd.DataFram
         render_summary(records, [*RAGAS, "context_precision"], META)
     with pytest.raises(RecordsError, match="empty"):
         render_summary(records.iloc[0:0], RAGAS, META)
+
+
+def test_judge_validity_and_saturation_are_printed_beside_the_ragas_scores(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    """A judge that always says 1 on its controls is flagged in the tables and the reading;
+    a metric the judge scores 1.000 almost everywhere is called saturated."""
+    records["context_recall"] = 1.0
+    controls = pd.DataFrame(
+        {
+            "metric": ["faithfulness"] * 20 + ["context_recall"] * 3,
+            "control": ["wrong_answer"] * 20 + ["other_contexts"] * 3,
+            "question_id": [f"q{i:02d}" for i in range(23)],
+            "method": "local",
+            "donor_question_id": "q00",
+            "real": 1.0,
+            "control_score": [1.0] * 20 + [float("nan")] * 3,
+            "status": ["scored"] * 20 + ["not recorded"] * 3,
+            "error": None,
+        }
+    )
+    out = write_report(records, tmp_path / "report", RAGAS, META, controls=controls)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    scores = section(summary, "Scores by method")
+    assert (
+        "- Judge discrimination, faithfulness: 0.500 [0.500, 0.500] (n=20 pairs): "
+        "not informative on this judge"
+    ) in scores
+    assert "- Judge discrimination, context_recall: not measured (not recorded)" in scores
+    assert "- Judge discrimination, answer_relevancy: not measured" in scores
+    validity = section(summary, "Judge validity")
+    assert "| faithfulness | wrong_answer, other_answer, other_contexts | 20 | 0 | 0 |" in validity
+    assert "| context_recall | other_contexts | 0 | 0 | 3 | — | not measured (not recorded) |" in (
+        validity
+    )
+    assert "not evidence either way" in reading_line(summary, "faithfulness")
+    recall = reading_line(summary, "context_recall")
+    assert "48 of 48 scores are 1.000: the judge is saturated" in recall
+    assert "unvalidated" in recall
+    assert (out / "judge_controls.csv").is_file()

@@ -642,8 +642,10 @@ def _reading_line(analysis: _Analysis, metric: str) -> str:
     else:
         parts = [f"highest mean shared by {', '.join(map(_md, best))} at {_number(best_mean)}."]
     unscored = [str(m) for m in summary.loc[summary[f"{metric}_n"] == 0, "method"]]
-    if unscored:
+    if unscored and metric in analysis.ragas_metrics:
         parts.append(f"No scores for {', '.join(map(_md, unscored))}.")
+    elif unscored:
+        parts.append(f"Does not apply to {', '.join(map(_md, unscored))} (n=0).")
     comparisons = analysis.comparisons[metric]
     supported = _supported(comparisons)
     if supported:
@@ -684,19 +686,40 @@ def _reading_line(analysis: _Analysis, metric: str) -> str:
                 f"{failed} of {total} answers have no score (judge failures or failed answers); "
                 "means are over scored answers only."
             )
-        judged = analysis.discrimination.get(metric)
-        if judged is not None and judged.verdict == judge_validity.NOT_INFORMATIVE:
-            parts.append(
-                f"The judge did not separate real answers from planted controls on this metric "
-                f"({judged.render()}): its scores here are not evidence either way."
-            )
-        elif judged is not None and judged.verdict != judge_validity.INFORMATIVE:
-            parts.append(f"The judge's validity on this metric was {judged.verdict}.")
+        parts += _judge_notes(analysis, metric)
     else:
         failed = _failed_in(analysis)
         if failed:
             parts.append(f"{failed} failed answer(s) are scored 0 here.")
     return f"- **{metric}**: " + " ".join(parts)
+
+
+def _judge_notes(analysis: _Analysis, metric: str) -> list[str]:
+    """Return what the reader must know about the judge on ``metric``: saturation, validity."""
+    notes = []
+    scores = pd.to_numeric(analysis.records[metric], errors="coerce").dropna()
+    top = int((scores >= 1.0 - 1e-9).sum())
+    if len(scores) and top >= 0.8 * len(scores):
+        notes.append(
+            f"{top} of {len(scores)} scores are 1.000: the judge is saturated here, so equal "
+            "means say little."
+        )
+    judged = analysis.discrimination.get(metric)
+    if judged is None:
+        return notes
+    if judged.verdict == judge_validity.INFORMATIVE:
+        notes.append(f"The judge separated real answers from planted controls ({judged.render()}).")
+    elif judged.verdict == judge_validity.NOT_INFORMATIVE:
+        notes.append(
+            f"The judge did not separate real answers from planted controls on this metric "
+            f"({judged.render()}): its scores here are not evidence either way."
+        )
+    else:
+        notes.append(
+            f"The judge's validity on this metric is {judged.verdict}: read its scores as "
+            "unvalidated."
+        )
+    return notes
 
 
 def _reading_section(analysis: _Analysis) -> list[str]:
