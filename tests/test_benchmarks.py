@@ -10,6 +10,7 @@ import pytest
 
 from graphrag.cli import main
 from graphrag.config import REPO_ROOT
+from graphrag.documents import chunk_documents, load_documents
 from graphrag.eval.benchmarks import (
     BenchmarkError,
     Paragraph,
@@ -176,6 +177,9 @@ def test_the_committed_musique_subset_is_consistent() -> None:
         assert row.gold_entities == list(dict.fromkeys(s["answer"] for s in row.decomposition))
         assert {s["support"] for s in row.decomposition} <= set(row.support)
         assert row.gold_entities[-1] == row.reference  # the last hop answers the question
+    # One chunk per paragraph, so evidence recall is measured per gold paragraph.
+    loaded = load_documents(MUSIQUE / "docs").documents
+    assert len(chunk_documents(loaded)) == len(loaded) == 264
     licence = (MUSIQUE / "README.md").read_text()
     assert "CC BY 4.0" in licence and "Trivedi" in licence
     assert (MUSIQUE / "SOURCE_README.txt").is_file()
