@@ -1,4 +1,4 @@
-"""Command line: ``python -m graphrag index | query | eval | llm``."""
+"""Command line: ``python -m graphrag index | query | eval | convert | llm``."""
 
 from __future__ import annotations
 
@@ -124,8 +124,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
         limit=args.limit,
         progress=not args.quiet,
         command="python -m graphrag " + " ".join(sys.argv[1:]),
+        judge_controls=args.judge_controls,
+        pairwise_pairs=args.pairwise,
+        gold_graph=args.gold,
     )
     print(result.render())
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from graphrag.eval.benchmarks import convert_benchmark
+
+    summary = convert_benchmark(
+        args.format, args.source, args.out, args.questions, args.distractors
+    )
+    print(summary.render())
     return 0
 
 
@@ -191,8 +204,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics", help="comma list of RAGAS metrics (default: eval.metrics)")
     p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")
     p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument(
+        "--judge-controls",
+        type=int,
+        default=20,
+        metavar="N",
+        help="planted control pairs per RAGAS metric that measure the judge (default 20; 0: none)",
+    )
+    p.add_argument(
+        "--pairwise",
+        nargs="?",
+        const="all",
+        metavar="PAIRS",
+        help="also judge answers head to head: all method pairs, or A:B,C:D",
+    )
+    p.add_argument(
+        "--gold", help="gold_graph.json for gold entities (default: the one beside --questions)"
+    )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser(
+        "convert", help="turn a multi-hop QA benchmark into a corpus folder and a question set"
+    )
+    p.add_argument("format", choices=["musique", "hotpotqa"])
+    p.add_argument("--source", required=True, help="the benchmark .json (or MuSiQue's folder)")
+    p.add_argument("--out", required=True, help="folder to write docs/ and questions.jsonl into")
+    p.add_argument("--questions", type=int, default=50, help="keep the first N questions")
+    p.add_argument("--distractors", type=int, default=3, help="distractor paragraphs per question")
+    p.set_defaults(func=cmd_convert)
     return parser
 
 
@@ -212,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 - the CLI's job is to show it plainly
         from graphrag.documents import DocumentError
         from graphrag.embeddings import EmbeddingError
+        from graphrag.eval.benchmarks import BenchmarkError
         from graphrag.eval.questions import QuestionSetError
         from graphrag.index.quality import GoldGraphError
         from graphrag.index.store import IndexLoadError
@@ -220,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         from graphrag.query.registry import UnknownMethodError
 
         known = (
+            BenchmarkError,
             DocumentError,
             EmbeddingError,
             QuestionSetError,

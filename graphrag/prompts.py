@@ -351,3 +351,64 @@ def rate_relevance(question: str, report: str) -> Messages:
         '{"rating": R}, R from 0 (unrelated) to 5 (it answers the question).'
     )
     return _msgs(system, f"Report:\n{report}\n\nQuestion: {question}")
+
+# --------------------------------------------------------------------------- evaluation
+
+FINAL_ANSWER_INSTRUCTION = (
+    "After your answer, end with one last line of the form 'Answer: <short answer>', where "
+    "the short answer is only the name, number, date or phrase asked for (a few words), or "
+    "'Answer: unknown' if the context does not say."
+)
+
+
+def with_final_answer_line(messages: Messages) -> Messages:
+    """Benchmark sets: the same answer prompt, also asking for a final 'Answer: …' line.
+
+    The line is what exact match and token F1 score (as in HippoRAG and the benchmark
+    papers); the full answer above it stays for the judge. Other sets never see this text,
+    so their recorded prompts replay unchanged.
+    """
+    system, *rest = messages
+    return [{**system, "content": f"{system['content']} {FINAL_ANSWER_INSTRUCTION}"}, *rest]
+
+
+PAIRWISE_CRITERIA = {
+    "comprehensiveness": "How much detail does the answer give to cover all aspects and "
+    "details of the question?",
+    "diversity": "How varied and rich is the answer in giving different perspectives and "
+    "insights on the question?",
+    "empowerment": "How well does the answer help the reader understand and make informed "
+    "judgements about the topic?",
+    "directness": "How specifically and clearly does the answer address the question?",
+}
+
+
+def pairwise_schema() -> dict:
+    """One verdict per criterion: 1 or 2 for the better answer, 0 for a tie."""
+    verdict = {
+        "type": "object",
+        "properties": {
+            "winner": {"type": "integer", "enum": [0, 1, 2]},
+            "reason": {"type": "string", "maxLength": 300},
+        },
+        "required": ["winner", "reason"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {name: verdict for name in PAIRWISE_CRITERIA},
+        "required": list(PAIRWISE_CRITERIA),
+        "additionalProperties": False,
+    }
+
+
+def pairwise(question: str, first: str, second: str) -> Messages:
+    """The GraphRAG paper's head-to-head judgement of two answers; returns pairwise_schema JSON."""
+    criteria = "\n".join(f"- {name}: {text}" for name, text in PAIRWISE_CRITERIA.items())
+    system = (
+        "You compare two answers to the same question. For each criterion below, say which "
+        "answer is better: 1 for Answer 1, 2 for Answer 2, 0 only if they are equally good. "
+        "Give a one-sentence reason. Judge the answers, not their length or their order.\n"
+        f"{criteria}\nReply with JSON only."
+    )
+    return _msgs(system, f"Question: {question}\n\nAnswer 1:\n{first}\n\nAnswer 2:\n{second}")

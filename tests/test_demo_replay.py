@@ -7,7 +7,7 @@ import pytest
 from conftest import index_texts
 
 from graphrag.config import REPO_ROOT, Settings
-from graphrag.eval.metrics import SourceResolver
+from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
 from graphrag.index import schemas as S
 from graphrag.index.quality import extraction_quality, load_gold_graph
@@ -68,12 +68,16 @@ def test_recorded_demo_answers_replay(
     known = index_texts(demo_index)
     assert set(answer.sources) <= set(known), "every source is a row of the index"
     assert set(answer.cited) <= set(answer.sources)
-    assert SourceResolver(demo_index).documents(answer.sources)
     if name == "global":
         # Global contexts are the map step's points, drawn from the reports of one level.
         reports = demo_index.community_reports
         level = reports[reports[S.LEVEL] == replay_settings.query.global_level]
         assert set(answer.sources) <= {f"report:{c}" for c in level[S.COMMUNITY]}
         assert all(c.startswith("(importance ") for c in answer.contexts)
+        assert answer.ranking == []  # it ranks no text units
     else:
         assert answer.contexts == [known[s] for s in answer.sources]
+        # The prompt held the text of some document, and the ranking is of text units.
+        every_document = list(demo_index.documents[S.ID])
+        assert EvidenceIndex(demo_index).documents_read(answer.contexts, every_document)
+        assert answer.ranking and all(r.startswith("text_unit:") for r in answer.ranking)

@@ -14,15 +14,9 @@ from conftest import DEMO_DOCS, FakeLLM, Reply
 
 from graphrag.config import REPO_ROOT
 from graphrag.eval.judge import JUDGE_CALLS, Judge
-from graphrag.eval.metrics import (
-    SourceResolver,
-    judge_free_columns,
-    keyword_hit_rate,
-    retrieval_recall,
-)
+from graphrag.eval.metrics import keyword_hit_rate
 from graphrag.eval.questions import QuestionSetError, load_questions
 from graphrag.eval.runner import evaluate_pair, interleave_types
-from graphrag.index import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm import CacheMissError, ChatLLM, run_sync
 from graphrag.query.naive import NaiveRAG
@@ -86,6 +80,10 @@ def write_set(folder: Path, bad_line: str) -> Path:
         (json.dumps({**GOOD, "id": "g3", "support": "01_kbmi_profile"}), "support must be a list"),
         (json.dumps({**GOOD, "id": "g3", "answer_keywords": ["ok", ""]}), "answer_keywords"),
         (json.dumps({**GOOD, "id": "g1"}), "duplicate question id 'g1'"),
+        (json.dumps({**GOOD, "id": "g3", "hops": 0}), "hops must be a positive integer"),
+        (json.dumps({**GOOD, "id": "g3", "aliases": "Hall"}), "aliases must be a list"),
+        (json.dumps({**GOOD, "id": "g3", "decomposition": [{"a": 1}]}), "decomposition must be"),
+        (json.dumps({**GOOD, "id": "g3", "answer_format": "long"}), "answer_format 'long'"),
         (json.dumps({**GOOD, "id": "g3", "support": ["99_atlantis"]}), "unknown document.*99_"),
     ],
 )
@@ -113,6 +111,30 @@ def test_an_empty_or_missing_question_set_is_named(tmp_path: Path) -> None:
         load_questions(tmp_path / "nowhere.jsonl")
 
 
+def test_benchmark_fields_are_kept_only_when_a_set_uses_them(tmp_path: Path) -> None:
+    path = tmp_path / "bench.jsonl"
+    bench = {
+        **GOOD,
+        "type": "multi_hop",
+        "aliases": ["Saltmere"],
+        "hops": 2,
+        "decomposition": [{"question": "Who?", "answer": "X", "support": "01_kbmi_profile"}],
+        "gold_entities": ["X"],
+        "answer_format": "short",
+    }
+    path.write_text(json.dumps(bench) + "\n" + json.dumps({**GOOD, "id": "g2"}) + "\n")
+    table = load_questions(path)
+    assert list(table.columns[-5:]) == [
+        "aliases",
+        "hops",
+        "decomposition",
+        "gold_entities",
+        "answer_format",
+    ]
+    assert table.iloc[0]["hops"] == 2 and table.iloc[1]["answer_format"] == ""
+    assert table.iloc[1]["aliases"] == [] and table.iloc[0]["gold_entities"] == ["X"]
+
+
 def test_missing_optional_fields_take_their_defaults(tmp_path: Path) -> None:
     path = tmp_path / "minimal.jsonl"
     path.write_text(json.dumps({"id": "m1", "question": "Q?", "reference": "R."}) + "\n")
@@ -135,72 +157,6 @@ def test_keyword_hit_rate_by_hand() -> None:
     # "1,2" is not a thousands separator: "12" must not be found in it.
     assert keyword_hit_rate("Items 1,2 and 3.", ["12"]) == 0.0
     assert math.isnan(keyword_hit_rate("Any answer at all.", []))
-
-
-def first_unit_of(index: Index, document: str) -> str:
-    units = index.text_units
-    return next(
-        u for u, docs in zip(units[S.ID], units[S.DOCUMENT_IDS], strict=True) if document in docs
-    )
-
-
-def documents_of_units(index: Index, units) -> set[str]:
-    docs_of = dict(zip(index.text_units[S.ID], index.text_units[S.DOCUMENT_IDS], strict=True))
-    return {d for u in units for d in docs_of[u]}
-
-
-def test_sources_resolve_to_their_documents(demo_index: Index) -> None:
-    resolver = SourceResolver(demo_index)
-    unit = first_unit_of(demo_index, "03_storm_corvin")
-    assert resolver.documents([f"text_unit:{unit}"]) == {"03_storm_corvin"}
-
-    for row in demo_index.entities.head(10).itertuples(index=False):
-        expected = documents_of_units(demo_index, row.text_unit_ids)
-        assert expected and resolver.documents([f"entity:{row.id}"]) == expected
-    for _, row in demo_index.relationships.head(10).iterrows():
-        expected = documents_of_units(demo_index, row[S.TEXT_UNIT_IDS])
-        assert expected and resolver.documents([f"relationship:{row[S.ID]}"]) == expected
-
-    # A report reaches the documents its community's entities were extracted from.
-    entity_units = dict(
-        zip(demo_index.entities[S.ID], demo_index.entities[S.TEXT_UNIT_IDS], strict=True)
-    )
-    for row in demo_index.communities.itertuples(index=False):
-        expected = documents_of_units(
-            demo_index, [u for e in row.entity_ids for u in entity_units[e]]
-        )
-        assert resolver.documents([f"report:{row.community}"]) == expected
-
-    assert resolver.documents(["text_unit:nope", "entity:nope", "report:-5", "odd"]) == set()
-    assert resolver.documents([]) == set()
-
-
-def test_retrieval_recall_by_hand(demo_index: Index) -> None:
-    resolver = SourceResolver(demo_index)
-    storm = f"text_unit:{first_unit_of(demo_index, '03_storm_corvin')}"
-    lawsuit = f"text_unit:{first_unit_of(demo_index, '07_lawsuit_filed')}"
-    support = ["03_storm_corvin", "07_lawsuit_filed", "09_mayoral_election"]
-    assert retrieval_recall([storm], support, resolver) == 1 / 3
-    assert retrieval_recall([storm, lawsuit, storm], support, resolver) == 2 / 3
-    assert retrieval_recall([lawsuit], ["07_lawsuit_filed"], resolver) == 1.0
-    assert retrieval_recall([], support, resolver) == 0.0
-    assert retrieval_recall(["entity:unknown"], support, resolver) == 0.0
-    assert math.isnan(retrieval_recall([storm], [], resolver))
-
-
-def test_judge_free_columns_fill_every_record(demo_index: Index) -> None:
-    questions = load_questions(QUESTIONS_FILE, documents=DEMO_DOCUMENTS)
-    storm = f"text_unit:{first_unit_of(demo_index, '03_storm_corvin')}"
-    records = pd.DataFrame(
-        [
-            {"question_id": "q03", "answer": "About 30000 fish, off Corran.", "sources": [storm]},
-            {"question_id": "q01", "answer": "I do not know.", "sources": []},
-        ]
-    )
-    scored = judge_free_columns(records, questions, demo_index)
-    assert list(scored["keyword_hit_rate"]) == [1.0, 0.0]
-    assert list(scored["retrieval_recall"]) == [1.0, 0.0]
-    assert "keyword_hit_rate" not in records.columns  # the input is left as it was
 
 
 # --------------------------------------------------------------------------- the RAGAS judge

@@ -49,15 +49,26 @@ def test_aliases_and_normal_forms_match() -> None:
     quality = extraction_quality(entities, relationships, GOLD)
     assert quality.gold_entities == 4 and quality.extracted_entities == 5
     assert quality.entity_recall == 3 / 4
-    assert quality.entity_precision == 4 / 5
+    # KBMI and "the Kestrel Bay Marine Institute" are one gold entity: 3 distinct of 5.
+    assert quality.entity_precision == 3 / 5
+    assert quality.duplicate_matches == 1
     assert quality.missed_entities == ["KelpSense"]
     assert quality.unmatched_extracted == ["Saltmere University"]
     assert quality.gold_relationships == 3
     assert quality.relationship_recall == pytest.approx(2 / 3)
     assert quality.missed_relationships == [("Kestrel Bay Marine Institute", "KelpSense")]
     assert quality.render() == (
-        "entity recall 0.75 (3/4), entity precision 0.80 (4/5), relationship recall 0.67 (2/3)"
+        "entity recall 0.75 (3/4), entity precision 0.60 (3 distinct gold entities/5 extracted; "
+        "1 more matched an already-matched gold entity), relationship recall 0.67 (2/3)"
     )
+
+
+def test_three_rows_of_one_gold_entity_are_one_hit() -> None:
+    entities, relationships = frames(["Mara Okafor", "Okafor", "Director Mara Okafor"], [])
+    quality = extraction_quality(entities, relationships, GOLD)
+    assert quality.entity_precision == 1 / 3
+    assert quality.duplicate_matches == 2
+    assert quality.entity_recall == 1 / 4
 
 
 def test_surname_alias_and_a_perfect_extraction() -> None:

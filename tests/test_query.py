@@ -23,7 +23,13 @@ from graphrag.eval.questions import load_questions
 from graphrag.index import schemas as S
 from graphrag.index.store import Index, IndexLoadError, load_index
 from graphrag.llm import ChatLLM, run_sync
-from graphrag.query.base import ITEM_OVERHEAD_TOKENS, Answer, ContextItem, cited_numbers
+from graphrag.query.base import (
+    ITEM_OVERHEAD_TOKENS,
+    RANKING_DEPTH,
+    Answer,
+    ContextItem,
+    cited_numbers,
+)
 from graphrag.query.global_search import GlobalSearch, report_batches
 from graphrag.query.hyde import HyDE
 from graphrag.query.local import LocalSearch
@@ -500,14 +506,17 @@ def scripted_model(body: dict) -> str:
     return "The answer [1]."
 
 
+def scripted_method(index: Index, settings: Settings, fake_llm: FakeLLM, embedder, name: str):
+    """Return the named method over ``index``, its LLM the fake endpoint of scripted_model."""
+    fake_llm.respond_with(scripted_model)
+    return make_methods(index, [name], settings, ChatLLM(settings), embedder)[name]
+
+
 @pytest.mark.parametrize("name", list(METHODS))
 def test_answer_usage_counts_the_methods_calls(
     demo_index: Index, fake_settings, fake_llm: FakeLLM, replay_embedder, name: str
 ) -> None:
-    fake_llm.respond_with(scripted_model)
-    method = make_methods(
-        demo_index, [name], fake_settings, ChatLLM(fake_settings), replay_embedder
-    )[name]
+    method = scripted_method(demo_index, fake_settings, fake_llm, replay_embedder, name)
 
     answer = method.answer(question("q01"))
 
@@ -535,3 +544,51 @@ def test_answer_usage_counts_the_methods_calls(
     assert fake_llm.calls == expected[name]
     assert again.usage.calls == again.usage.cache_hits == expected[name]
     assert again.text == answer.text and again.contexts == answer.contexts
+
+
+# --------------------------------------------------------------------------- benchmark prompts
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_only_short_answer_sets_ask_for_a_final_answer_line(
+    demo_index: Index, fake_settings, fake_llm: FakeLLM, replay_embedder, name: str
+) -> None:
+    """The demo's prompts stay byte-identical (so its recorded answers replay); a benchmark set
+    adds the final-line instruction to the answer (or reduce) prompt and nothing else."""
+    method = scripted_method(demo_index, fake_settings, fake_llm, replay_embedder, name)
+
+    method.answer(question("q01"))
+    plain = fake_llm.requests[-1]["messages"]
+    method.answer(question("q01"), short_answer=True)
+    short = fake_llm.requests[-1]["messages"]
+
+    assert plain[0]["content"] in (
+        prompts.ANSWER_SYSTEM,
+        prompts.global_reduce("q", "p")[0]["content"],
+    )
+    assert short[0]["content"] == f"{plain[0]['content']} {prompts.FINAL_ANSWER_INSTRUCTION}"
+    assert short[1:] == plain[1:]
+
+
+@pytest.mark.parametrize("name", ["naive", "hyde", "multi_query", "local"])
+def test_the_ranking_starts_with_the_prompt_s_text_units(
+    demo_index: Index, fake_settings, fake_llm: FakeLLM, replay_embedder, name: str
+) -> None:
+    method = scripted_method(demo_index, fake_settings, fake_llm, replay_embedder, name)
+    answer = method.answer(question("q11"))
+    in_prompt = [s for s in answer.sources if s.startswith("text_unit:")]
+    assert in_prompt and len(set(answer.ranking)) == len(answer.ranking)
+    assert all(s.startswith("text_unit:") for s in answer.ranking)
+    if name == "local":  # units are packed by budget: every one in the prompt was ranked
+        assert set(in_prompt) <= set(answer.ranking)
+    else:  # the top_k of a ranking RANKING_DEPTH deep
+        assert answer.ranking[: len(in_prompt)] == in_prompt
+        assert len(answer.ranking) == min(RANKING_DEPTH, len(demo_index.text_units))
+
+
+def test_global_search_ranks_no_text_units(
+    demo_index: Index, fake_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    fake_llm.respond_with(scripted_model)
+    method = GlobalSearch(demo_index, fake_settings, ChatLLM(fake_settings), replay_embedder)
+    assert method.answer(question("q19")).ranking == []

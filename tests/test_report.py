@@ -64,7 +64,7 @@ def synthetic_records(seed: int = 0) -> pd.DataFrame:
                     "sources": [f"doc{q}.md"],
                     "cited": [f"doc{q}.md"] if method == "local" else [],
                     "keyword_hit_rate": keyword_hits,
-                    "retrieval_recall": math.nan if q % 5 == 0 else float(rng.uniform(0.5, 1)),
+                    "evidence_recall": math.nan if q % 5 == 0 else float(rng.uniform(0.5, 1)),
                     "context_tokens": 800 + 10 * q,
                     "llm_calls": {"naive": 1, "hyde": 2, "local": 1}[method],
                     "prompt_tokens": 1000 + q,
@@ -146,15 +146,16 @@ def test_summary_shows_the_run_the_ns_and_the_failures(report: Path) -> None:
     scores = section(summary, "Scores by method")
     naive_row = next(line for line in scores.splitlines() if line.startswith("| naive |"))
     cells = [cell.strip() for cell in naive_row.strip("|").split("|")]
-    assert cells[1].endswith("(n=13)")  # faithfulness: three judge failures
-    assert cells[2].endswith("(n=16)")
-    assert cells[5].endswith("(n=12)")  # retrieval_recall: 4 questions without support docs
-    assert re.fullmatch(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(n=13\)", cells[1])
+    assert cells[1] == "0"  # failed answers: the synthetic records have none
+    assert cells[2].endswith("(n=13; 3 unscored)")  # faithfulness: three judge failures
+    assert cells[3].endswith("(n=16)")
+    assert cells[6].endswith("(n=12)")  # evidence_recall: 4 questions without support docs
+    assert re.fullmatch(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(n=13; 3 unscored\)", cells[2])
 
     by_type = section(summary, "Scores by question type")
     faithfulness = by_type.split("### faithfulness", 1)[1].split("###", 1)[0]
     naive_by_type = next(line for line in faithfulness.splitlines() if line.startswith("| naive"))
-    assert "(n=6)" in naive_by_type and "(n=7)" in naive_by_type
+    assert "(n=6; 2 unscored)" in naive_by_type and "(n=7; 1 unscored)" in naive_by_type
 
     failures = section(summary, "Failures")
     assert "| naive | faithfulness | 3 / 16 | ValidationError: 1 validation error" in failures
@@ -187,8 +188,8 @@ def test_reading_names_the_constructed_best_method_and_only_supported_difference
     assert ">" not in relevancy.split(":", 1)[1]
 
     # The best method named for each metric is the one with the highest mean in the numbers.
-    table = summarize(records, [*RAGAS, "keyword_hit_rate", "retrieval_recall"])
-    for metric in [*RAGAS, "keyword_hit_rate", "retrieval_recall"]:
+    table = summarize(records, [*RAGAS, "keyword_hit_rate", "evidence_recall"])
+    for metric in [*RAGAS, "keyword_hit_rate", "evidence_recall"]:
         best = table.loc[table[f"{metric}_mean"].idxmax(), "method"]
         assert f"highest mean: {best} " in reading_line(summary, metric), metric
 
@@ -224,7 +225,7 @@ def test_a_method_with_no_faithfulness_scores_still_renders(
         for line in section(summary, "Scores by method").splitlines()
         if line.startswith("| local")
     )
-    assert local_row.split("|")[2].strip() == "— (n=0)"
+    assert local_row.split("|")[3].strip() == "— (n=0; 16 unscored)"
     assert "| local | faithfulness | 16 / 16 | TimeoutError: judge timed out (×16) |" in summary
     faithfulness = reading_line(summary, "faithfulness")
     assert "No scores for local." in faithfulness
@@ -271,3 +272,43 @@ def test_missing_metric_columns_and_empty_records_are_named(records: pd.DataFram
         render_summary(records, [*RAGAS, "context_precision"], META)
     with pytest.raises(RecordsError, match="empty"):
         render_summary(records.iloc[0:0], RAGAS, META)
+
+
+def test_judge_validity_and_saturation_are_printed_beside_the_ragas_scores(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    """A judge that always says 1 on its controls is flagged in the tables and the reading;
+    a metric the judge scores 1.000 almost everywhere is called saturated."""
+    records["context_recall"] = 1.0
+    controls = pd.DataFrame(
+        {
+            "metric": ["faithfulness"] * 20 + ["context_recall"] * 3,
+            "control": ["wrong_answer"] * 20 + ["other_contexts"] * 3,
+            "question_id": [f"q{i:02d}" for i in range(23)],
+            "method": "local",
+            "donor_question_id": "q00",
+            "real": 1.0,
+            "control_score": [1.0] * 20 + [float("nan")] * 3,
+            "status": ["scored"] * 20 + ["not recorded"] * 3,
+            "error": None,
+        }
+    )
+    out = write_report(records, tmp_path / "report", RAGAS, META, controls=controls)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    scores = section(summary, "Scores by method")
+    assert (
+        "- Judge discrimination, faithfulness: 0.500 [0.500, 0.500] (n=20 pairs): "
+        "not informative on this judge"
+    ) in scores
+    assert "- Judge discrimination, context_recall: not measured (not recorded)" in scores
+    assert "- Judge discrimination, answer_relevancy: not measured" in scores
+    validity = section(summary, "Judge validity")
+    assert "| faithfulness | wrong_answer, other_answer, other_contexts | 20 | 0 | 0 |" in validity
+    assert "| context_recall | other_contexts | 0 | 0 | 3 | — | not measured (not recorded) |" in (
+        validity
+    )
+    assert "not evidence either way" in reading_line(summary, "faithfulness")
+    recall = reading_line(summary, "context_recall")
+    assert "48 of 48 scores are 1.000: the judge is saturated" in recall
+    assert "unvalidated" in recall
+    assert (out / "judge_controls.csv").is_file()

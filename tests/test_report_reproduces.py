@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from graphrag.config import REPO_ROOT
+from graphrag.eval.metrics import JUDGE_FREE_METRICS
 from graphrag.eval.runner import run_evaluation
 
 CORPUS = REPO_ROOT / "data" / "kestrel_bay"
@@ -43,8 +44,8 @@ def test_batch_evaluation_replays_the_committed_report(demo_index, replay_settin
         "answer",
         "contexts",
         "sources",
-        "keyword_hit_rate",
-        "retrieval_recall",
+        "ranking",
+        *JUDGE_FREE_METRICS,
         "llm_calls",
         "prompt_tokens",
         "completion_tokens",
@@ -61,3 +62,7 @@ def test_batch_evaluation_replays_the_committed_report(demo_index, replay_settin
         return [line for line in text.splitlines() if line.startswith("|")]
 
     assert tables(result.summary) == tables((COMMITTED / "summary.md").read_text())
+    # The judge's planted controls replay too (the ones recorded, and the same not-recorded).
+    fresh_controls = pd.read_csv(result.out / "judge_controls.csv")
+    committed_controls = pd.read_csv(COMMITTED / "judge_controls.csv")
+    pd.testing.assert_frame_equal(fresh_controls, committed_controls)

@@ -74,7 +74,9 @@ class Judge:
         self._client: Any = None
 
     def _build(self) -> dict[str, Any]:
-        client = self.llm.async_client(max_retries=self.settings.llm.max_retries)
+        # A replay miss stays a miss: retrying it would only wait out the client's backoff.
+        replay = self.settings.cache.mode == "replay"
+        client = self.llm.async_client(max_retries=0 if replay else self.settings.llm.max_retries)
         if self._metrics is not None and client is self._client:
             return self._metrics
         from ragas.llms import llm_factory

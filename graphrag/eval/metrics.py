@@ -1,15 +1,49 @@
-"""Judge-free metrics: they need no LLM, so they are exact and free to recompute."""
+"""Judge-free metrics: they need no LLM, so they are exact and free to recompute.
+
+Retrieval is scored over what the model actually read, never over what an id could lead to:
+
+* **evidence_recall**: the share of a question's gold supporting documents (or benchmark
+  paragraphs) of which at least one text unit was placed, verbatim, in the answer's prompt
+  (``contexts``). Entity descriptions, relationship lines, community reports and global
+  search's map points are written by the model from text units; they count only if they hold
+  a text unit's text verbatim, which summaries never do. So global search, which reads only
+  map points, scores 0 by construction: what its prompt held is measured by
+  ``gold_entity_reach`` instead.
+* **recall_at_k**: the share of gold documents with a text unit among the first ``k`` of the
+  method's ranked retrieval (``Answer.ranking``), whether or not they fitted in the prompt;
+  methods that rank no text units (global search) have none (NaN, "not applicable").
+* **gold_entity_reach**: the share of the question's gold entities whose name (or an alias)
+  the prompt's contexts mention as a whole word.
+
+A method that failed to answer scores 0 on every judge-free metric that applies to the
+question (it read nothing and answered nothing); NaN means only "does not apply".
+"""
 
 from __future__ import annotations
 
 import math
 import re
+import string
 import unicodedata
+from collections import Counter
+from collections.abc import Iterable
 
 import pandas as pd
 
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
+
+RECALL_K = 5
+JUDGE_FREE_METRICS = (
+    "keyword_hit_rate",
+    "exact_match",
+    "token_f1",
+    "evidence_recall",
+    f"recall_at_{RECALL_K}",
+    "gold_entity_reach",
+)
+SHORT_ANSWER_FORMAT = "short"
+_FINAL_LINE = re.compile(r"^[\s*#>_-]*answer[\s*_]*:[\s*_]*(.+?)[\s*_]*$", re.IGNORECASE)
 
 
 def _fold(text: str) -> str:
@@ -34,58 +68,188 @@ def keyword_hit_rate(answer: str, keywords: list[str]) -> float:
     return hits / len(keywords)
 
 
-class SourceResolver:
-    """Map an answer's typed source ids to the documents they came from."""
+# --------------------------------------------------------------------------- short answers
+
+
+def final_answer(text: str) -> str:
+    """Return the answer's last "Answer: …" line (the short answer), or the whole text.
+
+    Benchmark prompts ask every method to end with such a line; an answer without one is
+    scored as a whole, which a long sentence loses on EM/F1 against a two-word reference.
+    """
+    for line in reversed(text.splitlines()):
+        match = _FINAL_LINE.match(line)
+        if match:
+            return match.group(1).strip()
+    return text.strip()
+
+
+def normalize_answer(text: str) -> str:
+    """Return SQuAD's normal form: lower case, no punctuation, no articles, single spaces."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def exact_match(prediction: str, references: Iterable[str]) -> float:
+    """Return 1.0 when the normalized prediction equals a normalized reference (or alias)."""
+    predicted = normalize_answer(prediction)
+    return float(any(predicted == normalize_answer(r) for r in references))
+
+
+def _f1(prediction: str, reference: str) -> float:
+    predicted, gold = normalize_answer(prediction).split(), normalize_answer(reference).split()
+    if not predicted or not gold:
+        return float(predicted == gold)
+    common = sum((Counter(predicted) & Counter(gold)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+def token_f1(prediction: str, references: Iterable[str]) -> float:
+    """Return SQuAD's token F1 against the best-matching reference or alias."""
+    return max((_f1(prediction, r) for r in references), default=math.nan)
+
+
+# --------------------------------------------------------------------------- retrieval
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+class EvidenceIndex:
+    """The index's text units by document, for checking what a prompt really held."""
 
     def __init__(self, index: Index) -> None:
         units = index.text_units
-        self.unit_docs = dict(zip(units[S.ID], units[S.DOCUMENT_IDS], strict=True))
-        entities, relationships = index.entities, index.relationships
-        self.units_of = {
-            "entity": dict(zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True)),
-            "relationship": dict(
-                zip(relationships[S.ID], relationships[S.TEXT_UNIT_IDS], strict=True)
-            ),
-            "report": dict(
-                zip(
-                    index.communities[S.COMMUNITY].astype(str),
-                    index.communities[S.TEXT_UNIT_IDS],
-                    strict=True,
-                )
-            ),
+        self.units_of_document: dict[str, list[str]] = {}
+        self.text_of_unit: dict[str, str] = {}
+        for unit, text, documents in zip(
+            units[S.ID], units[S.TEXT], units[S.DOCUMENT_IDS], strict=True
+        ):
+            self.text_of_unit[unit] = _flat(text)
+            for document in documents:
+                self.units_of_document.setdefault(document, []).append(unit)
+
+    def documents_read(self, contexts: Iterable[str], documents: Iterable[str]) -> set[str]:
+        """Return those of ``documents`` with a text unit held verbatim by a context."""
+        flat = [_flat(c) for c in contexts]
+        return {
+            d
+            for d in documents
+            if any(
+                self.text_of_unit[u] and any(self.text_of_unit[u] in c for c in flat)
+                for u in self.units_of_document.get(d, [])
+            )
         }
 
-    def documents(self, sources: list[str]) -> set[str]:
-        docs: set[str] = set()
-        for source in sources:
-            kind, _, ident = source.partition(":")
-            units = [ident] if kind == "text_unit" else self.units_of.get(kind, {}).get(ident, [])
-            for unit in units:
-                docs.update(self.unit_docs.get(unit, []))
-        return docs
+    def evidence_recall(self, contexts: Iterable[str], support: list[str]) -> float:
+        """Return the share of ``support`` documents whose text the contexts hold."""
+        if not support:
+            return math.nan
+        return len(self.documents_read(list(contexts), support)) / len(set(support))
+
+    def recall_at_k(self, ranking: list[str], support: list[str], k: int = RECALL_K) -> float:
+        """Return the share of ``support`` documents with a text unit in the top ``k`` ranked."""
+        if not support:
+            return math.nan
+        top = {s.removeprefix("text_unit:") for s in ranking[:k]}
+        found = {d for d in support if top.intersection(self.units_of_document.get(d, []))}
+        return len(found) / len(set(support))
 
 
-def retrieval_recall(sources: list[str], support: list[str], resolver: SourceResolver) -> float:
-    """Return the share of a question's supporting documents that its sources reach."""
-    if not support:
+def _named(entities: list[list[str]], text: str) -> set[int]:
+    """Return the positions of ``entities`` (each [name, *aliases]) that ``text`` names.
+
+    Names are matched as whole words, case-insensitively, longest first, and a shorter name
+    inside a longer one's match does not count: "Kestrel Bay Marine Institute" does not also
+    name "Kestrel Bay".
+    """
+    folded = _fold(text)
+    claimed = [False] * len(folded)
+    surfaces = sorted(
+        ((_fold(s).strip(), i) for i, names in enumerate(entities) for s in names),
+        key=lambda item: -len(item[0]),
+    )
+    found = set()
+    for surface, i in surfaces:
+        if not surface:
+            continue
+        for match in re.finditer(rf"(?<!\w){re.escape(surface)}(?!\w)", folded):
+            if not any(claimed[match.start() : match.end()]):
+                claimed[match.start() : match.end()] = [True] * (match.end() - match.start())
+                found.add(i)
+    return found
+
+
+def gold_entities_of(question: str, reference: str, gold: dict | None) -> list[list[str]]:
+    """Return the gold entities ([name, *aliases]) that question or reference name."""
+    if not gold:
+        return []
+    entities = [[e["name"], *e.get("aliases", [])] for e in gold.get("entities", [])]
+    named = _named(entities, f"{question}\n{reference}")
+    return [entities[i] for i in sorted(named)]
+
+
+def gold_entity_reach(contexts: Iterable[str], entities: list[list[str]]) -> float:
+    """Return the share of gold entities (name + aliases) the contexts name as whole words."""
+    if not entities:
         return math.nan
-    reached = resolver.documents(sources)
-    return sum(1 for d in support if d in reached) / len(support)
+    return len(_named(entities, "\n".join(contexts))) / len(entities)
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _question_entities(row: pd.Series, gold: dict | None) -> list[list[str]]:
+    listed = row.get("gold_entities")
+    if isinstance(listed, list) and listed:
+        return [[name] for name in listed]
+    return gold_entities_of(row["question"], row["reference"], gold)
 
 
 def judge_free_columns(
-    records: pd.DataFrame, questions: pd.DataFrame, index: Index
+    records: pd.DataFrame, questions: pd.DataFrame, index: Index, gold: dict | None = None
 ) -> pd.DataFrame:
-    """Return ``records`` with keyword_hit_rate and retrieval_recall filled in."""
-    resolver = SourceResolver(index)
+    """Return ``records`` with every judge-free metric filled in (0 for a failed answer).
+
+    ``gold`` is a gold graph (``load_gold_graph``); questions that list ``gold_entities``
+    use those instead.
+    """
+    evidence = EvidenceIndex(index)
     by_id = questions.set_index("id")
-    records = records.copy()
-    records["keyword_hit_rate"] = [
-        keyword_hit_rate(a, by_id.loc[q, "answer_keywords"])
-        for a, q in zip(records["answer"], records["question_id"], strict=True)
-    ]
-    records["retrieval_recall"] = [
-        retrieval_recall(list(s), by_id.loc[q, "support"], resolver)
-        for s, q in zip(records["sources"], records["question_id"], strict=True)
-    ]
-    return records
+    entities_of = {q: _question_entities(row, gold) for q, row in by_id.iterrows()}
+    # recall@k applies to the methods that rank text units (any of their records has a ranking).
+    ranked = records.get("ranking", pd.Series([[]] * len(records), index=records.index))
+    ranking_methods = set(records.loc[ranked.map(lambda r: len(r) > 0), "method"])
+    rows = []
+    for record in records.itertuples(index=False):
+        question = by_id.loc[record.question_id]
+        failed = isinstance(record.answer_error, str) and bool(record.answer_error)
+        contexts = list(record.contexts)
+        ranking = list(getattr(record, "ranking", []) or [])
+        support = list(question["support"])
+        references = [question["reference"], *question.get("aliases", [])]
+        short = question.get("answer_format") == SHORT_ANSWER_FORMAT
+        predicted = final_answer(record.answer)
+        scores = {
+            "keyword_hit_rate": keyword_hit_rate(record.answer, question["answer_keywords"]),
+            "exact_match": exact_match(predicted, references) if short else math.nan,
+            "token_f1": token_f1(predicted, references) if short else math.nan,
+            "evidence_recall": evidence.evidence_recall(contexts, support),
+            f"recall_at_{RECALL_K}": (
+                evidence.recall_at_k(ranking, support)
+                if record.method in ranking_methods
+                else math.nan
+            ),
+            "gold_entity_reach": gold_entity_reach(contexts, entities_of[record.question_id]),
+        }
+        if failed:
+            scores = {k: v if math.isnan(v) else 0.0 for k, v in scores.items()}
+        rows.append({"short_answer": predicted if short else None, **scores})
+    scored = pd.DataFrame(rows, index=records.index)
+    return pd.concat([records.drop(columns=scored.columns, errors="ignore"), scored], axis=1)

@@ -1,4 +1,11 @@
-"""Question sets: a .jsonl of {id, question, reference, type, support, answer_keywords}."""
+"""Question sets: a .jsonl of {id, question, reference, type, support, answer_keywords}.
+
+Benchmark sets (``python -m graphrag convert``) add optional fields: ``aliases`` (other
+accepted short answers), ``hops`` (the number of reasoning steps), ``decomposition`` (the
+per-hop sub-questions, each {question, answer, support}), ``gold_entities`` (names a graph
+method should reach) and ``answer_format`` ("short": every method also ends its answer with
+an "Answer: …" line that exact match and token F1 score).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,8 @@ import pandas as pd
 
 QUESTION_TYPES = ("local", "multi_hop", "global")
 COLUMNS = ["id", "question", "reference", "type", "support", "answer_keywords"]
+BENCHMARK_COLUMNS = ["aliases", "hops", "decomposition", "gold_entities", "answer_format"]
+ANSWER_FORMATS = ("", "short")
 
 
 class QuestionSetError(ValueError):
@@ -28,10 +37,25 @@ def _check(record: object, where: str, seen: set[str]) -> dict:
     kind = record.get("type", "local")
     if kind not in QUESTION_TYPES:
         raise QuestionSetError(f"{where}: type {kind!r} is not one of {', '.join(QUESTION_TYPES)}")
-    for field in ("support", "answer_keywords"):
+    for field in ("support", "answer_keywords", "aliases", "gold_entities"):
         value = record.get(field, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise QuestionSetError(f"{where}: {field} must be a list of non-empty strings")
+    hops = record.get("hops")
+    if hops is not None and (not isinstance(hops, int) or isinstance(hops, bool) or hops < 1):
+        raise QuestionSetError(f"{where}: hops must be a positive integer")
+    decomposition = record.get("decomposition", [])
+    if not isinstance(decomposition, list) or not all(
+        isinstance(step, dict) and isinstance(step.get("question"), str) for step in decomposition
+    ):
+        raise QuestionSetError(
+            f"{where}: decomposition must be a list of {{question, ...}} objects"
+        )
+    answer_format = record.get("answer_format", "")
+    if answer_format not in ANSWER_FORMATS:
+        raise QuestionSetError(
+            f"{where}: answer_format {answer_format!r} is not one of {ANSWER_FORMATS}"
+        )
     return {
         "id": record["id"],
         "question": record["question"],
@@ -39,6 +63,11 @@ def _check(record: object, where: str, seen: set[str]) -> dict:
         "type": kind,
         "support": list(record.get("support", [])),
         "answer_keywords": list(record.get("answer_keywords", [])),
+        "aliases": list(record.get("aliases", [])),
+        "hops": hops,
+        "decomposition": list(decomposition),
+        "gold_entities": list(record.get("gold_entities", [])),
+        "answer_format": answer_format,
     }
 
 
@@ -70,4 +99,6 @@ def load_questions(path: str | Path, documents: set[str] | None = None) -> pd.Da
         rows.append(row)
     if not rows:
         raise QuestionSetError(f"question set {path} has no questions")
-    return pd.DataFrame(rows, columns=COLUMNS)
+    frame = pd.DataFrame(rows, columns=COLUMNS + BENCHMARK_COLUMNS)
+    benchmark = [c for c in BENCHMARK_COLUMNS if frame[c].map(bool).any()]
+    return frame[COLUMNS + benchmark]

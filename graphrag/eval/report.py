@@ -1,5 +1,10 @@
 """The evaluation report folder: the records, a markdown summary and three plots.
 
+Beside every RAGAS table the summary prints the judge's discrimination on planted controls
+(``judge_validity``); a method that failed to answer is counted in every table (judge-free
+scores of a failed answer are 0, RAGAS scores NaN and counted as unscored); the optional
+head-to-head section holds the pairwise win rates (``pairwise``).
+
 Everything in the summary is computed from the records frame and ``meta``; the prose of the
 "Reading" section is generated from the same numbers as the tables, so it cannot drift from them.
 The same records, metrics and meta give byte-identical ``summary.md``.
@@ -21,9 +26,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from graphrag.eval import stats
+from graphrag.eval import judge_validity, pairwise, stats
+from graphrag.eval.metrics import JUDGE_FREE_METRICS
 
-JUDGE_FREE_METRICS = ("keyword_hit_rate", "retrieval_recall")
 QUESTION_TYPES = ("local", "multi_hop", "global")
 COST_COLUMNS = (
     ("llm_calls", "LLM calls"),
@@ -37,6 +42,7 @@ RUN_FIELDS = (
     ("index", "Index"),
     ("questions_file", "Questions file"),
     ("questions file", "Questions file"),
+    ("gold graph", "Gold graph"),
     ("n_questions", "Questions"),
     ("methods", "Methods"),
     ("llm_model", "LLM model"),
@@ -57,6 +63,8 @@ SUMMARY_MD = "summary.md"
 METRICS_BY_METHOD_PNG = "metrics_by_method.png"
 METRICS_BY_TYPE_PNG = "metrics_by_type.png"
 COST_VS_QUALITY_PNG = "cost_vs_quality.png"
+JUDGE_CONTROLS_CSV = "judge_controls.csv"
+PAIRWISE_CSV = "pairwise.csv"
 
 
 @dataclass
@@ -74,6 +82,9 @@ class _Analysis:
     alpha: float
     n_resamples: int
     seed: int
+    not_applicable: list[str]
+    discrimination: dict[str, judge_validity.Discrimination]
+    win_rates: pd.DataFrame | None
 
 
 def write_report(
@@ -85,17 +96,24 @@ def write_report(
     alpha: float = 0.05,
     n_resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
+    controls: pd.DataFrame | None = None,
+    judgements: pd.DataFrame | None = None,
 ) -> Path:
     """Write records (parquet, CSV), ``summary.md`` and the plots into ``out``; return ``out``.
 
     ``metrics`` are the RAGAS metrics of the run; the judge-free metrics present in the records
-    are reported alongside them.
+    are reported alongside them. ``controls`` are the judge's scored control pairs,
+    ``judgements`` the pairwise verdicts; each is also saved as a CSV when given.
     """
-    analysis = _analyse(records, metrics, alpha=alpha, n_resamples=n_resamples, seed=seed)
+    options = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed}
+    analysis = _analyse(records, metrics, controls=controls, judgements=judgements, **options)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records.to_parquet(out / RECORDS_PARQUET, index=False)
     _csv_ready(records).to_csv(out / RECORDS_CSV, index=False)
+    for frame, name in ((controls, JUDGE_CONTROLS_CSV), (judgements, PAIRWISE_CSV)):
+        if frame is not None:
+            frame.to_csv(out / name, index=False)
     (out / SUMMARY_MD).write_text(_render(analysis, meta), encoding="utf-8", newline="\n")
     _plot_metrics_by_method(analysis, out / METRICS_BY_METHOD_PNG)
     _plot_metrics_by_type(analysis, out / METRICS_BY_TYPE_PNG)
@@ -111,10 +129,14 @@ def render_summary(
     alpha: float = 0.05,
     n_resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
+    controls: pd.DataFrame | None = None,
+    judgements: pd.DataFrame | None = None,
 ) -> str:
     """Return the markdown summary of an evaluation run (what ``write_report`` saves)."""
-    analysis = _analyse(records, metrics, alpha=alpha, n_resamples=n_resamples, seed=seed)
-    return _render(analysis, meta)
+    options = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed}
+    return _render(
+        _analyse(records, metrics, controls=controls, judgements=judgements, **options), meta
+    )
 
 
 def _analyse(
@@ -124,6 +146,8 @@ def _analyse(
     alpha: float,
     n_resamples: int,
     seed: int,
+    controls: pd.DataFrame | None = None,
+    judgements: pd.DataFrame | None = None,
 ) -> _Analysis:
     if records.empty:
         raise stats.RecordsError("records is empty: there is nothing to report.")
@@ -134,7 +158,9 @@ def _analyse(
             "Pass the RAGAS metrics the evaluation run scored."
         )
     metrics = list(ragas_metrics)
-    metrics += [m for m in JUDGE_FREE_METRICS if m in records.columns and m not in metrics]
+    present = [m for m in JUDGE_FREE_METRICS if m in records.columns and m not in metrics]
+    not_applicable = [m for m in present if records[m].isna().all()]
+    metrics += [m for m in present if m not in not_applicable]
     if not metrics:
         raise stats.RecordsError(
             f"records has none of the judge-free metrics {list(JUDGE_FREE_METRICS)} and no "
@@ -156,7 +182,26 @@ def _analyse(
         alpha=alpha,
         n_resamples=n_resamples,
         seed=seed,
+        not_applicable=not_applicable,
+        discrimination={
+            m: judge_validity.discrimination(
+                controls
+                if controls is not None
+                else pd.DataFrame(columns=judge_validity.PAIR_COLUMNS),
+                m,
+                **options,
+            )
+            for m in ragas_metrics
+        },
+        win_rates=pairwise.win_rates(judgements, **options) if judgements is not None else None,
     )
+
+
+def answer_failures(frame: pd.DataFrame) -> int:
+    """Return how many rows of ``frame`` are answers the method failed to give."""
+    if "answer_error" not in frame:
+        return 0
+    return int(frame["answer_error"].map(lambda e: isinstance(e, str) and bool(e)).sum())
 
 
 # --- formatting ---------------------------------------------------------------------------
@@ -186,15 +231,23 @@ def _p_phrase(value: float) -> str:
     return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
 
 
-def _cell(row: pd.Series | None, metric: str) -> str:
-    """Return "mean [low, high] (n=…)" for one metric of one summary row."""
-    if row is None:
-        return f"{MISSING} (n=0)"
+def _cell(row: pd.Series | None, metric: str, failed_answers: int = 0, ragas: bool = False) -> str:
+    """Return "mean [low, high] (n=…)" for one metric of one summary row, with its failures.
+
+    RAGAS cells name the answers left unscored (judge failures and failed answers); judge-free
+    cells name the failed answers that were scored 0.
+    """
+    notes = []
+    if row is not None and ragas and int(row[f"{metric}_failed"]):
+        notes.append(f"{int(row[f'{metric}_failed'])} unscored")
+    if not ragas and failed_answers:
+        notes.append(f"{failed_answers} failed, scored 0")
+    suffix = "".join(f"; {note}" for note in notes)
+    if row is None or int(row[f"{metric}_n"]) == 0:
+        return f"{MISSING} (n=0{suffix})"
     n = int(row[f"{metric}_n"])
-    if n == 0:
-        return f"{MISSING} (n=0)"
     mean, low, high = row[f"{metric}_mean"], row[f"{metric}_low"], row[f"{metric}_high"]
-    return f"{_number(mean)} [{_number(low)}, {_number(high)}] (n={n})"
+    return f"{_number(mean)} [{_number(low)}, {_number(high)}] (n={n}{suffix})"
 
 
 def _md(text: Any) -> str:
@@ -239,11 +292,13 @@ def _render(analysis: _Analysis, meta: dict[str, Any]) -> str:
         _scores_section(analysis),
         _by_type_section(analysis),
         _failures_section(analysis),
+        _judge_validity_section(analysis),
+        _pairwise_section(analysis),
         _cost_section(analysis),
         _comparisons_section(analysis),
         _reading_section(analysis),
     ]
-    return "\n\n".join("\n".join(lines) for lines in sections) + "\n"
+    return "\n\n".join("\n".join(lines) for lines in sections if lines) + "\n"
 
 
 def _run_section(analysis: _Analysis, meta: dict[str, Any]) -> list[str]:
@@ -281,20 +336,67 @@ def _run_section(analysis: _Analysis, meta: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _failed_in(analysis: _Analysis, **keys: str) -> int:
+    frame = analysis.records
+    for column, value in keys.items():
+        frame = frame[frame[column] == value]
+    return answer_failures(frame)
+
+
+def _metric_cell(analysis: _Analysis, summary: pd.DataFrame, metric: str, **keys: str) -> str:
+    return _cell(
+        _summary_row(summary, **keys),
+        metric,
+        failed_answers=_failed_in(analysis, **keys),
+        ragas=metric in analysis.ragas_metrics,
+    )
+
+
+def _discrimination_lines(analysis: _Analysis, metrics: Sequence[str]) -> list[str]:
+    """Return one line per RAGAS metric: how well the judge told real answers from controls."""
+    return [
+        f"- Judge discrimination, {metric}: {analysis.discrimination[metric].render()}"
+        for metric in metrics
+        if metric in analysis.discrimination
+    ]
+
+
 def _scores_section(analysis: _Analysis) -> list[str]:
     rows = []
     for method in analysis.methods:
-        row = _summary_row(analysis.by_method, method=method)
-        rows.append([_md(method)] + [_cell(row, metric) for metric in analysis.metrics])
-    return [
+        rows.append(
+            [_md(method), str(_failed_in(analysis, method=method))]
+            + [
+                _metric_cell(analysis, analysis.by_method, m, method=method)
+                for m in analysis.metrics
+            ]
+        )
+    lines = [
         "## Scores by method",
         "",
-        *_table(["Method", *analysis.metrics], rows),
+        *_table(["Method", "Failed answers", *analysis.metrics], rows),
         "",
-        "Cells: mean [95% bootstrap CI] (n = answers with a score). Missing scores (judge "
-        "failures; for retrieval_recall, questions without gold support documents) are left "
-        "out of the mean and of n.",
+        "Cells: mean [95% bootstrap CI] (n = answers with a score). A failed answer scores 0 "
+        "on every judge-free metric and is counted in its n; RAGAS scores it cannot have "
+        "(failed answers, judge failures) are named as unscored and left out of the mean. "
+        "Questions a metric does not apply to (no gold support, no ranking) are not in its n.",
     ]
+    if analysis.not_applicable:
+        lines += [
+            "",
+            f"Not applicable to these questions: {', '.join(analysis.not_applicable)} "
+            "(exact match and token F1 need short references; recall@k a ranked retrieval; "
+            "gold entity reach gold entities).",
+        ]
+    if analysis.discrimination:
+        lines += [
+            "",
+            "Judge validity (planted controls: share of real-vs-control pairs the judge "
+            "ordered correctly; see the Judge validity section):",
+            "",
+            *_discrimination_lines(analysis, analysis.ragas_metrics),
+        ]
+    return lines
 
 
 def _by_type_section(analysis: _Analysis) -> list[str]:
@@ -303,12 +405,14 @@ def _by_type_section(analysis: _Analysis) -> list[str]:
         rows = [
             [_md(method)]
             + [
-                _cell(_summary_row(analysis.by_type, method=method, type=kind), metric)
+                _metric_cell(analysis, analysis.by_type, metric, method=method, type=kind)
                 for kind in analysis.types
             ]
             for method in analysis.methods
         ]
         lines += ["", f"### {metric}", "", *_table(["Method", *analysis.types], rows)]
+        if metric in analysis.discrimination:
+            lines += ["", *_discrimination_lines(analysis, [metric])]
     return lines
 
 
@@ -327,6 +431,11 @@ def _failures_section(analysis: _Analysis) -> list[str]:
     rows = []
     for method in analysis.methods:
         frame = records[records["method"] == method]
+        failed = answer_failures(frame)
+        error = _most_common_error(frame["answer_error"]) if "answer_error" in frame else ""
+        rows.append(
+            [_md(method), "answer", f"{failed} / {len(frame)}", _md(error) if error else MISSING]
+        )
         for metric in analysis.ragas_metrics:
             failed = int(frame[metric].isna().sum())
             error_column = f"{metric}_error"
@@ -339,10 +448,98 @@ def _failures_section(analysis: _Analysis) -> list[str]:
     return [
         "## Failures",
         "",
-        "RAGAS scores the judge could not give (NaN), per method and metric, with the most "
-        "common recorded error.",
+        "Answers a method failed to give (scored 0 on the judge-free metrics), and RAGAS "
+        "scores the judge could not give (NaN), per method, with the most common recorded error.",
         "",
-        *_table(["Method", "Metric", "Failed / total", "Most common error"], rows),
+        *_table(["Method", "What", "Failed / total", "Most common error"], rows),
+    ]
+
+
+def _judge_validity_section(analysis: _Analysis) -> list[str]:
+    if not analysis.discrimination:
+        return []
+    rows = [
+        [
+            metric,
+            ", ".join(judge_validity.CONTROLS.get(metric, ())),
+            str(d.n),
+            str(d.judge_failed),
+            str(d.not_recorded),
+            MISSING if d.n == 0 else f"{_number(d.value)} [{_number(d.low)}, {_number(d.high)}]",
+            d.verdict,
+        ]
+        for metric, d in analysis.discrimination.items()
+    ]
+    return [
+        "## Judge validity",
+        "",
+        "Each RAGAS metric was also asked to score planted controls built from this run's "
+        "answers: a fluent wrong answer (facts swapped, digits shifted), the same method's "
+        "answer to another question, or another question's contexts; only controls that must "
+        "lower the metric are used for it. A pair counts 1 when the real answer scored higher, "
+        "0.5 on a tie, 0 when lower. A metric is informative on this judge only when the "
+        "95% CI of that share lies above 0.5. Pairs whose control was never recorded in the "
+        "cache (replay) are counted as not recorded and not scored.",
+        "",
+        *_table(
+            [
+                "Metric",
+                "Controls",
+                "Pairs scored",
+                "Judge failures",
+                "Not recorded",
+                "Discrimination [95% CI]",
+                "Verdict",
+            ],
+            rows,
+        ),
+    ]
+
+
+def _pairwise_section(analysis: _Analysis) -> list[str]:
+    rates = analysis.win_rates
+    if rates is None:
+        return []
+    rows = [
+        [
+            _md(r.method_a),
+            _md(r.method_b),
+            r.criterion,
+            MISSING if r.n == 0 else f"{_number(r.win_rate)} [{_number(r.low)}, {_number(r.high)}]",
+            str(r.n),
+            str(r.judge_failed),
+            str(r.not_recorded),
+            _number(r.first_position_wins),
+        ]
+        for r in rates.itertuples(index=False)
+    ]
+    return [
+        "## Head-to-head (pairwise judge)",
+        "",
+        "For each question the judge read both answers and chose the better on each criterion "
+        "(the GraphRAG paper's comprehensiveness, diversity, empowerment, directness), once in "
+        "each order; a verdict that flips with the order counts as a tie. Win rate = A's mean "
+        "score (win 1, tie 0.5, loss 0) with a 95% bootstrap CI; above 0.5 favours A. "
+        "First-shown wins = share of decisive verdicts won by whichever answer came first "
+        "(0.5 = no position bias).",
+        "",
+        *(
+            _table(
+                [
+                    "A",
+                    "B",
+                    "Criterion",
+                    "Win rate of A [95% CI]",
+                    "n",
+                    "Judge failures",
+                    "Not recorded",
+                    "First-shown wins",
+                ],
+                rows,
+            )
+            if rows
+            else ["No pair was judged."]
+        ),
     ]
 
 
@@ -445,8 +642,10 @@ def _reading_line(analysis: _Analysis, metric: str) -> str:
     else:
         parts = [f"highest mean shared by {', '.join(map(_md, best))} at {_number(best_mean)}."]
     unscored = [str(m) for m in summary.loc[summary[f"{metric}_n"] == 0, "method"]]
-    if unscored:
+    if unscored and metric in analysis.ragas_metrics:
         parts.append(f"No scores for {', '.join(map(_md, unscored))}.")
+    elif unscored:
+        parts.append(f"Does not apply to {', '.join(map(_md, unscored))} (n=0).")
     comparisons = analysis.comparisons[metric]
     supported = _supported(comparisons)
     if supported:
@@ -484,10 +683,43 @@ def _reading_line(analysis: _Analysis, metric: str) -> str:
         if failed:
             total = int(failed + summary[f"{metric}_n"].sum())
             parts.append(
-                f"{failed} of {total} answers have no score (judge failures); means are over "
-                f"scored answers only."
+                f"{failed} of {total} answers have no score (judge failures or failed answers); "
+                "means are over scored answers only."
             )
+        parts += _judge_notes(analysis, metric)
+    else:
+        failed = _failed_in(analysis)
+        if failed:
+            parts.append(f"{failed} failed answer(s) are scored 0 here.")
     return f"- **{metric}**: " + " ".join(parts)
+
+
+def _judge_notes(analysis: _Analysis, metric: str) -> list[str]:
+    """Return what the reader must know about the judge on ``metric``: saturation, validity."""
+    notes = []
+    scores = pd.to_numeric(analysis.records[metric], errors="coerce").dropna()
+    top = int((scores >= 1.0 - 1e-9).sum())
+    if len(scores) and top >= 0.8 * len(scores):
+        notes.append(
+            f"{top} of {len(scores)} scores are 1.000: the judge is saturated here, so equal "
+            "means say little."
+        )
+    judged = analysis.discrimination.get(metric)
+    if judged is None:
+        return notes
+    if judged.verdict == judge_validity.INFORMATIVE:
+        notes.append(f"The judge separated real answers from planted controls ({judged.render()}).")
+    elif judged.verdict == judge_validity.NOT_INFORMATIVE:
+        notes.append(
+            f"The judge did not separate real answers from planted controls on this metric "
+            f"({judged.render()}): its scores here are not evidence either way."
+        )
+    else:
+        notes.append(
+            f"The judge's validity on this metric is {judged.verdict}: read its scores as "
+            "unvalidated."
+        )
+    return notes
 
 
 def _reading_section(analysis: _Analysis) -> list[str]:

@@ -14,12 +14,14 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from graphrag.config import Settings
+from graphrag.config import REPO_ROOT, Settings
 from graphrag.embeddings import Embedder
+from graphrag.eval import judge_validity, pairwise
 from graphrag.eval.judge import JUDGE_CALLS, Judge
-from graphrag.eval.metrics import judge_free_columns
+from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, judge_free_columns
 from graphrag.eval.questions import load_questions
 from graphrag.eval.report import write_report
+from graphrag.index.quality import load_gold_graph
 from graphrag.index.store import load_index
 from graphrag.llm import CacheMissError, ChatLLM, run_sync
 from graphrag.query.base import Method
@@ -56,8 +58,9 @@ async def evaluate_pair(
         "type": question["type"],
         "method": method.name,
     }
+    short = question.get("answer_format") == SHORT_ANSWER_FORMAT
     try:
-        answer = await method.aanswer(question["question"])
+        answer = await method.aanswer(question["question"], short_answer=short)
     except CacheMissError:
         raise
     except Exception as err:  # noqa: BLE001 - a failed answer is a record, not a crash
@@ -68,6 +71,7 @@ async def evaluate_pair(
             contexts=[],
             sources=[],
             cited=[],
+            ranking=[],
             context_tokens=0,
             llm_calls=0,
             prompt_tokens=0,
@@ -90,6 +94,7 @@ async def evaluate_pair(
         contexts=answer.contexts,
         sources=answer.sources,
         cited=answer.cited,
+        ranking=answer.ranking,
         context_tokens=answer.context_tokens,
         llm_calls=answer.usage.calls,
         prompt_tokens=answer.usage.prompt_tokens,
@@ -140,6 +145,23 @@ async def evaluate_all(
         bar.close()
 
 
+def repo_relative(path: str | Path) -> str:
+    """Return ``path`` relative to the repository when it lies inside it, else as given.
+
+    Reports are committed: an absolute path would record one machine's layout.
+    """
+    try:
+        return Path(path).resolve().relative_to(REPO_ROOT.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def default_gold_graph(questions_path: str | Path) -> Path | None:
+    """Return the ``gold_graph.json`` beside the questions file, if there is one."""
+    candidate = Path(questions_path).parent / "gold_graph.json"
+    return candidate if candidate.is_file() else None
+
+
 def run_evaluation(
     index_path: str | Path,
     questions_path: str | Path,
@@ -150,8 +172,16 @@ def run_evaluation(
     limit: int | None = None,
     progress: bool = True,
     command: str | None = None,
+    judge_controls: int = judge_validity.DEFAULT_PAIRS,
+    pairwise_pairs: str | None = None,
+    gold_graph: str | Path | None = None,
 ) -> EvalResult:
-    """Evaluate ``methods`` on the question set and write the report folder ``out``."""
+    """Evaluate ``methods`` on the question set and write the report folder ``out``.
+
+    ``judge_controls`` planted control pairs per RAGAS metric measure the judge (0: none);
+    ``pairwise_pairs`` ("all" or "a:b,c:d") adds the head-to-head comparison; ``gold_graph``
+    (default: gold_graph.json beside the questions) gives the gold entities of each question.
+    """
     index = load_index(index_path)
     questions = load_questions(questions_path, documents=set(index.documents["id"]))
     questions = interleave_types(questions)
@@ -169,13 +199,25 @@ def run_evaluation(
             )
 
         records = pd.DataFrame(run_sync(run()))
+        # In replay, one control at a time, so a miss is charged to the control that made it.
+        in_flight = 1 if settings.cache.mode == "replay" else settings.llm.concurrency
+        controls = judge_validity.run_controls(
+            judge, records, questions, metrics, judge_controls, settings.eval.seed, in_flight
+        )
+        judgements = None
+        if pairwise_pairs:
+            pairs = pairwise.parse_pairs(pairwise_pairs, methods)
+            judgements = pairwise.run_pairwise(llm, records, questions, pairs, in_flight)
     finally:
         llm.close()
-    records = judge_free_columns(records, questions, index)
+    gold_path = gold_graph or default_gold_graph(questions_path)
+    gold = load_gold_graph(gold_path) if gold_path else None
+    records = judge_free_columns(records, questions, index, gold)
     meta = {
-        "corpus": index.manifest.get("input", ""),
-        "index": str(index_path),
-        "questions file": str(questions_path),
+        "corpus": repo_relative(index.manifest.get("input", "")),
+        "index": repo_relative(index_path),
+        "questions file": repo_relative(questions_path),
+        "gold graph": repo_relative(gold_path) if gold_path else "none",
         "n_questions": len(questions),
         "methods": ", ".join(methods),
         "llm_model": settings.llm.model,
@@ -186,6 +228,7 @@ def run_evaluation(
             "judge calls per answer": ", ".join(f"{m} {JUDGE_CALLS[m]}" for m in metrics),
             "answer_relevancy strictness": settings.eval.answer_relevancy_strictness,
             "judge temperature": 0.0,
+            "judge control pairs per metric": judge_controls,
         },
         "generated_by": command or "python -m graphrag eval",
     }
@@ -196,5 +239,7 @@ def run_evaluation(
         meta,
         n_resamples=settings.eval.bootstrap_samples,
         seed=settings.eval.seed,
+        controls=controls,
+        judgements=judgements,
     )
     return EvalResult(folder, records, (folder / "summary.md").read_text())

@@ -2,6 +2,9 @@
 
 Matching is alias-aware and uses the same name normalization as merging, so "KBMI", "the
 Kestrel Bay Marine Institute" and "Kestrel Bay Marine Institute" all match one gold entity.
+
+Entity precision counts each gold entity once: three extracted rows that all match "Mara
+Okafor" (a merge the index missed) are one correct entity and two duplicates, not three hits.
 """
 
 from __future__ import annotations
@@ -31,15 +34,21 @@ class ExtractionQuality:
     missed_entities: list[str] = field(default_factory=list)
     unmatched_extracted: list[str] = field(default_factory=list)
     missed_relationships: list[tuple[str, str]] = field(default_factory=list)
+    duplicate_matches: int = 0
 
     def render(self) -> str:
         found_relationships = self.gold_relationships - len(self.missed_relationships)
+        found = self.gold_entities - len(self.missed_entities)
+        duplicates = (
+            f"; {self.duplicate_matches} more matched an already-matched gold entity"
+            if self.duplicate_matches
+            else ""
+        )
         return (
-            f"entity recall {self.entity_recall:.2f} "
-            f"({self.gold_entities - len(self.missed_entities)}/{self.gold_entities}), "
+            f"entity recall {self.entity_recall:.2f} ({found}/{self.gold_entities}), "
             f"entity precision {self.entity_precision:.2f} "
-            f"({self.extracted_entities - len(self.unmatched_extracted)}/"
-            f"{self.extracted_entities}), relationship recall "
+            f"({found} distinct gold entities/{self.extracted_entities} extracted{duplicates}), "
+            "relationship recall "
             f"{self.relationship_recall:.2f} ({found_relationships}/{self.gold_relationships})"
         )
 
@@ -90,7 +99,7 @@ def extraction_quality(
     n_extracted = len(entities)
     return ExtractionQuality(
         entity_recall=len(found) / len(gold_names) if gold_names else 0.0,
-        entity_precision=(n_extracted - len(unmatched)) / n_extracted if n_extracted else 0.0,
+        entity_precision=len(found) / n_extracted if n_extracted else 0.0,
         relationship_recall=(1 - len(missed_pairs) / len(gold_pairs)) if gold_pairs else 0.0,
         gold_entities=len(gold_names),
         extracted_entities=n_extracted,
@@ -98,4 +107,5 @@ def extraction_quality(
         missed_entities=[n for n in gold_names if n not in found],
         unmatched_extracted=unmatched,
         missed_relationships=missed_pairs,
+        duplicate_matches=len(matched_gold_of_id) - len(found),
     )

@@ -2,7 +2,9 @@
 
 ``method.answer(question) -> Answer``. ``Answer.contexts`` are exactly the texts put in front
 of the model for the final answer, so evaluation can score them; ``sources`` are typed ids
-(``text_unit:…``, ``entity:…``, ``relationship:…``, ``report:…``) that resolve to index rows.
+(``text_unit:…``, ``entity:…``, ``relationship:…``, ``report:…``) that resolve to index rows;
+``ranking`` is the method's ranked text units (``text_unit:…``, best first, deeper than what
+fitted in the prompt), for recall@k. Methods that rank no text units leave it empty.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class Answer:
     seconds: float = 0.0
     context_tokens: int = 0
     failures: list[str] = field(default_factory=list)  # steps dropped, with their errors
+    ranking: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +59,7 @@ class Answer:
             "seconds": self.seconds,
             "context_tokens": self.context_tokens,
             "failures": self.failures,
+            "ranking": self.ranking,
         }
 
 
@@ -70,6 +74,17 @@ def cited_numbers(text: str) -> list[int]:
 
 def number_items(items: list[ContextItem]) -> str:
     return "\n\n".join(f"[{i}] {item.text}" for i, item in enumerate(items, start=1))
+
+
+RANKING_DEPTH = 10  # text units kept in Answer.ranking, so recall@k can look past top_k
+
+
+@dataclass
+class Retrieval:
+    """The context items for the prompt, and the ranked text units they were taken from."""
+
+    items: list[ContextItem]
+    ranking: list[str]
 
 
 ITEM_OVERHEAD_TOKENS = 4  # the "[n] " label and the blank line between items
@@ -139,18 +154,31 @@ class Method:
     async def aretrieve(self, question: str) -> list[ContextItem]:
         raise NotImplementedError
 
-    async def agenerate(self, question: str, items: list[ContextItem]) -> str:
-        completion = await self.llm.achat(
-            prompts.answer(question, number_items(items)), max_tokens=self.query.answer_max_tokens
-        )
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        """Return the context items and the ranked text units (by default: the items' own)."""
+        items = await self.aretrieve(question)
+        return Retrieval(items, [i.source for i in items if i.source.startswith("text_unit:")])
+
+    async def agenerate(
+        self, question: str, items: list[ContextItem], short_answer: bool = False
+    ) -> str:
+        messages = prompts.answer(question, number_items(items))
+        if short_answer:
+            messages = prompts.with_final_answer_line(messages)
+        completion = await self.llm.achat(messages, max_tokens=self.query.answer_max_tokens)
         return completion.text.strip()
 
-    async def aanswer(self, question: str) -> Answer:
-        """Return the answer to ``question`` with its contexts, sources, cost and time."""
+    async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
+        """Return the answer to ``question`` with its contexts, sources, cost and time.
+
+        ``short_answer`` (benchmark sets with short references) asks the model to end with
+        an "Answer: …" line that exact match and token F1 score.
+        """
         started = time.monotonic()
         with track_usage() as usage:
-            items = await self.aretrieve(question)
-            text = await self.agenerate(question, items)
+            retrieval = await self.aretrieve_ranked(question)
+            items = retrieval.items
+            text = await self.agenerate(question, items, short_answer)
         cited = [items[n - 1].source for n in cited_numbers(text) if 0 < n <= len(items)]
         return Answer(
             question=question,
@@ -162,10 +190,11 @@ class Method:
             usage=usage,
             seconds=time.monotonic() - started,
             context_tokens=sum(tokens.count_tokens(i.text) for i in items),
+            ranking=retrieval.ranking,
         )
 
-    def answer(self, question: str) -> Answer:
-        return run_sync(self.aanswer(question))
+    def answer(self, question: str, short_answer: bool = False) -> Answer:
+        return run_sync(self.aanswer(question, short_answer))
 
     def retrieve(self, question: str) -> list[str]:
         """Return the context texts this method would give the model (LLM calls included)."""
@@ -174,6 +203,15 @@ class Method:
     # shared by the text-unit methods
     def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[int]:
         return [row for row, _ in cosine_top_k(query_vector, self.vectors.text_units, k)]
+
+    def ranked_text_units(self, query_vector: np.ndarray) -> Retrieval:
+        """Return the top_k text units as items, ranked ``RANKING_DEPTH`` deep."""
+        rows = self.text_unit_ranking(query_vector, max(self.query.top_k, RANKING_DEPTH))
+        return Retrieval(self.text_unit_items(rows[: self.query.top_k]), self.text_unit_ids(rows))
+
+    def text_unit_ids(self, rows: list[int]) -> list[str]:
+        units = self.index.text_units
+        return [f"text_unit:{units[S.ID].iloc[r]}" for r in rows]
 
     def text_unit_items(self, rows: list[int]) -> list[ContextItem]:
         units = self.index.text_units

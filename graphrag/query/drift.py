@@ -148,7 +148,7 @@ class DRIFTSearch(Method):
         kept = fit_items(items, self.query.drift_reduce_tokens)
         return [useful[int(item.source)] for item in kept]
 
-    async def aanswer(self, question: str) -> Answer:
+    async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         """Return DRIFT's answer with the intermediate answers and what they read."""
         started = time.monotonic()
         with track_usage() as usage:
@@ -156,9 +156,10 @@ class DRIFTSearch(Method):
             used = self.ranked_steps(steps)
             if used:
                 answers = number_items([ContextItem("", s.answer) for s in used])
-                completion = await self.llm.achat(
-                    prompts.drift_reduce(question, answers), max_tokens=self.query.answer_max_tokens
-                )
+                messages = prompts.drift_reduce(question, answers)
+                if short_answer:
+                    messages = prompts.with_final_answer_line(messages)
+                completion = await self.llm.achat(messages, max_tokens=self.query.answer_max_tokens)
                 text = completion.text.strip()
             else:
                 text = prompts.NO_DRIFT_ANSWERS

@@ -203,20 +203,23 @@ class GlobalSearch(Method):
         ]
         return fit_items(items, self.query.global_reduce_tokens)
 
-    async def agenerate(self, question: str, items: list[ContextItem]) -> str:
+    async def agenerate(
+        self, question: str, items: list[ContextItem], short_answer: bool = False
+    ) -> str:
         if not items:
             return prompts.NO_RELEVANT_REPORTS
         points = "\n".join(f"- {item.text}" for item in items)
-        completion = await self.llm.achat(
-            prompts.global_reduce(question, points), max_tokens=self.query.answer_max_tokens
-        )
+        messages = prompts.global_reduce(question, points)
+        if short_answer:
+            messages = prompts.with_final_answer_line(messages)
+        completion = await self.llm.achat(messages, max_tokens=self.query.answer_max_tokens)
         return completion.text.strip()
 
-    async def aanswer(self, question: str) -> Answer:
+    async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         failures: list[str] = []
         token = _failures.set(failures)
         try:
-            answer = await super().aanswer(question)
+            answer = await super().aanswer(question, short_answer)
         finally:
             _failures.reset(token)
         answer.failures = failures

@@ -7,15 +7,17 @@ embedding space to the passage that really answers it (Gao et al., 2022).
 from __future__ import annotations
 
 from graphrag import prompts
-from graphrag.query.base import ContextItem, Method
+from graphrag.query.base import ContextItem, Method, Retrieval
 
 
 class HyDE(Method):
     name = "hyde"
 
-    async def aretrieve(self, question: str) -> list[ContextItem]:
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
         passage = await self.llm.achat(
             prompts.hypothetical_passage(question), max_tokens=self.query.hyde_max_tokens
         )
-        vector = self.embedder.embed_one(passage.text.strip() or question)
-        return self.text_unit_items(self.text_unit_ranking(vector, self.query.top_k))
+        return self.ranked_text_units(self.embedder.embed_one(passage.text.strip() or question))
+
+    async def aretrieve(self, question: str) -> list[ContextItem]:
+        return (await self.aretrieve_ranked(question)).items

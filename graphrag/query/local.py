@@ -13,7 +13,7 @@ from collections import Counter
 
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
-from graphrag.query.base import ContextItem, Method, fit_items, items_tokens
+from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items_tokens
 
 
 class LocalSearch(Method):
@@ -79,6 +79,10 @@ class LocalSearch(Method):
         ]
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
+        return (await self.aretrieve_ranked(question)).items
+
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        """Return the context, and as ranking every text unit of the selected entities."""
         rows = self.select_entities(question)
         selected = {self.index.entities[S.ID].iloc[r] for r in rows}
         budget = self.query.local_context_tokens
@@ -92,5 +96,8 @@ class LocalSearch(Method):
         reports = fit_items(self.report_items(selected), report_budget)
         # Text units take their share plus whatever the other kinds left unused.
         spare = budget - items_tokens(entities) - items_tokens(relationships)
-        units = fit_items(self.text_unit_items_for(rows), spare - items_tokens(reports))
-        return entities + relationships + reports + units
+        ranked_units = self.text_unit_items_for(rows)
+        units = fit_items(ranked_units, spare - items_tokens(reports))
+        return Retrieval(
+            entities + relationships + reports + units, [u.source for u in ranked_units]
+        )

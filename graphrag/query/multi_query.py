@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 
 from graphrag import prompts
-from graphrag.query.base import ContextItem, Method
+from graphrag.query.base import RANKING_DEPTH, ContextItem, Method, Retrieval
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = 60) -> list[Hashable]:
@@ -24,7 +24,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = 60) 
 class MultiQuery(Method):
     name = "multi_query"
 
-    async def aretrieve(self, question: str) -> list[ContextItem]:
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
         n = self.query.rephrasings
         result = await self.llm.ajson(
             prompts.rephrase(question, n), prompts.rephrasings_schema(n), name="rephrasings"
@@ -33,5 +33,11 @@ class MultiQuery(Method):
         vectors = self.embedder.embed(queries)
         depth = self.query.top_k * 3  # fuse over deeper lists than we keep
         rankings = [self.text_unit_ranking(v, depth) for v in vectors]
-        fused = reciprocal_rank_fusion(rankings, self.query.rrf_k)[: self.query.top_k]
-        return self.text_unit_items(fused)
+        fused = reciprocal_rank_fusion(rankings, self.query.rrf_k)
+        return Retrieval(
+            self.text_unit_items(fused[: self.query.top_k]),
+            self.text_unit_ids(fused[:RANKING_DEPTH]),
+        )
+
+    async def aretrieve(self, question: str) -> list[ContextItem]:
+        return (await self.aretrieve_ranked(question)).items

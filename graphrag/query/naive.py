@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from graphrag.query.base import ContextItem, Method
+from graphrag.query.base import ContextItem, Method, Retrieval
 
 
 class NaiveRAG(Method):
     name = "naive"
 
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        return self.ranked_text_units(self.embedder.embed_one(question))
+
     async def aretrieve(self, question: str) -> list[ContextItem]:
-        vector = self.embedder.embed_one(question)
-        return self.text_unit_items(self.text_unit_ranking(vector, self.query.top_k))
+        return (await self.aretrieve_ranked(question)).items

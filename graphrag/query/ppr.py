@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag.index import schemas as S
-from graphrag.query.base import ContextItem, Method
+from graphrag.query.base import RANKING_DEPTH, ContextItem, Method, Retrieval
 
 ENTITY = "entity:"
 TEXT_UNIT = "text_unit:"
@@ -158,4 +158,12 @@ class PPRRetrieval(Method):
         return [row_of[u] for u in rank_chunks(scores, dense_order)]
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
-        return self.text_unit_items(self.ranking(question)[: self.query.top_k])
+        return (await self.aretrieve_ranked(question)).items
+
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        """The top_k chunks by PageRank, ranked ``RANKING_DEPTH`` deep for recall@k."""
+        rows = self.ranking(question)
+        return Retrieval(
+            self.text_unit_items(rows[: self.query.top_k]),
+            self.text_unit_ids(rows[: max(self.query.top_k, RANKING_DEPTH)]),
+        )

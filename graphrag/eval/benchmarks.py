@@ -1,0 +1,230 @@
+"""Multi-hop QA benchmarks (MuSiQue, HotpotQA, 2WikiMultiHopQA) as a corpus folder + question set.
+
+Each question of these sets comes with its own paragraphs: a few gold supporting paragraphs
+and distractors. The converter keeps the first N questions, writes their gold paragraphs plus
+K distractors each (the first K non-supporting ones, in the dataset's order) as one Markdown
+document per paragraph under ``docs/``, and writes ``questions.jsonl`` in the workbench's
+format: type ``multi_hop``, ``hops``, ``support`` (gold paragraph ids), ``reference`` and
+``aliases``, ``answer_keywords`` (the reference), the per-hop ``decomposition`` (MuSiQue),
+``gold_entities`` (the per-hop answers: the bridge entities a graph must reach) and
+``answer_format: "short"`` (every method ends with an "Answer: …" line for EM/F1).
+Identical paragraphs shared by several questions become one document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FORMATS = ("musique", "hotpotqa")
+MUSIQUE_FILE = "musique_train.json"
+KEPT_SOURCE_FILES = ("README.txt", "README.md", "LICENSE", "LICENSE.txt", "HippoRAG_LICENSE.txt")
+
+
+class BenchmarkError(ValueError):
+    """The benchmark file cannot be converted; the message names the file and item."""
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    title: str
+    text: str
+    supporting: bool
+
+    @property
+    def doc_id(self) -> str:
+        """A stable, readable file stem: the title's slug and a hash of title and text."""
+        slug = unicodedata.normalize("NFKD", self.title).encode("ascii", "ignore").decode()
+        slug = re.sub(r"[^a-z0-9]+", "_", slug.lower()).strip("_")[:40] or "paragraph"
+        digest = hashlib.sha1(f"{self.title}\n{self.text}".encode()).hexdigest()[:8]
+        return f"{slug}_{digest}"
+
+
+@dataclass
+class BenchmarkQuestion:
+    id: str
+    question: str
+    answer: str
+    aliases: list[str]
+    paragraphs: list[Paragraph]
+    decomposition: list[dict] = field(default_factory=list)  # {question, answer, paragraph}
+    hops: int | None = None
+
+
+def _load_json(path: Path) -> list:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise BenchmarkError(f"benchmark file {path}: {err}") from err
+    if not isinstance(data, list):
+        raise BenchmarkError(f"benchmark file {path}: expected a JSON list of questions")
+    return data
+
+
+def read_musique(path: str | Path) -> list[BenchmarkQuestion]:
+    """Return MuSiQue questions (a .json list, or a folder holding musique_train.json)."""
+    path = Path(path)
+    path = path / MUSIQUE_FILE if path.is_dir() else path
+    questions = []
+    for i, item in enumerate(_load_json(path)):
+        try:
+            paragraphs = [
+                Paragraph(p["title"], p["paragraph_text"], bool(p["is_supporting"]))
+                for p in item["paragraphs"]
+            ]
+            by_idx = {p["idx"]: paragraphs[j] for j, p in enumerate(item["paragraphs"])}
+            steps = [
+                {
+                    "question": step["question"],
+                    "answer": step["answer"],
+                    "paragraph": by_idx[step["paragraph_support_idx"]],
+                }
+                for step in item.get("question_decomposition", [])
+            ]
+            questions.append(
+                BenchmarkQuestion(
+                    id=item["id"],
+                    question=item["question"],
+                    answer=item["answer"],
+                    aliases=[a for a in item.get("answer_aliases", []) if a != item["answer"]],
+                    paragraphs=paragraphs,
+                    decomposition=steps,
+                    hops=len(steps) or None,
+                )
+            )
+        except (KeyError, TypeError) as err:
+            raise BenchmarkError(f"{path}: question [{i}] lacks field {err}") from err
+    return questions
+
+
+def read_hotpotqa(path: str | Path) -> list[BenchmarkQuestion]:
+    """Return HotpotQA / 2WikiMultiHopQA questions (context as [title, sentences] pairs)."""
+    path = Path(path)
+    questions = []
+    for i, item in enumerate(_load_json(path)):
+        try:
+            supporting = {title for title, _ in item["supporting_facts"]}
+            paragraphs = [
+                Paragraph(title, "".join(sentences).strip(), title in supporting)
+                for title, sentences in item["context"]
+            ]
+            questions.append(
+                BenchmarkQuestion(
+                    id=str(item.get("_id") or item["id"]),
+                    question=item["question"],
+                    answer=item["answer"],
+                    aliases=[],
+                    paragraphs=paragraphs,
+                    hops=len(supporting) or None,
+                )
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            raise BenchmarkError(f"{path}: question [{i}] is malformed ({err})") from err
+    return questions
+
+
+READERS = {"musique": read_musique, "hotpotqa": read_hotpotqa}
+
+
+@dataclass
+class ConversionSummary:
+    out: Path
+    questions: int
+    documents: int
+    gold_documents: int
+    hops: dict[int, int]
+
+    def render(self) -> str:
+        mix = ", ".join(f"{h}-hop {n}" for h, n in sorted(self.hops.items()))
+        return (
+            f"{self.questions} questions ({mix}); {self.documents} documents "
+            f"({self.gold_documents} gold, {self.documents - self.gold_documents} distractors) "
+            f"written to {self.out}"
+        )
+
+
+def question_record(question: BenchmarkQuestion) -> dict:
+    """Return the question-set line (see ``graphrag.eval.questions``) for one question."""
+    support = list(dict.fromkeys(p.doc_id for p in question.paragraphs if p.supporting))
+    record = {
+        "id": question.id,
+        "question": question.question,
+        "reference": question.answer,
+        "type": "multi_hop",
+        "support": support,
+        "answer_keywords": [question.answer],
+        "aliases": question.aliases,
+        "answer_format": "short",
+    }
+    if question.hops:
+        record["hops"] = question.hops
+    if question.decomposition:
+        record["decomposition"] = [
+            {"question": s["question"], "answer": s["answer"], "support": s["paragraph"].doc_id}
+            for s in question.decomposition
+        ]
+        record["gold_entities"] = list(
+            dict.fromkeys(s["answer"] for s in question.decomposition if s["answer"].strip())
+        )
+    return record
+
+
+def convert(
+    questions: list[BenchmarkQuestion],
+    out: str | Path,
+    n_questions: int,
+    distractors: int,
+    source: Path | None = None,
+) -> ConversionSummary:
+    """Write ``out/docs/*.md`` and ``out/questions.jsonl`` for the first ``n_questions``.
+
+    The corpus is every kept question's gold paragraphs plus its first ``distractors``
+    non-supporting ones. Files of ``source`` that carry the dataset's licence and README are
+    copied into ``out`` so the attribution travels with the data.
+    """
+    kept = questions[:n_questions]
+    if not kept:
+        raise BenchmarkError("no questions to convert (n_questions must be at least 1)")
+    out = Path(out)
+    docs = out / "docs"
+    if docs.exists():
+        shutil.rmtree(docs)
+    docs.mkdir(parents=True)
+    written: dict[str, bool] = {}
+    lines = []
+    hops: dict[int, int] = {}
+    for question in kept:
+        gold = [p for p in question.paragraphs if p.supporting]
+        if not gold:
+            raise BenchmarkError(f"question {question.id} has no supporting paragraph")
+        chosen = gold + [p for p in question.paragraphs if not p.supporting][:distractors]
+        for paragraph in chosen:
+            if paragraph.doc_id not in written:
+                (docs / f"{paragraph.doc_id}.md").write_text(
+                    f"# {paragraph.title}\n\n{paragraph.text.strip()}\n", encoding="utf-8"
+                )
+            written[paragraph.doc_id] = written.get(paragraph.doc_id, False) or paragraph.supporting
+        lines.append(json.dumps(question_record(question), ensure_ascii=False))
+        hops[question.hops or 0] = hops.get(question.hops or 0, 0) + 1
+    (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if source is not None:
+        folder = source if source.is_dir() else source.parent
+        for name in KEPT_SOURCE_FILES:
+            if (folder / name).is_file():
+                shutil.copy(folder / name, out / f"SOURCE_{name}")
+    return ConversionSummary(out, len(kept), len(written), sum(written.values()), hops)
+
+
+def convert_benchmark(
+    kind: str, source: str | Path, out: str | Path, n_questions: int, distractors: int
+) -> ConversionSummary:
+    """Read a ``kind`` benchmark file (or folder) and write its corpus and question set."""
+    if kind not in READERS:
+        raise BenchmarkError(f"unknown benchmark format {kind!r}; known: {', '.join(FORMATS)}")
+    source = Path(source)
+    return convert(READERS[kind](source), out, n_questions, distractors, source=source)

@@ -1,0 +1,265 @@
+"""Is the judge measuring anything? Planted controls scored by the same judge.
+
+For each RAGAS metric, real (question, answer, contexts) triples from the run are paired
+with a control in which one part is replaced by something a valid judge must score lower:
+
+* ``wrong_answer``: the method's own answer with its facts changed (every digit shifted, the
+  reference, its aliases and the gold keywords swapped for another question's), so it stays
+  fluent but is wrong and unsupported by the contexts;
+* ``other_answer``: the same method's answer to a different question;
+* ``other_contexts``: the same method's contexts for a different question.
+
+Only controls that must lower a metric are used for it: faithfulness (wrong_answer,
+other_answer, other_contexts), answer relevancy (other_answer: a wrong answer to this
+question is still relevant), context recall (other_contexts: it never reads the answer).
+
+A fixed sample (``DEFAULT_PAIRS`` per metric, drawn with the run's seed) goes through the
+same :class:`Judge`, so the calls are recorded in the LLM cache like every other. A pair
+scores 1 when the real answer is scored higher than its control, 0.5 on a tie, 0 when lower;
+**discrimination** is the mean with a bootstrap CI. A metric whose CI's lower bound is not
+above 0.5 is marked "not informative on this judge": it cannot tell a real answer from a
+planted failure. A control the judge could not score is counted, not used; in replay, a
+control that was never recorded is reported as not measured, never as a number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from graphrag.eval import stats
+from graphrag.eval.judge import Judge
+from graphrag.llm import CacheMissError
+
+CONTROLS = {
+    "faithfulness": ("wrong_answer", "other_answer", "other_contexts"),
+    "answer_relevancy": ("other_answer",),
+    "context_recall": ("other_contexts",),
+}
+DEFAULT_PAIRS = 20
+SCORED, JUDGE_FAILED, NOT_RECORDED = "scored", "judge failed", "not recorded"
+INFORMATIVE = "informative"
+NOT_INFORMATIVE = "not informative on this judge"
+NOT_MEASURED_UNRECORDED = "not measured (not recorded)"
+NOT_MEASURED = "not measured"
+PAIR_COLUMNS = [
+    "metric",
+    "control",
+    "question_id",
+    "method",
+    "donor_question_id",
+    "real",
+    "control_score",
+    "status",
+    "error",
+]
+
+
+_CITATION = re.compile(r"\[[\d,\s]+\]")
+
+
+def shift_digits(text: str) -> str:
+    """Return ``text`` with every digit d outside citations like [2] made (d + 3) mod 10.
+
+    1998 becomes 4221; "[1]" stays, so the answer still cites what it cited.
+    """
+    parts = re.split(f"({_CITATION.pattern})", text)
+    return "".join(
+        part
+        if _CITATION.fullmatch(part)
+        else re.sub(r"\d", lambda m: str((int(m.group()) + 3) % 10), part)
+        for part in parts
+    )
+
+
+def wrong_answer(answer: str, facts: list[str], replacements: list[str]) -> str | None:
+    """Return a fluent wrong version of ``answer``, or None when there is nothing to change.
+
+    Each of ``facts`` (the reference, aliases, gold keywords) found in the answer is replaced
+    by one of ``replacements`` (another question's), cycling; numbers are left to the digit
+    shift that follows.
+    """
+    changed = answer
+    alternatives = [r for r in replacements if r.strip() and not _numeric(r)] or ["another one"]
+    wordy = sorted({f for f in facts if f.strip() and not _numeric(f)}, key=len, reverse=True)
+    for i, fact in enumerate(wordy):
+        pattern = re.compile(re.escape(fact), re.IGNORECASE)
+        changed = pattern.sub(alternatives[i % len(alternatives)], changed)
+    changed = shift_digits(changed)
+    return changed if changed != answer else None
+
+
+def _numeric(text: str) -> bool:
+    return re.fullmatch(r"[\d.,\s%]+", text) is not None
+
+
+@dataclass(frozen=True)
+class ControlCase:
+    """One real answer and the control it is compared with."""
+
+    metric: str
+    control: str
+    question_id: str
+    method: str
+    donor_question_id: str
+    real: float
+    question: str
+    reference: str
+    answer: str
+    contexts: list[str]
+
+
+def _facts(question: pd.Series) -> list[str]:
+    aliases = question.get("aliases", [])
+    aliases = list(aliases) if isinstance(aliases, list) else []
+    return [question["reference"], *aliases, *question["answer_keywords"]]
+
+
+def sample_cases(
+    records: pd.DataFrame,
+    questions: pd.DataFrame,
+    metric: str,
+    n_pairs: int = DEFAULT_PAIRS,
+    seed: int = stats.DEFAULT_SEED,
+) -> list[ControlCase]:
+    """Return up to ``n_pairs`` control cases for ``metric``, drawn reproducibly with ``seed``."""
+    by_id = questions.set_index("id")
+    usable = records[
+        records["answer_error"].isna() & records[metric].notna() & (records["answer"].str.len() > 0)
+    ]
+    rng = random.Random(f"{seed}:{metric}")
+    candidates: list[ControlCase] = []
+    for record in usable.sort_values(["question_id", "method"]).itertuples(index=False):
+        donors = usable[
+            (usable["method"] == record.method) & (usable["question_id"] != record.question_id)
+        ].sort_values("question_id")
+        donors = donors[donors["contexts"].map(len) > 0]
+        if donors.empty:
+            continue
+        donor = donors.iloc[rng.randrange(len(donors))]
+        question = by_id.loc[record.question_id]
+        base = {
+            "metric": metric,
+            "question_id": record.question_id,
+            "method": record.method,
+            "donor_question_id": donor["question_id"],
+            "real": float(getattr(record, metric)),
+            "question": question["question"],
+            "reference": question["reference"],
+        }
+        for control in CONTROLS[metric]:
+            answer, contexts = record.answer, list(record.contexts)
+            if control == "wrong_answer":
+                answer = wrong_answer(
+                    record.answer, _facts(question), _facts(by_id.loc[donor["question_id"]])
+                )
+                if answer is None:
+                    continue
+            elif control == "other_answer":
+                answer = donor["answer"]
+            else:
+                contexts = list(donor["contexts"])
+            candidates.append(
+                ControlCase(control=control, answer=answer, contexts=contexts, **base)
+            )
+    return rng.sample(candidates, min(n_pairs, len(candidates)))
+
+
+async def score_cases(judge: Judge, cases: list[ControlCase], in_flight: int) -> pd.DataFrame:
+    """Return one row per case: the real score, the control's, and the control's status."""
+    gate = asyncio.Semaphore(max(1, in_flight))
+
+    async def one(case: ControlCase) -> dict:
+        row = {c: getattr(case, c) for c in PAIR_COLUMNS[:6]}
+        async with gate:
+            try:
+                result = await judge.score(
+                    case.metric, case.question, case.answer, case.contexts, case.reference
+                )
+            except CacheMissError:
+                # The miss message names the cache folder: a machine path, not for a report.
+                return {**row, "control_score": math.nan, "status": NOT_RECORDED, "error": None}
+        status = JUDGE_FAILED if math.isnan(result.value) else SCORED
+        return {**row, "control_score": result.value, "status": status, "error": result.error}
+
+    rows = await asyncio.gather(*(one(case) for case in cases))
+    return pd.DataFrame(list(rows), columns=PAIR_COLUMNS)
+
+
+@dataclass(frozen=True)
+class Discrimination:
+    """How often the judge scored the real answer above its control, with a CI and a verdict."""
+
+    metric: str
+    value: float
+    low: float
+    high: float
+    n: int
+    judge_failed: int
+    not_recorded: int
+    verdict: str
+
+    def render(self) -> str:
+        if self.n == 0:
+            return self.verdict
+        extra = [
+            f"{k} {label}"
+            for k, label in (
+                (self.judge_failed, "judge failures"),
+                (self.not_recorded, "not recorded"),
+            )
+            if k
+        ]
+        counts = f"n={self.n} pairs" + (f"; {', '.join(extra)}" if extra else "")
+        return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}] ({counts}): {self.verdict}"
+
+
+def pair_outcomes(pairs: pd.DataFrame) -> pd.Series:
+    """Return 1 / 0.5 / 0 per scored pair: real above, equal to, or below its control."""
+    scored = pairs[pairs["status"] == SCORED]
+    difference = scored["real"].astype(float) - scored["control_score"].astype(float)
+    return difference.map(lambda d: 1.0 if d > 1e-9 else (0.5 if abs(d) <= 1e-9 else 0.0))
+
+
+def discrimination(
+    pairs: pd.DataFrame,
+    metric: str,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+) -> Discrimination:
+    """Return the judge's discrimination on ``metric`` from its scored control pairs."""
+    own = pairs[pairs["metric"] == metric] if len(pairs) else pairs
+    outcomes = pair_outcomes(own) if len(own) else pd.Series(dtype=float)
+    failed = int((own["status"] == JUDGE_FAILED).sum()) if len(own) else 0
+    missing = int((own["status"] == NOT_RECORDED).sum()) if len(own) else 0
+    estimate = stats.bootstrap_ci(outcomes, n_resamples=n_resamples, seed=seed)
+    if estimate.n == 0:
+        verdict = NOT_MEASURED_UNRECORDED if missing else NOT_MEASURED
+    else:
+        verdict = INFORMATIVE if estimate.low > 0.5 else NOT_INFORMATIVE
+    return Discrimination(
+        metric, estimate.mean, estimate.low, estimate.high, estimate.n, failed, missing, verdict
+    )
+
+
+def run_controls(
+    judge: Judge,
+    records: pd.DataFrame,
+    questions: pd.DataFrame,
+    metrics: list[str],
+    n_pairs: int,
+    seed: int,
+    in_flight: int,
+) -> pd.DataFrame:
+    """Return the scored control pairs of every metric (``PAIR_COLUMNS``)."""
+    from graphrag.llm import run_sync
+
+    cases = [c for m in metrics for c in sample_cases(records, questions, m, n_pairs, seed)]
+    if not cases:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    return run_sync(score_cases(judge, cases, in_flight))

@@ -1,0 +1,191 @@
+"""The one front door: a :class:`Workbench` owns the settings, the LLM, the embedder and the
+cache, and everything else (CLI, evaluation, notebooks) goes through it.
+
+    from graphrag import Workbench
+    with Workbench(cache="replay") as wb:
+        wb.index("data/kestrel_bay/docs", "output/kestrel_bay")
+        print(wb.query("Who founded the Kestrel Bay Marine Institute?", method="local").text)
+        wb.evaluate("data/kestrel_bay/questions.jsonl", out="reports/kestrel_bay", limit=9)
+
+Why one object: the LLM client (its recorded cache and its concurrency limit) and the
+embedder (a model load of seconds) are built once and shared by indexing, every method and
+the judge, and the embedded server it may start is stopped once, by :meth:`close`. A question
+travels ``Workbench.query`` → ``Method.aanswer`` (``query/``) → ``ChatLLM.achat`` (``llm.py``)
+→ the recording transport (``llm_cache.py``) → the endpoint, and back as an ``Answer``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphrag.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from graphrag.embeddings import Embedder
+    from graphrag.eval.runner import EvalResult
+    from graphrag.index.pipeline import IndexSummary
+    from graphrag.index.store import Index
+    from graphrag.llm import ChatLLM
+    from graphrag.query.base import Answer, Method
+
+
+class Workbench:
+    """Settings, LLM, embedder and the index in use, wired once.
+
+    ``config``: a TOML file (default: ``graphrag.toml`` or ``$GRAPHRAG_CONFIG`` if present);
+    ``cache``: ``"on"``, ``"off"`` or ``"replay"`` (replay never calls a model: a prompt that
+    was not recorded is an error naming it); ``overrides``: nested settings, as in the TOML;
+    ``settings``: a ready Settings tree instead of all of these.
+    """
+
+    def __init__(
+        self,
+        config: str | Path | None = None,
+        *,
+        cache: str | None = None,
+        overrides: dict[str, Any] | None = None,
+        settings: Settings | None = None,
+    ) -> None:
+        if settings is None:
+            merged = dict(overrides or {})
+            if cache:
+                merged["cache"] = {**merged.get("cache", {}), "mode": cache}
+            settings = load_settings(config, overrides=merged)
+        self.settings = settings
+        self._llm: ChatLLM | None = None
+        self._embedder: Embedder | None = None
+        self._index: Index | None = None
+        self._methods: dict[str, Method] = {}
+
+    # ------------------------------------------------------------------ shared parts
+
+    @property
+    def llm(self) -> ChatLLM:
+        """The chat client; the embedded server starts only when a request misses the cache."""
+        if self._llm is None:
+            from graphrag.llm import ChatLLM
+
+            self._llm = ChatLLM(self.settings)
+        return self._llm
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from graphrag.embeddings import Embedder
+
+            self._embedder = Embedder(self.settings)
+        return self._embedder
+
+    @property
+    def index_in_use(self) -> Index:
+        if self._index is None:
+            raise ValueError("no index loaded: call Workbench.index(docs, out) or .load(path)")
+        return self._index
+
+    # ------------------------------------------------------------------ indexing
+
+    def index(
+        self,
+        docs: str | Path,
+        out: str | Path,
+        *,
+        progress: bool = True,
+        skip_bad: bool = False,
+    ) -> IndexSummary:
+        """Index the corpus at ``docs`` (a folder of .txt/.md, or a .jsonl) into ``out`` and
+        load it; return the run summary (counts, failed items, cost per stage)."""
+        from graphrag.index.pipeline import build_index
+
+        summary = build_index(
+            docs, out, self.settings, self.llm, self.embedder, progress=progress, skip_bad=skip_bad
+        )
+        self.load(out)
+        return summary
+
+    def load(self, path: str | Path) -> Index:
+        """Load the index folder ``path`` and make it the one queries use."""
+        from graphrag.index.store import load_index
+
+        self._index = load_index(path)
+        self._methods = {}
+        return self._index
+
+    # ------------------------------------------------------------------ querying
+
+    def methods(self, names: list[str] | None = None) -> dict[str, Method]:
+        """The named retrieval methods over the loaded index (all by default), built once."""
+        from graphrag.query.registry import METHODS, make_methods
+
+        names = list(names or METHODS)
+        missing = [n for n in names if n not in self._methods]
+        if missing:
+            self._methods.update(
+                make_methods(self.index_in_use, missing, self.settings, self.llm, self.embedder)
+            )
+        return {n: self._methods[n] for n in names}
+
+    async def aquery(self, question: str, method: str = "local") -> Answer:
+        return await self.methods([method])[method].aanswer(question)
+
+    def query(self, question: str, method: str = "local") -> Answer:
+        """Answer ``question`` with one method: text, contexts, sources, cost and time."""
+        from graphrag.llm import run_sync
+
+        return run_sync(self.aquery(question, method))
+
+    def query_all(self, question: str, methods: list[str] | None = None) -> dict[str, Answer]:
+        """Every named method's answer to one question; their calls run concurrently."""
+        import asyncio
+
+        from graphrag.llm import run_sync
+
+        chosen = self.methods(methods)
+
+        async def run() -> list[Answer]:
+            return await asyncio.gather(*(m.aanswer(question) for m in chosen.values()))
+
+        return dict(zip(chosen, run_sync(run()), strict=True))
+
+    # ------------------------------------------------------------------ evaluating
+
+    def evaluate(
+        self,
+        questions: str | Path,
+        *,
+        out: str | Path,
+        methods: list[str] | None = None,
+        metrics: list[str] | None = None,
+        limit: int | None = None,
+        progress: bool = True,
+        command: str | None = None,
+        **options: Any,
+    ) -> EvalResult:
+        """Score ``methods`` on the question set with the loaded index; write the report to
+        ``out`` (records, summary.md, plots) and return it."""
+        from graphrag.eval.runner import run_evaluation
+
+        return run_evaluation(
+            self,
+            questions,
+            methods or self.settings.eval.methods,
+            metrics if metrics is not None else self.settings.eval.metrics,
+            out,
+            limit=limit,
+            progress=progress,
+            command=command,
+            **options,
+        )
+
+    # ------------------------------------------------------------------ lifetime
+
+    def close(self) -> None:
+        """Stop the embedded server if this workbench started it."""
+        if self._llm is not None:
+            self._llm.close()
+
+    def __enter__(self) -> Workbench:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

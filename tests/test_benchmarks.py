@@ -1,0 +1,195 @@
+"""Benchmark conversion: hand-made MuSiQue and HotpotQA items with known outputs, the CLI, and
+the committed MuSiQue subset (data/musique) checked against its own documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphrag.cli import main
+from graphrag.config import REPO_ROOT
+from graphrag.documents import chunk_documents, load_documents
+from graphrag.eval.benchmarks import (
+    BenchmarkError,
+    Paragraph,
+    convert_benchmark,
+    read_hotpotqa,
+)
+from graphrag.eval.questions import load_questions
+
+MUSIQUE = REPO_ROOT / "data" / "musique"
+SHARED_SOURCE = REPO_ROOT.parent / "shared" / "datasets" / "musique"
+
+
+def paragraph(idx: int, title: str, text: str, supporting: bool) -> dict:
+    return {"idx": idx, "title": title, "paragraph_text": text, "is_supporting": supporting}
+
+
+SHARED = paragraph(0, "Austria", "Karl Renner led Austria after the war.", True)
+ITEMS = [
+    {
+        "id": "2hop__1_2",
+        "question": "Who led the country of the composer of Aschenbrodel?",
+        "answer": "Karl Renner",
+        "answer_aliases": ["Renner", "Karl Renner"],
+        "answerable": True,
+        "paragraphs": [
+            paragraph(0, "Distractor A", "Nothing useful.", False),
+            paragraph(1, "Aschenbrodel", "Aschenbrodel is by Johann Strauss II.", True),
+            paragraph(2, "Distractor B", "Still nothing.", False),
+            {**SHARED, "idx": 3},
+            paragraph(4, "Distractor C", "Not this either.", False),
+        ],
+        "question_decomposition": [
+            {
+                "id": 1,
+                "question": "Aschenbrodel >> composer",
+                "answer": "Johann Strauss II",
+                "paragraph_support_idx": 1,
+            },
+            {
+                "id": 2,
+                "question": "Who led #1 's country?",
+                "answer": "Karl Renner",
+                "paragraph_support_idx": 3,
+            },
+        ],
+    },
+    {
+        "id": "2hop__3_4",
+        "question": "Who led Austria?",
+        "answer": "Karl Renner",
+        "answer_aliases": [],
+        "paragraphs": [SHARED, paragraph(1, "Distractor A", "Nothing useful.", False)],
+        "question_decomposition": [
+            {
+                "id": 3,
+                "question": "Who led Austria?",
+                "answer": "Karl Renner",
+                "paragraph_support_idx": 0,
+            },
+        ],
+    },
+    {"id": "3hop__never_kept", "question": "?", "answer": "x", "paragraphs": []},
+]
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    folder = tmp_path / "musique"
+    folder.mkdir()
+    (folder / "musique_train.json").write_text(json.dumps(ITEMS), encoding="utf-8")
+    (folder / "README.txt").write_text("MuSiQue, CC BY 4.0\n", encoding="utf-8")
+    return folder
+
+
+def test_musique_conversion_by_hand(source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    summary = convert_benchmark("musique", source, out, n_questions=2, distractors=1)
+    # Gold: Aschenbrodel, Austria (shared by both questions: one document); distractor A once.
+    assert (summary.questions, summary.documents, summary.gold_documents) == (2, 3, 2)
+    assert summary.hops == {2: 1, 1: 1}
+    austria = Paragraph("Austria", SHARED["paragraph_text"], True).doc_id
+    assert austria.startswith("austria_") and (out / "docs" / f"{austria}.md").read_text() == (
+        "# Austria\n\nKarl Renner led Austria after the war.\n"
+    )
+    documents = {p.stem for p in (out / "docs").glob("*.md")}
+    questions = load_questions(out / "questions.jsonl", documents=documents).set_index("id")
+    first = questions.loc["2hop__1_2"]
+    assert first["type"] == "multi_hop" and first["hops"] == 2
+    assert first["reference"] == "Karl Renner" and first["aliases"] == ["Renner"]
+    assert first["support"][1] == austria and len(first["support"]) == 2
+    assert [s["answer"] for s in first["decomposition"]] == ["Johann Strauss II", "Karl Renner"]
+    assert first["decomposition"][1]["support"] == austria
+    assert first["gold_entities"] == ["Johann Strauss II", "Karl Renner"]
+    assert first["answer_format"] == "short"
+    assert (out / "SOURCE_README.txt").read_text() == "MuSiQue, CC BY 4.0\n"
+
+
+def test_more_questions_than_kept_and_a_question_without_gold_are_named(
+    source: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(BenchmarkError, match="3hop__never_kept has no supporting paragraph"):
+        convert_benchmark("musique", source, tmp_path / "out", n_questions=3, distractors=0)
+    with pytest.raises(BenchmarkError, match="unknown benchmark format"):
+        convert_benchmark("squad", source, tmp_path / "out", 1, 0)
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps([{"id": "x"}]))
+    with pytest.raises(BenchmarkError, match=r"broken.json: question \[0\] lacks field"):
+        convert_benchmark("musique", broken, tmp_path / "out", 1, 0)
+
+
+def test_hotpotqa_format(tmp_path: Path) -> None:
+    path = tmp_path / "hotpot.json"
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "_id": "h1",
+                    "question": "Which magazine was started first?",
+                    "answer": "Arthur's Magazine",
+                    "supporting_facts": [["Arthur's Magazine", 0], ["First for Women", 0]],
+                    "context": [
+                        ["Radio City", ["Radio City is a radio station."]],
+                        ["Arthur's Magazine", ["Arthur's Magazine was a periodical", " of 1844."]],
+                        ["First for Women", ["First for Women began in 1989."]],
+                    ],
+                }
+            ]
+        )
+    )
+    (question,) = read_hotpotqa(path)
+    assert [p.supporting for p in question.paragraphs] == [False, True, True]
+    assert question.paragraphs[1].text == "Arthur's Magazine was a periodical of 1844."
+    assert question.hops == 2
+    summary = convert_benchmark("hotpotqa", path, tmp_path / "out", 5, 1)
+    assert (summary.questions, summary.documents, summary.gold_documents) == (1, 3, 2)
+
+
+def test_convert_command(source: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "cli"
+    code = main(
+        ["convert", "musique", "--source", str(source), "--out", str(out), "--questions", "1"]
+    )
+    assert code == 0
+    assert "1 questions (2-hop 1); 5 documents (2 gold, 3 distractors)" in capsys.readouterr().out
+    assert (
+        main(["convert", "musique", "--source", str(tmp_path / "nowhere"), "--out", str(out)]) == 1
+    )
+    assert "nowhere" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- the committed set
+
+
+def test_the_committed_musique_subset_is_consistent() -> None:
+    documents = {p.stem for p in (MUSIQUE / "docs").glob("*.md")}
+    questions = load_questions(MUSIQUE / "questions.jsonl", documents=documents)
+    assert len(questions) == 50 and len(documents) == 264
+    assert (questions["type"] == "multi_hop").all()
+    assert questions["hops"].value_counts().to_dict() == {2: 35, 3: 12, 4: 3}
+    support = {d for s in questions["support"] for d in s}
+    assert len(support) == 118  # the README's count of gold paragraphs for 50 questions
+    for row in questions.itertuples(index=False):
+        assert row.hops == len(row.decomposition)
+        assert row.gold_entities == list(dict.fromkeys(s["answer"] for s in row.decomposition))
+        assert {s["support"] for s in row.decomposition} <= set(row.support)
+        assert row.gold_entities[-1] == row.reference  # the last hop answers the question
+    # One chunk per paragraph, so evidence recall is measured per gold paragraph.
+    loaded = load_documents(MUSIQUE / "docs").documents
+    assert len(chunk_documents(loaded)) == len(loaded) == 264
+    licence = (MUSIQUE / "README.md").read_text()
+    assert "CC BY 4.0" in licence and "Trivedi" in licence
+    assert (MUSIQUE / "SOURCE_README.txt").is_file()
+    assert (MUSIQUE / "SOURCE_HippoRAG_LICENSE.txt").is_file()
+
+
+@pytest.mark.skipif(not SHARED_SOURCE.is_dir(), reason="the shared MuSiQue source is not here")
+def test_the_committed_subset_is_what_the_converter_writes(tmp_path: Path) -> None:
+    convert_benchmark("musique", SHARED_SOURCE, tmp_path, n_questions=50, distractors=3)
+    assert (tmp_path / "questions.jsonl").read_bytes() == (MUSIQUE / "questions.jsonl").read_bytes()
+    fresh = {p.name: p.read_bytes() for p in (tmp_path / "docs").glob("*.md")}
+    committed = {p.name: p.read_bytes() for p in (MUSIQUE / "docs").glob("*.md")}
+    assert fresh == committed

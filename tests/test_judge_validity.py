@@ -1,0 +1,201 @@
+"""Judge validity: planted controls through the real ragas judge on the fake endpoint (a judge
+that always says 1 cannot discriminate; one that checks the context can), the sampling, and
+the replay of the recorded demo answers whose controls were never recorded."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+from conftest import DEMO_DOCS, FakeLLM
+
+from graphrag.config import REPO_ROOT
+from graphrag.embeddings import Embedder
+from graphrag.eval import judge_validity as jv
+from graphrag.eval.judge import Judge
+from graphrag.eval.questions import load_questions
+from graphrag.llm import ChatLLM
+
+QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl")
+COMMITTED = REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet"
+STATEMENTS_PROMPT = "Break down each sentence"
+VERDICTS_PROMPT = "judge the faithfulness of a series of statements"
+
+
+def pairs(real: list[float], control: list[float], status: str = jv.SCORED) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "metric": "faithfulness",
+            "control": "wrong_answer",
+            "question_id": [f"q{i}" for i in range(len(real))],
+            "method": "naive",
+            "donor_question_id": "qx",
+            "real": real,
+            "control_score": control,
+            "status": status,
+            "error": None,
+        }
+    )
+
+
+def test_a_judge_that_always_says_one_is_not_informative() -> None:
+    result = jv.discrimination(pairs([1.0] * 20, [1.0] * 20), "faithfulness")
+    assert (result.value, result.low, result.high, result.n) == (0.5, 0.5, 0.5, 20)
+    assert result.verdict == jv.NOT_INFORMATIVE == "not informative on this judge"
+
+
+def test_discrimination_counts_ties_as_half_and_needs_its_ci_above_half() -> None:
+    perfect = jv.discrimination(pairs([1.0] * 20, [0.0] * 20), "faithfulness")
+    assert (perfect.value, perfect.low, perfect.verdict) == (1.0, 1.0, jv.INFORMATIVE)
+    # 3 right, 1 tie, 1 wrong: 3.5 / 5, but five pairs cannot exclude chance.
+    few = jv.discrimination(pairs([1, 1, 1, 0.5, 0], [0, 0, 0, 0.5, 1]), "faithfulness")
+    assert few.value == pytest.approx(0.7) and few.low <= 0.5
+    assert few.verdict == jv.NOT_INFORMATIVE
+    unrecorded = jv.discrimination(
+        pairs([1.0] * 3, [float("nan")] * 3, jv.NOT_RECORDED), "faithfulness"
+    )
+    assert unrecorded.n == 0 and unrecorded.not_recorded == 3
+    assert unrecorded.verdict == jv.NOT_MEASURED_UNRECORDED == "not measured (not recorded)"
+    assert unrecorded.render() == "not measured (not recorded)"
+    assert jv.discrimination(pairs([], []), "context_recall").verdict == jv.NOT_MEASURED
+
+
+def test_a_wrong_answer_stays_fluent_but_changes_its_facts() -> None:
+    answer = "KBMI was founded in 1998 by Saltmere University and the Council [1]."
+    wrong = jv.wrong_answer(answer, ["Saltmere", "1998", "Council"], ["Northgate Foundation"])
+    assert wrong == (
+        "KBMI was founded in 4221 by Northgate Foundation University and the Northgate "
+        "Foundation [1]."
+    )
+    assert jv.shift_digits("30,000 fish [2, 3]") == "63,333 fish [2, 3]"
+    assert jv.wrong_answer("I do not know.", ["Saltmere"], ["Northgate"]) is None
+
+
+# --------------------------------------------------------------------------- through the judge
+
+
+def first_sentence(path) -> tuple[str, str]:
+    """Return (a document's text, its first body sentence)."""
+    text = path.read_text(encoding="utf-8")
+    body = text.split("\n\n", 1)[1]
+    return text, body.split(". ")[0].strip() + "."
+
+
+def demo_records() -> pd.DataFrame:
+    """Six answers that copy a sentence of their only context: faithful by construction."""
+    rows = []
+    for qid, doc in zip(
+        ["q01", "q02", "q03", "q04", "q05", "q06"],
+        sorted(DEMO_DOCS.glob("*.md"))[:6],
+        strict=True,
+    ):
+        text, sentence = first_sentence(doc)
+        rows.append(
+            {
+                "question_id": qid,
+                "method": "naive",
+                "answer": sentence,
+                "answer_error": None,
+                "contexts": [text],
+                "faithfulness": 1.0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def judge_input(prompt: str) -> dict:
+    tail = prompt.rsplit("Now perform the same with the following input", 1)[1]
+    return json.loads(tail[tail.index("{") : tail.rindex("Output:")])
+
+
+def faithfulness_judge(always_one: bool):
+    """A fake ragas judge: statements are the answer's sentences; a verdict is 1 always, or
+    only when the statement is found in the context."""
+
+    def reply(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]
+        data = judge_input(prompt)
+        if VERDICTS_PROMPT in prompt:
+            context = " ".join(data["context"].split())
+            return json.dumps(
+                {
+                    "statements": [
+                        {
+                            "statement": s,
+                            "reason": "checked",
+                            "verdict": 1 if always_one or s in context else 0,
+                        }
+                        for s in data["statements"]
+                    ]
+                }
+            )
+        if STATEMENTS_PROMPT in prompt:
+            sentences = [s.strip() for s in re.split(r"(?<=\.)\s+", data["answer"]) if s.strip()]
+            return json.dumps({"statements": sentences})
+        raise AssertionError(prompt[:80])
+
+    return reply
+
+
+@pytest.fixture
+def fake_judge(make_settings, fake_llm: FakeLLM, make_embedder):
+    settings = make_settings(fake_llm.base_url)
+    llm = ChatLLM(settings)
+    return settings, Judge(settings, llm, make_embedder(settings), ["faithfulness"])
+
+
+def test_controls_through_a_judge_that_always_says_one(fake_judge, fake_llm: FakeLLM) -> None:
+    settings, judge = fake_judge
+    fake_llm.respond_with(faithfulness_judge(always_one=True))
+    scored = jv.run_controls(judge, demo_records(), QUESTIONS, ["faithfulness"], 20, 7, 2)
+    # 6 answers x 3 controls, less the one answer with neither a digit nor a fact to change.
+    assert len(scored) == 17
+    assert (scored["control"] == "wrong_answer").sum() == 5
+    assert set(scored["status"]) == {jv.SCORED} and (scored["control_score"] == 1.0).all()
+    result = jv.discrimination(scored, "faithfulness")
+    assert (result.value, result.verdict) == (0.5, jv.NOT_INFORMATIVE)
+
+
+def test_controls_through_a_judge_that_reads_the_context(fake_judge, fake_llm: FakeLLM) -> None:
+    settings, judge = fake_judge
+    fake_llm.respond_with(faithfulness_judge(always_one=False))
+    scored = jv.run_controls(judge, demo_records(), QUESTIONS, ["faithfulness"], 12, 7, 2)
+    assert len(scored) == 12
+    assert (scored["control_score"] == 0.0).all()
+    result = jv.discrimination(scored, "faithfulness")
+    assert (result.value, result.low, result.verdict) == (1.0, 1.0, jv.INFORMATIVE)
+
+
+def test_sampling_is_seeded_and_uses_only_the_metric_s_controls() -> None:
+    records = pd.read_parquet(COMMITTED)
+    first = jv.sample_cases(records, QUESTIONS, "faithfulness", 20, seed=2024)
+    again = jv.sample_cases(records, QUESTIONS, "faithfulness", 20, seed=2024)
+    other = jv.sample_cases(records, QUESTIONS, "faithfulness", 20, seed=1)
+    assert first == again and first != other and len(first) == 20
+    assert {c.control for c in first} <= set(jv.CONTROLS["faithfulness"])
+    assert all(c.donor_question_id != c.question_id for c in first)
+    recall = jv.sample_cases(records, QUESTIONS, "context_recall", 20, seed=2024)
+    assert {c.control for c in recall} == {"other_contexts"}
+    relevancy = jv.sample_cases(records, QUESTIONS, "answer_relevancy", 20, seed=2024)
+    assert {c.control for c in relevancy} == {"other_answer"}
+    for case in relevancy:  # the control answer is the same method's answer to the donor
+        donor = records[
+            (records["question_id"] == case.donor_question_id) & (records["method"] == case.method)
+        ]
+        assert case.answer == donor["answer"].iloc[0]
+
+
+def test_unrecorded_controls_replay_as_not_measured(
+    replay_settings, replay_embedder: Embedder
+) -> None:
+    """The recorded demo answers: faithfulness controls were never recorded, so replay says
+    so instead of failing or inventing a number."""
+    records = pd.read_parquet(COMMITTED)
+    llm = ChatLLM(replay_settings)
+    judge = Judge(replay_settings, llm, replay_embedder, ["faithfulness"])
+    scored = jv.run_controls(judge, records, QUESTIONS, ["faithfulness"], 3, 2024, 1)
+    assert len(scored) == 3 and set(scored["status"]) == {jv.NOT_RECORDED}
+    assert scored["error"].isna().all()  # no machine path from the miss message
+    assert jv.discrimination(scored, "faithfulness").render() == "not measured (not recorded)"
