@@ -419,3 +419,12 @@ def index_texts(index: Any) -> dict[str, str]:
     for community, content in zip(reports["community"], reports["full_content"], strict=True):
         texts[f"report:{community}"] = content
     return texts
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the fault-injection figures (tests/faults) when any fault test ran."""
+    from faults.ledger import table
+
+    if table():
+        terminalreporter.write_sep("-", "fault injection: faults injected / survived / items lost")
+        terminalreporter.write_line(table())
