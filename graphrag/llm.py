@@ -63,7 +63,7 @@ class LLMError(RuntimeError):
 class CacheMissError(LLMError):
     """Replay mode met a request that is not in the recorded cache."""
 
-    first_call_of_attempt = False  # set by ChatLLM.ajson: the miss began a new JSON attempt
+    first_call_of_attempt = False  # set by ChatLLM: the miss was the first call of an attempt
 
 
 class JSONOutputError(LLMError):
@@ -727,31 +727,66 @@ class ChatLLM:
         succeeded. The first attempt's requests are exactly those of a call without retries.
         """
         messages, response_format = self._json_request(messages, schema, name)
-        attempt = 0
-        while True:
-            seed = self.settings.llm.seed + attempt
+        return await self._attempts(
+            name,
+            lambda seed: self._json_attempt(
+                messages, schema, name, max_tokens, response_format, seed
+            ),
+        )
+
+    async def atext(
+        self, messages: list[dict[str, str]], *, name: str = "text", max_tokens: int | None = None
+    ) -> str:
+        """Return the model's plain-text reply, stripped; an empty reply or one cut off at
+        ``max_tokens`` is a failed attempt, handled as in :meth:`ajson`."""
+
+        async def attempt(seed: int) -> str:
             try:
-                return await self._json_attempt(
-                    messages, schema, name, max_tokens, response_format, seed
-                )
+                with track_usage() as usage:
+                    completion = await self.achat(messages, max_tokens=max_tokens, seed=seed)
+            except CacheMissError as miss:
+                miss.first_call_of_attempt = True
+                raise
+            text = completion.text.strip()
+            if text and completion.finish_reason != "length":
+                return text
+            error = "the reply was cut off at max_tokens" if text else "the reply is empty"
+            live = usage.calls > usage.cache_hits
+            if completion.cache_key and live:
+                self.cache.annotate(completion.cache_key, invalid=error)
+            raise _FailedAttempt(error, live)
+
+        return await self._attempts(name, attempt)
+
+    async def _attempts(self, name: str, attempt: Callable[[int], Awaitable[T]]) -> T:
+        """Return the result of the first attempt that succeeds, one new attempt per run.
+
+        Attempt n asks with ``llm.seed + n``. Attempts already in the cache are replayed (free)
+        until one succeeds; after a live attempt fails the call fails, naming the seed the next
+        run will use. In replay mode a recorded failure with no later attempt is reproduced.
+        """
+        seed = self.settings.llm.seed
+        last_failure: JSONOutputError | None = None
+        while True:
+            try:
+                return await attempt(seed)
             except _FailedAttempt as failed:
                 final = JSONOutputError(
-                    f"{name}: the model's JSON stayed invalid after "
-                    f"{self.settings.llm.json_repair_rounds} repair rounds (attempt "
-                    f"{attempt + 1}, seed {seed}): {failed.error}; the next run asks again "
-                    f"with seed {seed + 1}"
+                    f"{name}: the model's reply stayed invalid (attempt "
+                    f"{seed - self.settings.llm.seed + 1}, seed {seed}): {failed.error}; the "
+                    f"next run asks again with seed {seed + 1}"
                 )
                 if failed.live or self.cache.mode == "off":
                     raise final from None
                 last_failure = final
             except CacheMissError as miss:
-                if attempt == 0 or not miss.first_call_of_attempt:
+                if last_failure is None or not miss.first_call_of_attempt:
                     raise
                 # Replay holds the failed attempts but no later one: the recorded run ended
                 # in this failure, so replay reproduces it.
                 self.cache.misses.remove(str(miss))
                 raise last_failure from None
-            attempt += 1
+            seed += 1
 
     async def _json_attempt(
         self,
@@ -818,7 +853,8 @@ class ChatLLM:
                     {"role": "assistant", "content": shown},
                     {"role": "user", "content": request},
                 ]
-        raise _FailedAttempt(error, live)
+        rounds_done = self.settings.llm.json_repair_rounds
+        raise _FailedAttempt(f"JSON still invalid after {rounds_done} repair rounds: {error}", live)
 
     def json(
         self,

@@ -263,6 +263,21 @@ def test_a_first_attempt_is_the_request_of_a_call_without_retries(
     }
 
 
+def test_an_empty_or_cut_text_reply_is_a_failed_attempt(fake_llm: FakeLLM, make_llm) -> None:
+    fake_llm.respond_with(
+        lambda body: {7: Reply("  "), 8: Reply("half a sen", finish_reason="length")}.get(
+            body["seed"], "A whole sentence."
+        )
+    )
+    with pytest.raises(JSONOutputError, match="seed 7.*empty.*seed 8"):
+        run_sync(make_llm().atext(user("q"), name="summary"))
+    with pytest.raises(JSONOutputError, match="seed 8.*cut off"):
+        run_sync(make_llm().atext(user("q"), name="summary"))
+    assert run_sync(make_llm().atext(user("q"))) == "A whole sentence."
+    assert run_sync(make_llm(cache={"mode": "replay"}).atext(user("q"))) == "A whole sentence."
+    assert [b["seed"] for b in fake_llm.requests] == [7, 8, 9]
+
+
 def test_replay_of_a_recorded_failure_reproduces_it(fake_llm: FakeLLM, make_llm) -> None:
     fake_llm.respond_with(_invalid_for_first_seed)
     with pytest.raises(JSONOutputError):
