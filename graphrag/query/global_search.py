@@ -41,7 +41,8 @@ def report_batches(reports: pd.DataFrame, budget: int, seed: int) -> list[pd.Dat
 def _batch_text(batch: pd.DataFrame, budget: int) -> str:
     # A single report larger than the batch budget is cut rather than skipped.
     return "\n\n".join(
-        f"[{int(r[S.COMMUNITY])}] {tokens.truncate(r[S.FULL_CONTENT], budget)}"
+        f"[{int(r[S.COMMUNITY])}] "
+        f"{prompts.neutralize_citations(tokens.truncate(r[S.FULL_CONTENT], budget))}"
         for _, r in batch.iterrows()
     )
 
