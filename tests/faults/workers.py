@@ -1,6 +1,7 @@
 """Entry points the fault tests run as separate processes (to kill them, or to race them).
 
-``python workers.py put ROOT KEY N TAG``: store N records under one cache key.
+``python workers.py put ROOT KEY N TAG READY GO``: store N records under one cache key, from
+when GO exists (READY is created first, so the test starts every writer at once).
 ``python workers.py ask BASE_URL CACHE READY GO``: one chat call, started when GO exists.
 ``python workers.py index DOCS OUT BASE_URL CACHE EMBEDDINGS [STALL_AFTER MARKER]``: build an
 index; with STALL_AFTER, the write stalls after that many parquet tables (MARKER is created
@@ -32,10 +33,28 @@ def settings(base_url: str, cache: str, embeddings: str, folder: Path):  # noqa:
     )
 
 
-def put(root: str, key: str, n: str, tag: str) -> None:
+def put(root: str, key: str, n: str, tag: str, ready: str, go: str) -> None:
+    import threading
+
+    from graphrag import llm
     from graphrag.llm import ResponseCache
 
+    class SameThreadIds:
+        """Thread ids often coincide across processes (the main thread's usually does): the
+        cache module sees one that always does, so a name built from it collides for sure."""
+
+        def __getattr__(self, name: str):  # noqa: ANN204
+            return getattr(threading, name)
+
+        @staticmethod
+        def get_ident() -> int:
+            return 1
+
+    llm.threading = SameThreadIds()
     cache = ResponseCache(Path(root), "on")
+    Path(ready).touch()
+    while not Path(go).exists():
+        time.sleep(0.005)
     for i in range(int(n)):
         cache.put(key, {"request": {}, "response": {"tag": tag, "i": i, "pad": "x" * 20000}})
 
