@@ -43,6 +43,10 @@ class LLMSettings:
     # (server guarantees JSON only), or "prompt" (schema in the prompt; validate and repair).
     json_mode: Literal["json_schema", "json_object", "prompt"] = "json_schema"
     json_repair_rounds: int = 2
+    # Tokens one request may use (prompt + reply); bounds JSON re-asks and repair prompts.
+    # 0: the embedded server's per-slot context (embedded.ctx_size / embedded.parallel), and
+    # no bound for another endpoint (its limit is unknown).
+    context_tokens: int = 0
 
 
 @dataclass

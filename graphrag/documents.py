@@ -107,7 +107,8 @@ def load_documents(
     """Return the documents table (id, human_readable_id, title, text, source).
 
     ``path`` is a folder (its .txt/.md files, recursively; the id is the path relative to the
-    folder without its suffix), a single text file, or a .jsonl of {id, title, text}.
+    folder without its suffix, so two files differing only in suffix are an error naming
+    both), a single text file, or a .jsonl of {id, title, text}.
     A bad document is an error naming it, or, with ``skip_bad``, a reported skip.
     """
     path = Path(path)
@@ -121,7 +122,7 @@ def load_documents(
         else sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
     )
     base = path.parent if path.is_file() else path
-    rows, skipped = [], []
+    rows, skipped, sources = [], [], {}
     for file in files:
         try:
             text = _read_file(file, max_tokens)
@@ -131,6 +132,13 @@ def load_documents(
             skipped.append((str(file), str(err)))
             continue
         doc_id = file.relative_to(base).with_suffix("").as_posix()
+        if doc_id in sources:
+            # "a.md" and "a.txt" would share the id "a", and with it their chunk ids.
+            raise DocumentError(
+                f"{sources[doc_id]} and {file} would both be document {doc_id!r}; "
+                "rename one of them"
+            )
+        sources[doc_id] = file
         rows.append(
             {S.ID: doc_id, S.TITLE: _title(text, file.stem), S.TEXT: text, S.SOURCE: str(file)}
         )

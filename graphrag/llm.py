@@ -5,6 +5,13 @@ around it, so that any library handed our client (ragas, for evaluation) is reco
 replayed, bounded in concurrency and counted exactly like our own calls. A response is
 stored under the hash of the request body (model, messages and every parameter), one JSON
 file per response, so the committed cache grows by whole files and diffs stay readable.
+
+Only non-streaming chat completions can be recorded; in ``on`` and ``replay`` modes any other
+request is refused (:class:`UnrecordableRequestError`) rather than sent past the cache, so
+"replay never calls a model" holds for every request of every library given our client.
+A JSON reply that fails validation is kept (marked ``invalid``) but never ends a call: the
+next run replays the failed attempt and asks again with another ``seed`` (see
+:meth:`ChatLLM.ajson`), so a replay reaches the attempt that succeeded.
 """
 
 from __future__ import annotations
@@ -13,7 +20,9 @@ import asyncio
 import contextvars
 import hashlib
 import json
+import os
 import re
+import secrets
 import threading
 import time
 import weakref
@@ -27,6 +36,7 @@ from typing import Any, TypeVar
 import httpx
 import jsonschema
 import openai
+from filelock import FileLock
 from tenacity import (
     AsyncRetrying,
     Retrying,
@@ -35,10 +45,14 @@ from tenacity import (
     wait_exponential,
 )
 
+from graphrag import tokens
 from graphrag.config import Settings
 
 T = TypeVar("T")
 CHAT_PATH_SUFFIX = "/chat/completions"
+CACHE_KEY_HEADER = "x-graphrag-cache-key"
+CACHE_HIT_HEADER = "x-graphrag-cache-hit"
+MESSAGE_OVERHEAD_TOKENS = 8  # chat template tokens around each message (role, start, end)
 EMBEDDED_PLACEHOLDER_URL = "http://embedded-llm.invalid/v1"
 
 
@@ -49,9 +63,15 @@ class LLMError(RuntimeError):
 class CacheMissError(LLMError):
     """Replay mode met a request that is not in the recorded cache."""
 
+    first_call_of_attempt = False  # set by ChatLLM: the miss was the first call of an attempt
+
 
 class JSONOutputError(LLMError):
     """The model's output stayed invalid against the schema after every repair round."""
+
+
+class UnrecordableRequestError(LLMError):
+    """The cache can neither record nor replay this request (not a chat call, or streamed)."""
 
 
 # --------------------------------------------------------------------------- usage
@@ -160,13 +180,41 @@ class ResponseCache:
             ) from err
 
     def put(self, key: str, record: dict[str, Any]) -> None:
+        """Store ``record`` whole or not at all, even with other processes writing the cache.
+
+        The temporary name is unique per process, thread and call (a thread id alone repeats
+        across processes), the data is fsynced before the rename, and ``os.replace`` is atomic.
+        """
         if self.mode != "on":
             return
         path = self.path_for(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{threading.get_ident()}")
-        tmp.write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(path)
+        unique = f"{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}"
+        tmp = path.parent / f".{key}.{unique}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as file:
+                file.write(json.dumps(record, ensure_ascii=False, indent=1))
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def annotate(self, key: str, **fields: Any) -> None:
+        """Add ``fields`` to the stored record of ``key`` (e.g. why its reply was invalid)."""
+        record = self.get(key) if self.mode == "on" else None
+        if record is not None and any(record.get(k) != v for k, v in fields.items()):
+            self.put(key, {**record, **fields})
+
+    def process_lock(self, key: str) -> FileLock:
+        """Return the lock that lets one process at a time ask the model for ``key``.
+
+        Lock files live in ``.locks/`` beside the shards (ignored by git); the lock is not
+        thread-local, so an asyncio task may take it in a worker thread and release it later.
+        """
+        folder = self.root / ".locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        return FileLock(folder / f"{key}.lock", thread_local=False)
 
     def miss(self, body: dict[str, Any]) -> CacheMissError:
         """Record a replay miss and return the error that names its prompt."""
@@ -194,11 +242,30 @@ class ResponseCache:
         return sum(1 for _ in self.root.glob("*/*.json")) if self.root.is_dir() else 0
 
 
-def _chat_body(request: httpx.Request) -> dict[str, Any] | None:
-    if request.method != "POST" or not request.url.path.endswith(CHAT_PATH_SUFFIX):
+def _chat_body(request: httpx.Request, mode: str) -> dict[str, Any] | None:
+    """Return the body of a recordable chat request; None for one that bypasses the cache.
+
+    Only ``off`` mode lets other requests through: in ``on`` mode they would go unrecorded
+    (a re-run would call the model again) and in ``replay`` mode they would call a model.
+    """
+    is_chat = request.method == "POST" and request.url.path.endswith(CHAT_PATH_SUFFIX)
+    body = json.loads(request.content or b"{}") if is_chat else {}
+    if is_chat and not body.get("stream"):
+        return body
+    if mode == "off":
         return None
-    body = json.loads(request.content or b"{}")
-    return None if body.get("stream") else body
+    what = "a streaming chat request" if is_chat else f"{request.method} {request.url.path}"
+    raise UnrecordableRequestError(
+        f"the recorded LLM cache (mode {mode!r}) cannot serve {what}: only non-streaming "
+        "chat completions are recorded and replayed; use stream=False, or cache.mode = 'off'"
+    )
+
+
+def _cached_response(
+    request: httpx.Request, key: str, response: dict[str, Any], hit: bool
+) -> httpx.Response:
+    headers = {CACHE_KEY_HEADER: key, CACHE_HIT_HEADER: "1" if hit else "0"}
+    return httpx.Response(200, json=response, headers=headers, request=request)
 
 
 def _record(body: dict[str, Any], response: dict[str, Any], seconds: float) -> dict[str, Any]:
@@ -269,22 +336,27 @@ class RecordingTransport(httpx.BaseTransport):
         self.slots = threading.BoundedSemaphore(concurrency)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        body = _chat_body(request)
+        body = _chat_body(request, self.cache.mode)
         if body is None:
             return self._send(request)
         key = request_key(body)
         with self.cache.thread_lock(key):
-            hit = self.cache.get(key)
+            hit = _hit(self.cache, key, request)
             if hit is not None:
-                _count(hit, hit=True, waited=0.0)
-                return httpx.Response(200, json=hit["response"], request=request)
+                return hit
             if self.cache.mode == "replay":
                 raise self.cache.miss(body)
-            with self.slots:
-                started = time.monotonic()
-                response = self._send(request)
-                seconds = time.monotonic() - started
-            return _store(self.cache, key, body, request, response, seconds)
+            with _process_lock(self.cache, key) as lock:
+                if lock is not None:
+                    lock.acquire()
+                hit = _hit(self.cache, key, request)  # another process may have recorded it
+                if hit is not None:
+                    return hit
+                with self.slots:
+                    started = time.monotonic()
+                    response = self._send(request)
+                    seconds = time.monotonic() - started
+                return _store(self.cache, key, body, request, response, seconds)
 
     def _send(self, request: httpx.Request) -> httpx.Response:
         try:
@@ -320,24 +392,29 @@ class AsyncRecordingTransport(httpx.AsyncBaseTransport):
         return inner
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = _chat_body(request)
+        body = _chat_body(request, self.cache.mode)
         if body is None:
             return await self._send(request)
         key = request_key(body)
         async with self.cache.async_lock(key):
-            hit = self.cache.get(key)
+            hit = _hit(self.cache, key, request)
             if hit is not None:
-                _count(hit, hit=True, waited=0.0)
-                return httpx.Response(200, json=hit["response"], request=request)
+                return hit
             if self.cache.mode == "replay":
                 raise self.cache.miss(body)
-            loop = asyncio.get_running_loop()
-            slots = self._slots.setdefault(loop, asyncio.Semaphore(self.concurrency))
-            async with slots:
-                started = time.monotonic()
-                response = await self._send(request)
-                seconds = time.monotonic() - started
-            return _store(self.cache, key, body, request, response, seconds)
+            with _process_lock(self.cache, key) as lock:
+                if lock is not None:
+                    await asyncio.to_thread(lock.acquire)
+                hit = _hit(self.cache, key, request)  # another process may have recorded it
+                if hit is not None:
+                    return hit
+                loop = asyncio.get_running_loop()
+                slots = self._slots.setdefault(loop, asyncio.Semaphore(self.concurrency))
+                async with slots:
+                    started = time.monotonic()
+                    response = await self._send(request)
+                    seconds = time.monotonic() - started
+                return _store(self.cache, key, body, request, response, seconds)
 
     async def _send(self, request: httpx.Request) -> httpx.Response:
         live = await asyncio.to_thread(self.upstream.rewrite, request)
@@ -350,6 +427,26 @@ class AsyncRecordingTransport(httpx.AsyncBaseTransport):
             response = await self.inner.handle_async_request(live)
         await response.aread()
         return response
+
+
+def _hit(cache: ResponseCache, key: str, request: httpx.Request) -> httpx.Response | None:
+    record = cache.get(key)
+    if record is None:
+        return None
+    _count(record, hit=True, waited=0.0)
+    return _cached_response(request, key, record["response"], hit=True)
+
+
+@contextmanager
+def _process_lock(cache: ResponseCache, key: str) -> Iterator[FileLock | None]:
+    """Yield the cross-process lock of ``key`` for the caller to acquire (None when the cache
+    does not record, so nothing is shared), and release it on exit if it was taken."""
+    lock = cache.process_lock(key) if cache.mode == "on" else None
+    try:
+        yield lock
+    finally:
+        if lock is not None and lock.is_locked:
+            lock.release()
 
 
 def _store(
@@ -367,10 +464,22 @@ def _store(
             content=response.content,
             request=request,
         )
-    record = _record(body, response.json(), seconds)
+    try:
+        payload = response.json()
+        if not payload["choices"][0]["message"]:
+            raise ValueError("no message in the first choice")
+    except (ValueError, KeyError, IndexError, TypeError) as err:
+        # A garbled 200 (empty, cut or not a completion) is the endpoint's fault and may be
+        # transient: answered as a 502, so it is retried and never recorded.
+        return httpx.Response(
+            502,
+            json={"error": {"message": f"the endpoint's 200 reply is not a completion ({err})"}},
+            request=request,
+        )
+    record = _record(body, payload, seconds)
     cache.put(key, record)
     _count(record, hit=False, waited=seconds)
-    return httpx.Response(200, json=record["response"], request=request)
+    return _cached_response(request, key, record["response"], hit=False)
 
 
 # --------------------------------------------------------------------------- chat
@@ -381,23 +490,25 @@ class Completion:
     text: str
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    cache_key: str | None = None  # where the reply is recorded (None when the cache is off)
 
 
 def _retryable(err: BaseException) -> bool:
     if isinstance(err, openai.APIConnectionError):
         from graphrag.local_llm import EmbeddedServerError
 
-        return not isinstance(err.__cause__, CacheMissError | EmbeddedServerError)
+        return not isinstance(err.__cause__, LLMError | EmbeddedServerError)
     if isinstance(err, openai.APIStatusError):
         return err.status_code == 429 or err.status_code >= 500
     return isinstance(err, openai.APITimeoutError)
 
 
 def _unwrap(err: BaseException, base_url: str) -> BaseException:
-    """Return the error to show the user: cache misses and unreachable endpoints by name."""
+    """Return the error to show the user: cache refusals, a dead embedded server and
+    unreachable endpoints by name."""
     from graphrag.local_llm import EmbeddedServerError
 
-    if isinstance(err.__cause__, CacheMissError | EmbeddedServerError):
+    if isinstance(err.__cause__, LLMError | EmbeddedServerError):
         return err.__cause__
     if isinstance(err, openai.APIConnectionError):
         return LLMError(
@@ -426,6 +537,36 @@ def parse_json_output(text: str, schema: dict[str, Any]) -> Any:
         where = "/".join(str(p) for p in err.absolute_path) or "the top level"
         raise ValueError(f"schema violation at {where}: {err.message[:200]}") from err
     return value
+
+
+class _FailedAttempt(Exception):  # noqa: N818 - internal signal, not an error for users
+    """One :meth:`ChatLLM.ajson` attempt ended invalid; ``live`` if it asked the model."""
+
+    def __init__(self, error: str, live: bool) -> None:
+        super().__init__(error)
+        self.error, self.live = error, live
+
+
+def _completion(raw: Any, usage: Usage) -> Completion:
+    response = raw.parse()
+    choice = response.choices[0]
+    key = raw.headers.get(CACHE_KEY_HEADER)
+    return Completion(choice.message.content or "", choice.finish_reason, usage, key)
+
+
+def _prompt_tokens(messages: list[dict[str, str]]) -> int:
+    """Return an upper estimate of the prompt tokens of ``messages`` (template included)."""
+    return sum(
+        tokens.count_tokens(str(m.get("content", ""))) + MESSAGE_OVERHEAD_TOKENS for m in messages
+    )
+
+
+def _cut_reply(text: str, room: int) -> str:
+    """Return ``text`` cut to ``room`` tokens with a visible mark; untouched if it fits."""
+    mark = " …[cut]"
+    if tokens.count_tokens(text) <= room:
+        return text
+    return tokens.truncate(text, max(room - tokens.count_tokens(mark), 0)) + mark
 
 
 class ChatLLM:
@@ -516,6 +657,7 @@ class ChatLLM:
         max_tokens: int | None,
         temperature: float | None,
         response_format: dict[str, Any] | None,
+        seed: int | None = None,
     ) -> dict:
         llm = self.settings.llm
         params: dict[str, Any] = {
@@ -523,7 +665,7 @@ class ChatLLM:
             "messages": messages,
             "temperature": llm.temperature if temperature is None else temperature,
             "max_tokens": max_tokens or llm.max_tokens,
-            "seed": llm.seed,
+            "seed": llm.seed if seed is None else seed,
         }
         if response_format is not None:
             params["response_format"] = response_format
@@ -545,18 +687,20 @@ class ChatLLM:
         max_tokens: int | None = None,
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
+        seed: int | None = None,
     ) -> Completion:
         """Return the model's reply to ``messages`` (from the cache when recorded)."""
-        params = self._params(messages, max_tokens, temperature, response_format)
+        params = self._params(messages, max_tokens, temperature, response_format, seed)
         try:
             with track_usage() as usage:
                 async for attempt in self._retrying(AsyncRetrying):
                     with attempt:
-                        response = await self.async_client().chat.completions.create(**params)
+                        raw = await self.async_client().chat.completions.with_raw_response.create(
+                            **params
+                        )
         except openai.OpenAIError as err:
             raise _unwrap(err, self.base_url) from err
-        choice = response.choices[0]
-        return Completion(choice.message.content or "", choice.finish_reason, usage)
+        return _completion(raw, usage)
 
     def chat(
         self,
@@ -565,18 +709,18 @@ class ChatLLM:
         max_tokens: int | None = None,
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
+        seed: int | None = None,
     ) -> Completion:
         """Blocking :meth:`achat`, for scripts and notebooks."""
-        params = self._params(messages, max_tokens, temperature, response_format)
+        params = self._params(messages, max_tokens, temperature, response_format, seed)
         try:
             with track_usage() as usage:
                 for attempt in self._retrying(Retrying):
                     with attempt:
-                        response = self.sync_client().chat.completions.create(**params)
+                        raw = self.sync_client().chat.completions.with_raw_response.create(**params)
         except openai.OpenAIError as err:
             raise _unwrap(err, self.base_url) from err
-        choice = response.choices[0]
-        return Completion(choice.message.content or "", choice.finish_reason, usage)
+        return _completion(raw, usage)
 
     def _json_request(
         self, messages: list[dict[str, str]], schema: dict[str, Any], name: str
@@ -601,6 +745,18 @@ class ChatLLM:
             messages = [{"role": "system", "content": instruction}, *messages]
         return messages, ({"type": "json_object"} if mode == "json_object" else None)
 
+    def context_limit(self) -> int | None:
+        """Return the tokens one request may use in all (prompt + reply), None if unknown.
+
+        ``llm.context_tokens`` when set; else the embedded server's per-slot context
+        (``embedded.ctx_size / embedded.parallel``); another endpoint's limit is unknown.
+        """
+        if self.settings.llm.context_tokens:
+            return self.settings.llm.context_tokens
+        if self.server is not None:
+            return self.settings.embedded.ctx_size // self.settings.embedded.parallel
+        return None
+
     async def ajson(
         self,
         messages: list[dict[str, str]],
@@ -611,43 +767,141 @@ class ChatLLM:
     ) -> Any:
         """Return the model's reply parsed as JSON valid against ``schema``.
 
+        One attempt is :meth:`_json_attempt` (widening and repair rounds). A failed attempt
+        is never final across runs: the next run replays it from the cache (free) and asks
+        again with ``seed + 1``, and so on, one new attempt per run, so the recorded failure
+        is not replayed forever at temperature 0 and a replay reaches the attempt that
+        succeeded. The first attempt's requests are exactly those of a call without retries.
+        """
+        messages, response_format = self._json_request(messages, schema, name)
+        return await self._attempts(
+            name,
+            lambda seed: self._json_attempt(
+                messages, schema, name, max_tokens, response_format, seed
+            ),
+        )
+
+    async def atext(
+        self, messages: list[dict[str, str]], *, name: str = "text", max_tokens: int | None = None
+    ) -> str:
+        """Return the model's plain-text reply, stripped; an empty reply or one cut off at
+        ``max_tokens`` is a failed attempt, handled as in :meth:`ajson`."""
+
+        async def attempt(seed: int) -> str:
+            try:
+                with track_usage() as usage:
+                    completion = await self.achat(messages, max_tokens=max_tokens, seed=seed)
+            except CacheMissError as miss:
+                miss.first_call_of_attempt = True
+                raise
+            text = completion.text.strip()
+            if text and completion.finish_reason != "length":
+                return text
+            error = "the reply was cut off at max_tokens" if text else "the reply is empty"
+            live = usage.calls > usage.cache_hits
+            if completion.cache_key and live:
+                self.cache.annotate(completion.cache_key, invalid=error)
+            raise _FailedAttempt(error, live)
+
+        return await self._attempts(name, attempt)
+
+    async def _attempts(self, name: str, attempt: Callable[[int], Awaitable[T]]) -> T:
+        """Return the result of the first attempt that succeeds, one new attempt per run.
+
+        Attempt n asks with ``llm.seed + n``. Attempts already in the cache are replayed (free)
+        until one succeeds; after a live attempt fails the call fails, naming the seed the next
+        run will use. In replay mode a recorded failure with no later attempt is reproduced.
+        """
+        seed = self.settings.llm.seed
+        last_failure: JSONOutputError | None = None
+        while True:
+            try:
+                return await attempt(seed)
+            except _FailedAttempt as failed:
+                final = JSONOutputError(
+                    f"{name}: the model's reply stayed invalid (attempt "
+                    f"{seed - self.settings.llm.seed + 1}, seed {seed}): {failed.error}; the "
+                    f"next run asks again with seed {seed + 1}"
+                )
+                if failed.live or self.cache.mode == "off":
+                    raise final from None
+                last_failure = final
+            except CacheMissError as miss:
+                if last_failure is None or not miss.first_call_of_attempt:
+                    raise
+                # Replay holds the failed attempts but no later one: the recorded run ended
+                # in this failure, so replay reproduces it.
+                self.cache.misses.remove(str(miss))
+                raise last_failure from None
+            seed += 1
+
+    async def _json_attempt(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        name: str,
+        max_tokens: int | None,
+        response_format: dict[str, Any] | None,
+        seed: int,
+    ) -> Any:
+        """Return the parsed reply of one attempt; raise :class:`_FailedAttempt` if invalid.
+
         A reply cut off at ``max_tokens`` is asked again once with twice the room (the same
         prompt, so only a truncated reply costs more). An invalid reply is shown back to the
         model with the validation error (a new prompt, so the cache records the repair too)
-        up to ``llm.json_repair_rounds`` times.
+        up to ``llm.json_repair_rounds`` times. With a known context size, the re-asked room
+        and the bad reply shown in a repair are cut so that prompt + reply fit in it.
         """
-        messages, response_format = self._json_request(messages, schema, name)
+        limit = self.context_limit()
         budget = max_tokens or self.settings.llm.max_tokens
-        widened = False
+        widened, live, first = False, False, True
         error = ""
         rounds = 0
         while rounds <= self.settings.llm.json_repair_rounds:
-            completion = await self.achat(
-                messages, max_tokens=budget, response_format=response_format
-            )
+            if limit is not None:
+                budget = min(budget, max(limit - _prompt_tokens(messages), 1))
+            try:
+                with track_usage() as usage:
+                    completion = await self.achat(
+                        messages, max_tokens=budget, response_format=response_format, seed=seed
+                    )
+            except CacheMissError as miss:
+                miss.first_call_of_attempt = first
+                raise
+            first = False
+            live = live or usage.calls > usage.cache_hits
             try:
                 return parse_json_output(completion.text, schema)
             except ValueError as err:
                 error = str(err)
+                if completion.cache_key and usage.calls > usage.cache_hits:
+                    # Marked when recorded, so replaying the committed cache rewrites nothing.
+                    self.cache.annotate(completion.cache_key, invalid=error)
                 if completion.finish_reason == "length" and not widened:
-                    budget, widened = budget * 2, True
-                    continue
+                    room = 2 * budget
+                    if limit is not None:
+                        room = min(room, limit - _prompt_tokens(messages))
+                    widened = True
+                    if room > budget:
+                        budget = room
+                        continue
                 if completion.finish_reason == "length":
                     error += " (the reply was cut off at max_tokens: be shorter)"
                 rounds += 1
+                request = (
+                    f"That reply is invalid: {error}. Reply again with the corrected JSON only."
+                )
+                shown = completion.text
+                if limit is not None:
+                    fixed = _prompt_tokens([*messages, {"content": request}, {"content": ""}])
+                    shown = _cut_reply(shown, limit - budget - fixed)
                 messages = [
                     *messages,
-                    {"role": "assistant", "content": completion.text},
-                    {
-                        "role": "user",
-                        "content": f"That reply is invalid: {error}. "
-                        "Reply again with the corrected JSON only.",
-                    },
+                    {"role": "assistant", "content": shown},
+                    {"role": "user", "content": request},
                 ]
-        raise JSONOutputError(
-            f"{name}: the model's JSON stayed invalid after "
-            f"{self.settings.llm.json_repair_rounds} repair rounds: {error}"
-        )
+        rounds_done = self.settings.llm.json_repair_rounds
+        raise _FailedAttempt(f"JSON still invalid after {rounds_done} repair rounds: {error}", live)
 
     def json(
         self,

@@ -48,6 +48,7 @@ class Reply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     delay: float = 0.0
+    raw: bytes | None = None  # sent as the whole HTTP body (a garbled or empty 200)
 
 
 @dataclass
@@ -137,6 +138,12 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base signature
             return
 
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout under test): nothing to answer
+
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
             self.send_response(status)
@@ -160,6 +167,13 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
             finally:
                 with state.lock:
                     state.in_flight -= 1
+            if reply.raw is not None:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply.raw)))
+                self.end_headers()
+                self.wfile.write(reply.raw)
+                return
             if reply.status != 200:
                 self._send(reply.status, {"error": {"message": reply.content, "type": "fake"}})
                 return
@@ -419,3 +433,12 @@ def index_texts(index: Any) -> dict[str, str]:
     for community, content in zip(reports["community"], reports["full_content"], strict=True):
         texts[f"report:{community}"] = content
     return texts
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the fault-injection figures (tests/faults) when any fault test ran."""
+    from faults.ledger import table
+
+    if table():
+        terminalreporter.write_sep("-", "fault injection: faults injected / survived / items lost")
+        terminalreporter.write_line(table())

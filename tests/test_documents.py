@@ -244,3 +244,12 @@ def test_same_text_in_another_document_gets_another_id() -> None:
     documents = pd.DataFrame({S.ID: ["a", "b"], S.TEXT: ["Same words.", "Same words."]})
     units = chunk_documents(documents)
     assert units[S.ID].nunique() == 2
+
+
+@pytest.mark.parametrize("skip_bad", [False, True])
+def test_two_files_with_one_id_are_named(tmp_path: Path, skip_bad: bool) -> None:
+    (tmp_path / "a.md").write_text("# A\nThe markdown one.")
+    (tmp_path / "a.txt").write_text("The text one.")
+    (tmp_path / "b.txt").write_text("Another.")
+    with pytest.raises(DocumentError, match=r"a\.md and .*a\.txt would both be document 'a'"):
+        load_documents(tmp_path, skip_bad=skip_bad)

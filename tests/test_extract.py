@@ -11,6 +11,8 @@ from graphrag.config import IndexSettings
 from graphrag.documents import chunk_documents, load_documents
 from graphrag.index import schemas as S
 from graphrag.index.extract import (
+    REPEATED_NAME,
+    SELF_LOOP,
     display_name,
     extract_graph,
     ground,
@@ -106,8 +108,15 @@ def test_parse_extraction_adds_missing_endpoints_and_drops_self_loops() -> None:
             {"source": "?", "target": "KelpSense", "description": "bad", "strength": 1},
         ],
     }
-    entities, relationships = parse_extraction(raw, "unit-1", settings)
+    entities, relationships, dropped = parse_extraction(raw, "unit-1", settings)
+    # nothing the model said is lost: a second entry of a name and a self-loop are kept
+    assert [(d["name"], d[S.REASON], d[S.DESCRIPTION]) for d in dropped] == [
+        ("mara okafor", REPEATED_NAME, "duplicate"),
+        ("KBMI -> Kestrel Bay Marine Institute", SELF_LOOP, "same thing"),
+    ]
+    assert {d[S.TEXT_UNIT_ID] for d in dropped} == {"unit-1"}
     by_key = {e[S.NAME_KEY]: e for e in entities}
+    assert len(by_key) == len(entities)
     assert list(by_key) == [
         "mara okafor",
         "kestrel bay marine institute",
@@ -133,6 +142,7 @@ def test_parse_extraction_adds_missing_endpoints_and_drops_self_loops() -> None:
 
 def test_parse_extraction_of_nothing() -> None:
     assert parse_extraction({"entities": [], "relationships": []}, "u", IndexSettings()) == (
+        [],
         [],
         [],
     )
@@ -205,6 +215,20 @@ def test_gleaning_adds_what_the_first_round_missed(fake_llm: FakeLLM, make_llm) 
     assert "were missed" in fake_llm.last_user(1)
     assert sorted(entities[S.NAME_KEY]) == ["jonah whitlow", "mara okafor"]
     assert len(relationships) == 1 and errors.empty
+
+
+def test_a_failed_gleaning_round_keeps_the_first_round(fake_llm: FakeLLM, make_llm) -> None:
+    first = {
+        "entities": [{"name": "Mara Okafor", "type": "person", "description": "Director."}],
+        "relationships": [],
+    }
+    fake_llm.script(json.dumps(first), "not JSON", "still not JSON")
+    llm = make_llm(index={"gleanings": 2}, llm={"json_repair_rounds": 1})
+    units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
+    entities, _, errors, _ = extract_graph(units, llm, llm.settings.index, False)
+    assert entities[S.NAME_KEY].tolist() == ["mara okafor"]  # the first round is kept
+    assert errors[[S.STAGE, S.ITEM_ID]].values.tolist() == [["glean", units[S.ID].iloc[0]]]
+    assert errors[S.ERROR].iloc[0].startswith("gleaning round 1: JSONOutputError")
 
 
 def test_ground_drops_names_the_chunk_never_mentions_and_their_relationships() -> None:

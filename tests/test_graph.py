@@ -121,7 +121,7 @@ def test_summaries_only_for_entities_with_several_descriptions(fake_llm: FakeLLM
 
     fake_llm.respond_with(reply)
     llm = make_llm()
-    result = summarize_entities(entities, llm, IndexSettings(summary_max_tokens=33), False)
+    result, errors = summarize_entities(entities, llm, IndexSettings(summary_max_tokens=33), False)
     assert fake_llm.calls == 3
     asked = sorted(b["messages"][-1]["content"].splitlines()[0] for b in fake_llm.requests)
     assert asked == ["Entity: Broken", "Entity: Three", "Entity: Two"]
@@ -138,6 +138,9 @@ def test_summaries_only_for_entities_with_several_descriptions(fake_llm: FakeLLM
     ]
     assert "descriptions" not in result.columns
     assert "descriptions" in entities.columns  # the input is not modified
+    # the failed summary is an errors row, so the next run asks again
+    assert errors[S.STAGE].tolist() == ["summarize"] and errors[S.ITEM_ID].tolist() == ["e5"]
+    assert "400" in errors[S.ERROR].iloc[0]
 
 
 def test_build_graph_and_degrees() -> None:

@@ -9,6 +9,7 @@ import json
 import socket
 from pathlib import Path
 
+import openai
 import pytest
 from conftest import FakeLLM, Reply
 
@@ -17,6 +18,7 @@ from graphrag.llm import (
     ChatLLM,
     JSONOutputError,
     LLMError,
+    UnrecordableRequestError,
     gather_with_progress,
     parse_json_output,
     request_key,
@@ -216,6 +218,121 @@ def test_schema_invalid_output_fails_after_the_repair_rounds(
         llm.json(user("q"), SCHEMA, name="quiz")
     assert fake_llm.calls == rounds + 1
     assert "schema violation at answer" in fake_llm.last_user()
+
+
+def _invalid_for_first_seed(body: dict) -> str:
+    """The model fails every round of the first attempt (seed 7) and is right with seed 8."""
+    return '{"answer": "seven"}' if body["seed"] == 7 else '{"answer": 8}'
+
+
+def test_invalid_reply_is_never_replayed_as_final(fake_llm: FakeLLM, make_llm) -> None:
+    fake_llm.respond_with(_invalid_for_first_seed)
+    with pytest.raises(JSONOutputError, match="attempt 1, seed 7.*asks again with seed 8"):
+        make_llm().json(user("q"), SCHEMA)
+    assert fake_llm.calls == 3  # the first question and two repair rounds
+    first = make_llm().cache.get(request_key(fake_llm.requests[0]))
+    assert first["invalid"].startswith("schema violation at answer")  # stored as failed
+
+    # The next run replays the failed attempt from the cache and asks again with seed 8.
+    assert make_llm().json(user("q"), SCHEMA) == {"answer": 8}
+    assert fake_llm.calls == 4
+    assert fake_llm.requests[3]["seed"] == 8
+    assert fake_llm.requests[3]["messages"] == fake_llm.requests[0]["messages"]
+
+    # Every later run, replay included, reaches the attempt that succeeded, with no call.
+    with track_usage() as usage:
+        assert make_llm(cache={"mode": "replay"}).json(user("q"), SCHEMA) == {"answer": 8}
+    assert fake_llm.calls == 4
+    assert usage.calls == usage.cache_hits == 4
+
+
+def test_a_first_attempt_is_the_request_of_a_call_without_retries(
+    fake_llm: FakeLLM, make_llm
+) -> None:
+    # The committed cache holds first attempts: their request bodies must not change.
+    fake_llm.script('{"answer": 1}')
+    make_llm().json(user("q"), SCHEMA)
+    assert fake_llm.requests[0]["seed"] == 7
+    assert set(fake_llm.requests[0]) == {
+        "model",
+        "messages",
+        "temperature",
+        "max_tokens",
+        "seed",
+        "response_format",
+    }
+
+
+def test_an_empty_or_cut_text_reply_is_a_failed_attempt(fake_llm: FakeLLM, make_llm) -> None:
+    fake_llm.respond_with(
+        lambda body: {7: Reply("  "), 8: Reply("half a sen", finish_reason="length")}.get(
+            body["seed"], "A whole sentence."
+        )
+    )
+    with pytest.raises(JSONOutputError, match="seed 7.*empty.*seed 8"):
+        run_sync(make_llm().atext(user("q"), name="summary"))
+    with pytest.raises(JSONOutputError, match="seed 8.*cut off"):
+        run_sync(make_llm().atext(user("q"), name="summary"))
+    assert run_sync(make_llm().atext(user("q"))) == "A whole sentence."
+    assert run_sync(make_llm(cache={"mode": "replay"}).atext(user("q"))) == "A whole sentence."
+    assert [b["seed"] for b in fake_llm.requests] == [7, 8, 9]
+
+
+def test_replay_of_a_recorded_failure_reproduces_it(fake_llm: FakeLLM, make_llm) -> None:
+    fake_llm.respond_with(_invalid_for_first_seed)
+    with pytest.raises(JSONOutputError):
+        make_llm().json(user("q"), SCHEMA)
+    replay = make_llm(cache={"mode": "replay"})
+    # The recorded run ended in this failure: replay gives it back, not a cache miss.
+    with pytest.raises(JSONOutputError, match="attempt 1, seed 7"):
+        replay.json(user("q"), SCHEMA)
+    assert replay.cache.misses == []
+    assert fake_llm.calls == 3
+
+
+def test_repair_prompt_and_reasks_fit_the_context(fake_llm: FakeLLM, make_llm) -> None:
+    llm = make_llm(llm={"context_tokens": 300})
+    long_bad = "word " * 400
+    fake_llm.script(
+        Reply(long_bad, finish_reason="length"),
+        Reply(long_bad, finish_reason="length"),
+        '{"answer": 3}',
+    )
+    assert llm.json(user("q"), SCHEMA, max_tokens=100) == {"answer": 3}
+    from graphrag.llm import _prompt_tokens
+
+    for body in fake_llm.requests:
+        assert _prompt_tokens(body["messages"]) + body["max_tokens"] <= 300
+    assert fake_llm.requests[1]["max_tokens"] > 100  # still widened, within the context
+    shown = fake_llm.requests[2]["messages"][-2]["content"]
+    assert shown.endswith("…[cut]") and len(shown) < len(long_bad)
+
+
+def test_replay_refuses_what_it_cannot_serve(fake_llm: FakeLLM, make_llm) -> None:
+    fake_llm.respond_with(lambda body: "should not be asked")
+    for mode in ("replay", "on"):
+        client = make_llm(cache={"mode": mode}).sync_client()
+        with pytest.raises(openai.APIConnectionError) as info:
+            client.completions.create(model="m", prompt="legacy completion")
+        assert isinstance(info.value.__cause__, UnrecordableRequestError)
+        assert "/completions" in str(info.value.__cause__)
+        with pytest.raises(openai.APIConnectionError) as info:
+            client.chat.completions.create(model="m", messages=user("q"), stream=True)
+        assert "streaming" in str(info.value.__cause__)
+    assert fake_llm.calls == 0
+    # and through our own calls the refusal is the named error, not retried
+    llm = make_llm(cache={"mode": "replay"}, llm={"max_retries": 3})
+    with pytest.raises(CacheMissError):
+        llm.chat(user("never recorded"))
+
+
+def test_cache_writes_leave_no_temporary_files(fake_llm: FakeLLM, make_llm) -> None:
+    llm = make_llm()
+    fake_llm.respond_with(lambda body: "x")
+    for i in range(5):
+        llm.chat(user(f"q{i}"))
+    assert not list(llm.cache.root.rglob("*.tmp"))
+    assert len(llm.cache) == 5
 
 
 def test_prompt_json_mode_puts_the_schema_in_the_system_message(

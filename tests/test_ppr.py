@@ -183,7 +183,9 @@ def hand_made_index() -> Index:
         **{S.DESCRIPTION_EMBEDDING: list(embedder.embed(list(ENTITIES[S.DESCRIPTION])))}
     )
     empty = pd.DataFrame()
-    return Index(Path("hand-made"), empty, units, entities, RELATIONSHIPS, empty, empty, empty)
+    return Index(
+        Path("hand-made"), empty, units, entities, RELATIONSHIPS, empty, empty, empty, empty
+    )
 
 
 def test_method_follows_the_graph_from_the_matched_fact(make_settings, fake_llm: FakeLLM) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -14,7 +15,14 @@ from graphrag.index import schemas as S
 from graphrag.index.communities import communities_table, detect_communities
 from graphrag.index.graph import add_degrees, build_graph
 from graphrag.index.reports import REPORT_COLUMNS
-from graphrag.index.store import GRAPHML, MANIFEST, IndexLoadError, load_index, write_index
+from graphrag.index.store import (
+    FORMAT_VERSION,
+    GRAPHML,
+    MANIFEST,
+    IndexLoadError,
+    load_index,
+    write_index,
+)
 
 
 @pytest.fixture
@@ -105,6 +113,9 @@ def tables() -> dict[str, pd.DataFrame]:
         "communities": communities,
         "community_reports": reports,
         "errors": errors,
+        "dropped": pd.DataFrame(
+            {S.TEXT_UNIT_ID: ["u1"], "name": ["Lena Ortiz"], S.REASON: ["not in its chunk"]}
+        ),
     }
 
 
@@ -116,7 +127,11 @@ def test_write_then_load_round_trip(tmp_path: Path, tables: dict) -> None:
     )
     index = load_index(out)
     assert index.path == out
-    assert index.manifest == manifest
+    assert {k: v for k, v in index.manifest.items() if k in manifest} == manifest
+    assert index.manifest["format_version"] == FORMAT_VERSION
+    assert {n: t["rows"] for n, t in index.manifest["tables"].items()} == {
+        n: len(tables[n]) for n in S.TABLES
+    }
     for name in S.TABLES:
         loaded = getattr(index, name)
         assert list(loaded.columns) == list(tables[name].columns), name
@@ -147,11 +162,11 @@ def test_graphml_is_readable_by_networkx(tmp_path: Path, tables: dict) -> None:
 
 
 def test_missing_errors_table_is_written_and_loaded_empty(tmp_path: Path, tables: dict) -> None:
-    del tables["errors"]
+    del tables["errors"], tables["dropped"]
     out = write_index(tables, tmp_path / "index", {})
-    assert load_index(out).errors.empty
-    (out / "errors.parquet").unlink()
-    assert list(load_index(out).errors.columns) == S.ERROR_COLUMNS
+    index = load_index(out)
+    assert index.errors.empty and list(index.errors.columns) == S.ERROR_COLUMNS
+    assert index.dropped.empty and S.REASON in index.dropped.columns
 
 
 def test_missing_folder_is_named(tmp_path: Path) -> None:
@@ -181,17 +196,29 @@ def test_corrupt_table_is_named(tmp_path: Path, tables: dict) -> None:
 
 def test_corrupt_manifest_and_foreign_tables_are_named(tmp_path: Path, tables: dict) -> None:
     out = write_index(tables, tmp_path / "index", {"a": 1})
+    good = (out / MANIFEST).read_text()
     (out / MANIFEST).write_text("{not json")
     with pytest.raises(IndexLoadError, match=f"{out / MANIFEST} is corrupt"):
         load_index(out)
     (out / MANIFEST).unlink()
-    assert load_index(out).manifest == {}
+    with pytest.raises(IndexLoadError, match=f"{out / MANIFEST} is missing"):
+        load_index(out)
+    (out / MANIFEST).write_text(good)
 
     tables["entities"].drop(columns=[S.DESCRIPTION]).to_parquet(out / "entities.parquet")
+    with pytest.raises(IndexLoadError, match=r"entities\.parquet is corrupt.*sha256 differs"):
+        load_index(out)
+    # a table rewritten by other code, with the manifest updated to match: named by column
+    listed = json.loads(good)
+    listed["tables"]["entities"]["sha256"] = hashlib.sha256(
+        (out / "entities.parquet").read_bytes()
+    ).hexdigest()
+    (out / MANIFEST).write_text(json.dumps(listed))
     with pytest.raises(IndexLoadError, match=r"entities\.parquet lacks columns \['description'\]"):
         load_index(out)
 
 
 def test_manifest_is_plain_json(tmp_path: Path, tables: dict) -> None:
     out = write_index(tables, tmp_path / "index", {"out": tmp_path, "n": 2})
-    assert json.loads((out / MANIFEST).read_text()) == {"out": str(tmp_path), "n": 2}
+    on_disk = json.loads((out / MANIFEST).read_text())
+    assert (on_disk["out"], on_disk["n"]) == (str(tmp_path), 2)

@@ -98,52 +98,74 @@ def ground(raw: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
     return kept, sorted(dropped)
 
 
+DROPPED_COLUMNS = [S.TEXT_UNIT_ID, "name", S.REASON, S.DESCRIPTION]
+NOT_IN_CHUNK = "not mentioned in its chunk"
+SELF_LOOP = "relationship of an entity with itself"
+# Kept out of the graph because merging it would change the description-summary prompts of
+# the recorded demo cache (it would no longer replay); kept here with its text instead.
+REPEATED_NAME = "another description of a name already listed in this chunk"
+
+
 def parse_extraction(
     raw: dict[str, Any],
     text_unit_id: str,
     settings: IndexSettings,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Return entity and relationship rows from one chunk's JSON, names normalized.
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return entity rows, relationship rows and dropped items of one chunk's JSON.
 
     A relationship whose endpoint the model did not list as an entity keeps its endpoint: the
-    endpoint is added as an entity of unknown type rather than losing the relationship.
+    endpoint is added as an entity of unknown type rather than losing the relationship. A
+    name listed twice (same key) keeps its first entry in the graph and every other distinct
+    description as a dropped row; a relationship of an entity with itself is not an edge and
+    is a dropped row too: nothing the model said is lost.
     """
-    entities: dict[str, dict[str, Any]] = {}
+    entities: list[dict[str, Any]] = []
+    relationships, dropped = [], []
+    seen: dict[str, set[str]] = {}
     for item in raw.get("entities", []):
         title = display_name(item["name"])
         key = name_key(title, settings.aliases)
-        if not key:
+        description = item["description"].strip()
+        if not key or description in seen.get(key, ()):
             continue
-        entities.setdefault(
-            key,
+        if key in seen:
+            seen[key].add(description)
+            dropped.append(_dropped(text_unit_id, title, REPEATED_NAME, description))
+            continue
+        seen[key] = {description}
+        entities.append(
             {
                 S.TITLE: title,
                 S.NAME_KEY: key,
                 S.TYPE: item["type"],
-                S.DESCRIPTION: item["description"].strip(),
+                S.DESCRIPTION: description,
                 S.TEXT_UNIT_ID: text_unit_id,
-            },
+            }
         )
-    relationships = []
     for item in raw.get("relationships", []):
         source, target = display_name(item["source"]), display_name(item["target"])
         source_key, target_key = (
             name_key(source, settings.aliases),
             name_key(target, settings.aliases),
         )
-        if not source_key or not target_key or source_key == target_key:
+        if not source_key or not target_key:
+            continue
+        if source_key == target_key:
+            name, description = f"{source} -> {target}", item["description"].strip()
+            dropped.append(_dropped(text_unit_id, name, SELF_LOOP, description))
             continue
         for title, key in ((source, source_key), (target, target_key)):
-            entities.setdefault(
-                key,
-                {
-                    S.TITLE: title,
-                    S.NAME_KEY: key,
-                    S.TYPE: "unknown",
-                    S.DESCRIPTION: "",
-                    S.TEXT_UNIT_ID: text_unit_id,
-                },
-            )
+            if key not in seen:
+                seen[key] = {""}
+                entities.append(
+                    {
+                        S.TITLE: title,
+                        S.NAME_KEY: key,
+                        S.TYPE: "unknown",
+                        S.DESCRIPTION: "",
+                        S.TEXT_UNIT_ID: text_unit_id,
+                    }
+                )
         relationships.append(
             {
                 S.SOURCE_ENTITY: source,
@@ -155,20 +177,43 @@ def parse_extraction(
                 S.TEXT_UNIT_ID: text_unit_id,
             }
         )
-    return list(entities.values()), relationships
+    return entities, relationships, dropped
+
+
+def _dropped(text_unit_id: str, name: str, reason: str, description: str = "") -> dict[str, str]:
+    return {
+        S.TEXT_UNIT_ID: text_unit_id,
+        "name": name,
+        S.REASON: reason,
+        S.DESCRIPTION: description,
+    }
 
 
 async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dict[str, Any]:
-    """Return the merged JSON of the first extraction and any gleaning rounds for one chunk."""
+    """Return the merged JSON of the first extraction and any gleaning rounds for one chunk.
+
+    A gleaning round that fails keeps what the rounds before it found; its error is listed
+    under ``"errors"`` (and becomes an errors row), so the next run tries it again.
+    """
     schema = prompts.extraction_schema(
         settings.entity_types, settings.max_entities_per_chunk, settings.max_relationships_per_chunk
     )
     messages = prompts.extract_graph(text, settings.entity_types)
     result = await llm.ajson(messages, schema, name="graph_extraction")
-    merged = {"entities": list(result["entities"]), "relationships": list(result["relationships"])}
-    for _ in range(settings.gleanings):
+    merged = {
+        "entities": list(result["entities"]),
+        "relationships": list(result["relationships"]),
+        "errors": [],
+    }
+    for round_number in range(1, settings.gleanings + 1):
         messages = prompts.glean_more(messages, canonical_json(result))
-        result = await llm.ajson(messages, schema, name="graph_extraction")
+        try:
+            result = await llm.ajson(messages, schema, name="graph_extraction")
+        except CacheMissError:
+            raise
+        except Exception as err:  # noqa: BLE001 - kept as the chunk's gleaning error
+            merged["errors"].append(f"gleaning round {round_number}: {type(err).__name__}: {err}")
+            break
         if not result["entities"] and not result["relationships"]:
             break
         merged["entities"] += result["entities"]
@@ -179,12 +224,13 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
 def extract_graph(
     text_units: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entity mentions, relationship mentions, errors, ungrounded), one call per chunk.
+    """Return (entity mentions, relationship mentions, errors, dropped), one call per chunk.
 
     A chunk whose call fails for good (endpoint down, output invalid after repair rounds) is
     kept in the errors table with its error, counted in the run summary and tried again on
-    the next run; the other chunks' work is kept. Names the chunk never mentions are dropped
-    (see :func:`ground`) and listed in ``ungrounded`` (text_unit_id, name).
+    the next run; the other chunks' work is kept (a failed gleaning round is a "glean" row
+    beside the chunk's first round). Names the chunk never mentions (see :func:`ground`) and
+    self-loops are listed in ``dropped`` (text_unit_id, name, reason).
     """
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
     results = run_sync(
@@ -192,7 +238,7 @@ def extract_graph(
             (extract_chunk(llm, text, settings) for _, text in units), "extract", not progress
         )
     )
-    entity_rows, relationship_rows, errors, ungrounded = [], [], [], []
+    entity_rows, relationship_rows, errors, dropped_rows = [], [], [], []
     for (unit_id, text), result in zip(units, results, strict=True):
         if isinstance(result, CacheMissError):
             raise result  # replay must never index with holes
@@ -205,14 +251,18 @@ def extract_graph(
                 }
             )
             continue
-        result, dropped = ground(result, text)
-        ungrounded += [{S.TEXT_UNIT_ID: unit_id, "name": name} for name in dropped]
-        entities, relationships = parse_extraction(result, unit_id, settings)
+        errors += [
+            {S.STAGE: "glean", S.ITEM_ID: unit_id, S.ERROR: error} for error in result["errors"]
+        ]
+        result, ungrounded = ground(result, text)
+        dropped_rows += [_dropped(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
+        entities, relationships, dropped = parse_extraction(result, unit_id, settings)
         entity_rows += entities
         relationship_rows += relationships
+        dropped_rows += dropped
     return (
         pd.DataFrame(entity_rows, columns=ENTITY_COLUMNS),
         pd.DataFrame(relationship_rows, columns=RELATIONSHIP_COLUMNS),
         pd.DataFrame(errors, columns=S.ERROR_COLUMNS),
-        pd.DataFrame(ungrounded, columns=[S.TEXT_UNIT_ID, "name"]),
+        pd.DataFrame(dropped_rows, columns=DROPPED_COLUMNS),
     )

@@ -95,18 +95,20 @@ def merge_relationships(mentions: pd.DataFrame, entities: pd.DataFrame) -> pd.Da
 
 
 async def _summary(llm: ChatLLM, title: str, descriptions: list[str], max_tokens: int) -> str:
-    completion = await llm.achat(
-        prompts.summarize_descriptions(title, descriptions), max_tokens=max_tokens
+    return await llm.atext(
+        prompts.summarize_descriptions(title, descriptions),
+        name="description_summary",
+        max_tokens=max_tokens,
     )
-    return completion.text.strip()
 
 
 def summarize_entities(
     entities: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
-) -> pd.DataFrame:
-    """Return entities with one ``description``: the LLM merges several, and only then.
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (entities with one ``description``, errors): the LLM merges several, and only then.
 
-    A summary that fails keeps the joined descriptions, so no fact is lost.
+    A summary that fails (or comes back empty, or cut off) keeps the joined descriptions, so
+    no fact is lost, and is an errors row (stage "summarize"), so the next run asks again.
     """
     entities = entities.copy()
     several = [i for i, d in enumerate(entities["descriptions"]) if len(d) > 1]
@@ -126,13 +128,22 @@ def summarize_entities(
         )
     )
     descriptions = [" ".join(d) for d in entities["descriptions"]]
+    errors = []
     for i, result in zip(several, results, strict=True):
         if isinstance(result, CacheMissError):
             raise result
         if isinstance(result, str) and result:
             descriptions[i] = result
+            continue
+        errors.append(
+            {
+                S.STAGE: "summarize",
+                S.ITEM_ID: entities[S.ID].iloc[i],
+                S.ERROR: f"{type(result).__name__}: {result}",
+            }
+        )
     entities[S.DESCRIPTION] = descriptions
-    return entities.drop(columns=["descriptions"])
+    return entities.drop(columns=["descriptions"]), pd.DataFrame(errors, columns=S.ERROR_COLUMNS)
 
 
 def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph:

@@ -20,7 +20,7 @@ from graphrag.documents import chunk_documents, load_documents
 from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
 from graphrag.index.communities import communities_table, detect_communities
-from graphrag.index.extract import extract_graph
+from graphrag.index.extract import NOT_IN_CHUNK, SELF_LOOP, extract_graph
 from graphrag.index.graph import (
     add_degrees,
     build_graph,
@@ -58,14 +58,14 @@ def chunk_stage(tables: Tables, ctx: IndexContext) -> Tables:
 
 
 def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    entity_mentions, relationship_mentions, errors, ungrounded = extract_graph(
+    entity_mentions, relationship_mentions, errors, dropped = extract_graph(
         tables["text_units"], ctx.llm, ctx.settings.index, ctx.progress
     )
     return {
         **tables,
         "entity_mentions": entity_mentions,
         "relationship_mentions": relationship_mentions,
-        "ungrounded": ungrounded,
+        "dropped": dropped,
         "errors": _errors(tables, errors),
     }
 
@@ -73,7 +73,7 @@ def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
 def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     entities = merge_entities(tables["entity_mentions"])
     relationships = merge_relationships(tables["relationship_mentions"], entities)
-    entities = summarize_entities(entities, ctx.llm, ctx.settings.index, ctx.progress)
+    entities, errors = summarize_entities(entities, ctx.llm, ctx.settings.index, ctx.progress)
     entities, relationships = add_degrees(
         entities, relationships, build_graph(entities, relationships)
     )
@@ -83,7 +83,13 @@ def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
         ids_of = owners.groupby(S.TEXT_UNIT_IDS)[S.ID].apply(list)
         text_units[column] = [ids_of.get(u, []) for u in text_units[S.ID]]
     rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
-    return {**rest, "entities": entities, "relationships": relationships, "text_units": text_units}
+    return {
+        **rest,
+        "entities": entities,
+        "relationships": relationships,
+        "text_units": text_units,
+        "errors": _errors(tables, errors),
+    }
 
 
 def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
@@ -163,7 +169,8 @@ class IndexSummary:
             f"documents {c['documents']}, chunks {c['text_units']}, entities "
             f"{c['entities']}, relationships {c['relationships']}",
             f"communities {c['communities']} ({levels}), reports {c['community_reports']}",
-            f"names dropped as not in their chunk: {c.get('ungrounded_names_dropped', 0)}",
+            f"names dropped as not in their chunk: {c.get('ungrounded_names_dropped', 0)}, "
+            f"self-loops dropped: {c.get('self_loops_dropped', 0)} (see the dropped table)",
             f"failed items {len(self.failed)}"
             + "".join(f"\n  {f[S.STAGE]} {f[S.ITEM_ID]}: {f[S.ERROR][:200]}" for f in self.failed),
         ]
@@ -226,7 +233,8 @@ def build_index(
             int(k): int(v) for k, v in communities[S.LEVEL].value_counts().sort_index().items()
         },
         "community_reports": len(tables["community_reports"]),
-        "ungrounded_names_dropped": len(tables["ungrounded"]),
+        "ungrounded_names_dropped": int((tables["dropped"]["reason"] == NOT_IN_CHUNK).sum()),
+        "self_loops_dropped": int((tables["dropped"]["reason"] == SELF_LOOP).sum()),
     }
     summary = IndexSummary(
         Path(out), counts, tables["errors"].to_dict("records"), costs, loaded.skipped

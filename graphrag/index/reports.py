@@ -48,8 +48,10 @@ def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
 def _entity_lines(community: pd.Series, entities: pd.DataFrame) -> list[str]:
     rows = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
     rows = rows.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
+    cell = prompts.table_cell  # LLM-written fields must not add columns or rows
     return [
-        f"{r[S.HUMAN_ID]}|{r[S.TITLE]}|{r[S.TYPE]}|{r[S.DESCRIPTION]}" for _, r in rows.iterrows()
+        f"{r[S.HUMAN_ID]}|{cell(r[S.TITLE])}|{cell(r[S.TYPE])}|{cell(r[S.DESCRIPTION])}"
+        for _, r in rows.iterrows()
     ]
 
 
@@ -58,8 +60,10 @@ def _relationship_lines(community: pd.Series, relationships: pd.DataFrame) -> li
     rows = rows.sort_values(
         [S.COMBINED_DEGREE, S.WEIGHT, S.HUMAN_ID], ascending=[False, False, True]
     )
+    cell = prompts.table_cell
     return [
-        f"{r[S.HUMAN_ID]}|{r[S.SOURCE_ENTITY]}|{r[S.TARGET_ENTITY]}|{r[S.DESCRIPTION]}"
+        f"{r[S.HUMAN_ID]}|{cell(r[S.SOURCE_ENTITY])}|{cell(r[S.TARGET_ENTITY])}|"
+        f"{cell(r[S.DESCRIPTION])}"
         for _, r in rows.iterrows()
     ]
 

@@ -61,6 +61,10 @@ ITEM_ID = "item_id"
 ERROR = "error"
 ERROR_COLUMNS = [STAGE, ITEM_ID, ERROR]
 
+# dropped: extracted items kept out of the graph, with why (a name its chunk never mentions,
+# a relationship of an entity with itself), so nothing is only counted
+REASON = "reason"
+
 TABLES = (
     "documents",
     "text_units",
@@ -69,4 +73,5 @@ TABLES = (
     "communities",
     "community_reports",
     "errors",
+    "dropped",
 )

@@ -1,12 +1,19 @@
 """The index on disk: one parquet file per table, a GraphML export, and ``index.json``.
 
 The folder is readable with pandas alone; ``index.json`` records the settings, models and
-run summary the index was built with.
+run summary the index was built with, the index format version, and each table's row count
+and sha256. An index is written whole into a temporary sibling folder, manifest last, and
+then swapped in, so an interrupted run leaves the previous index or the new one, never a mix;
+:func:`load_index` accepts only a folder whose manifest is complete and matches its tables.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import secrets
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +26,11 @@ from graphrag.index import schemas as S
 
 MANIFEST = "index.json"
 GRAPHML = "graph.graphml"
-REQUIRED = tuple(t for t in S.TABLES if t != "errors")  # an index may have no errors table
+FORMAT_VERSION = 2  # 2: written whole and swapped in; manifest lists tables with checksums
+EMPTY_COLUMNS = {
+    "errors": S.ERROR_COLUMNS,
+    "dropped": [S.TEXT_UNIT_ID, "name", S.REASON, S.DESCRIPTION],
+}
 
 
 class IndexLoadError(RuntimeError):
@@ -38,6 +49,7 @@ class Index:
     communities: pd.DataFrame
     community_reports: pd.DataFrame
     errors: pd.DataFrame
+    dropped: pd.DataFrame
     manifest: dict[str, Any] = field(default_factory=dict)
 
     def graph(self) -> nx.Graph:
@@ -63,50 +75,148 @@ def _graphml_graph(tables: dict[str, pd.DataFrame]) -> nx.Graph:
     return graph
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _backup(out: Path) -> Path:
+    return out.parent / f".{out.name}.previous"
+
+
+def _clean_leftovers(out: Path) -> None:
+    """Restore the previous index if a swap was cut between its two renames, and remove the
+    temporary folders of writers that were killed."""
+    backup = _backup(out)
+    if backup.is_dir() and not out.exists():
+        os.replace(backup, out)
+    elif backup.is_dir():
+        shutil.rmtree(backup)
+    for stale in out.parent.glob(f".{out.name}.writing-*"):
+        pid = int(stale.name.rsplit("-", 2)[-2])
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(stale, ignore_errors=True)
+        except PermissionError:
+            pass  # alive, another user's
+
+
 def write_index(tables: dict[str, pd.DataFrame], out: str | Path, manifest: dict[str, Any]) -> Path:
-    """Write every table as parquet, the GraphML export and the manifest; return the folder."""
+    """Write every table as parquet, the GraphML export and the manifest; return the folder.
+
+    Everything goes to a temporary sibling folder first, the manifest (with each table's
+    rows and sha256) last, all fsynced; then the folder replaces ``out`` whole. An existing
+    ``out`` must be an index (it has ``index.json``) or empty, as it is replaced.
+    """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    for name in S.TABLES:
-        frame = tables.get(name)
-        if frame is None:
-            frame = pd.DataFrame(columns=S.ERROR_COLUMNS if name == "errors" else [])
-        frame.to_parquet(out / f"{name}.parquet", index=False)
-    nx.write_graphml(_graphml_graph(tables), out / GRAPHML)
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _clean_leftovers(out)
+    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        raise IndexLoadError(
+            f"{out} exists and is not an index (no {MANIFEST}); writing the index replaces "
+            "the whole folder, so choose an empty or new folder"
+        )
+    tmp = out.parent / f".{out.name}.writing-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp.mkdir()
+    try:
+        listed = {}
+        for name in S.TABLES:
+            frame = tables.get(name)
+            if frame is None:
+                frame = pd.DataFrame(columns=EMPTY_COLUMNS.get(name, []))
+            file = tmp / f"{name}.parquet"
+            frame.to_parquet(file, index=False)
+            _fsync(file)
+            listed[name] = {"file": file.name, "rows": len(frame), "sha256": _sha256(file)}
+        nx.write_graphml(_graphml_graph(tables), tmp / GRAPHML)
+        full = {**manifest, "format_version": FORMAT_VERSION, "tables": listed}
+        (tmp / MANIFEST).write_text(json.dumps(full, indent=2, default=str) + "\n")
+        _fsync(tmp / MANIFEST)
+        _fsync(tmp)
+        if out.exists():
+            os.replace(out, _backup(out))
+        os.replace(tmp, out)
+        _fsync(out.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    shutil.rmtree(_backup(out), ignore_errors=True)
     return out
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    manifest_file = path / MANIFEST
+    try:
+        manifest = json.loads(manifest_file.read_text())
+    except FileNotFoundError:
+        raise IndexLoadError(
+            f"index {path} is incomplete: {manifest_file} is missing (an index is complete "
+            "only once its manifest is written: was indexing interrupted? re-run it, the "
+            "cache resumes)"
+        ) from None
+    except ValueError as err:
+        raise IndexLoadError(f"{manifest_file} is corrupt ({err}); re-run indexing") from err
+    version = manifest.get("format_version") if isinstance(manifest, dict) else None
+    if version != FORMAT_VERSION or not isinstance(manifest.get("tables"), dict):
+        raise IndexLoadError(
+            f"{manifest_file} is from another version of the workbench (index format "
+            f"{version!r}, this one reads {FORMAT_VERSION}); re-run indexing (the LLM cache "
+            "makes it free)"
+        )
+    return manifest
 
 
 def load_index(path: str | Path) -> Index:
     """Return the index stored in ``path``; a clear error names what is missing or corrupt."""
     path = Path(path)
     if not path.is_dir():
+        backup = _backup(path)
+        hint = (
+            f"; an interrupted write left the previous index in {backup}: re-run indexing "
+            "(it restores or replaces it)"
+            if backup.is_dir()
+            else ""
+        )
         raise IndexLoadError(
             f"index folder {path} does not exist; build one with "
-            f"`python -m graphrag index --input <corpus> --out {path}`"
+            f"`python -m graphrag index --input <corpus> --out {path}`{hint}"
         )
+    manifest = _read_manifest(path)
     tables: dict[str, pd.DataFrame] = {}
     for name in S.TABLES:
         file = path / f"{name}.parquet"
+        listed = manifest["tables"].get(name)
+        if listed is None:
+            raise IndexLoadError(
+                f"{path / MANIFEST} does not list {file.name}; the index is incomplete: "
+                "re-run indexing"
+            )
         if not file.is_file():
-            if name in REQUIRED:
-                raise IndexLoadError(
-                    f"index {path} is incomplete: {file.name} is missing "
-                    "(was indexing interrupted? re-run it, the cache resumes)"
-                )
-            tables[name] = pd.DataFrame(columns=S.ERROR_COLUMNS)
-            continue
+            raise IndexLoadError(
+                f"index {path} is incomplete: {file.name} is missing "
+                "(was indexing interrupted? re-run it, the cache resumes)"
+            )
+        if _sha256(file) != listed["sha256"]:
+            raise IndexLoadError(
+                f"index table {file} is corrupt (its sha256 differs from the one in "
+                f"{MANIFEST}: it was cut or changed after writing); re-run indexing"
+            )
         try:
             tables[name] = pd.read_parquet(file)
         except (pyarrow.ArrowException, OSError, ValueError) as err:
             raise IndexLoadError(f"index table {file} is corrupt ({err}); re-run indexing") from err
-    manifest_file = path / MANIFEST
-    try:
-        manifest = json.loads(manifest_file.read_text())
-    except FileNotFoundError:
-        manifest = {}
-    except ValueError as err:
-        raise IndexLoadError(f"{manifest_file} is corrupt ({err}); re-run indexing") from err
     for name, needed in (
         ("entities", [S.ID, S.TITLE, S.DESCRIPTION]),
         ("text_units", [S.ID, S.TEXT]),

@@ -73,7 +73,12 @@ def cited_numbers(text: str) -> list[int]:
 
 
 def number_items(items: list[ContextItem]) -> str:
-    return "\n\n".join(f"[{i}] {item.text}" for i, item in enumerate(items, start=1))
+    """Return the numbered context of an answer prompt; an item's own "[n]" markers and
+    instructions are neutralized, so it can neither fake a citation nor steer the answer."""
+    return "\n\n".join(
+        f"[{i}] {prompts.fence_document(prompts.neutralize_citations(item.text))}"
+        for i, item in enumerate(items, start=1)
+    )
 
 
 RANKING_DEPTH = 10  # text units kept in Answer.ranking, so recall@k can look past top_k

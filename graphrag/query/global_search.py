@@ -65,7 +65,7 @@ def _batch_text(batch: pd.DataFrame, budget: int, include_rank: bool = False) ->
     return "\n\n".join(
         f"[{int(r[S.COMMUNITY])}] "
         + (f"(rank {float(r[S.RANK]):g}) " if include_rank else "")
-        + tokens.truncate(r[S.FULL_CONTENT], budget)
+        + prompts.neutralize_citations(tokens.truncate(r[S.FULL_CONTENT], budget))
         for _, r in batch.iterrows()
     )
 
