@@ -23,7 +23,7 @@ from pathlib import Path
 
 from graphrag.config import REPO_ROOT, Settings, load_settings
 from graphrag.index.pipeline import IndexSummary, build_index
-from graphrag.llm import CacheMissError, ChatLLM, LLMError, ResponseCache
+from graphrag.llm import CacheMissError, ChatLLM, LLMError
 
 TARGET_OUTSIDE_SHARE = 0.10
 
@@ -83,7 +83,7 @@ def replay(input_path: Path, embeddings_cache: Path, label: str) -> None:
         except CacheMissError as err:
             cache = settings.resolve_path(settings.cache.path)
             print(
-                f"{label}: the recorded cache {cache} is incomplete ({len(ResponseCache(cache))} "
+                f"{label}: the recorded cache {cache} is incomplete ({sum(1 for _ in cache.glob('*/*.json'))} "
                 "responses recorded so far), so this corpus cannot be replayed yet. A live "
                 "`python -m graphrag index` run records the missing calls; re-run this "
                 f"benchmark when it has finished.\nfirst miss: {err}",

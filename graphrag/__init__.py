@@ -2,3 +2,7 @@
 and baseline retrieval methods, and evaluate them reproducibly, offline by default."""
 
 __version__ = "0.1.0"
+
+from graphrag.workbench import Workbench
+
+__all__ = ["Workbench"]

@@ -6,70 +6,63 @@ import argparse
 import json
 import signal
 import sys
+from typing import TYPE_CHECKING
 
-from graphrag.config import Settings, SettingsError, load_settings
+from graphrag.config import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from graphrag.workbench import Workbench
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    overrides: dict = {}
-    if getattr(args, "cache", None):
-        overrides["cache"] = {"mode": args.cache}
-    return load_settings(args.config, overrides=overrides)
+def _workbench(args: argparse.Namespace) -> Workbench:
+    """The one front door, with the CLI's --config and --cache."""
+    from graphrag.workbench import Workbench
+
+    return Workbench(args.config, cache=getattr(args, "cache", None))
 
 
 def cmd_llm(args: argparse.Namespace) -> int:
-    from graphrag.llm import ChatLLM, track_usage
+    from graphrag.llm import track_usage
 
-    settings = _settings(args)
-    llm = ChatLLM(settings)
-    try:
-        if args.question == "serve":
-            if llm.server is None:
-                print("llm.base_url is set: there is no embedded server to run", file=sys.stderr)
-                return 2
-            url = llm.server.ensure_running()
+    with _workbench(args) as bench:
+        llm, model = bench.llm, bench.settings.llm.model
+        try:
+            if args.question == "serve":
+                if llm.server is None:
+                    print(
+                        "llm.base_url is set: there is no embedded server to run", file=sys.stderr
+                    )
+                    return 2
+                url = llm.server.ensure_running()
+                print(f"embedded model {model} serving at {url}; Ctrl-C stops it", flush=True)
+                signal.pause()
+            with track_usage() as usage:
+                completion = llm.chat(
+                    [{"role": "user", "content": args.question}], max_tokens=args.max_tokens
+                )
+            print(completion.text.strip())
             print(
-                f"embedded model {settings.llm.model} serving at {url}; Ctrl-C stops it", flush=True
+                f"[{model}: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion "
+                f"tokens, {'cached' if usage.cache_hits else f'{usage.seconds:.1f}s'}]",
+                file=sys.stderr,
             )
-            import time
-
-            while True:
-                time.sleep(3600)
-        with track_usage() as usage:
-            completion = llm.chat(
-                [{"role": "user", "content": args.question}], max_tokens=args.max_tokens
-            )
-        print(completion.text.strip())
-        print(
-            f"[{settings.llm.model}: {usage.prompt_tokens} prompt + "
-            f"{usage.completion_tokens} completion tokens, "
-            f"{'cached' if usage.cache_hits else f'{usage.seconds:.1f}s'}]",
-            file=sys.stderr,
-        )
-    except KeyboardInterrupt:
-        pass
-    finally:
-        llm.close()
+        except KeyboardInterrupt:
+            pass
     return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from graphrag.index.pipeline import build_index
+    with _workbench(args) as bench:
+        summary = bench.index(args.input, args.out, progress=not args.quiet, skip_bad=args.skip_bad)
+        print(summary.render())
+        if args.gold:
+            from graphrag.index.quality import extraction_quality, load_gold_graph
 
-    settings = _settings(args)
-    summary = build_index(
-        args.input, args.out, settings, progress=not args.quiet, skip_bad=args.skip_bad
-    )
-    print(summary.render())
-    if args.gold:
-        from graphrag.index.quality import extraction_quality, load_gold_graph
-        from graphrag.index.store import load_index
-
-        index = load_index(args.out)
-        quality = extraction_quality(
-            index.entities, index.relationships, load_gold_graph(args.gold)
-        )
-        print("extraction quality vs gold: " + quality.render())
+            index = bench.index_in_use
+            quality = extraction_quality(
+                index.entities, index.relationships, load_gold_graph(args.gold)
+            )
+            print("extraction quality vs gold: " + quality.render())
     return 1 if summary.failed and args.strict else 0
 
 
@@ -81,11 +74,12 @@ def _opt_in(args: argparse.Namespace, settings: Settings) -> list[str]:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from graphrag.query.registry import answer_all, method_names
+    from graphrag.query.registry import method_names
 
-    settings = _settings(args)
-    methods = method_names(args.method.split(","), _opt_in(args, settings))
-    answers = answer_all(args.index, args.question, methods, settings)
+    with _workbench(args) as bench:
+        methods = method_names(args.method.split(","), _opt_in(args, bench.settings))
+        bench.load(args.index)
+        answers = bench.query_all(args.question, methods)
     if args.json:
         print(json.dumps({m: a.to_dict() for m, a in answers.items()}, indent=2))
         return 0
@@ -106,28 +100,26 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from graphrag.eval.runner import run_evaluation
     from graphrag.query.registry import method_names
 
-    settings = _settings(args)
-    opt_in = _opt_in(args, settings)
-    asked = args.methods.split(",") if args.methods else [*settings.eval.methods, *opt_in]
-    methods = method_names(asked, opt_in)
-    metrics = args.metrics.split(",") if args.metrics else settings.eval.metrics
-    result = run_evaluation(
-        args.index,
-        args.questions,
-        methods,
-        metrics,
-        args.out,
-        settings,
-        limit=args.limit,
-        progress=not args.quiet,
-        command="python -m graphrag " + " ".join(sys.argv[1:]),
-        judge_controls=args.judge_controls,
-        pairwise_pairs=args.pairwise,
-        gold_graph=args.gold,
-    )
+    with _workbench(args) as bench:
+        settings = bench.settings
+        opt_in = _opt_in(args, settings)
+        asked = args.methods.split(",") if args.methods else [*settings.eval.methods, *opt_in]
+        methods = method_names(asked, opt_in)
+        bench.load(args.index)
+        result = bench.evaluate(
+            args.questions,
+            out=args.out,
+            methods=methods,
+            metrics=args.metrics.split(",") if args.metrics else None,
+            limit=args.limit,
+            progress=not args.quiet,
+            command="python -m graphrag " + " ".join(sys.argv[1:]),
+            judge_controls=args.judge_controls,
+            pairwise_pairs=args.pairwise,
+            gold_graph=args.gold,
+        )
     print(result.render())
     return 0
 

@@ -1,14 +1,12 @@
-"""Every chat call of the workbench: the recorded cache, JSON output, retries, usage accounting.
+"""The chat client of the workbench: one path for every call, JSON output, retries.
 
-The cache sits in the HTTP transport under the ``openai`` client rather than in a wrapper
-around it, so that any library handed our client (ragas, for evaluation) is recorded,
-replayed, bounded in concurrency and counted exactly like our own calls. A response is
-stored under the hash of the request body (model, messages and every parameter), one JSON
-file per response, so the committed cache grows by whole files and diffs stay readable.
+A question's way to the model and back: a method calls :meth:`ChatLLM.achat` (or
+:meth:`ChatLLM.ajson` for structured output), which sends an ``openai`` request through the
+:class:`~graphrag.llm_cache.RecordingTransport` (cache hit, or one bounded live call that is
+stored), with retries on transport errors; the usage of every call is counted in the open
+:func:`~graphrag.usage.track_usage` scopes. The blocking :meth:`ChatLLM.chat` and
+:meth:`ChatLLM.json` run the same coroutines.
 
-Only non-streaming chat completions can be recorded; in ``on`` and ``replay`` modes any other
-request is refused (:class:`UnrecordableRequestError`) rather than sent past the cache, so
-"replay never calls a model" holds for every request of every library given our client.
 A JSON reply that fails validation is kept (marked ``invalid``) but never ends a call: the
 next run replays the failed attempt and asks again with another ``seed`` (see
 :meth:`ChatLLM.ajson`), so a replay reaches the attempt that succeeded.
@@ -18,468 +16,60 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import hashlib
 import json
 import os
 import re
-import secrets
 import threading
-import time
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import httpx
 import jsonschema
 import openai
-from filelock import FileLock
-from tenacity import (
-    AsyncRetrying,
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential,
-)
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from graphrag import tokens
 from graphrag.config import Settings
+from graphrag.llm_cache import (
+    CACHE_KEY_HEADER,
+    CacheMissError,
+    LiveEndpoint,
+    LLMError,
+    RecordingTransport,
+    ResponseCache,
+    UnrecordableRequestError,
+    canonical_json,
+)
+from graphrag.usage import Usage, track_usage
+
+__all__ = [
+    "CacheMissError",
+    "ChatLLM",
+    "Completion",
+    "JSONOutputError",
+    "LLMError",
+    "ResponseCache",
+    "UnrecordableRequestError",
+    "Usage",
+    "canonical_json",
+    "gather_with_progress",
+    "parse_json_output",
+    "run_sync",
+    "track_usage",
+]
 
 T = TypeVar("T")
-CHAT_PATH_SUFFIX = "/chat/completions"
-CACHE_KEY_HEADER = "x-graphrag-cache-key"
-CACHE_HIT_HEADER = "x-graphrag-cache-hit"
 MESSAGE_OVERHEAD_TOKENS = 8  # chat template tokens around each message (role, start, end)
+# The base URL the openai client is given for the embedded model: a name that can never
+# resolve (.invalid is reserved for that), which the transport replaces with the embedded
+# server's real address when, and only when, a request misses the cache.
 EMBEDDED_PLACEHOLDER_URL = "http://embedded-llm.invalid/v1"
-
-
-class LLMError(RuntimeError):
-    """A chat call failed for good; the message says which endpoint or prompt."""
-
-
-class CacheMissError(LLMError):
-    """Replay mode met a request that is not in the recorded cache."""
-
-    first_call_of_attempt = False  # set by ChatLLM: the miss was the first call of an attempt
 
 
 class JSONOutputError(LLMError):
     """The model's output stayed invalid against the schema after every repair round."""
-
-
-class UnrecordableRequestError(LLMError):
-    """The cache can neither record nor replay this request (not a chat call, or streamed)."""
-
-
-# --------------------------------------------------------------------------- usage
-
-
-@dataclass
-class Usage:
-    """What a piece of work cost in LLM traffic.
-
-    ``prompt_tokens``/``completion_tokens``/``model_seconds`` are what the endpoint reported
-    when each response was produced, so a replayed run still reports what it cost to make;
-    ``seconds`` is the time this run actually waited on the endpoint.
-    """
-
-    calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds: float = 0.0
-    model_seconds: float = 0.0
-
-    def add(self, other: Usage) -> None:
-        for name, value in asdict(other).items():
-            setattr(self, name, getattr(self, name) + value)
-
-    def to_dict(self) -> dict[str, float]:
-        return asdict(self)
-
-
-_usage_scopes: contextvars.ContextVar[tuple[Usage, ...]] = contextvars.ContextVar(
-    "graphrag_usage_scopes", default=()
-)
-
-
-@contextmanager
-def track_usage() -> Iterator[Usage]:
-    """Yield a Usage that counts every LLM call made inside the block (tasks included)."""
-    usage = Usage()
-    token = _usage_scopes.set(_usage_scopes.get() + (usage,))
-    try:
-        yield usage
-    finally:
-        _usage_scopes.reset(token)
-
-
-def _count(record: dict[str, Any], hit: bool, waited: float) -> None:
-    reported = record["response"].get("usage") or {}
-    one = Usage(
-        calls=1,
-        cache_hits=int(hit),
-        prompt_tokens=int(reported.get("prompt_tokens") or 0),
-        completion_tokens=int(reported.get("completion_tokens") or 0),
-        seconds=waited,
-        model_seconds=float(record.get("seconds") or 0.0),
-    )
-    for scope in _usage_scopes.get():
-        scope.add(one)
-
-
-# --------------------------------------------------------------------------- cache
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def request_key(body: dict[str, Any]) -> str:
-    """Return the content address of a chat request body."""
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
-
-
-class ResponseCache:
-    """Chat responses on disk, one JSON file per request hash, under ``root/ab/abcdef….json``.
-
-    Modes: ``on`` reads and writes, ``off`` neither, ``replay`` reads only and turns a miss
-    into :class:`CacheMissError`. Misses seen in replay are also kept in ``misses`` so a
-    caller whose library swallows exceptions (ragas) can still fail loudly.
-    """
-
-    def __init__(self, root: Path, mode: str = "on") -> None:
-        if mode not in ("on", "off", "replay"):
-            raise ValueError(f"cache mode {mode!r}: expected on, off or replay")
-        self.root = Path(root)
-        self.mode = mode
-        self.misses: list[str] = []
-        self._thread_locks: dict[str, threading.Lock] = {}
-        self._async_locks: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._guard = threading.Lock()
-
-    def path_for(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        if self.mode == "off":
-            return None
-        path = self.path_for(key)
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except ValueError as err:
-            raise LLMError(
-                f"cache entry {path} is corrupt ({err}); delete it to re-record"
-            ) from err
-
-    def put(self, key: str, record: dict[str, Any]) -> None:
-        """Store ``record`` whole or not at all, even with other processes writing the cache.
-
-        The temporary name is unique per process, thread and call (a thread id alone repeats
-        across processes), the data is fsynced before the rename, and ``os.replace`` is atomic.
-        """
-        if self.mode != "on":
-            return
-        path = self.path_for(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        unique = f"{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}"
-        tmp = path.parent / f".{key}.{unique}.tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8") as file:
-                file.write(json.dumps(record, ensure_ascii=False, indent=1))
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
-
-    def annotate(self, key: str, **fields: Any) -> None:
-        """Add ``fields`` to the stored record of ``key`` (e.g. why its reply was invalid)."""
-        record = self.get(key) if self.mode == "on" else None
-        if record is not None and any(record.get(k) != v for k, v in fields.items()):
-            self.put(key, {**record, **fields})
-
-    def process_lock(self, key: str) -> FileLock:
-        """Return the lock that lets one process at a time ask the model for ``key``.
-
-        Lock files live in ``.locks/`` beside the shards (ignored by git); the lock is not
-        thread-local, so an asyncio task may take it in a worker thread and release it later.
-        """
-        folder = self.root / ".locks"
-        folder.mkdir(parents=True, exist_ok=True)
-        return FileLock(folder / f"{key}.lock", thread_local=False)
-
-    def miss(self, body: dict[str, Any]) -> CacheMissError:
-        """Record a replay miss and return the error that names its prompt."""
-        messages = body.get("messages") or []
-        last = messages[-1].get("content", "") if messages else ""
-        text = last if isinstance(last, str) else json.dumps(last)
-        excerpt = " ".join(text.split())[:300]
-        message = (
-            f"replay cache miss in {self.root} for model {body.get('model')!r}: the prompt "
-            f"ending {excerpt!r} was never recorded. Run with GRAPHRAG_CACHE=on to record it."
-        )
-        self.misses.append(message)
-        return CacheMissError(message)
-
-    def thread_lock(self, key: str) -> threading.Lock:
-        with self._guard:
-            return self._thread_locks.setdefault(key, threading.Lock())
-
-    def async_lock(self, key: str) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()  # asyncio locks belong to one event loop
-        with self._guard:
-            return self._async_locks.setdefault(loop, {}).setdefault(key, asyncio.Lock())
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self.root.glob("*/*.json")) if self.root.is_dir() else 0
-
-
-def _chat_body(request: httpx.Request, mode: str) -> dict[str, Any] | None:
-    """Return the body of a recordable chat request; None for one that bypasses the cache.
-
-    Only ``off`` mode lets other requests through: in ``on`` mode they would go unrecorded
-    (a re-run would call the model again) and in ``replay`` mode they would call a model.
-    """
-    is_chat = request.method == "POST" and request.url.path.endswith(CHAT_PATH_SUFFIX)
-    body = json.loads(request.content or b"{}") if is_chat else {}
-    if is_chat and not body.get("stream"):
-        return body
-    if mode == "off":
-        return None
-    what = "a streaming chat request" if is_chat else f"{request.method} {request.url.path}"
-    raise UnrecordableRequestError(
-        f"the recorded LLM cache (mode {mode!r}) cannot serve {what}: only non-streaming "
-        "chat completions are recorded and replayed; use stream=False, or cache.mode = 'off'"
-    )
-
-
-def _cached_response(
-    request: httpx.Request, key: str, response: dict[str, Any], hit: bool
-) -> httpx.Response:
-    headers = {CACHE_KEY_HEADER: key, CACHE_HIT_HEADER: "1" if hit else "0"}
-    return httpx.Response(200, json=response, headers=headers, request=request)
-
-
-def _record(body: dict[str, Any], response: dict[str, Any], seconds: float) -> dict[str, Any]:
-    return {
-        "request": body,
-        "response": response,
-        "seconds": round(seconds, 3),
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-
-
-class _Upstream:
-    """Where live requests go: a fixed URL, or the embedded server started on first need.
-
-    ``recover`` is the embedded server's restart hook: when a request cannot reach the server
-    (it crashed or was killed), the server is restarted once and the request re-sent, so a
-    long run carries on and keeps what it finished.
-    """
-
-    def __init__(
-        self,
-        resolve: Callable[[], str] | None,
-        recover: Callable[[str | None], str] | None = None,
-    ) -> None:
-        self._resolve = resolve
-        self._recover = recover
-        self._base: str | None = None
-        self._lock = threading.Lock()
-
-    def rewrite(self, request: httpx.Request) -> httpx.Request:
-        if self._resolve is None:
-            return request
-        with self._lock:
-            if self._base is None:
-                self._base = self._resolve().rstrip("/")
-            base = self._base
-        suffix = request.url.path.split("/v1", 1)[-1]
-        url = httpx.URL(base + suffix, params=request.url.params)
-        headers = request.headers.copy()
-        headers["host"] = url.netloc.decode()
-        return httpx.Request(
-            request.method,
-            url,
-            headers=headers,
-            content=request.content,
-            extensions=request.extensions,
-        )
-
-    def recover(self, err: Exception) -> bool:
-        """Return True when the request that failed with ``err`` is worth sending again."""
-        if self._recover is None or isinstance(err, httpx.TimeoutException):
-            return False
-        with self._lock:
-            failed = self._base
-        base = self._recover(failed).rstrip("/")
-        with self._lock:
-            self._base = base
-        return True
-
-
-class RecordingTransport(httpx.BaseTransport):
-    """A sync httpx transport: cache hits answered from disk, live calls bounded and stored."""
-
-    def __init__(self, cache: ResponseCache, upstream: _Upstream, concurrency: int) -> None:
-        self.cache = cache
-        self.upstream = upstream
-        self.inner = httpx.HTTPTransport()
-        self.slots = threading.BoundedSemaphore(concurrency)
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        body = _chat_body(request, self.cache.mode)
-        if body is None:
-            return self._send(request)
-        key = request_key(body)
-        with self.cache.thread_lock(key):
-            hit = _hit(self.cache, key, request)
-            if hit is not None:
-                return hit
-            if self.cache.mode == "replay":
-                raise self.cache.miss(body)
-            with _process_lock(self.cache, key) as lock:
-                if lock is not None:
-                    lock.acquire()
-                hit = _hit(self.cache, key, request)  # another process may have recorded it
-                if hit is not None:
-                    return hit
-                with self.slots:
-                    started = time.monotonic()
-                    response = self._send(request)
-                    seconds = time.monotonic() - started
-                return _store(self.cache, key, body, request, response, seconds)
-
-    def _send(self, request: httpx.Request) -> httpx.Response:
-        try:
-            response = self.inner.handle_request(self.upstream.rewrite(request))
-        except httpx.TransportError as err:
-            if not self.upstream.recover(err):
-                raise
-            response = self.inner.handle_request(self.upstream.rewrite(request))
-        response.read()
-        return response
-
-
-class AsyncRecordingTransport(httpx.AsyncBaseTransport):
-    """The asyncio twin of :class:`RecordingTransport`."""
-
-    def __init__(self, cache: ResponseCache, upstream: _Upstream, concurrency: int) -> None:
-        self.cache = cache
-        self.upstream = upstream
-        self.concurrency = concurrency
-        self._slots: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
-        self._inners: weakref.WeakKeyDictionary[Any, httpx.AsyncHTTPTransport] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    @property
-    def inner(self) -> httpx.AsyncHTTPTransport:
-        """The connection pool of the running loop: a kept-alive connection belongs to the loop
-        that opened it, and each ``run_sync`` runs a new loop."""
-        loop = asyncio.get_running_loop()
-        inner = self._inners.get(loop)
-        if inner is None:
-            inner = self._inners[loop] = httpx.AsyncHTTPTransport()
-        return inner
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = _chat_body(request, self.cache.mode)
-        if body is None:
-            return await self._send(request)
-        key = request_key(body)
-        async with self.cache.async_lock(key):
-            hit = _hit(self.cache, key, request)
-            if hit is not None:
-                return hit
-            if self.cache.mode == "replay":
-                raise self.cache.miss(body)
-            with _process_lock(self.cache, key) as lock:
-                if lock is not None:
-                    await asyncio.to_thread(lock.acquire)
-                hit = _hit(self.cache, key, request)  # another process may have recorded it
-                if hit is not None:
-                    return hit
-                loop = asyncio.get_running_loop()
-                slots = self._slots.setdefault(loop, asyncio.Semaphore(self.concurrency))
-                async with slots:
-                    started = time.monotonic()
-                    response = await self._send(request)
-                    seconds = time.monotonic() - started
-                return _store(self.cache, key, body, request, response, seconds)
-
-    async def _send(self, request: httpx.Request) -> httpx.Response:
-        live = await asyncio.to_thread(self.upstream.rewrite, request)
-        try:
-            response = await self.inner.handle_async_request(live)
-        except httpx.TransportError as err:
-            if not await asyncio.to_thread(self.upstream.recover, err):
-                raise
-            live = await asyncio.to_thread(self.upstream.rewrite, request)
-            response = await self.inner.handle_async_request(live)
-        await response.aread()
-        return response
-
-
-def _hit(cache: ResponseCache, key: str, request: httpx.Request) -> httpx.Response | None:
-    record = cache.get(key)
-    if record is None:
-        return None
-    _count(record, hit=True, waited=0.0)
-    return _cached_response(request, key, record["response"], hit=True)
-
-
-@contextmanager
-def _process_lock(cache: ResponseCache, key: str) -> Iterator[FileLock | None]:
-    """Yield the cross-process lock of ``key`` for the caller to acquire (None when the cache
-    does not record, so nothing is shared), and release it on exit if it was taken."""
-    lock = cache.process_lock(key) if cache.mode == "on" else None
-    try:
-        yield lock
-    finally:
-        if lock is not None and lock.is_locked:
-            lock.release()
-
-
-def _store(
-    cache: ResponseCache,
-    key: str,
-    body: dict[str, Any],
-    request: httpx.Request,
-    response: httpx.Response,
-    seconds: float,
-) -> httpx.Response:
-    if response.status_code != 200:
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            content=response.content,
-            request=request,
-        )
-    try:
-        payload = response.json()
-        if not payload["choices"][0]["message"]:
-            raise ValueError("no message in the first choice")
-    except (ValueError, KeyError, IndexError, TypeError) as err:
-        # A garbled 200 (empty, cut or not a completion) is the endpoint's fault and may be
-        # transient: answered as a 502, so it is retried and never recorded.
-        return httpx.Response(
-            502,
-            json={"error": {"message": f"the endpoint's 200 reply is not a completion ({err})"}},
-            request=request,
-        )
-    record = _record(body, payload, seconds)
-    cache.put(key, record)
-    _count(record, hit=False, waited=seconds)
-    return _cached_response(request, key, record["response"], hit=False)
 
 
 # --------------------------------------------------------------------------- chat
@@ -598,41 +188,18 @@ class ChatLLM:
             self.base_url = EMBEDDED_PLACEHOLDER_URL
             resolver = upstream or self.server.ensure_running
         recover = self.server.recover if self.server is not None and upstream is None else None
-        self._upstream = _Upstream(resolver, recover)
+        self._upstream = LiveEndpoint(resolver, recover)
         self._api_key = self._read_key()
-        self._sync: openai.OpenAI | None = None
         self._async: dict[int, tuple[Any, openai.AsyncOpenAI]] = {}
-        # One transport per kind, shared by every client this object hands out, so that
-        # llm.concurrency bounds all of them together (threads included).
-        self._sync_transport = RecordingTransport(
-            self.cache, self._upstream, settings.llm.concurrency
-        )
-        self._async_transport = AsyncRecordingTransport(
-            self.cache, self._upstream, settings.llm.concurrency
-        )
+        # One transport, shared by every client this object hands out, so that
+        # llm.concurrency bounds all of them together (threads and event loops included).
+        self._transport = RecordingTransport(self.cache, self._upstream, settings.llm.concurrency)
 
     def _read_key(self) -> str:
-        import os
-
         return os.environ.get(self.settings.llm.api_key_env) or "sk-no-key-required"
 
     def _timeout(self) -> httpx.Timeout:
         return httpx.Timeout(self.settings.llm.timeout, connect=10.0)
-
-    def sync_client(self, max_retries: int = 0) -> openai.OpenAI:
-        """Return an ``openai.OpenAI`` whose traffic goes through the recorded cache."""
-        if self._sync is None or max_retries:
-            client = openai.OpenAI(
-                base_url=self.base_url,
-                api_key=self._api_key,
-                max_retries=max_retries,
-                timeout=self._timeout(),
-                http_client=httpx.Client(transport=self._sync_transport, timeout=self._timeout()),
-            )
-            if max_retries:
-                return client
-            self._sync = client
-        return self._sync
 
     def async_client(self, max_retries: int = 0) -> openai.AsyncOpenAI:
         """Return an ``openai.AsyncOpenAI`` for the running loop, through the recorded cache."""
@@ -644,9 +211,7 @@ class ChatLLM:
                 api_key=self._api_key,
                 max_retries=max_retries,
                 timeout=self._timeout(),
-                http_client=httpx.AsyncClient(
-                    transport=self._async_transport, timeout=self._timeout()
-                ),
+                http_client=httpx.AsyncClient(transport=self._transport, timeout=self._timeout()),
             )
             self._async[max_retries] = (weakref.ref(loop), client)
         return self._async[max_retries][1]
@@ -671,9 +236,9 @@ class ChatLLM:
             params["response_format"] = response_format
         return params
 
-    def _retrying(self, kind: type) -> Any:
+    def _retrying(self) -> AsyncRetrying:
         llm = self.settings.llm
-        return kind(
+        return AsyncRetrying(
             retry=retry_if_exception(_retryable),
             stop=stop_after_attempt(llm.max_retries + 1),
             wait=wait_exponential(multiplier=llm.retry_backoff, min=llm.retry_backoff, max=30),
@@ -693,7 +258,7 @@ class ChatLLM:
         params = self._params(messages, max_tokens, temperature, response_format, seed)
         try:
             with track_usage() as usage:
-                async for attempt in self._retrying(AsyncRetrying):
+                async for attempt in self._retrying():
                     with attempt:
                         raw = await self.async_client().chat.completions.with_raw_response.create(
                             **params
@@ -711,16 +276,16 @@ class ChatLLM:
         response_format: dict[str, Any] | None = None,
         seed: int | None = None,
     ) -> Completion:
-        """Blocking :meth:`achat`, for scripts and notebooks."""
-        params = self._params(messages, max_tokens, temperature, response_format, seed)
-        try:
-            with track_usage() as usage:
-                for attempt in self._retrying(Retrying):
-                    with attempt:
-                        raw = self.sync_client().chat.completions.with_raw_response.create(**params)
-        except openai.OpenAIError as err:
-            raise _unwrap(err, self.base_url) from err
-        return _completion(raw, usage)
+        """Blocking :meth:`achat`, for scripts and notebooks (the same path and limit)."""
+        return run_sync(
+            self.achat(
+                messages,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                response_format=response_format,
+                seed=seed,
+            )
+        )
 
     def _json_request(
         self, messages: list[dict[str, str]], schema: dict[str, Any], name: str

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from graphrag.index.pipeline import IndexSummary
     from graphrag.index.store import Index
     from graphrag.llm import ChatLLM
-    from graphrag.query.base import Answer, Method
+    from graphrag.query.base import Answer, IndexVectors, Method
 
 
 class Workbench:
@@ -57,6 +57,7 @@ class Workbench:
         self._embedder: Embedder | None = None
         self._index: Index | None = None
         self._methods: dict[str, Method] = {}
+        self._vectors: IndexVectors | None = None  # the index's embedding matrices, built once
 
     # ------------------------------------------------------------------ shared parts
 
@@ -109,19 +110,29 @@ class Workbench:
 
         self._index = load_index(path)
         self._methods = {}
+        self._vectors = None
         return self._index
 
     # ------------------------------------------------------------------ querying
 
     def methods(self, names: list[str] | None = None) -> dict[str, Method]:
         """The named retrieval methods over the loaded index (all by default), built once."""
+        from graphrag.query.base import IndexVectors
         from graphrag.query.registry import METHODS, make_methods
 
         names = list(names or METHODS)
         missing = [n for n in names if n not in self._methods]
         if missing:
+            self._vectors = self._vectors or IndexVectors(self.index_in_use)
             self._methods.update(
-                make_methods(self.index_in_use, missing, self.settings, self.llm, self.embedder)
+                make_methods(
+                    self.index_in_use,
+                    missing,
+                    self.settings,
+                    self.llm,
+                    self.embedder,
+                    self._vectors,
+                )
             )
         return {n: self._methods[n] for n in names}
 

@@ -142,6 +142,7 @@ def test_eval_evaluates_the_recorded_methods_unless_opt_in_is_asked(
         return Done()
 
     monkeypatch.setattr(runner, "run_evaluation", capture)
+    monkeypatch.setattr("graphrag.workbench.Workbench.load", lambda self, path: None)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     args = ["eval", "--index", "i", "--questions", "q.jsonl", "--out", str(tmp_path), *extra]

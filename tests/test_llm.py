@@ -21,10 +21,10 @@ from graphrag.llm import (
     UnrecordableRequestError,
     gather_with_progress,
     parse_json_output,
-    request_key,
     run_sync,
     track_usage,
 )
+from graphrag.llm_cache import request_key
 
 SCHEMA = {
     "type": "object",
@@ -33,6 +33,11 @@ SCHEMA = {
     "additionalProperties": False,
 }
 
+
+
+def recorded(cache) -> int:
+    """The number of responses stored in ``cache``."""
+    return sum(1 for _ in cache.root.glob("*/*.json"))
 
 def user(text: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": text}]
@@ -77,7 +82,7 @@ def test_request_parameters_and_the_cache_file(fake_llm: FakeLLM, make_llm) -> N
     record = json.loads(files[0].read_text())
     assert record["request"] == body
     assert record["response"]["choices"][0]["message"]["content"] == "hello"
-    assert len(llm.cache) == 1
+    assert recorded(llm.cache) == 1
 
 
 def test_cache_key_changes_with_parameters(fake_llm: FakeLLM, make_llm) -> None:
@@ -311,13 +316,22 @@ def test_repair_prompt_and_reasks_fit_the_context(fake_llm: FakeLLM, make_llm) -
 def test_replay_refuses_what_it_cannot_serve(fake_llm: FakeLLM, make_llm) -> None:
     fake_llm.respond_with(lambda body: "should not be asked")
     for mode in ("replay", "on"):
-        client = make_llm(cache={"mode": mode}).sync_client()
+        llm = make_llm(cache={"mode": mode})
+
+        async def legacy(llm=llm):
+            return await llm.async_client().completions.create(model="m", prompt="legacy")
+
+        async def streamed(llm=llm):
+            return await llm.async_client().chat.completions.create(
+                model="m", messages=user("q"), stream=True
+            )
+
         with pytest.raises(openai.APIConnectionError) as info:
-            client.completions.create(model="m", prompt="legacy completion")
+            run_sync(legacy())
         assert isinstance(info.value.__cause__, UnrecordableRequestError)
         assert "/completions" in str(info.value.__cause__)
         with pytest.raises(openai.APIConnectionError) as info:
-            client.chat.completions.create(model="m", messages=user("q"), stream=True)
+            run_sync(streamed())
         assert "streaming" in str(info.value.__cause__)
     assert fake_llm.calls == 0
     # and through our own calls the refusal is the named error, not retried
@@ -332,7 +346,7 @@ def test_cache_writes_leave_no_temporary_files(fake_llm: FakeLLM, make_llm) -> N
     for i in range(5):
         llm.chat(user(f"q{i}"))
     assert not list(llm.cache.root.rglob("*.tmp"))
-    assert len(llm.cache) == 5
+    assert recorded(llm.cache) == 5
 
 
 def test_prompt_json_mode_puts_the_schema_in_the_system_message(

@@ -36,6 +36,7 @@ from graphrag.query.local import LocalSearch
 from graphrag.query.multi_query import MultiQuery, reciprocal_rank_fusion
 from graphrag.query.naive import NaiveRAG
 from graphrag.query.registry import METHODS, make_methods
+from graphrag.workbench import Workbench
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 MAP_POINT = re.compile(r"(?m)^\[(\d+)\] # ")  # how a report opens in a global map prompt
@@ -454,19 +455,21 @@ def test_make_methods_names_an_unknown_method(
     demo_index: Index, replay_settings: Settings, replay_embedder, offline_llm
 ) -> None:
     with pytest.raises(ValueError, match="graph_magic"):
-        make_methods(demo_index, ["naive", "graph_magic"], replay_settings, offline_llm)
+        make_methods(
+            demo_index, ["naive", "graph_magic"], replay_settings, offline_llm, replay_embedder
+        )
     made = make_methods(demo_index, list(METHODS), replay_settings, offline_llm, replay_embedder)
     assert {name: type(m) for name, m in made.items()} == METHODS
     assert all(m.name == name for name, m in made.items())
     assert len({id(m.vectors) for m in made.values()}) == 1, "one set of matrices, shared"
 
 
-def test_make_methods_on_a_missing_index_names_the_folder(
-    tmp_path: Path, replay_settings: Settings, replay_embedder, offline_llm
+def test_loading_a_missing_index_names_the_folder(
+    tmp_path: Path, replay_settings: Settings
 ) -> None:
     missing = tmp_path / "no_index_here"
     with pytest.raises(IndexLoadError, match="no_index_here"):
-        make_methods(missing, ["naive"], replay_settings, offline_llm, replay_embedder)
+        Workbench(settings=replay_settings).load(missing)
 
 
 @pytest.mark.parametrize("table", ["entities", "text_units", "community_reports"])
@@ -482,7 +485,7 @@ def test_a_corrupt_or_missing_table_names_its_file(
     shutil.copytree(demo_index.path, broken)
     (broken / f"{table}.parquet").write_bytes(b"PAR1 this is not a parquet file")
     with pytest.raises(IndexLoadError, match=rf"{table}\.parquet"):
-        make_methods(broken, ["naive"], replay_settings, offline_llm, replay_embedder)
+        Workbench(settings=replay_settings).load(broken)
     with pytest.raises(IndexLoadError, match=rf"{table}\.parquet.*corrupt"):
         load_index(broken)
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
-from graphrag.eval.runner import run_evaluation
+from graphrag.workbench import Workbench
 
 CORPUS = REPO_ROOT / "data" / "kestrel_bay"
 COMMITTED = REPO_ROOT / "reports" / "kestrel_bay"
@@ -26,16 +26,11 @@ def test_batch_evaluation_replays_the_committed_report(demo_index, replay_settin
     limit = int((CORPUS / "recorded_eval_limit").read_text())
     committed = pd.read_parquet(COMMITTED / "records.parquet")
     assert committed["question_id"].nunique() == limit, "recorded_eval_limit and report disagree"
-    result = run_evaluation(
-        demo_index.path,
-        CORPUS / "questions.jsonl",
-        replay_settings.eval.methods,
-        replay_settings.eval.metrics,
-        tmp_path / "report",
-        replay_settings,
-        limit=limit,
-        progress=False,
-    )
+    with Workbench(settings=replay_settings) as bench:
+        bench.load(demo_index.path)
+        result = bench.evaluate(
+            CORPUS / "questions.jsonl", out=tmp_path / "report", limit=limit, progress=False
+        )
     key = ["question_id", "method"]
     fresh = result.records.sort_values(key).reset_index(drop=True)
     committed = committed.sort_values(key).reset_index(drop=True)

@@ -10,22 +10,23 @@ import asyncio
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from tqdm import tqdm
 
-from graphrag.config import REPO_ROOT, Settings
-from graphrag.embeddings import Embedder
+from graphrag.config import REPO_ROOT
 from graphrag.eval import judge_validity, pairwise
 from graphrag.eval.judge import JUDGE_CALLS, Judge
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, judge_free_columns
 from graphrag.eval.questions import load_questions
 from graphrag.eval.report import write_report
 from graphrag.index.quality import load_gold_graph
-from graphrag.index.store import load_index
-from graphrag.llm import CacheMissError, ChatLLM, run_sync
+from graphrag.llm import CacheMissError, run_sync
 from graphrag.query.base import Method
-from graphrag.query.registry import make_methods
+
+if TYPE_CHECKING:
+    from graphrag.workbench import Workbench
 
 
 @dataclass
@@ -163,12 +164,11 @@ def default_gold_graph(questions_path: str | Path) -> Path | None:
 
 
 def run_evaluation(
-    index_path: str | Path,
+    bench: Workbench,
     questions_path: str | Path,
     methods: list[str],
     metrics: list[str],
     out: str | Path,
-    settings: Settings,
     limit: int | None = None,
     progress: bool = True,
     command: str | None = None,
@@ -176,46 +176,42 @@ def run_evaluation(
     pairwise_pairs: str | None = None,
     gold_graph: str | Path | None = None,
 ) -> EvalResult:
-    """Evaluate ``methods`` on the question set and write the report folder ``out``.
+    """Evaluate ``methods`` over the workbench's loaded index on the question set and write
+    the report folder ``out`` (called by :meth:`Workbench.evaluate`).
 
     ``judge_controls`` planted control pairs per RAGAS metric measure the judge (0: none);
     ``pairwise_pairs`` ("all" or "a:b,c:d") adds the head-to-head comparison; ``gold_graph``
     (default: gold_graph.json beside the questions) gives the gold entities of each question.
     """
-    index = load_index(index_path)
+    settings, llm, embedder, index = bench.settings, bench.llm, bench.embedder, bench.index_in_use
     questions = load_questions(questions_path, documents=set(index.documents["id"]))
     questions = interleave_types(questions)
     if limit:
         questions = questions.head(limit)
-    llm = ChatLLM(settings)
-    embedder = Embedder(settings)
-    try:
-        judge = Judge(settings, llm, embedder, metrics)
+    judge = Judge(settings, llm, embedder, metrics)
+    chosen = bench.methods(methods)
 
-        async def run() -> list[dict]:
-            chosen = make_methods(index, methods, settings, llm, embedder)
-            return await evaluate_all(
-                chosen, judge, questions, metrics, settings.llm.concurrency, progress
-            )
-
-        records = pd.DataFrame(run_sync(run()))
-        # In replay, one control at a time, so a miss is charged to the control that made it.
-        in_flight = 1 if settings.cache.mode == "replay" else settings.llm.concurrency
-        controls = judge_validity.run_controls(
-            judge, records, questions, metrics, judge_controls, settings.eval.seed, in_flight
+    async def run() -> list[dict]:
+        return await evaluate_all(
+            chosen, judge, questions, metrics, settings.llm.concurrency, progress
         )
-        judgements = None
-        if pairwise_pairs:
-            pairs = pairwise.parse_pairs(pairwise_pairs, methods)
-            judgements = pairwise.run_pairwise(llm, records, questions, pairs, in_flight)
-    finally:
-        llm.close()
+
+    records = pd.DataFrame(run_sync(run()))
+    # In replay, one control at a time, so a miss is charged to the control that made it.
+    in_flight = 1 if settings.cache.mode == "replay" else settings.llm.concurrency
+    controls = judge_validity.run_controls(
+        judge, records, questions, metrics, judge_controls, settings.eval.seed, in_flight
+    )
+    judgements = None
+    if pairwise_pairs:
+        pairs = pairwise.parse_pairs(pairwise_pairs, methods)
+        judgements = pairwise.run_pairwise(llm, records, questions, pairs, in_flight)
     gold_path = gold_graph or default_gold_graph(questions_path)
     gold = load_gold_graph(gold_path) if gold_path else None
     records = judge_free_columns(records, questions, index, gold)
     meta = {
         "corpus": repo_relative(index.manifest.get("input", "")),
-        "index": repo_relative(index_path),
+        "index": repo_relative(index.path),
         "questions file": repo_relative(questions_path),
         "gold graph": repo_relative(gold_path) if gold_path else "none",
         "n_questions": len(questions),

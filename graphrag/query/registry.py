@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from graphrag.config import Settings
 from graphrag.embeddings import Embedder
-from graphrag.index.store import Index, load_index
-from graphrag.llm import ChatLLM, run_sync
-from graphrag.query.base import Answer, IndexVectors, Method
+from graphrag.index.store import Index
+from graphrag.llm import ChatLLM
+from graphrag.query.base import IndexVectors, Method
 from graphrag.query.drift import DRIFTSearch
 from graphrag.query.global_search import GlobalSearch
 from graphrag.query.hyde import HyDE
@@ -47,36 +45,17 @@ class UnknownMethodError(ValueError):
 
 
 def make_methods(
-    index: Index | str | Path,
+    index: Index,
     names: list[str],
     settings: Settings,
     llm: ChatLLM,
-    embedder: Embedder | None = None,
+    embedder: Embedder,
+    vectors: IndexVectors | None = None,
 ) -> dict[str, Method]:
     """Return the named methods over one index, sharing its embedding matrices."""
     unknown = [n for n in names if n not in ALL_METHODS]
     if unknown:
         known = ", ".join(ALL_METHODS)
         raise UnknownMethodError(f"unknown method(s) {', '.join(unknown)}; known: {known}")
-    index = index if isinstance(index, Index) else load_index(index)
-    embedder = embedder or Embedder(settings)
-    vectors = IndexVectors(index)
+    vectors = vectors or IndexVectors(index)
     return {n: ALL_METHODS[n](index, settings, llm, embedder, vectors) for n in names}
-
-
-def answer_all(
-    index: Index | str | Path, question: str, names: list[str], settings: Settings
-) -> dict[str, Answer]:
-    """Return every named method's answer to one question (their calls run concurrently)."""
-    import asyncio
-
-    llm = ChatLLM(settings)
-    try:
-        methods = make_methods(index, names, settings, llm)
-
-        async def run() -> list[Answer]:
-            return await asyncio.gather(*(m.aanswer(question) for m in methods.values()))
-
-        return dict(zip(methods, run_sync(run()), strict=True))
-    finally:
-        llm.close()

@@ -1,0 +1,357 @@
+"""The recorded LLM cache, in the HTTP transport under the ``openai`` client.
+
+The cache sits in the transport rather than in a wrapper around our own calls, so that any
+library handed our client (ragas, for evaluation) is recorded, replayed, bounded in
+concurrency and counted exactly like our own calls. A response is stored under the hash of
+the request body (model, messages and every parameter), one JSON file per response, so the
+committed cache grows by whole files and diffs stay readable.
+
+Only non-streaming chat completions can be recorded; in ``on`` and ``replay`` modes any other
+request is refused (:class:`UnrecordableRequestError`) rather than sent past the cache, so
+"replay never calls a model" holds for every request of every library given our client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import secrets
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from filelock import FileLock
+
+from graphrag.usage import count_call
+
+CHAT_PATH_SUFFIX = "/chat/completions"
+CACHE_KEY_HEADER = "x-graphrag-cache-key"
+CACHE_HIT_HEADER = "x-graphrag-cache-hit"
+SLOT_POLL_SECONDS = 0.02  # how often a request waiting for a free slot looks again
+
+
+class LLMError(RuntimeError):
+    """A chat call failed for good; the message says which endpoint or prompt."""
+
+
+class CacheMissError(LLMError):
+    """Replay mode met a request that is not in the recorded cache."""
+
+    first_call_of_attempt = False  # set by ChatLLM: the miss was the first call of an attempt
+
+
+class UnrecordableRequestError(LLMError):
+    """The cache can neither record nor replay this request (not a chat call, or streamed)."""
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def request_key(body: dict[str, Any]) -> str:
+    """Return the content address of a chat request body."""
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Chat responses on disk, one JSON file per request hash, under ``root/ab/abcdef….json``.
+
+    Modes: ``on`` reads and writes, ``off`` neither, ``replay`` reads only and turns a miss
+    into :class:`CacheMissError`. Misses seen in replay are also kept in ``misses`` so a
+    caller whose library swallows exceptions (ragas) can still fail loudly.
+    """
+
+    def __init__(self, root: Path, mode: str = "on") -> None:
+        if mode not in ("on", "off", "replay"):
+            raise ValueError(f"cache mode {mode!r}: expected on, off or replay")
+        self.root = Path(root)
+        self.mode = mode
+        self.misses: list[str] = []
+        self._async_locks: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._guard = threading.Lock()
+
+    def path_for(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        if self.mode == "off":
+            return None
+        path = self.path_for(key)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except ValueError as err:
+            raise LLMError(
+                f"cache entry {path} is corrupt ({err}); delete it to re-record"
+            ) from err
+
+    def put(self, key: str, record: dict[str, Any]) -> None:
+        """Store ``record`` whole or not at all, even with other processes writing the cache.
+
+        The temporary name is unique per process, thread and call (a thread id alone repeats
+        across processes), the data is fsynced before the rename, and ``os.replace`` is atomic.
+        """
+        if self.mode != "on":
+            return
+        path = self.path_for(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        unique = f"{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}"
+        tmp = path.parent / f".{key}.{unique}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as file:
+                file.write(json.dumps(record, ensure_ascii=False, indent=1))
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def annotate(self, key: str, **fields: Any) -> None:
+        """Add ``fields`` to the stored record of ``key`` (e.g. why its reply was invalid)."""
+        record = self.get(key) if self.mode == "on" else None
+        if record is not None and any(record.get(k) != v for k, v in fields.items()):
+            self.put(key, {**record, **fields})
+
+    def process_lock(self, key: str) -> FileLock:
+        """Return the lock that lets one process at a time ask the model for ``key``.
+
+        Lock files live in ``.locks/`` beside the shards (ignored by git); the lock is not
+        thread-local, so an asyncio task may take it in a worker thread and release it later.
+        """
+        folder = self.root / ".locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        return FileLock(folder / f"{key}.lock", thread_local=False)
+
+    def miss(self, body: dict[str, Any]) -> CacheMissError:
+        """Record a replay miss and return the error that names its prompt."""
+        messages = body.get("messages") or []
+        last = messages[-1].get("content", "") if messages else ""
+        text = last if isinstance(last, str) else json.dumps(last)
+        excerpt = " ".join(text.split())[:300]
+        message = (
+            f"replay cache miss in {self.root} for model {body.get('model')!r}: the prompt "
+            f"ending {excerpt!r} was never recorded. Run with GRAPHRAG_CACHE=on to record it."
+        )
+        self.misses.append(message)
+        return CacheMissError(message)
+
+    def async_lock(self, key: str) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()  # asyncio locks belong to one event loop
+        with self._guard:
+            return self._async_locks.setdefault(loop, {}).setdefault(key, asyncio.Lock())
+
+
+def _chat_body(request: httpx.Request, mode: str) -> dict[str, Any] | None:
+    """Return the body of a recordable chat request; None for one that bypasses the cache.
+
+    Only ``off`` mode lets other requests through: in ``on`` mode they would go unrecorded
+    (a re-run would call the model again) and in ``replay`` mode they would call a model.
+    """
+    is_chat = request.method == "POST" and request.url.path.endswith(CHAT_PATH_SUFFIX)
+    body = json.loads(request.content or b"{}") if is_chat else {}
+    if is_chat and not body.get("stream"):
+        return body
+    if mode == "off":
+        return None
+    what = "a streaming chat request" if is_chat else f"{request.method} {request.url.path}"
+    raise UnrecordableRequestError(
+        f"the recorded LLM cache (mode {mode!r}) cannot serve {what}: only non-streaming "
+        "chat completions are recorded and replayed; use stream=False, or cache.mode = 'off'"
+    )
+
+
+def _cached_response(
+    request: httpx.Request, key: str, response: dict[str, Any], hit: bool
+) -> httpx.Response:
+    headers = {CACHE_KEY_HEADER: key, CACHE_HIT_HEADER: "1" if hit else "0"}
+    return httpx.Response(200, json=response, headers=headers, request=request)
+
+
+def _record(body: dict[str, Any], response: dict[str, Any], seconds: float) -> dict[str, Any]:
+    return {
+        "request": body,
+        "response": response,
+        "seconds": round(seconds, 3),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+class LiveEndpoint:
+    """Where live requests go: a fixed URL, or the embedded server started on first need.
+
+    ``recover`` is the embedded server's restart hook: when a request cannot reach the server
+    (it crashed or was killed), the server is restarted once and the request re-sent, so a
+    long run carries on and keeps what it finished.
+    """
+
+    def __init__(
+        self,
+        resolve: Callable[[], str] | None,
+        recover: Callable[[str | None], str] | None = None,
+    ) -> None:
+        self._resolve = resolve
+        self._recover = recover
+        self._base: str | None = None
+        self._lock = threading.Lock()
+
+    def rewrite(self, request: httpx.Request) -> httpx.Request:
+        if self._resolve is None:
+            return request
+        with self._lock:
+            if self._base is None:
+                self._base = self._resolve().rstrip("/")
+            base = self._base
+        suffix = request.url.path.split("/v1", 1)[-1]
+        url = httpx.URL(base + suffix, params=request.url.params)
+        headers = request.headers.copy()
+        headers["host"] = url.netloc.decode()
+        return httpx.Request(
+            request.method,
+            url,
+            headers=headers,
+            content=request.content,
+            extensions=request.extensions,
+        )
+
+    def recover(self, err: Exception) -> bool:
+        """Return True when the request that failed with ``err`` is worth sending again."""
+        if self._recover is None or isinstance(err, httpx.TimeoutException):
+            return False
+        with self._lock:
+            failed = self._base
+        base = self._recover(failed).rstrip("/")
+        with self._lock:
+            self._base = base
+        return True
+
+
+class RecordingTransport(httpx.AsyncBaseTransport):
+    """The one transport under every client the workbench hands out (ours and ragas's).
+
+    A cache hit is answered from disk; a miss (in ``on`` mode) is sent to the live endpoint
+    once, whatever the number of identical requests in flight (per-request locks in this
+    process and across processes), bounded by ``llm.concurrency``, and stored. The bound is
+    a thread semaphore polled from asyncio, so it holds across every event loop and thread
+    of the process that uses this transport (``run_sync`` runs a loop per call).
+    """
+
+    def __init__(self, cache: ResponseCache, upstream: LiveEndpoint, concurrency: int) -> None:
+        self.cache = cache
+        self.upstream = upstream
+        self.slots = threading.BoundedSemaphore(concurrency)
+        self._inners: weakref.WeakKeyDictionary[Any, httpx.AsyncHTTPTransport] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @property
+    def inner(self) -> httpx.AsyncHTTPTransport:
+        """The connection pool of the running loop: a kept-alive connection belongs to the loop
+        that opened it, and each ``run_sync`` runs a new loop."""
+        loop = asyncio.get_running_loop()
+        inner = self._inners.get(loop)
+        if inner is None:
+            inner = self._inners[loop] = httpx.AsyncHTTPTransport()
+        return inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = _chat_body(request, self.cache.mode)
+        if body is None:
+            return await self._send(request)
+        key = request_key(body)
+        async with self.cache.async_lock(key):
+            hit = _hit(self.cache, key, request)
+            if hit is not None:
+                return hit
+            if self.cache.mode == "replay":
+                raise self.cache.miss(body)
+            with _process_lock(self.cache, key) as lock:
+                if lock is not None:
+                    await asyncio.to_thread(lock.acquire)
+                hit = _hit(self.cache, key, request)  # another process may have recorded it
+                if hit is not None:
+                    return hit
+                while not self.slots.acquire(blocking=False):
+                    await asyncio.sleep(SLOT_POLL_SECONDS)
+                try:
+                    started = time.monotonic()
+                    response = await self._send(request)
+                    seconds = time.monotonic() - started
+                finally:
+                    self.slots.release()
+                return _store(self.cache, key, body, request, response, seconds)
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        live = await asyncio.to_thread(self.upstream.rewrite, request)
+        try:
+            response = await self.inner.handle_async_request(live)
+        except httpx.TransportError as err:
+            if not await asyncio.to_thread(self.upstream.recover, err):
+                raise
+            live = await asyncio.to_thread(self.upstream.rewrite, request)
+            response = await self.inner.handle_async_request(live)
+        await response.aread()
+        return response
+
+
+def _hit(cache: ResponseCache, key: str, request: httpx.Request) -> httpx.Response | None:
+    record = cache.get(key)
+    if record is None:
+        return None
+    count_call(record, hit=True, waited=0.0)
+    return _cached_response(request, key, record["response"], hit=True)
+
+
+@contextmanager
+def _process_lock(cache: ResponseCache, key: str) -> Iterator[FileLock | None]:
+    """Yield the cross-process lock of ``key`` for the caller to acquire (None when the cache
+    does not record, so nothing is shared), and release it on exit if it was taken."""
+    lock = cache.process_lock(key) if cache.mode == "on" else None
+    try:
+        yield lock
+    finally:
+        if lock is not None and lock.is_locked:
+            lock.release()
+
+
+def _store(
+    cache: ResponseCache,
+    key: str,
+    body: dict[str, Any],
+    request: httpx.Request,
+    response: httpx.Response,
+    seconds: float,
+) -> httpx.Response:
+    if response.status_code != 200:
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            content=response.content,
+            request=request,
+        )
+    try:
+        payload = response.json()
+        if not payload["choices"][0]["message"]:
+            raise ValueError("no message in the first choice")
+    except (ValueError, KeyError, IndexError, TypeError) as err:
+        # A garbled 200 (empty, cut or not a completion) is the endpoint's fault and may be
+        # transient: answered as a 502, so it is retried and never recorded.
+        return httpx.Response(
+            502,
+            json={"error": {"message": f"the endpoint's 200 reply is not a completion ({err})"}},
+            request=request,
+        )
+    record = _record(body, payload, seconds)
+    cache.put(key, record)
+    count_call(record, hit=False, waited=seconds)
+    return _cached_response(request, key, record["response"], hit=False)
