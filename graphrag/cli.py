@@ -1,4 +1,4 @@
-"""Command line: ``python -m graphrag index | query | eval | llm``."""
+"""Command line: ``python -m graphrag index | query | eval | graph | llm``."""
 
 from __future__ import annotations
 
@@ -129,6 +129,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_graph(args: argparse.Namespace) -> int:
+    from graphrag.index.store import load_index
+    from graphrag.viz import write_interactive_graph
+
+    communities = [int(c) for c in args.communities.split(",")] if args.communities else None
+    out = write_interactive_graph(
+        load_index(args.index), args.out, level=args.level, communities=communities
+    )
+    print(f"wrote {out} (open it in a browser; it needs no network)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphrag", description="GraphRAG research workbench: index, query, evaluate."
@@ -193,6 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("graph", help="write the index's entity graph as an interactive HTML page")
+    p.add_argument("--index", required=True, help="index folder")
+    p.add_argument("--out", required=True, help="HTML file to write, e.g. graph.html")
+    p.add_argument("--level", type=int, default=0, help="community level that colours the nodes")
+    p.add_argument(
+        "--communities", help="comma list of community numbers (at --level) to keep; default all"
+    )
+    p.set_defaults(func=cmd_graph)
     return parser
 
 
