@@ -215,7 +215,8 @@ def notebook_frame(html: str, height: int = 780) -> Any:
     """Return the page as an IPython HTML iframe (``srcdoc``): it needs no file or server."""
     from IPython.display import HTML
 
+    # wrapped in a div: IPython warns about a bare <iframe> (it suggests a URL-based IFrame)
     return HTML(
-        f'<iframe srcdoc="{escape(html, quote=True)}" width="100%" height="{height}" '
-        'style="border:none"></iframe>'
+        f'<div><iframe srcdoc="{escape(html, quote=True)}" width="100%" height="{height}" '
+        'style="border:none"></iframe></div>'
     )
