@@ -180,13 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--method",
         default="local",
-        help="naive, hyde, multi_query, local, global, drift, ppr, a comma list, or all "
+        help="naive, hyde, multi_query, local, global, drift, ppr, router, a comma list, or all "
         "(the first five, plus eval.opt_in_methods)",
     )
     p.add_argument(
         "--opt-in",
         action="store_true",
-        help="`all` also includes drift and ppr (their demo answers are not recorded yet)",
+        help="`all` also includes drift, ppr and router (opt-in methods)",
     )
     p.add_argument("--json", action="store_true", help="print answers as JSON")
     p.set_defaults(func=cmd_query)
@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--methods", help="comma list, or all (default: eval.methods + eval.opt_in_methods)"
     )
     p.add_argument(
-        "--opt-in", action="store_true", help="also evaluate drift and ppr (not recorded yet)"
+        "--opt-in", action="store_true", help="also evaluate drift, ppr and router (opt-in)"
     )
     p.add_argument("--metrics", help="comma list of RAGAS metrics (default: eval.metrics)")
     p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")

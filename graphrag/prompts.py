@@ -351,3 +351,24 @@ def rate_relevance(question: str, report: str) -> Messages:
         '{"rating": R}, R from 0 (unrelated) to 5 (it answers the question).'
     )
     return _msgs(system, f"Report:\n{report}\n\nQuestion: {question}")
+
+
+def question_kind_schema(kinds: list[str]) -> dict:
+    return {
+        "type": "object",
+        "properties": {"kind": {"type": "string", "enum": kinds}},
+        "required": ["kind"],
+        "additionalProperties": False,
+    }
+
+
+def question_kind(question: str) -> Messages:
+    """Router: the kind of a question; returns JSON {"kind": "fact"|"multi_hop"|"thematic"}."""
+    system = (
+        "Classify a question about a collection of documents. fact: it asks for a specific "
+        "detail stated in one place. multi_hop: it must link two or more facts, e.g. through a "
+        "person or organisation it describes instead of naming. thematic: it asks about themes, "
+        "trends or changes across the whole collection. Reply with compact JSON on one line: "
+        '{"kind": K}.'
+    )
+    return _msgs(system, question)

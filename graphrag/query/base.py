@@ -43,6 +43,7 @@ class Answer:
     seconds: float = 0.0
     context_tokens: int = 0
     failures: list[str] = field(default_factory=list)  # steps dropped, with their errors
+    route: str = ""  # the router's choice, "<question kind> -> <method>"; empty otherwise
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +57,7 @@ class Answer:
             "seconds": self.seconds,
             "context_tokens": self.context_tokens,
             "failures": self.failures,
+            "route": self.route,
         }
 
 
