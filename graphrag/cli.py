@@ -96,6 +96,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             f"tokens; cost: {usage.calls} LLM calls, {usage.prompt_tokens} prompt + "
             f"{usage.completion_tokens} completion tokens, {answer.seconds:.1f}s)"
         )
+        if answer.route:
+            print(f"  route: {answer.route}")
         for failure in answer.failures:
             print(f"  dropped: {failure}")
         print(answer.text.strip())

@@ -152,3 +152,15 @@ def test_router_on_the_demo_gives_the_recorded_answer_of_the_method_it_picks(
     assert (answer.text, answer.sources) == (direct.text, direct.sources)
     assert answer.usage.calls == direct.usage.calls > 0
     assert answer.usage.completion_tokens == direct.usage.completion_tokens
+
+
+def test_cli_query_prints_the_route(demo_index: Index, capsys, monkeypatch, tmp_path) -> None:
+    from graphrag.cli import main
+
+    monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "vectors.sqlite"))
+
+    question = QUESTIONS.loc["q01", "question"]
+    args = ["--cache", "replay", "query", "--index", str(demo_index.path), "--method", "router"]
+    assert main([*args, question]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("=== router") and "  route: fact -> local\n" in out
