@@ -211,7 +211,7 @@ def write_interactive_graph(index: Index, out: str | Path, **options: Any) -> Pa
     return out
 
 
-def notebook_frame(html: str, height: int = 780) -> Any:
+def notebook_frame(html: str, height: int = 1000) -> Any:
     """Return the page as an IPython HTML iframe (``srcdoc``): it needs no file or server."""
     from IPython.display import HTML
 
