@@ -107,7 +107,8 @@ _REMOTE_SCRIPT = re.compile(
     r"<script\b[^>]*\bsrc=\"https?://[^\"]*\"[^>]*>\s*</script>", re.IGNORECASE
 )
 # vis-network's tooltip is one unwrapped line; a description needs wrapping and line breaks.
-_TOOLTIP_STYLE = "<style>.vis-tooltip{white-space:pre-wrap;max-width:34em}</style>"
+# ("div." outranks the library's own rule, which its script may add after this one.)
+_TOOLTIP_STYLE = "<style>div.vis-tooltip{white-space:pre-wrap;max-width:34em}</style>"
 _NO_COMMUNITY = "none"
 
 
@@ -175,8 +176,13 @@ def interactive_graph_html(
             name[node],
             label=data["title"],
             title=(
-                f"{data['title']} ({data['type']}), level-{level} community "
-                f"{_NO_COMMUNITY if community is None else community}\n\n{data['description']}\n\n"
+                f"{data['title']} ({data['type']}), "
+                + (
+                    f"level-{level} community {community}"
+                    if community is not None
+                    else f"in no level-{level} community"
+                )
+                + f"\n\n{data['description']}\n\n"
                 + _sources_line(list(units_of.get(node, [])), documents)
             ),
             color=colour.get(community, "#bfbfbf"),
