@@ -152,6 +152,7 @@ def test_router_on_the_demo_gives_the_recorded_answer_of_the_method_it_picks(
     assert (answer.text, answer.sources) == (direct.text, direct.sources)
     assert answer.usage.calls == direct.usage.calls > 0
     assert answer.usage.completion_tokens == direct.usage.completion_tokens
+    assert routed.retrieve(question) == answer.contexts
 
 
 def test_cli_query_prints_the_route(demo_index: Index, capsys, monkeypatch, tmp_path) -> None:
