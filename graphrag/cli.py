@@ -1,4 +1,4 @@
-"""Command line: ``python -m graphrag index | query | eval | convert | llm``."""
+"""Command line: ``python -m graphrag index | query | eval | convert | graph | llm``."""
 
 from __future__ import annotations
 
@@ -90,6 +90,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             f"tokens; cost: {usage.calls} LLM calls, {usage.prompt_tokens} prompt + "
             f"{usage.completion_tokens} completion tokens, {answer.seconds:.1f}s)"
         )
+        if answer.route:
+            print(f"  route: {answer.route}")
         for failure in answer.failures:
             print(f"  dropped: {failure}")
         print(answer.text.strip())
@@ -134,6 +136,18 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_graph(args: argparse.Namespace) -> int:
+    from graphrag.index.store import load_index
+    from graphrag.viz import write_interactive_graph
+
+    communities = [int(c) for c in args.communities.split(",")] if args.communities else None
+    out = write_interactive_graph(
+        load_index(args.index), args.out, level=args.level, communities=communities
+    )
+    print(f"wrote {out} (open it in a browser; it needs no network)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphrag", description="GraphRAG research workbench: index, query, evaluate."
@@ -173,13 +187,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--method",
         default="local",
-        help="naive, hyde, multi_query, local, global, drift, ppr, a comma list, or all "
+        help="naive, hyde, multi_query, local, global, drift, ppr, router, a comma list, or all "
         "(the first five, plus eval.opt_in_methods)",
     )
     p.add_argument(
         "--opt-in",
         action="store_true",
-        help="`all` also includes drift and ppr (their demo answers are not recorded yet)",
+        help="`all` also includes drift, ppr and router (opt-in methods)",
     )
     p.add_argument("--json", action="store_true", help="print answers as JSON")
     p.set_defaults(func=cmd_query)
@@ -191,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--methods", help="comma list, or all (default: eval.methods + eval.opt_in_methods)"
     )
     p.add_argument(
-        "--opt-in", action="store_true", help="also evaluate drift and ppr (not recorded yet)"
+        "--opt-in", action="store_true", help="also evaluate drift, ppr and router (opt-in)"
     )
     p.add_argument("--metrics", help="comma list of RAGAS metrics (default: eval.metrics)")
     p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")
@@ -225,6 +239,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--questions", type=int, default=50, help="keep the first N questions")
     p.add_argument("--distractors", type=int, default=3, help="distractor paragraphs per question")
     p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("graph", help="write the index's entity graph as an interactive HTML page")
+    p.add_argument("--index", required=True, help="index folder")
+    p.add_argument("--out", required=True, help="HTML file to write, e.g. graph.html")
+    p.add_argument("--level", type=int, default=0, help="community level that colours the nodes")
+    p.add_argument(
+        "--communities", help="comma list of community numbers (at --level) to keep; default all"
+    )
+    p.set_defaults(func=cmd_graph)
     return parser
 
 

@@ -149,6 +149,13 @@ class QuerySettings:
     drift_depth: int = 2  # rounds of follow-ups: at most drift_followups * drift_depth steps
     drift_step_max_tokens: int = 300  # completion room of a primer or follow-up step
     drift_reduce_tokens: int = 1500  # intermediate answers given to the final reduce
+    # router: classify the question (fact / multi-hop / thematic), answer with that kind's method.
+    # "embedding": similarity to hand-written prototype questions, no LLM call; "llm": one call.
+    router_classifier: Literal["embedding", "llm"] = "embedding"
+    router_prototype_top: int = 3  # a kind's score: mean similarity of its closest prototypes
+    router_fact_method: str = "local"  # e.g. "ppr"
+    router_multi_hop_method: str = "local"  # e.g. "ppr"
+    router_thematic_method: str = "global"  # e.g. "drift"
 
 
 @dataclass

@@ -395,6 +395,7 @@ def rate_relevance(question: str, report: str) -> Messages:
     )
     return _msgs(system, f"Report:\n{report}\n\nQuestion: {question}")
 
+
 # --------------------------------------------------------------------------- evaluation
 
 FINAL_ANSWER_INSTRUCTION = (
@@ -455,3 +456,24 @@ def pairwise(question: str, first: str, second: str) -> Messages:
         f"{criteria}\nReply with JSON only."
     )
     return _msgs(system, f"Question: {question}\n\nAnswer 1:\n{first}\n\nAnswer 2:\n{second}")
+
+
+def question_kind_schema(kinds: list[str]) -> dict:
+    return {
+        "type": "object",
+        "properties": {"kind": {"type": "string", "enum": kinds}},
+        "required": ["kind"],
+        "additionalProperties": False,
+    }
+
+
+def question_kind(question: str) -> Messages:
+    """Router: the kind of a question; returns JSON {"kind": "fact"|"multi_hop"|"thematic"}."""
+    system = (
+        "Classify a question about a collection of documents. fact: it asks for a specific "
+        "detail stated in one place. multi_hop: it must link two or more facts, e.g. through a "
+        "person or organisation it describes instead of naming. thematic: it asks about themes, "
+        "trends or changes across the whole collection. Reply with compact JSON on one line: "
+        '{"kind": K}.'
+    )
+    return _msgs(system, question)

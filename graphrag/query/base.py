@@ -46,6 +46,7 @@ class Answer:
     context_tokens: int = 0
     failures: list[str] = field(default_factory=list)  # steps dropped, with their errors
     ranking: list[str] = field(default_factory=list)
+    route: str = ""  # the router's choice, "<question kind> -> <method>"; empty otherwise
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +61,7 @@ class Answer:
             "context_tokens": self.context_tokens,
             "failures": self.failures,
             "ranking": self.ranking,
+            "route": self.route,
         }
 
 

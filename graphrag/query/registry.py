@@ -14,6 +14,7 @@ from graphrag.query.local import LocalSearch
 from graphrag.query.multi_query import MultiQuery
 from graphrag.query.naive import NaiveRAG
 from graphrag.query.ppr import PPRRetrieval
+from graphrag.query.router import Router
 
 METHODS: dict[str, type[Method]] = {
     "naive": NaiveRAG,
@@ -29,6 +30,7 @@ METHODS: dict[str, type[Method]] = {
 OPT_IN_METHODS: dict[str, type[Method]] = {
     "drift": DRIFTSearch,
     "ppr": PPRRetrieval,
+    "router": Router,  # routes to local / global, whose demo answers are recorded
 }
 
 ALL_METHODS: dict[str, type[Method]] = {**METHODS, **OPT_IN_METHODS}

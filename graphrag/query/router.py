@@ -1,0 +1,174 @@
+"""Router: answer each question with the method made for its kind of question.
+
+The "RAG vs GraphRAG" study (arXiv 2502.11371) found that no method wins everywhere: entity
+centred search suits fact and multi-hop questions, community summaries suit thematic ones,
+and choosing per question gains a few points. The steps:
+
+1. Classify the question as ``fact``, ``multi_hop`` or ``thematic``. By default with no LLM
+   call: the question's embedding is compared with a few hand-written prototype questions per
+   kind (``PROTOTYPES``, written for any corpus, not taken from an evaluation set) and the kind
+   whose ``router_prototype_top`` closest prototypes are most similar on average wins. With
+   ``router_classifier = "llm"`` one short JSON call asks the model instead.
+2. Answer with the method that ``router_fact_method`` / ``router_multi_hop_method`` /
+   ``router_thematic_method`` name for that kind (defaults: local, local, global).
+
+The router's Answer is the chosen method's, with ``method="router"``, ``route`` saying
+``"<kind> -> <method>"``, and the cost and time of both steps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from graphrag import prompts
+from graphrag.config import SettingsError
+from graphrag.embeddings import Embedder
+from graphrag.llm import track_usage
+from graphrag.query.base import Answer, ContextItem, Method
+
+KINDS = ("fact", "multi_hop", "thematic")
+
+# The question set's ``type`` for each kind (data/*/questions.jsonl say local / multi_hop / global).
+QUESTION_SET_TYPE = {"fact": "local", "multi_hop": "multi_hop", "thematic": "global"}
+
+# Hand-written, about no corpus in particular; the demo questions are never used to pick them.
+PROTOTYPES: dict[str, tuple[str, ...]] = {
+    "fact": (
+        "When was the company founded, and by whom?",
+        "How many employees does the factory have?",
+        "What did the minister announce at the press conference on 3 May?",
+        "Where is the headquarters of the shipping firm?",
+        "Who won the 2019 regional election, and by how many votes?",
+        "What is the population of the island?",
+        "Which scientist led the expedition, and in what year?",
+        "How much money did the charity raise last year?",
+        "Who is the current director of the museum?",
+        "What was the price of the contract signed with the city?",
+    ),
+    "multi_hop": (
+        "The author of the novel set in Lisbon studied at which university?",
+        "Who founded the company that bought the bakery chain?",
+        "In which country was the president of the club that won the cup born?",
+        "The astronomer who discovered the comet worked at an observatory. Who funded it?",
+        "What job did the man who replaced the first mayor hold before the election?",
+        "Which river flows through the city where the architect of the bridge was born?",
+        "The firm that built the dam later merged with a rival. What is the merged firm called?",
+        "Who chaired the committee that approved the budget proposed by the finance minister?",
+        "Which organisation sponsored the prize won by the student who designed the robot?",
+        "What did the union that organised the strike demand from the owner of the mine?",
+    ),
+    "thematic": (
+        "What are the main themes of these documents?",
+        "How did attitudes to immigration shift during the decade?",
+        "What role does technology play across the stories in the collection?",
+        "What are the key conflicts described, and how were they resolved?",
+        "Summarize the major trends in the region's economy over the period.",
+        "What approaches to public health are discussed in the corpus?",
+        "How do the different groups view the reform overall?",
+        "What lessons can be drawn from the events described in the reports?",
+        "What does the collection say about the effects of tourism on local life?",
+        "What are the recurring causes of disagreement between the council and residents?",
+    ),
+}
+
+
+class PrototypeClassifier:
+    """Return a question's kind: the one whose closest prototype questions are most similar."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        prototypes: Mapping[str, tuple[str, ...]] = PROTOTYPES,
+        top: int = 3,
+    ) -> None:
+        self.embedder = embedder
+        self.prototypes = dict(prototypes)
+        self.top = top
+
+    @cached_property
+    def _vectors(self) -> dict[str, np.ndarray]:
+        return {kind: self.embedder.embed(list(qs)) for kind, qs in self.prototypes.items()}
+
+    def scores(self, question: str) -> dict[str, float]:
+        """Return kind -> mean cosine similarity of the question to its ``top`` closest."""
+        vector = self.embedder.embed_one(question)
+        return {
+            kind: float(np.mean(np.sort(matrix @ vector)[::-1][: self.top]))
+            for kind, matrix in self._vectors.items()
+        }
+
+    def classify(self, question: str) -> str:
+        scores = self.scores(question)
+        return max(scores, key=scores.__getitem__)
+
+
+class Router(Method):
+    """Classify the question, then answer it with the method configured for its kind."""
+
+    name = "router"
+
+    def __init__(self, *args: Any, methods: Mapping[str, Method] | None = None, **kw: Any) -> None:
+        """Take :class:`Method`'s arguments; ``methods`` gives ready routed-to methods by name."""
+        super().__init__(*args, **kw)
+        self.routes = {
+            "fact": self.query.router_fact_method,
+            "multi_hop": self.query.router_multi_hop_method,
+            "thematic": self.query.router_thematic_method,
+        }
+        from graphrag.query.registry import ALL_METHODS  # the registry imports this module
+
+        for kind, method in self.routes.items():
+            if method not in ALL_METHODS:
+                raise SettingsError(
+                    f"setting query.router_{kind}_method={method!r}: not a method; choose one "
+                    f"of {', '.join(ALL_METHODS)}"
+                )
+        self._methods = dict(methods or {})
+        self.classifier = PrototypeClassifier(self.embedder, top=self.query.router_prototype_top)
+
+    def method(self, name: str) -> Method:
+        """Return the routed-to method ``name``, made once over the same index and vectors."""
+        if name not in self._methods:
+            from graphrag.query.registry import ALL_METHODS
+
+            self._methods[name] = ALL_METHODS[name](
+                self.index, self.settings, self.llm, self.embedder, self.vectors
+            )
+        return self._methods[name]
+
+    async def aclassify(self, question: str) -> str:
+        """Return the question's kind (one of ``KINDS``)."""
+        if self.query.router_classifier == "llm":
+            reply = await self.llm.ajson(
+                prompts.question_kind(question),
+                prompts.question_kind_schema(list(KINDS)),
+                name="question_kind",
+                max_tokens=30,
+            )
+            return reply["kind"]
+        return self.classifier.classify(question)
+
+    async def aretrieve(self, question: str) -> list[ContextItem]:
+        kind = await self.aclassify(question)
+        return await self.method(self.routes[kind]).aretrieve(question)
+
+    async def aanswer(self, question: str) -> Answer:
+        """Return the routed method's answer, as the router's, with the route and full cost."""
+        started = time.monotonic()
+        with track_usage() as usage:
+            kind = await self.aclassify(question)
+            chosen = self.method(self.routes[kind])
+            answer = await chosen.aanswer(question)
+        return dataclasses.replace(
+            answer,
+            method=self.name,
+            route=f"{kind} -> {chosen.name}",
+            usage=usage,
+            seconds=time.monotonic() - started,
+        )
