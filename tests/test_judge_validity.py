@@ -4,6 +4,8 @@ the replay of the recorded demo answers whose controls were never recorded."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import re
 
@@ -188,13 +190,16 @@ def test_sampling_is_seeded_and_uses_only_the_metric_s_controls() -> None:
 
 
 def test_unrecorded_controls_replay_as_not_measured(
-    replay_settings, replay_embedder: Embedder
+    replay_settings, replay_embedder: Embedder, tmp_path
 ) -> None:
-    """The recorded demo answers: faithfulness controls were never recorded, so replay says
-    so instead of failing or inventing a number."""
+    """The recorded demo answers, judged against a cache that holds no control call: replay
+    says so instead of failing or inventing a number."""
     records = pd.read_parquet(COMMITTED)
-    llm = ChatLLM(replay_settings)
-    judge = Judge(replay_settings, llm, replay_embedder, ["faithfulness"])
+    empty = dataclasses.replace(
+        replay_settings, cache=dataclasses.replace(replay_settings.cache, path=str(tmp_path))
+    )
+    llm = ChatLLM(empty)
+    judge = Judge(empty, llm, replay_embedder, ["faithfulness"])
     scored = jv.run_controls(judge, records, QUESTIONS, ["faithfulness"], 3, 2024, 1)
     assert len(scored) == 3 and set(scored["status"]) == {jv.NOT_RECORDED}
     assert scored["error"].isna().all()  # no machine path from the miss message
