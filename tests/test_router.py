@@ -75,7 +75,7 @@ class Canned(Method):
     def __init__(self, name: str, llm: ChatLLM) -> None:
         self.name, self.llm, self.asked = name, llm, []
 
-    async def aanswer(self, question: str) -> Answer:
+    async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         self.asked.append(question)
         with track_usage() as usage:
             await self.llm.achat([{"role": "user", "content": f"{self.name}: {question}"}])

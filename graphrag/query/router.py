@@ -30,7 +30,7 @@ from graphrag import prompts
 from graphrag.config import SettingsError
 from graphrag.embeddings import Embedder
 from graphrag.llm import track_usage
-from graphrag.query.base import Answer, ContextItem, Method
+from graphrag.query.base import Answer, ContextItem, Method, Retrieval
 
 KINDS = ("fact", "multi_hop", "thematic")
 
@@ -158,13 +158,17 @@ class Router(Method):
         kind = await self.aclassify(question)
         return await self.method(self.routes[kind]).aretrieve(question)
 
-    async def aanswer(self, question: str) -> Answer:
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        kind = await self.aclassify(question)
+        return await self.method(self.routes[kind]).aretrieve_ranked(question)
+
+    async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         """Return the routed method's answer, as the router's, with the route and full cost."""
         started = time.monotonic()
         with track_usage() as usage:
             kind = await self.aclassify(question)
             chosen = self.method(self.routes[kind])
-            answer = await chosen.aanswer(question)
+            answer = await chosen.aanswer(question, short_answer)
         return dataclasses.replace(
             answer,
             method=self.name,
