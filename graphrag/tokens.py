@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import importlib.resources
+from collections.abc import Sequence
 from functools import lru_cache
 
 import tiktoken
@@ -50,3 +51,44 @@ def truncate(text: str, max_tokens: int) -> str:
     """Return ``text`` cut to at most ``max_tokens`` tokens."""
     tokens = encode(text)
     return text if len(tokens) <= max_tokens else decode(tokens[:max_tokens])
+
+
+# --------------------------------------------------------------------------- packing
+# The one token packer. Every prompt that fills a budget with ranked pieces (report tables,
+# search contexts, map batches) packs with these, so the rule for what does not fit is
+# chosen by name at the call site rather than re-implemented there.
+
+
+def pack(texts: Sequence[str], budget: int, overhead: int = 0, *, skip: bool = True) -> list[int]:
+    """Return the positions of the ``texts`` that fit in ``budget`` tokens, in order.
+
+    Each text costs its tokens plus ``overhead`` (a separator, a numbering). Order is
+    priority. ``skip``: a text that does not fit is skipped and a smaller later one may
+    still fit (search contexts); otherwise packing stops at the first that does not fit
+    (a table whose rows are ranked, where a gap would mislead).
+    """
+    kept, used = [], 0
+    for position, text in enumerate(texts):
+        cost = count_tokens(text) + overhead
+        if used + cost > budget:
+            if skip:
+                continue
+            break
+        kept.append(position)
+        used += cost
+    return kept
+
+
+def batches(texts: Sequence[str], budget: int, overhead: int = 0) -> list[list[int]]:
+    """Return the positions of ``texts`` split, in order, into batches of at most ``budget``
+    tokens each; a text larger than the budget gets a batch of its own (cut by the caller)."""
+    groups: list[list[int]] = [[]]
+    used = 0
+    for position, text in enumerate(texts):
+        cost = count_tokens(text) + overhead
+        if groups[-1] and used + cost > budget:
+            groups.append([])
+            used = 0
+        groups[-1].append(position)
+        used += cost
+    return [g for g in groups if g]

@@ -34,3 +34,22 @@ def test_truncate() -> None:
     assert tokens.truncate(text, 8) == text
     assert tokens.truncate(text, 100) is text
     assert tokens.truncate(text, 0) == ""
+
+
+def test_pack_skips_or_stops_at_what_does_not_fit() -> None:
+    texts = ["one two three", "a much longer text " * 20, "short"]
+    costs = [tokens.count_tokens(t) + 2 for t in texts]
+    budget = costs[0] + costs[2]
+    assert tokens.pack(texts, budget, overhead=2) == [0, 2]  # the long one is skipped
+    assert tokens.pack(texts, budget, overhead=2, skip=False) == [0]  # a table stops there
+    assert tokens.pack(texts, sum(costs), overhead=2) == [0, 1, 2]
+    assert tokens.pack(texts, 0) == []
+
+
+def test_batches_split_in_order_and_give_an_oversized_text_its_own() -> None:
+    texts = ["alpha beta", "gamma delta", "word " * 50, "epsilon"]
+    one = tokens.count_tokens(texts[0]) + 1
+    groups = tokens.batches(texts, 2 * one + 1, overhead=1)
+    assert [p for g in groups for p in g] == [0, 1, 2, 3]
+    assert groups[0] == [0, 1] and [2] in groups
+    assert tokens.batches([], 10) == []

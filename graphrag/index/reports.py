@@ -34,15 +34,10 @@ REPORT_COLUMNS = [
 
 
 def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
-    """Return the leading lines that fit in ``budget`` tokens, and whether all did."""
-    kept, used = [], 0
-    for line in lines:
-        cost = tokens.count_tokens(line) + 1
-        if used + cost > budget:
-            return kept, False
-        kept.append(line)
-        used += cost
-    return kept, True
+    """Return the leading lines that fit in ``budget`` tokens, and whether all did (a table's
+    rows are ranked: packing stops at the first row that does not fit)."""
+    kept = tokens.pack(lines, budget, overhead=1, skip=False)
+    return [lines[i] for i in kept], len(kept) == len(lines)
 
 
 def _entity_lines(community: pd.Series, entities: pd.DataFrame) -> list[str]:

@@ -103,15 +103,10 @@ def items_tokens(items: list[ContextItem]) -> int:
 
 
 def fit_items(items: list[ContextItem], budget: int) -> list[ContextItem]:
-    """Return the leading items whose texts fit in ``budget`` tokens (order is priority)."""
-    kept, used = [], 0
-    for item in items:
-        cost = tokens.count_tokens(item.text) + ITEM_OVERHEAD_TOKENS
-        if used + cost > budget:
-            continue  # a smaller later item may still fit
-        kept.append(item)
-        used += cost
-    return kept
+    """Return the items whose texts fit in ``budget`` tokens (order is priority; an item that
+    does not fit is skipped, as a smaller later one may still fit)."""
+    kept = tokens.pack([i.text for i in items], budget, overhead=ITEM_OVERHEAD_TOKENS)
+    return [items[i] for i in kept]
 
 
 class IndexVectors:

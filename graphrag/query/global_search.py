@@ -48,16 +48,8 @@ def report_batches(reports: pd.DataFrame, budget: int, seed: int) -> list[pd.Dat
     """Return the reports shuffled (fixed seed) and packed into batches within ``budget``."""
     order = list(range(len(reports)))
     random.Random(seed).shuffle(order)
-    batches: list[list[int]] = [[]]
-    used = 0
-    for i in order:
-        cost = tokens.count_tokens(reports[S.FULL_CONTENT].iloc[i]) + 6
-        if batches[-1] and used + cost > budget:
-            batches.append([])
-            used = 0
-        batches[-1].append(i)
-        used += cost
-    return [reports.iloc[b] for b in batches if b]
+    texts = [reports[S.FULL_CONTENT].iloc[i] for i in order]
+    return [reports.iloc[[order[p] for p in group]] for group in tokens.batches(texts, budget, 6)]
 
 
 def _batch_text(batch: pd.DataFrame, budget: int, include_rank: bool = False) -> str:
