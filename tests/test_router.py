@@ -11,7 +11,7 @@ from conftest import FakeLLM
 from graphrag.config import REPO_ROOT, Settings, SettingsError
 from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM, track_usage
+from graphrag.llm import ChatLLM, run_sync, track_usage
 from graphrag.query.base import Answer, Method
 from graphrag.query.global_search import GlobalSearch
 from graphrag.query.local import LocalSearch
@@ -152,7 +152,7 @@ def test_router_on_the_demo_gives_the_recorded_answer_of_the_method_it_picks(
     assert (answer.text, answer.sources) == (direct.text, direct.sources)
     assert answer.usage.calls == direct.usage.calls > 0
     assert answer.usage.completion_tokens == direct.usage.completion_tokens
-    assert routed.retrieve(question) == answer.contexts
+    assert [i.text for i in run_sync(routed.aretrieve(question))] == answer.contexts
 
 
 def test_cli_query_prints_the_route(demo_index: Index, capsys, monkeypatch, tmp_path) -> None:

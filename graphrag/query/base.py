@@ -148,7 +148,7 @@ class Method:
     ) -> None:
         self.index = index
         self.settings = settings
-        self.query = settings.query
+        self.params = settings.query  # the query settings (top_k, budgets, …)
         self.llm = llm
         self.embedder = embedder
         self.vectors = vectors or IndexVectors(index)
@@ -167,7 +167,7 @@ class Method:
         messages = prompts.answer(question, number_items(items))
         if short_answer:
             messages = prompts.with_final_answer_line(messages)
-        completion = await self.llm.achat(messages, max_tokens=self.query.answer_max_tokens)
+        completion = await self.llm.achat(messages, max_tokens=self.params.answer_max_tokens)
         return completion.text.strip()
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
@@ -198,18 +198,14 @@ class Method:
     def answer(self, question: str, short_answer: bool = False) -> Answer:
         return run_sync(self.aanswer(question, short_answer))
 
-    def retrieve(self, question: str) -> list[str]:
-        """Return the context texts this method would give the model (LLM calls included)."""
-        return [item.text for item in run_sync(self.aretrieve(question))]
-
     # shared by the text-unit methods
     def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[int]:
         return [row for row, _ in cosine_top_k(query_vector, self.vectors.text_units, k)]
 
     def ranked_text_units(self, query_vector: np.ndarray) -> Retrieval:
         """Return the top_k text units as items, ranked ``RANKING_DEPTH`` deep."""
-        rows = self.text_unit_ranking(query_vector, max(self.query.top_k, RANKING_DEPTH))
-        return Retrieval(self.text_unit_items(rows[: self.query.top_k]), self.text_unit_ids(rows))
+        rows = self.text_unit_ranking(query_vector, max(self.params.top_k, RANKING_DEPTH))
+        return Retrieval(self.text_unit_items(rows[: self.params.top_k]), self.text_unit_ids(rows))
 
     def text_unit_ids(self, rows: list[int]) -> list[str]:
         units = self.index.text_units

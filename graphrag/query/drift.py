@@ -60,26 +60,26 @@ class DRIFTSearch(Method):
     async def primer_reports(self, question: str) -> list[ContextItem]:
         """Return the reports closest to a hypothetical answer, within the primer budget."""
         passage = await self.llm.achat(
-            prompts.hypothetical_passage(question), max_tokens=self.query.hyde_max_tokens
+            prompts.hypothetical_passage(question), max_tokens=self.params.hyde_max_tokens
         )
         vector = self.embedder.embed_one(passage.text.strip() or question)
         reports = self.index.community_reports
-        ranked = cosine_top_k(vector, self.vectors.reports, self.query.drift_top_reports)
+        ranked = cosine_top_k(vector, self.vectors.reports, self.params.drift_top_reports)
         items = [
             ContextItem(
                 f"report:{int(reports[S.COMMUNITY].iloc[r])}", reports[S.FULL_CONTENT].iloc[r]
             )
             for r, _ in ranked
         ]
-        return fit_items(items, self.query.drift_primer_tokens)
+        return fit_items(items, self.params.drift_primer_tokens)
 
     async def astep(self, messages: list[dict[str, str]], query: str, depth: int) -> Step:
-        n = self.query.drift_followups
+        n = self.params.drift_followups
         reply = await self.llm.ajson(
             messages,
             prompts.drift_step_schema(n),
             name="drift_step",
-            max_tokens=self.query.drift_step_max_tokens,
+            max_tokens=self.params.drift_step_max_tokens,
         )
         return Step(
             query=query,
@@ -95,7 +95,7 @@ class DRIFTSearch(Method):
         # primer's citations name communities.
         text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
         step = await self.astep(
-            prompts.drift_primer(question, text, self.query.drift_followups), question, 0
+            prompts.drift_primer(question, text, self.params.drift_followups), question, 0
         )
         step.read = reports
         return step
@@ -103,7 +103,7 @@ class DRIFTSearch(Method):
     async def afollow_up(self, question: str, follow_up: str, depth: int) -> Step:
         items = await self.local.aretrieve(follow_up)
         messages = prompts.drift_follow_up(
-            question, follow_up, number_items(items), self.query.drift_followups
+            question, follow_up, number_items(items), self.params.drift_followups
         )
         step = await self.astep(messages, follow_up, depth)
         step.read = [i for i in items if i.source.startswith(DRIFT_SOURCE_KINDS)]
@@ -123,10 +123,10 @@ class DRIFTSearch(Method):
                     pending.append((step.score, follow_up))
 
         queue(primer)
-        for depth in range(1, self.query.drift_depth + 1):
+        for depth in range(1, self.params.drift_depth + 1):
             pending.sort(key=lambda p: -p[0])  # stable: ties keep the order they were asked
-            chosen = [f for _, f in pending[: self.query.drift_followups]]
-            del pending[: self.query.drift_followups]
+            chosen = [f for _, f in pending[: self.params.drift_followups]]
+            del pending[: self.params.drift_followups]
             if not chosen:
                 break
             results = await gather_with_progress(
@@ -145,7 +145,7 @@ class DRIFTSearch(Method):
         useful = sorted((s for s in steps if s.score > 0 and s.answer), key=lambda s: -s.score)
         # fit_items keeps priority order; the item source carries the step's position.
         items = [ContextItem(str(i), s.answer) for i, s in enumerate(useful)]
-        kept = fit_items(items, self.query.drift_reduce_tokens)
+        kept = fit_items(items, self.params.drift_reduce_tokens)
         return [useful[int(item.source)] for item in kept]
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
@@ -159,7 +159,9 @@ class DRIFTSearch(Method):
                 messages = prompts.drift_reduce(question, answers)
                 if short_answer:
                     messages = prompts.with_final_answer_line(messages)
-                completion = await self.llm.achat(messages, max_tokens=self.query.answer_max_tokens)
+                completion = await self.llm.achat(
+                    messages, max_tokens=self.params.answer_max_tokens
+                )
                 text = completion.text.strip()
             else:
                 text = prompts.NO_DRIFT_ANSWERS

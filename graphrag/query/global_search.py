@@ -73,8 +73,8 @@ class GlobalSearch(Method):
 
     def level_reports(self) -> pd.DataFrame:
         reports = self.index.community_reports
-        level = self.query.global_level
-        if self.query.global_rollup_levels:
+        level = self.params.global_level
+        if self.params.global_rollup_levels:
             view = rolled_up_level(self.index.communities, level)
             chosen = reports[reports[S.COMMUNITY].isin(view[S.COMMUNITY])]
         else:
@@ -86,8 +86,8 @@ class GlobalSearch(Method):
 
     def ranked_enough(self, reports: pd.DataFrame) -> pd.DataFrame:
         """Return the reports ranked at least ``global_min_rank``, by community number."""
-        if self.query.global_min_rank > 0:
-            reports = reports[reports[S.RANK] >= self.query.global_min_rank]
+        if self.params.global_min_rank > 0:
+            reports = reports[reports[S.RANK] >= self.params.global_min_rank]
         return reports.sort_values(S.COMMUNITY).reset_index(drop=True)
 
     async def arate(self, question: str, report: str) -> int:
@@ -113,7 +113,7 @@ class GlobalSearch(Method):
         communities = self.index.communities.set_index(S.COMMUNITY)
         roots = communities.index[communities[S.LEVEL] == communities[S.LEVEL].min()]
         queue = sorted(int(c) for c in roots if c in text_of)
-        budget = self.query.global_dynamic_max_ratings
+        budget = self.params.global_dynamic_max_ratings
         relevant: set[int] = set()
         while queue and budget > 0:
             queue, budget = queue[:budget], budget - min(len(queue), budget)
@@ -126,7 +126,7 @@ class GlobalSearch(Method):
             for community, rating in zip(queue, ratings, strict=True):
                 if isinstance(rating, Exception):
                     _drop(f"rating of report {community}", rating)
-                elif rating >= self.query.global_dynamic_threshold:
+                elif rating >= self.params.global_dynamic_threshold:
                     rated.append((rating, community))
             following = []
             for _, community in sorted(rated, key=lambda r: -r[0]):
@@ -144,17 +144,17 @@ class GlobalSearch(Method):
         """
         chosen = (
             await self.dynamic_reports(question)
-            if self.query.global_dynamic_selection
+            if self.params.global_dynamic_selection
             else self.level_reports()
         )
-        budget = self.query.global_batch_tokens
+        budget = self.params.global_batch_tokens
         batches = report_batches(chosen, budget, self.settings.llm.seed)
-        schema = prompts.map_points_schema(self.query.global_map_max_points)
+        schema = prompts.map_points_schema(self.params.global_map_max_points)
         results = await gather_with_progress(
             (
                 self.llm.ajson(
                     prompts.global_map(
-                        question, _batch_text(b, budget, self.query.global_include_rank)
+                        question, _batch_text(b, budget, self.params.global_include_rank)
                     ),
                     schema,
                     name="map_points",
@@ -165,9 +165,9 @@ class GlobalSearch(Method):
             disable=True,
         )
         failed = [r for r in results if isinstance(r, Exception)]
-        if failed and (not self.query.global_tolerant_map or len(failed) == len(results)):
+        if failed and (not self.params.global_tolerant_map or len(failed) == len(results)):
             raise failed[0]  # tolerant or not, a map with no batch left has nothing to say
-        narrow = self.query.global_contexts == "reports"
+        narrow = self.params.global_contexts == "reports"
         points = []
         for batch, result in zip(batches, results, strict=True):
             communities = [int(c) for c in batch[S.COMMUNITY]]
@@ -193,7 +193,7 @@ class GlobalSearch(Method):
             )
             for score, text, communities in points
         ]
-        return fit_items(items, self.query.global_reduce_tokens)
+        return fit_items(items, self.params.global_reduce_tokens)
 
     async def agenerate(
         self, question: str, items: list[ContextItem], short_answer: bool = False
@@ -204,7 +204,7 @@ class GlobalSearch(Method):
         messages = prompts.global_reduce(question, points)
         if short_answer:
             messages = prompts.with_final_answer_line(messages)
-        completion = await self.llm.achat(messages, max_tokens=self.query.answer_max_tokens)
+        completion = await self.llm.achat(messages, max_tokens=self.params.answer_max_tokens)
         return completion.text.strip()
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
@@ -217,7 +217,7 @@ class GlobalSearch(Method):
         answer.failures = failures
         # One item stands for a batch of reports: list each report once, as its own source.
         answer.sources = list(dict.fromkeys(s for item in answer.sources for s in item.split(",")))
-        if self.query.global_contexts == "reports":
+        if self.params.global_contexts == "reports":
             text_of = dict(
                 zip(
                     (f"report:{c}" for c in self.index.community_reports[S.COMMUNITY]),

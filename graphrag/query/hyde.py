@@ -15,7 +15,7 @@ class HyDE(Method):
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         passage = await self.llm.achat(
-            prompts.hypothetical_passage(question), max_tokens=self.query.hyde_max_tokens
+            prompts.hypothetical_passage(question), max_tokens=self.params.hyde_max_tokens
         )
         return self.ranked_text_units(self.embedder.embed_one(passage.text.strip() or question))
 

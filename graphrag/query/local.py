@@ -21,7 +21,7 @@ class LocalSearch(Method):
 
     def select_entities(self, question: str) -> list[int]:
         vector = self.embedder.embed_one(question)
-        ranked = cosine_top_k(vector, self.vectors.entities, self.query.local_top_entities)
+        ranked = cosine_top_k(vector, self.vectors.entities, self.params.local_top_entities)
         return [row for row, _ in ranked]
 
     def entity_items(self, rows: list[int]) -> list[ContextItem]:
@@ -85,9 +85,9 @@ class LocalSearch(Method):
         """Return the context, and as ranking every text unit of the selected entities."""
         rows = self.select_entities(question)
         selected = {self.index.entities[S.ID].iloc[r] for r in rows}
-        budget = self.query.local_context_tokens
-        unit_budget = int(budget * self.query.local_text_unit_share)
-        report_budget = int(budget * self.query.local_community_share)
+        budget = self.params.local_context_tokens
+        unit_budget = int(budget * self.params.local_text_unit_share)
+        report_budget = int(budget * self.params.local_community_share)
         graph_budget = budget - unit_budget - report_budget
         entities = fit_items(self.entity_items(rows), graph_budget // 2)
         relationships = fit_items(

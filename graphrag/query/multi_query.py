@@ -25,17 +25,17 @@ class MultiQuery(Method):
     name = "multi_query"
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        n = self.query.rephrasings
+        n = self.params.rephrasings
         result = await self.llm.ajson(
             prompts.rephrase(question, n), prompts.rephrasings_schema(n), name="rephrasings"
         )
         queries = [question, *result["queries"]]
         vectors = self.embedder.embed(queries)
-        depth = self.query.top_k * 3  # fuse over deeper lists than we keep
+        depth = self.params.top_k * 3  # fuse over deeper lists than we keep
         rankings = [self.text_unit_ranking(v, depth) for v in vectors]
-        fused = reciprocal_rank_fusion(rankings, self.query.rrf_k)
+        fused = reciprocal_rank_fusion(rankings, self.params.rrf_k)
         return Retrieval(
-            self.text_unit_items(fused[: self.query.top_k]),
+            self.text_unit_items(fused[: self.params.top_k]),
             self.text_unit_ids(fused[:RANKING_DEPTH]),
         )
 

@@ -134,17 +134,17 @@ class PPRRetrieval(Method):
         """Return the personalization of the walk: matched entities and dense chunk scores."""
         entities, rel, units = self.index.entities, self.index.relationships, self.index.text_units
         fact_scores = self.fact_vectors @ question_vector if len(rel) else np.zeros(0)
-        direct = self.query.ppr_seed_entities and len(entities)
+        direct = self.params.ppr_seed_entities and len(entities)
         seeds = entity_seeds(
             list(zip(rel["source_id"], rel["target_id"], strict=True)),
             fact_scores,
             {e: len(u) for e, u in zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True)},
-            self.query.ppr_top_entities,
+            self.params.ppr_top_entities,
             list(entities[S.ID]) if direct else None,
             self.vectors.entities @ question_vector if direct else None,
         )
         chunk_scores = self.vectors.text_units @ question_vector
-        seeds.update(chunk_seeds(list(units[S.ID]), chunk_scores, self.query.ppr_passage_weight))
+        seeds.update(chunk_seeds(list(units[S.ID]), chunk_scores, self.params.ppr_passage_weight))
         return seeds
 
     def ranking(self, question: str) -> list[int]:
@@ -153,7 +153,7 @@ class PPRRetrieval(Method):
         units = self.index.text_units
         dense_rows = self.text_unit_ranking(vector, len(units))
         dense_order = [units[S.ID].iloc[r] for r in dense_rows]
-        scores = personalized_pagerank(self.graph, self.seeds(vector), self.query.ppr_damping)
+        scores = personalized_pagerank(self.graph, self.seeds(vector), self.params.ppr_damping)
         row_of = {u: r for r, u in zip(dense_rows, dense_order, strict=True)}
         return [row_of[u] for u in rank_chunks(scores, dense_order)]
 
@@ -164,6 +164,6 @@ class PPRRetrieval(Method):
         """The top_k chunks by PageRank, ranked ``RANKING_DEPTH`` deep for recall@k."""
         rows = self.ranking(question)
         return Retrieval(
-            self.text_unit_items(rows[: self.query.top_k]),
-            self.text_unit_ids(rows[: max(self.query.top_k, RANKING_DEPTH)]),
+            self.text_unit_items(rows[: self.params.top_k]),
+            self.text_unit_ids(rows[: max(self.params.top_k, RANKING_DEPTH)]),
         )

@@ -117,9 +117,9 @@ class Router(Method):
         """Take :class:`Method`'s arguments; ``methods`` gives ready routed-to methods by name."""
         super().__init__(*args, **kw)
         self.routes = {
-            "fact": self.query.router_fact_method,
-            "multi_hop": self.query.router_multi_hop_method,
-            "thematic": self.query.router_thematic_method,
+            "fact": self.params.router_fact_method,
+            "multi_hop": self.params.router_multi_hop_method,
+            "thematic": self.params.router_thematic_method,
         }
         from graphrag.query.registry import ALL_METHODS  # the registry imports this module
 
@@ -130,7 +130,7 @@ class Router(Method):
                     f"of {', '.join(ALL_METHODS)}"
                 )
         self._methods = dict(methods or {})
-        self.classifier = PrototypeClassifier(self.embedder, top=self.query.router_prototype_top)
+        self.classifier = PrototypeClassifier(self.embedder, top=self.params.router_prototype_top)
 
     def method(self, name: str) -> Method:
         """Return the routed-to method ``name``, made once over the same index and vectors."""
@@ -144,7 +144,7 @@ class Router(Method):
 
     async def aclassify(self, question: str) -> str:
         """Return the question's kind (one of ``KINDS``)."""
-        if self.query.router_classifier == "llm":
+        if self.params.router_classifier == "llm":
             reply = await self.llm.ajson(
                 prompts.question_kind(question),
                 prompts.question_kind_schema(list(KINDS)),
