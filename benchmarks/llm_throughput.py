@@ -146,8 +146,9 @@ def end_to_end(question: bool) -> None:
     seconds = timed(py + index, env)
     print(f"index the demo corpus live (12 documents, 5,150 tokens): {seconds:.0f} s", flush=True)
     if question:
-        ev = ["eval", "--index", str(work / "index"), "--questions",
-              "data/kestrel_bay/questions.jsonl", "--out", str(work / "report"), "--limit", "1"]  # fmt: skip
+        questions = "data/kestrel_bay/questions.jsonl"
+        ev = ["eval", "--index", str(work / "index"), "--questions", questions,
+              "--out", str(work / "report"), "--limit", "1"]  # fmt: skip
         seconds = timed(py + ev, env)
         print(f"answer and judge one question, five methods, live: {seconds:.0f} s", flush=True)
 

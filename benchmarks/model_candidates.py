@@ -17,7 +17,7 @@ from pathlib import Path
 from graphrag.config import load_settings
 from graphrag.index.extract import extract_chunk, name_key
 from graphrag.llm import ChatLLM, run_sync, track_usage
-from graphrag.local_llm import assemble_weights
+from graphrag.weights import assemble_weights
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "data/kestrel_bay/docs/01_kbmi_profile.md"

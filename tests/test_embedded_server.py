@@ -20,13 +20,8 @@ import pytest
 
 from graphrag.config import load_settings
 from graphrag.llm import ChatLLM
-from graphrag.local_llm import (
-    EmbeddedServer,
-    EmbeddedServerError,
-    WeightSpec,
-    assemble_weights,
-    probe_binary,
-)
+from graphrag.local_llm import EmbeddedServer, EmbeddedServerError, probe_binary
+from graphrag.weights import WeightsError, WeightSpec, assemble_weights
 
 QUESTION = [{"role": "user", "content": "What is 17 + 25? Reply with the number only."}]
 
@@ -168,7 +163,7 @@ def test_two_processes_assembling_at_once_get_one_verified_file(tmp_path):
         import sys
         sys.path.insert(0, {str(tmp_path / "pkgs")!r})
         from pathlib import Path
-        from graphrag.local_llm import WeightSpec, assemble_weights
+        from graphrag.weights import WeightSpec, assemble_weights
         spec = WeightSpec(*{[spec.name, spec.package_prefix, spec.parts, spec.size, spec.sha256]!r})
         print(assemble_weights(spec, Path({str(home)!r})))
         """
@@ -187,7 +182,7 @@ def test_two_processes_assembling_at_once_get_one_verified_file(tmp_path):
     bad = WeightSpec("bad.gguf", spec.package_prefix, spec.parts, spec.size, "0" * 64)
     sys.path.insert(0, str(tmp_path / "pkgs"))
     try:
-        with pytest.raises(EmbeddedServerError, match="does not match its pin"):
+        with pytest.raises(WeightsError, match="does not match its pin"):
             assemble_weights(bad, home)
     finally:
         sys.path.remove(str(tmp_path / "pkgs"))

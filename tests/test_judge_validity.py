@@ -5,7 +5,6 @@ the replay of the recorded demo answers whose controls were never recorded."""
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import re
 
