@@ -267,25 +267,10 @@ class ChatLLM:
             raise _unwrap(err, self.base_url) from err
         return _completion(raw, usage)
 
-    def chat(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        response_format: dict[str, Any] | None = None,
-        seed: int | None = None,
-    ) -> Completion:
-        """Blocking :meth:`achat`, for scripts and notebooks (the same path and limit)."""
-        return run_sync(
-            self.achat(
-                messages,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                response_format=response_format,
-                seed=seed,
-            )
-        )
+    def chat(self, messages: list[dict[str, str]], **options: Any) -> Completion:
+        """Blocking :meth:`achat` (same options), for scripts and notebooks: the same call
+        path and the same concurrency limit."""
+        return run_sync(self.achat(messages, **options))
 
     def _json_request(
         self, messages: list[dict[str, str]], schema: dict[str, Any], name: str
