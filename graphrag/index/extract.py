@@ -11,7 +11,8 @@ import pandas as pd
 from graphrag import prompts
 from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
-from graphrag.llm import CacheMissError, ChatLLM, canonical_json, gather_with_progress, run_sync
+from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
+from graphrag.llm import CacheMissError, ChatLLM, canonical_json
 
 ENTITY_COLUMNS = [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
 RELATIONSHIP_COLUMNS = [
@@ -233,27 +234,17 @@ def extract_graph(
     self-loops are listed in ``dropped`` (text_unit_id, name, reason).
     """
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
-    results = run_sync(
-        gather_with_progress(
-            (extract_chunk(llm, text, settings) for _, text in units), "extract", not progress
-        )
+    results, errors = run_llm_stage(
+        "extract",
+        [unit_id for unit_id, _ in units],
+        [extract_chunk(llm, text, settings) for _, text in units],
+        progress,
     )
-    entity_rows, relationship_rows, errors, dropped_rows = [], [], [], []
+    entity_rows, relationship_rows, dropped_rows = [], [], []
     for (unit_id, text), result in zip(units, results, strict=True):
-        if isinstance(result, CacheMissError):
-            raise result  # replay must never index with holes
-        if isinstance(result, Exception):
-            errors.append(
-                {
-                    S.STAGE: "extract",
-                    S.ITEM_ID: unit_id,
-                    S.ERROR: f"{type(result).__name__}: {result}",
-                }
-            )
+        if result is None:
             continue
-        errors += [
-            {S.STAGE: "glean", S.ITEM_ID: unit_id, S.ERROR: error} for error in result["errors"]
-        ]
+        errors += [error_row("glean", unit_id, error) for error in result["errors"]]
         result, ungrounded = ground(result, text)
         dropped_rows += [_dropped(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
         entities, relationships, dropped = parse_extraction(result, unit_id, settings)
@@ -263,6 +254,6 @@ def extract_graph(
     return (
         pd.DataFrame(entity_rows, columns=ENTITY_COLUMNS),
         pd.DataFrame(relationship_rows, columns=RELATIONSHIP_COLUMNS),
-        pd.DataFrame(errors, columns=S.ERROR_COLUMNS),
+        error_table(errors),
         pd.DataFrame(dropped_rows, columns=DROPPED_COLUMNS),
     )

@@ -11,7 +11,8 @@ import pandas as pd
 from graphrag import prompts
 from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
-from graphrag.llm import CacheMissError, ChatLLM, gather_with_progress, run_sync
+from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
+from graphrag.llm import ChatLLM
 
 
 def _stable_id(*parts: str) -> str:
@@ -112,38 +113,28 @@ def summarize_entities(
     """
     entities = entities.copy()
     several = [i for i, d in enumerate(entities["descriptions"]) if len(d) > 1]
-    results = run_sync(
-        gather_with_progress(
-            (
-                _summary(
-                    llm,
-                    entities[S.TITLE].iloc[i],
-                    entities["descriptions"].iloc[i],
-                    settings.summary_max_tokens,
-                )
-                for i in several
-            ),
-            "summarize",
-            not progress,
-        )
+    results, errors = run_llm_stage(
+        "summarize",
+        [entities[S.ID].iloc[i] for i in several],
+        [
+            _summary(
+                llm,
+                entities[S.TITLE].iloc[i],
+                entities["descriptions"].iloc[i],
+                settings.summary_max_tokens,
+            )
+            for i in several
+        ],
+        progress,
     )
     descriptions = [" ".join(d) for d in entities["descriptions"]]
-    errors = []
     for i, result in zip(several, results, strict=True):
-        if isinstance(result, CacheMissError):
-            raise result
-        if isinstance(result, str) and result:
+        if result:
             descriptions[i] = result
-            continue
-        errors.append(
-            {
-                S.STAGE: "summarize",
-                S.ITEM_ID: entities[S.ID].iloc[i],
-                S.ERROR: f"{type(result).__name__}: {result}",
-            }
-        )
+        elif result is not None:  # an empty summary is no summary: keep the joined text
+            errors.append(error_row("summarize", entities[S.ID].iloc[i], "empty summary"))
     entities[S.DESCRIPTION] = descriptions
-    return entities.drop(columns=["descriptions"]), pd.DataFrame(errors, columns=S.ERROR_COLUMNS)
+    return entities.drop(columns=["descriptions"]), error_table(errors)
 
 
 def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph:

@@ -13,7 +13,8 @@ import pandas as pd
 from graphrag import prompts, tokens
 from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
-from graphrag.llm import CacheMissError, ChatLLM, gather_with_progress, run_sync
+from graphrag.index.llm_stage import error_table, run_llm_stage
+from graphrag.llm import ChatLLM
 
 REPORT_COLUMNS = [
     S.ID,
@@ -126,26 +127,17 @@ def summarize_communities(
             )
             for _, c in batch.iterrows()
         ]
-        results = run_sync(
-            gather_with_progress(
-                (_write_report(llm, text, settings) for text, _ in contexts),
-                f"reports level {level}",
-                not progress,
-            )
+        results, failed = run_llm_stage(
+            "reports",
+            list(batch[S.ID]),
+            [_write_report(llm, text, settings) for text, _ in contexts],
+            progress,
         )
+        errors += failed
         for (_, community), (_, source), result in zip(
             batch.iterrows(), contexts, results, strict=True
         ):
-            if isinstance(result, CacheMissError):
-                raise result
-            if isinstance(result, Exception):
-                errors.append(
-                    {
-                        S.STAGE: "reports",
-                        S.ITEM_ID: community[S.ID],
-                        S.ERROR: f"{type(result).__name__}: {result}",
-                    }
-                )
+            if result is None:
                 continue
             full = report_text(result)
             done[int(community[S.COMMUNITY])] = full
@@ -168,4 +160,4 @@ def summarize_communities(
                 }
             )
     reports = pd.DataFrame(rows, columns=REPORT_COLUMNS).sort_values(S.COMMUNITY)
-    return reports.reset_index(drop=True), pd.DataFrame(errors, columns=S.ERROR_COLUMNS)
+    return reports.reset_index(drop=True), error_table(errors)
