@@ -14,8 +14,8 @@ from graphrag.index.extract import (
     REPEATED_NAME,
     SELF_LOOP,
     display_name,
+    drop_names_not_in_text,
     extract_graph,
-    ground,
     mentioned,
     name_key,
     parse_extraction,
@@ -260,7 +260,7 @@ def test_ground_drops_names_the_chunk_never_mentions_and_their_relationships() -
             },
         ],
     }
-    kept, dropped = ground(raw, text)
+    kept, dropped = drop_names_not_in_text(raw, text)
     assert dropped == ["Cliffport", "Dunmore Rowing Club"]
     assert [e["name"] for e in kept["entities"]] == ["Mara Okafor", "Kestrel Bay Marine Institute"]
     assert [(r["source"], r["target"]) for r in kept["relationships"]] == [

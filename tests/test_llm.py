@@ -34,10 +34,10 @@ SCHEMA = {
 }
 
 
-
 def recorded(cache) -> int:
     """The number of responses stored in ``cache``."""
     return sum(1 for _ in cache.root.glob("*/*.json"))
+
 
 def user(text: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": text}]

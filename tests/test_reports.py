@@ -15,7 +15,7 @@ from graphrag import prompts, tokens
 from graphrag.index import schemas as S
 from graphrag.index.communities import communities_table, detect_communities
 from graphrag.index.graph import add_degrees
-from graphrag.index.reports import report_text, summarize_communities
+from graphrag.index.reports import report_text, write_community_reports
 
 ENTITY_HEADER = "Entities (id|name|type|description)"
 RELATIONSHIP_HEADER = "Relationships (id|source|target|description)"
@@ -100,7 +100,7 @@ class ReportWriter:
 
 
 def run(tables: dict, llm, settings=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return summarize_communities(
+    return write_community_reports(
         tables["communities"],
         tables["entities"],
         tables["relationships"],

@@ -72,7 +72,7 @@ def mentioned(name: str, text: str) -> bool:
     return bool(words) and all(re.search(rf"\b{re.escape(w)}", folded) for w in words)
 
 
-def ground(raw: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
+def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
     """Return the extraction without the entities ``text`` never mentions, nor the
     relationships that touch them, and the names dropped.
 
@@ -230,8 +230,9 @@ def extract_graph(
     A chunk whose call fails for good (endpoint down, output invalid after repair rounds) is
     kept in the errors table with its error, counted in the run summary and tried again on
     the next run; the other chunks' work is kept (a failed gleaning round is a "glean" row
-    beside the chunk's first round). Names the chunk never mentions (see :func:`ground`) and
-    self-loops are listed in ``dropped`` (text_unit_id, name, reason).
+    beside the chunk's first round). Names the chunk never mentions (see
+    :func:`drop_names_not_in_text`) and self-loops are listed in ``dropped`` (text_unit_id,
+    name, reason).
     """
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
     results, errors = run_llm_stage(
@@ -245,7 +246,7 @@ def extract_graph(
         if result is None:
             continue
         errors += [error_row("glean", unit_id, error) for error in result["errors"]]
-        result, ungrounded = ground(result, text)
+        result, ungrounded = drop_names_not_in_text(result, text)
         dropped_rows += [_dropped(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
         entities, relationships, dropped = parse_extraction(result, unit_id, settings)
         entity_rows += entities

@@ -28,7 +28,7 @@ from graphrag.index.graph import (
     merge_relationships,
     summarize_entities,
 )
-from graphrag.index.reports import summarize_communities
+from graphrag.index.reports import write_community_reports
 from graphrag.index.store import write_index
 from graphrag.llm import ChatLLM, Usage, track_usage
 
@@ -105,7 +105,7 @@ def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
 
 
 def reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    reports, errors = summarize_communities(
+    reports, errors = write_community_reports(
         tables["communities"],
         tables["entities"],
         tables["relationships"],

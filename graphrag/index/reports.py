@@ -103,7 +103,7 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
     )
 
 
-def summarize_communities(
+def write_community_reports(
     communities: pd.DataFrame,
     entities: pd.DataFrame,
     relationships: pd.DataFrame,
