@@ -71,25 +71,36 @@ def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
 
 
 def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    """Merge the extracted mentions into the entity graph: one entity per name (several
+    descriptions summarized by the LLM), one relationship per pair, degrees; then link each
+    text unit to what was extracted from it."""
     entities = merge_entities(tables["entity_mentions"])
     relationships = merge_relationships(tables["relationship_mentions"], entities)
     entities, errors = summarize_entities(entities, ctx.llm, ctx.settings.index, ctx.progress)
     entities, relationships = add_degrees(
         entities, relationships, build_graph(entities, relationships)
     )
-    text_units = tables["text_units"].copy()
-    for column, frame in ((S.ENTITY_IDS, entities), (S.RELATIONSHIP_IDS, relationships)):
-        owners = frame[[S.ID, S.TEXT_UNIT_IDS]].explode(S.TEXT_UNIT_IDS)
-        ids_of = owners.groupby(S.TEXT_UNIT_IDS)[S.ID].apply(list)
-        text_units[column] = [ids_of.get(u, []) for u in text_units[S.ID]]
     rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
     return {
         **rest,
         "entities": entities,
         "relationships": relationships,
-        "text_units": text_units,
+        "text_units": link_text_units(tables["text_units"], entities, relationships),
         "errors": _errors(tables, errors),
     }
+
+
+def link_text_units(
+    text_units: pd.DataFrame, entities: pd.DataFrame, relationships: pd.DataFrame
+) -> pd.DataFrame:
+    """Return the text units with the ids of the entities and relationships found in each
+    (the reverse of their provenance), as Microsoft GraphRAG's text_units table has them."""
+    text_units = text_units.copy()
+    for column, frame in ((S.ENTITY_IDS, entities), (S.RELATIONSHIP_IDS, relationships)):
+        owners = frame[[S.ID, S.TEXT_UNIT_IDS]].explode(S.TEXT_UNIT_IDS)
+        ids_of = owners.groupby(S.TEXT_UNIT_IDS)[S.ID].apply(list)
+        text_units[column] = [ids_of.get(u, []) for u in text_units[S.ID]]
+    return text_units
 
 
 def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
