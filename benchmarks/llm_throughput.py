@@ -105,7 +105,7 @@ def measure(config: Config, bodies: list[dict], tokens: int, binary: str | None)
             },
         },
     )
-    server = EmbeddedServer(settings)
+    server = EmbeddedServer(settings, reuse=False)  # its own server, not another process's
     try:
         server.ensure_running()
         if server.engine != config.engine:

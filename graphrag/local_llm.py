@@ -107,8 +107,9 @@ class EmbeddedServer:
     (named with its log) and returns the new URL.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, reuse: bool = True) -> None:
         self.settings = settings
+        self.reuse = reuse  # False: always start a server of one's own (benchmarks)
         self.home = graphrag_home()
         self.state_file = self.home / "server.json"
         self.log_file = self.home / "server.log"  # renamed per start once started
@@ -211,7 +212,7 @@ class EmbeddedServer:
                 self._fall_back(problem)
         signature = self.signature(model_file)
         with file_lock(self.home / "server.lock"):
-            found = self._reusable(signature)
+            found = self._reusable(signature) if self.reuse else None
             if found is None:
                 try:
                     found = self._start(model_file, signature)
@@ -220,7 +221,9 @@ class EmbeddedServer:
                         raise
                     self._fall_back(str(err).splitlines()[0])
                     signature = self.signature(model_file)
-                    found = self._reusable(signature) or self._start(model_file, signature)
+                    found = (self._reusable(signature) if self.reuse else None) or self._start(
+                        model_file, signature
+                    )
         self.url, self._pid = found
         return self.base_url
 
