@@ -45,7 +45,7 @@ def plot_entity_graph(
     graph = index.graph()
     membership = community_of(index, level)
     ax = ax or plt.subplots(figsize=(11, 8))[1]
-    position = nx.spring_layout(graph, seed=seed, k=0.6, weight="weight")
+    position = nx.spring_layout(graph, seed=seed, k=0.6, weight=S.WEIGHT)
     palette = plt.get_cmap("tab20")
     communities = sorted(set(membership.values()))
     colour = {c: palette(i % 20) for i, c in enumerate(communities)}
@@ -61,9 +61,9 @@ def plot_entity_graph(
         linewidths=0.5,
         edgecolors="white",
     )
-    top = sorted(nodes, key=lambda n: (-graph.degree(n), graph.nodes[n]["title"]))[:label_top]
+    top = sorted(nodes, key=lambda n: (-graph.degree(n), graph.nodes[n][S.TITLE]))[:label_top]
     nx.draw_networkx_labels(
-        graph, position, ax=ax, font_size=8, labels={n: graph.nodes[n]["title"] for n in top}
+        graph, position, ax=ax, font_size=8, labels={n: graph.nodes[n][S.TITLE] for n in top}
     )
     for c in communities:
         ax.scatter([], [], color=colour[c], label=f"community {c}")

@@ -68,7 +68,7 @@ def _leidenalg_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> li
         names = sorted(sub.nodes())
         index = {n: i for i, n in enumerate(names)}
         edges = [(index[a], index[b]) for a, b in sub.edges()]
-        weights = [float(sub.edges[a, b].get("weight", 1.0)) for a, b in sub.edges()]
+        weights = [float(sub.edges[a, b].get(S.WEIGHT, 1.0)) for a, b in sub.edges()]
         ig_graph = ig.Graph(n=len(names), edges=edges)
         partition = leidenalg.find_partition(
             ig_graph,
@@ -122,7 +122,7 @@ def communities_table(
     units_of = dict(zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True))
     edges = list(
         zip(
-            relationships[S.ID], relationships["source_id"], relationships["target_id"], strict=True
+            relationships[S.ID], relationships[S.SOURCE_ID], relationships[S.TARGET_ID], strict=True
         )
     )
     children: dict[int, list[int]] = defaultdict(list)

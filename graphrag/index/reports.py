@@ -165,7 +165,7 @@ def summarize_communities(
                     S.TITLE: result["title"],
                     S.SUMMARY: result["summary"],
                     S.FULL_CONTENT: full,
-                    S.RANK: float(result["rating"]),
+                    S.RATING: float(result["rating"]),
                     S.RATING_EXPLANATION: result["rating_explanation"],
                     S.FINDINGS: result["findings"],
                     S.SIZE: int(community[S.SIZE]),
