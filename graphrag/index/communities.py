@@ -18,13 +18,7 @@ import pandas as pd
 from graphrag.index import schemas as S
 
 COMMUNITY_COLUMNS = [
-    S.ID,
-    S.HUMAN_ID,
-    S.COMMUNITY,
-    S.LEVEL,
-    S.PARENT,
-    S.CHILDREN,
-    S.TITLE,
+    *S.COMMUNITY_KEY_COLUMNS,
     S.ENTITY_IDS,
     S.RELATIONSHIP_IDS,
     S.TEXT_UNIT_IDS,

@@ -17,10 +17,10 @@ ENTITY_COLUMNS = [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
 RELATIONSHIP_COLUMNS = [
     S.SOURCE_ENTITY,
     S.TARGET_ENTITY,
-    "source_key",
-    "target_key",
+    S.SOURCE_KEY,
+    S.TARGET_KEY,
     S.DESCRIPTION,
-    "strength",
+    S.STRENGTH,
     S.TEXT_UNIT_ID,
 ]
 _EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")

@@ -16,16 +16,10 @@ from graphrag.index import schemas as S
 from graphrag.llm import CacheMissError, ChatLLM, gather_with_progress, run_sync
 
 REPORT_COLUMNS = [
-    S.ID,
-    S.HUMAN_ID,
-    S.COMMUNITY,
-    S.LEVEL,
-    S.PARENT,
-    S.CHILDREN,
-    S.TITLE,
+    *S.COMMUNITY_KEY_COLUMNS,
     S.SUMMARY,
     S.FULL_CONTENT,
-    S.RANK,
+    S.RATING,
     S.RATING_EXPLANATION,
     S.FINDINGS,
     S.SIZE,

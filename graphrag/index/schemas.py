@@ -56,6 +56,9 @@ FINDINGS = "findings"
 FULL_CONTENT_EMBEDDING = "full_content_embedding"
 CONTEXT_SOURCE = "context_source"  # "entities" or "child_reports"
 
+# the columns that name a community, first in both the communities and the reports table
+COMMUNITY_KEY_COLUMNS = [ID, HUMAN_ID, COMMUNITY, LEVEL, PARENT, CHILDREN, TITLE]
+
 # entity/relationship mentions (before merging)
 TEXT_UNIT_ID = "text_unit_id"
 SOURCE_KEY = "source_key"  # the normalized names the relationship mentions are merged on
