@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
+from graphrag import viz
 from graphrag.eval.report import write_report
 from graphrag.eval.stats import RecordsError, compare_methods, summarize
 
@@ -381,3 +382,20 @@ def test_a_saturated_judge_free_metric_is_called_saturated(
     assert "48 of 48 scores are 1.000: the metric is saturated here" in keyword
     assert "- **Saturated** (≥ 80% of scores at 1.000): keyword_hit_rate." in summary
     assert "saturated" not in reading_line(summary, "faithfulness")
+
+
+def test_plot_metrics_by_method_draws_one_bar_per_scored_method_and_metric(
+    records: pd.DataFrame,
+) -> None:
+    """The plot takes the summary table and returns a Figure; a method with no score on a
+    metric gets no bar and is named in the legend."""
+    records.loc[records["method"] == "hyde", "context_recall"] = math.nan
+    summary = summarize(records, RAGAS)
+    figure = viz.plot_metrics_by_method(summary, RAGAS)
+    axes = figure.axes[0]
+    assert len(axes.patches) == len(METHODS) * len(RAGAS) - 1
+    heights = sorted(round(bar.get_height(), 6) for bar in axes.patches)
+    means = [summary[f"{m}_mean"] for m in RAGAS]
+    assert heights == sorted(round(v, 6) for v in pd.concat(means).dropna())
+    legend = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert legend == ["naive", "hyde (no scores: context_recall)", "local"]
