@@ -76,6 +76,16 @@ def _saturated(analysis: Analysis, metric: str) -> bool:
     return total > 0 and top >= SATURATED_SHARE * total
 
 
+def _saturation_note(analysis: Analysis, metric: str, what: str) -> list[str]:
+    """Return the sentence saying ``what`` (the judge, the metric) is saturated, if it is."""
+    if not _saturated(analysis, metric):
+        return []
+    top, total = _saturation(analysis, metric)
+    return [
+        f"{top} of {total} scores are 1.000: {what} is saturated here, so equal means say little."
+    ]
+
+
 def _nearest_miss(analysis: Analysis, comparisons: pd.DataFrame) -> list[str]:
     """Return how far the tests are from calling a difference: the nearest pair and the floor."""
     tested = _tested(comparisons)
@@ -134,13 +144,7 @@ def _p_value(value: float) -> str:
 
 def _judge_notes(analysis: Analysis, metric: str) -> list[str]:
     """Return what the reader must know about the judge on ``metric``: saturation, validity."""
-    notes = []
-    top, total = _saturation(analysis, metric)
-    if _saturated(analysis, metric):
-        notes.append(
-            f"{top} of {total} scores are 1.000: the judge is saturated here, so equal "
-            "means say little."
-        )
+    notes = _saturation_note(analysis, metric, "the judge")
     judged = analysis.discrimination.get(metric)
     if judged is None:
         return notes
@@ -233,12 +237,7 @@ def _reading_line(analysis: Analysis, metric: str) -> str:
             )
         parts += _judge_notes(analysis, metric)
     else:
-        top, total = _saturation(analysis, metric)
-        if _saturated(analysis, metric):
-            parts.append(
-                f"{top} of {total} scores are 1.000: the metric is saturated here, so equal "
-                "means say little."
-            )
+        parts += _saturation_note(analysis, metric, "the metric")
         failed = failed_in(analysis)
         if failed:
             parts.append(f"{failed} failed answer(s) are scored 0 here.")
