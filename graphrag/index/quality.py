@@ -92,7 +92,7 @@ def extraction_quality(
     gold_names = [e["name"] for e in gold["entities"]]
     pairs = {
         frozenset((matched_gold_of_id.get(s), matched_gold_of_id.get(t)))
-        for s, t in zip(relationships["source_id"], relationships["target_id"], strict=True)
+        for s, t in zip(relationships[S.SOURCE_ID], relationships[S.TARGET_ID], strict=True)
     }
     gold_pairs = [(r["source"], r["target"]) for r in gold["relationships"]]
     missed_pairs = [p for p in gold_pairs if frozenset(p) not in pairs]

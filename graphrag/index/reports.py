@@ -17,16 +17,10 @@ from graphrag.index.llm_stage import error_table, run_llm_stage
 from graphrag.llm import ChatLLM
 
 REPORT_COLUMNS = [
-    S.ID,
-    S.HUMAN_ID,
-    S.COMMUNITY,
-    S.LEVEL,
-    S.PARENT,
-    S.CHILDREN,
-    S.TITLE,
+    *S.COMMUNITY_KEY_COLUMNS,
     S.SUMMARY,
     S.FULL_CONTENT,
-    S.RANK,
+    S.RATING,
     S.RATING_EXPLANATION,
     S.FINDINGS,
     S.SIZE,
@@ -152,7 +146,7 @@ def write_community_reports(
                     S.TITLE: result["title"],
                     S.SUMMARY: result["summary"],
                     S.FULL_CONTENT: full,
-                    S.RANK: float(result["rating"]),
+                    S.RATING: float(result["rating"]),
                     S.RATING_EXPLANATION: result["rating_explanation"],
                     S.FINDINGS: result["findings"],
                     S.SIZE: int(community[S.SIZE]),

@@ -27,10 +27,7 @@ from graphrag.index import schemas as S
 MANIFEST = "index.json"
 GRAPHML = "graph.graphml"
 FORMAT_VERSION = 2  # 2: written whole and swapped in; manifest lists tables with checksums
-EMPTY_COLUMNS = {
-    "errors": S.ERROR_COLUMNS,
-    "dropped": [S.TEXT_UNIT_ID, "name", S.REASON, S.DESCRIPTION],
-}
+EMPTY_COLUMNS = {S.ERRORS: S.ERROR_COLUMNS, S.DROPPED: S.DROPPED_COLUMNS}
 
 
 class IndexLoadError(RuntimeError):
@@ -62,16 +59,16 @@ def _graphml_graph(tables: dict[str, pd.DataFrame]) -> nx.Graph:
     """Return the graph with only scalar attributes (GraphML has no lists), community included."""
     from graphrag.index.graph import build_graph
 
-    graph = build_graph(tables["entities"], tables["relationships"])
-    communities = tables["communities"]
+    graph = build_graph(tables[S.ENTITIES], tables[S.RELATIONSHIPS])
+    communities = tables[S.COMMUNITIES]
     for level in sorted(communities[S.LEVEL].unique()):
         for row in communities[communities[S.LEVEL] == level].itertuples(index=False):
             for node in getattr(row, S.ENTITY_IDS):
                 if node in graph:
                     graph.nodes[node][f"community_level_{level}"] = int(getattr(row, S.COMMUNITY))
-    degree = dict(zip(tables["entities"][S.ID], tables["entities"][S.DEGREE], strict=True))
+    degree = dict(zip(tables[S.ENTITIES][S.ID], tables[S.ENTITIES][S.DEGREE], strict=True))
     for node, data in graph.nodes(data=True):
-        data["degree"] = int(degree.get(node, 0))
+        data[S.DEGREE] = int(degree.get(node, 0))
     return graph
 
 
@@ -218,9 +215,9 @@ def load_index(path: str | Path) -> Index:
         except (pyarrow.ArrowException, OSError, ValueError) as err:
             raise IndexLoadError(f"index table {file} is corrupt ({err}); re-run indexing") from err
     for name, needed in (
-        ("entities", [S.ID, S.TITLE, S.DESCRIPTION]),
-        ("text_units", [S.ID, S.TEXT]),
-        ("community_reports", [S.COMMUNITY, S.LEVEL, S.FULL_CONTENT]),
+        (S.ENTITIES, [S.ID, S.TITLE, S.DESCRIPTION]),
+        (S.TEXT_UNITS, [S.ID, S.TEXT]),
+        (S.COMMUNITY_REPORTS, [S.COMMUNITY, S.LEVEL, S.FULL_CONTENT]),
     ):
         missing = [c for c in needed if c not in tables[name].columns]
         if missing:

@@ -1,0 +1,114 @@
+"""The numbers an evaluation report is made of, computed once from the records.
+
+The tables, the generated reading and the plots all read one ``Analysis``, so the prose can
+never disagree with the tables it describes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from graphrag.eval import judge_validity, pairwise, stats
+from graphrag.eval.metrics import JUDGE_FREE_METRICS
+from graphrag.eval.questions import QUESTION_TYPES
+
+REQUIRED_COLUMNS = ("question_id", "type", "method")
+
+
+@dataclass
+class Analysis:
+    """The numbers the summary and the plots share, computed once per report."""
+
+    records: pd.DataFrame
+    ragas_metrics: list[str]
+    metrics: list[str]
+    methods: list[str]
+    types: list[str]
+    by_method: pd.DataFrame
+    by_type: pd.DataFrame
+    comparisons: dict[str, pd.DataFrame]
+    alpha: float
+    n_resamples: int
+    seed: int
+    not_applicable: list[str]
+    discrimination: dict[str, judge_validity.Discrimination]
+    win_rates: pd.DataFrame | None
+
+
+def analyse(
+    records: pd.DataFrame,
+    ragas_metrics: Sequence[str],
+    *,
+    alpha: float,
+    n_resamples: int,
+    seed: int,
+    controls: pd.DataFrame | None = None,
+    judgements: pd.DataFrame | None = None,
+) -> Analysis:
+    """Return the summaries, paired comparisons, judge validity and win rates of the records.
+
+    The judge-free metrics present in the records are analysed beside ``ragas_metrics``, except
+    those with no value at all (listed as not applicable). Raises ``stats.RecordsError`` when the
+    records are empty or lack a column the analysis needs.
+    """
+    if records.empty:
+        raise stats.RecordsError("records is empty: there is nothing to report.")
+    missing = [c for c in (*REQUIRED_COLUMNS, *ragas_metrics) if c not in records.columns]
+    if missing:
+        raise stats.RecordsError(
+            f"records has no column(s) {missing}; present: {list(records.columns)}. "
+            "Pass the RAGAS metrics the evaluation run scored."
+        )
+    metrics = list(ragas_metrics)
+    present = [m for m in JUDGE_FREE_METRICS if m in records.columns and m not in metrics]
+    not_applicable = [m for m in present if records[m].isna().all()]
+    metrics += [m for m in present if m not in not_applicable]
+    if not metrics:
+        raise stats.RecordsError(
+            f"records has none of the judge-free metrics {list(JUDGE_FREE_METRICS)} and no "
+            "RAGAS metrics were given: there is no score to report."
+        )
+    observed_types = [str(t) for t in pd.unique(records["type"])]
+    types = [t for t in QUESTION_TYPES if t in observed_types]
+    types += sorted(t for t in observed_types if t not in QUESTION_TYPES)
+    options = {"n_resamples": n_resamples, "seed": seed}
+    no_controls = pd.DataFrame(columns=judge_validity.PAIR_COLUMNS)
+    return Analysis(
+        records=records,
+        ragas_metrics=list(ragas_metrics),
+        metrics=metrics,
+        methods=stats.methods_in_order(records),
+        types=types,
+        by_method=stats.summarize(records, metrics, by=("method",), **options),
+        by_type=stats.summarize(records, metrics, by=("method", "type"), **options),
+        comparisons={m: stats.compare_methods(records, m, alpha=alpha, **options) for m in metrics},
+        alpha=alpha,
+        n_resamples=n_resamples,
+        seed=seed,
+        not_applicable=not_applicable,
+        discrimination={
+            m: judge_validity.discrimination(
+                controls if controls is not None else no_controls, m, **options
+            )
+            for m in ragas_metrics
+        },
+        win_rates=pairwise.win_rates(judgements, **options) if judgements is not None else None,
+    )
+
+
+def answer_failures(frame: pd.DataFrame) -> int:
+    """Return how many rows of ``frame`` are answers the method failed to give."""
+    if "answer_error" not in frame:
+        return 0
+    return int(frame["answer_error"].map(lambda e: isinstance(e, str) and bool(e)).sum())
+
+
+def failed_in(analysis: Analysis, **keys: str) -> int:
+    """Return the failed answers among the records whose ``keys`` columns equal the values."""
+    frame = analysis.records
+    for column, value in keys.items():
+        frame = frame[frame[column] == value]
+    return answer_failures(frame)
