@@ -21,6 +21,7 @@ from graphrag.eval.judge import JUDGE_CALLS, Judge
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, judge_free_columns
 from graphrag.eval.questions import load_questions
 from graphrag.eval.report import write_report
+from graphrag.index import schemas as S
 from graphrag.index.quality import load_gold_graph
 from graphrag.llm import CacheMissError, run_sync
 from graphrag.query.base import Method
@@ -184,7 +185,7 @@ def run_evaluation(
     (default: gold_graph.json beside the questions) gives the gold entities of each question.
     """
     settings, llm, embedder, index = bench.settings, bench.llm, bench.embedder, bench.index_in_use
-    questions = load_questions(questions_path, documents=set(index.documents["id"]))
+    questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
     questions = interleave_types(questions)
     if limit:
         questions = questions.head(limit)

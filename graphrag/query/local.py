@@ -37,8 +37,8 @@ class LocalSearch(Method):
 
     def relationship_items(self, selected: set[str]) -> list[ContextItem]:
         rel = self.index.relationships
-        touching = rel[rel["source_id"].isin(selected) | rel["target_id"].isin(selected)].copy()
-        touching["inside"] = touching["source_id"].isin(selected) & touching["target_id"].isin(
+        touching = rel[rel[S.SOURCE_ID].isin(selected) | rel[S.TARGET_ID].isin(selected)].copy()
+        touching["inside"] = touching[S.SOURCE_ID].isin(selected) & touching[S.TARGET_ID].isin(
             selected
         )
         touching = touching.sort_values(

@@ -44,7 +44,7 @@ def entity_chunk_graph(
     graph.add_nodes_from(ENTITY + e for e in entities[S.ID])
     top = float(relationships[S.WEIGHT].max()) if len(relationships) else 1.0
     for source, target, weight in zip(
-        relationships["source_id"], relationships["target_id"], relationships[S.WEIGHT], strict=True
+        relationships[S.SOURCE_ID], relationships[S.TARGET_ID], relationships[S.WEIGHT], strict=True
     ):
         a, b = ENTITY + source, ENTITY + target
         if a == b:
@@ -136,7 +136,7 @@ class PPRRetrieval(Method):
         fact_scores = self.fact_vectors @ question_vector if len(rel) else np.zeros(0)
         direct = self.params.ppr_seed_entities and len(entities)
         seeds = entity_seeds(
-            list(zip(rel["source_id"], rel["target_id"], strict=True)),
+            list(zip(rel[S.SOURCE_ID], rel[S.TARGET_ID], strict=True)),
             fact_scores,
             {e: len(u) for e, u in zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True)},
             self.params.ppr_top_entities,
