@@ -137,8 +137,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
+    from graphrag.graph_page import write_interactive_graph
     from graphrag.index.store import load_index
-    from graphrag.viz import write_interactive_graph
 
     communities = [int(c) for c in args.communities.split(",")] if args.communities else None
     out = write_interactive_graph(

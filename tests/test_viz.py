@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 from typing import Any
 
 from graphrag.cli import main
-from graphrag.viz import community_of, interactive_graph_html
+from graphrag.graph_page import interactive_graph_html
+from graphrag.viz import community_of
 
 
 class _Resources(HTMLParser):
