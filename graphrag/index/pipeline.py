@@ -77,19 +77,26 @@ def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     entities, relationships = add_degrees(
         entities, relationships, build_graph(entities, relationships)
     )
-    text_units = tables["text_units"].copy()
-    for column, frame in ((S.ENTITY_IDS, entities), (S.RELATIONSHIP_IDS, relationships)):
-        owners = frame[[S.ID, S.TEXT_UNIT_IDS]].explode(S.TEXT_UNIT_IDS)
-        ids_of = owners.groupby(S.TEXT_UNIT_IDS)[S.ID].apply(list)
-        text_units[column] = [ids_of.get(u, []) for u in text_units[S.ID]]
     rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
     return {
         **rest,
         "entities": entities,
         "relationships": relationships,
-        "text_units": text_units,
+        "text_units": link_text_units(tables["text_units"], entities, relationships),
         "errors": _errors(tables, errors),
     }
+
+
+def link_text_units(
+    text_units: pd.DataFrame, entities: pd.DataFrame, relationships: pd.DataFrame
+) -> pd.DataFrame:
+    """Return the text units with the ids of the entities and relationships each supports."""
+    text_units = text_units.copy()
+    for column, frame in ((S.ENTITY_IDS, entities), (S.RELATIONSHIP_IDS, relationships)):
+        owners = frame[[S.ID, S.TEXT_UNIT_IDS]].explode(S.TEXT_UNIT_IDS)
+        ids_of = owners.groupby(S.TEXT_UNIT_IDS)[S.ID].apply(list)
+        text_units[column] = [ids_of.get(u, []) for u in text_units[S.ID]]
+    return text_units
 
 
 def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
@@ -140,6 +147,22 @@ STAGES: list[tuple[str, Stage]] = [
     ("reports", reports_stage),
     ("embed", embed_stage),
 ]
+
+
+
+def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
+    """Return the stages of ``index.method``: "nlp" swaps extraction, graph and reports for
+    their LLM-free versions (graphrag/index/nlp_stages.py) and keeps the rest."""
+    if settings.index.method == "llm":
+        return STAGES
+    from graphrag.index import nlp_stages
+
+    swapped = {
+        "extract": nlp_stages.nlp_extract_stage,
+        "graph": nlp_stages.nlp_graph_stage,
+        "reports": nlp_stages.template_reports_stage,
+    }
+    return [(name, swapped.get(name, stage)) for name, stage in STAGES]
 
 
 @dataclass
@@ -194,7 +217,7 @@ class IndexSummary:
 def run_stages(tables: Tables, ctx: IndexContext) -> tuple[Tables, dict[str, dict[str, float]]]:
     """Run every stage in order; return the tables and each stage's usage and wall time."""
     costs: dict[str, dict[str, float]] = {}
-    for name, stage in STAGES:
+    for name, stage in stages_for(ctx.settings):
         started = time.monotonic()
         with track_usage() as usage:
             tables = stage(tables, ctx)
