@@ -244,21 +244,7 @@ def build_index(
     finally:
         if own_llm:
             llm.close()
-    communities = tables["communities"]
-    counts = {
-        "documents": len(tables["documents"]),
-        "text_units": len(tables["text_units"]),
-        "corpus_tokens": int(tables["text_units"][S.N_TOKENS].sum()),
-        "entities": len(tables["entities"]),
-        "relationships": len(tables["relationships"]),
-        "communities": len(communities),
-        "communities_per_level": {
-            int(k): int(v) for k, v in communities[S.LEVEL].value_counts().sort_index().items()
-        },
-        "community_reports": len(tables["community_reports"]),
-        "ungrounded_names_dropped": int((tables["dropped"]["reason"] == NOT_IN_CHUNK).sum()),
-        "self_loops_dropped": int((tables["dropped"]["reason"] == SELF_LOOP).sum()),
-    }
+    counts = index_counts(tables)
     summary = IndexSummary(
         Path(out), counts, tables["errors"].to_dict("records"), costs, loaded.skipped
     )
@@ -277,3 +263,22 @@ def build_index(
     }
     write_index(tables, out, manifest)
     return summary
+
+
+def index_counts(tables: Tables) -> dict[str, Any]:
+    """Return the row counts of an index's tables, as the run summary reports them."""
+    communities = tables["communities"]
+    return {
+        "documents": len(tables["documents"]),
+        "text_units": len(tables["text_units"]),
+        "corpus_tokens": int(tables["text_units"][S.N_TOKENS].sum()),
+        "entities": len(tables["entities"]),
+        "relationships": len(tables["relationships"]),
+        "communities": len(communities),
+        "communities_per_level": {
+            int(k): int(v) for k, v in communities[S.LEVEL].value_counts().sort_index().items()
+        },
+        "community_reports": len(tables["community_reports"]),
+        "ungrounded_names_dropped": int((tables["dropped"]["reason"] == NOT_IN_CHUNK).sum()),
+        "self_loops_dropped": int((tables["dropped"]["reason"] == SELF_LOOP).sum()),
+    }
