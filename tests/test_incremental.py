@@ -8,9 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_DOCS, FakeLLM, indexing_model
+from conftest import DEMO_DOCS, FakeLLM, indexing_model, nlp_settings
 
-from graphrag.config import load_settings
 from graphrag.index import schemas as S
 from graphrag.index.incremental import IncrementalError, read_mentions, update_index
 from graphrag.index.pipeline import build_index
@@ -38,14 +37,7 @@ def one_document(tmp_path: Path, name: str, source: Path = DEMO_DOCS) -> Path:
 
 
 def test_nlp_index_delete_then_add_back_gives_the_same_graph(tmp_path, replay_embedder) -> None:
-    settings = load_settings(
-        env={},
-        overrides={
-            "index": {"method": "nlp"},
-            "llm": {"base_url": "http://127.0.0.1:9/v1", "max_retries": 0},
-            "cache": {"mode": "off"},
-        },
-    )
+    settings = nlp_settings()
     llm = ChatLLM(settings)
     out = tmp_path / "index"
     build_index(DEMO_DOCS, out, settings, llm, replay_embedder, progress=False)

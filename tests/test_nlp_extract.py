@@ -8,7 +8,7 @@ import json
 
 import pandas as pd
 import pytest
-from conftest import DEMO_DOCS, FakeLLM
+from conftest import DEMO_DOCS, FakeLLM, nlp_settings
 
 from graphrag.config import REPO_ROOT, load_settings
 from graphrag.documents import chunk_documents, load_documents
@@ -148,14 +148,7 @@ def answering_model(body: dict) -> str:
 
 @pytest.fixture(scope="module")
 def nlp_index(tmp_path_factory, replay_embedder):
-    settings = load_settings(
-        env={},
-        overrides={
-            "index": {"method": "nlp"},
-            "llm": {"base_url": "http://127.0.0.1:9/v1", "max_retries": 0},
-            "cache": {"mode": "off"},
-        },
-    )
+    settings = nlp_settings()
     out = tmp_path_factory.mktemp("nlp_index")
     llm = ChatLLM(settings)  # points at a closed port: any LLM call would fail the build
     summary = build_index(DEMO_DOCS, out, settings, llm, replay_embedder, progress=False)
