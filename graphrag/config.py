@@ -118,6 +118,9 @@ class IndexSettings:
     # LLM summaries of an entity's descriptions only when they exceed this many tokens
     # (0: whenever there are several, the recorded behaviour)
     summary_threshold_tokens: int = 0
+    # "json": the schema-constrained JSON extraction (recorded); "records": one tuple-delimited
+    # record per line, parsed strictly, repaired locally, repeats dropped (index/records.py)
+    extraction_format: Literal["json", "records"] = "json"
 
 
 @dataclass
