@@ -139,3 +139,24 @@ def test_update_names_an_unknown_or_repeated_document(fake_index, replay_embedde
         update_index(
             out, settings, llm, replay_embedder, add=one_document(out.parent, "01_kbmi_profile")
         )
+
+
+def test_cli_deletes_and_adds_documents_of_an_nlp_index(tmp_path, monkeypatch, capsys) -> None:
+    from graphrag.cli import main
+
+    monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "emb.sqlite"))
+    monkeypatch.setenv("GRAPHRAG_LLM__BASE_URL", "http://127.0.0.1:9/v1")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("01_kbmi_profile", COOPERATIVE):
+        shutil.copy(DEMO_DOCS / f"{name}.md", corpus / f"{name}.md")
+    out = str(tmp_path / "idx")
+    index = ["--cache", "off", "index", "--method", "nlp", "--quiet", "--out", out]
+    assert main([*index, "--input", str(corpus)]) == 0
+    assert main([*index, "--delete", COOPERATIVE]) == 0
+    assert "deleted ['02_cooperative_history']" in capsys.readouterr().out
+    assert set(load_index(out).documents[S.ID]) == {"01_kbmi_profile"}
+    assert main([*index, "--delete", "nope"]) == 1
+    assert "cannot delete ['nope']" in capsys.readouterr().err
+    assert main([*index, "--add", str(one_document(tmp_path, COOPERATIVE))]) == 0
+    assert set(load_index(out).documents[S.ID]) == {"01_kbmi_profile", COOPERATIVE}

@@ -49,6 +49,7 @@ from graphrag.index.pipeline import (
     communities_stage,
     embed_stage,
     extract_stage,
+    index_counts,
     link_text_units,
 )
 from graphrag.index.reports import summarize_communities
@@ -263,10 +264,6 @@ def update_index(
     else:
         tables, reused = _update_llm(base, index, path, removed, chunked, old, ctx, costs)
     tables = _timed(costs, "embed", lambda: embed_stage(tables, ctx))
-    total = Usage()
-    for name, stage in costs.items():
-        if name != MENTIONS:
-            total.add(Usage(**{k: v for k, v in stage.items() if k != "wall_seconds"}))
     summary = UpdateSummary(
         path,
         sorted(new_documents[S.ID]),
@@ -277,8 +274,6 @@ def update_index(
         reused,
         costs,
     )
-    from graphrag.index.pipeline import index_counts
-
     manifest = {
         **{k: v for k, v in index.manifest.items() if k not in ("tables", "format_version")},
         "summary": {
@@ -292,7 +287,7 @@ def update_index(
                 "added": summary.added_documents,
                 "deleted": summary.deleted_documents,
                 "stages": costs,
-                "usage": total.to_dict(),
+                "usage": summary.usage().to_dict(),
             },
         ],
     }

@@ -225,7 +225,7 @@ def _entity_type(title: str, titled: bool) -> str:
     return head or "concept"
 
 
-def _trim(text: str, limit: int) -> str:
+def trim_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
@@ -289,7 +289,7 @@ def extract_graph_nlp(
                 S.TITLE: title,
                 S.NAME_KEY: key,
                 S.TYPE: _entity_type(title, titled[key] > 0),
-                S.DESCRIPTION: _trim(" ".join(sentences_of[(key, uid)]), limit),
+                S.DESCRIPTION: trim_text(" ".join(sentences_of[(key, uid)]), limit),
                 S.TEXT_UNIT_ID: uid,
             }
         )
@@ -302,7 +302,7 @@ def extract_graph_nlp(
             for b in keys[i + 1 :]:
                 shared = [s for s in sentences_of[(a, uid)] if s in sentences_of[(b, uid)]]
                 description = (
-                    _trim(" ".join(shared), limit)
+                    trim_text(" ".join(shared), limit)
                     if shared
                     else f"{title_of[a]} and {title_of[b]} are mentioned in the same passage."
                 )

@@ -16,7 +16,7 @@ import pandas as pd
 
 from graphrag.index import schemas as S
 from graphrag.index.graph import add_degrees, build_graph, merge_entities, merge_relationships
-from graphrag.index.nlp_extract import _trim, extract_graph_nlp, keep_frequent, pmi_weights
+from graphrag.index.nlp_extract import extract_graph_nlp, keep_frequent, pmi_weights, trim_text
 from graphrag.index.reports import REPORT_COLUMNS, report_text
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def nlp_graph(
     entities = merge_entities(entity_mentions)
     relationships = merge_relationships(relationship_mentions, entities)
     entities[S.DESCRIPTION] = [
-        _trim(" ".join(d), description_chars) for d in entities["descriptions"]
+        trim_text(" ".join(d), description_chars) for d in entities["descriptions"]
     ]
     entities = entities.drop(columns=["descriptions"])
     return add_degrees(entities, relationships, build_graph(entities, relationships))
@@ -93,7 +93,7 @@ def template_report(
         f"linked by {len(inner)} co-occurrence relationships; most connected: {', '.join(top)}."
     )
     findings = [
-        {"summary": row[S.TITLE], "explanation": _trim(row[S.DESCRIPTION], 300)}
+        {"summary": row[S.TITLE], "explanation": trim_text(row[S.DESCRIPTION], 300)}
         for _, row in members.head(REPORT_FINDINGS).iterrows()
     ]
     return {

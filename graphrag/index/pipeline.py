@@ -149,7 +149,6 @@ STAGES: list[tuple[str, Stage]] = [
 ]
 
 
-
 def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
     """Return the stages of ``index.method``: "nlp" swaps extraction, graph and reports for
     their LLM-free versions (graphrag/index/nlp_stages.py) and keeps the rest."""
