@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,7 @@ class UpdateSummary:
     removed_text_units: int
     reports_rewritten: int
     reports_kept: int
+    method: str = "llm"
     stages: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def usage(self, exclude: tuple[str, ...] = (MENTIONS,)) -> Usage:
@@ -89,7 +90,8 @@ class UpdateSummary:
 
     def render(self) -> str:
         lines = [
-            f"index updated in {self.out}: added {self.added_documents or 'none'}, deleted "
+            f"index ({self.method}) updated in {self.out}: added "
+            f"{self.added_documents or 'none'}, deleted "
             f"{self.deleted_documents or 'none'}",
             f"chunks +{self.new_text_units} -{self.removed_text_units}; community reports "
             f"rewritten {self.reports_rewritten}, kept {self.reports_kept}",
@@ -229,6 +231,10 @@ def update_index(
     ``index_path``; return what changed and what it cost."""
     path = Path(index_path)
     index = load_index(path)
+    # An index is updated with the method it was built with: LLM mentions merged into an
+    # nlp graph (or the reverse) would mix two kinds of entity.
+    built_with = index.manifest.get("settings", {}).get("index", {}).get("method", "llm")
+    settings = replace(settings, index=replace(settings.index, method=built_with))
     ctx = IndexContext(settings, llm, embedder, progress)
     costs: dict[str, dict[str, float]] = {}
     unknown = sorted(set(delete) - set(index.documents[S.ID]))
@@ -272,7 +278,8 @@ def update_index(
         len(removed),
         len(tables["community_reports"]) - reused,
         reused,
-        costs,
+        method=built_with,
+        stages=costs,
     )
     manifest = {
         **{k: v for k, v in index.manifest.items() if k not in ("tables", "format_version")},
