@@ -173,7 +173,9 @@ def _candidates(text: str) -> list[tuple[str, str, bool, str | None]]:
     found = []
     for sentence in sentences(text):
         for run, initial, title in _spans(sentence):
-            found.append((" ".join(run), sentence, initial and len(run) == 1, title))
+            # an acronym's capitals are its own, wherever it stands
+            opener = initial and len(run) == 1 and not _ACRONYM.match(run[0])
+            found.append((" ".join(run), sentence, opener, title))
     return found
 
 
@@ -226,6 +228,7 @@ def _entity_type(title: str, titled: bool) -> str:
 
 
 def trim_text(text: str, limit: int) -> str:
+    """Return ``text`` cut at a word boundary to at most ``limit`` characters (… marks a cut)."""
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
