@@ -2,6 +2,13 @@
 
 Run: .venv/bin/python benchmarks/index_cost.py [--index output/kestrel_bay]
      .venv/bin/python benchmarks/index_cost.py --json-formats [--cache data/llm_cache]
+     .venv/bin/python benchmarks/index_cost.py --modes [--corpus data/kestrel_bay/docs]
+
+``--modes`` indexes the corpus once per ``index.method`` ("llm" replayed from the recorded
+cache, "nlp" with no LLM) and prints, per mode: LLM calls, prompt and completion tokens, the
+model seconds recorded for those calls, this run's wall seconds (per 1,000 corpus tokens),
+and entity and relationship recall against the gold graph; then how many description
+summaries each ``index.summary_threshold_tokens`` leaves.
 
 The first form reads an index folder's ``index.json`` and prints, per stage and in total,
 the LLM calls and the prompt tokens, completion tokens and model seconds per 1,000 corpus
@@ -12,7 +19,8 @@ reports what it cost to make.
 ``--json-formats`` makes no LLM call: it re-serializes the recorded extraction replies in
 four formats and counts their tokens, to show how much of the completion budget goes to
 layout (indentation) and to fields (relationship strength and description, long
-descriptions) rather than to the facts extracted.
+descriptions) rather than to the facts extracted; then the same replies as tuple-delimited
+records, with and without their repeated records.
 """
 
 from __future__ import annotations
@@ -170,14 +178,172 @@ def json_formats(cache: Path) -> str:
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- modes
+
+
+def _mode_row(method: str, corpus: Path, gold: Path | None, cache: Path) -> dict[str, Any]:
+    """Index ``corpus`` with one ``index.method`` (the LLM one replayed from ``cache``) into a
+    temporary folder; return its cost, times and recall."""
+    import tempfile
+    import time
+
+    from graphrag.config import load_settings
+    from graphrag.index.pipeline import build_index
+    from graphrag.index.quality import extraction_quality, load_gold_graph
+    from graphrag.index.store import load_index
+    from graphrag.llm import ChatLLM
+
+    with tempfile.TemporaryDirectory(prefix=f"index_cost_{method}_") as folder:
+        settings = load_settings(
+            overrides={
+                "index": {"method": method},
+                "cache": {"mode": "replay", "path": str(cache)},
+                "embeddings": {"cache_path": str(Path(folder) / "embeddings.sqlite")},
+            }
+        )
+        llm = ChatLLM(settings)
+        wall, cpu = time.monotonic(), time.process_time()
+        try:
+            summary = build_index(corpus, Path(folder) / "index", settings, llm, progress=False)
+        finally:
+            llm.close()
+        wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+        index = load_index(Path(folder) / "index")
+        quality = (
+            extraction_quality(index.entities, index.relationships, load_gold_graph(gold))
+            if gold
+            else None
+        )
+    stages = summary.stages
+    graph_stages = ("chunk", "extract", "graph", "reports")
+    return {
+        "mode": method,
+        "corpus_tokens": summary.counts["corpus_tokens"],
+        "calls": sum(s["calls"] for s in stages.values()),
+        "prompt_tokens": sum(s["prompt_tokens"] for s in stages.values()),
+        "completion_tokens": sum(s["completion_tokens"] for s in stages.values()),
+        "model_seconds": sum(s.get("model_seconds", 0.0) for s in stages.values()),
+        "wall": wall,
+        "cpu": cpu,
+        "graph_wall": sum(stages[n]["wall_seconds"] for n in graph_stages),
+        "embed_wall": stages["embed"]["wall_seconds"],
+        "cluster_wall": stages["communities"]["wall_seconds"],
+        "entities": summary.counts["entities"],
+        "relationships": summary.counts["relationships"],
+        "quality": quality,
+    }
+
+
+def modes(corpus: Path, gold: Path | None, cache: Path) -> str:
+    """Return one table comparing the index methods on ``corpus``, per 1,000 corpus tokens."""
+    # nlp first, so its row pays the cold imports (graspologic) that both modes need
+    rows = [_mode_row(m, corpus, gold, cache) for m in ("nlp", "llm")]
+    lines = [
+        f"corpus {corpus}: {rows[0]['corpus_tokens']:,} tokens; per 1,000 corpus tokens except "
+        "the counts",
+        f"{'mode':<6}{'calls':>8}{'prompt':>9}{'compl.':>8}{'model s':>9}{'wall s':>8}"
+        f"{'graph s':>9}{'entities':>10}{'rels':>6}{'ent. rec.':>11}{'rel. rec.':>11}",
+    ]
+    for row in rows:
+        scale = PER / row["corpus_tokens"]
+        quality = row["quality"]
+        recall = (
+            f"{quality.entity_recall:>11.2f}{quality.relationship_recall:>11.2f}"
+            if quality
+            else f"{'-':>11}{'-':>11}"
+        )
+        lines.append(
+            f"{row['mode']:<6}{row['calls'] * scale:>8.2f}{row['prompt_tokens'] * scale:>9.0f}"
+            f"{row['completion_tokens'] * scale:>8.0f}{row['model_seconds'] * scale:>9.1f}"
+            f"{row['wall'] * scale:>8.2f}{row['graph_wall'] * scale:>9.3f}"
+            f"{row['entities']:>10}{row['relationships']:>6}{recall}"
+        )
+    lines.append(
+        "model s: the endpoint's seconds when each reply was recorded (live cost; the llm "
+        "row replays them); wall s: this run, replayed, embedding model load and clustering "
+        "included; graph s: chunk + extract + graph + reports stages of this run"
+    )
+    for row in rows:
+        lines.append(
+            f"{row['mode']}: this run {row['wall']:.1f} s wall, {row['cpu']:.1f} s CPU "
+            f"(embed {row['embed_wall']:.1f} s, communities {row['cluster_wall']:.1f} s, "
+            f"graph stages {row['graph_wall']:.2f} s)"
+        )
+    return "\n".join(lines)
+
+
+def records_cost(cache: Path) -> str:
+    """Return what the recorded JSON extraction replies would cost as record lines, with and
+    without their repeated records (every reply, cut-off ones included)."""
+    from graphrag.index.records import parse_records, records_from_json_reply, to_records
+
+    recorded = as_records = unique = repeats = records = cut = 0
+    for file in sorted(cache.glob("*/*.json")):
+        record = json.loads(file.read_text(encoding="utf-8"))
+        response_format = record["request"].get("response_format") or {}
+        if response_format.get("json_schema", {}).get("name") != EXTRACTION_SCHEMA_NAME:
+            continue
+        choice = record["response"]["choices"][0]
+        text = records_from_json_reply(choice["message"]["content"] or "")
+        parsed = parse_records(text)
+        recorded += int(record["response"]["usage"]["completion_tokens"])
+        as_records += count_tokens(text)
+        unique += count_tokens(to_records(parsed.extraction()))
+        repeats += parsed.duplicates
+        records += len(parsed.entities) + len(parsed.relationships) + parsed.duplicates
+        cut += choice["finish_reason"] == "length"
+    return "\n".join(
+        [
+            f"recorded extraction replies ({cut} cut off at max_tokens): {recorded:,} completion "
+            f"tokens as JSON; {records} records of which {repeats} repeat an earlier one "
+            f"({repeats / records:.0%})",
+            f"as tuple-delimited records: {as_records:,} tokens ({as_records / recorded:.2f}x); "
+            f"records with repeats dropped: {unique:,} tokens ({unique / recorded:.2f}x)",
+        ]
+    )
+
+
+def summary_threshold(cache: Path, corpus: Path, thresholds: tuple[int, ...]) -> str:
+    """Return how many description-summary calls each threshold leaves, from the recorded
+    extraction of ``corpus`` (no LLM call: the extraction replies are replayed)."""
+    from graphrag.config import load_settings
+    from graphrag.documents import chunk_documents, load_documents
+    from graphrag.index.extract import extract_graph
+    from graphrag.index.graph import merge_entities, needs_summary
+    from graphrag.llm import ChatLLM
+
+    settings = load_settings(overrides={"cache": {"mode": "replay", "path": str(cache)}})
+    documents = load_documents(corpus, settings.chunking.max_document_tokens).documents
+    units = chunk_documents(documents, settings.chunking.size, settings.chunking.overlap)
+    llm = ChatLLM(settings)
+    try:
+        mentions, _, _, _ = extract_graph(units, llm, settings.index, progress=False)
+    finally:
+        llm.close()
+    several = [d for d in merge_entities(mentions)["descriptions"] if len(d) > 1]
+    counts = [sum(needs_summary(d, t) for d in several) for t in thresholds]
+    return "index.summary_threshold_tokens -> summary calls: " + ", ".join(
+        f"{t}: {n}" for t, n in zip(thresholds, counts, strict=True)
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--index", default="output/kestrel_bay")
     parser.add_argument("--json-formats", action="store_true")
+    parser.add_argument("--modes", action="store_true")
+    parser.add_argument("--corpus", default="data/kestrel_bay/docs")
+    parser.add_argument("--gold", default="data/kestrel_bay/gold_graph.json")
     parser.add_argument("--cache", default="data/llm_cache")
     args = parser.parse_args()
+    cache = _repo_path(args.cache)
     if args.json_formats:
-        print(json_formats(_repo_path(args.cache)))
+        print(json_formats(cache))
+        print(records_cost(cache))
+    elif args.modes:
+        gold = _repo_path(args.gold) if args.gold else None
+        print(modes(_repo_path(args.corpus), gold, cache))
+        print(summary_threshold(cache, _repo_path(args.corpus), (0, 30, 60, 100)))
     else:
         print(index_cost(_repo_path(args.index)))
 

@@ -53,6 +53,13 @@ def cmd_llm(args: argparse.Namespace) -> int:
 
 def cmd_index(args: argparse.Namespace) -> int:
     with _workbench(args) as bench:
+        if args.method:
+            bench.settings.index.method = args.method
+        if args.add or args.delete:
+            return _update_index(args, bench)
+        if not args.input:
+            print("error: index needs --input (a new index) or --add/--delete", file=sys.stderr)
+            return 2
         summary = bench.index(args.input, args.out, progress=not args.quiet, skip_bad=args.skip_bad)
         print(summary.render())
         if args.gold:
@@ -64,6 +71,23 @@ def cmd_index(args: argparse.Namespace) -> int:
             )
             print("extraction quality vs gold: " + quality.render())
     return 1 if summary.failed and args.strict else 0
+
+
+def _update_index(args: argparse.Namespace, bench: Workbench) -> int:
+    """Add or delete documents in the index ``--out`` (graphrag/index/incremental.py)."""
+    from graphrag.index.incremental import update_index
+
+    summary = update_index(
+        args.out,
+        bench.settings,
+        bench.llm,
+        bench.embedder,
+        args.add,
+        args.delete or (),
+        not args.quiet,
+    )
+    print(summary.render())
+    return 0
 
 
 def _opt_in(args: argparse.Namespace, settings: Settings) -> list[str]:
@@ -169,8 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_llm)
 
     p = sub.add_parser("index", help="build an index from a folder of .txt/.md or a .jsonl")
-    p.add_argument("--input", required=True, help="corpus folder, text file or .jsonl")
-    p.add_argument("--out", required=True, help="index folder to write")
+    p.add_argument("--input", help="corpus folder, text file or .jsonl")
+    p.add_argument("--out", required=True, help="index folder to write (or to update)")
+    p.add_argument("--add", help="add these documents to the index --out (only they are extracted)")
+    p.add_argument(
+        "--delete", action="append", metavar="DOC_ID", help="delete a document from --out"
+    )
+    p.add_argument(
+        "--method", choices=["llm", "nlp"], help="graph extraction (setting index.method)"
+    )
     p.add_argument("--gold", help="gold_graph.json: also report extraction quality")
     p.add_argument(
         "--skip-bad",
@@ -269,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         from graphrag.embeddings import EmbeddingError
         from graphrag.eval.benchmarks import BenchmarkError
         from graphrag.eval.questions import QuestionSetError
+        from graphrag.index.incremental import IncrementalError
         from graphrag.index.quality import GoldGraphError
         from graphrag.index.store import IndexLoadError
         from graphrag.llm import LLMError
@@ -285,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
             LLMError,
             EmbeddedServerError,
             UnknownMethodError,
+            IncrementalError,
         )
         if isinstance(err, known):
             print(f"error: {err}", file=sys.stderr)

@@ -108,6 +108,19 @@ class IndexSettings:
     community_algorithm: Literal["graspologic", "leidenalg"] = "graspologic"
     report_context_tokens: int = 2000
     report_max_findings: int = 4
+    # "llm": the LLM extracts entities and relationships (recorded demo); "nlp": no LLM for the
+    # graph: capitalized spans and acronyms, co-occurrence edges weighted by NPMI, template
+    # community reports (graphrag/index/nlp_extract.py, nlp_stages.py)
+    method: Literal["llm", "nlp"] = "llm"
+    nlp_min_chunks: int = 1  # a name must appear in this many chunks (or share a sentence)
+    nlp_top_edges_per_entity: int = 8  # an edge stays if either end ranks it this high
+    nlp_description_chars: int = 400  # sentences kept as a description, per chunk
+    # LLM summaries of an entity's descriptions only when they exceed this many tokens
+    # (0: whenever there are several, the recorded behaviour)
+    summary_threshold_tokens: int = 0
+    # "json": the schema-constrained JSON extraction (recorded); "records": one tuple-delimited
+    # record per line, parsed strictly, repaired locally, repeats dropped (index/records.py)
+    extraction_format: Literal["json", "records"] = "json"
 
 
 @dataclass

@@ -113,10 +113,15 @@ def extract_graph(text: str, entity_types: list[str]) -> Messages:
         "target: names exactly as in entities; description: a short phrase saying how they "
         "are connected; strength: 1 to 10, how central the link is in the text."
     )
+    return _with_worked_example(system, _EXAMPLE_GRAPH, text)
+
+
+def _with_worked_example(system: str, example_reply: str, text: str) -> Messages:
+    """Return the extraction messages: the worked example as a previous turn, then the text."""
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": f"Text:\n{_EXAMPLE_TEXT}"},
-        {"role": "assistant", "content": _EXAMPLE_GRAPH},
+        {"role": "assistant", "content": example_reply},
         {"role": "user", "content": f"Text:\n{fence_document(text)}"},
     ]
 
@@ -140,6 +145,43 @@ _EXAMPLE_GRAPH = (
     '"description":"based in","strength":7},{"source":"Dunmore Rowing Club","target":'
     '"Harbour Cup","description":"won in 2019","strength":8},{"source":"Tarn Boats","target":'
     '"Harbour Cup","description":"sponsored","strength":6}]}'
+)
+
+
+def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
+    """Extraction with one tuple-delimited record per line (``index.extraction_format =
+    "records"``; parsed by graphrag/index/records.py). Must return record lines, then
+    <|COMPLETE|>."""
+    types = ", ".join(entity_types)
+    system = (
+        "You build a knowledge graph from a text. Reply with one record per line, nothing "
+        "else, and end with <|COMPLETE|>. Never repeat a record.\n"
+        f'("entity"<|>name<|>type<|>description): every named entity whose type is one of: '
+        f"{types}; name as written in the text; description: one short sentence saying what "
+        "the text states about it.\n"
+        '("relationship"<|>source<|>target<|>description<|>strength): pairs of those '
+        "entities that the text directly connects; description: a short phrase; strength: 1 "
+        "to 10, how central the link is in the text."
+    )
+    return _with_worked_example(system, EXAMPLE_RECORDS, text)
+
+
+# The worked example of extract_graph, as records (a test checks they say the same).
+EXAMPLE_RECORDS = "\n".join(
+    [
+        '("entity"<|>Lena Ortiz<|>person<|>Chairs the Dunmore Rowing Club.)',
+        '("entity"<|>Dunmore Rowing Club<|>organization<|>A rowing club in Cliffport that won '
+        "the Harbour Cup in 2019.)",
+        '("entity"<|>Cliffport<|>geo<|>Town where the Dunmore Rowing Club is based.)',
+        '("entity"<|>Harbour Cup<|>event<|>A race won by the Dunmore Rowing Club in 2019, '
+        "sponsored by Tarn Boats.)",
+        '("entity"<|>Tarn Boats<|>organization<|>Sponsor of the Harbour Cup.)',
+        '("relationship"<|>Lena Ortiz<|>Dunmore Rowing Club<|>chairs<|>9)',
+        '("relationship"<|>Dunmore Rowing Club<|>Cliffport<|>based in<|>7)',
+        '("relationship"<|>Dunmore Rowing Club<|>Harbour Cup<|>won in 2019<|>8)',
+        '("relationship"<|>Tarn Boats<|>Harbour Cup<|>sponsored<|>6)',
+        "<|COMPLETE|>",
+    ]
 )
 
 

@@ -275,6 +275,19 @@ def make_embedder(embedding_model: Any, make_settings: Callable[..., Settings]) 
     return build
 
 
+def nlp_settings() -> Settings:
+    """Settings of the LLM-free graph mode whose endpoint is a closed port and whose cache is
+    off: an index built with them proves it made no LLM call."""
+    return load_settings(
+        env={},
+        overrides={
+            "index": {"method": "nlp"},
+            "llm": {"base_url": NO_ENDPOINT, "max_retries": 0},
+            "cache": {"mode": "off"},
+        },
+    )
+
+
 @pytest.fixture
 def demo_subset(tmp_path: Path) -> Path:
     """A folder with three real demo documents."""

@@ -195,6 +195,10 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
     A gleaning round that fails keeps what the rounds before it found; its error is listed
     under ``"errors"`` (and becomes an errors row), so the next run tries it again.
     """
+    if settings.extraction_format == "records":
+        from graphrag.index.extract_records import extract_chunk_records
+
+        return await extract_chunk_records(llm, text, settings)
     schema = prompts.extraction_schema(
         settings.entity_types, settings.max_entities_per_chunk, settings.max_relationships_per_chunk
     )
@@ -245,6 +249,7 @@ def extract_graph(
         if result is None:
             continue
         errors += [error_row("glean", unit_id, error) for error in result["errors"]]
+        dropped_rows += [_dropped(unit_id, *item) for item in result.get("kept_out", [])]
         result, ungrounded = drop_names_not_in_text(result, text)
         dropped_rows += [_dropped(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
         entities, relationships, dropped = parse_extraction(result, unit_id, settings)

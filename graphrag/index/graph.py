@@ -8,7 +8,7 @@ from collections import Counter
 import networkx as nx
 import pandas as pd
 
-from graphrag import prompts
+from graphrag import prompts, tokens
 from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
@@ -103,16 +103,30 @@ async def _summary(llm: ChatLLM, title: str, descriptions: list[str], max_tokens
     )
 
 
+def needs_summary(descriptions: list[str], threshold_tokens: int) -> bool:
+    """Return whether the joined descriptions exceed ``threshold_tokens`` (0: always)."""
+    if threshold_tokens <= 0:
+        return True
+    return tokens.count_tokens(" ".join(descriptions)) > threshold_tokens
+
+
 def summarize_entities(
     entities: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (entities with one ``description``, errors): the LLM merges several, and only then.
 
+    With ``settings.summary_threshold_tokens`` > 0, several descriptions are merged by the LLM
+    only when their joined text is longer than that many tokens; shorter ones are joined as
+    they are (nano-graphrag's rule: a call saved where the joined text is short anyway).
     A summary that fails (or comes back empty, or cut off) keeps the joined descriptions, so
     no fact is lost, and is an errors row (stage "summarize"), so the next run asks again.
     """
     entities = entities.copy()
-    several = [i for i, d in enumerate(entities[S.DESCRIPTIONS]) if len(d) > 1]
+    several = [
+        i
+        for i, d in enumerate(entities[S.DESCRIPTIONS])
+        if len(d) > 1 and needs_summary(d, settings.summary_threshold_tokens)
+    ]
     results, errors = run_llm_stage(
         "summarize",
         [entities[S.ID].iloc[i] for i in several],

@@ -153,6 +153,21 @@ STAGES: list[tuple[str, Stage]] = [
 ]
 
 
+def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
+    """Return the stages of ``index.method``: "nlp" swaps extraction, graph and reports for
+    their LLM-free versions (graphrag/index/nlp_stages.py) and keeps the rest."""
+    if settings.index.method == "llm":
+        return STAGES
+    from graphrag.index import nlp_stages
+
+    swapped = {
+        "extract": nlp_stages.nlp_extract_stage,
+        "graph": nlp_stages.nlp_graph_stage,
+        "reports": nlp_stages.template_reports_stage,
+    }
+    return [(name, swapped.get(name, stage)) for name, stage in STAGES]
+
+
 @dataclass
 class IndexSummary:
     """What an indexing run produced and what each stage cost."""
@@ -205,7 +220,7 @@ class IndexSummary:
 def run_stages(tables: Tables, ctx: IndexContext) -> tuple[Tables, dict[str, dict[str, float]]]:
     """Run every stage in order; return the tables and each stage's usage and wall time."""
     costs: dict[str, dict[str, float]] = {}
-    for name, stage in STAGES:
+    for name, stage in stages_for(ctx.settings):
         started = time.monotonic()
         with track_usage() as usage:
             tables = stage(tables, ctx)
@@ -232,21 +247,7 @@ def build_index(
     finally:
         if own_llm:
             llm.close()
-    communities = tables["communities"]
-    counts = {
-        "documents": len(tables["documents"]),
-        "text_units": len(tables["text_units"]),
-        "corpus_tokens": int(tables["text_units"][S.N_TOKENS].sum()),
-        "entities": len(tables["entities"]),
-        "relationships": len(tables["relationships"]),
-        "communities": len(communities),
-        "communities_per_level": {
-            int(k): int(v) for k, v in communities[S.LEVEL].value_counts().sort_index().items()
-        },
-        "community_reports": len(tables["community_reports"]),
-        "ungrounded_names_dropped": int((tables["dropped"]["reason"] == NOT_IN_CHUNK).sum()),
-        "self_loops_dropped": int((tables["dropped"]["reason"] == SELF_LOOP).sum()),
-    }
+    counts = index_counts(tables)
     summary = IndexSummary(
         Path(out), counts, tables["errors"].to_dict("records"), costs, loaded.skipped
     )
@@ -265,3 +266,22 @@ def build_index(
     }
     write_index(tables, out, manifest)
     return summary
+
+
+def index_counts(tables: Tables) -> dict[str, Any]:
+    """Return the row counts of an index's tables, as the run summary reports them."""
+    communities = tables["communities"]
+    return {
+        "documents": len(tables["documents"]),
+        "text_units": len(tables["text_units"]),
+        "corpus_tokens": int(tables["text_units"][S.N_TOKENS].sum()),
+        "entities": len(tables["entities"]),
+        "relationships": len(tables["relationships"]),
+        "communities": len(communities),
+        "communities_per_level": {
+            int(k): int(v) for k, v in communities[S.LEVEL].value_counts().sort_index().items()
+        },
+        "community_reports": len(tables["community_reports"]),
+        "ungrounded_names_dropped": int((tables["dropped"]["reason"] == NOT_IN_CHUNK).sum()),
+        "self_loops_dropped": int((tables["dropped"]["reason"] == SELF_LOOP).sum()),
+    }

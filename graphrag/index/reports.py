@@ -104,10 +104,13 @@ def write_community_reports(
     llm: ChatLLM,
     settings: IndexSettings,
     progress: bool = True,
+    known_reports: dict[int, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (community_reports, errors): reports per level, deepest level first, each
-    level's calls run concurrently."""
-    done: dict[int, str] = {}
+    level's calls run concurrently. ``known_reports`` ({community: full_content}) are the
+    reports of communities not in ``communities`` that a parent may read (incremental
+    indexing rewrites only the communities that changed)."""
+    done: dict[int, str] = dict(known_reports or {})
     rows, errors = [], []
     for level in sorted(communities[S.LEVEL].unique(), reverse=True):
         batch = communities[communities[S.LEVEL] == level]

@@ -1,0 +1,382 @@
+"""Add documents to an index, or delete them, without re-extracting the rest.
+
+Why: re-indexing a corpus to add one document repeats every extraction call, and deleting a
+document in some systems re-extracts everything it touched (LightRAG #2795: 85 deletions,
+1,593 LLM calls). Here an index keeps each chunk's extracted mentions beside its tables
+(``mentions/`` in the index folder), so
+
+* adding documents extracts only their new chunks;
+* deleting a document drops its chunks and their mentions: an entity or relationship only it
+  supported disappears, a shared entity loses the descriptions its chunks gave;
+* in both cases the graph is merged again from the kept mentions, an entity's descriptions
+  are summarized again only if its set of descriptions changed (the others keep theirs), the
+  graph is re-clustered, and only communities whose membership changed get a new report.
+
+Usage is counted per stage, so the summary shows only the calls the change needed. An index
+built by :func:`graphrag.index.pipeline.build_index` has no ``mentions/`` yet: the first
+update reads its chunks' extractions back (from the LLM cache, where they were recorded), and
+counts those reads apart as ``mentions`` so they never pass for the change's own cost.
+
+With ``index.method = "nlp"`` the extractor reads the whole corpus at once (acronyms and
+short names are resolved across documents, PMI uses corpus counts), and it costs no LLM
+call, so it simply runs again over the kept chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from graphrag.config import Settings
+from graphrag.documents import load_documents
+from graphrag.embeddings import Embedder
+from graphrag.index import schemas as S
+from graphrag.index.graph import (
+    add_degrees,
+    build_graph,
+    merge_entities,
+    merge_relationships,
+    summarize_entities,
+)
+from graphrag.index.pipeline import (
+    IndexContext,
+    chunk_stage,
+    communities_stage,
+    embed_stage,
+    extract_stage,
+    index_counts,
+    link_text_units,
+)
+from graphrag.index.reports import summarize_communities
+from graphrag.index.store import load_index, write_index
+from graphrag.llm import ChatLLM, Usage, track_usage
+
+MENTIONS = "mentions"  # folder in the index holding each chunk's extracted mentions
+MENTION_TABLES = ("entity_mentions", "relationship_mentions")
+Tables = dict[str, pd.DataFrame]
+
+
+class IncrementalError(ValueError):
+    """A document to add is already indexed, or one to delete is not; the message names it."""
+
+
+@dataclass
+class UpdateSummary:
+    """What an update changed and what each of its stages cost."""
+
+    out: Path
+    added_documents: list[str]
+    deleted_documents: list[str]
+    new_text_units: int
+    removed_text_units: int
+    reports_rewritten: int
+    reports_kept: int
+    method: str = "llm"
+    stages: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def usage(self, exclude: tuple[str, ...] = (MENTIONS,)) -> Usage:
+        """Return the summed usage of the update's stages (by default without the one-off
+        read-back of an older index's mentions)."""
+        total = Usage()
+        for name, stage in self.stages.items():
+            if name not in exclude:
+                total.add(Usage(**{k: v for k, v in stage.items() if k != "wall_seconds"}))
+        return total
+
+    def render(self) -> str:
+        lines = [
+            f"index ({self.method}) updated in {self.out}: added "
+            f"{self.added_documents or 'none'}, deleted "
+            f"{self.deleted_documents or 'none'}",
+            f"chunks +{self.new_text_units} -{self.removed_text_units}; community reports "
+            f"rewritten {self.reports_rewritten}, kept {self.reports_kept}",
+            f"{'stage':<12}{'calls':>7}{'cached':>8}{'prompt tok':>12}{'compl. tok':>12}",
+        ]
+        for name, s in self.stages.items():
+            lines.append(
+                f"{name:<12}{s['calls']:>7.0f}{s['cache_hits']:>8.0f}"
+                f"{s['prompt_tokens']:>12.0f}{s['completion_tokens']:>12.0f}"
+            )
+        return "\n".join(lines)
+
+
+def _timed(costs: dict[str, dict[str, float]], name: str, step: Callable[[], Any]) -> Any:
+    started = time.monotonic()
+    with track_usage() as usage:
+        result = step()
+    costs[name] = {**usage.to_dict(), "wall_seconds": time.monotonic() - started}
+    return result
+
+
+def write_mentions(out: Path, tables: Tables) -> None:
+    """Store the mention tables beside an index (after :func:`write_index`, which replaces
+    the folder whole, so a rebuilt index never keeps another run's mentions)."""
+    folder = Path(out) / MENTIONS
+    folder.mkdir(exist_ok=True)
+    for name in MENTION_TABLES:
+        tables[name].to_parquet(folder / f"{name}.parquet", index=False)
+
+
+def read_mentions(index_path: Path, text_unit_ids: set[str]) -> Tables | None:
+    """Return the stored mention tables if they cover exactly these text units, else None."""
+    folder = Path(index_path) / MENTIONS
+    try:
+        tables = {n: pd.read_parquet(folder / f"{n}.parquet") for n in MENTION_TABLES}
+    except (OSError, ValueError):
+        return None
+    stored = set(tables["entity_mentions"][S.TEXT_UNIT_ID])
+    return tables if stored <= text_unit_ids else None
+
+
+def _extract(text_units: pd.DataFrame, ctx: IndexContext) -> Tables:
+    """Return the mention, errors and dropped tables of ``text_units`` by the LLM."""
+    empty = {"errors": pd.DataFrame(columns=S.ERROR_COLUMNS)}
+    return extract_stage({**empty, "text_units": text_units}, ctx)
+
+
+def _graph(mentions: Tables, old_mentions: Tables, old: Tables, ctx: IndexContext) -> Tables:
+    """Return entities and relationships merged from ``mentions``; only entities whose set of
+    descriptions differs from the index's (``old_mentions``) are summarized again."""
+    entities = merge_entities(mentions["entity_mentions"])
+    relationships = merge_relationships(mentions["relationship_mentions"], entities)
+    before = merge_entities(old_mentions["entity_mentions"])
+    previous = dict(zip(before[S.ID], before["descriptions"], strict=True))
+    description_of = dict(zip(old["entities"][S.ID], old["entities"][S.DESCRIPTION], strict=True))
+    changed = [
+        eid not in description_of or previous.get(eid) != list(descriptions)
+        for eid, descriptions in zip(entities[S.ID], entities["descriptions"], strict=True)
+    ]
+    summarized, errors = summarize_entities(
+        entities[changed].reset_index(drop=True), ctx.llm, ctx.settings.index, ctx.progress
+    )
+    description_of.update(zip(summarized[S.ID], summarized[S.DESCRIPTION], strict=True))
+    entities[S.DESCRIPTION] = entities[S.ID].map(description_of)
+    entities, relationships = add_degrees(
+        entities.drop(columns=["descriptions"]),
+        relationships,
+        build_graph(entities, relationships),
+    )
+    return {"entities": entities, "relationships": relationships, "errors": errors}
+
+
+def _reports(tables: Tables, old_reports: pd.DataFrame, ctx: IndexContext) -> tuple[Tables, int]:
+    """Return the tables with community reports, keeping the report of every community whose
+    members and relationships are unchanged (a community's id is a hash of its level and
+    members), and how many were kept."""
+    communities = tables["communities"]
+    old_relationships = dict(
+        zip(old_reports[S.ID], old_reports.get("relationship_set", []), strict=False)
+    )
+    kept_rows, changed = [], []
+    for _, community in communities.iterrows():
+        old = old_reports[old_reports[S.ID] == community[S.ID]]
+        same = len(old) and old_relationships.get(community[S.ID]) == sorted(
+            community[S.RELATIONSHIP_IDS]
+        )
+        if same:
+            row = old.iloc[0].to_dict()
+            for column in (S.HUMAN_ID, S.COMMUNITY, S.PARENT, S.CHILDREN, S.SIZE):
+                row[column] = community[column]
+            kept_rows.append(row)
+        else:
+            changed.append(community[S.ID])
+    known = {int(r[S.COMMUNITY]): r[S.FULL_CONTENT] for r in kept_rows}
+    written, errors = summarize_communities(
+        communities[communities[S.ID].isin(changed)],
+        tables["entities"],
+        tables["relationships"],
+        ctx.llm,
+        ctx.settings.index,
+        ctx.progress,
+        known_reports=known,
+    )
+    reports = pd.concat([pd.DataFrame(kept_rows, columns=written.columns), written])
+    reports = reports.sort_values(S.COMMUNITY).reset_index(drop=True)
+    errors_table = pd.concat([tables["errors"], errors], ignore_index=True)
+    return {**tables, "community_reports": reports, "errors": errors_table}, len(kept_rows)
+
+
+def _unit_order(text_units: pd.DataFrame) -> pd.DataFrame:
+    """Return the text units in the order a fresh build makes them (documents by id, then
+    position), so an updated index merges mentions, and words summaries, as a rebuild would."""
+    first_document = text_units[S.DOCUMENT_IDS].map(lambda ids: ids[0])
+    order = sorted(
+        range(len(text_units)),
+        key=lambda i: (first_document.iloc[i], int(text_units[S.START_TOKEN].iloc[i])),
+    )
+    return text_units.iloc[order].reset_index(drop=True)
+
+
+def _ordered(frame: pd.DataFrame, text_units: pd.DataFrame) -> pd.DataFrame:
+    position = {u: i for i, u in enumerate(text_units[S.ID])}
+    keys = frame[S.TEXT_UNIT_ID].map(position)
+    return frame.iloc[keys.argsort(kind="stable")].reset_index(drop=True)
+
+
+def update_index(
+    index_path: str | Path,
+    settings: Settings,
+    llm: ChatLLM,
+    embedder: Embedder,
+    add: str | Path | None = None,
+    delete: list[str] | tuple[str, ...] = (),
+    progress: bool = False,
+) -> UpdateSummary:
+    """Add the documents at ``add`` and delete the documents ``delete`` (ids) in the index at
+    ``index_path``; return what changed and what it cost."""
+    path = Path(index_path)
+    index = load_index(path)
+    # An index is updated with the method it was built with: LLM mentions merged into an
+    # nlp graph (or the reverse) would mix two kinds of entity.
+    built_with = index.manifest.get("settings", {}).get("index", {}).get("method", "llm")
+    settings = replace(settings, index=replace(settings.index, method=built_with))
+    ctx = IndexContext(settings, llm, embedder, progress)
+    costs: dict[str, dict[str, float]] = {}
+    unknown = sorted(set(delete) - set(index.documents[S.ID]))
+    if unknown:
+        known = ", ".join(sorted(index.documents[S.ID]))
+        raise IncrementalError(f"cannot delete {unknown}: not in index {path} (it has {known})")
+    new_documents = pd.DataFrame(columns=index.documents.columns)
+    if add is not None:
+        loaded = load_documents(add, settings.chunking.max_document_tokens)
+        again = sorted(set(loaded.documents[S.ID]) & set(index.documents[S.ID]) - set(delete))
+        if again:
+            raise IncrementalError(
+                f"documents {again} of {add} are already in index {path}; delete them first "
+                "(--delete) to replace them"
+            )
+        new_documents = loaded.documents
+    chunked = _timed(costs, "chunk", lambda: chunk_stage({"documents": new_documents}, ctx))
+    unit_columns = list(chunked["text_units"].columns)
+    removed = index.text_units[
+        index.text_units[S.DOCUMENT_IDS].map(lambda ids: bool(set(ids) & set(delete)))
+    ]
+    old_units = index.text_units[unit_columns]
+    kept_units = old_units[~old_units[S.ID].isin(removed[S.ID])]
+    text_units = _unit_order(pd.concat([kept_units, chunked["text_units"]], ignore_index=True))
+    documents = pd.concat(
+        [index.documents[~index.documents[S.ID].isin(delete)], chunked["documents"]],
+        ignore_index=True,
+    ).sort_values(S.ID, ignore_index=True)
+    old = {"entities": index.entities, "community_reports": index.community_reports}
+    base = {"documents": documents, "text_units": text_units}
+    if settings.index.method == "nlp":
+        tables, reused = _rebuild_nlp(base, ctx, costs)
+    else:
+        tables, reused = _update_llm(base, index, path, removed, chunked, old, ctx, costs)
+    tables = _timed(costs, "embed", lambda: embed_stage(tables, ctx))
+    summary = UpdateSummary(
+        path,
+        sorted(new_documents[S.ID]),
+        sorted(delete),
+        len(chunked["text_units"]),
+        len(removed),
+        len(tables["community_reports"]) - reused,
+        reused,
+        method=built_with,
+        stages=costs,
+    )
+    manifest = {
+        **{k: v for k, v in index.manifest.items() if k not in ("tables", "format_version")},
+        "summary": {
+            **index.manifest.get("summary", {}),
+            "counts": index_counts(tables),
+            "failed": tables["errors"].to_dict("records"),
+        },
+        "updates": [
+            *index.manifest.get("updates", []),
+            {
+                "added": summary.added_documents,
+                "deleted": summary.deleted_documents,
+                "stages": costs,
+                "usage": summary.usage().to_dict(),
+            },
+        ],
+    }
+    reports = tables["community_reports"]
+    tables["community_reports"] = reports.drop(columns=["relationship_set"], errors="ignore")
+    write_index(tables, path, manifest)
+    if "entity_mentions" in tables:
+        write_mentions(path, tables)
+    return summary
+
+
+def _rebuild_nlp(base: Tables, ctx: IndexContext, costs: dict) -> tuple[Tables, int]:
+    """Run the LLM-free stages again over the kept and new chunks (no LLM call)."""
+    from graphrag.index.nlp_stages import (
+        nlp_extract_stage,
+        nlp_graph_stage,
+        template_reports_stage,
+    )
+
+    tables = _timed(costs, "extract", lambda: nlp_extract_stage(base, ctx))
+    tables = _timed(costs, "graph", lambda: nlp_graph_stage(tables, ctx))
+    tables = _timed(costs, "communities", lambda: communities_stage(tables, ctx))
+    tables = _timed(costs, "reports", lambda: template_reports_stage(tables, ctx))
+    return tables, 0
+
+
+def _update_llm(
+    base: Tables,
+    index,  # noqa: ANN001 - graphrag.index.store.Index
+    path: Path,
+    removed: pd.DataFrame,
+    chunked: Tables,
+    old: Tables,
+    ctx: IndexContext,
+    costs: dict,
+) -> tuple[Tables, int]:
+    """Extract only the new chunks, merge with the kept mentions, summarize changed entities,
+    re-cluster, and rewrite only the reports of changed communities."""
+    old_ids = set(index.text_units[S.ID])
+    old_mentions = read_mentions(path, old_ids)
+    if old_mentions is None:  # an index from build_index: read its extractions back
+        old_mentions = _timed(costs, MENTIONS, lambda: _extract(index.text_units, ctx))
+    new = _timed(costs, "extract", lambda: _extract(chunked["text_units"], ctx))
+    gone = set(removed[S.ID])
+    mentions = {
+        name: _ordered(
+            pd.concat(
+                [old_mentions[name][~old_mentions[name][S.TEXT_UNIT_ID].isin(gone)], new[name]],
+                ignore_index=True,
+            ),
+            base["text_units"],
+        )
+        for name in MENTION_TABLES
+    }
+    graph = _timed(costs, "graph", lambda: _graph(mentions, old_mentions, old, ctx))
+    kept_errors = index.errors[
+        index.errors[S.STAGE].isin(["extract", "glean"]) & ~index.errors[S.ITEM_ID].isin(gone)
+    ]
+    dropped = pd.concat(
+        [index.dropped[~index.dropped[S.TEXT_UNIT_ID].isin(gone)], new["dropped"]],
+        ignore_index=True,
+    )
+    tables = {
+        **base,
+        **mentions,
+        "entities": graph["entities"],
+        "relationships": graph["relationships"],
+        "text_units": link_text_units(
+            base["text_units"], graph["entities"], graph["relationships"]
+        ),
+        "errors": pd.concat([kept_errors, new["errors"], graph["errors"]], ignore_index=True),
+        "dropped": dropped,
+    }
+    tables = _timed(costs, "communities", lambda: communities_stage(tables, ctx))
+    old_reports = _with_relationship_sets(old["community_reports"], index.communities)
+    tables, reused = _timed(costs, "reports", lambda: _reports(tables, old_reports, ctx))
+    return tables, reused
+
+
+def _with_relationship_sets(reports: pd.DataFrame, communities: pd.DataFrame) -> pd.DataFrame:
+    sets = {
+        cid: sorted(rids)
+        for cid, rids in zip(communities[S.ID], communities[S.RELATIONSHIP_IDS], strict=True)
+    }
+    return reports.assign(relationship_set=reports[S.ID].map(sets))

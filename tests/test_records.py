@@ -1,0 +1,199 @@
+"""The record format: the demo's recorded JSON extraction replies converted to records and
+back, malformed lines repaired or reported (never raised), repeats dropped, the start of a
+repetition loop found, and ``index.extraction_format = "records"`` end to end on a fake
+endpoint."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from conftest import RECORDED_CACHE, FakeLLM, Reply
+
+from graphrag import prompts
+from graphrag.config import IndexSettings
+from graphrag.index import schemas as S
+from graphrag.index.extract import extract_graph
+from graphrag.index.extract_records import MALFORMED_RECORD, REPEATED_RECORDS
+from graphrag.index.records import (
+    COMPLETE,
+    first_repeat,
+    parse_records,
+    records_from_json_reply,
+    to_records,
+)
+from graphrag.llm import ChatLLM
+
+
+def recorded_extractions() -> list[tuple[str, str]]:
+    """(reply text, finish reason) of every recorded demo extraction reply."""
+    replies = []
+    for file in sorted(RECORDED_CACHE.glob("*/*.json")):
+        record = json.loads(file.read_text(encoding="utf-8"))
+        response_format = record["request"].get("response_format") or {}
+        if response_format.get("json_schema", {}).get("name") == "graph_extraction":
+            choice = record["response"]["choices"][0]
+            replies.append((choice["message"]["content"], choice["finish_reason"]))
+    return replies
+
+
+REPLIES = recorded_extractions()
+
+
+def test_the_demo_has_recorded_extraction_replies_some_cut_off() -> None:
+    assert len(REPLIES) >= 12
+    assert any(reason == "length" for _, reason in REPLIES)
+
+
+@pytest.mark.parametrize("reply", [r for r, reason in REPLIES if reason == "stop"][:8])
+def test_a_complete_json_reply_round_trips_through_records(reply: str) -> None:
+    value = json.loads(reply)
+    parsed = parse_records(to_records(value))
+    assert parsed.complete and parsed.malformed == []
+    # repeats are dropped; everything else comes back as it was, in order
+    kept = {json.dumps(e, sort_keys=True) for e in parsed.entities}
+    assert kept <= {json.dumps(e, sort_keys=True) for e in value["entities"]}
+    assert len(parsed.entities) + len(parsed.relationships) + parsed.duplicates == len(
+        value["entities"]
+    ) + len(value["relationships"])
+
+
+def test_recorded_repetition_loops_are_dropped_and_located() -> None:
+    """The demo's replies repeat records (the 1.5B model's loops): the parser keeps one of
+    each, and first_repeat points at the first repeated line."""
+    total_repeats = 0
+    for reply, _ in REPLIES:
+        records = records_from_json_reply(reply)
+        parsed = parse_records(records)
+        total_repeats += parsed.duplicates
+        offset = first_repeat(records + "\n")
+        if parsed.duplicates:
+            assert offset is not None
+            before = parse_records(records[:offset])
+            assert before.duplicates == 0
+            repeated = parse_records(records[offset:].splitlines()[0])
+            record = (repeated.entities or repeated.relationships)[0]
+            assert record in before.entities + before.relationships or any(
+                record["description"].casefold() == r["description"].casefold()
+                for r in before.entities + before.relationships
+            )
+        else:
+            assert offset is None
+    assert total_repeats > 50  # measured: 142 of 506 records
+
+
+def test_a_cut_off_json_reply_still_gives_its_finished_records() -> None:
+    reply = next(r for r, reason in REPLIES if reason == "length")
+    with pytest.raises(ValueError):
+        json.loads(reply)
+    records = records_from_json_reply(reply)
+    parsed = parse_records(records)
+    assert parsed.entities and not parsed.complete and parsed.malformed == []
+
+
+EXAMPLE = {
+    "entities": [
+        {"name": "Mara Okafor", "type": "person", "description": "Directs KBMI."},
+        {"name": "KBMI", "type": "organization", "description": "A marine institute."},
+    ],
+    "relationships": [
+        {"source": "Mara Okafor", "target": "KBMI", "description": "directs", "strength": 9}
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("line", "expected", "repair"),
+    [
+        ('"entity"<|>Mara Okafor<|>person<|>Directs KBMI.)', "entity", "opening parenthesis"),
+        ('("entity"<|>Mara Okafor<|>person<|>Directs KBMI.', "entity", "closing parenthesis"),
+        ("(entity<|>Mara Okafor<|>person<|>Directs <|> KBMI.)", "entity", "extra delimiters"),
+        ('("relationship"<|>Mara Okafor<|>KBMI<|>directs<|>8.0)', "relationship", "integer"),
+        ('("relationship"<|>Mara Okafor<|>KBMI<|>directs<|>12)', "relationship", "read as 10"),
+        ('("relationship"<|>Mara Okafor<|>KBMI<|>directs)', "relationship", "strength set to 5"),
+        ('("relationship"<|>"Mara Okafor"<|>KBMI<|>directs<|>high)', "relationship", "set to 5"),
+    ],
+)
+def test_repairable_lines_are_kept_and_the_repair_named(line, expected, repair) -> None:
+    parsed = parse_records(line)
+    assert parsed.malformed == []
+    kept = parsed.entities if expected == "entity" else parsed.relationships
+    assert len(kept) == 1
+    assert any(repair in note for _, note in parsed.repaired), parsed.repaired
+    if expected == "relationship":
+        assert kept[0]["source"] == "Mara Okafor" and 1 <= kept[0]["strength"] <= 10
+
+
+def test_malformed_lines_are_reported_with_their_number_and_never_raise() -> None:
+    reply = "\n".join(
+        [
+            '("entity"<|>Mara Okafor<|>person<|>Directs KBMI.)',
+            "Here are the entities:",
+            '("entity"<|>KBMI)',
+            '("relationship"<|>Mara Okafor)',
+            '("event"<|>Storm<|>event<|>A storm.)',
+            "",
+            '("entity"<|>KBMI<|>organization<|>A marine inst',  # cut off mid-line
+        ]
+    )
+    parsed = parse_records(reply)
+    assert [e["name"] for e in parsed.entities] == ["Mara Okafor", "KBMI"]
+    assert [n for n, _, _ in parsed.malformed] == [2, 3, 4, 5]
+    assert "3 fields" in parsed.malformed[1][2] and "4 fields" in parsed.malformed[2][2]
+    assert not parsed.complete
+
+
+def test_several_records_on_one_line_and_repeats() -> None:
+    line = to_records(EXAMPLE).replace("\n", "##").removesuffix(f"##{COMPLETE}")
+    parsed = parse_records(f"{line}##{line}\n{COMPLETE}")
+    assert parsed.extraction() == EXAMPLE
+    assert parsed.duplicates == 3 and parsed.complete
+    # a repeat that differs only in case is still the same record
+    same = '("entity"<|>KBMI<|>org<|>A marine institute.)\n("entity"<|>kbmi<|>org<|>a marine inst'
+    assert parse_records(same + "itute.)").duplicates == 1
+
+
+def test_first_repeat_waits_for_a_complete_line() -> None:
+    record = '("entity"<|>KBMI<|>organization<|>A marine institute.)\n'
+    assert first_repeat(record) is None
+    assert first_repeat(record + record[:20]) is None  # the repeat is still arriving
+    assert first_repeat(record + record) == len(record)
+
+
+def test_the_worked_example_says_what_the_json_example_says() -> None:
+    json_example = json.loads(prompts.extract_graph("t", ["geo"])[2]["content"])
+    assert parse_records(prompts.EXAMPLE_RECORDS).extraction() == json_example
+
+
+def test_records_format_indexes_a_chunk_and_lists_what_it_kept_out(
+    fake_llm: FakeLLM, make_settings
+) -> None:
+    text = "Mara Okafor directs KBMI in Port Aldry."
+    fake_llm.script(
+        Reply(
+            content="\n".join(
+                [
+                    '("entity"<|>Mara Okafor<|>person<|>Directs KBMI.)',
+                    '("entity"<|>KBMI<|>organization<|>An institute in Port Aldry.)',
+                    '("relationship"<|>Mara Okafor<|>KBMI<|>directs<|>9)',
+                    '("relationship"<|>Mara Okafor<|>KBMI<|>directs<|>9)',
+                    "sure! here you go",
+                    '("entity"<|>Port Ald',
+                ]
+            ),
+            finish_reason="length",
+        )
+    )
+    settings = make_settings(fake_llm.base_url)
+    index = IndexSettings(extraction_format="records")
+    units = pd.DataFrame({S.ID: ["u1"], S.TEXT: [text]})
+    entities, relationships, errors, dropped = extract_graph(
+        units, ChatLLM(settings), index, progress=False
+    )
+    assert fake_llm.requests[0]["messages"][0]["content"].startswith("You build a knowledge")
+    assert "response_format" not in fake_llm.requests[0]
+    assert sorted(entities[S.TITLE]) == ["KBMI", "Mara Okafor"]
+    assert len(relationships) == 1 and errors.empty
+    reasons = dropped[S.REASON].tolist()
+    assert reasons.count(MALFORMED_RECORD) == 2 and reasons.count(REPEATED_RECORDS) == 1
