@@ -52,7 +52,7 @@ from graphrag.index.pipeline import (
     index_counts,
     link_text_units,
 )
-from graphrag.index.reports import summarize_communities
+from graphrag.index.reports import write_community_reports
 from graphrag.index.store import load_index, write_index
 from graphrag.llm import ChatLLM, Usage, track_usage
 
@@ -186,7 +186,7 @@ def _reports(tables: Tables, old_reports: pd.DataFrame, ctx: IndexContext) -> tu
         else:
             changed.append(community[S.ID])
     known = {int(r[S.COMMUNITY]): r[S.FULL_CONTENT] for r in kept_rows}
-    written, errors = summarize_communities(
+    written, errors = write_community_reports(
         communities[communities[S.ID].isin(changed)],
         tables["entities"],
         tables["relationships"],

@@ -32,7 +32,6 @@ import pandas as pd
 from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
 from graphrag.index.extract import (
-    DROPPED_COLUMNS,
     ENTITY_COLUMNS,
     RELATIONSHIP_COLUMNS,
     display_name,
@@ -328,7 +327,7 @@ def extract_graph_nlp(
         entities,
         relationships,
         pd.DataFrame(columns=S.ERROR_COLUMNS),
-        pd.DataFrame(dropped, columns=DROPPED_COLUMNS),
+        pd.DataFrame(dropped, columns=S.DROPPED_COLUMNS),
     )
 
 
