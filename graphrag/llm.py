@@ -10,6 +10,10 @@ stored), with retries on transport errors; the usage of every call is counted in
 A JSON reply that fails validation is kept (marked ``invalid``) but never ends a call: the
 next run replays the failed attempt and asks again with another ``seed`` (see
 :meth:`ChatLLM.ajson`), so a replay reaches the attempt that succeeded.
+
+Over 400 lines on purpose: the call path and the JSON attempts (widening a cut reply, repair
+rounds bounded by the context, seeded re-attempts across runs) stay together, because every
+request an attempt sends must be exactly the one a later replay looks up.
 """
 
 from __future__ import annotations
@@ -453,16 +457,9 @@ class ChatLLM:
         rounds_done = self.settings.llm.json_repair_rounds
         raise _FailedAttempt(f"JSON still invalid after {rounds_done} repair rounds: {error}", live)
 
-    def json(
-        self,
-        messages: list[dict[str, str]],
-        schema: dict[str, Any],
-        *,
-        name: str = "output",
-        max_tokens: int | None = None,
-    ) -> Any:
-        """Blocking :meth:`ajson`."""
-        return run_sync(self.ajson(messages, schema, name=name, max_tokens=max_tokens))
+    def json(self, messages: list[dict[str, str]], schema: dict[str, Any], **options: Any) -> Any:
+        """Blocking :meth:`ajson` (same options)."""
+        return run_sync(self.ajson(messages, schema, **options))
 
     def close(self) -> None:
         """Stop the embedded server if this client started it."""
