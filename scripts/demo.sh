@@ -11,11 +11,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-limit=${EVAL_LIMIT:-$(cat data/kestrel_bay/recorded_eval_limit)}
+recorded=$(cat data/kestrel_bay/recorded_eval_limit)
+limit=${EVAL_LIMIT:-$recorded}
 [ "$limit" = all ] && limit_args=() || limit_args=(--limit "$limit")
+# The recorded questions are evaluated in replay: every answer and judge call comes from the
+# cache (a judge control never recorded is reported as "not measured", not asked live). Any
+# other EVAL_LIMIT asks the live model for what is missing and records it.
+cache_args=()
+[ "$limit" = "$recorded" ] && cache_args=(--cache replay)
 .venv/bin/python -m graphrag index --input data/kestrel_bay/docs --out output/kestrel_bay \
   --gold data/kestrel_bay/gold_graph.json --quiet
 .venv/bin/python -m graphrag query --index output/kestrel_bay --method all \
   "In what year was the Kestrel Bay Marine Institute founded, and which two bodies founded it?"
-.venv/bin/python -m graphrag eval --index output/kestrel_bay \
+.venv/bin/python -m graphrag "${cache_args[@]}" eval --index output/kestrel_bay \
   --questions data/kestrel_bay/questions.jsonl --out reports/kestrel_bay "${limit_args[@]}"
