@@ -198,7 +198,7 @@ class LiveEndpoint:
     def __init__(
         self,
         resolve: Callable[[], str] | None,
-        recover: Callable[[str | None], str] | None = None,
+        recover: Callable[[], str] | None = None,
     ) -> None:
         self._resolve = resolve
         self._recover = recover
@@ -228,9 +228,7 @@ class LiveEndpoint:
         """Return True when the request that failed with ``err`` is worth sending again."""
         if self._recover is None or isinstance(err, httpx.TimeoutException):
             return False
-        with self._lock:
-            failed = self._base
-        base = self._recover(failed).rstrip("/")
+        base = self._recover().rstrip("/")
         with self._lock:
             self._base = base
         return True

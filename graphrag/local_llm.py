@@ -210,22 +210,22 @@ class EmbeddedServer:
             problem = probe_binary(self._binary())
             if problem:
                 self._fall_back(problem)
-        signature = self.signature(model_file)
         with file_lock(self.home / "server.lock"):
-            found = self._reusable(signature) if self.reuse else None
-            if found is None:
-                try:
-                    found = self._start(model_file, signature)
-                except EmbeddedServerError as err:
-                    if self.engine != "llama-server":
-                        raise
-                    self._fall_back(str(err).splitlines()[0])
-                    signature = self.signature(model_file)
-                    found = (self._reusable(signature) if self.reuse else None) or self._start(
-                        model_file, signature
-                    )
+            try:
+                found = self._reuse_or_start(model_file)
+            except EmbeddedServerError as err:
+                if self.engine != "llama-server":
+                    raise
+                self._fall_back(str(err).splitlines()[0])
+                found = self._reuse_or_start(model_file)
         self.url, self._pid = found
         return self.base_url
+
+    def _reuse_or_start(self, model_file: Path) -> tuple[str, int]:
+        signature = self.signature(model_file)
+        return (self._reusable(signature) if self.reuse else None) or self._start(
+            model_file, signature
+        )
 
     def _fall_back(self, problem: str) -> None:
         print(
@@ -299,9 +299,9 @@ class EmbeddedServer:
         tmp.write_text(json.dumps(state))
         tmp.replace(self.state_file)
 
-    def recover(self, failed_url: str | None) -> str:
-        """After a request could not reach ``failed_url`` (a ``…/v1`` base): restart a dead
-        server and return its base URL.
+    def recover(self) -> str:
+        """After a request could not reach the server: restart it if it died, and return its
+        base URL (``…/v1``).
 
         Concurrent callers (every in-flight request fails at once when the server dies) are
         serialized; the first restarts, the rest find the new server healthy. A server that is
@@ -311,10 +311,8 @@ class EmbeddedServer:
         with self._lock:
             if self.url is None:
                 return self._ensure_locked()  # never started here: start (or reuse) one
-            if self.base_url != (failed_url or "").rstrip("/") and _healthy(self.url):
-                return self.base_url  # another request already restarted it
             if _healthy(self.url):
-                return self.base_url  # it answers again: a transient failure
+                return self.base_url  # another request restarted it, or the failure was transient
             code = self.process.poll() if self.process is not None else None
             dead = code is not None or (self._pid is not None and not _alive(self._pid))
             if not dead and self._pid is not None:
