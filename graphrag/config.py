@@ -21,6 +21,17 @@ from typing import Any, Literal
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def repo_relative(path: str | Path) -> str:
+    """Return ``path`` relative to the repository when it lies inside it, else as given.
+
+    Committed reports and notebook outputs must not record one machine's layout.
+    """
+    try:
+        return Path(path).resolve().relative_to(REPO_ROOT.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 class SettingsError(ValueError):
     """A setting is unknown, malformed or out of range; the message names it."""
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from tqdm import tqdm
 
-from graphrag.config import REPO_ROOT
+from graphrag.config import repo_relative
 from graphrag.eval import judge_validity, pairwise
 from graphrag.eval.judge import JUDGE_CALLS, Judge
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, judge_free_columns
@@ -37,7 +37,7 @@ class EvalResult:
     summary: str
 
     def render(self) -> str:
-        return f"{self.summary}\n\nreport written to {self.out}"
+        return f"{self.summary}\n\nreport written to {repo_relative(self.out)}"
 
 
 def interleave_types(questions: pd.DataFrame) -> pd.DataFrame:
@@ -145,17 +145,6 @@ async def evaluate_all(
         return list(await asyncio.gather(*(one(q, m) for q, m in pairs)))
     finally:
         bar.close()
-
-
-def repo_relative(path: str | Path) -> str:
-    """Return ``path`` relative to the repository when it lies inside it, else as given.
-
-    Reports are committed: an absolute path would record one machine's layout.
-    """
-    try:
-        return Path(path).resolve().relative_to(REPO_ROOT.resolve()).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def default_gold_graph(questions_path: str | Path) -> Path | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from graphrag.config import Settings
+from graphrag.config import Settings, repo_relative
 from graphrag.documents import chunk_documents, load_documents
 from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
@@ -191,7 +191,7 @@ class IndexSummary:
         c = self.counts
         levels = ", ".join(f"level {k}: {v}" for k, v in c["communities_per_level"].items())
         lines = [
-            f"index written to {self.out}",
+            f"index written to {repo_relative(self.out)}",
             f"documents {c['documents']}, chunks {c['text_units']}, entities "
             f"{c['entities']}, relationships {c['relationships']}",
             f"communities {c['communities']} ({levels}), reports {c['community_reports']}",
