@@ -330,6 +330,16 @@ def names_in(text: str) -> list[str]:
     return list(dict.fromkeys(CAPITALIZED.findall(text)))[:8]
 
 
+def prompt_kind(body: dict[str, Any], openings: dict[str, str]) -> str:
+    """Return which of ``openings`` (kind -> how its system prompt begins) a request to the
+    fake endpoint is; an unexpected prompt fails the test."""
+    system = body["messages"][0]["content"]
+    for kind, opening in openings.items():
+        if system.startswith(opening):
+            return kind
+    raise AssertionError(f"unexpected prompt: {system[:80]}")
+
+
 def chunk_text(body: dict[str, Any]) -> str:
     """Return the chunk of an extraction request (the fourth message, after the example)."""
     return body["messages"][3]["content"].removeprefix("Text:\n")

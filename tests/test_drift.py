@@ -9,7 +9,7 @@ import json
 import re
 
 import pytest
-from conftest import FakeLLM, Reply, index_texts
+from conftest import FakeLLM, Reply, index_texts, prompt_kind
 
 from graphrag import prompts
 from graphrag.config import REPO_ROOT
@@ -25,17 +25,16 @@ FOLLOW_UP = re.compile(r"Follow-up question: (.*)$")
 REPORT_NUMBER = re.compile(r"(?m)^\[(\d+)\] # ")
 
 
+DRIFT_PROMPTS = {
+    "passage": "Write a short passage",
+    "primer": "You answer a question from community reports",
+    "step": "You answer a follow-up question",
+    "reduce": "You write the final answer to a question from the numbered intermediate",
+}
+
+
 def kind_of(body: dict) -> str:
-    system = body["messages"][0]["content"]
-    for kind, opening in (
-        ("passage", "Write a short passage"),
-        ("primer", "You answer a question from community reports"),
-        ("step", "You answer a follow-up question"),
-        ("reduce", "You write the final answer to a question from the numbered intermediate"),
-    ):
-        if system.startswith(opening):
-            return kind
-    raise AssertionError(f"unexpected prompt: {system[:80]}")
+    return prompt_kind(body, DRIFT_PROMPTS)
 
 
 def follow_up_of(body: dict) -> str:

@@ -11,7 +11,7 @@ import re
 
 import pandas as pd
 import pytest
-from conftest import FakeLLM, Reply
+from conftest import FakeLLM, Reply, prompt_kind
 
 from graphrag import prompts
 from graphrag.index import schemas as S
@@ -24,16 +24,15 @@ QUESTION = "What are the main themes?"
 MAPPED = re.compile(r"(?m)^\[(\d+)\] ")
 
 
+GLOBAL_PROMPTS = {
+    "rate": "You decide whether a community report",
+    "map": "You read community reports",
+    "reduce": "You write the final answer",
+}
+
+
 def kind_of(body: dict) -> str:
-    system = body["messages"][0]["content"]
-    for kind, opening in (
-        ("rate", "You decide whether a community report"),
-        ("map", "You read community reports"),
-        ("reduce", "You write the final answer"),
-    ):
-        if system.startswith(opening):
-            return kind
-    raise AssertionError(f"unexpected prompt: {system[:80]}")
+    return prompt_kind(body, GLOBAL_PROMPTS)
 
 
 def mapped(body: dict) -> list[int]:

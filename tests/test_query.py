@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import FakeLLM, index_texts
+from conftest import FakeLLM, index_texts, prompt_kind
 
 from graphrag import prompts, tokens
 from graphrag.config import REPO_ROOT, Settings
@@ -58,19 +58,18 @@ def context_tokens(items: list[ContextItem]) -> int:
     return sum(tokens.count_tokens(i.text) + ITEM_OVERHEAD_TOKENS for i in items)
 
 
+QUERY_PROMPTS = {
+    "passage": "Write a short passage",
+    "rephrase": "Rewrite the question",
+    "map": "You read community reports",
+    "reduce": "You write the final answer",
+    "answer": "You answer a question using only",
+}
+
+
 def kind_of(body: dict) -> str:
     """Return which query prompt a request to the fake endpoint is."""
-    system = body["messages"][0]["content"]
-    for kind, opening in (
-        ("passage", "Write a short passage"),
-        ("rephrase", "Rewrite the question"),
-        ("map", "You read community reports"),
-        ("reduce", "You write the final answer"),
-        ("answer", "You answer a question using only"),
-    ):
-        if system.startswith(opening):
-            return kind
-    raise AssertionError(f"unexpected prompt: {system[:80]}")
+    return prompt_kind(body, QUERY_PROMPTS)
 
 
 def map_communities(body: dict) -> list[int]:
