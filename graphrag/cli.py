@@ -125,6 +125,13 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def _metric_names(given: str | None) -> list[str] | None:
+    """``--metrics``: a comma list, ``none`` for judge-free metrics only, or unset (defaults)."""
+    if not given:
+        return None
+    return [] if given.strip().lower() == "none" else given.split(",")
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from graphrag.query.registry import method_names
 
@@ -138,7 +145,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             args.questions,
             out=args.out,
             methods=methods,
-            metrics=args.metrics.split(",") if args.metrics else None,
+            metrics=_metric_names(args.metrics),
             limit=args.limit,
             progress=not args.quiet,
             command="python -m graphrag " + " ".join(sys.argv[1:]),
@@ -238,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--opt-in", action="store_true", help="also evaluate drift, ppr and router (opt-in)"
     )
-    p.add_argument("--metrics", help="comma list of RAGAS metrics (default: eval.metrics)")
+    p.add_argument("--metrics", help="comma list of RAGAS metrics, or none (default: eval.metrics)")
     p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument(

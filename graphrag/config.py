@@ -146,7 +146,8 @@ class QuerySettings:
     local_context_tokens: int = 1500
     local_text_unit_share: float = 0.5
     local_community_share: float = 0.2
-    global_level: int = 0
+    global_level: int = 0  # -1: chosen by the data (GlobalSearch.auto_level_reports)
+    global_max_batches: int = 3  # map batches one answer may use when the level is chosen
     global_batch_tokens: int = 2000
     global_map_max_points: int = 4
     global_reduce_tokens: int = 1500

@@ -9,6 +9,7 @@ import copy
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import FakeLLM, Reply, prompt_kind
@@ -108,6 +109,42 @@ def test_global_with_rolled_up_levels_maps_the_whole_graph_view(
     view = set(rolled_up_level(demo_index.communities, level)[S.COMMUNITY])
     assert sorted(c for r in map_calls(fake_llm) for c in mapped(r)) == sorted(view)
     assert set(answer.sources) == {f"report:{c}" for c in view}
+
+
+def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    from graphrag import tokens
+
+    def chosen(max_batches: int, batch_tokens: int) -> set[int]:
+        settings = make_settings(
+            fake_llm.base_url,
+            query={
+                "global_level": -1,
+                "global_max_batches": max_batches,
+                "global_batch_tokens": batch_tokens,
+            },
+        )
+        method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+        return set(method.level_reports(QUESTION)[S.COMMUNITY])
+
+    deepest = int(demo_index.communities[S.LEVEL].max())
+    assert chosen(3, 2000) == set(rolled_up_level(demo_index.communities, deepest)[S.COMMUNITY])
+    # A budget too small for every level: the root reports closest to the question that fit.
+    roots = set(rolled_up_level(demo_index.communities, 0)[S.COMMUNITY])
+    reports = demo_index.community_reports.set_index(S.COMMUNITY)
+    sizes = {c: tokens.count_tokens(reports.loc[c, S.FULL_CONTENT]) for c in roots}
+    budget = max(sizes.values()) + 10
+    kept = chosen(1, budget)
+    assert kept and kept < roots
+    assert sum(sizes[c] + 6 for c in kept) <= budget
+    question_vector = replay_embedder.embed_one(QUESTION)
+    vectors = {
+        c: reports.loc[c, S.FULL_CONTENT_EMBEDDING] for c in roots
+    }
+    best = max(roots, key=lambda c: float(np.dot(question_vector, vectors[c])))
+    if sizes[best] + 6 <= budget:
+        assert best in kept
 
 
 # --------------------------------------------------------------------------- rank

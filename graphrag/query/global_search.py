@@ -24,9 +24,11 @@ from __future__ import annotations
 import contextvars
 import random
 
+import numpy as np
 import pandas as pd
 
 from graphrag import prompts, tokens
+from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
 from graphrag.llm import gather_with_progress
@@ -71,18 +73,54 @@ def _came_from(description: str, communities: list[int]) -> list[int]:
 class GlobalSearch(Method):
     name = "global"
 
-    def level_reports(self) -> pd.DataFrame:
+    def level_reports(self, question: str = "") -> pd.DataFrame:
         reports = self.index.community_reports
         level = self.params.global_level
+        if level < 0:
+            return self.ranked_enough(self.auto_level_reports(question))
         if self.params.global_rollup_levels:
-            view = rolled_up_level(self.index.communities, level)
-            chosen = reports[reports[S.COMMUNITY].isin(view[S.COMMUNITY])]
+            chosen = self.rolled_up(level)
         else:
             chosen = reports[reports[S.LEVEL] == level]
             if chosen.empty and len(reports):
                 # A small graph may have no community at the asked level: the deepest there is.
                 chosen = reports[reports[S.LEVEL] == reports[S.LEVEL].max()]
         return self.ranked_enough(chosen)
+
+    def rolled_up(self, level: int) -> pd.DataFrame:
+        """Return the reports of the whole-graph view of ``level`` (``rolled_up_level``)."""
+        reports = self.index.community_reports
+        view = rolled_up_level(self.index.communities, level)
+        return reports[reports[S.COMMUNITY].isin(view[S.COMMUNITY])]
+
+    def auto_level_reports(self, question: str) -> pd.DataFrame:
+        """Return the reports of the level the data chooses (``global_level = -1``).
+
+        The deepest whole-graph level whose reports fit in ``global_max_batches`` map
+        batches: the most detail the map budget can read. When even the root level does not
+        fit (a corpus of many unrelated topics, e.g. a multi-hop benchmark's paragraphs),
+        the root level's reports closest to the question in embedding space, as many as fit
+        in that budget: a cheaper map than Microsoft's, which reads every report.
+        """
+        budget = self.params.global_batch_tokens
+        most = self.params.global_max_batches
+        levels = sorted(self.index.communities[S.LEVEL].unique(), reverse=True)
+        for level in levels:
+            chosen = self.rolled_up(int(level))
+            texts = list(chosen[S.FULL_CONTENT])
+            if len(tokens.batches(texts, budget, 6)) <= most:
+                return chosen
+        chosen = self.rolled_up(int(levels[-1])) if levels else self.index.community_reports
+        rows = [
+            int(i) for i in np.flatnonzero(self.index.community_reports[S.COMMUNITY].isin(
+                chosen[S.COMMUNITY]
+            ))
+        ]
+        vector = self.embedder.embed_one(question)
+        ranked = cosine_top_k(vector, self.vectors.reports[rows], len(rows))
+        texts = [self.index.community_reports[S.FULL_CONTENT].iloc[rows[r]] for r, _ in ranked]
+        kept = tokens.pack(texts, budget * most, overhead=6)
+        return self.index.community_reports.iloc[[rows[ranked[k][0]] for k in kept]]
 
     def ranked_enough(self, reports: pd.DataFrame) -> pd.DataFrame:
         """Return the reports ranked at least ``global_min_rank``, by community number."""
@@ -145,7 +183,7 @@ class GlobalSearch(Method):
         chosen = (
             await self.dynamic_reports(question)
             if self.params.global_dynamic_selection
-            else self.level_reports()
+            else self.level_reports(question)
         )
         budget = self.params.global_batch_tokens
         batches = report_batches(chosen, budget, self.settings.llm.seed)
