@@ -1,4 +1,4 @@
-"""Command line: ``python -m graphrag index | query | eval | convert | graph | llm``."""
+"""Command line: ``python -m graphrag index | query | eval | summarize | convert | graph | llm``."""
 
 from __future__ import annotations
 
@@ -157,6 +157,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_summarize(args: argparse.Namespace) -> int:
+    from graphrag.config import repo_relative
+    from graphrag.eval.cross_corpus_page import write_summary
+
+    out = write_summary(
+        args.reports,
+        args.out,
+        baseline=args.baseline,
+        command="python -m graphrag " + " ".join(sys.argv[1:]),
+    )
+    print(f"cross-corpus summary written to {repo_relative(out)}")
+    return 0
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
     from graphrag.eval.benchmarks import convert_benchmark
 
@@ -269,6 +283,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser(
+        "summarize", help="one cross-corpus summary of report folders written by `eval`"
+    )
+    p.add_argument("reports", nargs="+", metavar="REPORT_DIR", help="report folders")
+    p.add_argument("--out", required=True, help="Markdown file, e.g. reports/SUMMARY.md")
+    p.add_argument(
+        "--baseline", default="naive", help="method every other is tested against (naive)"
+    )
+    p.set_defaults(func=cmd_summarize)
+
+    p = sub.add_parser(
         "convert", help="turn a multi-hop QA benchmark into a corpus folder and a question set"
     )
     p.add_argument("format", choices=["musique", "hotpotqa"])
@@ -306,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         from graphrag.documents import DocumentError
         from graphrag.embeddings import EmbeddingError
         from graphrag.eval.benchmarks import BenchmarkError
+        from graphrag.eval.cross_corpus import SummaryError
         from graphrag.eval.questions import QuestionSetError
         from graphrag.index.incremental import IncrementalError
         from graphrag.index.quality import GoldGraphError
@@ -316,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
 
         known = (
             BenchmarkError,
+            SummaryError,
             DocumentError,
             EmbeddingError,
             QuestionSetError,

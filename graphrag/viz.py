@@ -22,7 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from graphrag.eval.stats import column_mean, summary_row
+from graphrag.eval.stats import column_mean, frontier, summary_row
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
 
@@ -277,4 +277,68 @@ def plot_cost_vs_quality(
         note = f"\n(not plotted: {', '.join(unscored)})" if unscored else ""
         axes.set_title(f"{metric} vs cost{note}", fontsize="medium" if not note else "small")
     figure.suptitle("Quality against cost per method (whiskers: 95% bootstrap CI)")
+    return figure
+
+
+def plot_cost_quality_frontier(
+    records: pd.DataFrame,
+    by_method: pd.DataFrame,
+    metrics: Sequence[str],
+    cost_column: str = "model_seconds",
+) -> Figure:
+    """Return one panel per metric: mean quality against mean cost per answer, one dot a method,
+    the cost–quality frontier (methods no other is as cheap and as good as) joined by a line.
+
+    Dominated methods are drawn hollow; whiskers are the 95% bootstrap CI of the quality, so a
+    frontier that CIs overlap is an ordering of means, not a tested difference. Methods without
+    a score or a cost on a panel are named, not drawn.
+    """
+    methods = _methods(by_method)
+    colours = _colours(methods)
+    costs = {m: column_mean(records[records["method"] == m], cost_column) for m in methods}
+    figure = _new_figure(5.5 * len(metrics) + 0.5, 4.6)
+    for axes, metric in zip(
+        figure.subplots(1, len(metrics), squeeze=False)[0], metrics, strict=True
+    ):
+        intervals = {m: _interval(summary_row(by_method, method=m), metric) for m in methods}
+        drawn = {m: i for m, i in intervals.items() if i is not None and not math.isnan(costs[m])}
+        front = frontier({m: costs[m] for m in drawn}, {m: i[0] for m, i in drawn.items()})
+        for method, (mean, below, above) in drawn.items():
+            on_front = method in front
+            axes.errorbar(
+                costs[method],
+                mean,
+                yerr=[[below], [above]],
+                fmt="o",
+                capsize=3,
+                color=colours[method],
+                markerfacecolor=colours[method] if on_front else "white",
+            )
+            axes.annotate(
+                method,
+                (costs[method], mean),
+                textcoords="offset points",
+                xytext=(5, 5),
+                fontsize="small",
+            )
+        if front:
+            axes.step(
+                [costs[m] for m in front],
+                [drawn[m][0] for m in front],
+                where="post",
+                color="grey",
+                linestyle="--",
+                linewidth=1,
+            )
+        unscored = [m for m in methods if m not in drawn]
+        note = f"\n(not plotted: {', '.join(unscored)})" if unscored else ""
+        axes.set_title(f"{metric} vs cost{note}", fontsize="medium" if not note else "small")
+        axes.set_xlabel(f"Mean {cost_column.replace('_', ' ')} per answer")
+        axes.set_ylabel(f"Mean {metric}")
+        axes.set_ylim(0, 1.05)
+        axes.margins(x=0.2)
+    figure.suptitle(
+        "Cost–quality frontier (filled, dashed line: no method is cheaper and better; "
+        "whiskers: 95% bootstrap CI)"
+    )
     return figure

@@ -3,12 +3,14 @@
 Beside every RAGAS table the summary prints the judge's discrimination on planted controls
 (``judge_validity``); a method that failed to answer is counted in every table (judge-free
 scores of a failed answer are 0, RAGAS scores NaN and counted as unscored); the optional
-head-to-head section holds the pairwise win rates (``pairwise``).
+head-to-head section holds the pairwise win rates (``pairwise``); for multi-hop sets the
+per-hop evidence section shows which hop's paragraph each method read (``hops``).
 
 Everything in the summary is computed from the records frame and ``meta`` (``analysis``); the
 tables are in ``tables``, the prose of the "Reading" section in ``reading``, generated from the
 same numbers so it cannot drift from them, and the plots in ``graphrag.viz``. The same records,
-metrics and meta give byte-identical ``summary.md``.
+metrics and meta give byte-identical ``summary.md``. ``run.json`` keeps what the summary says
+about the run in a form a program reads back (the cross-corpus summary, ``cross_corpus``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pandas as pd
 from graphrag import viz
 from graphrag.eval import stats, tables
 from graphrag.eval.analysis import Analysis, analyse
+from graphrag.eval.hops import HOPS_CSV, hops_section
 from graphrag.eval.reading import reading_section
 
 RECORDS_PARQUET = "records.parquet"
@@ -33,6 +36,7 @@ METRICS_BY_TYPE_PNG = "metrics_by_type.png"
 COST_VS_QUALITY_PNG = "cost_vs_quality.png"
 JUDGE_CONTROLS_CSV = "judge_controls.csv"
 PAIRWISE_CSV = "pairwise.csv"
+RUN_JSON = "run.json"
 
 
 def write_report(
@@ -46,12 +50,17 @@ def write_report(
     seed: int = stats.DEFAULT_SEED,
     controls: pd.DataFrame | None = None,
     judgements: pd.DataFrame | None = None,
+    hops: pd.DataFrame | None = None,
+    run_info: dict[str, Any] | None = None,
 ) -> Path:
     """Write records (parquet, CSV), ``summary.md`` and the plots into ``out``; return ``out``.
 
     ``metrics`` are the RAGAS metrics of the run; the judge-free metrics present in the records
     are reported alongside them. ``controls`` are the judge's scored control pairs,
-    ``judgements`` the pairwise verdicts; each is also saved as a CSV when given.
+    ``judgements`` the pairwise verdicts, ``hops`` the per-hop evidence rows
+    (``hops.hop_evidence``); each is also saved as a CSV when given. ``run.json`` holds
+    ``meta``, the RAGAS metrics, the statistics' settings and ``run_info`` (e.g. the index's
+    cost).
     """
     options = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed}
     analysis = analyse(records, metrics, controls=controls, judgements=judgements, **options)
@@ -59,10 +68,18 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     records.to_parquet(out / RECORDS_PARQUET, index=False)
     _csv_ready(records).to_csv(out / RECORDS_CSV, index=False)
-    for frame, name in ((controls, JUDGE_CONTROLS_CSV), (judgements, PAIRWISE_CSV)):
+    saved = ((controls, JUDGE_CONTROLS_CSV), (judgements, PAIRWISE_CSV), (hops, HOPS_CSV))
+    for frame, name in saved:
         if frame is not None:
             frame.to_csv(out / name, index=False)
-    (out / SUMMARY_MD).write_text(_render(analysis, meta), encoding="utf-8", newline="\n")
+    run = {"meta": meta, "ragas_metrics": list(metrics), **options, **(run_info or {})}
+    (out / RUN_JSON).write_text(
+        json.dumps(run, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )
+    hop_lines = hops_section(hops, n_resamples=n_resamples, seed=seed) if hops is not None else []
+    (out / SUMMARY_MD).write_text(
+        _render(analysis, meta, hop_lines), encoding="utf-8", newline="\n"
+    )
     figures = {
         METRICS_BY_METHOD_PNG: viz.plot_metrics_by_method(analysis.by_method, analysis.metrics),
         METRICS_BY_TYPE_PNG: viz.plot_metrics_by_type(
@@ -77,12 +94,13 @@ def write_report(
     return out
 
 
-def _render(analysis: Analysis, meta: dict[str, Any]) -> str:
+def _render(analysis: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> str:
     sections = [
         ["# Evaluation report"],
         tables.run_section(analysis, meta),
         tables.scores_section(analysis),
         tables.by_type_section(analysis),
+        hop_lines,
         tables.failures_section(analysis),
         tables.judge_validity_section(analysis),
         tables.pairwise_section(analysis),

@@ -17,8 +17,10 @@ from tqdm import tqdm
 
 from graphrag.config import repo_relative
 from graphrag.eval import judge_validity, pairwise
+from graphrag.eval.cross_corpus import index_cost
+from graphrag.eval.hops import has_decompositions, hop_evidence
 from graphrag.eval.judge import JUDGE_CALLS, Judge
-from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, judge_free_columns
+from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
 from graphrag.eval.questions import load_questions
 from graphrag.eval.report import write_report
 from graphrag.index import schemas as S
@@ -199,6 +201,11 @@ def run_evaluation(
     gold_path = gold_graph or default_gold_graph(questions_path)
     gold = load_gold_graph(gold_path) if gold_path else None
     records = judge_free_columns(records, questions, index, gold)
+    hops = (
+        hop_evidence(records, questions, EvidenceIndex(index))
+        if has_decompositions(questions)
+        else None
+    )
     meta = {
         "corpus": repo_relative(index.manifest.get("input", "")),
         "index": repo_relative(index.path),
@@ -227,5 +234,7 @@ def run_evaluation(
         seed=settings.eval.seed,
         controls=controls,
         judgements=judgements,
+        hops=hops,
+        run_info={"index_cost": index_cost(index.manifest)},
     )
     return EvalResult(folder, records, (folder / "summary.md").read_text())

@@ -304,3 +304,23 @@ def column_mean(frame: pd.DataFrame, column: str) -> float:
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else math.nan
+
+
+def frontier(costs: dict[str, float], qualities: dict[str, float]) -> list[str]:
+    """Return the methods no other method dominates (as cheap or cheaper and at least as good,
+    strictly better on one), cheapest first; methods with a NaN cost or quality are left out."""
+    known = {
+        m: (costs[m], qualities[m])
+        for m in costs
+        if m in qualities and not (math.isnan(costs[m]) or math.isnan(qualities[m]))
+    }
+
+    def dominated(m: str) -> bool:
+        cost, quality = known[m]
+        return any(
+            c <= cost and q >= quality and (c < cost or q > quality)
+            for other, (c, q) in known.items()
+            if other != m
+        )
+
+    return sorted((m for m in known if not dominated(m)), key=lambda m: (known[m][0], m))

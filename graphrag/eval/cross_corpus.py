@@ -1,0 +1,251 @@
+"""The cross-corpus summary: each report folder's methods, quality against cost, tested vs naive.
+
+``python -m graphrag summarize reports/kestrel_bay reports/musique --out reports/SUMMARY.md``
+reads what ``write_report`` left in each folder (``records.parquet``; ``run.json`` with the
+run's metadata, RAGAS metrics and the index's cost; the judge controls, pairwise verdicts and
+per-hop rows when present) and writes one Markdown page. Per corpus and method: the
+judge-free quality metrics that apply, RAGAS metrics only where the judge separated real
+answers from planted controls, pairwise win rates, evidence per hop, cost per answer, each
+mean with its 95% CI and n, and the index's cost per 1,000 corpus tokens.
+
+Every difference from the baseline (naive RAG) is a paired Wilcoxon test over the questions
+both methods answered (``stats.paired_test``), Holm-corrected over the methods compared with
+the baseline on that metric and corpus: a pre-planned "each method vs the baseline" family,
+smaller than the report's all-pairs family, which is why a difference can be called here and
+not in a report. The prose is generated from these numbers, and says which differences pass.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from graphrag.config import REPO_ROOT
+from graphrag.eval import judge_validity, stats
+from graphrag.eval.analysis import Analysis, analyse
+from graphrag.eval.hops import HOPS_CSV, all_hops_found
+from graphrag.eval.judge import JUDGE_CALLS
+from graphrag.eval.tables import (
+    RUN_FIELDS,
+)
+
+BASELINE = "naive"
+QUALITY_METRICS = (
+    "exact_match",
+    "token_f1",
+    "evidence_recall",
+    "recall_at_5",
+    "keyword_hit_rate",
+    "gold_entity_reach",
+)
+ALL_HOPS = "all_hops_found"
+COST_METRICS = (
+    ("llm_calls", "LLM calls"),
+    ("prompt_tokens", "prompt tokens"),
+    ("completion_tokens", "completion tokens"),
+    ("model_seconds", "model seconds"),
+)
+TEST_COLUMNS = ["metric", "method", "n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm"]
+PER_THOUSAND = 1000.0
+
+
+class SummaryError(ValueError):
+    """A report folder cannot be summarized; the message names the folder and the file."""
+
+
+@dataclass
+class CorpusReport:
+    """One report folder, read back and analysed for the summary."""
+
+    name: str
+    folder: Path
+    meta: dict[str, Any]
+    analysis: Analysis
+    quality: list[str]
+    left_out: dict[str, str]
+    hops: pd.DataFrame | None
+    index_cost: dict[str, Any] | None
+    tests: pd.DataFrame
+
+    @property
+    def n_questions(self) -> int:
+        return int(self.analysis.records["question_id"].nunique())
+
+
+def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Return what building an index cost, from its manifest (``index.json``).
+
+    LLM calls, tokens and model seconds are the recorded ones (a replayed call keeps the
+    seconds it took when it was recorded); wall seconds are those of the run that wrote the
+    folder, which for a replayed LLM index is not what it cost to build.
+    """
+    summary = manifest.get("summary", {})
+    counts = summary.get("counts", {})
+    usage = manifest.get("usage", {})
+    stages = summary.get("stages", {})
+    return {
+        "method": manifest.get("settings", {}).get("index", {}).get("method", "llm"),
+        "documents": counts.get("documents"),
+        "corpus_tokens": counts.get("corpus_tokens"),
+        "llm_calls": usage.get("calls", 0),
+        "cache_hits": usage.get("cache_hits", 0),
+        "prompt_tokens": usage.get("prompt_tokens", 0),
+        "completion_tokens": usage.get("completion_tokens", 0),
+        "model_seconds": usage.get("model_seconds", 0.0),
+        "wall_seconds": sum(float(s.get("wall_seconds", 0.0)) for s in stages.values()),
+    }
+
+
+def _meta_from_summary(path: Path) -> dict[str, Any]:
+    """Return the ``## Run`` bullets of a ``summary.md`` written before ``run.json`` existed."""
+    if not path.is_file():
+        return {}
+    keys = {label: key for key, label in RUN_FIELDS}
+    meta: dict[str, Any] = {}
+    in_run = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            in_run = line == "## Run"
+        match = re.match(r"^- \*\*(.+?):\*\* (.*)$", line) if in_run else None
+        if match:
+            meta[keys.get(match.group(1), match.group(1))] = match.group(2).strip("`")
+    return meta
+
+
+def _ragas_metrics(records: pd.DataFrame) -> list[str]:
+    """Return the RAGAS metrics a records frame was judged on (those with judge-call counts)."""
+    return [m for m in JUDGE_CALLS if m in records and f"{m}_calls" in records]
+
+
+def _optional_csv(path: Path) -> pd.DataFrame | None:
+    return pd.read_csv(path) if path.is_file() else None
+
+
+def _stored_index_cost(run: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any] | None:
+    """Return the index cost kept in ``run.json``, else read from the index folder if present."""
+    if run.get("index_cost"):
+        return run["index_cost"]
+    manifest = REPO_ROOT / str(meta.get("index", "")) / "index.json"
+    if meta.get("index") and manifest.is_file():
+        return index_cost(json.loads(manifest.read_text(encoding="utf-8")))
+    return None
+
+
+def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
+    """Return one report folder read back: its analysis, the metrics worth showing, the tests."""
+    folder = Path(folder)
+    records_path = folder / "records.parquet"
+    if not records_path.is_file():
+        raise SummaryError(
+            f"{folder} has no records.parquet: is it a report folder written by "
+            "`python -m graphrag eval --out …`?"
+        )
+    records = pd.read_parquet(records_path)
+    run_path = folder / "run.json"
+    run = json.loads(run_path.read_text(encoding="utf-8")) if run_path.is_file() else {}
+    meta = run.get("meta") or _meta_from_summary(folder / "summary.md")
+    ragas = run.get("ragas_metrics", _ragas_metrics(records))
+    options = {
+        "alpha": float(run.get("alpha", 0.05)),
+        "n_resamples": int(run.get("n_resamples", stats.DEFAULT_RESAMPLES)),
+        "seed": int(run.get("seed", stats.DEFAULT_SEED)),
+    }
+    analysis = analyse(
+        records,
+        ragas,
+        controls=_optional_csv(folder / "judge_controls.csv"),
+        judgements=_optional_csv(folder / "pairwise.csv"),
+        **options,
+    )
+    if baseline not in analysis.methods:
+        raise SummaryError(
+            f"{records_path} has no records of the baseline method {baseline!r} "
+            f"(methods: {', '.join(analysis.methods)}); pass --baseline"
+        )
+    left_out = {
+        m: d.verdict
+        for m, d in analysis.discrimination.items()
+        if d.verdict != judge_validity.INFORMATIVE
+    }
+    informative = [m for m in analysis.ragas_metrics if m not in left_out]
+    quality = [m for m in QUALITY_METRICS if m in analysis.metrics] + informative
+    hops = _optional_csv(folder / HOPS_CSV)
+    report = CorpusReport(
+        name=folder.name,
+        folder=folder,
+        meta=meta,
+        analysis=analysis,
+        quality=quality,
+        left_out=left_out,
+        hops=hops if hops is not None and not hops.empty else None,
+        index_cost=_stored_index_cost(run, meta),
+        tests=pd.DataFrame(columns=TEST_COLUMNS),
+    )
+    report.tests = compare_with_baseline(report, baseline)
+    return report
+
+
+def _score_tables(report: CorpusReport) -> dict[str, pd.DataFrame]:
+    """Return question x method tables of every tested quantity: quality, whole chains, cost."""
+    records = report.analysis.records
+    tables = {m: stats.scores_by_question(records, m) for m in report.quality}
+    if report.hops is not None:
+        tables[ALL_HOPS] = all_hops_found(report.hops)
+    for column, _ in COST_METRICS:
+        if column in records:
+            tables[column] = stats.scores_by_question(records, column)
+    return tables
+
+
+def compare_with_baseline(report: CorpusReport, baseline: str = BASELINE) -> pd.DataFrame:
+    """Return each method's paired test against ``baseline`` per metric, Holm-corrected within
+    each metric (columns ``TEST_COLUMNS``; ``p_value`` NaN when fewer than 5 pairs)."""
+    analysis = report.analysis
+    rows = []
+    for metric, scores in _score_tables(report).items():
+        family = []
+        for method in analysis.methods:
+            if method == baseline or method not in scores or baseline not in scores:
+                continue
+            result = stats.paired_test(
+                scores[method].to_numpy(),
+                scores[baseline].to_numpy(),
+                seed=analysis.seed,
+                n_resamples=analysis.n_resamples,
+            )
+            if result.n == 0:
+                continue  # the metric does not apply to this method (e.g. recall@5, global)
+            family.append(
+                {
+                    "metric": metric,
+                    "method": method,
+                    "n": result.n,
+                    "mean_diff": result.mean_diff,
+                    "ci_low": result.ci_low,
+                    "ci_high": result.ci_high,
+                    "p_value": result.p_value,
+                }
+            )
+        adjusted = stats.holm([row["p_value"] for row in family])
+        rows += [{**row, "p_holm": p} for row, p in zip(family, adjusted, strict=True)]
+    return pd.DataFrame(rows, columns=TEST_COLUMNS)
+
+
+def significant(report: CorpusReport) -> pd.DataFrame:
+    """Return the rows of ``report.tests`` whose Holm-corrected p is below the run's alpha."""
+    tests = report.tests
+    return tests[tests["p_holm"] < report.analysis.alpha]
+
+
+def method_means(report: CorpusReport, column: str) -> dict[str, float]:
+    """Return each method's mean of a records column (NaN where it has none)."""
+    records = report.analysis.records
+    return {
+        m: stats.column_mean(records[records["method"] == m], column)
+        for m in report.analysis.methods
+    }

@@ -1,0 +1,438 @@
+"""The cross-corpus summary page (``reports/SUMMARY.md``) rendered from ``CorpusReport``s.
+
+A headline table (per corpus and method: the answer score, evidence recall, model seconds and
+LLM calls per answer, marked where the paired test against the baseline passes Holm), a
+reading generated from the same tests, then per corpus the quality, per-hop, head-to-head,
+cost, index-cost and test tables. Same reports, same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from graphrag.config import repo_relative
+from graphrag.eval import stats
+from graphrag.eval.cross_corpus import (
+    ALL_HOPS,
+    BASELINE,
+    COST_METRICS,
+    PER_THOUSAND,
+    CorpusReport,
+    load_report,
+    method_means,
+    significant,
+)
+from graphrag.eval.hops import hop_shares, shares_table
+from graphrag.eval.stats import frontier
+from graphrag.eval.tables import (
+    RUN_FIELDS,
+    cell,
+    md,
+    number,
+    p_phrase,
+    p_text,
+    pairwise_section,
+    signed,
+    table,
+)
+
+
+def answer_metric(report: CorpusReport) -> str:
+    """Return the metric that scores the answer itself: exact match on short-answer sets, else
+    the keyword hit rate."""
+    return "exact_match" if "exact_match" in report.quality else "keyword_hit_rate"
+
+
+def _marker(report: CorpusReport, metric: str, method: str) -> str:
+    rows = significant(report)
+    rows = rows[(rows["metric"] == metric) & (rows["method"] == method)]
+    if rows.empty:
+        return ""
+    return " ▲" if float(rows["mean_diff"].iloc[0]) > 0 else " ▼"
+
+
+def _cost_summary(report: CorpusReport) -> pd.DataFrame:
+    columns = [c for c, _ in COST_METRICS if c in report.analysis.records]
+    options = {"n_resamples": report.analysis.n_resamples, "seed": report.analysis.seed}
+    return stats.summarize(report.analysis.records, columns, by=("method",), **options)
+
+
+def _cost_cell(summary: pd.DataFrame, method: str, column: str) -> str:
+    row = stats.summary_row(summary, method=method)
+    if row is None or column not in {c for c, _ in COST_METRICS} or f"{column}_n" not in row:
+        return "—"
+    mean, low, high, n = (row[f"{column}_{part}"] for part in ("mean", "low", "high", "n"))
+    return f"{_short(mean)} [{_short(low)}, {_short(high)}] (n={int(n)})"
+
+
+def _short(value: float) -> str:
+    """Return a cost with one decimal (costs are counts and seconds, not shares)."""
+    return "—" if value is None or math.isnan(value) else f"{float(value):,.1f}"
+
+
+def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]:
+    rows = []
+    for report in reports:
+        costs = _cost_summary(report)
+        answer = answer_metric(report)
+        for method in report.analysis.methods:
+            row = stats.summary_row(report.analysis.by_method, method=method)
+            quality = [
+                cell(row, m) + _marker(report, m, method)
+                if m in report.quality
+                else "— (not applicable)"
+                for m in (answer, "evidence_recall")
+            ]
+            rows.append(
+                [
+                    md(report.name),
+                    md(method),
+                    answer,
+                    *quality,
+                    _cost_cell(costs, method, "model_seconds")
+                    + _marker(report, "model_seconds", method),
+                    _cost_cell(costs, method, "llm_calls") + _marker(report, "llm_calls", method),
+                ]
+            )
+    header = [
+        "Corpus",
+        "Method",
+        "Answer metric",
+        "Answer score",
+        "Evidence recall",
+        "Model seconds / answer",
+        "LLM calls / answer",
+    ]
+    return [
+        "## Headline",
+        "",
+        "Mean [95% bootstrap CI] (n). ▲ / ▼: higher / lower than "
+        f"{baseline} by a paired Wilcoxon test, Holm-corrected over the methods compared with "
+        f"{baseline} on that metric and corpus, p < 0.05; no mark: no significant difference.",
+        "",
+        *table(header, rows),
+    ]
+
+
+def _claim(row: Any, baseline: str) -> str:
+    direction = "higher" if row.mean_diff > 0 else "lower"
+    return (
+        f"{md(row.method)} {direction} than {baseline} on {row.metric} "
+        f"({signed(row.mean_diff)} [{signed(row.ci_low)}, {signed(row.ci_high)}], n={int(row.n)}, "
+        f"Holm {p_phrase(row.p_holm)})"
+    )
+
+
+def _quality_reading(report: CorpusReport, baseline: str) -> list[str]:
+    """Return what the quality tests against the baseline support, and how close the rest is."""
+    cost_metrics = {c for c, _ in COST_METRICS}
+    tests = report.tests[~report.tests["metric"].isin(cost_metrics)]
+    tested = tests[tests["p_value"].notna()]
+    if tested.empty:
+        return [f"No quality difference from {baseline} could be tested (fewer than 5 pairs)."]
+    passed = tested[tested["p_holm"] < report.analysis.alpha]
+    parts = [
+        f"{len(passed)} of {len(tested)} tested quality differences from {baseline} pass "
+        "Holm's correction"
+        + (
+            ": " + "; ".join(_claim(r, baseline) for r in passed.itertuples()) + "."
+            if len(passed)
+            else ", so none is claimed."
+        )
+    ]
+    rest = tested[tested["p_holm"] >= report.analysis.alpha]
+    if len(rest):
+        nearest = rest.sort_values("p_value", kind="stable").iloc[0]
+        parts.append(
+            f"Not significant: the other {len(rest)}; the nearest is {md(nearest.method)} on "
+            f"{nearest.metric} ({signed(nearest.mean_diff)} [{signed(nearest.ci_low)}, "
+            f"{signed(nearest.ci_high)}], {p_phrase(nearest.p_value)}, Holm "
+            f"{p_phrase(nearest.p_holm)})."
+        )
+    n = int(tested["n"].max())
+    family = int(tested.groupby("metric").size().max())
+    floor = min(1.0, stats.smallest_p(n) * family)
+    if floor >= report.analysis.alpha:
+        parts.append(
+            f"With {n} questions and {family} methods per family no difference can pass: the "
+            f"smallest Holm-corrected p is {p_text(floor)}."
+        )
+    untested = int(tests["p_value"].isna().sum())
+    if untested:
+        parts.append(f"{untested} comparison(s) had fewer than {stats.MIN_PAIRS} pairs: no test.")
+    return parts
+
+
+def _cost_reading(report: CorpusReport, baseline: str) -> list[str]:
+    """Return the cost per answer relative to the baseline and the cost differences that pass."""
+    seconds = method_means(report, "model_seconds")
+    base = seconds.get(baseline, math.nan)
+    parts = []
+    if not math.isnan(base) and base > 0:
+        ratios = ", ".join(
+            f"{md(m)} {seconds[m] / base:.1f}×" for m in report.analysis.methods if m != baseline
+        )
+        parts.append(f"Model seconds per answer relative to {baseline}: {ratios}.")
+    labels = dict(COST_METRICS)
+    passed = significant(report)
+    passed = passed[passed["metric"].isin(labels)]
+    tested = report.tests[report.tests["metric"].isin(labels) & report.tests["p_value"].notna()]
+    if tested.empty:
+        return parts
+    groups = []
+    for word, sign in (("more", 1), ("fewer", -1)):
+        for metric, label in COST_METRICS:
+            rows = passed[(passed["metric"] == metric) & (passed["mean_diff"] * sign > 0)]
+            if len(rows):
+                groups.append(f"{word} {label}: {', '.join(map(md, rows['method']))}")
+    parts.append(
+        f"{len(passed)} of {len(tested)} cost differences pass Holm's correction"
+        + (f" ({'; '.join(groups)})." if groups else ".")
+    )
+    return parts
+
+
+def _frontier_reading(report: CorpusReport) -> list[str]:
+    metric = "evidence_recall" if "evidence_recall" in report.quality else answer_metric(report)
+    costs = method_means(report, "model_seconds")
+    qualities = method_means(report, metric)
+    front = frontier(costs, qualities)
+    if not front:
+        return []
+    behind = [m for m in report.analysis.methods if m not in front]
+    return [
+        f"On the {metric} / model-seconds frontier (means, not a test): "
+        f"{', '.join(map(md, front))}"
+        + (f"; dominated: {', '.join(map(md, behind))}." if behind else ".")
+    ]
+
+
+def _hops_reading(report: CorpusReport) -> list[str]:
+    if report.hops is None:
+        return []
+    shares = hop_shares(report.hops, report.analysis.n_resamples, report.analysis.seed)
+    positions = sorted(int(h) for h in pd.unique(shares["hop"]))
+    per_method = [
+        f"{md(m)} "
+        + " / ".join(
+            number(
+                float(shares[(shares["method"] == m) & (shares["hop"] == h)]["found_mean"].iloc[0])
+            )
+            if ((shares["method"] == m) & (shares["hop"] == h)).any()
+            else "—"
+            for h in positions
+        )
+        for m in pd.unique(shares["method"])
+    ]
+    header = " / ".join(f"hop {h}" for h in positions)
+    return [f"Share of hop paragraphs read ({header}): {'; '.join(per_method)}."]
+
+
+def reading_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]:
+    lines = [
+        "## Reading",
+        "",
+        "Generated from the tables below. A difference is claimed only when its paired test "
+        "passes Holm's correction; everything else is described as a mean, not a difference.",
+        "",
+    ]
+    for report in reports:
+        parts = [
+            *_quality_reading(report, baseline),
+            *_hops_reading(report),
+            *_cost_reading(report, baseline),
+            *_frontier_reading(report),
+        ]
+        if report.left_out:
+            parts.append(
+                "RAGAS left out (judge not shown informative on planted controls): "
+                + ", ".join(f"{m} ({verdict})" for m, verdict in report.left_out.items())
+                + "."
+            )
+        lines.append(
+            f"- **{md(report.name)}** ({report.n_questions} questions, "
+            f"{len(report.analysis.methods)} methods): " + " ".join(parts)
+        )
+    return lines
+
+
+def _demoted(lines: list[str]) -> list[str]:
+    """Return report section lines one heading level deeper (## becomes ###)."""
+    return [f"#{line}" if line.startswith("#") else line for line in lines]
+
+
+def _index_lines(cost: dict[str, Any] | None) -> list[str]:
+    if not cost:
+        return ["No index cost stored (the report predates run.json and its index is absent)."]
+    tokens = float(cost.get("corpus_tokens") or 0)
+    per = (lambda v: _short(PER_THOUSAND * float(v) / tokens)) if tokens else (lambda v: "—")
+    spent = cost["prompt_tokens"] + cost["completion_tokens"]
+    rows = [
+        [
+            md(cost["method"]),
+            str(cost.get("documents")),
+            f"{int(tokens):,}",
+            f"{cost['llm_calls']:,} ({per(cost['llm_calls'])})",
+            f"{spent:,} ({per(spent)})",
+            f"{_short(cost['model_seconds'])} ({per(cost['model_seconds'])})",
+            _short(cost["wall_seconds"]),
+        ]
+    ]
+    header = [
+        "Index mode",
+        "Documents",
+        "Corpus tokens",
+        "LLM calls (per 1,000 tokens)",
+        "Prompt + completion tokens (per 1,000)",
+        "Model seconds (per 1,000)",
+        "Wall seconds of the writing run",
+    ]
+    return [
+        *table(header, rows),
+        "",
+        "Corpus tokens are the text units' tokens (chunk overlap included). Model seconds are "
+        "the recorded LLM time (a replayed call keeps the seconds it took live); wall seconds "
+        "are those of the run that wrote the index folder.",
+    ]
+
+
+def _tests_lines(report: CorpusReport, baseline: str) -> list[str]:
+    rows = [
+        [
+            md(r.metric),
+            md(r.method),
+            str(int(r.n)),
+            f"{signed(r.mean_diff)} [{signed(r.ci_low)}, {signed(r.ci_high)}]",
+            p_text(r.p_value),
+            p_text(r.p_holm),
+            (
+                "too few pairs"
+                if math.isnan(r.p_value)
+                else ("significant" if r.p_holm < report.analysis.alpha else "not significant")
+            ),
+        ]
+        for r in report.tests.itertuples()
+    ]
+    header = [
+        "Metric",
+        "Method",
+        "n pairs",
+        f"Mean diff − {baseline} [95% CI]",
+        "p",
+        "p (Holm)",
+        "",
+    ]
+    return table(header, rows) if rows else ["No method besides the baseline."]
+
+
+def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
+    analysis = report.analysis
+    meta = report.meta
+    described = [
+        f"- **{label}:** {md(meta[key])}"
+        for key, label in RUN_FIELDS
+        if key in meta and not isinstance(meta[key], dict)
+    ]
+    quality_rows = [
+        [
+            md(m),
+            *(
+                cell(
+                    stats.summary_row(analysis.by_method, method=m),
+                    metric,
+                    ragas=metric in analysis.ragas_metrics,
+                )
+                + _marker(report, metric, m)
+                for metric in report.quality
+            ),
+        ]
+        for m in analysis.methods
+    ]
+    costs = _cost_summary(report)
+    cost_rows = [
+        [md(m), *(_cost_cell(costs, m, c) + _marker(report, c, m) for c, _ in COST_METRICS)]
+        for m in analysis.methods
+    ]
+    lines = [
+        f"## {md(report.name)}",
+        "",
+        f"- **Report:** {repo_relative(report.folder)}",
+        *described,
+        "",
+        "### Quality",
+        "",
+        *table(["Method", *report.quality], quality_rows),
+    ]
+    if report.left_out:
+        lines += [
+            "",
+            "RAGAS metrics left out, their judge not shown informative on planted controls: "
+            + ", ".join(f"{m} ({v})" for m, v in report.left_out.items())
+            + ".",
+        ]
+    if report.hops is not None:
+        shares = hop_shares(report.hops, analysis.n_resamples, analysis.seed)
+        lines += ["", "### Evidence per hop", "", *shares_table(shares)]
+    if analysis.win_rates is not None:
+        lines += ["", *_demoted(pairwise_section(analysis))]
+    lines += [
+        "",
+        "### Cost per answer",
+        "",
+        *table(["Method", *(label for _, label in COST_METRICS)], cost_rows),
+        "",
+        "### Index cost",
+        "",
+        *_index_lines(report.index_cost),
+        "",
+        f"### Differences from {baseline}",
+        "",
+        *_tests_lines(report, baseline),
+    ]
+    return lines
+
+
+def render_summary(
+    reports: Sequence[CorpusReport], baseline: str = BASELINE, command: str | None = None
+) -> str:
+    """Return the cross-corpus summary page (the same reports give the same bytes)."""
+    alpha = reports[0].analysis.alpha
+    header = [
+        "# Cross-corpus summary",
+        "",
+        "Every mean is printed with its 95% percentile-bootstrap CI and n. Differences are "
+        f"against {baseline}: a paired Wilcoxon signed-rank test per method, metric and corpus "
+        f"over the questions both answered, Holm-corrected over the methods compared with "
+        f"{baseline} on that metric and corpus; a difference is called significant only when "
+        f"the corrected p < {number(alpha)}. Quality: judge-free metrics that apply to the set, "
+        "RAGAS only where its judge separated real answers from planted controls, "
+        f"{ALL_HOPS} = every hop's paragraph read (multi-hop sets).",
+    ]
+    if command:
+        header += ["", f"Generated by `{command}`."]
+    sections = [
+        header,
+        headline_section(reports, baseline),
+        reading_section(reports, baseline),
+        *(corpus_section(report, baseline) for report in reports),
+    ]
+    return "\n\n".join("\n".join(lines) for lines in sections) + "\n"
+
+
+def write_summary(
+    folders: Sequence[str | Path],
+    out: str | Path,
+    baseline: str = BASELINE,
+    command: str | None = None,
+) -> Path:
+    """Read every report folder and write the cross-corpus summary to ``out``; return ``out``."""
+    reports = [load_report(folder, baseline) for folder in folders]
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_summary(reports, baseline, command), encoding="utf-8", newline="\n")
+    return out

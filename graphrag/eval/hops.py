@@ -1,0 +1,186 @@
+"""Per-hop evidence: for multi-hop questions, which hop's gold paragraph each method read.
+
+A benchmark question's ``decomposition`` lists its hops in reasoning order, each with the
+paragraph that answers it (``support``). Evidence recall averages over a question's
+paragraphs; here each hop is kept apart, so a reader sees *where* a chain breaks: a method
+that finds the first hop's paragraph (named in the question) but not the bridge entity's
+(named only in another paragraph) misses hop 2, which is what graph methods claim to fix.
+
+A hop counts as found when a text unit of its paragraph was placed verbatim in the answer's
+prompt (the same test as ``metrics.EvidenceIndex.evidence_recall``); summaries, map points
+and entity descriptions do not count, so global search finds no hop by construction. A
+failed answer read nothing and finds no hop. A hop without a support paragraph is NaN.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from graphrag.eval import stats
+from graphrag.eval.metrics import EvidenceIndex
+from graphrag.eval.stats import summary_row
+from graphrag.eval.tables import cell, md, table
+
+HOPS_CSV = "hops.csv"
+HOP_COLUMNS = ["question_id", "method", "hop", "hops", "support", "found"]
+FOUND, MISSED, NO_SUPPORT = "✓", "✗", "·"
+
+
+def has_decompositions(questions: pd.DataFrame) -> bool:
+    """Return True when some question lists its hops (a multi-hop benchmark set)."""
+    return "decomposition" in questions and bool(questions["decomposition"].map(bool).any())
+
+
+def hop_evidence(
+    records: pd.DataFrame, questions: pd.DataFrame, evidence: EvidenceIndex
+) -> pd.DataFrame:
+    """Return one row per (record, hop): whether the method's contexts held that hop's paragraph.
+
+    Columns ``HOP_COLUMNS``; ``hop`` counts from 1, ``hops`` is the question's number of hops,
+    ``found`` is 1.0 / 0.0 (NaN for a hop without a support paragraph). Records of questions
+    without a decomposition give no rows.
+    """
+    steps_of = {
+        q: list(steps)
+        for q, steps in zip(questions["id"], questions.get("decomposition", []), strict=False)
+        if isinstance(steps, list | tuple) and len(steps)
+    }
+    rows = []
+    for record in records.itertuples(index=False):
+        steps = steps_of.get(record.question_id)
+        if not steps:
+            continue
+        supports = [str(step.get("support") or "") for step in steps]
+        read = evidence.documents_read(list(record.contexts), [s for s in supports if s])
+        for position, support in enumerate(supports, start=1):
+            rows.append(
+                {
+                    "question_id": record.question_id,
+                    "method": record.method,
+                    "hop": position,
+                    "hops": len(steps),
+                    "support": support,
+                    "found": float(support in read) if support else math.nan,
+                }
+            )
+    return pd.DataFrame(rows, columns=HOP_COLUMNS)
+
+
+def hop_shares(
+    hops: pd.DataFrame,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+) -> pd.DataFrame:
+    """Return, per method and hop position, the share of hops found (``found_mean``, CI, n).
+
+    A ``stats.summarize`` table over ``by=("method", "hop")``, hops in ascending order and
+    methods in their order of first appearance.
+    """
+    rank = {method: i for i, method in enumerate(_methods(hops))}
+    ordered = hops.assign(rank=hops["method"].map(rank)).sort_values(["rank", "hop"], kind="stable")
+    table = stats.summarize(
+        ordered, ["found"], by=("method", "hop"), n_resamples=n_resamples, seed=seed
+    )
+    return table.reset_index(drop=True)
+
+
+def _methods(hops: pd.DataFrame) -> list[str]:
+    return [str(m) for m in pd.unique(hops["method"])]
+
+
+def found_table(hops: pd.DataFrame) -> pd.DataFrame:
+    """Return a question x method table of found/missed marks per hop ("✓✗" = hop 1 found,
+    hop 2 missed; "·" for a hop without a support paragraph), questions in record order."""
+    marks = hops.assign(
+        mark=hops["found"].map(
+            lambda v: NO_SUPPORT if v is None or math.isnan(v) else FOUND if v else MISSED
+        )
+    )
+    joined = (
+        marks.sort_values("hop", kind="stable")
+        .groupby(["question_id", "method"], sort=False)["mark"]
+        .agg("".join)
+        .unstack("method")
+    )
+    questions = list(pd.unique(hops["question_id"]))
+    return joined.reindex(index=questions, columns=_methods(hops))
+
+
+def all_hops_found(hops: pd.DataFrame) -> pd.DataFrame:
+    """Return a question x method table: 1.0 when every hop's paragraph was read, else 0.0."""
+    complete = hops.groupby(["question_id", "method"], sort=False)["found"].agg(
+        lambda s: float((s.dropna() == 1.0).all()) if s.notna().any() else math.nan
+    )
+    questions = list(pd.unique(hops["question_id"]))
+    return complete.unstack("method").reindex(index=questions, columns=_methods(hops))
+
+
+def shares_table(shares: pd.DataFrame) -> list[str]:
+    """Return a Markdown table: one row per method, one column per hop position."""
+    positions = sorted(int(h) for h in pd.unique(shares["hop"]))
+    rows = []
+    for method in _methods(shares):
+        cells = [cell(summary_row(shares, method=method, hop=h), "found") for h in positions]
+        rows.append([md(method), *cells])
+    return table(["Method", *(f"hop {h}" for h in positions)], rows)
+
+
+def hops_section(
+    hops: pd.DataFrame,
+    *,
+    per_question: bool = True,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+) -> list[str]:
+    """Return the lines of the ``## Evidence per hop`` section (empty without hop rows)."""
+    if hops.empty:
+        return []
+    shares = hop_shares(hops, n_resamples=n_resamples, seed=seed)
+    complete = all_hops_found(hops)
+    chains = [
+        [md(m), cell(_estimate_row(complete[m], n_resamples, seed), "found")]
+        for m in complete.columns
+    ]
+    lines = [
+        "## Evidence per hop",
+        "",
+        "For each hop of a question's decomposition (in reasoning order), the share of hops "
+        "whose gold paragraph the method placed verbatim in its prompt: mean [95% bootstrap CI] "
+        "(n = questions with that hop). Summaries (reports, map points, entity descriptions) do "
+        "not count, so global search finds no hop by construction; a failed answer finds none.",
+        "",
+        *shares_table(shares),
+        "",
+        "Whole chain (every hop's paragraph read), per question:",
+        "",
+        *table(["Method", "All hops found"], chains),
+    ]
+    if per_question:
+        found = found_table(hops)
+        rows = [
+            [md(question), *(md(found.loc[question, m]) for m in found.columns)]
+            for question in found.index
+        ]
+        lines += [
+            "",
+            f"Per question ({FOUND} found, {MISSED} missed, hop 1 first):",
+            "",
+            *table(["Question", *map(md, found.columns)], rows),
+        ]
+    return lines
+
+
+def _estimate_row(values: pd.Series, n_resamples: int, seed: int) -> pd.Series:
+    """Return a one-row ``summarize``-style record of ``found`` for ``tables.cell``."""
+    estimate = stats.bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
+    return pd.Series(
+        {
+            "found_mean": estimate.mean,
+            "found_low": estimate.low,
+            "found_high": estimate.high,
+            "found_n": estimate.n,
+            "found_failed": estimate.n_missing,
+        }
+    )

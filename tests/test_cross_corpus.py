@@ -1,0 +1,271 @@
+"""The cross-corpus summary: report folders read back, tested against naive, written as prose."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from graphrag import viz
+from graphrag.cli import main
+from graphrag.config import REPO_ROOT
+from graphrag.eval import judge_validity, stats
+from graphrag.eval.cross_corpus import SummaryError, compare_with_baseline, index_cost, load_report
+from graphrag.eval.cross_corpus_page import render_summary, write_summary
+from graphrag.eval.hops import HOP_COLUMNS
+from graphrag.eval.report import write_report
+
+DEMO = REPO_ROOT / "reports" / "kestrel_bay"
+METHODS = ("naive", "ppr", "global")
+N = 8
+MANIFEST = {
+    "settings": {"index": {"method": "llm"}},
+    "summary": {
+        "counts": {"documents": 4, "corpus_tokens": 2000},
+        "stages": {"extract": {"wall_seconds": 1.5}, "embed": {"wall_seconds": 0.5}},
+    },
+    "usage": {
+        "calls": 10,
+        "cache_hits": 10,
+        "prompt_tokens": 3000,
+        "completion_tokens": 1000,
+        "model_seconds": 400.0,
+    },
+}
+
+
+def bench_records() -> pd.DataFrame:
+    """8 two-hop questions where the answer is known: ppr reads every gold paragraph and
+    answers right with two LLM calls; naive reads half and is right on 3 of 8; global reads
+    none (summaries only) and is right as often as naive, at three calls."""
+    rows = []
+    for q in range(N):
+        for method in METHODS:
+            right = {"naive": q < 3, "ppr": True, "global": q >= N - 3}[method]
+            rows.append(
+                {
+                    "question_id": f"q{q}",
+                    "question": f"Question {q}?",
+                    "type": "multi_hop",
+                    "method": method,
+                    "answer": "x",
+                    "answer_error": None,
+                    "contexts": [],
+                    "keyword_hit_rate": float(right),
+                    "exact_match": float(right),
+                    "token_f1": float(right),
+                    "evidence_recall": {"naive": 0.5, "ppr": 1.0, "global": 0.0}[method],
+                    "recall_at_5": {"naive": 0.5, "ppr": 1.0, "global": math.nan}[method],
+                    "llm_calls": {"naive": 1, "ppr": 2, "global": 3}[method],
+                    "prompt_tokens": {"naive": 1000, "ppr": 1100, "global": 2500}[method] + q,
+                    "completion_tokens": 50 + q,
+                    "model_seconds": {"naive": 10.0, "ppr": 12.0, "global": 30.0}[method] + q,
+                    "faithfulness": {"naive": 0.5, "ppr": 0.9, "global": 0.4}[method],
+                    "faithfulness_calls": 2,
+                    "context_recall": 1.0,
+                    "context_recall_calls": 1,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def bench_hops() -> pd.DataFrame:
+    """Naive finds hop 1 only, ppr both hops, global none."""
+    rows = [
+        {
+            "question_id": f"q{q}",
+            "method": method,
+            "hop": hop,
+            "hops": 2,
+            "support": f"doc{q}_{hop}",
+            "found": float(method == "ppr" or (method == "naive" and hop == 1)),
+        }
+        for q in range(N)
+        for method in METHODS
+        for hop in (1, 2)
+    ]
+    return pd.DataFrame(rows, columns=HOP_COLUMNS)
+
+
+def bench_controls() -> pd.DataFrame:
+    """The judge tells real from planted on faithfulness, not on context recall."""
+    rows = []
+    for i in range(20):
+        for metric, control_score in (("faithfulness", 0.0), ("context_recall", 1.0)):
+            rows.append(
+                {
+                    "metric": metric,
+                    "control": "other_contexts",
+                    "question_id": f"q{i % N}",
+                    "method": "naive",
+                    "donor_question_id": f"q{(i + 1) % N}",
+                    "real": 1.0,
+                    "control_score": control_score,
+                    "status": judge_validity.SCORED,
+                    "error": None,
+                }
+            )
+    return pd.DataFrame(rows, columns=judge_validity.PAIR_COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_report(
+        bench_records(),
+        tmp_path_factory.mktemp("reports") / "bench",
+        ["faithfulness", "context_recall"],
+        {"corpus": "data/bench/docs", "n_questions": N, "methods": ", ".join(METHODS)},
+        controls=bench_controls(),
+        hops=bench_hops(),
+        run_info={"index_cost": index_cost(MANIFEST)},
+    )
+
+
+def test_write_report_keeps_a_machine_readable_run_and_the_hops(bench: Path) -> None:
+    run = json.loads((bench / "run.json").read_text())
+    assert run["ragas_metrics"] == ["faithfulness", "context_recall"]
+    assert run["meta"]["corpus"] == "data/bench/docs" and run["seed"] == stats.DEFAULT_SEED
+    assert run["index_cost"]["corpus_tokens"] == 2000 and run["index_cost"]["wall_seconds"] == 2.0
+    assert len(pd.read_csv(bench / "hops.csv")) == N * len(METHODS) * 2
+    assert "## Evidence per hop" in (bench / "summary.md").read_text()
+
+
+def test_only_informative_ragas_metrics_and_applicable_metrics_are_kept(bench: Path) -> None:
+    report = load_report(bench)
+    assert report.quality == [
+        "exact_match",
+        "token_f1",
+        "evidence_recall",
+        "recall_at_5",
+        "keyword_hit_rate",
+        "faithfulness",
+    ]
+    assert report.left_out == {"context_recall": judge_validity.NOT_INFORMATIVE}
+
+
+def test_compare_with_baseline_naive_find_exactly_the_built_in_differences(bench: Path) -> None:
+    tests = load_report(bench).tests.set_index(["metric", "method"])
+    # ppr: all 8 questions favour it over naive on evidence recall (p = 0.0078, x2 for Holm).
+    row = tests.loc[("evidence_recall", "ppr")]
+    assert row.mean_diff == 0.5 and row.n == N
+    assert row.p_value == pytest.approx(stats.smallest_p(N))
+    assert row.p_holm == pytest.approx(2 * stats.smallest_p(N)) and row.p_holm < 0.05
+    # 5 of 8 questions favour ppr on exact match, none against: not enough after Holm.
+    assert tests.loc[("exact_match", "ppr")].p_holm >= 0.05
+    # global answers right as often as naive (3 of 8 each, on different questions).
+    assert tests.loc[("exact_match", "global")].mean_diff == 0.0
+    # recall@5 does not apply to global: no test, not a "too few pairs".
+    assert ("recall_at_5", "global") not in tests.index
+    # The whole chain (both hops read) and the cost are tested too.
+    assert tests.loc[("all_hops_found", "ppr")].p_holm < 0.05
+    assert tests.loc[("llm_calls", "global")].mean_diff == 2.0
+    assert tests.loc[("model_seconds", "ppr")].p_holm < 0.05
+    # Each metric is one Holm family of the two methods compared with naive.
+    recomputed = stats.holm(list(tests.loc["evidence_recall"]["p_value"]))
+    assert list(tests.loc["evidence_recall"]["p_holm"]) == pytest.approx(recomputed)
+
+
+def test_summary_prose_claims_only_what_passes(bench: Path) -> None:
+    text = render_summary([load_report(bench)])
+    headline = text.split("## Headline", 1)[1].split("## Reading", 1)[0]
+    assert (
+        "| bench | ppr | exact_match | 1.000 [1.000, 1.000] (n=8) | 1.000 [1.000, 1.000] (n=8) ▲"
+        in (headline)
+    )
+    assert "| bench | global | exact_match | 0.375" in headline
+    reading = text.split("## Reading", 1)[1].split("\n## ", 1)[0]
+    assert "ppr higher than naive on evidence_recall (+0.500 [+0.500, +0.500], n=8" in reading
+    assert "global lower than naive on evidence_recall" in reading
+    assert "ppr higher than naive on exact_match" not in reading
+    assert (
+        "Share of hop paragraphs read (hop 1 / hop 2): naive 1.000 / 0.000; ppr 1.000 / 1.000"
+        in (reading)
+    )
+    assert "On the evidence_recall / model-seconds frontier (means, not a test): naive, ppr;" in (
+        reading
+    )
+    assert "RAGAS left out" in reading and "context_recall (not informative" in reading
+    # The index cost per 1,000 corpus tokens: 10 calls, 4,000 tokens, 400 s over 2,000 tokens.
+    assert "| llm | 4 | 2,000 | 10 (5.0) | 4,000 (2,000.0) | 400.0 (200.0) | 2.0 |" in text
+    assert "| context_recall" not in text.split("### Differences from naive", 1)[1]
+
+
+def test_old_reports_without_run_json_are_read_from_their_files(
+    bench: Path, tmp_path: Path
+) -> None:
+    old = tmp_path / "old"
+    shutil.copytree(bench, old)
+    (old / "run.json").unlink()
+    report = load_report(old)
+    assert report.meta["corpus"] == "data/bench/docs"
+    assert report.analysis.ragas_metrics == ["faithfulness", "context_recall"]
+    assert report.left_out == {"context_recall": judge_validity.NOT_INFORMATIVE}
+    assert report.index_cost is None
+    assert "No index cost stored" in render_summary([report])
+
+
+def test_missing_records_or_baseline_are_named(bench: Path, tmp_path: Path) -> None:
+    with pytest.raises(SummaryError, match="no records.parquet"):
+        load_report(tmp_path)
+    with pytest.raises(SummaryError, match="baseline method 'hyde'"):
+        load_report(bench, baseline="hyde")
+
+
+def test_the_real_demo_report_summarized_through_the_cli(tmp_path: Path) -> None:
+    """Real data: the committed demo report. Its cells equal the report's own; the claims are
+    exactly the tests that pass Holm, recomputed here from the records."""
+    out = tmp_path / "SUMMARY.md"
+    assert main(["summarize", str(DEMO), "--out", str(out)]) == 0
+    text = out.read_text()
+    own = (DEMO / "summary.md").read_text()
+    scores = own.split("## Scores by method", 1)[1]
+    naive = next(line for line in scores.splitlines() if line.startswith("| naive |"))
+    evidence_cell = naive.split(" | ")[6]  # Method, Failed, 3 RAGAS, keyword hit, evidence
+    assert evidence_cell.startswith("0.733") and evidence_cell in text
+    # The demo's context-recall judge is not informative on planted controls: left out.
+    assert "context_recall (not informative on this judge)" in text
+    records = pd.read_parquet(DEMO / "records.parquet")
+    report = load_report(DEMO)
+    table = stats.scores_by_question(records, "evidence_recall")
+    others = [m for m in report.analysis.methods if m != "naive"]
+    p = [stats.paired_test(table[m], table["naive"]).p_value for m in others]
+    expected = {m for m, q in zip(others, stats.holm(p), strict=True) if q < 0.05}
+    tests = compare_with_baseline(report).query("metric == 'evidence_recall'")
+    assert set(tests.loc[tests["p_holm"] < 0.05, "method"]) == expected == {"global"}
+    assert "global lower than naive on evidence_recall (-0.733" in text
+    # Nothing claimed for local on evidence recall (p = 0.062 before Holm).
+    assert "local lower than naive on evidence_recall" not in text
+    # Same reports, same bytes (from the headline on: the command line differs).
+    again = write_summary([DEMO], tmp_path / "again.md").read_text()
+    assert again.split("## Headline", 1)[1] == text.split("## Headline", 1)[1]
+
+
+def test_frontier_keeps_the_methods_no_other_is_cheaper_and_better_than() -> None:
+    costs = {"a": 1.0, "b": 2.0, "c": 3.0, "d": 2.0, "e": math.nan}
+    quality = {"a": 0.2, "b": 0.5, "c": 0.5, "d": 0.4, "e": 0.9}
+    # c costs more for the same quality as b; d costs as much as b for less; e has no cost.
+    assert stats.frontier(costs, quality) == ["a", "b"]
+    assert stats.frontier({"a": 1.0, "b": 1.0}, {"a": 0.3, "b": 0.3}) == ["a", "b"]
+
+
+def test_frontier_plot_of_the_real_demo_report_joins_the_frontier_methods() -> None:
+    records = pd.read_parquet(DEMO / "records.parquet")
+    by_method = stats.summarize(records, ["evidence_recall", "recall_at_5"])
+    figure = viz.plot_cost_quality_frontier(records, by_method, ["evidence_recall", "recall_at_5"])
+    first, second = figure.axes[:2]
+    seconds = {
+        m: records.loc[records["method"] == m, "model_seconds"].mean()
+        for m in records["method"].unique()
+    }
+    means = by_method.set_index("method")["evidence_recall_mean"].to_dict()
+    front = stats.frontier(seconds, means)
+    step = next(line for line in first.get_lines() if line.get_linestyle() == "--")
+    assert list(step.get_xdata()) == pytest.approx([seconds[m] for m in front])
+    assert "local" in front and "global" not in front
+    # recall@5 does not apply to global search: named in the title, not drawn.
+    assert "not plotted: global" in second.get_title()
+    assert "not plotted" not in first.get_title()
