@@ -342,3 +342,39 @@ def plot_cost_quality_frontier(
         "whiskers: 95% bootstrap CI)"
     )
     return figure
+
+
+def plot_hop_evidence(shares: pd.DataFrame) -> Figure:
+    """Return grouped bars: per hop position, the share of hops whose paragraph each method
+    read, with 95% CI whiskers and each bar's n below the axis label.
+
+    ``shares`` is ``hops.hop_shares(...)`` (a ``summarize`` table over method and hop).
+    """
+    methods = _methods(shares)
+    colours = _colours(methods)
+    positions = sorted(int(h) for h in pd.unique(shares["hop"]))
+    width = 0.8 / max(len(methods), 1)
+    figure = _new_figure(max(6.0, 1.8 * len(positions) + 3.0), 4.4)
+    axes = figure.subplots()
+    labels = []
+    for j, hop in enumerate(positions):
+        counts = set()
+        for i, method in enumerate(methods):
+            row = summary_row(shares, method=method, hop=hop)
+            interval = _interval(row, "found")
+            if interval is None:
+                continue
+            counts.add(int(row["found_n"]))
+            _bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colours[method])
+        labels.append(f"hop {hop}\n(n={', '.join(map(str, sorted(counts)))})")
+    axes.set_xticks(range(len(positions)), labels)
+    axes.set_ylim(0, 1.05)
+    axes.set_ylabel("Share of hops whose paragraph was read")
+    axes.set_title("Evidence found per hop (whiskers: 95% bootstrap CI)")
+    axes.legend(
+        handles=_legend_handles(methods, {}),
+        loc="upper left",
+        fontsize="small",
+        bbox_to_anchor=(1.0, 1.0),
+    )
+    return figure

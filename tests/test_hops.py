@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from graphrag import viz
 from graphrag.config import REPO_ROOT
 from graphrag.eval.hops import (
     all_hops_found,
@@ -175,3 +176,16 @@ def test_real_demo_answers_per_hop_agree_with_their_evidence_recall(demo_index) 
     assert mean_found.to_dict() == pytest.approx(recall.loc[mean_found.index].to_dict())
     # The demo's multi-hop answers differ per hop: not every hop of every method is found.
     assert 0.0 < rows["found"].mean() < 1.0
+
+
+def test_hop_plot_draws_one_bar_per_method_and_hop_with_its_n(hops: pd.DataFrame) -> None:
+    figure = viz.plot_hop_evidence(hop_shares(hops))
+    axes = figure.axes[0]
+    heights = [round(patch.get_height(), 3) for patch in axes.patches]
+    # hops 1 and 2 for three methods, hop 3 (q3 only) for three: 9 bars, in method order.
+    assert heights == [1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    assert [t.get_text() for t in axes.get_xticklabels()] == [
+        "hop 1\n(n=2)",
+        "hop 2\n(n=2)",
+        "hop 3\n(n=1)",
+    ]

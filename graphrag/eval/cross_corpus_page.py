@@ -255,7 +255,7 @@ def reading_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]
                 + "."
             )
         lines.append(
-            f"- **{md(report.name)}** ({report.n_questions} questions, "
+            f"- **{md(report.name)}** ({_count(report.n_questions, 'question')}, "
             f"{len(report.analysis.methods)} methods): " + " ".join(parts)
         )
     return lines
@@ -436,3 +436,8 @@ def write_summary(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_summary(reports, baseline, command), encoding="utf-8", newline="\n")
     return out
+
+
+def _count(n: int, noun: str) -> str:
+    """Return "1 question" or "9 questions"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -153,7 +153,7 @@ def hops_section(
         "",
         *shares_table(shares),
         "",
-        "Whole chain (every hop's paragraph read), per question:",
+        "Whole chain: the share of questions with every hop's paragraph read:",
         "",
         *table(["Method", "All hops found"], chains),
     ]
