@@ -189,3 +189,25 @@ def test_hop_plot_draws_one_bar_per_method_and_hop_with_its_n(hops: pd.DataFrame
         "hop 2\n(n=2)",
         "hop 3\n(n=1)",
     ]
+
+
+def test_the_committed_musique_report_holds_hops_that_agree_with_its_records() -> None:
+    """Real data: the MuSiQue report written by `eval` (records, hops.csv and summary.md).
+    Each answer's hops are its question's decomposition, and the share of distinct hop
+    paragraphs found is the evidence recall computed from the same contexts."""
+    folder = REPO_ROOT / "reports" / "musique"
+    records = pd.read_parquet(folder / "records.parquet")
+    hops = pd.read_csv(folder / "hops.csv")
+    asked = load_questions(REPO_ROOT / "data" / "musique" / "questions.jsonl").set_index("id")
+    for (question, _method), rows in hops.groupby(["question_id", "method"], sort=False):
+        steps = asked.loc[question, "decomposition"]
+        assert list(rows["hop"]) == list(range(1, len(steps) + 1))
+        assert list(rows["support"]) == [step["support"] for step in steps]
+    assert len(hops.groupby(["question_id", "method"])) == len(records)
+    distinct = hops.drop_duplicates(["question_id", "method", "support"])
+    found = distinct.groupby(["question_id", "method"])["found"].mean()
+    recall = records.set_index(["question_id", "method"])["evidence_recall"]
+    assert found.to_dict() == pytest.approx(recall.loc[found.index].to_dict())
+    # The report prints them, with global search finding no hop (it reads summaries only).
+    assert "## Evidence per hop" in (folder / "summary.md").read_text()
+    assert (hops.loc[hops["method"] == "global", "found"] == 0.0).all()
