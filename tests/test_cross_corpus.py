@@ -239,6 +239,8 @@ def test_the_real_demo_report_summarized_through_the_cli(tmp_path: Path) -> None
     assert "global lower than naive on evidence_recall (-0.733" in text
     # Nothing claimed for local on evidence recall (p = 0.062 before Holm).
     assert "local lower than naive on evidence_recall" not in text
+    # The index's cost, kept in run.json from the demo index's index.json (recorded calls).
+    assert "| llm | 12 | 5,150 | 47 (9.1) |" in text
     # Same reports, same bytes (from the headline on: the command line differs).
     again = write_summary([DEMO], tmp_path / "again.md").read_text()
     assert again.split("## Headline", 1)[1] == text.split("## Headline", 1)[1]
