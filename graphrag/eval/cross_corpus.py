@@ -3,10 +3,10 @@
 ``python -m graphrag summarize reports/kestrel_bay reports/musique --out reports/SUMMARY.md``
 reads what ``write_report`` left in each folder (``records.parquet``; ``run.json`` with the
 run's metadata, RAGAS metrics and the index's cost; the judge controls, pairwise verdicts and
-per-hop rows when present) and writes one Markdown page. Per corpus and method: the
-judge-free quality metrics that apply, RAGAS metrics only where the judge separated real
-answers from planted controls, pairwise win rates, evidence per hop, cost per answer, each
-mean with its 95% CI and n, and the index's cost per 1,000 corpus tokens.
+per-hop rows when present) and writes one Markdown page (``cross_corpus_page``). Per corpus
+and method: the judge-free quality metrics that apply, RAGAS metrics only where the judge
+separated real answers from planted controls, pairwise win rates, evidence per hop, cost per
+answer, each mean with its 95% CI and n, and the index's cost per 1,000 corpus tokens.
 
 Every difference from the baseline (naive RAG) is a paired Wilcoxon test over the questions
 both methods answered (``stats.paired_test``), Holm-corrected over the methods compared with
@@ -30,9 +30,7 @@ from graphrag.eval import judge_validity, stats
 from graphrag.eval.analysis import Analysis, analyse
 from graphrag.eval.hops import HOPS_CSV, all_hops_found
 from graphrag.eval.judge import JUDGE_CALLS
-from graphrag.eval.tables import (
-    RUN_FIELDS,
-)
+from graphrag.eval.tables import RUN_FIELDS
 
 BASELINE = "naive"
 QUALITY_METRICS = (

@@ -64,7 +64,7 @@ def _cost_summary(report: CorpusReport) -> pd.DataFrame:
 
 def _cost_cell(summary: pd.DataFrame, method: str, column: str) -> str:
     row = stats.summary_row(summary, method=method)
-    if row is None or column not in {c for c, _ in COST_METRICS} or f"{column}_n" not in row:
+    if row is None or f"{column}_n" not in row:
         return "—"
     mean, low, high, n = (row[f"{column}_{part}"] for part in ("mean", "low", "high", "n"))
     return f"{_short(mean)} [{_short(low)}, {_short(high)}] (n={int(n)})"
@@ -113,7 +113,8 @@ def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str
         "",
         "Mean [95% bootstrap CI] (n). ▲ / ▼: higher / lower than "
         f"{baseline} by a paired Wilcoxon test, Holm-corrected over the methods compared with "
-        f"{baseline} on that metric and corpus, p < 0.05; no mark: no significant difference.",
+        f"{baseline} on that metric and corpus, p < {number(reports[0].analysis.alpha)}; "
+        "no mark: no significant difference.",
         "",
         *table(header, rows),
     ]
