@@ -181,6 +181,7 @@ def test_summary_prose_claims_only_what_passes(bench: Path) -> None:
     assert "ppr higher than naive on evidence_recall (+0.500 [+0.500, +0.500], n=8" in reading
     assert "global lower than naive on evidence_recall" in reading
     assert "ppr higher than naive on exact_match" not in reading
+    assert "Not significant: the other " in reading
     assert (
         "Share of hop paragraphs read (hop 1 / hop 2): naive 1.000 / 0.000; ppr 1.000 / 1.000"
         in (reading)

@@ -149,8 +149,9 @@ def _quality_reading(report: CorpusReport, baseline: str) -> list[str]:
     rest = tested[tested["p_holm"] >= report.analysis.alpha]
     if len(rest):
         nearest = rest.sort_values("p_value", kind="stable").iloc[0]
+        which = "all" if passed.empty else "the other"
         parts.append(
-            f"Not significant: the other {len(rest)}; the nearest is {md(nearest.method)} on "
+            f"Not significant: {which} {len(rest)}; the nearest is {md(nearest.method)} on "
             f"{nearest.metric} ({signed(nearest.mean_diff)} [{signed(nearest.ci_low)}, "
             f"{signed(nearest.ci_high)}], {p_phrase(nearest.p_value)}, Holm "
             f"{p_phrase(nearest.p_holm)})."
