@@ -17,6 +17,7 @@ from graphrag.eval.hops import (
     hop_evidence,
     hop_shares,
     hops_section,
+    telling_question,
 )
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
@@ -211,3 +212,12 @@ def test_the_committed_musique_report_holds_hops_that_agree_with_its_records() -
     # The report prints them, with global search finding no hop (it reads summaries only).
     assert "## Evidence per hop" in (folder / "summary.md").read_text()
     assert (hops.loc[hops["method"] == "global", "found"] == 0.0).all()
+
+
+def test_the_question_shown_hop_by_hop_is_one_where_methods_differ(hops: pd.DataFrame) -> None:
+    # q3 comes first and the methods differ on its hop 2 (ppr found it, naive did not).
+    assert telling_question(hops) == "q3"
+    agreeing = hops[hops["method"] == "global"]
+    assert telling_question(agreeing) == "q3"  # no split: the first with a missed hop
+    found_everywhere = hops[(hops["method"] == "ppr") & (hops["question_id"] == "q2")]
+    assert telling_question(found_everywhere) == "q2"

@@ -184,3 +184,17 @@ def _estimate_row(values: pd.Series, n_resamples: int, seed: int) -> pd.Series:
             "found_failed": estimate.n_missing,
         }
     )
+
+
+def telling_question(hops: pd.DataFrame) -> str:
+    """Return the question to show hop by hop: the first on which the methods disagree about a
+    hop, else the first with a missed hop, else the first (record order)."""
+    questions = list(pd.unique(hops["question_id"]))
+    spread = hops.groupby(["question_id", "hop"], sort=False)["found"].nunique()
+    split = set(spread[spread > 1].index.get_level_values("question_id"))
+    missed = set(hops.loc[hops["found"] == 0.0, "question_id"])
+    for chosen in (split, missed):
+        for question in questions:
+            if question in chosen:
+                return question
+    return questions[0]
