@@ -218,19 +218,10 @@ def _hops_reading(report: CorpusReport) -> list[str]:
     if report.hops is None:
         return []
     shares = hop_shares(report.hops, report.analysis.n_resamples, report.analysis.seed)
-    positions = sorted(int(h) for h in pd.unique(shares["hop"]))
-    per_method = [
-        f"{md(m)} "
-        + " / ".join(
-            number(
-                float(shares[(shares["method"] == m) & (shares["hop"] == h)]["found_mean"].iloc[0])
-            )
-            if ((shares["method"] == m) & (shares["hop"] == h)).any()
-            else "—"
-            for h in positions
-        )
-        for m in pd.unique(shares["method"])
-    ]
+    means = shares.pivot(index="method", columns="hop", values="found_mean")
+    means = means.reindex(index=pd.unique(shares["method"]), columns=sorted(means.columns))
+    per_method = [f"{md(m)} " + " / ".join(map(number, row)) for m, row in means.iterrows()]
+    positions = [int(h) for h in means.columns]
     header = " / ".join(f"hop {h}" for h in positions)
     return [f"Share of hop paragraphs read ({header}): {'; '.join(per_method)}."]
 
