@@ -143,9 +143,20 @@ class QuerySettings:
     rephrasings: int = 3
     rrf_k: int = 60
     local_top_entities: int = 8
-    local_context_tokens: int = 1500
+    # 1: the recorded behaviour (fixed 1,500-token budget, reports of every level, every
+    # relationship touching the selection); 2: Microsoft GraphRAG's reading (auto budget, one
+    # rolled-up level of reports, outside relationships ranked by links into the selection)
+    # (an int, not Literal[1, 2]: _coerce reads Literal choices as strings; checked by LocalSearch)
+    local_search_version: int = 1
+    # > 0: the context budget. 0 (auto): version 1 uses 1500; version 2 the model's per-slot
+    # window (llm.context_tokens, else embedded.ctx_size / embedded.parallel) minus
+    # answer_max_tokens and the answer prompt's fixed part, at most local_max_context_tokens
+    local_context_tokens: int = 0
+    local_max_context_tokens: int = 3000  # ~25 ms per prompt token on 2 CPU cores
     local_text_unit_share: float = 0.5
     local_community_share: float = 0.2
+    local_community_level: int = -1  # version 2; -1: deepest level holding every selected entity
+    local_max_relationships: int = 20  # version 2: relationships to unselected entities, at most
     global_level: int = 0  # -1: chosen by the data (GlobalSearch.auto_level_reports)
     global_max_batches: int = 3  # map batches one answer may use when the level is chosen
     global_batch_tokens: int = 2000
