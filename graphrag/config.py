@@ -146,8 +146,7 @@ class QuerySettings:
     # 1: the recorded behaviour (fixed 1,500-token budget, reports of every level, every
     # relationship touching the selection); 2: Microsoft GraphRAG's reading (auto budget, one
     # rolled-up level of reports, outside relationships ranked by links into the selection)
-    # (an int, not Literal[1, 2]: _coerce reads Literal choices as strings; checked by LocalSearch)
-    local_search_version: int = 1
+    local_search_version: Literal[1, 2] = 1
     # > 0: the context budget. 0 (auto): version 1 uses 1500; version 2 the model's per-slot
     # window (llm.context_tokens, else embedded.ctx_size / embedded.parallel) minus
     # answer_max_tokens and the answer prompt's fixed part, at most local_max_context_tokens
@@ -237,8 +236,12 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
     origin = typing.get_origin(annotation)
     if origin is Literal:
         choices = typing.get_args(annotation)
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit() and value not in choices:
+            value = int(value)  # a number choice given as text (environment variables)
         if value not in choices:
-            raise SettingsError(f"setting {name}={value!r}: expected one of {', '.join(choices)}")
+            raise SettingsError(
+                f"setting {name}={value!r}: expected one of {', '.join(map(str, choices))}"
+            )
         return value
     if origin in (list, dict):
         if isinstance(value, str):

@@ -106,10 +106,8 @@ def test_version_1_keeps_its_fixed_budget_and_an_unknown_window_uses_the_cap(
 
 
 def test_an_unknown_version_is_a_settings_error_naming_it(make_settings, tmp_path) -> None:
-    settings = make_settings(query={"local_search_version": 3})
-    method = LocalSearch(SimpleNamespace(), settings, ChatLLM(settings), None)
-    with pytest.raises(SettingsError, match="query.local_search_version"):
-        method.context_budget("anything")
+    with pytest.raises(SettingsError, match="query.local_search_version=3"):
+        make_settings(query={"local_search_version": 3})
     from_env = load_settings(
         empty_settings_file(tmp_path), env={"GRAPHRAG_QUERY__LOCAL_SEARCH_VERSION": "2"}
     )

@@ -25,7 +25,6 @@ from collections import Counter
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.config import SettingsError
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
@@ -87,10 +86,7 @@ class LocalSearch(Method):
 
     @property
     def version(self) -> int:
-        version = self.params.local_search_version
-        if version not in (1, 2):
-            raise SettingsError(f"setting query.local_search_version={version!r}: expected 1 or 2")
-        return version
+        return self.params.local_search_version
 
     def context_budget(self, question: str) -> int:
         """Return the context tokens for ``question``: the setting, else per the version."""
