@@ -27,6 +27,7 @@ from graphrag.index.graph import (
     merge_entities,
     merge_relationships,
     summarize_entities,
+    summarize_relationships,
 )
 from graphrag.index.reports import write_community_reports
 from graphrag.index.store import write_index
@@ -74,9 +75,16 @@ def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     """Merge the extracted mentions into the entity graph: one entity per name (several
     descriptions summarized by the LLM), one relationship per pair, degrees; then link each
     text unit to what was extracted from it."""
-    entities = merge_entities(tables["entity_mentions"])
-    relationships = merge_relationships(tables["relationship_mentions"], entities)
-    entities, errors = summarize_entities(entities, ctx.llm, ctx.settings.index, ctx.progress)
+    index = ctx.settings.index
+    v2 = index.prompt_version == 2
+    entities = merge_entities(tables["entity_mentions"], by_frequency=v2)
+    relationships = merge_relationships(
+        tables["relationship_mentions"], entities, keep_descriptions=v2
+    )
+    entities, errors = summarize_entities(entities, ctx.llm, index, ctx.progress)
+    if v2:
+        relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
+        errors = pd.concat([errors, more], ignore_index=True) if len(more) else errors
     entities, relationships = add_degrees(
         entities, relationships, build_graph(entities, relationships)
     )
