@@ -443,6 +443,21 @@ def demo_index(
     return load_index(out)
 
 
+@pytest.fixture(scope="session")
+def demo_mentions(replay_settings: Settings) -> Any:
+    """The demo's (entity mentions, relationship mentions, text units), from the recorded
+    extraction replies."""
+    from graphrag.documents import chunk_documents, load_documents
+    from graphrag.index.extract import extract_graph
+
+    documents = load_documents(DEMO_DOCS, 200_000).documents
+    units = chunk_documents(documents, 600, 100)
+    entity, relationship, _, _ = extract_graph(
+        units, ChatLLM(replay_settings), replay_settings.index, progress=False
+    )
+    return entity, relationship, units
+
+
 def index_texts(index: Any) -> dict[str, str]:
     """Return every context text an index can give, by its typed source id, formatted as the
     query methods format them (``text_unit:``, ``entity:``, ``relationship:``, ``report:``)."""

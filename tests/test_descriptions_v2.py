@@ -4,14 +4,11 @@ relationship descriptions summarized when many or long."""
 
 from __future__ import annotations
 
-import pytest
-from conftest import DEMO_DOCS, FakeLLM
+from conftest import FakeLLM
 from test_graph import entity_mentions, relationship_mentions
 
 from graphrag import prompts
-from graphrag.documents import chunk_documents, load_documents
 from graphrag.index import schemas as S
-from graphrag.index.extract import extract_graph
 from graphrag.index.graph import (
     merge_entities,
     merge_relationships,
@@ -19,7 +16,6 @@ from graphrag.index.graph import (
     summarize_entities,
     summarize_relationships,
 )
-from graphrag.llm import ChatLLM
 from graphrag.tokens import count_tokens
 
 
@@ -163,21 +159,10 @@ def test_a_failed_relationship_summary_keeps_the_joined_text(fake_llm: FakeLLM, 
 # --------------------------------------------------------------------------- real data
 
 
-@pytest.fixture(scope="module")
-def demo_mentions(replay_settings):
-    """The demo's entity and relationship mentions, from the recorded extraction replies."""
-    documents = load_documents(DEMO_DOCS, 200_000).documents
-    units = chunk_documents(documents, 600, 100)
-    entity, relationship, _, _ = extract_graph(
-        units, ChatLLM(replay_settings), replay_settings.index, progress=False
-    )
-    return entity, relationship
-
-
 def test_demo_hubs_under_v2_budgets(demo_mentions) -> None:
     """On the demo, the hub entities' descriptions all fit the default 1,500-token input budget
     (nothing is dropped before the summary), while a small budget keeps the most frequent."""
-    entity, relationship = demo_mentions
+    entity, relationship, _ = demo_mentions
     entities = merge_entities(entity, by_frequency=True)
     hub = entities.loc[entities[S.FREQUENCY].idxmax()]
     assert hub[S.FREQUENCY] >= 7
