@@ -19,6 +19,7 @@ from graphrag.config import Settings, repo_relative
 from graphrag.documents import chunk_documents, load_documents
 from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
+from graphrag.index.aliases import find_alias_pairs, merge_alias_mentions
 from graphrag.index.communities import communities_table, detect_communities
 from graphrag.index.extract import NOT_IN_CHUNK, SELF_LOOP, extract_graph
 from graphrag.index.graph import (
@@ -74,13 +75,24 @@ def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
 def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     """Merge the extracted mentions into the entity graph: one entity per name (several
     descriptions summarized by the LLM), one relationship per pair, degrees; then link each
-    text unit to what was extracted from it."""
+    text unit to what was extracted from it. Prompt v2 (or ``index.merge_aliases``) first
+    merges acronyms into the long names the text defines (index/aliases.py); v2 also
+    summarizes relationships stated many times."""
     index = ctx.settings.index
     v2 = index.prompt_version == 2
-    entities = merge_entities(tables["entity_mentions"], by_frequency=v2)
-    relationships = merge_relationships(
-        tables["relationship_mentions"], entities, keep_descriptions=v2
+    entity_mentions, relationship_mentions = (
+        tables["entity_mentions"],
+        tables["relationship_mentions"],
     )
+    dropped = tables["dropped"]
+    if v2 or index.merge_aliases:
+        pairs = find_alias_pairs(entity_mentions, tables["text_units"])
+        entity_mentions, relationship_mentions, loops = merge_alias_mentions(
+            entity_mentions, relationship_mentions, pairs
+        )
+        dropped = pd.concat([dropped, loops], ignore_index=True) if len(loops) else dropped
+    entities = merge_entities(entity_mentions, by_frequency=v2)
+    relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=v2)
     entities, errors = summarize_entities(entities, ctx.llm, index, ctx.progress)
     if v2:
         relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
@@ -94,6 +106,7 @@ def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
         "entities": entities,
         "relationships": relationships,
         "text_units": link_text_units(tables["text_units"], entities, relationships),
+        "dropped": dropped,
         "errors": _errors(tables, errors),
     }
 
