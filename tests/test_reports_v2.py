@@ -20,6 +20,7 @@ from graphrag.index.reports import (
     ChildCommunity,
     community_context_v2,
     report_text,
+    report_title_and_summary,
 )
 
 
@@ -189,3 +190,53 @@ def test_v2_reports_over_the_karate_hierarchy(
         assert entity_ids_in(prompt) == set(parent[S.ENTITY_IDS])
     for leaf in communities[communities[S.CHILDREN].map(len) == 0][S.COMMUNITY]:
         assert source[leaf] == "entities"
+
+
+# --------------------------------------------------------------------------- real data
+
+
+def demo_parents(index) -> list[tuple[pd.Series, list[ChildCommunity]]]:
+    """The demo's parent communities with their children (the recorded v1 reports as the
+    children's reports)."""
+    communities = index.communities
+    reports = dict(
+        zip(
+            index.community_reports[S.COMMUNITY],
+            index.community_reports[S.FULL_CONTENT],
+            strict=True,
+        )
+    )
+    entity_ids = dict(zip(communities[S.COMMUNITY], communities[S.ENTITY_IDS], strict=True))
+    return [
+        (
+            row,
+            [ChildCommunity(int(k), list(entity_ids[k]), reports.get(k)) for k in row[S.CHILDREN]],
+        )
+        for _, row in communities.iterrows()
+        if len(row[S.CHILDREN])
+    ]
+
+
+def test_v2_contexts_of_the_demo_parents(demo_index) -> None:
+    """On the demo's recorded index, a parent's v2 context starts from its children's
+    summaries and lists every entity at the default budget; at a small budget its largest
+    child is swapped for its report first, and every context stays within its budget."""
+    parents = demo_parents(demo_index)
+    assert parents
+    entities, relationships = demo_index.entities, demo_index.relationships
+    for parent, children in parents:
+        context, source = community_context_v2(parent, entities, relationships, children, 2000)
+        assert source == "child_summaries"
+        assert context.startswith(CHILD_SUMMARY_HEADER)
+        titles = [report_title_and_summary(c.report)[0] for c in children]
+        assert all(f"|{t}|" in context for t in titles)
+        assert entity_ids_in(context) == set(
+            entities.loc[entities[S.ID].isin(parent[S.ENTITY_IDS]), S.TITLE]
+        )
+        full = tokens.count_tokens(context)
+        smaller, source = community_context_v2(parent, entities, relationships, children, full - 1)
+        assert tokens.count_tokens(smaller) < full
+        assert source in ("mixed", "child_reports")
+        swapped = [c for c in children if c.report in smaller]
+        sizes = {c.community: len(c.entity_ids) for c in children}
+        assert swapped and max(sizes.values()) in {sizes[c.community] for c in swapped}
