@@ -3,9 +3,13 @@ recorded extraction, and the merges it must not make on MuSiQue's Wikipedia para
 
 from __future__ import annotations
 
+import itertools
+import json
+import re
+
 import pandas as pd
 import pytest
-from conftest import REPO_ROOT, FakeLLM, indexing_model
+from conftest import REPO_ROOT, FakeLLM, chunk_text, indexing_model, report_reply
 from test_graph import entity_mentions, relationship_mentions
 
 from graphrag.documents import chunk_documents, load_documents
@@ -19,9 +23,12 @@ from graphrag.index.aliases import (
     merge_alias_mentions,
 )
 from graphrag.index.extract import name_key
+from graphrag.index.incremental import update_index
 from graphrag.index.nlp_extract import extract_graph_nlp
-from graphrag.index.pipeline import IndexContext, graph_stage
+from graphrag.index.pipeline import IndexContext, build_index, graph_stage
 from graphrag.index.quality import extraction_quality, load_gold_graph
+from graphrag.index.store import load_index
+from graphrag.llm import ChatLLM
 
 KBMI, LONG = "kbmi", "kestrel bay marine institute"
 
@@ -211,3 +218,66 @@ def test_musique_merges_are_few_and_none_of_the_wrong_ones(musique_mentions) -> 
     for alias, canonical in pairs:  # the long name spells the acronym
         title = entity.loc[entity[S.NAME_KEY] == alias, S.TITLE].iloc[0]
         assert initials_fit(title, canonical.title())
+
+
+# --------------------------------------------------------------------------- whole index, v2
+
+NAMES = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b|\b[A-Z]{2,}\b")
+ALIAS_DOCS = {
+    "a_profile.md": "Kestrel Bay Marine Institute (KBMI) hired Mara Okafor in 2011.",
+    "b_seals.md": "In 2019 KBMI tagged 40 seals near Gull Point with Owen Brask.",
+}
+
+
+def acronym_model(body: dict) -> str:
+    """The test indexing model, reading acronyms as names too, answering the v2 prompts."""
+    system = body["messages"][0]["content"]
+    if system.startswith("You build a knowledge graph"):
+        names = list(dict.fromkeys(NAMES.findall(chunk_text(body))))
+        return json.dumps(
+            {
+                "entities": [
+                    {"name": n, "type": "organization", "description": f"{n} is named."}
+                    for n in names
+                ],
+                "relationships": [
+                    {"source": a, "target": b, "description": "appear together", "strength": 3}
+                    for a, b in itertools.pairwise(names)
+                ],
+            }
+        )
+    if system.startswith("You write a report"):
+        return report_reply(body["messages"][1]["content"].removeprefix("Data:\n"))
+    return indexing_model(body)
+
+
+def test_a_v2_update_merges_aliases_as_a_full_build_does(
+    tmp_path, fake_llm: FakeLLM, make_settings, replay_embedder
+) -> None:
+    fake_llm.respond_with(acronym_model)
+    settings = make_settings(fake_llm.base_url, index={"prompt_version": 2})
+    llm = ChatLLM(settings)
+    folders = {}
+    for name, files in (("full", ALIAS_DOCS), ("first", dict(list(ALIAS_DOCS.items())[:1]))):
+        folders[name] = tmp_path / name
+        folders[name].mkdir()
+        for file, text in files.items():
+            (folders[name] / file).write_text(text)
+    second = tmp_path / "second"
+    second.mkdir()
+    (second / "b_seals.md").write_text(ALIAS_DOCS["b_seals.md"])
+
+    build_index(folders["full"], tmp_path / "full_index", settings, llm, replay_embedder, False)
+    build_index(folders["first"], tmp_path / "updated", settings, llm, replay_embedder, False)
+    update_index(tmp_path / "updated", settings, llm, replay_embedder, add=second)
+
+    full, updated = load_index(tmp_path / "full_index"), load_index(tmp_path / "updated")
+    titles = set(full.entities[S.TITLE])
+    assert "Kestrel Bay Marine Institute" in titles and "KBMI" not in titles
+    assert set(full.entities[S.TITLE]) == set(updated.entities[S.TITLE])
+    assert set(full.relationships[S.ID]) == set(updated.relationships[S.ID])
+    institute = full.entities.set_index(S.TITLE).loc["Kestrel Bay Marine Institute"]
+    assert len(institute[S.TEXT_UNIT_IDS]) == 2  # both documents' chunks
+    for index in (full, updated):
+        assert index.dropped[S.REASON].tolist().count(ALIAS_SELF_LOOP) == 1
+    assert (full.community_reports[S.CONTEXT_SOURCE] != "template").all()

@@ -11,6 +11,7 @@ import pandas as pd
 from graphrag import prompts, tokens
 from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
+from graphrag.index.aliases import find_alias_pairs, merge_alias_mentions
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
 from graphrag.llm import ChatLLM
 from graphrag.prompts import Messages
@@ -109,6 +110,28 @@ def merge_relationships(
         S.TEXT_UNIT_IDS,
     ]
     return pd.DataFrame(rows, columns=columns + [S.DESCRIPTIONS] * keep_descriptions)
+
+
+def merge_graph_mentions(
+    entity_mentions: pd.DataFrame,
+    relationship_mentions: pd.DataFrame,
+    text_units: pd.DataFrame,
+    settings: IndexSettings,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Return (entities, relationships, dropped) merged from the mentions as the settings ask:
+    prompt v2 (or ``merge_aliases``) first merges acronyms into the long names the text
+    defines (index/aliases.py; ``dropped`` holds the edges that became self-loops), and v2
+    keeps each pair's descriptions for :func:`summarize_relationships`."""
+    v2 = settings.prompt_version == 2
+    dropped = pd.DataFrame(columns=S.DROPPED_COLUMNS)
+    if v2 or settings.merge_aliases:
+        pairs = find_alias_pairs(entity_mentions, text_units)
+        entity_mentions, relationship_mentions, dropped = merge_alias_mentions(
+            entity_mentions, relationship_mentions, pairs
+        )
+    entities = merge_entities(entity_mentions, by_frequency=v2)
+    relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=v2)
+    return entities, relationships, dropped
 
 
 async def _summary(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int) -> str:

@@ -19,14 +19,12 @@ from graphrag.config import Settings, repo_relative
 from graphrag.documents import chunk_documents, load_documents
 from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
-from graphrag.index.aliases import find_alias_pairs, merge_alias_mentions
 from graphrag.index.communities import communities_table, detect_communities
 from graphrag.index.extract import NOT_IN_CHUNK, SELF_LOOP, extract_graph
 from graphrag.index.graph import (
     add_degrees,
     build_graph,
-    merge_entities,
-    merge_relationships,
+    merge_graph_mentions,
     summarize_entities,
     summarize_relationships,
 )
@@ -45,9 +43,13 @@ class IndexContext:
     progress: bool = True
 
 
-def _errors(tables: Tables, new: pd.DataFrame) -> pd.DataFrame:
-    old = tables.get("errors", pd.DataFrame(columns=S.ERROR_COLUMNS))
+def _with_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """Return ``old`` with the rows of ``new`` appended (``old`` itself when there are none)."""
     return pd.concat([old, new], ignore_index=True) if len(new) else old
+
+
+def _errors(tables: Tables, new: pd.DataFrame) -> pd.DataFrame:
+    return _with_rows(tables.get("errors", pd.DataFrame(columns=S.ERROR_COLUMNS)), new)
 
 
 def chunk_stage(tables: Tables, ctx: IndexContext) -> Tables:
@@ -79,24 +81,13 @@ def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     merges acronyms into the long names the text defines (index/aliases.py); v2 also
     summarizes relationships stated many times."""
     index = ctx.settings.index
-    v2 = index.prompt_version == 2
-    entity_mentions, relationship_mentions = (
-        tables["entity_mentions"],
-        tables["relationship_mentions"],
+    entities, relationships, loops = merge_graph_mentions(
+        tables["entity_mentions"], tables["relationship_mentions"], tables["text_units"], index
     )
-    dropped = tables["dropped"]
-    if v2 or index.merge_aliases:
-        pairs = find_alias_pairs(entity_mentions, tables["text_units"])
-        entity_mentions, relationship_mentions, loops = merge_alias_mentions(
-            entity_mentions, relationship_mentions, pairs
-        )
-        dropped = pd.concat([dropped, loops], ignore_index=True) if len(loops) else dropped
-    entities = merge_entities(entity_mentions, by_frequency=v2)
-    relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=v2)
     entities, errors = summarize_entities(entities, ctx.llm, index, ctx.progress)
-    if v2:
+    if index.prompt_version == 2:
         relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
-        errors = pd.concat([errors, more], ignore_index=True) if len(more) else errors
+        errors = _with_rows(errors, more)
     entities, relationships = add_degrees(
         entities, relationships, build_graph(entities, relationships)
     )
@@ -106,7 +97,7 @@ def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
         "entities": entities,
         "relationships": relationships,
         "text_units": link_text_units(tables["text_units"], entities, relationships),
-        "dropped": dropped,
+        "dropped": _with_rows(tables["dropped"], loops),
         "errors": _errors(tables, errors),
     }
 
