@@ -134,6 +134,21 @@ class IndexSettings:
     # "json": the schema-constrained JSON extraction (recorded); "records": one tuple-delimited
     # record per line, parsed strictly, repaired locally, repeats dropped (index/records.py)
     extraction_format: Literal["json", "records"] = "json"
+    # Reports and descriptions, second version (issue 14); 1 keeps the recorded prompts. 2: report
+    # strings without schema length caps (lengths asked in the prompt, max_tokens caps), findings
+    # that keep their sources' dates, numbers and names, sub-community reports substituted one at
+    # a time (largest first) and children's summaries first in a parent's context; description
+    # summaries from a packed input budget, with a larger output budget; relationship descriptions
+    # summarized when many (index/reports.py, index/graph.py)
+    prompt_version: Literal[1, 2] = 1
+    summary_input_tokens: int = 1500  # v2: descriptions packed, most frequent/longest first
+    summary_v2_max_tokens: int = 200  # v2's output budget of a description summary
+    relationship_summary_min: int = 3  # v2: summarize a pair's descriptions when more than this
+    relationship_summary_tokens: int = 150  # v2: or when joined they exceed this many tokens
+    report_max_tokens: int = 1200  # v2: completion cap of a report (no schema caps on strings)
+    # merge "KBMI" into "Kestrel Bay Marine Institute" when the text defines it or the initials of a
+    # co-occurring entity spell it (index/aliases.py); off keeps the recorded graph
+    merge_aliases: bool = False
 
 
 @dataclass

@@ -255,6 +255,75 @@ def community_report(context: str) -> Messages:
     return _msgs(system, f"Data:\n{context}")
 
 
+# ------------------------------------------------------------- v2 (index.prompt_version = 2)
+# The second version of the description and report prompts (issue 14). v1 above stays as it
+# is, because the recorded cache answers it. v2 keeps facts: summaries keep every date, number
+# and name; report strings carry no schema length caps (a grammar-enforced maxLength cuts a
+# string mid-word), so lengths are asked for in words and the call's max_tokens bounds the reply.
+
+FACTS_RULE = "Keep every date, number, amount and name exactly as written"
+
+
+def _merge_v2(what: str, subject: str, descriptions: list[str], max_words: int) -> Messages:
+    joined = "\n".join(f"- {d}" for d in descriptions)
+    return _msgs(
+        f"You merge several descriptions of {what} into one description. "
+        f"{FACTS_RULE}, and every distinct fact; add nothing; drop only repeats. "
+        f"Write plain sentences, at most {max_words} words. Reply with the description only.",
+        f"{subject}\nDescriptions:\n{joined}",
+    )
+
+
+def summarize_descriptions_v2(name: str, descriptions: list[str], max_words: int) -> Messages:
+    """Plain text: one description merging several of one entity, every fact kept."""
+    return _merge_v2("one entity", f"Entity: {name}", descriptions, max_words)
+
+
+def summarize_relationship_v2(
+    source: str, target: str, descriptions: list[str], max_words: int
+) -> Messages:
+    """Plain text: one description of how two entities relate, merged from several."""
+    return _merge_v2(
+        "the relationship between two entities",
+        f"Relationship: {source} -> {target}",
+        descriptions,
+        max_words,
+    )
+
+
+def _without_string_caps(schema: dict) -> dict:
+    return {
+        key: _without_string_caps(value) if isinstance(value, dict) else value
+        for key, value in schema.items()
+        if key != "maxLength"
+    }
+
+
+def report_schema_v2(max_findings: int) -> dict:
+    """{title, summary, rating, rating_explanation, findings:[{summary, explanation}]}: the v1
+    schema without ``maxLength`` on any string (lengths are asked for in the prompt)."""
+    return _without_string_caps(report_schema(max_findings))
+
+
+def community_report_v2(context: str, max_findings: int) -> Messages:
+    """A community report (``report_schema_v2``) that keeps its sources' facts and, when the
+    data starts with sub-community reports, builds on them."""
+    system = (
+        "You write a report on one community of a knowledge graph: a group of related "
+        "entities, with their relationships. Use only the data given. When the data begins "
+        "with reports or summaries of its sub-communities, build on them: say what connects "
+        "them and what the whole community adds, and keep their key facts. Reply with compact "
+        "JSON on one line. title: at most 8 words, naming its key entities; summary: 2 to 4 "
+        "sentences on what the community is and how its entities connect; rating: 0 to 10, "
+        "how important it is; rating_explanation: one sentence; findings: at most "
+        f"{max_findings} key facts, each a summary of at most 15 words and an explanation of "
+        f"at most 3 sentences. {FACTS_RULE} in the data, and cite the ids of the entities, "
+        "relationships or sub-communities a finding comes from, like (entities 3, 7). Finish "
+        "every sentence."
+    )
+    return _msgs(system, f"Data:\n{context}")
+
+
 # --------------------------------------------------------------------------- query
 
 ANSWER_SYSTEM = (

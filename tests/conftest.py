@@ -443,6 +443,21 @@ def demo_index(
     return load_index(out)
 
 
+@pytest.fixture(scope="session")
+def demo_mentions(replay_settings: Settings) -> Any:
+    """The demo's (entity mentions, relationship mentions, text units), from the recorded
+    extraction replies."""
+    from graphrag.documents import chunk_documents, load_documents
+    from graphrag.index.extract import extract_graph
+
+    documents = load_documents(DEMO_DOCS, 200_000).documents
+    units = chunk_documents(documents, 600, 100)
+    entity, relationship, _, _ = extract_graph(
+        units, ChatLLM(replay_settings), replay_settings.index, progress=False
+    )
+    return entity, relationship, units
+
+
 def index_texts(index: Any) -> dict[str, str]:
     """Return every context text an index can give, by its typed source id, formatted as the
     query methods format them (``text_unit:``, ``entity:``, ``relationship:``, ``report:``)."""
@@ -465,3 +480,47 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if table():
         terminalreporter.write_sep("-", "fault injection: faults injected / survived / items lost")
         terminalreporter.write_line(table())
+
+
+# --------------------------------------------------------------------------- karate club index
+
+
+@pytest.fixture(scope="module")
+def karate_index() -> dict[str, pd.DataFrame]:
+    """Entities, relationships and a two-level community hierarchy of the karate club."""
+    import networkx as nx
+
+    from graphrag.index import schemas as S
+    from graphrag.index.communities import communities_table, detect_communities
+    from graphrag.index.graph import add_degrees
+
+    graph = nx.Graph()
+    for a, b, data in nx.karate_club_graph().edges(data=True):
+        graph.add_edge(f"p{a:02d}", f"p{b:02d}", weight=float(data["weight"]))
+    nodes = sorted(graph.nodes)
+    entities = pd.DataFrame(
+        {
+            S.ID: nodes,
+            S.TITLE: [f"Member {n}" for n in nodes],
+            S.TYPE: ["person"] * len(nodes),
+            S.DESCRIPTION: [f"A club member known as {n}." for n in nodes],
+            S.TEXT_UNIT_IDS: [[f"u-{n}"] for n in nodes],
+        }
+    )
+    edges = sorted(graph.edges)
+    relationships = pd.DataFrame(
+        {
+            S.ID: [f"r-{a}-{b}" for a, b in edges],
+            S.SOURCE_ENTITY: [f"Member {a}" for a, _ in edges],
+            S.TARGET_ENTITY: [f"Member {b}" for _, b in edges],
+            "source_id": [a for a, _ in edges],
+            "target_id": [b for _, b in edges],
+            S.DESCRIPTION: ["train together"] * len(edges),
+            S.WEIGHT: [graph.edges[e]["weight"] for e in edges],
+        }
+    )
+    entities, relationships = add_degrees(entities, relationships, graph)
+    clusters = detect_communities(graph, max_cluster_size=10, seed=42, algorithm="graspologic")
+    communities = communities_table(clusters, entities, relationships)
+    assert communities[S.LEVEL].max() == 1
+    return {"entities": entities, "relationships": relationships, "communities": communities}
