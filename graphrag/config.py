@@ -134,6 +134,17 @@ class IndexSettings:
     # "json": the schema-constrained JSON extraction (recorded); "records": one tuple-delimited
     # record per line, parsed strictly, repaired locally, repeats dropped (index/records.py)
     extraction_format: Literal["json", "records"] = "json"
+    # records format: stream each extraction reply and end it at its first repeated record or
+    # copy of the worked example (a repetition loop), keeping what came before (llm_stream.py)
+    stop_repeats: bool = False
+    # records format: pack consecutive whole documents shorter than this many tokens into one
+    # extraction call, each labelled, records mapped back to their own text unit (0: off)
+    pack_documents_tokens: int = 0
+    # communities with fewer entities than this get a template report, no LLM call (0: off)
+    min_report_entities: int = 0
+    # with gleanings > 0: ask a yes/no question (2 tokens) before each gleaning round and
+    # glean only on "yes" (False: glean every round, the recorded behaviour)
+    gleaning_check: bool = False
 
 
 @dataclass

@@ -46,6 +46,7 @@ from graphrag.llm_cache import (
     UnrecordableRequestError,
     canonical_json,
 )
+from graphrag.llm_stream import STOP_HEADER, STOPPED_HEADER
 from graphrag.usage import Usage, track_usage
 
 __all__ = [
@@ -85,6 +86,7 @@ class Completion:
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
     cache_key: str | None = None  # where the reply is recorded (None when the cache is off)
+    stopped_early: str | None = None  # why a stop rule ended the reply (graphrag/llm_stream.py)
 
 
 def _retryable(err: BaseException) -> bool:
@@ -146,6 +148,19 @@ def _completion(raw: Any, usage: Usage) -> Completion:
     choice = response.choices[0]
     key = raw.headers.get(CACHE_KEY_HEADER)
     return Completion(choice.message.content or "", choice.finish_reason, usage, key)
+
+
+async def _streamed_completion(raw: Any, usage: Usage) -> Completion:
+    """Return the completion of a streamed reply (the transport has already read it whole)."""
+    parts, finish = [], None
+    async for chunk in raw.parse():
+        for choice in chunk.choices:
+            parts.append(choice.delta.content or "")
+            finish = choice.finish_reason or finish
+    headers = raw.headers
+    return Completion(
+        "".join(parts), finish, usage, headers.get(CACHE_KEY_HEADER), headers.get(STOPPED_HEADER)
+    )
 
 
 def _prompt_tokens(messages: list[dict[str, str]]) -> int:
@@ -257,9 +272,20 @@ class ChatLLM:
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
         seed: int | None = None,
+        stop_rule: str | None = None,
     ) -> Completion:
-        """Return the model's reply to ``messages`` (from the cache when recorded)."""
+        """Return the model's reply to ``messages`` (from the cache when recorded).
+
+        ``stop_rule`` names a rule of graphrag/llm_stream.py (e.g. "records"): the reply is
+        streamed and ended where the rule says (a repetition loop), and recorded as ended.
+        """
         params = self._params(messages, max_tokens, temperature, response_format, seed)
+        if stop_rule:
+            params |= {
+                "stream": True,
+                "stream_options": {"include_usage": True},
+                "extra_headers": {STOP_HEADER: stop_rule},
+            }
         try:
             with track_usage() as usage:
                 async for attempt in self._retrying():
@@ -267,6 +293,8 @@ class ChatLLM:
                         raw = await self.async_client().chat.completions.with_raw_response.create(
                             **params
                         )
+                        if stop_rule:
+                            return await _streamed_completion(raw, usage)
         except openai.OpenAIError as err:
             raise _unwrap(err, self.base_url) from err
         return _completion(raw, usage)

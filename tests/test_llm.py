@@ -321,18 +321,24 @@ def test_replay_refuses_what_it_cannot_serve(fake_llm: FakeLLM, make_llm) -> Non
         async def legacy(llm=llm):
             return await llm.async_client().completions.create(model="m", prompt="legacy")
 
-        async def streamed(llm=llm):
-            return await llm.async_client().chat.completions.create(
-                model="m", messages=user("q"), stream=True
-            )
-
         with pytest.raises(openai.APIConnectionError) as info:
             run_sync(legacy())
         assert isinstance(info.value.__cause__, UnrecordableRequestError)
         assert "/completions" in str(info.value.__cause__)
-        with pytest.raises(openai.APIConnectionError) as info:
-            run_sync(streamed())
-        assert "streaming" in str(info.value.__cause__)
+    assert fake_llm.calls == 0
+
+    # a streamed chat request is served by the cache like any other (test_llm_stream.py):
+    # never recorded, it is a replay miss, not a call
+    async def streamed():
+        return (
+            await make_llm(cache={"mode": "replay"})
+            .async_client()
+            .chat.completions.create(model="m", messages=user("q"), stream=True)
+        )
+
+    with pytest.raises(openai.APIConnectionError) as info:
+        run_sync(streamed())
+    assert isinstance(info.value.__cause__, CacheMissError)
     assert fake_llm.calls == 0
     # and through our own calls the refusal is the named error, not retried
     llm = make_llm(cache={"mode": "replay"}, llm={"max_retries": 3})
