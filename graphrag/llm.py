@@ -66,7 +66,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-MESSAGE_OVERHEAD_TOKENS = 8  # chat template tokens around each message (role, start, end)
 # The base URL the openai client is given for the embedded model: a name that can never
 # resolve (.invalid is reserved for that), which the transport replaces with the embedded
 # server's real address when, and only when, a request misses the cache.
@@ -160,13 +159,6 @@ async def _streamed_completion(raw: Any, usage: Usage) -> Completion:
     headers = raw.headers
     return Completion(
         "".join(parts), finish, usage, headers.get(CACHE_KEY_HEADER), headers.get(STOPPED_HEADER)
-    )
-
-
-def _prompt_tokens(messages: list[dict[str, str]]) -> int:
-    """Return an upper estimate of the prompt tokens of ``messages`` (template included)."""
-    return sum(
-        tokens.count_tokens(str(m.get("content", ""))) + MESSAGE_OVERHEAD_TOKENS for m in messages
     )
 
 
@@ -441,7 +433,7 @@ class ChatLLM:
         rounds = 0
         while rounds <= self.settings.llm.json_repair_rounds:
             if limit is not None:
-                budget = min(budget, max(limit - _prompt_tokens(messages), 1))
+                budget = min(budget, max(limit - tokens.message_tokens(messages), 1))
             try:
                 with track_usage() as usage:
                     completion = await self.achat(
@@ -462,7 +454,7 @@ class ChatLLM:
                 if completion.finish_reason == "length" and not widened:
                     room = 2 * budget
                     if limit is not None:
-                        room = min(room, limit - _prompt_tokens(messages))
+                        room = min(room, limit - tokens.message_tokens(messages))
                     widened = True
                     if room > budget:
                         budget = room
@@ -475,7 +467,9 @@ class ChatLLM:
                 )
                 shown = completion.text
                 if limit is not None:
-                    fixed = _prompt_tokens([*messages, {"content": request}, {"content": ""}])
+                    fixed = tokens.message_tokens(
+                        [*messages, {"content": request}, {"content": ""}]
+                    )
                     shown = _cut_reply(shown, limit - budget - fixed)
                 messages = [
                     *messages,

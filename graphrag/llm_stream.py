@@ -23,10 +23,11 @@ from typing import Any, Protocol
 
 import httpx
 
+from graphrag import tokens
+
 STOP_HEADER = "x-graphrag-stop"
 STOPPED_HEADER = "x-graphrag-stopped-early"
 STREAM_FIELDS = ("stream", "stream_options")  # not part of what the model is asked
-MESSAGE_OVERHEAD_TOKENS = 8  # as graphrag.llm counts a message's chat-template tokens
 
 # name -> "module:factory"; the factory takes the request body and returns a StopRule
 STOP_RULES = {"records": "graphrag.index.records:RecordStop.for_request"}
@@ -58,15 +59,6 @@ def stop_rule(request: httpx.Request, body: dict[str, Any]) -> StopRule | None:
     for part in attribute.split("."):
         factory = getattr(factory, part)
     return factory(body)
-
-
-def _prompt_tokens(body: dict[str, Any]) -> int:
-    from graphrag import tokens
-
-    return sum(
-        tokens.count_tokens(str(m.get("content", ""))) + MESSAGE_OVERHEAD_TOKENS
-        for m in body.get("messages", [])
-    )
 
 
 async def read_stream(
@@ -108,7 +100,7 @@ async def read_stream(
     finally:
         await response.aclose()
     if stopped or not usage:
-        prompt = _prompt_tokens(body)
+        prompt = tokens.message_tokens(body.get("messages", []))
         usage = {
             "prompt_tokens": prompt,
             "completion_tokens": chunks,

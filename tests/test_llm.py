@@ -304,10 +304,10 @@ def test_repair_prompt_and_reasks_fit_the_context(fake_llm: FakeLLM, make_llm) -
         '{"answer": 3}',
     )
     assert llm.json(user("q"), SCHEMA, max_tokens=100) == {"answer": 3}
-    from graphrag.llm import _prompt_tokens
+    from graphrag.tokens import message_tokens
 
     for body in fake_llm.requests:
-        assert _prompt_tokens(body["messages"]) + body["max_tokens"] <= 300
+        assert message_tokens(body["messages"]) + body["max_tokens"] <= 300
     assert fake_llm.requests[1]["max_tokens"] > 100  # still widened, within the context
     shown = fake_llm.requests[2]["messages"][-2]["content"]
     assert shown.endswith("…[cut]") and len(shown) < len(long_bad)
