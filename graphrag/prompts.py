@@ -250,6 +250,23 @@ def glean_more(previous: Messages, previous_reply: str) -> Messages:
     ]
 
 
+def glean_check(previous: Messages, previous_reply: str) -> Messages:
+    """Whether a gleaning round is worth it (``index.gleaning_check``): must answer Y or N.
+    Microsoft GraphRAG asks the same before each further gleaning round."""
+    return [
+        *previous,
+        {"role": "assistant", "content": previous_reply},
+        {
+            "role": "user",
+            "content": "Are there entities or relationships in the text that your reply "
+            "missed? Answer with a single letter: Y or N.",
+        },
+    ]
+
+
+GLEAN_CHECK_MAX_TOKENS = 2  # "Y" or "N" and an end token
+
+
 # --------------------------------------------------------------------------- graph
 # Returns plain text: one description merging several, at most two sentences.
 

@@ -193,7 +193,9 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
     """Return the merged JSON of the first extraction and any gleaning rounds for one chunk.
 
     A gleaning round that fails keeps what the rounds before it found; its error is listed
-    under ``"errors"`` (and becomes an errors row), so the next run tries it again.
+    under ``"errors"`` (and becomes an errors row), so the next run tries it again. With
+    ``index.gleaning_check`` a round runs only if a yes/no call says the last reply missed
+    something.
     """
     if settings.extraction_format == "records":
         from graphrag.index.extract_records import extract_chunk_records
@@ -210,8 +212,10 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
         "errors": [],
     }
     for round_number in range(1, settings.gleanings + 1):
-        messages = prompts.glean_more(messages, canonical_json(result))
         try:
+            if settings.gleaning_check and not await _worth_gleaning(llm, messages, result):
+                break
+            messages = prompts.glean_more(messages, canonical_json(result))
             result = await llm.ajson(messages, schema, name="graph_extraction")
         except CacheMissError:
             raise
@@ -246,6 +250,18 @@ async def _extract_packed(
     from graphrag.index.extract_records import extract_packed_records
 
     return await extract_packed_records(llm, texts, settings)
+
+
+async def _worth_gleaning(
+    llm: ChatLLM, messages: list[dict[str, str]], result: dict[str, Any]
+) -> bool:
+    """Return whether the model says its last reply missed something (a 2-token Y/N call,
+    far cheaper than a gleaning round that finds nothing)."""
+    completion = await llm.achat(
+        prompts.glean_check(messages, canonical_json(result)),
+        max_tokens=prompts.GLEAN_CHECK_MAX_TOKENS,
+    )
+    return completion.text.strip().upper().startswith("Y")
 
 
 def extract_graph(
