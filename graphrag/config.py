@@ -134,9 +134,12 @@ class IndexSettings:
     # "json": the schema-constrained JSON extraction (recorded); "records": one tuple-delimited
     # record per line, parsed strictly, repaired locally, repeats dropped (index/records.py)
     extraction_format: Literal["json", "records"] = "json"
-    # records format: stream each extraction reply and end it at its first repeated record or
-    # copy of the worked example (a repetition loop), keeping what came before (llm_stream.py)
+    # records format: stream each extraction reply and end it where a repetition loop starts
+    # (two lines in a row repeating earlier ones), keeping what came before (llm_stream.py)
     stop_repeats: bool = False
+    # with stop_repeats: also end it at the first record naming a worked-example entity the
+    # text does not mention (off: on the demo the model goes on with real records after one)
+    stop_example_copies: bool = False
     # records format: pack consecutive whole documents shorter than this many tokens into one
     # extraction call, each labelled, records mapped back to their own text unit (0: off)
     pack_documents_tokens: int = 0

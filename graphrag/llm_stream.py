@@ -30,7 +30,10 @@ STOPPED_HEADER = "x-graphrag-stopped-early"
 STREAM_FIELDS = ("stream", "stream_options")  # not part of what the model is asked
 
 # name -> "module:factory"; the factory takes the request body and returns a StopRule
-STOP_RULES = {"records": "graphrag.index.records:RecordStop.for_request"}
+STOP_RULES = {
+    "records": "graphrag.index.records:RecordStop.for_request",
+    "records_and_example": "graphrag.index.records:RecordStop.with_example",
+}
 
 
 class StopRule(Protocol):

@@ -250,6 +250,21 @@ def glean_more(previous: Messages, previous_reply: str) -> Messages:
     ]
 
 
+def relationships_after_loop(previous: Messages, kept_reply: str) -> Messages:
+    """After a record reply stopped in a repetition loop before any relationship record
+    (``index.stop_repeats``): ask for the relationship records only. Must return record lines,
+    then <|COMPLETE|>."""
+    return [
+        *previous,
+        {"role": "assistant", "content": kept_reply},
+        {
+            "role": "user",
+            "content": "Now reply with the relationship records only, in the same format, "
+            "then <|COMPLETE|>. Never repeat a record.",
+        },
+    ]
+
+
 def glean_check(previous: Messages, previous_reply: str) -> Messages:
     """Whether a gleaning round is worth it (``index.gleaning_check``): must answer Y or N.
     Microsoft GraphRAG asks the same before each further gleaning round."""

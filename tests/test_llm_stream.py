@@ -16,7 +16,6 @@ from graphrag.index.extract_records import STOPPED_EARLY
 from graphrag.index.records import (
     EXAMPLE_COPIED,
     REPEATED,
-    first_repeat,
     parse_records,
     records_from_json_reply,
 )
@@ -47,12 +46,13 @@ def pieces(line: str) -> list[str]:
 
 
 def looping_reply() -> tuple[list[str], int, str]:
-    """Return (pieces, pieces up to the end of the first repeated line, the unique text)."""
+    """Return (pieces, pieces up to the end of the line that shows the loop, the kept text).
+
+    The loop is LOOP[0], LOOP[1], LOOP[0], ...: LOOP[1] repeats UNIQUE[2], and the next
+    LOOP[0] is a second repeat in a row, so the reply ends before that LOOP[1]."""
     unique = [p for line in UNIQUE for p in pieces(line)]
-    first_lap = [p for line in LOOP for p in pieces(line)]
     loop = [p for i in range(LOOP_LINES) for p in pieces(LOOP[i % 2])]
-    # the second LOOP line repeats UNIQUE[2]: the stream ends as that line completes
-    generated = len(unique) + len(first_lap)
+    generated = len(unique) + len(pieces(LOOP[0])) * 2 + len(pieces(LOOP[1]))
     return unique + loop, generated, "".join(UNIQUE) + LOOP[0]
 
 
@@ -98,18 +98,34 @@ def test_a_copy_of_the_worked_example_ends_the_reply(fake_llm: FakeLLM, make_llm
     copied = '("entity"<|>Cliffport<|>geo<|>Town where the Dunmore Rowing Club is based.)\n'
     reply = [*UNIQUE[:2], copied, *UNIQUE[2:]]
     fake_llm.script(Reply(pieces=[p for line in reply for p in pieces(line)]))
-    completion = run_sync(make_llm().achat(messages(), stop_rule="records"))
+    llm = make_llm()
+    completion = run_sync(llm.achat(messages(), stop_rule="records_and_example"))
     assert completion.text == "".join(UNIQUE[:2])
     assert completion.stopped_early == EXAMPLE_COPIED
+    # the loop rule alone lets it through: the grounding step drops the copied name
+    fake_llm.script(Reply(pieces=[p for line in reply for p in pieces(line)]))
+    whole = run_sync(llm.achat([*messages(), *user_turn("again")], stop_rule="records"))
+    assert whole.text == "".join(reply) and whole.stopped_early is None
+
+
+def test_a_lone_repeat_is_not_a_loop(fake_llm: FakeLLM, make_llm) -> None:
+    reply = [*UNIQUE[:3], UNIQUE[0], UNIQUE[3], "<|COMPLETE|>"]
+    fake_llm.script(Reply(pieces=[p for line in reply for p in pieces(line)]))
+    completion = run_sync(make_llm().achat(messages(), stop_rule="records"))
+    assert completion.text == "".join(reply) and completion.stopped_early is None
+    assert parse_records(completion.text).duplicates == 1  # the parser drops it
+
+
+def user_turn(text: str) -> list[dict[str, str]]:
+    return [{"role": "assistant", "content": "ok"}, {"role": "user", "content": text}]
 
 
 def test_an_example_name_the_text_mentions_is_not_a_copy(fake_llm: FakeLLM, make_llm) -> None:
     text = "Lena Ortiz moved from Cliffport to Kestrel Bay."
     line = '("entity"<|>Cliffport<|>geo<|>Town Lena Ortiz left.)\n'
     fake_llm.script(Reply(pieces=[line, "<|COMPLETE|>"]))
-    completion = run_sync(
-        make_llm().achat(prompts.extract_graph_records(text, TYPES), stop_rule="records")
-    )
+    request = prompts.extract_graph_records(text, TYPES)
+    completion = run_sync(make_llm().achat(request, stop_rule="records_and_example"))
     assert completion.text == line + "<|COMPLETE|>" and completion.stopped_early is None
 
 
@@ -148,9 +164,6 @@ def test_stop_repeats_in_extraction_keeps_the_unique_records(
     assert list(dropped["reason"]) == [STOPPED_EARLY]
 
 
-EXAMPLE_NAMES = ["Lena Ortiz", "Dunmore Rowing Club", "Cliffport", "Harbour Cup", "Tarn Boats"]
-
-
 def demo_extractions() -> list[tuple[str, str]]:
     """(chunk text, reply as record lines) of the recorded demo extraction replies."""
     found = []
@@ -164,39 +177,63 @@ def demo_extractions() -> list[tuple[str, str]]:
     return found
 
 
-def expected_cut(chunk: str, text: str) -> tuple[int, str] | None:
-    """Where the reply should end: its first repeated record, or its first line naming an
-    example entity the chunk never mentions, whichever comes first."""
-    copies = [
-        text.rfind("\n", 0, text.find(f"<|>{name}<|>")) + 1
-        for name in EXAMPLE_NAMES
-        if f"<|>{name}<|>" in text and name.split()[-1] not in chunk
-    ]
-    repeat = first_repeat(text)
-    cuts = [(c, EXAMPLE_COPIED) for c in copies] + ([(repeat, REPEATED)] if repeat else [])
-    return min(cuts) if cuts else None
+def expected_cut(text: str) -> int | None:
+    """Where a reply's loop starts: the first of two lines in a row that each repeat an
+    earlier line (whitespace and case aside)."""
+    lines = text.splitlines(keepends=True)
+    starts = [sum(len(x) for x in lines[:i]) for i in range(len(lines))]
+    norm = [" ".join(line.split()).casefold() for line in lines]
+    repeats = [norm[i] in norm[:i] for i in range(len(lines))]
+    for i in range(len(lines) - 1):
+        if repeats[i] and repeats[i + 1] and lines[i + 1].endswith("\n"):
+            return starts[i]
+    return None
 
 
 DEMO = demo_extractions()
-LOOPING = [(c, t) for c, t in DEMO if expected_cut(c, t)]
+LOOPING = [(c, t) for c, t in DEMO if expected_cut(t)]
 
 
 def test_most_recorded_demo_extraction_replies_would_be_cut() -> None:
     assert len(DEMO) >= 12 and len(LOOPING) >= len(DEMO) // 3
 
 
+def test_an_entity_loop_is_followed_by_one_call_for_the_relationships(
+    fake_llm: FakeLLM, make_llm
+) -> None:
+    import pandas as pd
+
+    entity_loop = [*UNIQUE[:3]] + [UNIQUE[1 + i % 2] for i in range(400)]
+    fake_llm.script(
+        Reply(pieces=[p for line in entity_loop for p in pieces(line)]),
+        Reply(
+            pieces=[p for line in [*UNIQUE[3:], *LOOP[:1], "<|COMPLETE|>"] for p in pieces(line)]
+        ),
+    )
+    llm = make_llm(index={"extraction_format": "records", "stop_repeats": True})
+    units = pd.DataFrame({"id": ["u1"], "text": [TEXT]})
+    entities, relationships, errors, dropped = extract_graph(
+        units, llm, llm.settings.index, progress=False
+    )
+    assert fake_llm.calls == 2 and errors.empty
+    follow_up = fake_llm.requests[1]["messages"]
+    assert follow_up[-2] == {"role": "assistant", "content": "".join(UNIQUE[:3]).rstrip("\n")}
+    assert "relationship records only" in follow_up[-1]["content"]
+    assert len(entities) == 3 and len(relationships) == 2
+    assert list(dropped["reason"]) == [STOPPED_EARLY]
+
+
 @pytest.mark.parametrize("chunk,text", LOOPING[:4])
 def test_recorded_demo_loops_streamed_token_by_token_end_where_they_start(
     fake_llm: FakeLLM, make_llm, chunk: str, text: str
 ) -> None:
-    """The demo's own extraction replies (as records), streamed one Qwen token per event for
-    their own chunk: each ends at its first repeat or example copy, and fewer tokens are
+    """The demo's own looping extraction replies (as records), streamed one Qwen token per
+    event for their own chunk: each ends where its loop starts, and fewer tokens are
     generated than the whole reply."""
     ids = tokens.encode(text)
     fake_llm.script(Reply(pieces=[tokens.decode([i]) for i in ids]))
     request = prompts.extract_graph_records(chunk, TYPES)
     completion = run_sync(make_llm().achat(request, stop_rule="records"))
-    cut, reason = expected_cut(chunk, text)
-    assert completion.text == text[:cut] and completion.stopped_early == reason
+    cut = expected_cut(text)
+    assert completion.text == text[:cut] and completion.stopped_early == REPEATED
     assert completion.usage.completion_tokens < len(ids)
-    assert parse_records(completion.text).duplicates == 0

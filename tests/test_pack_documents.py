@@ -131,4 +131,4 @@ def test_the_packed_worked_example_is_the_single_one_split_in_two() -> None:
     ]
     # and the stop rule knows its names as the worked example's
     body = {"messages": prompts.extract_graph_records_packed(["Ann Lee rows."], ["person"])}
-    assert "cliffport" in RecordStop.for_request(body).example_keys
+    assert "cliffport" in RecordStop.with_example(body).example_keys

@@ -36,24 +36,48 @@ PACKED_TOKENS_PER_DOCUMENT = 300
 async def extract_chunk_records(llm: ChatLLM, text: str, settings: IndexSettings) -> dict[str, Any]:
     """Return the chunk's extraction in the JSON format's shape; ``"kept_out"`` lists
     (name, reason, detail) of malformed lines and repeats for the dropped table."""
-    completion = await llm.achat(
-        prompts.extract_graph_records(text, settings.entity_types),
-        stop_rule="records" if settings.stop_repeats else None,
-    )
-    parsed = parse_records(completion.text)
-    kept_out = _kept_out(parsed, completion.stopped_early)
-    return {**parsed.extraction(), "errors": [], "kept_out": kept_out}
+    messages = prompts.extract_graph_records(text, settings.entity_types)
+    reply, stops = await _records_reply(llm, messages, settings)
+    parsed = parse_records(reply)
+    return {**parsed.extraction(), "errors": [], "kept_out": _kept_out(parsed, stops)}
 
 
-def _kept_out(parsed: ParsedRecords, stopped_early: str | None) -> list[tuple[str, str, str]]:
+async def _records_reply(
+    llm: ChatLLM,
+    messages: list[dict[str, str]],
+    settings: IndexSettings,
+    max_tokens: int | None = None,
+) -> tuple[str, list[str]]:
+    """Return the record reply to ``messages`` and why it was stopped early, if it was.
+
+    A loop usually starts in the entity records (the demo: all 9 of its loops), and a reply
+    stopped there has no relationship yet: then one more call asks for the relationships
+    only, with the kept entities as the model's previous turn.
+    """
+    rule = None
+    if settings.stop_repeats:
+        rule = "records_and_example" if settings.stop_example_copies else "records"
+    completion = await llm.achat(messages, max_tokens=max_tokens, stop_rule=rule)
+    reply, stops = completion.text, [completion.stopped_early]
+    if completion.stopped_early and not parse_records(reply).relationships:
+        follow_up = await llm.achat(
+            prompts.relationships_after_loop(messages, reply.rstrip("\n")),
+            max_tokens=max_tokens,
+            stop_rule=rule,
+        )
+        reply = reply.rstrip("\n") + "\n" + follow_up.text
+        stops.append(follow_up.stopped_early)
+    return reply, [s for s in stops if s]
+
+
+def _kept_out(parsed: ParsedRecords, stops: list[str]) -> list[tuple[str, str, str]]:
     """Return (name, reason, detail) rows of the dropped table for what a reply got wrong."""
     kept_out = [
         (line[:200], MALFORMED_RECORD, f"line {n}: {why}") for n, line, why in parsed.malformed
     ]
     if parsed.duplicates:
         kept_out.append((f"{parsed.duplicates} records", REPEATED_RECORDS, ""))
-    if stopped_early:
-        kept_out.append(("the rest of the reply", STOPPED_EARLY, stopped_early))
+    kept_out += [("the rest of the reply", STOPPED_EARLY, why) for why in stops]
     return kept_out
 
 
@@ -117,12 +141,10 @@ async def extract_packed_records(
     :func:`extract_chunk_records`; what the reply got wrong as a whole (malformed lines,
     repeats, an early stop) is listed with the first document."""
     messages = prompts.extract_graph_records_packed(texts, settings.entity_types)
-    completion = await llm.achat(
-        messages,
-        max_tokens=_packed_room(llm, messages, len(texts)),
-        stop_rule="records" if settings.stop_repeats else None,
+    reply, stops = await _records_reply(
+        llm, messages, settings, _packed_room(llm, messages, len(texts))
     )
-    parsed = parse_records(completion.text)
+    parsed = parse_records(reply)
     results: list[dict[str, Any]] = [
         {"entities": [], "relationships": [], "errors": [], "kept_out": []} for _ in texts
     ]
@@ -130,5 +152,5 @@ async def extract_packed_records(
         for record in records:
             unit = results[_record_unit(kind, record, texts)]
             unit["entities" if kind == "entity" else "relationships"].append(record)
-    results[0]["kept_out"] = _kept_out(parsed, completion.stopped_early)
+    results[0]["kept_out"] = _kept_out(parsed, stops)
     return results

@@ -198,20 +198,37 @@ def parse_records(text: str) -> ParsedRecords:
 
 
 class RecordStop:
-    """The stop rule of a streamed record reply (``index.stop_repeats``): end it at the first
-    line that repeats an earlier record (a repetition loop), or that names an entity of the
-    prompt's worked example which the text itself does not mention (the model copying the
-    example). Fed the growing reply, it reads each complete line once."""
+    """The stop rule of a streamed record reply (``index.stop_repeats``): end it where a
+    repetition loop starts, i.e. at the first of ``run`` consecutive lines that each repeat an
+    earlier line word for word; with ``example_keys``, also at the first line naming an entity
+    of the prompt's worked example that the text does not mention. Fed the growing reply, it
+    reads each complete line once.
 
-    def __init__(self, example_keys: frozenset[str] = frozenset()) -> None:
+    Why two repeats in a row, word for word: a lone repeat is often a near-duplicate ("Lena
+    Marsh" then "Councillor Lena Marsh"), after which the model goes on with new records; a
+    loop repeats a block. Why example copies are opt-in (``index.stop_example_copies``): the
+    model writes the example's names with this text's and then goes on with real records; on
+    the demo's recorded replies, stopping there too would lose 40 grounded entities that the
+    loop rule alone loses none of (benchmarks/index_cost.py --modes --lean).
+    """
+
+    def __init__(self, example_keys: frozenset[str] = frozenset(), run: int = 2) -> None:
         self.example_keys = example_keys
-        self._seen: set[tuple] = set()
+        self.run = run
+        self._seen: set[str] = set()
+        self._repeats: list[int] = []  # starts of the current run of repeated lines
         self._read = 0  # characters of the reply already read, always at a line start
 
     @classmethod
     def for_request(cls, body: dict[str, Any]) -> RecordStop:
-        """Return the rule for a chat request: the worked example's names are those of the
-        records in its earlier assistant turns that its last message does not mention."""
+        """Return the loop rule (repeats only) for a chat request."""
+        return cls()
+
+    @classmethod
+    def with_example(cls, body: dict[str, Any]) -> RecordStop:
+        """Return the rule that also stops at a copy of the worked example: its names are those
+        of the records in the request's earlier assistant turns that its last message does not
+        mention."""
         messages = body.get("messages") or []
         text = str(messages[-1].get("content", "")) if messages else ""
         keys = set()
@@ -235,19 +252,34 @@ class RecordStop:
                     continue
                 if any(name_key(n) in self.example_keys for n in _names(kind, record)):
                     return start, EXAMPLE_COPIED
-                identity = _identity(kind, record)
-                if identity in self._seen:
-                    return start, REPEATED
-                self._seen.add(identity)
+                identity = " ".join(part.split()).casefold()
+                if identity not in self._seen:
+                    self._seen.add(identity)
+                    self._repeats = []
+                    continue
+                self._repeats.append(start)
+                if len(self._repeats) >= self.run:
+                    return self._repeats[0], REPEATED
         return None
 
 
 def first_repeat(partial: str) -> int | None:
     """Return the character offset where the first repeated record of ``partial`` (a reply
-    still arriving) starts, or None: the point where a streaming caller can stop, keeping
-    everything before it. Only complete lines count (the last line may still be growing)."""
-    cut = RecordStop().check(partial)
-    return cut[0] if cut else None
+    still arriving) starts, or None: the first record the parser would drop as a repeat.
+    Only complete lines count (the last line may still be growing)."""
+    seen: set[tuple] = set()
+    offset = 0
+    for line in partial.splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break
+        record, kind, _ = parse_record(line.strip()) if line.strip() else (None, "", [])
+        if record is not None:
+            identity = _identity(kind, record)
+            if identity in seen:
+                return offset
+            seen.add(identity)
+        offset += len(line)
+    return None
 
 
 def records_from_json_reply(reply: str) -> str:
