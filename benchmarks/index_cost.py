@@ -263,16 +263,17 @@ def modes(corpus: Path, gold: Path | None, cache: Path, names: tuple[str, ...]) 
     measured = [row for row in rows if "missing" not in row]
     corpus_tokens = measured[0]["corpus_tokens"] if measured else _corpus_tokens(corpus)
     lines = [
-        f"corpus {corpus}: {corpus_tokens:,} tokens; per 1,000 corpus tokens except the counts",
+        f"corpus {repo_relative(corpus)}: {corpus_tokens:,} tokens; per 1,000 corpus tokens "
+        "except the counts",
         f"{'mode':<6}{'calls':>8}{'prompt':>9}{'compl.':>8}{'model s':>9}{'wall s':>8}"
         f"{'graph s':>9}{'entities':>10}{'rels':>6}{'ent. rec.':>11}{'rel. rec.':>11}",
     ]
     for row in rows:
         if "missing" in row:
             lines.append(
-                f"{row['mode']:<6} not recorded yet: {row['missing']} of its LLM requests miss "
-                f"{cache} (record them with a live run: GRAPHRAG_CACHE=on and the mode's "
-                "index settings)"
+                f"{row['mode']:<6} not recorded yet: {row['missing']} requests of its first "
+                f"unrecorded stage miss {repo_relative(cache)} (record them with a live run: "
+                "GRAPHRAG_CACHE=on and the mode's index settings)"
             )
             continue
         scale = PER / row["corpus_tokens"]
