@@ -46,7 +46,7 @@ from graphrag.llm_cache import (
     UnrecordableRequestError,
     canonical_json,
 )
-from graphrag.llm_stream import STOP_HEADER, STOPPED_HEADER
+from graphrag.llm_stream import STOP_HEADER, STOP_RULES, STOPPED_HEADER
 from graphrag.usage import Usage, track_usage
 
 __all__ = [
@@ -272,6 +272,8 @@ class ChatLLM:
         streamed and ended where the rule says (a repetition loop), and recorded as ended.
         """
         params = self._params(messages, max_tokens, temperature, response_format, seed)
+        if stop_rule and stop_rule not in STOP_RULES:
+            raise ValueError(f"unknown stop rule {stop_rule!r} (known: {', '.join(STOP_RULES)})")
         if stop_rule:
             params |= {
                 "stream": True,

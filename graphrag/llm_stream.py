@@ -74,6 +74,9 @@ async def read_stream(
     chunk), i.e. what the model generated, not what was kept; its prompt tokens, which the
     server reports only at the end of a stream, are counted with the tokenizer.
     """
+    if response.headers.get("content-type", "").startswith("application/json"):
+        await response.aread()  # a server that ignored stream=True: its reply is whole
+        return response.json(), None
     parts: list[str] = []
     finish, usage, first, stopped, chunks = None, None, {}, None, 0
     try:

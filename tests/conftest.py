@@ -52,6 +52,7 @@ class Reply:
     # A streamed reply (the request asked stream=True): one server-sent event per piece, as
     # a server sends one per token; ``content`` is ignored then.
     pieces: list[str] | None = None
+    ignore_stream: bool = False  # answer a stream=True request with one JSON completion
 
 
 @dataclass
@@ -209,7 +210,7 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
             if reply.status != 200:
                 self._send(reply.status, {"error": {"message": reply.content, "type": "fake"}})
                 return
-            if body.get("stream"):
+            if body.get("stream") and not reply.ignore_stream:
                 self._stream(body, reply)
                 return
             self._send(200, _completion(body, reply))

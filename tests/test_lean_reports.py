@@ -4,6 +4,8 @@ endpoint (a parent reads its small child's template report)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from conftest import FakeLLM, prompt_kind, report_reply
 
 from graphrag.config import Settings
@@ -26,10 +28,8 @@ def test_small_demo_communities_get_template_reports_and_the_rest_replay(
     size_of = sizes(demo_index)
     small = {c for c, n in size_of.items() if n < 3}
     assert small and len(small) < len(size_of)  # the demo has a two-entity community
-    settings = Settings(**{**vars(replay_settings)})
-    settings.index = type(replay_settings.index)(
-        **{**vars(replay_settings.index), "min_report_entities": 3}
-    )
+    index = dataclasses.replace(replay_settings.index, min_report_entities=3)
+    settings = dataclasses.replace(replay_settings, index=index)
     tables = {"entities": demo_index.entities, "relationships": demo_index.relationships}
     llm = ChatLLM(settings)
     with track_usage() as usage:

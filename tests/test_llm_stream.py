@@ -237,3 +237,19 @@ def test_recorded_demo_loops_streamed_token_by_token_end_where_they_start(
     cut = expected_cut(text)
     assert completion.text == text[:cut] and completion.stopped_early == REPEATED
     assert completion.usage.completion_tokens < len(ids)
+
+
+def test_a_server_that_ignores_stream_is_recorded_whole(fake_llm: FakeLLM, make_llm) -> None:
+    """Some OpenAI-compatible servers answer stream=True with one JSON completion."""
+    text = "".join(UNIQUE) + "<|COMPLETE|>"
+    fake_llm.script(Reply(text, ignore_stream=True, completion_tokens=77))
+    completion = run_sync(make_llm().achat(messages(), stop_rule="records"))
+    assert completion.text == text and completion.stopped_early is None
+    assert completion.usage.completion_tokens == 77
+    assert fake_llm.requests[0]["stream"] is True
+
+
+def test_an_unknown_stop_rule_is_refused_before_any_request(fake_llm: FakeLLM, make_llm) -> None:
+    with pytest.raises(ValueError, match="unknown stop rule"):
+        run_sync(make_llm().achat(messages(), stop_rule="no-such-rule"))
+    assert fake_llm.calls == 0
