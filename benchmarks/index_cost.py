@@ -41,6 +41,7 @@ from statistics import mean
 from typing import Any
 
 from graphrag.config import REPO_ROOT, repo_relative
+from graphrag.index.lean import LEAN_INDEX_SETTINGS
 from graphrag.tokens import count_tokens
 
 PER = 1000  # costs are per this many corpus tokens
@@ -189,14 +190,7 @@ def json_formats(cache: Path) -> str:
 # --------------------------------------------------------------------------- modes
 
 
-# The lean LLM pipeline (issue 13): every setting that cuts LLM work without a new model.
-LEAN = {
-    "extraction_format": "records",
-    "summary_threshold_tokens": 60,
-    "stop_repeats": True,
-    "pack_documents_tokens": 600,
-    "min_report_entities": 3,
-}
+LEAN = LEAN_INDEX_SETTINGS  # the lean LLM pipeline: graphrag/index/lean.py
 MODES: dict[str, dict[str, Any]] = {"nlp": {"method": "nlp"}, "llm": {}, "lean": LEAN}
 
 

@@ -13,17 +13,11 @@ from conftest import REPO_ROOT, FakeLLM, indexing_model, names_in, prompt_kind, 
 
 from graphrag.index import schemas as S
 from graphrag.index.extract_records import pack_text_units
+from graphrag.index.lean import LEAN_INDEX_SETTINGS as LEAN
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import load_index
 from graphrag.llm import ChatLLM
 
-LEAN = {
-    "extraction_format": "records",
-    "summary_threshold_tokens": 60,
-    "stop_repeats": True,
-    "pack_documents_tokens": 600,
-    "min_report_entities": 3,
-}
 OPENINGS = {
     "records": "You build a knowledge graph from a text. Reply with one record per line",
     "json": "You build a knowledge graph",
