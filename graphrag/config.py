@@ -149,6 +149,20 @@ class IndexSettings:
     # merge "KBMI" into "Kestrel Bay Marine Institute" when the text defines it or the initials of a
     # co-occurring entity spell it (index/aliases.py); off keeps the recorded graph
     merge_aliases: bool = False
+    # records format: stream each extraction reply and end it where a repetition loop starts
+    # (two lines in a row repeating earlier ones), keeping what came before (llm_stream.py)
+    stop_repeats: bool = False
+    # with stop_repeats: also end it at the first record naming a worked-example entity the
+    # text does not mention (off: on the demo the model goes on with real records after one)
+    stop_example_copies: bool = False
+    # records format: pack consecutive whole documents shorter than this many tokens into one
+    # extraction call, each labelled, records mapped back to their own text unit (0: off)
+    pack_documents_tokens: int = 0
+    # communities with fewer entities than this get a template report, no LLM call (0: off)
+    min_report_entities: int = 0
+    # with gleanings > 0: ask a yes/no question (2 tokens) before each gleaning round and
+    # glean only on "yes" (False: glean every round, the recorded behaviour)
+    gleaning_check: bool = False
 
 
 @dataclass

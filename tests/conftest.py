@@ -49,6 +49,10 @@ class Reply:
     completion_tokens: int | None = None
     delay: float = 0.0
     raw: bytes | None = None  # sent as the whole HTTP body (a garbled or empty 200)
+    # A streamed reply (the request asked stream=True): one server-sent event per piece, as
+    # a server sends one per token; ``content`` is ignored then.
+    pieces: list[str] | None = None
+    ignore_stream: bool = False  # answer a stream=True request with one JSON completion
 
 
 @dataclass
@@ -69,6 +73,8 @@ class FakeLLM:
     in_flight: int = 0
     max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    streams_cut: int = 0  # streamed replies the client closed before their end
+    pieces_sent: list[int] = field(default_factory=list)  # pieces written per streamed reply
 
     def script(self, *replies: str | Reply) -> None:
         self.queue.extend(replies)
@@ -152,6 +158,33 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+            """Send ``reply.pieces`` as server-sent events, then the finish and the usage; a
+            client that closes the connection ends it (counted in ``streams_cut``)."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            head = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0}
+            pieces = reply.pieces if reply.pieces is not None else [reply.content]
+            usage = _completion(body, Reply(completion_tokens=len(pieces)))["usage"]
+            events = [{**head, "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
+            events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+            events.append({**head, "choices": [], "usage": usage})
+            sent = 0
+            try:
+                for event in events:
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    sent += 1
+                self.wfile.write(b"data: [DONE]\n\n")
+            except (BrokenPipeError, ConnectionResetError):
+                with state.lock:
+                    state.streams_cut += 1
+            finally:
+                with state.lock:
+                    state.pieces_sent.append(min(sent, len(pieces)))
+
         def do_POST(self) -> None:  # noqa: N802 - http.server naming
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
@@ -176,6 +209,9 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 return
             if reply.status != 200:
                 self._send(reply.status, {"error": {"message": reply.content, "type": "fake"}})
+                return
+            if body.get("stream") and not reply.ignore_stream:
+                self._stream(body, reply)
                 return
             self._send(200, _completion(body, reply))
 

@@ -52,8 +52,8 @@ from graphrag.index.pipeline import (
     extract_stage,
     index_counts,
     link_text_units,
+    write_reports,
 )
-from graphrag.index.reports import write_community_reports
 from graphrag.index.store import load_index, write_index
 from graphrag.llm import ChatLLM, Usage, track_usage
 
@@ -210,14 +210,8 @@ def _reports(tables: Tables, old_reports: pd.DataFrame, ctx: IndexContext) -> tu
         else:
             changed.append(community[S.ID])
     known = {int(r[S.COMMUNITY]): r[S.FULL_CONTENT] for r in kept_rows}
-    written, errors = write_community_reports(
-        communities[communities[S.ID].isin(changed)],
-        tables["entities"],
-        tables["relationships"],
-        ctx.llm,
-        ctx.settings.index,
-        ctx.progress,
-        known_reports=known,
+    written, errors = write_reports(
+        communities[communities[S.ID].isin(changed)], tables, ctx, known_reports=known
     )
     reports = pd.concat([pd.DataFrame(kept_rows, columns=written.columns), written])
     reports = reports.sort_values(S.COMMUNITY).reset_index(drop=True)

@@ -28,7 +28,7 @@ from graphrag.index.graph import (
     summarize_entities,
     summarize_relationships,
 )
-from graphrag.index.reports import write_community_reports
+from graphrag.index.reports import REPORT_COLUMNS, write_community_reports
 from graphrag.index.store import write_index
 from graphrag.llm import ChatLLM, Usage, track_usage
 
@@ -127,15 +127,46 @@ def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
     }
 
 
-def reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
+def write_reports(
+    communities: pd.DataFrame,
+    tables: Tables,
+    ctx: IndexContext,
+    known_reports: dict[int, str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (community_reports, errors) of ``communities``: written by the LLM, or from a
+    template for a community with fewer than ``index.min_report_entities`` entities (a pair
+    of names needs no prose); a parent reads its small children's template reports like any
+    other child report."""
+    from graphrag.index.nlp_stages import template_report_row
+
+    entities, relationships = tables["entities"], tables["relationships"]
+    small = communities[S.ENTITY_IDS].map(len) < ctx.settings.index.min_report_entities
+    templates = pd.DataFrame(
+        [
+            template_report_row(c, entities, relationships, edge_kind="")
+            for _, c in communities[small].iterrows()
+        ],
+        columns=REPORT_COLUMNS,
+    )
+    known = dict(known_reports or {})
+    known |= dict(zip(templates[S.COMMUNITY], templates[S.FULL_CONTENT], strict=True))
     reports, errors = write_community_reports(
-        tables["communities"],
-        tables["entities"],
-        tables["relationships"],
+        communities[~small],
+        entities,
+        relationships,
         ctx.llm,
         ctx.settings.index,
         ctx.progress,
+        known_reports=known,
     )
+    if len(templates):
+        reports = pd.concat([reports, templates], ignore_index=True)
+        reports = reports.sort_values(S.COMMUNITY).reset_index(drop=True)
+    return reports, errors
+
+
+def reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    reports, errors = write_reports(tables["communities"], tables, ctx)
     return {**tables, "community_reports": reports, "errors": _errors(tables, errors)}
 
 
