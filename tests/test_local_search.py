@@ -20,7 +20,7 @@ from graphrag import prompts, tokens
 from graphrag.config import Settings, SettingsError, load_settings
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM, _prompt_tokens, run_sync
+from graphrag.llm import ChatLLM, run_sync
 from graphrag.query.base import ContextItem, items_tokens, number_items
 from graphrag.query.local import (
     VERSION_1_BUDGET,
@@ -29,6 +29,7 @@ from graphrag.query.local import (
     ranked_relationships,
     selection_level,
 )
+from graphrag.tokens import message_tokens
 
 DEMO_QUESTIONS = ["q01", "q08", "q11"]
 
@@ -48,14 +49,14 @@ def with_window(settings: Settings, window: int) -> Settings:
     return changed
 
 
-def fixed_prompt_tokens(q: str) -> int:
+def fixedmessage_tokens(q: str) -> int:
     """The answer prompt without context, at its longest (with the final-answer line)."""
-    return _prompt_tokens(prompts.with_final_answer_line(prompts.answer(q, "")))
+    return message_tokens(prompts.with_final_answer_line(prompts.answer(q, "")))
 
 
 def prompt_tokens(q: str, items: list[ContextItem]) -> int:
     """The tokens of the answer prompt that ``items`` make, chat template included."""
-    return _prompt_tokens(prompts.with_final_answer_line(prompts.answer(q, number_items(items))))
+    return message_tokens(prompts.with_final_answer_line(prompts.answer(q, number_items(items))))
 
 
 # --------------------------------------------------------------------------- budget
@@ -85,7 +86,7 @@ def test_version_2_sizes_the_budget_to_the_models_window(
     method = LocalSearch(SimpleNamespace(), settings, ChatLLM(settings), None)
     q = question("q01")
     budget = method.context_budget(q)
-    assert budget == window - settings.query.answer_max_tokens - fixed_prompt_tokens(q)
+    assert budget == window - settings.query.answer_max_tokens - fixedmessage_tokens(q)
     assert 0 < budget < window - 250 - 100, "the fixed part is the prompt's, not zero"
 
     settings.query.local_max_context_tokens = 1000
@@ -248,7 +249,7 @@ def test_version_2_context_on_the_demo_fits_the_window_and_reads_the_selection(
     budget = method.context_budget(q)
     items = run_sync(method.aretrieve(q))
 
-    assert budget == min(3000, window - 250 - fixed_prompt_tokens(q))
+    assert budget == min(3000, window - 250 - fixedmessage_tokens(q))
     assert items_tokens(items) <= budget
     assert prompt_tokens(q, items) + settings.query.answer_max_tokens <= window
     assert items_tokens(items) > 0.85 * budget, "the budget is read, not left empty"
@@ -336,7 +337,7 @@ def test_version_2_answer_through_the_fake_endpoint_fits_the_window(
     assert fake_llm.calls == 1
     body = fake_llm.requests[0]
     assert body["max_tokens"] == settings.query.answer_max_tokens
-    assert _prompt_tokens(body["messages"]) + body["max_tokens"] <= window
+    assert message_tokens(body["messages"]) + body["max_tokens"] <= window
     assert answer.contexts and all(c in body["messages"][1]["content"] for c in answer.contexts)
     assert answer.context_tokens <= method.context_budget(q)
     assert answer.cited == [answer.sources[0]]

@@ -28,8 +28,8 @@ from graphrag import prompts
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
-from graphrag.llm import _prompt_tokens
 from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items_tokens
+from graphrag.tokens import message_tokens
 
 VERSION_1_BUDGET = 1500  # version 1's budget when local_context_tokens is 0 (recorded answers)
 
@@ -99,7 +99,7 @@ class LocalSearch(Method):
         return auto_budget(
             self.llm.context_limit(),
             self.params.answer_max_tokens,
-            _prompt_tokens(fixed),
+            message_tokens(fixed),
             self.params.local_max_context_tokens,
         )
 
