@@ -427,7 +427,7 @@ def indexing_model(body: dict[str, Any]) -> str:
     if system.startswith("You merge several descriptions"):
         entity = body["messages"][1]["content"].splitlines()[0].removeprefix("Entity: ")
         return f"{entity}: merged description."
-    if system.startswith("You write a short report"):
+    if system.startswith(("You write a short report", "You write a report")):  # v1, v2
         return report_reply(body["messages"][1]["content"].removeprefix("Data:\n"))
     raise AssertionError(f"unexpected prompt: {system[:80]}")
 

@@ -22,7 +22,7 @@ OPENINGS = {
     "records": "You build a knowledge graph from a text. Reply with one record per line",
     "json": "You build a knowledge graph",
     "summary": "You merge several descriptions",
-    "report": "You write a short report",
+    "report": "You write a ",  # a short report (v1) or a report (v2)
 }
 
 

@@ -8,7 +8,10 @@ live re-index records, before the defaults are flipped to it:
 * ``summary_threshold_tokens = 60``: descriptions short enough are joined, not summarized;
 * ``stop_repeats``: a reply ends where its repetition loop starts;
 * ``pack_documents_tokens = 600``: short documents share an extraction call;
-* ``min_report_entities = 3``: communities of two entities get a template report.
+* ``min_report_entities = 3``: communities of two entities get a template report;
+* ``prompt_version = 2``: the second version of reports and descriptions (issue 14: no
+  schema-cut strings, fact-keeping summaries within input/output budgets, sub-community
+  substitution, alias merging), so that one live re-index records what both need.
 """
 
 from __future__ import annotations
@@ -21,4 +24,5 @@ LEAN_INDEX_SETTINGS: dict[str, Any] = {
     "stop_repeats": True,
     "pack_documents_tokens": 600,
     "min_report_entities": 3,
+    "prompt_version": 2,
 }
