@@ -2,13 +2,19 @@
 
 Run: .venv/bin/python benchmarks/index_cost.py [--index output/kestrel_bay]
      .venv/bin/python benchmarks/index_cost.py --json-formats [--cache data/llm_cache]
-     .venv/bin/python benchmarks/index_cost.py --modes [--corpus data/kestrel_bay/docs]
+     .venv/bin/python benchmarks/index_cost.py --modes [--lean] [--corpus data/kestrel_bay/docs]
 
 ``--modes`` indexes the corpus once per ``index.method`` ("llm" replayed from the recorded
 cache, "nlp" with no LLM) and prints, per mode: LLM calls, prompt and completion tokens, the
 model seconds recorded for those calls, this run's wall seconds (per 1,000 corpus tokens),
 and entity and relationship recall against the gold graph; then how many description
-summaries each ``index.summary_threshold_tokens`` leaves.
+summaries each ``index.summary_threshold_tokens`` leaves. With ``--lean`` it adds the lean
+preset (:data:`LEAN`: record format, summary threshold, repeat stop, document packing,
+template reports for tiny communities), measured from the cache once its replies are
+recorded (until then the row says how many requests are missing; nothing calls a model),
+the extraction calls with document packing on the corpus and on ``--packing-corpus`` (the
+MuSiQue paragraphs), and how many tokens of the recorded extraction replies come after the
+point where the repeat detector would have stopped them.
 
 The first form reads an index folder's ``index.json`` and prints, per stage and in total,
 the LLM calls and the prompt tokens, completion tokens and model seconds per 1,000 corpus
@@ -27,17 +33,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from graphrag.config import REPO_ROOT
+from graphrag.config import REPO_ROOT, repo_relative
+from graphrag.index.lean import LEAN_INDEX_SETTINGS
 from graphrag.tokens import count_tokens
 
 PER = 1000  # costs are per this many corpus tokens
 EXTRACTION_SCHEMA_NAME = "graph_extraction"
+COMPLETE_MARK = "<|COMPLETE|>"
 COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "model_seconds")
 
 
@@ -181,9 +190,13 @@ def json_formats(cache: Path) -> str:
 # --------------------------------------------------------------------------- modes
 
 
-def _mode_row(method: str, corpus: Path, gold: Path | None, cache: Path) -> dict[str, Any]:
-    """Index ``corpus`` with one ``index.method`` (the LLM one replayed from ``cache``) into a
-    temporary folder; return its cost, times and recall."""
+LEAN = LEAN_INDEX_SETTINGS  # the lean LLM pipeline: graphrag/index/lean.py
+MODES: dict[str, dict[str, Any]] = {"nlp": {"method": "nlp"}, "llm": {}, "lean": LEAN}
+
+
+def _mode_row(mode: str, corpus: Path, gold: Path | None, cache: Path) -> dict[str, Any]:
+    """Index ``corpus`` with one mode's index settings (LLM calls replayed from ``cache``) into
+    a temporary folder; return its cost, times and recall, or what the cache is missing."""
     import tempfile
     import time
 
@@ -191,12 +204,12 @@ def _mode_row(method: str, corpus: Path, gold: Path | None, cache: Path) -> dict
     from graphrag.index.pipeline import build_index
     from graphrag.index.quality import extraction_quality, load_gold_graph
     from graphrag.index.store import load_index
-    from graphrag.llm import ChatLLM
+    from graphrag.llm import CacheMissError, ChatLLM
 
-    with tempfile.TemporaryDirectory(prefix=f"index_cost_{method}_") as folder:
+    with tempfile.TemporaryDirectory(prefix=f"index_cost_{mode}_") as folder:
         settings = load_settings(
             overrides={
-                "index": {"method": method},
+                "index": MODES[mode],
                 "cache": {"mode": "replay", "path": str(cache)},
                 "embeddings": {"cache_path": str(Path(folder) / "embeddings.sqlite")},
             }
@@ -205,6 +218,8 @@ def _mode_row(method: str, corpus: Path, gold: Path | None, cache: Path) -> dict
         wall, cpu = time.monotonic(), time.process_time()
         try:
             summary = build_index(corpus, Path(folder) / "index", settings, llm, progress=False)
+        except CacheMissError:
+            return {"mode": mode, "missing": len(llm.cache.misses)}
         finally:
             llm.close()
         wall, cpu = time.monotonic() - wall, time.process_time() - cpu
@@ -217,9 +232,10 @@ def _mode_row(method: str, corpus: Path, gold: Path | None, cache: Path) -> dict
     stages = summary.stages
     graph_stages = ("chunk", "extract", "graph", "reports")
     return {
-        "mode": method,
+        "mode": mode,
         "corpus_tokens": summary.counts["corpus_tokens"],
         "calls": sum(s["calls"] for s in stages.values()),
+        "stage_calls": {name: s["calls"] for name, s in stages.items() if s["calls"]},
         "prompt_tokens": sum(s["prompt_tokens"] for s in stages.values()),
         "completion_tokens": sum(s["completion_tokens"] for s in stages.values()),
         "model_seconds": sum(s.get("model_seconds", 0.0) for s in stages.values()),
@@ -234,17 +250,26 @@ def _mode_row(method: str, corpus: Path, gold: Path | None, cache: Path) -> dict
     }
 
 
-def modes(corpus: Path, gold: Path | None, cache: Path) -> str:
-    """Return one table comparing the index methods on ``corpus``, per 1,000 corpus tokens."""
-    # nlp first, so its row pays the cold imports (graspologic) that both modes need
-    rows = [_mode_row(m, corpus, gold, cache) for m in ("nlp", "llm")]
+def modes(corpus: Path, gold: Path | None, cache: Path, names: tuple[str, ...]) -> str:
+    """Return one table comparing the index modes on ``corpus``, per 1,000 corpus tokens; a
+    mode whose LLM replies are not all recorded yet is listed with what is missing."""
+    rows = [_mode_row(m, corpus, gold, cache) for m in names]
+    measured = [row for row in rows if "missing" not in row]
+    corpus_tokens = measured[0]["corpus_tokens"] if measured else _corpus_tokens(corpus)
     lines = [
-        f"corpus {corpus}: {rows[0]['corpus_tokens']:,} tokens; per 1,000 corpus tokens except "
-        "the counts",
+        f"corpus {repo_relative(corpus)}: {corpus_tokens:,} tokens; per 1,000 corpus tokens "
+        "except the counts",
         f"{'mode':<6}{'calls':>8}{'prompt':>9}{'compl.':>8}{'model s':>9}{'wall s':>8}"
         f"{'graph s':>9}{'entities':>10}{'rels':>6}{'ent. rec.':>11}{'rel. rec.':>11}",
     ]
     for row in rows:
+        if "missing" in row:
+            lines.append(
+                f"{row['mode']:<6} not recorded yet: {row['missing']} requests of its first "
+                f"unrecorded stage miss {repo_relative(cache)} (record them with a live run: "
+                "GRAPHRAG_CACHE=on and the mode's index settings)"
+            )
+            continue
         scale = PER / row["corpus_tokens"]
         quality = row["quality"]
         recall = (
@@ -263,13 +288,153 @@ def modes(corpus: Path, gold: Path | None, cache: Path) -> str:
         "row replays them); wall s: this run, replayed, embedding model load and clustering "
         "included; graph s: chunk + extract + graph + reports stages of this run"
     )
-    for row in rows:
+    for row in measured:
+        calls = ", ".join(f"{name} {n:.0f}" for name, n in row["stage_calls"].items())
         lines.append(
-            f"{row['mode']}: this run {row['wall']:.1f} s wall, {row['cpu']:.1f} s CPU "
-            f"(embed {row['embed_wall']:.1f} s, communities {row['cluster_wall']:.1f} s, "
-            f"graph stages {row['graph_wall']:.2f} s)"
+            f"{row['mode']}: calls {calls or 'none'}; this run {row['wall']:.1f} s wall, "
+            f"{row['cpu']:.1f} s CPU (embed {row['embed_wall']:.1f} s, communities "
+            f"{row['cluster_wall']:.1f} s, graph stages {row['graph_wall']:.2f} s)"
+        )
+    if "lean" in names:
+        lines.append("lean preset (index.*): " + ", ".join(f"{k}={v}" for k, v in LEAN.items()))
+    return "\n".join(lines)
+
+
+def _text_units(corpus: Path) -> Any:
+    from graphrag.config import load_settings
+    from graphrag.documents import chunk_documents, load_documents
+
+    chunking = load_settings(env={}).chunking
+    documents = load_documents(corpus, chunking.max_document_tokens).documents
+    return chunk_documents(documents, chunking.size, chunking.overlap)
+
+
+def _corpus_tokens(corpus: Path) -> int:
+    from graphrag.index import schemas as S
+
+    return int(_text_units(corpus)[S.N_TOKENS].sum())
+
+
+def packing(corpora: list[Path], budgets: tuple[int, ...]) -> str:
+    """Return the extraction calls of each corpus with document packing off and at each
+    budget (no LLM call: packing depends only on the chunks' token counts)."""
+    from graphrag.index import schemas as S
+    from graphrag.index.extract_records import pack_text_units
+
+    lines = []
+    for corpus in corpora:
+        units = _text_units(corpus)
+        scale = PER / int(units[S.N_TOKENS].sum())
+        calls = [len(units)] + [len(pack_text_units(units, b)) for b in budgets]
+        lines.append(
+            f"extraction calls, {repo_relative(corpus)} ({len(units)} chunks, "
+            f"{int(units[S.N_TOKENS].sum()):,} tokens): packing off {calls[0]} "
+            f"({calls[0] * scale:.2f}/1k); "
+            + "; ".join(
+                f"{b} tokens {n} ({n * scale:.2f}/1k)"
+                for b, n in zip(budgets, calls[1:], strict=True)
+            )
         )
     return "\n".join(lines)
+
+
+def _item_starts(reply: str) -> list[int]:
+    """Return where each entity or relationship object of a JSON extraction reply starts, in
+    order (the order records_from_json_reply gives them as record lines)."""
+    decoder, starts = json.JSONDecoder(), []
+    for start in (m.start() for m in re.finditer(r"\{", reply)):
+        try:
+            item, _ = decoder.raw_decode(reply, start)
+        except ValueError:
+            continue
+        if isinstance(item, dict) and ({"name", "type"} <= item.keys() or "source" in item):
+            starts.append(start)
+    return starts
+
+
+def loop_cut(cache: Path) -> str:
+    """Return what the repeat detector (``index.stop_repeats``) would have cut from the
+    recorded extraction replies: each reply as records, read by the stop rule for its own
+    chunk; the tokens from the stop on are counted in the recorded JSON reply itself (what
+    the model generated), and the grounded records after the stop (names the chunk mentions,
+    not repeats of kept ones) are what the stop would lose."""
+    from graphrag import prompts
+    from graphrag.config import load_settings
+    from graphrag.index.records import RecordStop, records_from_json_reply
+
+    types = load_settings(env={}).index.entity_types
+    records = _extraction_records(cache)
+    recorded = sum(int(r["response"]["usage"]["completion_tokens"]) for r in records)
+    lines = []
+    for rule_name, make_rule in (
+        ("loops (stop_repeats)", RecordStop.for_request),
+        ("loops + example copies (stop_example_copies)", RecordStop.with_example),
+    ):
+        stopped = json_cut = lost_entities = lost_relationships = 0
+        reasons: dict[str, int] = {}
+        for record in records:
+            chunk = record["request"]["messages"][3]["content"].removeprefix("Text:\n")
+            reply = record["response"]["choices"][0]["message"]["content"] or ""
+            text = records_from_json_reply(reply).removesuffix(COMPLETE_MARK) + "\n"
+            body = {"messages": prompts.extract_graph_records(chunk, types)}
+            cut = make_rule(body).check(text)
+            if cut is None:
+                continue
+            offset, reason = cut
+            stopped += 1
+            reasons[reason] = reasons.get(reason, 0) + 1
+            starts = _item_starts(reply)
+            kept_items = text[:offset].count("\n")
+            json_cut += count_tokens(reply[starts[kept_items] :]) if kept_items < len(starts) else 0
+            entities, relationships = _grounded_lost(text, offset, chunk)
+            lost_entities += entities
+            lost_relationships += relationships
+        why = ", ".join(f"{n} at a {reason}" for reason, n in sorted(reasons.items()))
+        lines.append(
+            f"repeat detector, {rule_name}: {stopped} of {len(records)} recorded extraction "
+            f"replies end early ({why}); {json_cut:,} of {recorded:,} completion tokens "
+            f"({json_cut / recorded:.0%}) come after the stop; grounded records after it: "
+            f"{lost_entities} entities, {lost_relationships} relationships"
+        )
+    lines.append(
+        "(the JSON schema caps entities at 20, so a JSON reply whose entity list loops still "
+        "reaches its relationships; a record reply loops to the token cap instead, which is "
+        "why a reply stopped before any relationship asks once more for the relationships)"
+    )
+    return "\n".join(lines)
+
+
+def _grounded_lost(text: str, offset: int, chunk: str) -> tuple[int, int]:
+    """Return (entities, relationships) after ``offset`` of a record reply that its chunk
+    grounds and that the text before ``offset`` does not already hold."""
+    from graphrag.index.extract import mentioned
+    from graphrag.index.records import parse_records
+
+    def grounded(part: str, kind: str) -> set[str]:
+        parsed = parse_records(part)
+        items = parsed.entities if kind == "entity" else parsed.relationships
+        names = ("name",) if kind == "entity" else ("source", "target")
+        return {
+            json.dumps(item, sort_keys=True)
+            for item in items
+            if all(mentioned(item[n], chunk) for n in names)
+        }
+
+    return tuple(
+        len(grounded(text, kind) - grounded(text[:offset], kind))
+        for kind in ("entity", "relationship")
+    )
+
+
+def _extraction_records(cache: Path) -> list[dict[str, Any]]:
+    """Return the recorded JSON extraction calls of ``cache`` (request and response)."""
+    found = []
+    for file in sorted(cache.glob("*/*.json")):
+        record = json.loads(file.read_text(encoding="utf-8"))
+        response_format = record["request"].get("response_format") or {}
+        if response_format.get("json_schema", {}).get("name") == EXTRACTION_SCHEMA_NAME:
+            found.append(record)
+    return found
 
 
 def records_cost(cache: Path) -> str:
@@ -278,11 +443,7 @@ def records_cost(cache: Path) -> str:
     from graphrag.index.records import parse_records, records_from_json_reply, to_records
 
     recorded = as_records = unique = repeats = records = cut = 0
-    for file in sorted(cache.glob("*/*.json")):
-        record = json.loads(file.read_text(encoding="utf-8"))
-        response_format = record["request"].get("response_format") or {}
-        if response_format.get("json_schema", {}).get("name") != EXTRACTION_SCHEMA_NAME:
-            continue
+    for record in _extraction_records(cache):
         choice = record["response"]["choices"][0]
         text = records_from_json_reply(choice["message"]["content"] or "")
         parsed = parse_records(text)
@@ -332,6 +493,13 @@ def main() -> None:
     parser.add_argument("--index", default="output/kestrel_bay")
     parser.add_argument("--json-formats", action="store_true")
     parser.add_argument("--modes", action="store_true")
+    parser.add_argument(
+        "--lean",
+        action="store_true",
+        help="with --modes: add the lean preset's row (from the cache once recorded), the "
+        "extraction calls with document packing, and the repeat detector's cut",
+    )
+    parser.add_argument("--packing-corpus", default="data/musique/docs")
     parser.add_argument("--corpus", default="data/kestrel_bay/docs")
     parser.add_argument("--gold", default="data/kestrel_bay/gold_graph.json")
     parser.add_argument("--cache", default="data/llm_cache")
@@ -342,8 +510,13 @@ def main() -> None:
         print(records_cost(cache))
     elif args.modes:
         gold = _repo_path(args.gold) if args.gold else None
-        print(modes(_repo_path(args.corpus), gold, cache))
-        print(summary_threshold(cache, _repo_path(args.corpus), (0, 30, 60, 100)))
+        corpus = _repo_path(args.corpus)
+        names = ("nlp", "llm", "lean") if args.lean else ("nlp", "llm")
+        print(modes(corpus, gold, cache, names))
+        print(summary_threshold(cache, corpus, (0, 30, 60, 100)))
+        if args.lean:
+            print(packing([corpus, _repo_path(args.packing_corpus)], (300, 600, 1000)))
+            print(loop_cut(cache))
     else:
         print(index_cost(_repo_path(args.index)))
 

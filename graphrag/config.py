@@ -134,6 +134,35 @@ class IndexSettings:
     # "json": the schema-constrained JSON extraction (recorded); "records": one tuple-delimited
     # record per line, parsed strictly, repaired locally, repeats dropped (index/records.py)
     extraction_format: Literal["json", "records"] = "json"
+    # Reports and descriptions, second version (issue 14); 1 keeps the recorded prompts. 2: report
+    # strings without schema length caps (lengths asked in the prompt, max_tokens caps), findings
+    # that keep their sources' dates, numbers and names, sub-community reports substituted one at
+    # a time (largest first) and children's summaries first in a parent's context; description
+    # summaries from a packed input budget, with a larger output budget; relationship descriptions
+    # summarized when many (index/reports.py, index/graph.py)
+    prompt_version: Literal[1, 2] = 1
+    summary_input_tokens: int = 1500  # v2: descriptions packed, most frequent/longest first
+    summary_v2_max_tokens: int = 200  # v2's output budget of a description summary
+    relationship_summary_min: int = 3  # v2: summarize a pair's descriptions when more than this
+    relationship_summary_tokens: int = 150  # v2: or when joined they exceed this many tokens
+    report_max_tokens: int = 1200  # v2: completion cap of a report (no schema caps on strings)
+    # merge "KBMI" into "Kestrel Bay Marine Institute" when the text defines it or the initials of a
+    # co-occurring entity spell it (index/aliases.py); off keeps the recorded graph
+    merge_aliases: bool = False
+    # records format: stream each extraction reply and end it where a repetition loop starts
+    # (two lines in a row repeating earlier ones), keeping what came before (llm_stream.py)
+    stop_repeats: bool = False
+    # with stop_repeats: also end it at the first record naming a worked-example entity the
+    # text does not mention (off: on the demo the model goes on with real records after one)
+    stop_example_copies: bool = False
+    # records format: pack consecutive whole documents shorter than this many tokens into one
+    # extraction call, each labelled, records mapped back to their own text unit (0: off)
+    pack_documents_tokens: int = 0
+    # communities with fewer entities than this get a template report, no LLM call (0: off)
+    min_report_entities: int = 0
+    # with gleanings > 0: ask a yes/no question (2 tokens) before each gleaning round and
+    # glean only on "yes" (False: glean every round, the recorded behaviour)
+    gleaning_check: bool = False
 
 
 @dataclass
@@ -143,9 +172,19 @@ class QuerySettings:
     rephrasings: int = 3
     rrf_k: int = 60
     local_top_entities: int = 8
-    local_context_tokens: int = 1500
+    # 1: the recorded behaviour (fixed 1,500-token budget, reports of every level, every
+    # relationship touching the selection); 2: Microsoft GraphRAG's reading (auto budget, one
+    # rolled-up level of reports, outside relationships ranked by links into the selection)
+    local_search_version: Literal[1, 2] = 1
+    # > 0: the context budget. 0 (auto): version 1 uses 1500; version 2 the model's per-slot
+    # window (llm.context_tokens, else embedded.ctx_size / embedded.parallel) minus
+    # answer_max_tokens and the answer prompt's fixed part, at most local_max_context_tokens
+    local_context_tokens: int = 0
+    local_max_context_tokens: int = 3000  # ~25 ms per prompt token on 2 CPU cores
     local_text_unit_share: float = 0.5
     local_community_share: float = 0.2
+    local_community_level: int = -1  # version 2; -1: deepest level holding every selected entity
+    local_max_relationships: int = 20  # version 2: relationships to unselected entities, at most
     global_level: int = 0  # -1: chosen by the data (GlobalSearch.auto_level_reports)
     global_max_batches: int = 3  # map batches one answer may use when the level is chosen
     global_batch_tokens: int = 2000
@@ -226,8 +265,12 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
     origin = typing.get_origin(annotation)
     if origin is Literal:
         choices = typing.get_args(annotation)
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit() and value not in choices:
+            value = int(value)  # a number choice given as text (environment variables)
         if value not in choices:
-            raise SettingsError(f"setting {name}={value!r}: expected one of {', '.join(choices)}")
+            raise SettingsError(
+                f"setting {name}={value!r}: expected one of {', '.join(map(str, choices))}"
+            )
         return value
     if origin in (list, dict):
         if isinstance(value, str):

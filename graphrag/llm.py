@@ -46,6 +46,7 @@ from graphrag.llm_cache import (
     UnrecordableRequestError,
     canonical_json,
 )
+from graphrag.llm_stream import STOP_HEADER, STOP_RULES, STOPPED_HEADER
 from graphrag.usage import Usage, track_usage
 
 __all__ = [
@@ -65,7 +66,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-MESSAGE_OVERHEAD_TOKENS = 8  # chat template tokens around each message (role, start, end)
 # The base URL the openai client is given for the embedded model: a name that can never
 # resolve (.invalid is reserved for that), which the transport replaces with the embedded
 # server's real address when, and only when, a request misses the cache.
@@ -85,6 +85,7 @@ class Completion:
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
     cache_key: str | None = None  # where the reply is recorded (None when the cache is off)
+    stopped_early: str | None = None  # why a stop rule ended the reply (graphrag/llm_stream.py)
 
 
 def _retryable(err: BaseException) -> bool:
@@ -148,10 +149,16 @@ def _completion(raw: Any, usage: Usage) -> Completion:
     return Completion(choice.message.content or "", choice.finish_reason, usage, key)
 
 
-def _prompt_tokens(messages: list[dict[str, str]]) -> int:
-    """Return an upper estimate of the prompt tokens of ``messages`` (template included)."""
-    return sum(
-        tokens.count_tokens(str(m.get("content", ""))) + MESSAGE_OVERHEAD_TOKENS for m in messages
+async def _streamed_completion(raw: Any, usage: Usage) -> Completion:
+    """Return the completion of a streamed reply (the transport has already read it whole)."""
+    parts, finish = [], None
+    async for chunk in raw.parse():
+        for choice in chunk.choices:
+            parts.append(choice.delta.content or "")
+            finish = choice.finish_reason or finish
+    headers = raw.headers
+    return Completion(
+        "".join(parts), finish, usage, headers.get(CACHE_KEY_HEADER), headers.get(STOPPED_HEADER)
     )
 
 
@@ -257,9 +264,22 @@ class ChatLLM:
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
         seed: int | None = None,
+        stop_rule: str | None = None,
     ) -> Completion:
-        """Return the model's reply to ``messages`` (from the cache when recorded)."""
+        """Return the model's reply to ``messages`` (from the cache when recorded).
+
+        ``stop_rule`` names a rule of graphrag/llm_stream.py (e.g. "records"): the reply is
+        streamed and ended where the rule says (a repetition loop), and recorded as ended.
+        """
         params = self._params(messages, max_tokens, temperature, response_format, seed)
+        if stop_rule and stop_rule not in STOP_RULES:
+            raise ValueError(f"unknown stop rule {stop_rule!r} (known: {', '.join(STOP_RULES)})")
+        if stop_rule:
+            params |= {
+                "stream": True,
+                "stream_options": {"include_usage": True},
+                "extra_headers": {STOP_HEADER: stop_rule},
+            }
         try:
             with track_usage() as usage:
                 async for attempt in self._retrying():
@@ -267,6 +287,8 @@ class ChatLLM:
                         raw = await self.async_client().chat.completions.with_raw_response.create(
                             **params
                         )
+                        if stop_rule:
+                            return await _streamed_completion(raw, usage)
         except openai.OpenAIError as err:
             raise _unwrap(err, self.base_url) from err
         return _completion(raw, usage)
@@ -413,7 +435,7 @@ class ChatLLM:
         rounds = 0
         while rounds <= self.settings.llm.json_repair_rounds:
             if limit is not None:
-                budget = min(budget, max(limit - _prompt_tokens(messages), 1))
+                budget = min(budget, max(limit - tokens.message_tokens(messages), 1))
             try:
                 with track_usage() as usage:
                     completion = await self.achat(
@@ -434,7 +456,7 @@ class ChatLLM:
                 if completion.finish_reason == "length" and not widened:
                     room = 2 * budget
                     if limit is not None:
-                        room = min(room, limit - _prompt_tokens(messages))
+                        room = min(room, limit - tokens.message_tokens(messages))
                     widened = True
                     if room > budget:
                         budget = room
@@ -447,7 +469,9 @@ class ChatLLM:
                 )
                 shown = completion.text
                 if limit is not None:
-                    fixed = _prompt_tokens([*messages, {"content": request}, {"content": ""}])
+                    fixed = tokens.message_tokens(
+                        [*messages, {"content": request}, {"content": ""}]
+                    )
                     shown = _cut_reply(shown, limit - budget - fixed)
                 messages = [
                     *messages,

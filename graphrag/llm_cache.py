@@ -6,9 +6,11 @@ concurrency and counted exactly like our own calls. A response is stored under t
 the request body (model, messages and every parameter), one JSON file per response, so the
 committed cache grows by whole files and diffs stay readable.
 
-Only non-streaming chat completions can be recorded; in ``on`` and ``replay`` modes any other
-request is refused (:class:`UnrecordableRequestError`) rather than sent past the cache, so
-"replay never calls a model" holds for every request of every library given our client.
+Only chat completions can be recorded; in ``on`` and ``replay`` modes any other request is
+refused (:class:`UnrecordableRequestError`) rather than sent past the cache, so "replay never
+calls a model" holds for every request of every library given our client. A streamed chat
+request is read whole by the transport (or ended early by its stop rule, see
+graphrag/llm_stream.py), recorded as a completion and answered as a short event stream.
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ from typing import Any
 import httpx
 from filelock import FileLock
 
+from graphrag.llm_stream import (
+    STOPPED_HEADER,
+    event_stream,
+    keyed_body,
+    read_stream,
+    stop_rule,
+)
 from graphrag.usage import count_call
 
 CHAT_PATH_SUFFIX = "/chat/completions"
@@ -158,24 +167,30 @@ def _chat_body(request: httpx.Request, mode: str) -> dict[str, Any] | None:
     Only ``off`` mode lets other requests through: in ``on`` mode they would go unrecorded
     (a re-run would call the model again) and in ``replay`` mode they would call a model.
     """
-    is_chat = request.method == "POST" and request.url.path.endswith(CHAT_PATH_SUFFIX)
-    body = json.loads(request.content or b"{}") if is_chat else {}
-    if is_chat and not body.get("stream"):
-        return body
+    if request.method == "POST" and request.url.path.endswith(CHAT_PATH_SUFFIX):
+        return json.loads(request.content or b"{}")
     if mode == "off":
         return None
-    what = "a streaming chat request" if is_chat else f"{request.method} {request.url.path}"
     raise UnrecordableRequestError(
-        f"the recorded LLM cache (mode {mode!r}) cannot serve {what}: only non-streaming "
-        "chat completions are recorded and replayed; use stream=False, or cache.mode = 'off'"
+        f"the recorded LLM cache (mode {mode!r}) cannot serve {request.method} "
+        f"{request.url.path}: only chat completions are recorded and replayed; use "
+        "cache.mode = 'off' for other requests"
     )
 
 
 def _cached_response(
-    request: httpx.Request, key: str, response: dict[str, Any], hit: bool
+    request: httpx.Request, key: str, record: dict[str, Any], hit: bool, streamed: bool
 ) -> httpx.Response:
+    """Return a recorded reply as the request asked for it: JSON, or an event stream."""
     headers = {CACHE_KEY_HEADER: key, CACHE_HIT_HEADER: "1" if hit else "0"}
-    return httpx.Response(200, json=response, headers=headers, request=request)
+    if record.get("stopped_early"):
+        headers[STOPPED_HEADER] = record["stopped_early"]
+    if not streamed:
+        return httpx.Response(200, json=record["response"], headers=headers, request=request)
+    headers["content-type"] = "text/event-stream"
+    return httpx.Response(
+        200, content=event_stream(record["response"]), headers=headers, request=request
+    )
 
 
 def _record(body: dict[str, Any], response: dict[str, Any], seconds: float) -> dict[str, Any]:
@@ -263,12 +278,14 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         return inner
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = _chat_body(request, self.cache.mode)
-        if body is None:
+        sent = _chat_body(request, self.cache.mode)
+        if sent is None:
             return await self._send(request)
+        streamed = bool(sent.get("stream"))
+        body = keyed_body(sent)
         key = request_key(body)
         async with self.cache.async_lock(key):
-            hit = _hit(self.cache, key, request)
+            hit = _hit(self.cache, key, request, streamed)
             if hit is not None:
                 return hit
             if self.cache.mode == "replay":
@@ -276,38 +293,51 @@ class RecordingTransport(httpx.AsyncBaseTransport):
             with _process_lock(self.cache, key) as lock:
                 if lock is not None:
                     await asyncio.to_thread(lock.acquire)
-                hit = _hit(self.cache, key, request)  # another process may have recorded it
+                hit = _hit(self.cache, key, request, streamed)  # another process recorded it
                 if hit is not None:
                     return hit
+                rule = stop_rule(request, body) if streamed else None
                 while not self.slots.acquire(blocking=False):
                     await asyncio.sleep(SLOT_POLL_SECONDS)
+                stopped = None
                 try:
                     started = time.monotonic()
-                    response = await self._send(request)
+                    response = await self._open(request)
+                    if streamed and response.status_code == 200:
+                        completion, stopped = await read_stream(response, body, rule)
+                        response = httpx.Response(200, json=completion, request=request)
+                    else:
+                        await response.aread()
                     seconds = time.monotonic() - started
                 finally:
                     self.slots.release()
-                return _store(self.cache, key, body, request, response, seconds)
+                return _store(self.cache, key, body, request, response, seconds, streamed, stopped)
 
-    async def _send(self, request: httpx.Request) -> httpx.Response:
+    async def _open(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` to the live endpoint; return its response, body still unread."""
         live = await asyncio.to_thread(self.upstream.rewrite, request)
         try:
-            response = await self.inner.handle_async_request(live)
+            return await self.inner.handle_async_request(live)
         except httpx.TransportError as err:
             if not await asyncio.to_thread(self.upstream.recover, err):
                 raise
             live = await asyncio.to_thread(self.upstream.rewrite, request)
-            response = await self.inner.handle_async_request(live)
+            return await self.inner.handle_async_request(live)
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        response = await self._open(request)
         await response.aread()
         return response
 
 
-def _hit(cache: ResponseCache, key: str, request: httpx.Request) -> httpx.Response | None:
+def _hit(
+    cache: ResponseCache, key: str, request: httpx.Request, streamed: bool
+) -> httpx.Response | None:
     record = cache.get(key)
     if record is None:
         return None
     count_call(record, hit=True, waited=0.0)
-    return _cached_response(request, key, record["response"], hit=True)
+    return _cached_response(request, key, record, hit=True, streamed=streamed)
 
 
 @contextmanager
@@ -329,6 +359,8 @@ def _store(
     request: httpx.Request,
     response: httpx.Response,
     seconds: float,
+    streamed: bool = False,
+    stopped: str | None = None,
 ) -> httpx.Response:
     if response.status_code != 200:
         return httpx.Response(
@@ -350,6 +382,8 @@ def _store(
             request=request,
         )
     record = _record(body, payload, seconds)
+    if stopped:
+        record["stopped_early"] = stopped
     cache.put(key, record)
     count_call(record, hit=False, waited=seconds)
-    return _cached_response(request, key, record["response"], hit=False)
+    return _cached_response(request, key, record, hit=False, streamed=streamed)

@@ -118,11 +118,15 @@ def extract_graph(text: str, entity_types: list[str]) -> Messages:
 
 def _with_worked_example(system: str, example_reply: str, text: str) -> Messages:
     """Return the extraction messages: the worked example as a previous turn, then the text."""
+    return _example_turns(system, _EXAMPLE_TEXT, example_reply, fence_document(text))
+
+
+def _example_turns(system: str, example_text: str, example_reply: str, text: str) -> Messages:
     return [
         {"role": "system", "content": system},
-        {"role": "user", "content": f"Text:\n{_EXAMPLE_TEXT}"},
+        {"role": "user", "content": f"Text:\n{example_text}"},
         {"role": "assistant", "content": example_reply},
-        {"role": "user", "content": f"Text:\n{fence_document(text)}"},
+        {"role": "user", "content": f"Text:\n{text}"},
     ]
 
 
@@ -152,8 +156,12 @@ def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
     """Extraction with one tuple-delimited record per line (``index.extraction_format =
     "records"``; parsed by graphrag/index/records.py). Must return record lines, then
     <|COMPLETE|>."""
+    return _with_worked_example(_records_system(entity_types), EXAMPLE_RECORDS, text)
+
+
+def _records_system(entity_types: list[str]) -> str:
     types = ", ".join(entity_types)
-    system = (
+    return (
         "You build a knowledge graph from a text. Reply with one record per line, nothing "
         "else, and end with <|COMPLETE|>. Never repeat a record.\n"
         f'("entity"<|>name<|>type<|>description): every named entity whose type is one of: '
@@ -163,7 +171,51 @@ def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
         "entities that the text directly connects; description: a short phrase; strength: 1 "
         "to 10, how central the link is in the text."
     )
-    return _with_worked_example(system, EXAMPLE_RECORDS, text)
+
+
+def extract_graph_records_packed(texts: list[str], entity_types: list[str]) -> Messages:
+    """Extraction of several short documents in one call (``index.pack_documents_tokens``):
+    each document is labelled [1], [2], ...; must return record lines each starting with the
+    label of the document it comes from, then <|COMPLETE|>."""
+    system = _records_system(entity_types) + PACKED_NOTE
+    return _example_turns(system, _EXAMPLE_PACKED_TEXT, EXAMPLE_PACKED_RECORDS, packed_text(texts))
+
+
+PACKED_NOTE = (
+    "\nThe text holds several documents, each starting with its label: [1], [2], ... Start "
+    "every record with the label of the document it comes from; an entity named in two "
+    "documents gets a record under each."
+)
+
+
+def packed_text(texts: list[str]) -> str:
+    """Return documents as one labelled text: "[1] first...", blank line, "[2] second..."."""
+    return "\n\n".join(f"[{n}] {fence_document(t)}" for n, t in enumerate(texts, start=1))
+
+
+# The worked example split in two documents, records labelled with their document.
+_EXAMPLE_PACKED_TEXT = packed_text(
+    [
+        "Lena Ortiz chairs the Dunmore Rowing Club in Cliffport.",
+        "In 2019 the Dunmore Rowing Club won the Harbour Cup, which Tarn Boats sponsored.",
+    ]
+)
+EXAMPLE_PACKED_RECORDS = "\n".join(
+    [
+        '[1] ("entity"<|>Lena Ortiz<|>person<|>Chairs the Dunmore Rowing Club.)',
+        '[1] ("entity"<|>Dunmore Rowing Club<|>organization<|>A rowing club in Cliffport.)',
+        '[1] ("entity"<|>Cliffport<|>geo<|>Town where the Dunmore Rowing Club is based.)',
+        '[1] ("relationship"<|>Lena Ortiz<|>Dunmore Rowing Club<|>chairs<|>9)',
+        '[1] ("relationship"<|>Dunmore Rowing Club<|>Cliffport<|>based in<|>7)',
+        '[2] ("entity"<|>Dunmore Rowing Club<|>organization<|>Won the Harbour Cup in 2019.)',
+        '[2] ("entity"<|>Harbour Cup<|>event<|>A race won by the Dunmore Rowing Club in 2019, '
+        "sponsored by Tarn Boats.)",
+        '[2] ("entity"<|>Tarn Boats<|>organization<|>Sponsor of the Harbour Cup.)',
+        '[2] ("relationship"<|>Dunmore Rowing Club<|>Harbour Cup<|>won in 2019<|>8)',
+        '[2] ("relationship"<|>Tarn Boats<|>Harbour Cup<|>sponsored<|>6)',
+        "<|COMPLETE|>",
+    ]
+)
 
 
 # The worked example of extract_graph, as records (a test checks they say the same).
@@ -196,6 +248,38 @@ def glean_more(previous: Messages, previous_reply: str) -> Messages:
             "only the missing ones, same JSON format (empty lists if none were missed).",
         },
     ]
+
+
+def relationships_after_loop(previous: Messages, kept_reply: str) -> Messages:
+    """After a record reply stopped in a repetition loop before any relationship record
+    (``index.stop_repeats``): ask for the relationship records only. Must return record lines,
+    then <|COMPLETE|>."""
+    return [
+        *previous,
+        {"role": "assistant", "content": kept_reply},
+        {
+            "role": "user",
+            "content": "Now reply with the relationship records only, in the same format, "
+            "then <|COMPLETE|>. Never repeat a record.",
+        },
+    ]
+
+
+def glean_check(previous: Messages, previous_reply: str) -> Messages:
+    """Whether a gleaning round is worth it (``index.gleaning_check``): must answer Y or N.
+    Microsoft GraphRAG asks the same before each further gleaning round."""
+    return [
+        *previous,
+        {"role": "assistant", "content": previous_reply},
+        {
+            "role": "user",
+            "content": "Are there entities or relationships in the text that your reply "
+            "missed? Answer with a single letter: Y or N.",
+        },
+    ]
+
+
+GLEAN_CHECK_MAX_TOKENS = 2  # "Y" or "N" and an end token
 
 
 # --------------------------------------------------------------------------- graph
@@ -251,6 +335,75 @@ def community_report(context: str) -> Messages:
         "is and how its entities connect; rating: 0 to 10, how important it is; "
         "rating_explanation: one sentence; findings: the key facts, each a summary and an "
         "explanation that cites the data."
+    )
+    return _msgs(system, f"Data:\n{context}")
+
+
+# ------------------------------------------------------------- v2 (index.prompt_version = 2)
+# The second version of the description and report prompts (issue 14). v1 above stays as it
+# is, because the recorded cache answers it. v2 keeps facts: summaries keep every date, number
+# and name; report strings carry no schema length caps (a grammar-enforced maxLength cuts a
+# string mid-word), so lengths are asked for in words and the call's max_tokens bounds the reply.
+
+FACTS_RULE = "Keep every date, number, amount and name exactly as written"
+
+
+def _merge_v2(what: str, subject: str, descriptions: list[str], max_words: int) -> Messages:
+    joined = "\n".join(f"- {d}" for d in descriptions)
+    return _msgs(
+        f"You merge several descriptions of {what} into one description. "
+        f"{FACTS_RULE}, and every distinct fact; add nothing; drop only repeats. "
+        f"Write plain sentences, at most {max_words} words. Reply with the description only.",
+        f"{subject}\nDescriptions:\n{joined}",
+    )
+
+
+def summarize_descriptions_v2(name: str, descriptions: list[str], max_words: int) -> Messages:
+    """Plain text: one description merging several of one entity, every fact kept."""
+    return _merge_v2("one entity", f"Entity: {name}", descriptions, max_words)
+
+
+def summarize_relationship_v2(
+    source: str, target: str, descriptions: list[str], max_words: int
+) -> Messages:
+    """Plain text: one description of how two entities relate, merged from several."""
+    return _merge_v2(
+        "the relationship between two entities",
+        f"Relationship: {source} -> {target}",
+        descriptions,
+        max_words,
+    )
+
+
+def _without_string_caps(schema: dict) -> dict:
+    return {
+        key: _without_string_caps(value) if isinstance(value, dict) else value
+        for key, value in schema.items()
+        if key != "maxLength"
+    }
+
+
+def report_schema_v2(max_findings: int) -> dict:
+    """{title, summary, rating, rating_explanation, findings:[{summary, explanation}]}: the v1
+    schema without ``maxLength`` on any string (lengths are asked for in the prompt)."""
+    return _without_string_caps(report_schema(max_findings))
+
+
+def community_report_v2(context: str, max_findings: int) -> Messages:
+    """A community report (``report_schema_v2``) that keeps its sources' facts and, when the
+    data starts with sub-community reports, builds on them."""
+    system = (
+        "You write a report on one community of a knowledge graph: a group of related "
+        "entities, with their relationships. Use only the data given. When the data begins "
+        "with reports or summaries of its sub-communities, build on them: say what connects "
+        "them and what the whole community adds, and keep their key facts. Reply with compact "
+        "JSON on one line. title: at most 8 words, naming its key entities; summary: 2 to 4 "
+        "sentences on what the community is and how its entities connect; rating: 0 to 10, "
+        "how important it is; rating_explanation: one sentence; findings: at most "
+        f"{max_findings} key facts, each a summary of at most 15 words and an explanation of "
+        f"at most 3 sentences. {FACTS_RULE} in the data, and cite the ids of the entities, "
+        "relationships or sub-communities a finding comes from, like (entities 3, 7). Finish "
+        "every sentence."
     )
     return _msgs(system, f"Data:\n{context}")
 

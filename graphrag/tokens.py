@@ -19,6 +19,7 @@ QWEN_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
     r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+MESSAGE_OVERHEAD_TOKENS = 8  # chat template tokens around each message (role, start, end)
 SPECIAL_TOKENS = {"<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645}
 
 
@@ -45,6 +46,11 @@ def decode(tokens: list[int]) -> str:
 
 def count_tokens(text: str) -> int:
     return len(encode(text))
+
+
+def message_tokens(messages: Sequence[dict]) -> int:
+    """Return an upper estimate of the prompt tokens of chat ``messages`` (template included)."""
+    return sum(count_tokens(str(m.get("content", ""))) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
 def truncate(text: str, max_tokens: int) -> str:

@@ -3,8 +3,8 @@
 #
 # Hours of CPU: every answer is stored in data/llm_cache as it arrives, so an interrupted run
 # loses nothing and the next run asks only for what is missing. Commit data/llm_cache as it
-# grows. The settings are the query defaults the answers were recorded with (the NLP index
-# needs no LLM: it is rebuilt here from data/musique/docs).
+# grows. The settings the answers are recorded with are data/musique/graphrag.toml (the NLP
+# index needs no LLM: it is rebuilt here from data/musique/docs).
 #
 #   scripts/record_musique.sh                       # every method, first LIMIT questions
 #   METHODS=naive,ppr LIMIT=10 scripts/record_musique.sh
@@ -14,8 +14,9 @@ scripts/setup.sh >/dev/null
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 methods=${METHODS:-naive,hyde,multi_query,local,global,drift,ppr}
 limit=${LIMIT:-50}
-GRAPHRAG_INDEX__METHOD=nlp .venv/bin/python -m graphrag index --input data/musique/docs \
+config=(--config data/musique/graphrag.toml)
+.venv/bin/python -m graphrag "${config[@]}" index --input data/musique/docs \
   --out output/musique_nlp --quiet
-.venv/bin/python -m graphrag eval --index output/musique_nlp \
+.venv/bin/python -m graphrag "${config[@]}" eval --index output/musique_nlp \
   --questions data/musique/questions.jsonl --methods "$methods" --metrics "${METRICS:-none}" \
   --judge-controls 0 --out "${OUT:-output/musique_recording}" --limit "$limit" --quiet

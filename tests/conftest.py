@@ -49,6 +49,10 @@ class Reply:
     completion_tokens: int | None = None
     delay: float = 0.0
     raw: bytes | None = None  # sent as the whole HTTP body (a garbled or empty 200)
+    # A streamed reply (the request asked stream=True): one server-sent event per piece, as
+    # a server sends one per token; ``content`` is ignored then.
+    pieces: list[str] | None = None
+    ignore_stream: bool = False  # answer a stream=True request with one JSON completion
 
 
 @dataclass
@@ -69,6 +73,8 @@ class FakeLLM:
     in_flight: int = 0
     max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    streams_cut: int = 0  # streamed replies the client closed before their end
+    pieces_sent: list[int] = field(default_factory=list)  # pieces written per streamed reply
 
     def script(self, *replies: str | Reply) -> None:
         self.queue.extend(replies)
@@ -152,6 +158,33 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+            """Send ``reply.pieces`` as server-sent events, then the finish and the usage; a
+            client that closes the connection ends it (counted in ``streams_cut``)."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            head = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0}
+            pieces = reply.pieces if reply.pieces is not None else [reply.content]
+            usage = _completion(body, Reply(completion_tokens=len(pieces)))["usage"]
+            events = [{**head, "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
+            events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+            events.append({**head, "choices": [], "usage": usage})
+            sent = 0
+            try:
+                for event in events:
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    sent += 1
+                self.wfile.write(b"data: [DONE]\n\n")
+            except (BrokenPipeError, ConnectionResetError):
+                with state.lock:
+                    state.streams_cut += 1
+            finally:
+                with state.lock:
+                    state.pieces_sent.append(min(sent, len(pieces)))
+
         def do_POST(self) -> None:  # noqa: N802 - http.server naming
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
@@ -176,6 +209,9 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 return
             if reply.status != 200:
                 self._send(reply.status, {"error": {"message": reply.content, "type": "fake"}})
+                return
+            if body.get("stream") and not reply.ignore_stream:
+                self._stream(body, reply)
                 return
             self._send(200, _completion(body, reply))
 
@@ -391,7 +427,7 @@ def indexing_model(body: dict[str, Any]) -> str:
     if system.startswith("You merge several descriptions"):
         entity = body["messages"][1]["content"].splitlines()[0].removeprefix("Entity: ")
         return f"{entity}: merged description."
-    if system.startswith("You write a short report"):
+    if system.startswith(("You write a short report", "You write a report")):  # v1, v2
         return report_reply(body["messages"][1]["content"].removeprefix("Data:\n"))
     raise AssertionError(f"unexpected prompt: {system[:80]}")
 
@@ -443,6 +479,21 @@ def demo_index(
     return load_index(out)
 
 
+@pytest.fixture(scope="session")
+def demo_mentions(replay_settings: Settings) -> Any:
+    """The demo's (entity mentions, relationship mentions, text units), from the recorded
+    extraction replies."""
+    from graphrag.documents import chunk_documents, load_documents
+    from graphrag.index.extract import extract_graph
+
+    documents = load_documents(DEMO_DOCS, 200_000).documents
+    units = chunk_documents(documents, 600, 100)
+    entity, relationship, _, _ = extract_graph(
+        units, ChatLLM(replay_settings), replay_settings.index, progress=False
+    )
+    return entity, relationship, units
+
+
 def index_texts(index: Any) -> dict[str, str]:
     """Return every context text an index can give, by its typed source id, formatted as the
     query methods format them (``text_unit:``, ``entity:``, ``relationship:``, ``report:``)."""
@@ -465,3 +516,47 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if table():
         terminalreporter.write_sep("-", "fault injection: faults injected / survived / items lost")
         terminalreporter.write_line(table())
+
+
+# --------------------------------------------------------------------------- karate club index
+
+
+@pytest.fixture(scope="module")
+def karate_index() -> dict[str, pd.DataFrame]:
+    """Entities, relationships and a two-level community hierarchy of the karate club."""
+    import networkx as nx
+
+    from graphrag.index import schemas as S
+    from graphrag.index.communities import communities_table, detect_communities
+    from graphrag.index.graph import add_degrees
+
+    graph = nx.Graph()
+    for a, b, data in nx.karate_club_graph().edges(data=True):
+        graph.add_edge(f"p{a:02d}", f"p{b:02d}", weight=float(data["weight"]))
+    nodes = sorted(graph.nodes)
+    entities = pd.DataFrame(
+        {
+            S.ID: nodes,
+            S.TITLE: [f"Member {n}" for n in nodes],
+            S.TYPE: ["person"] * len(nodes),
+            S.DESCRIPTION: [f"A club member known as {n}." for n in nodes],
+            S.TEXT_UNIT_IDS: [[f"u-{n}"] for n in nodes],
+        }
+    )
+    edges = sorted(graph.edges)
+    relationships = pd.DataFrame(
+        {
+            S.ID: [f"r-{a}-{b}" for a, b in edges],
+            S.SOURCE_ENTITY: [f"Member {a}" for a, _ in edges],
+            S.TARGET_ENTITY: [f"Member {b}" for _, b in edges],
+            "source_id": [a for a, _ in edges],
+            "target_id": [b for _, b in edges],
+            S.DESCRIPTION: ["train together"] * len(edges),
+            S.WEIGHT: [graph.edges[e]["weight"] for e in edges],
+        }
+    )
+    entities, relationships = add_degrees(entities, relationships, graph)
+    clusters = detect_communities(graph, max_cluster_size=10, seed=42, algorithm="graspologic")
+    communities = communities_table(clusters, entities, relationships)
+    assert communities[S.LEVEL].max() == 1
+    return {"entities": entities, "relationships": relationships, "communities": communities}

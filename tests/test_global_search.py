@@ -139,9 +139,7 @@ def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
     assert kept and kept < roots
     assert sum(sizes[c] + 6 for c in kept) <= budget
     question_vector = replay_embedder.embed_one(QUESTION)
-    vectors = {
-        c: reports.loc[c, S.FULL_CONTENT_EMBEDDING] for c in roots
-    }
+    vectors = {c: reports.loc[c, S.FULL_CONTENT_EMBEDDING] for c in roots}
     best = max(roots, key=lambda c: float(np.dot(question_vector, vectors[c])))
     if sizes[best] + 6 <= budget:
         assert best in kept

@@ -304,10 +304,10 @@ def test_repair_prompt_and_reasks_fit_the_context(fake_llm: FakeLLM, make_llm) -
         '{"answer": 3}',
     )
     assert llm.json(user("q"), SCHEMA, max_tokens=100) == {"answer": 3}
-    from graphrag.llm import _prompt_tokens
+    from graphrag.tokens import message_tokens
 
     for body in fake_llm.requests:
-        assert _prompt_tokens(body["messages"]) + body["max_tokens"] <= 300
+        assert message_tokens(body["messages"]) + body["max_tokens"] <= 300
     assert fake_llm.requests[1]["max_tokens"] > 100  # still widened, within the context
     shown = fake_llm.requests[2]["messages"][-2]["content"]
     assert shown.endswith("…[cut]") and len(shown) < len(long_bad)
@@ -321,18 +321,24 @@ def test_replay_refuses_what_it_cannot_serve(fake_llm: FakeLLM, make_llm) -> Non
         async def legacy(llm=llm):
             return await llm.async_client().completions.create(model="m", prompt="legacy")
 
-        async def streamed(llm=llm):
-            return await llm.async_client().chat.completions.create(
-                model="m", messages=user("q"), stream=True
-            )
-
         with pytest.raises(openai.APIConnectionError) as info:
             run_sync(legacy())
         assert isinstance(info.value.__cause__, UnrecordableRequestError)
         assert "/completions" in str(info.value.__cause__)
-        with pytest.raises(openai.APIConnectionError) as info:
-            run_sync(streamed())
-        assert "streaming" in str(info.value.__cause__)
+    assert fake_llm.calls == 0
+
+    # a streamed chat request is served by the cache like any other (test_llm_stream.py):
+    # never recorded, it is a replay miss, not a call
+    async def streamed():
+        return (
+            await make_llm(cache={"mode": "replay"})
+            .async_client()
+            .chat.completions.create(model="m", messages=user("q"), stream=True)
+        )
+
+    with pytest.raises(openai.APIConnectionError) as info:
+        run_sync(streamed())
+    assert isinstance(info.value.__cause__, CacheMissError)
     assert fake_llm.calls == 0
     # and through our own calls the refusal is the named error, not retried
     llm = make_llm(cache={"mode": "replay"}, llm={"max_retries": 3})

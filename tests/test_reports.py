@@ -6,55 +6,16 @@ import itertools
 import json
 
 import jsonschema
-import networkx as nx
 import pandas as pd
-import pytest
 from conftest import FakeLLM
 
 from graphrag import prompts, tokens
 from graphrag.index import schemas as S
-from graphrag.index.communities import communities_table, detect_communities
-from graphrag.index.graph import add_degrees
 from graphrag.index.reports import report_text, write_community_reports
 
 ENTITY_HEADER = "Entities (id|name|type|description)"
 RELATIONSHIP_HEADER = "Relationships (id|source|target|description)"
 CHILD_HEADER = "Reports of its sub-communities"
-
-
-@pytest.fixture(scope="module")
-def karate_index() -> dict[str, pd.DataFrame]:
-    """Entities, relationships and a two-level community hierarchy of the karate club."""
-    graph = nx.Graph()
-    for a, b, data in nx.karate_club_graph().edges(data=True):
-        graph.add_edge(f"p{a:02d}", f"p{b:02d}", weight=float(data["weight"]))
-    nodes = sorted(graph.nodes)
-    entities = pd.DataFrame(
-        {
-            S.ID: nodes,
-            S.TITLE: [f"Member {n}" for n in nodes],
-            S.TYPE: ["person"] * len(nodes),
-            S.DESCRIPTION: [f"A club member known as {n}." for n in nodes],
-            S.TEXT_UNIT_IDS: [[f"u-{n}"] for n in nodes],
-        }
-    )
-    edges = sorted(graph.edges)
-    relationships = pd.DataFrame(
-        {
-            S.ID: [f"r-{a}-{b}" for a, b in edges],
-            S.SOURCE_ENTITY: [f"Member {a}" for a, _ in edges],
-            S.TARGET_ENTITY: [f"Member {b}" for _, b in edges],
-            "source_id": [a for a, _ in edges],
-            "target_id": [b for _, b in edges],
-            S.DESCRIPTION: ["train together"] * len(edges),
-            S.WEIGHT: [graph.edges[e]["weight"] for e in edges],
-        }
-    )
-    entities, relationships = add_degrees(entities, relationships, graph)
-    clusters = detect_communities(graph, max_cluster_size=10, seed=42, algorithm="graspologic")
-    communities = communities_table(clusters, entities, relationships)
-    assert communities[S.LEVEL].max() == 1
-    return {"entities": entities, "relationships": relationships, "communities": communities}
 
 
 def context_of(body: dict) -> str:

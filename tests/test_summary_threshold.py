@@ -7,25 +7,17 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import DEMO_DOCS
 
-from graphrag.documents import chunk_documents, load_documents
 from graphrag.index import schemas as S
-from graphrag.index.extract import extract_graph
 from graphrag.index.graph import merge_entities, needs_summary, summarize_entities
 from graphrag.llm import ChatLLM, track_usage
 from graphrag.tokens import count_tokens
 
 
 @pytest.fixture(scope="module")
-def demo_entities(replay_settings):
+def demo_entities(demo_mentions):
     """The demo's merged entities, from the recorded extraction replies."""
-    documents = load_documents(DEMO_DOCS, 200_000).documents
-    units = chunk_documents(documents, 600, 100)
-    mentions, _, _, _ = extract_graph(
-        units, ChatLLM(replay_settings), replay_settings.index, progress=False
-    )
-    return merge_entities(mentions)
+    return merge_entities(demo_mentions[0])
 
 
 def summarize(entities, settings, threshold: int):

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.config import IndexSettings
+from graphrag.config import IndexSettings, SettingsError
 from graphrag.index import schemas as S
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
 from graphrag.llm import CacheMissError, ChatLLM, canonical_json
@@ -193,7 +193,9 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
     """Return the merged JSON of the first extraction and any gleaning rounds for one chunk.
 
     A gleaning round that fails keeps what the rounds before it found; its error is listed
-    under ``"errors"`` (and becomes an errors row), so the next run tries it again.
+    under ``"errors"`` (and becomes an errors row), so the next run tries it again. With
+    ``index.gleaning_check`` a round runs only if a yes/no call says the last reply missed
+    something.
     """
     if settings.extraction_format == "records":
         from graphrag.index.extract_records import extract_chunk_records
@@ -210,8 +212,10 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
         "errors": [],
     }
     for round_number in range(1, settings.gleanings + 1):
-        messages = prompts.glean_more(messages, canonical_json(result))
         try:
+            if settings.gleaning_check and not await _worth_gleaning(llm, messages, result):
+                break
+            messages = prompts.glean_more(messages, canonical_json(result))
             result = await llm.ajson(messages, schema, name="graph_extraction")
         except CacheMissError:
             raise
@@ -225,10 +229,46 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
     return merged
 
 
+def _extraction_calls(text_units: pd.DataFrame, settings: IndexSettings) -> list[list[int]]:
+    """Return the row positions of ``text_units`` each extraction call reads: one unit per
+    call, or short whole documents packed together (``index.pack_documents_tokens``)."""
+    if not settings.pack_documents_tokens:
+        return [[i] for i in range(len(text_units))]
+    if settings.extraction_format != "records":
+        raise SettingsError(
+            "setting index.pack_documents_tokens needs index.extraction_format = 'records' "
+            "(a packed call's records carry their document's label)"
+        )
+    from graphrag.index.extract_records import pack_text_units
+
+    return pack_text_units(text_units, settings.pack_documents_tokens)
+
+
+async def _extract_packed(
+    llm: ChatLLM, texts: list[str], settings: IndexSettings
+) -> list[dict[str, Any]]:
+    from graphrag.index.extract_records import extract_packed_records
+
+    return await extract_packed_records(llm, texts, settings)
+
+
+async def _worth_gleaning(
+    llm: ChatLLM, messages: list[dict[str, str]], result: dict[str, Any]
+) -> bool:
+    """Return whether the model says its last reply missed something (a 2-token Y/N call,
+    far cheaper than a gleaning round that finds nothing)."""
+    completion = await llm.achat(
+        prompts.glean_check(messages, canonical_json(result)),
+        max_tokens=prompts.GLEAN_CHECK_MAX_TOKENS,
+    )
+    return completion.text.strip().upper().startswith("Y")
+
+
 def extract_graph(
     text_units: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entity mentions, relationship mentions, errors, dropped), one call per chunk.
+    """Return (entity mentions, relationship mentions, errors, dropped), one call per chunk
+    (or per pack of short documents, each document's mentions kept under its own chunk).
 
     A chunk whose call fails for good (endpoint down, output invalid after repair rounds) is
     kept in the errors table with its error, counted in the run summary and tried again on
@@ -238,12 +278,20 @@ def extract_graph(
     name, reason).
     """
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
-    results, errors = run_llm_stage(
-        "extract",
-        [unit_id for unit_id, _ in units],
-        [extract_chunk(llm, text, settings) for _, text in units],
-        progress,
+    groups = _extraction_calls(text_units, settings)
+    calls = [
+        extract_chunk(llm, units[group[0]][1], settings)
+        if len(group) == 1
+        else _extract_packed(llm, [units[i][1] for i in group], settings)
+        for group in groups
+    ]
+    call_results, errors = run_llm_stage(
+        "extract", ["+".join(units[i][0] for i in group) for group in groups], calls, progress
     )
+    results: list[dict[str, Any] | None] = [None] * len(units)
+    for group, result in zip(groups, call_results, strict=True):
+        for i, part in zip(group, [result] if len(group) == 1 else result or [], strict=False):
+            results[i] = part
     entity_rows, relationship_rows, dropped_rows = [], [], []
     for (unit_id, text), result in zip(units, results, strict=True):
         if result is None:

@@ -11,8 +11,10 @@ import pandas as pd
 from graphrag import prompts, tokens
 from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
+from graphrag.index.aliases import find_alias_pairs, merge_alias_mentions
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
 from graphrag.llm import ChatLLM
+from graphrag.prompts import Messages
 
 
 def _stable_id(*parts: str) -> str:
@@ -30,12 +32,21 @@ def _unique(values) -> list:  # noqa: ANN001 - any iterable of hashables
     return list(dict.fromkeys(v for v in values if v))
 
 
-def merge_entities(mentions: pd.DataFrame) -> pd.DataFrame:
+def _by_frequency(values) -> list[str]:  # noqa: ANN001 - any iterable of strings
+    """Return the distinct values, most frequent first, then longest, then first seen: the
+    order in which descriptions are packed into a summary's input budget."""
+    counts = Counter(v for v in values if v)
+    return sorted(counts, key=lambda v: (-counts[v], -len(v)))
+
+
+def merge_entities(mentions: pd.DataFrame, by_frequency: bool = False) -> pd.DataFrame:
     """Return one row per name key: display title, type, distinct descriptions, text units.
 
     The title is the most frequent surface form and the type the most frequent known type;
-    ``S.DESCRIPTIONS`` keeps every distinct description until :func:`summarize_entities`.
+    ``S.DESCRIPTIONS`` keeps every distinct description until :func:`summarize_entities`, in
+    the order first seen, or (``by_frequency``, prompt v2) most frequent and longest first.
     """
+    distinct = _by_frequency if by_frequency else _unique
     rows = []
     for key, group in mentions.groupby(S.NAME_KEY, sort=True):
         known = group[group[S.TYPE] != "unknown"][S.TYPE]
@@ -45,7 +56,7 @@ def merge_entities(mentions: pd.DataFrame) -> pd.DataFrame:
                 S.TITLE: _most_common(group[S.TITLE]),
                 S.NAME_KEY: key,
                 S.TYPE: _most_common(known) if len(known) else "unknown",
-                S.DESCRIPTIONS: _unique(group[S.DESCRIPTION]),
+                S.DESCRIPTIONS: distinct(group[S.DESCRIPTION]),
                 S.TEXT_UNIT_IDS: _unique(group[S.TEXT_UNIT_ID]),
             }
         )
@@ -56,8 +67,15 @@ def merge_entities(mentions: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def merge_relationships(mentions: pd.DataFrame, entities: pd.DataFrame) -> pd.DataFrame:
-    """Return one row per unordered entity pair; weight is the sum of mention strengths."""
+def merge_relationships(
+    mentions: pd.DataFrame, entities: pd.DataFrame, keep_descriptions: bool = False
+) -> pd.DataFrame:
+    """Return one row per unordered entity pair; weight is the sum of mention strengths.
+
+    The description is the distinct descriptions joined with "; "; ``keep_descriptions``
+    (prompt v2) also keeps them as a list, most frequent first, in ``S.DESCRIPTIONS`` for
+    :func:`summarize_relationships`.
+    """
     title_of = dict(zip(entities[S.NAME_KEY], entities[S.TITLE], strict=True))
     id_of = dict(zip(entities[S.NAME_KEY], entities[S.ID], strict=True))
     mentions = mentions.copy()
@@ -78,29 +96,46 @@ def merge_relationships(mentions: pd.DataFrame, entities: pd.DataFrame) -> pd.Da
                 S.DESCRIPTION: "; ".join(_unique(group[S.DESCRIPTION])),
                 S.WEIGHT: float(group[S.STRENGTH].sum()),
                 S.TEXT_UNIT_IDS: _unique(group[S.TEXT_UNIT_ID]),
+                S.DESCRIPTIONS: _by_frequency(group[S.DESCRIPTION]),
             }
         )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            S.ID,
-            S.SOURCE_ENTITY,
-            S.TARGET_ENTITY,
-            S.SOURCE_ID,
-            S.TARGET_ID,
-            S.DESCRIPTION,
-            S.WEIGHT,
-            S.TEXT_UNIT_IDS,
-        ],
-    )
+    columns = [
+        S.ID,
+        S.SOURCE_ENTITY,
+        S.TARGET_ENTITY,
+        S.SOURCE_ID,
+        S.TARGET_ID,
+        S.DESCRIPTION,
+        S.WEIGHT,
+        S.TEXT_UNIT_IDS,
+    ]
+    return pd.DataFrame(rows, columns=columns + [S.DESCRIPTIONS] * keep_descriptions)
 
 
-async def _summary(llm: ChatLLM, title: str, descriptions: list[str], max_tokens: int) -> str:
-    return await llm.atext(
-        prompts.summarize_descriptions(title, descriptions),
-        name="description_summary",
-        max_tokens=max_tokens,
-    )
+def merge_graph_mentions(
+    entity_mentions: pd.DataFrame,
+    relationship_mentions: pd.DataFrame,
+    text_units: pd.DataFrame,
+    settings: IndexSettings,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Return (entities, relationships, dropped) merged from the mentions as the settings ask:
+    prompt v2 (or ``merge_aliases``) first merges acronyms into the long names the text
+    defines (index/aliases.py; ``dropped`` holds the edges that became self-loops), and v2
+    keeps each pair's descriptions for :func:`summarize_relationships`."""
+    v2 = settings.prompt_version == 2
+    dropped = pd.DataFrame(columns=S.DROPPED_COLUMNS)
+    if v2 or settings.merge_aliases:
+        pairs = find_alias_pairs(entity_mentions, text_units)
+        entity_mentions, relationship_mentions, dropped = merge_alias_mentions(
+            entity_mentions, relationship_mentions, pairs
+        )
+    entities = merge_entities(entity_mentions, by_frequency=v2)
+    relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=v2)
+    return entities, relationships, dropped
+
+
+async def _summary(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int) -> str:
+    return await llm.atext(messages, name="description_summary", max_tokens=max_tokens)
 
 
 def needs_summary(descriptions: list[str], threshold_tokens: int) -> bool:
@@ -108,6 +143,63 @@ def needs_summary(descriptions: list[str], threshold_tokens: int) -> bool:
     if threshold_tokens <= 0:
         return True
     return tokens.count_tokens(" ".join(descriptions)) > threshold_tokens
+
+
+def packed_descriptions(descriptions: list[str], budget: int) -> list[str]:
+    """Return the descriptions a v2 summary reads: in their order (most frequent, longest
+    first), each that still fits in ``budget`` tokens with its "- " bullet and line break."""
+    return [descriptions[i] for i in tokens.pack(descriptions, budget, overhead=2)]
+
+
+def summary_words(max_tokens: int) -> int:
+    """Return the words a summary may ask for so it ends before ``max_tokens`` (an English
+    word is ~1.3 tokens; the rest is headroom, so the reply is not cut off)."""
+    return max_tokens * 3 // 5
+
+
+def _summary_prompt(title: str, descriptions: list[str], settings: IndexSettings) -> Messages:
+    if settings.prompt_version == 1:
+        return prompts.summarize_descriptions(title, descriptions)
+    packed = packed_descriptions(descriptions, settings.summary_input_tokens)
+    return prompts.summarize_descriptions_v2(
+        title, packed, summary_words(settings.summary_v2_max_tokens)
+    )
+
+
+def _summary_max_tokens(settings: IndexSettings) -> int:
+    return (
+        settings.summary_max_tokens
+        if settings.prompt_version == 1
+        else settings.summary_v2_max_tokens
+    )
+
+
+def _summarize_rows(
+    frame: pd.DataFrame,
+    rows: list[int],
+    messages: list[Messages],
+    fallback: list[str],
+    stage: str,
+    llm: ChatLLM,
+    settings: IndexSettings,
+    progress: bool,
+) -> tuple[list[str], list[dict]]:
+    """Return the description of every row of ``frame`` (``fallback`` unless the LLM
+    summarized it) and the error rows: a failed, empty or cut-off summary keeps the fallback,
+    so no fact is lost, and is an errors row, so the next run asks again."""
+    results, errors = run_llm_stage(
+        stage,
+        [frame[S.ID].iloc[i] for i in rows],
+        [_summary(llm, m, _summary_max_tokens(settings)) for m in messages],
+        progress,
+    )
+    descriptions = list(fallback)
+    for i, result in zip(rows, results, strict=True):
+        if result:
+            descriptions[i] = result
+        elif result is not None:  # an empty summary is no summary: keep the joined text
+            errors.append(error_row(stage, frame[S.ID].iloc[i], "empty summary"))
+    return descriptions, errors
 
 
 def summarize_entities(
@@ -120,6 +212,8 @@ def summarize_entities(
     they are (nano-graphrag's rule: a call saved where the joined text is short anyway).
     A summary that fails (or comes back empty, or cut off) keeps the joined descriptions, so
     no fact is lost, and is an errors row (stage "summarize"), so the next run asks again.
+    Prompt v2 reads at most ``summary_input_tokens`` of descriptions (packed in their order)
+    and may write ``summary_v2_max_tokens``, asked to keep every date, number and name.
     """
     entities = entities.copy()
     several = [
@@ -127,28 +221,63 @@ def summarize_entities(
         for i, d in enumerate(entities[S.DESCRIPTIONS])
         if len(d) > 1 and needs_summary(d, settings.summary_threshold_tokens)
     ]
-    results, errors = run_llm_stage(
-        "summarize",
-        [entities[S.ID].iloc[i] for i in several],
-        [
-            _summary(
-                llm,
-                entities[S.TITLE].iloc[i],
-                entities[S.DESCRIPTIONS].iloc[i],
-                settings.summary_max_tokens,
-            )
-            for i in several
-        ],
-        progress,
+    messages = [
+        _summary_prompt(entities[S.TITLE].iloc[i], entities[S.DESCRIPTIONS].iloc[i], settings)
+        for i in several
+    ]
+    joined = [" ".join(d) for d in entities[S.DESCRIPTIONS]]
+    descriptions, errors = _summarize_rows(
+        entities, several, messages, joined, "summarize", llm, settings, progress
     )
-    descriptions = [" ".join(d) for d in entities[S.DESCRIPTIONS]]
-    for i, result in zip(several, results, strict=True):
-        if result:
-            descriptions[i] = result
-        elif result is not None:  # an empty summary is no summary: keep the joined text
-            errors.append(error_row("summarize", entities[S.ID].iloc[i], "empty summary"))
     entities[S.DESCRIPTION] = descriptions
     return entities.drop(columns=[S.DESCRIPTIONS]), error_table(errors)
+
+
+def needs_relationship_summary(descriptions: list[str], settings: IndexSettings) -> bool:
+    """Return whether a pair's descriptions are many enough, or long enough, for a summary."""
+    if len(descriptions) < 2:
+        return False
+    return len(descriptions) > settings.relationship_summary_min or (
+        tokens.count_tokens("; ".join(descriptions)) > settings.relationship_summary_tokens
+    )
+
+
+def summarize_relationships(
+    relationships: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (relationships with one ``description``, errors), prompt v2: a pair stated with
+    more than ``relationship_summary_min`` descriptions, or longer than
+    ``relationship_summary_tokens`` joined, gets an LLM summary read from the same packed input
+    budget as entities; the rest keep the "; " join (also the fallback of a failed summary)."""
+    many = [
+        i
+        for i, d in enumerate(relationships[S.DESCRIPTIONS])
+        if needs_relationship_summary(d, settings)
+    ]
+    words = summary_words(settings.summary_v2_max_tokens)
+    messages = [
+        prompts.summarize_relationship_v2(
+            relationships[S.SOURCE_ENTITY].iloc[i],
+            relationships[S.TARGET_ENTITY].iloc[i],
+            packed_descriptions(
+                relationships[S.DESCRIPTIONS].iloc[i], settings.summary_input_tokens
+            ),
+            words,
+        )
+        for i in many
+    ]
+    descriptions, errors = _summarize_rows(
+        relationships,
+        many,
+        messages,
+        list(relationships[S.DESCRIPTION]),
+        "summarize_relationships",
+        llm,
+        settings,
+        progress,
+    )
+    relationships = relationships.assign(**{S.DESCRIPTION: descriptions})
+    return relationships.drop(columns=[S.DESCRIPTIONS]), error_table(errors)
 
 
 def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph:

@@ -36,12 +36,13 @@ from graphrag.config import Settings
 from graphrag.documents import load_documents
 from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
+from graphrag.index.aliases import ALIAS_SELF_LOOP
 from graphrag.index.graph import (
     add_degrees,
     build_graph,
-    merge_entities,
-    merge_relationships,
+    merge_graph_mentions,
     summarize_entities,
+    summarize_relationships,
 )
 from graphrag.index.pipeline import (
     IndexContext,
@@ -51,8 +52,8 @@ from graphrag.index.pipeline import (
     extract_stage,
     index_counts,
     link_text_units,
+    write_reports,
 )
-from graphrag.index.reports import write_community_reports
 from graphrag.index.store import load_index, write_index
 from graphrag.llm import ChatLLM, Usage, track_usage
 
@@ -139,12 +140,27 @@ def _extract(text_units: pd.DataFrame, ctx: IndexContext) -> Tables:
     return extract_stage({**empty, "text_units": text_units}, ctx)
 
 
-def _graph(mentions: Tables, old_mentions: Tables, old: Tables, ctx: IndexContext) -> Tables:
-    """Return entities and relationships merged from ``mentions``; only entities whose set of
-    descriptions differs from the index's (``old_mentions``) are summarized again."""
-    entities = merge_entities(mentions["entity_mentions"])
-    relationships = merge_relationships(mentions["relationship_mentions"], entities)
-    before = merge_entities(old_mentions["entity_mentions"])
+def _graph(
+    mentions: Tables,
+    old_mentions: Tables,
+    old: Tables,
+    ctx: IndexContext,
+    text_units: pd.DataFrame,
+    old_text_units: pd.DataFrame,
+) -> Tables:
+    """Return entities, relationships and dropped alias self-loops merged from ``mentions``
+    (over ``text_units``) as a full build merges them; only entities whose set of descriptions
+    differs from the index's (``old_mentions``) are summarized again."""
+    index = ctx.settings.index
+    entities, relationships, loops = merge_graph_mentions(
+        mentions["entity_mentions"], mentions["relationship_mentions"], text_units, index
+    )
+    before, _, _ = merge_graph_mentions(
+        old_mentions["entity_mentions"],
+        old_mentions["relationship_mentions"],
+        old_text_units,
+        index,
+    )
     previous = dict(zip(before[S.ID], before["descriptions"], strict=True))
     description_of = dict(zip(old["entities"][S.ID], old["entities"][S.DESCRIPTION], strict=True))
     changed = [
@@ -152,8 +168,11 @@ def _graph(mentions: Tables, old_mentions: Tables, old: Tables, ctx: IndexContex
         for eid, descriptions in zip(entities[S.ID], entities["descriptions"], strict=True)
     ]
     summarized, errors = summarize_entities(
-        entities[changed].reset_index(drop=True), ctx.llm, ctx.settings.index, ctx.progress
+        entities[changed].reset_index(drop=True), ctx.llm, index, ctx.progress
     )
+    if index.prompt_version == 2:  # unchanged pairs ask the cached question again: free
+        relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
+        errors = pd.concat([errors, more], ignore_index=True)
     description_of.update(zip(summarized[S.ID], summarized[S.DESCRIPTION], strict=True))
     entities[S.DESCRIPTION] = entities[S.ID].map(description_of)
     entities, relationships = add_degrees(
@@ -161,7 +180,12 @@ def _graph(mentions: Tables, old_mentions: Tables, old: Tables, ctx: IndexContex
         relationships,
         build_graph(entities, relationships),
     )
-    return {"entities": entities, "relationships": relationships, "errors": errors}
+    return {
+        "entities": entities,
+        "relationships": relationships,
+        "errors": errors,
+        "dropped": loops,
+    }
 
 
 def _reports(tables: Tables, old_reports: pd.DataFrame, ctx: IndexContext) -> tuple[Tables, int]:
@@ -186,14 +210,8 @@ def _reports(tables: Tables, old_reports: pd.DataFrame, ctx: IndexContext) -> tu
         else:
             changed.append(community[S.ID])
     known = {int(r[S.COMMUNITY]): r[S.FULL_CONTENT] for r in kept_rows}
-    written, errors = write_community_reports(
-        communities[communities[S.ID].isin(changed)],
-        tables["entities"],
-        tables["relationships"],
-        ctx.llm,
-        ctx.settings.index,
-        ctx.progress,
-        known_reports=known,
+    written, errors = write_reports(
+        communities[communities[S.ID].isin(changed)], tables, ctx, known_reports=known
     )
     reports = pd.concat([pd.DataFrame(kept_rows, columns=written.columns), written])
     reports = reports.sort_values(S.COMMUNITY).reset_index(drop=True)
@@ -349,14 +367,20 @@ def _update_llm(
         )
         for name in MENTION_TABLES
     }
-    graph = _timed(costs, "graph", lambda: _graph(mentions, old_mentions, old, ctx))
+    graph = _timed(
+        costs,
+        "graph",
+        lambda: _graph(mentions, old_mentions, old, ctx, base["text_units"], index.text_units),
+    )
     kept_errors = index.errors[
         index.errors[S.STAGE].isin(["extract", "glean"]) & ~index.errors[S.ITEM_ID].isin(gone)
     ]
-    dropped = pd.concat(
-        [index.dropped[~index.dropped[S.TEXT_UNIT_ID].isin(gone)], new["dropped"]],
-        ignore_index=True,
-    )
+    # alias self-loops are found again over every kept and new mention (graph["dropped"])
+    kept_dropped = index.dropped[
+        ~index.dropped[S.TEXT_UNIT_ID].isin(gone) & (index.dropped[S.REASON] != ALIAS_SELF_LOOP)
+    ]
+    loops = [graph["dropped"]] if len(graph["dropped"]) else []
+    dropped = pd.concat([kept_dropped, new["dropped"], *loops], ignore_index=True)
     tables = {
         **base,
         **mentions,

@@ -79,9 +79,13 @@ def nlp_graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
 
 
 def template_report(
-    community: pd.Series, entities: pd.DataFrame, relationships: pd.DataFrame
+    community: pd.Series,
+    entities: pd.DataFrame,
+    relationships: pd.DataFrame,
+    edge_kind: str = "co-occurrence ",
 ) -> dict:
-    """Return a report in the LLM report's shape, written from the community's own tables."""
+    """Return a report in the LLM report's shape, written from the community's own tables
+    (``edge_kind`` names the relationships: co-occurrence ones in the nlp mode)."""
     members = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
     members = members.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
     inner = relationships[relationships[S.ID].isin(community[S.RELATIONSHIP_IDS])]
@@ -90,7 +94,7 @@ def template_report(
     kinds = members[S.TYPE].value_counts()
     summary = (
         f"{len(members)} entities ({', '.join(f'{n} {k}' for k, n in kinds.items())}) "
-        f"linked by {len(inner)} co-occurrence relationships; most connected: {', '.join(top)}."
+        f"linked by {len(inner)} {edge_kind}relationships; most connected: {', '.join(top)}."
     )
     findings = [
         {"summary": row[S.TITLE], "explanation": trim_text(row[S.DESCRIPTION], 300)}
@@ -106,28 +110,36 @@ def template_report(
     }
 
 
+def template_report_row(
+    community: pd.Series,
+    entities: pd.DataFrame,
+    relationships: pd.DataFrame,
+    edge_kind: str = "co-occurrence ",
+) -> dict:
+    """Return the community_reports row of a community's template report."""
+    report = template_report(community, entities, relationships, edge_kind)
+    return {
+        S.ID: community[S.ID],
+        S.HUMAN_ID: int(community[S.HUMAN_ID]),
+        S.COMMUNITY: int(community[S.COMMUNITY]),
+        S.LEVEL: int(community[S.LEVEL]),
+        S.PARENT: int(community[S.PARENT]),
+        S.CHILDREN: community[S.CHILDREN],
+        S.TITLE: report["title"],
+        S.SUMMARY: report["summary"],
+        S.FULL_CONTENT: report_text(report),
+        S.RANK: float(report["rating"]),
+        S.RATING_EXPLANATION: report["rating_explanation"],
+        S.FINDINGS: report["findings"],
+        S.SIZE: int(community[S.SIZE]),
+        S.CONTEXT_SOURCE: "template",
+    }
+
+
 def template_reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    communities = tables["communities"]
-    rows = []
-    for _, community in communities.iterrows():
-        report = template_report(community, tables["entities"], tables["relationships"])
-        rows.append(
-            {
-                S.ID: community[S.ID],
-                S.HUMAN_ID: int(community[S.HUMAN_ID]),
-                S.COMMUNITY: int(community[S.COMMUNITY]),
-                S.LEVEL: int(community[S.LEVEL]),
-                S.PARENT: int(community[S.PARENT]),
-                S.CHILDREN: community[S.CHILDREN],
-                S.TITLE: report["title"],
-                S.SUMMARY: report["summary"],
-                S.FULL_CONTENT: report_text(report),
-                S.RANK: float(report["rating"]),
-                S.RATING_EXPLANATION: report["rating_explanation"],
-                S.FINDINGS: report["findings"],
-                S.SIZE: int(community[S.SIZE]),
-                S.CONTEXT_SOURCE: "template",
-            }
-        )
+    rows = [
+        template_report_row(community, tables["entities"], tables["relationships"])
+        for _, community in tables["communities"].iterrows()
+    ]
     reports = pd.DataFrame(rows, columns=REPORT_COLUMNS).sort_values(S.COMMUNITY)
     return {**tables, "community_reports": reports.reset_index(drop=True)}

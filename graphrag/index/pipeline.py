@@ -24,11 +24,11 @@ from graphrag.index.extract import NOT_IN_CHUNK, SELF_LOOP, extract_graph
 from graphrag.index.graph import (
     add_degrees,
     build_graph,
-    merge_entities,
-    merge_relationships,
+    merge_graph_mentions,
     summarize_entities,
+    summarize_relationships,
 )
-from graphrag.index.reports import write_community_reports
+from graphrag.index.reports import REPORT_COLUMNS, write_community_reports
 from graphrag.index.store import write_index
 from graphrag.llm import ChatLLM, Usage, track_usage
 
@@ -43,9 +43,13 @@ class IndexContext:
     progress: bool = True
 
 
-def _errors(tables: Tables, new: pd.DataFrame) -> pd.DataFrame:
-    old = tables.get("errors", pd.DataFrame(columns=S.ERROR_COLUMNS))
+def _with_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """Return ``old`` with the rows of ``new`` appended (``old`` itself when there are none)."""
     return pd.concat([old, new], ignore_index=True) if len(new) else old
+
+
+def _errors(tables: Tables, new: pd.DataFrame) -> pd.DataFrame:
+    return _with_rows(tables.get("errors", pd.DataFrame(columns=S.ERROR_COLUMNS)), new)
 
 
 def chunk_stage(tables: Tables, ctx: IndexContext) -> Tables:
@@ -73,10 +77,17 @@ def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
 def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     """Merge the extracted mentions into the entity graph: one entity per name (several
     descriptions summarized by the LLM), one relationship per pair, degrees; then link each
-    text unit to what was extracted from it."""
-    entities = merge_entities(tables["entity_mentions"])
-    relationships = merge_relationships(tables["relationship_mentions"], entities)
-    entities, errors = summarize_entities(entities, ctx.llm, ctx.settings.index, ctx.progress)
+    text unit to what was extracted from it. Prompt v2 (or ``index.merge_aliases``) first
+    merges acronyms into the long names the text defines (index/aliases.py); v2 also
+    summarizes relationships stated many times."""
+    index = ctx.settings.index
+    entities, relationships, loops = merge_graph_mentions(
+        tables["entity_mentions"], tables["relationship_mentions"], tables["text_units"], index
+    )
+    entities, errors = summarize_entities(entities, ctx.llm, index, ctx.progress)
+    if index.prompt_version == 2:
+        relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
+        errors = _with_rows(errors, more)
     entities, relationships = add_degrees(
         entities, relationships, build_graph(entities, relationships)
     )
@@ -86,6 +97,7 @@ def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
         "entities": entities,
         "relationships": relationships,
         "text_units": link_text_units(tables["text_units"], entities, relationships),
+        "dropped": _with_rows(tables["dropped"], loops),
         "errors": _errors(tables, errors),
     }
 
@@ -115,15 +127,46 @@ def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
     }
 
 
-def reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
+def write_reports(
+    communities: pd.DataFrame,
+    tables: Tables,
+    ctx: IndexContext,
+    known_reports: dict[int, str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (community_reports, errors) of ``communities``: written by the LLM, or from a
+    template for a community with fewer than ``index.min_report_entities`` entities (a pair
+    of names needs no prose); a parent reads its small children's template reports like any
+    other child report."""
+    from graphrag.index.nlp_stages import template_report_row
+
+    entities, relationships = tables["entities"], tables["relationships"]
+    small = communities[S.ENTITY_IDS].map(len) < ctx.settings.index.min_report_entities
+    templates = pd.DataFrame(
+        [
+            template_report_row(c, entities, relationships, edge_kind="")
+            for _, c in communities[small].iterrows()
+        ],
+        columns=REPORT_COLUMNS,
+    )
+    known = dict(known_reports or {})
+    known |= dict(zip(templates[S.COMMUNITY], templates[S.FULL_CONTENT], strict=True))
     reports, errors = write_community_reports(
-        tables["communities"],
-        tables["entities"],
-        tables["relationships"],
+        communities[~small],
+        entities,
+        relationships,
         ctx.llm,
         ctx.settings.index,
         ctx.progress,
+        known_reports=known,
     )
+    if len(templates):
+        reports = pd.concat([reports, templates], ignore_index=True)
+        reports = reports.sort_values(S.COMMUNITY).reset_index(drop=True)
+    return reports, errors
+
+
+def reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    reports, errors = write_reports(tables["communities"], tables, ctx)
     return {**tables, "community_reports": reports, "errors": _errors(tables, errors)}
 
 

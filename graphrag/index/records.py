@@ -24,12 +24,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphrag.index.extract import name_key
+from graphrag.index.extract import mentioned, name_key
 
 TUPLE = "<|>"
 RECORD = "##"
 COMPLETE = "<|COMPLETE|>"
 DEFAULT_STRENGTH = 5  # a relationship whose strength is missing or unreadable (1-10 scale)
+# A packed call (several documents in one prompt) labels each record with its document: "[2] (...)"
+_LABEL = re.compile(r"^\[\s*(\w{1,12})\s*\]\s*")
+REPEATED = "repeated record"
+EXAMPLE_COPIED = "worked example copied"
 _KIND = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*$', re.IGNORECASE)
 
 
@@ -103,8 +107,23 @@ def _strength(value: str) -> tuple[int | None, str | None]:
     return int(number), None if _field(value) == str(int(number)) else "strength as integer"
 
 
+def split_label(line: str) -> tuple[str | None, str]:
+    """Return (the document label of a packed call's record line or None, the record)."""
+    match = _LABEL.match(line)
+    return (match.group(1), line[match.end() :]) if match else (None, line)
+
+
 def parse_record(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
-    """Return (record or None, its kind or why it failed, repairs) of one record line."""
+    """Return (record or None, its kind or why it failed, repairs) of one record line; a
+    labelled line's record carries its ``label``."""
+    label, line = split_label(line)
+    record, kind, repairs = _parse_unlabelled(line)
+    if record is not None and label is not None:
+        record["label"] = label
+    return record, kind, repairs
+
+
+def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
     inside, repairs = _strip_record(line)
     fields = inside.split(TUPLE)
     match = _KIND.match(fields[0])
@@ -141,11 +160,16 @@ def parse_record(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
 
 
 def _identity(kind: str, record: dict[str, Any]) -> tuple:
-    """Return what makes two records the same: kind, normalized names, description."""
+    """Return what makes two records the same: kind, label, normalized names, description."""
+    label = record.get("label")
     if kind == "entity":
-        return kind, name_key(record["name"]), record["description"].casefold()
+        return kind, label, name_key(record["name"]), record["description"].casefold()
     ends = (name_key(record["source"]), name_key(record["target"]))
-    return kind, *ends, record["description"].casefold()
+    return kind, label, *ends, record["description"].casefold()
+
+
+def _names(kind: str, record: dict[str, Any]) -> tuple[str, ...]:
+    return (record["name"],) if kind == "entity" else (record["source"], record["target"])
 
 
 def parse_records(text: str) -> ParsedRecords:
@@ -173,10 +197,76 @@ def parse_records(text: str) -> ParsedRecords:
     return parsed
 
 
+class RecordStop:
+    """The stop rule of a streamed record reply (``index.stop_repeats``): end it where a
+    repetition loop starts, i.e. at the first of ``run`` consecutive lines that each repeat an
+    earlier line word for word; with ``example_keys``, also at the first line naming an entity
+    of the prompt's worked example that the text does not mention. Fed the growing reply, it
+    reads each complete line once.
+
+    Why two repeats in a row, word for word: a lone repeat is often a near-duplicate ("Lena
+    Marsh" then "Councillor Lena Marsh"), after which the model goes on with new records; a
+    loop repeats a block. Why example copies are opt-in (``index.stop_example_copies``): the
+    model writes the example's names with this text's and then goes on with real records; on
+    the demo's recorded replies, stopping there too would lose 40 grounded entities that the
+    loop rule alone loses none of (benchmarks/index_cost.py --modes --lean).
+    """
+
+    def __init__(self, example_keys: frozenset[str] = frozenset(), run: int = 2) -> None:
+        self.example_keys = example_keys
+        self.run = run
+        self._seen: set[str] = set()
+        self._repeats: list[int] = []  # starts of the current run of repeated lines
+        self._read = 0  # characters of the reply already read, always at a line start
+
+    @classmethod
+    def for_request(cls, body: dict[str, Any]) -> RecordStop:
+        """Return the loop rule (repeats only) for a chat request."""
+        return cls()
+
+    @classmethod
+    def with_example(cls, body: dict[str, Any]) -> RecordStop:
+        """Return the rule that also stops at a copy of the worked example: its names are those
+        of the records in the request's earlier assistant turns that its last message does not
+        mention."""
+        messages = body.get("messages") or []
+        text = str(messages[-1].get("content", "")) if messages else ""
+        keys = set()
+        for message in messages[:-1]:
+            if message.get("role") != "assistant":
+                continue
+            for _, line in _lines(str(message.get("content", ""))):
+                record, kind, _ = parse_record(line)
+                if record is not None:
+                    keys |= {name_key(n) for n in _names(kind, record) if not mentioned(n, text)}
+        return cls(frozenset(keys))
+
+    def check(self, partial: str) -> tuple[int, str] | None:
+        """Return (offset of the line to stop at, why) once the reply should end, else None.
+        Only complete lines are read (the last line may still be growing)."""
+        while (end := partial.find("\n", self._read)) >= 0:
+            start, self._read = self._read, end + 1
+            for part in partial[start:end].split(RECORD):
+                record, kind, _ = parse_record(part.strip()) if part.strip() else (None, "", [])
+                if record is None:
+                    continue
+                if any(name_key(n) in self.example_keys for n in _names(kind, record)):
+                    return start, EXAMPLE_COPIED
+                identity = " ".join(part.split()).casefold()
+                if identity not in self._seen:
+                    self._seen.add(identity)
+                    self._repeats = []
+                    continue
+                self._repeats.append(start)
+                if len(self._repeats) >= self.run:
+                    return self._repeats[0], REPEATED
+        return None
+
+
 def first_repeat(partial: str) -> int | None:
     """Return the character offset where the first repeated record of ``partial`` (a reply
-    still arriving) starts, or None: the point where a streaming caller can stop, keeping
-    everything before it. Only complete lines count (the last line may still be growing)."""
+    still arriving) starts, or None: the first record the parser would drop as a repeat.
+    Only complete lines count (the last line may still be growing)."""
     seen: set[tuple] = set()
     offset = 0
     for line in partial.splitlines(keepends=True):

@@ -4,9 +4,17 @@ A community's context lists its entities and relationships (highest degree first
 ``report_context_tokens``. A parent whose own list does not fit uses its children's reports
 instead, then fills what room is left with its strongest relationships: this is why the
 deepest level is written first.
+
+``index.prompt_version = 2`` (:func:`community_context_v2`) follows Microsoft GraphRAG's
+context builder instead: a parent whose context overflows swaps its largest sub-communities'
+entity lists for their reports one at a time until it fits, and a parent with written
+children always starts from their summaries, so it builds on them; reports come from the v2
+prompt, whose strings have no schema caps (a grammar-enforced ``maxLength`` cuts mid-word).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -26,6 +34,8 @@ REPORT_COLUMNS = [
     S.SIZE,
     S.CONTEXT_SOURCE,
 ]
+CHILD_REPORT_HEADER = "Reports of its sub-communities"
+CHILD_SUMMARY_HEADER = "Summaries of its sub-communities (id|title|summary)"
 
 
 def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
@@ -35,9 +45,22 @@ def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
     return [lines[i] for i in kept], len(kept) == len(lines)
 
 
-def _entity_lines(community: pd.Series, entities: pd.DataFrame) -> list[str]:
+def _entity_rows(community: pd.Series, entities: pd.DataFrame) -> pd.DataFrame:
+    """Return the community's entities, highest degree first."""
     rows = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
-    rows = rows.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
+    return rows.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
+
+
+def _relationship_rows(community: pd.Series, relationships: pd.DataFrame) -> pd.DataFrame:
+    """Return the community's relationships, highest combined degree and weight first."""
+    rows = relationships[relationships[S.ID].isin(community[S.RELATIONSHIP_IDS])]
+    return rows.sort_values(
+        [S.COMBINED_DEGREE, S.WEIGHT, S.HUMAN_ID], ascending=[False, False, True]
+    )
+
+
+def _entity_lines(community: pd.Series, entities: pd.DataFrame) -> list[str]:
+    rows = _entity_rows(community, entities)
     cell = prompts.table_cell  # LLM-written fields must not add columns or rows
     return [
         f"{r[S.HUMAN_ID]}|{cell(r[S.TITLE])}|{cell(r[S.TYPE])}|{cell(r[S.DESCRIPTION])}"
@@ -46,10 +69,7 @@ def _entity_lines(community: pd.Series, entities: pd.DataFrame) -> list[str]:
 
 
 def _relationship_lines(community: pd.Series, relationships: pd.DataFrame) -> list[str]:
-    rows = relationships[relationships[S.ID].isin(community[S.RELATIONSHIP_IDS])]
-    rows = rows.sort_values(
-        [S.COMBINED_DEGREE, S.WEIGHT, S.HUMAN_ID], ascending=[False, False, True]
-    )
+    rows = _relationship_rows(community, relationships)
     cell = prompts.table_cell
     return [
         f"{r[S.HUMAN_ID]}|{cell(r[S.SOURCE_ENTITY])}|{cell(r[S.TARGET_ENTITY])}|"
@@ -83,17 +103,134 @@ def community_context(
     kept, complete = _fit(raw, budget)
     if complete or not child_reports:
         return "\n".join(kept), "entities"
-    reports, _ = _fit(["Reports of its sub-communities", *child_reports], budget * 2 // 3)
+    reports, _ = _fit([CHILD_REPORT_HEADER, *child_reports], budget * 2 // 3)
     rest = budget - sum(tokens.count_tokens(line) + 1 for line in reports)
     extra, _ = _fit(["Relationships (id|source|target|description)", *relationship_lines], rest)
     return "\n".join(reports + extra), "child_reports"
 
 
+@dataclass
+class ChildCommunity:
+    """A sub-community as its parent's v2 context sees it: its number, its entities, and its
+    report's full text (None when it has none)."""
+
+    community: int
+    entity_ids: list[str]
+    report: str | None
+
+
+def report_title_and_summary(full_content: str) -> tuple[str, str]:
+    """Return (title, summary) of a report's ``full_content`` (as :func:`report_text` wrote it)."""
+    head, _, rest = full_content.partition("\n\n")
+    return head.removeprefix("# "), rest.partition("\n\n")[0]
+
+
+def community_context_v2(
+    community: pd.Series,
+    entities: pd.DataFrame,
+    relationships: pd.DataFrame,
+    children: list[ChildCommunity],
+    budget: int,
+) -> tuple[str, str]:
+    """Return (context text, source) for one community within ``budget`` tokens, v2.
+
+    Sections, in order: full reports of the substituted sub-communities, one-line summaries of
+    the other written ones, then the entities and relationships still listed. While the whole
+    does not fit, the largest written sub-community (by tokens of its own entity and internal
+    relationship lines) is substituted: its lines leave, its report comes in. ``source`` says
+    what the parent built on: "entities" (no written children), "child_summaries" (none
+    substituted), "mixed" (some), "child_reports" (every written child substituted).
+    """
+    entity_order = list(_entity_rows(community, entities)[S.ID])
+    entity_line = dict(zip(entity_order, _entity_lines(community, entities), strict=True))
+    rel_rows = _relationship_rows(community, relationships)
+    rel_ends = list(zip(rel_rows[S.SOURCE_ID], rel_rows[S.TARGET_ID], strict=True))
+    rel_lines = _relationship_lines(community, relationships)
+    written = [c for c in children if c.report]
+
+    def own_lines(child: ChildCommunity) -> list[str]:
+        inside = set(child.entity_ids)
+        return [entity_line[e] for e in entity_order if e in inside] + [
+            line
+            for line, (a, b) in zip(rel_lines, rel_ends, strict=True)
+            if a in inside and b in inside
+        ]
+
+    by_size = sorted(
+        written, key=lambda c: (-sum(tokens.count_tokens(x) for x in own_lines(c)), c.community)
+    )
+    for substituted in range(len(by_size) + 1):
+        swapped = by_size[:substituted]
+        gone = {e for c in swapped for e in c.entity_ids}
+        lines = []
+        if swapped:
+            lines += [CHILD_REPORT_HEADER, *(c.report for c in swapped)]
+        rest = [c for c in written if c not in swapped]
+        if rest:
+            lines.append(CHILD_SUMMARY_HEADER)
+            for c in rest:
+                title, summary = report_title_and_summary(c.report)
+                lines.append(
+                    f"{c.community}|{prompts.table_cell(title)}|{prompts.table_cell(summary)}"
+                )
+        lines += ["Entities (id|name|type|description)"]
+        lines += [entity_line[e] for e in entity_order if e not in gone]
+        lines += ["Relationships (id|source|target|description)"]
+        lines += [
+            line
+            for line, (a, b) in zip(rel_lines, rel_ends, strict=True)
+            if not (a in gone and b in gone)
+        ]
+        kept, complete = _fit(lines, budget)
+        if complete:
+            break
+    if not written:
+        source = "entities"
+    elif not swapped:
+        source = "child_summaries"
+    else:
+        source = "child_reports" if len(swapped) == len(written) else "mixed"
+    return "\n".join(kept), source
+
+
 async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> dict:
+    if settings.prompt_version == 2:
+        return await llm.ajson(
+            prompts.community_report_v2(context, settings.report_max_findings),
+            prompts.report_schema_v2(settings.report_max_findings),
+            name="community_report",
+            max_tokens=settings.report_max_tokens,
+        )
     return await llm.ajson(
         prompts.community_report(context),
         prompts.report_schema(settings.report_max_findings),
         name="community_report",
+    )
+
+
+def _context(
+    community: pd.Series,
+    communities: pd.DataFrame,
+    entities: pd.DataFrame,
+    relationships: pd.DataFrame,
+    done: dict[int, str],
+    settings: IndexSettings,
+) -> tuple[str, str]:
+    """Return one community's (context, source) by ``settings.prompt_version``."""
+    if settings.prompt_version == 1:
+        child_reports = [done[k] for k in community[S.CHILDREN] if k in done]
+        return community_context(
+            community, entities, relationships, child_reports, settings.report_context_tokens
+        )
+    entity_ids = dict(zip(communities[S.COMMUNITY], communities[S.ENTITY_IDS], strict=True))
+    # a child outside ``communities`` (incremental runs) has a report but no entity list here:
+    # it is summarized, never substituted
+    children = [
+        ChildCommunity(int(k), list(entity_ids.get(k, [])), done.get(k))
+        for k in community[S.CHILDREN]
+    ]
+    return community_context_v2(
+        community, entities, relationships, children, settings.report_context_tokens
     )
 
 
@@ -115,13 +252,7 @@ def write_community_reports(
     for level in sorted(communities[S.LEVEL].unique(), reverse=True):
         batch = communities[communities[S.LEVEL] == level]
         contexts = [
-            community_context(
-                c,
-                entities,
-                relationships,
-                [done[k] for k in c[S.CHILDREN] if k in done],
-                settings.report_context_tokens,
-            )
+            _context(c, communities, entities, relationships, done, settings)
             for _, c in batch.iterrows()
         ]
         results, failed = run_llm_stage(

@@ -112,9 +112,10 @@ class GlobalSearch(Method):
                 return chosen
         chosen = self.rolled_up(int(levels[-1])) if levels else self.index.community_reports
         rows = [
-            int(i) for i in np.flatnonzero(self.index.community_reports[S.COMMUNITY].isin(
-                chosen[S.COMMUNITY]
-            ))
+            int(i)
+            for i in np.flatnonzero(
+                self.index.community_reports[S.COMMUNITY].isin(chosen[S.COMMUNITY])
+            )
         ]
         vector = self.embedder.embed_one(question)
         ranked = cosine_top_k(vector, self.vectors.reports[rows], len(rows))

@@ -1,23 +1,107 @@
 """Local search: entities near the question, and what the graph holds around them.
 
 The question's embedding picks the top entities by description similarity. Around them come
-their relationships (those between two selected entities first, then by weight and degree),
-the text units they were extracted from (those mentioning most selected entities first) and
-the community reports they belong to (those holding most selected entities first, then by
-rating). Each kind gets a fixed share of ``query.local_context_tokens``.
+their relationships, the text units they were extracted from (those mentioning most selected
+entities first) and the community reports they belong to (those holding most selected
+entities first, then by rating). Text units and reports get fixed shares of the budget, the
+graph (entities, then relationships) the rest.
+
+``query.local_search_version`` chooses how much is read, and how:
+
+1. The recorded behaviour: a 1,500-token budget; entities get half the graph share; every
+   relationship touching the selection (those between two selected entities first, then by
+   weight and degree); the reports of every level together.
+2. Microsoft GraphRAG's reading: a budget sized to the model's window (:func:`auto_budget`);
+   entities take the graph share first; relationships between selected entities first, then at
+   most ``local_max_relationships`` to unselected entities, ranked by their links into the
+   selection (:func:`ranked_relationships`); the reports of one rolled-up level
+   (:func:`selection_level`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+import pandas as pd
+
+from graphrag import prompts
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
+from graphrag.index.communities import rolled_up_level
 from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items_tokens
+from graphrag.tokens import message_tokens
+
+VERSION_1_BUDGET = 1500  # version 1's budget when local_context_tokens is 0 (recorded answers)
+
+
+def auto_budget(window: int | None, answer_tokens: int, prompt_tokens: int, cap: int) -> int:
+    """Return the context tokens that fit beside the prompt and the answer in ``window``.
+
+    At most ``cap`` (prompt tokens cost time on a CPU); ``cap`` alone when the window is
+    unknown (an endpoint that does not say); never negative.
+    """
+    if window is None:
+        return cap
+    return max(0, min(cap, window - answer_tokens - prompt_tokens))
+
+
+def selection_level(communities: pd.DataFrame, selected: set[str]) -> int:
+    """Return the deepest level at which every clustered selected entity has a community.
+
+    Deeper levels are finer (smaller communities, more specific reports); a level that misses
+    some selected entity would leave it without a report. Entities in no community at all
+    are not counted; with none clustered, the top level.
+    """
+    levels_of: dict[str, set[int]] = {}
+    for row in communities.itertuples(index=False):
+        for entity in selected.intersection(getattr(row, S.ENTITY_IDS)):
+            levels_of.setdefault(entity, set()).add(int(getattr(row, S.LEVEL)))
+    top = int(communities[S.LEVEL].min()) if len(communities) else 0
+    return max(set.intersection(*levels_of.values()), default=top) if levels_of else top
+
+
+def ranked_relationships(relationships: pd.DataFrame, selected: set[str], cap: int) -> pd.DataFrame:
+    """Return the relationships of the selection, as Microsoft GraphRAG's local search ranks them.
+
+    Those between two selected entities first (by weight, degree); then those to an unselected
+    entity, by how many selected entities that one is linked to (a bridge between several of
+    them says more than a leaf of one), then weight and degree; at most ``cap`` of these.
+    """
+    order = [S.WEIGHT, S.COMBINED_DEGREE, S.HUMAN_ID]
+    ascending = [False, False, True]
+    source_in = relationships[S.SOURCE_ID].isin(selected)
+    target_in = relationships[S.TARGET_ID].isin(selected)
+    inside = relationships[source_in & target_in].sort_values(order, ascending=ascending)
+    outside = relationships[source_in ^ target_in]
+    from_source = source_in[outside.index]
+    other = outside[S.TARGET_ID].where(from_source, outside[S.SOURCE_ID])
+    own = outside[S.SOURCE_ID].where(from_source, outside[S.TARGET_ID])
+    outside = outside.assign(links=own.groupby(other).transform("nunique"))
+    outside = outside.sort_values(["links", *order], ascending=[False, *ascending]).head(cap)
+    return pd.concat([inside, outside.drop(columns="links")])
 
 
 class LocalSearch(Method):
     name = "local"
+
+    @property
+    def version(self) -> int:
+        return self.params.local_search_version
+
+    def context_budget(self, question: str) -> int:
+        """Return the context tokens for ``question``: the setting, else per the version."""
+        if self.params.local_context_tokens > 0:
+            return self.params.local_context_tokens
+        if self.version == 1:
+            return VERSION_1_BUDGET
+        # The fixed part as asked at its longest (with the benchmarks' final-answer line).
+        fixed = prompts.with_final_answer_line(prompts.answer(question, ""))
+        return auto_budget(
+            self.llm.context_limit(),
+            self.params.answer_max_tokens,
+            message_tokens(fixed),
+            self.params.local_max_context_tokens,
+        )
 
     def select_entities(self, question: str) -> list[int]:
         vector = self.embedder.embed_one(question)
@@ -35,22 +119,27 @@ class LocalSearch(Method):
             for r in rows
         ]
 
-    def relationship_items(self, selected: set[str]) -> list[ContextItem]:
+    def selection_relationships(self, selected: set[str]) -> pd.DataFrame:
+        """Return the relationships touching the selection, in the version's order."""
         rel = self.index.relationships
+        if self.version == 2:
+            return ranked_relationships(rel, selected, self.params.local_max_relationships)
         touching = rel[rel[S.SOURCE_ID].isin(selected) | rel[S.TARGET_ID].isin(selected)].copy()
         touching["inside"] = touching[S.SOURCE_ID].isin(selected) & touching[S.TARGET_ID].isin(
             selected
         )
-        touching = touching.sort_values(
+        return touching.sort_values(
             ["inside", S.WEIGHT, S.COMBINED_DEGREE, S.HUMAN_ID],
             ascending=[False, False, False, True],
         )
+
+    def relationship_items(self, selected: set[str]) -> list[ContextItem]:
         return [
             ContextItem(
                 f"relationship:{r[S.ID]}",
                 f"{r[S.SOURCE_ENTITY]} -> {r[S.TARGET_ENTITY]}: {r[S.DESCRIPTION]}",
             )
-            for _, r in touching.iterrows()
+            for _, r in self.selection_relationships(selected).iterrows()
         ]
 
     def text_unit_items_for(self, selected_rows: list[int]) -> list[ContextItem]:
@@ -65,11 +154,21 @@ class LocalSearch(Method):
         text_of = dict(zip(self.index.text_units[S.ID], self.index.text_units[S.TEXT], strict=True))
         return [ContextItem(f"text_unit:{u}", text_of[u]) for u in order if u in text_of]
 
-    def report_items(self, selected: set[str]) -> list[ContextItem]:
+    def report_communities(self, selected: set[str]) -> pd.DataFrame:
+        """Return the communities whose reports may be read: every level (version 1), or
+        each entity's community at ``local_community_level`` rolled up (version 2)."""
         communities = self.index.communities
+        if self.version == 1:
+            return communities
+        level = self.params.local_community_level
+        if level < 0:
+            level = selection_level(communities, selected)
+        return rolled_up_level(communities, level)
+
+    def report_items(self, selected: set[str]) -> list[ContextItem]:
         reports = self.index.community_reports.set_index(S.COMMUNITY)
         scored = []
-        for row in communities.itertuples(index=False):
+        for row in self.report_communities(selected).itertuples(index=False):
             community = int(getattr(row, S.COMMUNITY))
             hits = len(selected.intersection(getattr(row, S.ENTITY_IDS)))
             if hits and community in reports.index:
@@ -85,11 +184,12 @@ class LocalSearch(Method):
         """Return the context, and as ranking every text unit of the selected entities."""
         rows = self.select_entities(question)
         selected = {self.index.entities[S.ID].iloc[r] for r in rows}
-        budget = self.params.local_context_tokens
+        budget = self.context_budget(question)
         unit_budget = int(budget * self.params.local_text_unit_share)
         report_budget = int(budget * self.params.local_community_share)
         graph_budget = budget - unit_budget - report_budget
-        entities = fit_items(self.entity_items(rows), graph_budget // 2)
+        entity_budget = graph_budget if self.version == 2 else graph_budget // 2
+        entities = fit_items(self.entity_items(rows), entity_budget)
         relationships = fit_items(
             self.relationship_items(selected), graph_budget - items_tokens(entities)
         )

@@ -1,0 +1,42 @@
+"""benchmarks/index_cost.py's lean figures, computed without a model: the repeat detector over
+the demo's recorded extraction replies, and extraction calls with document packing."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+from conftest import RECORDED_CACHE, REPO_ROOT
+
+
+def index_cost():
+    path = REPO_ROOT / "benchmarks" / "index_cost.py"
+    spec = importlib.util.spec_from_file_location("index_cost", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_loop_rule_alone_cuts_tokens_but_no_grounded_entity() -> None:
+    lines = index_cost().loop_cut(RECORDED_CACHE).splitlines()
+    loops, with_copies = lines[0], lines[1]
+    cut = re.search(r"([\d,]+) of ([\d,]+) completion tokens", loops)
+    assert int(cut.group(1).replace(",", "")) > 0.25 * int(cut.group(2).replace(",", ""))
+
+    def entities_lost(line: str) -> int:
+        return int(re.search(r"grounded records after it: (\d+) entities", line).group(1))
+
+    assert entities_lost(loops) == 0
+    assert entities_lost(with_copies) > 0  # why the example-copy stop is opt-in
+
+
+def test_packing_figures_for_the_demo_and_musique() -> None:
+    module = index_cost()
+    text = module.packing(
+        [REPO_ROOT / "data" / "kestrel_bay" / "docs", REPO_ROOT / "data" / "musique" / "docs"],
+        (600,),
+    )
+    demo, musique = text.splitlines()
+    assert "packing off 12 " in demo and "600 tokens 12 " in demo  # ~430-token documents
+    assert "packing off 264 " in musique and "600 tokens 58 " in musique
+    assert module.LEAN["stop_repeats"] and module.LEAN["pack_documents_tokens"] == 600

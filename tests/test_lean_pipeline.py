@@ -1,0 +1,108 @@
+"""The lean settings together, end to end: 20 MuSiQue paragraphs indexed with the recorded
+pipeline's settings and with the lean preset, by the same scripted model over HTTP. The lean
+run makes fewer calls in every LLM stage and finds the same entities per text unit."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+from pathlib import Path
+
+from conftest import REPO_ROOT, FakeLLM, indexing_model, names_in, prompt_kind, report_reply
+
+from graphrag.index import schemas as S
+from graphrag.index.extract_records import pack_text_units
+from graphrag.index.lean import LEAN_INDEX_SETTINGS as LEAN
+from graphrag.index.pipeline import build_index
+from graphrag.index.store import load_index
+from graphrag.llm import ChatLLM
+
+OPENINGS = {
+    "records": "You build a knowledge graph from a text. Reply with one record per line",
+    "json": "You build a knowledge graph",
+    "summary": "You merge several descriptions",
+    "report": "You write a ",  # a short report (v1) or a report (v2)
+}
+
+
+def records_of(text: str, label: str = "") -> list[str]:
+    names = names_in(text)
+    prefix = f"{label} " if label else ""
+    lines = [f'{prefix}("entity"<|>{n}<|>organization<|>Named in the text.)' for n in names]
+    lines += [
+        f'{prefix}("relationship"<|>{a}<|>{b}<|>appear together<|>3)'
+        for a, b in itertools.pairwise(names)
+    ]
+    return lines
+
+
+def lean_model(body: dict) -> str:
+    """Records for record prompts (labelled per document when packed, the first document's
+    block looping twice over), else the recorded pipeline's scripted answers."""
+    kind = prompt_kind(body, OPENINGS)
+    if kind != "records":
+        if kind == "report":
+            return report_reply(body["messages"][1]["content"].removeprefix("Data:\n"))
+        return indexing_model(body)
+    text = body["messages"][3]["content"].removeprefix("Text:\n")
+    documents = re.split(r"\n\n(?=\[\d+\] )", text)
+    if len(documents) == 1 and not text.startswith("[1] "):
+        return "\n".join([*records_of(text), "<|COMPLETE|>"])
+    lines = []
+    for document in documents:
+        label, _, document_text = document.partition(" ")
+        lines += records_of(document_text, label)
+    first = records_of(documents[0].partition(" ")[2], "[1]")
+    return "\n".join([*lines, *first, *first, "<|COMPLETE|>"])  # a loop after the records
+
+
+def build(corpus: Path, out: Path, settings, make_embedder):
+    llm = ChatLLM(settings)
+    return build_index(
+        corpus, out, settings, llm=llm, embedder=make_embedder(settings), progress=False
+    )
+
+
+def test_the_lean_preset_makes_fewer_calls_for_the_same_entities(
+    fake_llm: FakeLLM, make_settings, make_embedder, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "musique"
+    corpus.mkdir()
+    for path in sorted((REPO_ROOT / "data" / "musique" / "docs").iterdir())[:20]:
+        shutil.copy(path, corpus / path.name)
+    fake_llm.respond_with(lean_model)
+    runs = {}
+    for name, index_settings in (("recorded", {}), ("lean", LEAN)):
+        settings = make_settings(
+            fake_llm.base_url,
+            cache={"path": str(tmp_path / f"cache_{name}")},
+            embeddings={"cache_path": str(tmp_path / "vectors.sqlite")},
+            index={"max_cluster_size": 5, **index_settings},
+        )
+        summary = build(corpus, tmp_path / name, settings, make_embedder)
+        runs[name] = (summary, load_index(tmp_path / name))
+    (recorded, recorded_index), (lean, lean_index) = runs["recorded"], runs["lean"]
+    assert recorded.failed == [] and lean.failed == []
+    units = lean_index.text_units
+    assert lean.stages["extract"]["calls"] == len(pack_text_units(units, 600)) < len(units)
+    assert recorded.stages["extract"]["calls"] == len(units)
+    assert lean.stages["graph"]["calls"] < recorded.stages["graph"]["calls"]
+    small = lean_index.communities[S.ENTITY_IDS].map(len) < 3
+    assert lean.stages["reports"]["calls"] == (~small).sum()
+    templated = lean_index.community_reports[S.CONTEXT_SOURCE] == "template"
+    assert templated.sum() == small.sum() > 0
+
+    # the same names per text unit: packing and the loop stop lost no provenance
+    def names_per_unit(index) -> set[tuple[str, str]]:
+        return {
+            (unit, title)
+            for title, unit_ids in zip(
+                index.entities[S.TITLE], index.entities[S.TEXT_UNIT_IDS], strict=True
+            )
+            for unit in unit_ids
+        }
+
+    assert names_per_unit(lean_index) == names_per_unit(recorded_index)
+    stopped = lean_index.dropped[lean_index.dropped[S.REASON].str.startswith("reply stopped")]
+    assert len(stopped) == sum(1 for g in pack_text_units(units, 600) if len(g) > 1)

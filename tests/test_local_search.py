@@ -1,0 +1,344 @@
+"""Local search version 2 (Microsoft GraphRAG's reading): the budget sized to the model's
+window, one rolled-up level of reports, relationships ranked by links into the selection and
+capped. Small frames pin the rules down; the demo index (rebuilt from the recorded cache)
+shows them on real data, with an LLM that cannot reach a model (retrieval needs none) or the
+fake endpoint for a whole answer. Version 1, the default, is pinned by tests/test_query.py
+and by the recorded answers that still replay."""
+
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+import pytest
+from conftest import FakeLLM, empty_settings_file
+from test_query import QUESTIONS, question
+
+from graphrag import prompts, tokens
+from graphrag.config import Settings, SettingsError, load_settings
+from graphrag.index import schemas as S
+from graphrag.index.store import Index
+from graphrag.llm import ChatLLM, run_sync
+from graphrag.query.base import ContextItem, items_tokens, number_items
+from graphrag.query.local import (
+    VERSION_1_BUDGET,
+    LocalSearch,
+    auto_budget,
+    ranked_relationships,
+    selection_level,
+)
+from graphrag.tokens import message_tokens
+
+DEMO_QUESTIONS = ["q01", "q08", "q11"]
+
+
+def local_settings(settings: Settings, **query: Any) -> Settings:
+    """Return a copy of ``settings`` with local search version 2 and some query settings."""
+    changed = copy.deepcopy(settings)
+    changed.query.local_search_version = 2
+    for key, value in query.items():
+        setattr(changed.query, key, value)
+    return changed
+
+
+def with_window(settings: Settings, window: int) -> Settings:
+    changed = copy.deepcopy(settings)
+    changed.llm.context_tokens = window
+    return changed
+
+
+def fixedmessage_tokens(q: str) -> int:
+    """The answer prompt without context, at its longest (with the final-answer line)."""
+    return message_tokens(prompts.with_final_answer_line(prompts.answer(q, "")))
+
+
+def prompt_tokens(q: str, items: list[ContextItem]) -> int:
+    """The tokens of the answer prompt that ``items`` make, chat template included."""
+    return message_tokens(prompts.with_final_answer_line(prompts.answer(q, number_items(items))))
+
+
+# --------------------------------------------------------------------------- budget
+
+
+def test_auto_budget_is_the_window_less_the_answer_and_the_prompt_within_the_cap() -> None:
+    assert auto_budget(4096, 250, 146, 10_000) == 4096 - 250 - 146
+    assert auto_budget(4096, 250, 146, 3000) == 3000, "the cap bounds a large window"
+    assert auto_budget(None, 250, 146, 3000) == 3000, "an unknown window: the cap alone"
+    assert auto_budget(300, 250, 146, 3000) == 0, "a window too small gives no context"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "window"),
+    [
+        ({"llm": {"context_tokens": 2048}}, 2048),
+        # no llm.context_tokens: the embedded server's per-slot context (not started here)
+        ({"llm": {"base_url": ""}, "embedded": {"ctx_size": 4096, "parallel": 2}}, 2048),
+        ({"llm": {"base_url": ""}, "embedded": {"ctx_size": 3000, "parallel": 1}}, 3000),
+    ],
+)
+def test_version_2_sizes_the_budget_to_the_models_window(
+    make_settings, overrides: dict[str, Any], window: int
+) -> None:
+    settings = make_settings(**overrides)
+    settings = local_settings(settings, local_max_context_tokens=100_000)
+    method = LocalSearch(SimpleNamespace(), settings, ChatLLM(settings), None)
+    q = question("q01")
+    budget = method.context_budget(q)
+    assert budget == window - settings.query.answer_max_tokens - fixedmessage_tokens(q)
+    assert 0 < budget < window - 250 - 100, "the fixed part is the prompt's, not zero"
+
+    settings.query.local_max_context_tokens = 1000
+    assert method.context_budget(q) == 1000
+    settings.query.local_context_tokens = 700
+    assert method.context_budget(q) == 700, "a positive local_context_tokens wins"
+
+
+def test_version_1_keeps_its_fixed_budget_and_an_unknown_window_uses_the_cap(
+    make_settings,
+) -> None:
+    settings = make_settings()  # an endpoint whose window is unknown
+    method = LocalSearch(SimpleNamespace(), settings, ChatLLM(settings), None)
+    assert settings.query.local_context_tokens == 0
+    assert method.context_budget("anything") == VERSION_1_BUDGET
+    settings.query.local_search_version = 2
+    assert method.context_budget("anything") == settings.query.local_max_context_tokens == 3000
+
+
+def test_an_unknown_version_is_a_settings_error_naming_it(make_settings, tmp_path) -> None:
+    with pytest.raises(SettingsError, match="query.local_search_version=3"):
+        make_settings(query={"local_search_version": 3})
+    from_env = load_settings(
+        empty_settings_file(tmp_path), env={"GRAPHRAG_QUERY__LOCAL_SEARCH_VERSION": "2"}
+    )
+    assert from_env.query.local_search_version == 2
+
+
+# --------------------------------------------------------------------------- reports
+
+# Two level-0 communities; community 1 is split at level 1 into 3 and 4; "z" is unclustered.
+COMMUNITIES = pd.DataFrame(
+    {
+        S.COMMUNITY: [1, 2, 3, 4],
+        S.LEVEL: [0, 0, 1, 1],
+        S.PARENT: [-1, -1, 1, 1],
+        S.CHILDREN: [[3, 4], [], [], []],
+        S.ENTITY_IDS: [["a", "b", "c"], ["d", "e"], ["a", "b"], ["c"]],
+    }
+)
+REPORTS = pd.DataFrame(
+    {
+        S.COMMUNITY: [1, 2, 3, 4],
+        S.LEVEL: [0, 0, 1, 1],
+        S.RANK: [5.0, 6.0, 7.0, 8.0],
+        S.FULL_CONTENT: ["report one", "report two", "report three", "report four"],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("selected", "level"),
+    [
+        ({"a", "b"}, 1),  # both split further: the finer level
+        ({"a", "c"}, 1),
+        ({"a", "d"}, 0),  # d's community is never split: the level where both have one
+        ({"a", "z"}, 1),  # an unclustered entity does not hold the level back
+        ({"z"}, 0),
+    ],
+)
+def test_selection_level_is_the_deepest_holding_every_clustered_selected_entity(
+    selected: set[str], level: int
+) -> None:
+    assert selection_level(COMMUNITIES, selected) == level
+
+
+@pytest.mark.parametrize(
+    ("selected", "level", "reports"),
+    [
+        ({"a", "b", "c"}, -1, ["report three", "report four"]),  # most selected entities first
+        ({"a", "d", "e"}, -1, ["report two", "report one"]),
+        ({"a", "b", "c"}, 0, ["report one"]),
+        # at level 1, d and e stand in their level-0 community (rolled up), a in its child
+        ({"a", "d", "e"}, 1, ["report two", "report three"]),
+    ],
+)
+def test_version_2_reads_the_reports_of_one_rolled_up_level(
+    make_settings, selected: set[str], level: int, reports: list[str]
+) -> None:
+    settings = local_settings(make_settings(), local_community_level=level)
+    index = SimpleNamespace(communities=COMMUNITIES, community_reports=REPORTS)
+    method = LocalSearch(index, settings, None, None)
+    assert [i.text for i in method.report_items(selected)] == reports
+    settings.query.local_search_version = 1
+    assert len(method.report_items(selected)) > len(reports), "version 1: every level"
+
+
+# --------------------------------------------------------------------------- relationships
+
+
+def relationship_frame(rows: list[tuple[str, str, float]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            S.ID: [f"{s}-{t}" for s, t, _ in rows],
+            S.HUMAN_ID: range(len(rows)),
+            S.SOURCE_ID: [s for s, _, _ in rows],
+            S.TARGET_ID: [t for _, t, _ in rows],
+            S.WEIGHT: [w for _, _, w in rows],
+            S.COMBINED_DEGREE: [1] * len(rows),
+        }
+    )
+
+
+# Selected: A, B, C. X is linked to all three, Z to two, Y to one (by the heaviest edge).
+RELATIONSHIPS = relationship_frame(
+    [
+        ("Y", "A", 9.0),
+        ("A", "B", 1.0),
+        ("A", "Z", 2.0),
+        ("X", "A", 1.0),
+        ("B", "C", 5.0),
+        ("B", "X", 1.5),
+        ("P", "Q", 9.0),  # touches no selected entity
+        ("Z", "B", 3.0),
+        ("C", "X", 1.0),
+        ("A", "Z", 1.0),  # a second edge to Z: links count entities, not edges
+    ]
+)
+
+
+def test_relationships_rank_inside_first_then_by_links_into_the_selection() -> None:
+    ranked = ranked_relationships(RELATIONSHIPS, {"A", "B", "C"}, cap=20)
+    assert list(ranked[S.ID]) == [
+        "B-C",  # between selected entities, by weight
+        "A-B",
+        "B-X",  # X links to 3 selected entities, by weight then human id
+        "X-A",
+        "C-X",
+        "Z-B",  # Z links to 2
+        "A-Z",
+        "A-Z",
+        "Y-A",  # Y links to 1, however heavy
+    ]
+
+
+def test_relationships_to_unselected_entities_are_capped_inside_ones_are_not() -> None:
+    ranked = ranked_relationships(RELATIONSHIPS, {"A", "B", "C"}, cap=2)
+    assert list(ranked[S.ID]) == ["B-C", "A-B", "B-X", "X-A"]
+    assert list(ranked_relationships(RELATIONSHIPS, {"A", "B", "C"}, cap=0)[S.ID]) == [
+        "B-C",
+        "A-B",
+    ]
+
+
+# --------------------------------------------------------------------------- the demo index
+
+
+def selected_entities(method: LocalSearch, q: str) -> list[str]:
+    return [method.index.entities[S.ID].iloc[r] for r in method.select_entities(q)]
+
+
+@pytest.mark.parametrize("window", [2048, 4096])
+@pytest.mark.parametrize("qid", DEMO_QUESTIONS)
+def test_version_2_context_on_the_demo_fits_the_window_and_reads_the_selection(
+    demo_index: Index, replay_settings: Settings, replay_embedder, window: int, qid: str
+) -> None:
+    settings = local_settings(with_window(replay_settings, window))
+    method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    q = question(qid)
+    budget = method.context_budget(q)
+    items = run_sync(method.aretrieve(q))
+
+    assert budget == min(3000, window - 250 - fixedmessage_tokens(q))
+    assert items_tokens(items) <= budget
+    assert prompt_tokens(q, items) + settings.query.answer_max_tokens <= window
+    assert items_tokens(items) > 0.85 * budget, "the budget is read, not left empty"
+
+    selected = selected_entities(method, q)
+    sources = [i.source for i in items]
+    kinds = [s.split(":")[0] for s in sources]
+    entities = [s.removeprefix("entity:") for s in sources if s.startswith("entity:")]
+    assert entities == selected, "every selected entity's description, in order"
+    assert kinds.count("text_unit") >= 2
+
+    communities = demo_index.communities.set_index(S.COMMUNITY)
+    reports = [int(s.removeprefix("report:")) for s in sources if s.startswith("report:")]
+    assert reports and len({communities.loc[c, S.LEVEL] for c in reports}) == 1
+    for c in reports:
+        assert set(communities.loc[c, S.ENTITY_IDS]) & set(selected)
+
+    rel = demo_index.relationships.set_index(S.ID)
+    ends = [
+        (rel.loc[s.removeprefix("relationship:"), S.SOURCE_ID] in selected)
+        + (rel.loc[s.removeprefix("relationship:"), S.TARGET_ID] in selected)
+        for s in sources
+        if s.startswith("relationship:")
+    ]
+    assert ends == sorted(ends, reverse=True), "relationships between selected ones first"
+    assert ends.count(1) <= settings.query.local_max_relationships
+
+
+@pytest.mark.parametrize("qid", DEMO_QUESTIONS)
+def test_version_2_reads_more_of_the_demo_than_version_1(
+    demo_index: Index, replay_settings: Settings, replay_embedder, qid: str
+) -> None:
+    q = question(qid)
+    contexts = {}
+    for version in (1, 2):
+        settings = with_window(replay_settings, 4096)
+        settings.query.local_search_version = version
+        method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+        contexts[version] = run_sync(method.aretrieve(q))
+    assert items_tokens(contexts[1]) <= VERSION_1_BUDGET < items_tokens(contexts[2])
+    count = {
+        (v, kind): sum(i.source.startswith(f"{kind}:") for i in contexts[v])
+        for v in (1, 2)
+        for kind in ("entity", "relationship", "text_unit")
+    }
+    assert count[1, "entity"] < count[2, "entity"] == replay_settings.query.local_top_entities
+    assert count[1, "relationship"] < count[2, "relationship"]
+    assert count[1, "text_unit"] < count[2, "text_unit"]
+
+
+def test_version_2_finds_the_festival_answer_version_1_misses(
+    demo_index: Index, replay_settings: Settings, replay_embedder
+) -> None:
+    # q08's answer (12,000 visitors, a kelp and cod chowder) is in its document's text, which
+    # version 1's 750 text-unit tokens leave out and version 2's budget reaches.
+    q = question("q08")
+    support = QUESTIONS.loc["q08", "support"]
+    units = demo_index.text_units.set_index(S.ID)[S.DOCUMENT_IDS]
+    found = {}
+    for version in (1, 2):
+        settings = with_window(replay_settings, 4096)
+        settings.query.local_search_version = version
+        method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+        items = run_sync(method.aretrieve(q))
+        text = " ".join(i.text for i in items).lower()
+        docs = {d for i in items if i.source.startswith("text_unit:") for d in units[i.source[10:]]}
+        found[version] = (
+            [k for k in QUESTIONS.loc["q08", "answer_keywords"] if k.lower() in text],
+            set(support) <= docs,
+        )
+    assert found[1] == ([], False)
+    assert found[2] == (QUESTIONS.loc["q08", "answer_keywords"], True)
+
+
+def test_version_2_answer_through_the_fake_endpoint_fits_the_window(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    window = 2048
+    settings = local_settings(make_settings(fake_llm.base_url, llm={"context_tokens": window}))
+    fake_llm.respond_with(lambda body: "Founded in 1998 [1].")
+    method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    q = question("q01")
+    answer = method.answer(q)
+
+    assert fake_llm.calls == 1
+    body = fake_llm.requests[0]
+    assert body["max_tokens"] == settings.query.answer_max_tokens
+    assert message_tokens(body["messages"]) + body["max_tokens"] <= window
+    assert answer.contexts and all(c in body["messages"][1]["content"] for c in answer.contexts)
+    assert answer.context_tokens <= method.context_budget(q)
+    assert answer.cited == [answer.sources[0]]
+    assert sum(tokens.count_tokens(c) for c in answer.contexts) == answer.context_tokens
