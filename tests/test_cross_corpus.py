@@ -240,6 +240,9 @@ def test_the_real_demo_report_summarized_through_the_cli(tmp_path: Path) -> None
     assert "global lower than naive on evidence_recall (-0.733" in text
     # Nothing claimed for local on evidence recall (p = 0.062 before Holm).
     assert "local lower than naive on evidence_recall" not in text
+    # Context tokens are a cost too, tested against naive and given as a ratio.
+    assert "| context_tokens | global |" in text
+    assert "Context tokens per answer relative to naive: hyde 1.0×" in text
     # The index's cost, kept in run.json from the demo index's index.json (recorded calls).
     assert "| llm | 12 | 5,150 | 47 (9.1) |" in text
     # Same reports, same bytes (from the headline on: the command line differs).

@@ -47,6 +47,7 @@ COST_METRICS = (
     ("prompt_tokens", "prompt tokens"),
     ("completion_tokens", "completion tokens"),
     ("model_seconds", "model seconds"),
+    ("context_tokens", "context tokens"),  # what the prompt held: a confound of evidence recall
 )
 TEST_COLUMNS = ["metric", "method", "n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm"]
 PER_THOUSAND = 1000.0

@@ -172,14 +172,16 @@ def _quality_reading(report: CorpusReport, baseline: str) -> list[str]:
 
 def _cost_reading(report: CorpusReport, baseline: str) -> list[str]:
     """Return the cost per answer relative to the baseline and the cost differences that pass."""
-    seconds = method_means(report, "model_seconds")
-    base = seconds.get(baseline, math.nan)
     parts = []
-    if not math.isnan(base) and base > 0:
+    for column, label in (("model_seconds", "Model seconds"), ("context_tokens", "Context tokens")):
+        means = method_means(report, column)
+        base = means.get(baseline, math.nan)
+        if math.isnan(base) or base <= 0:
+            continue
         ratios = ", ".join(
-            f"{md(m)} {seconds[m] / base:.1f}×" for m in report.analysis.methods if m != baseline
+            f"{md(m)} {means[m] / base:.1f}×" for m in report.analysis.methods if m != baseline
         )
-        parts.append(f"Model seconds per answer relative to {baseline}: {ratios}.")
+        parts.append(f"{label} per answer relative to {baseline}: {ratios}.")
     labels = dict(COST_METRICS)
     passed = significant(report)
     passed = passed[passed["metric"].isin(labels)]
