@@ -568,8 +568,9 @@ def test_only_short_answer_sets_ask_for_a_final_answer_line(
         prompts.ANSWER_SYSTEM,
         prompts.global_reduce("q", "p")[0]["content"],
     )
-    assert short[0]["content"] == f"{plain[0]['content']} {prompts.FINAL_ANSWER_INSTRUCTION}"
-    assert short[1:] == plain[1:]
+    # The instruction follows the question, the system prompt stays the plain one.
+    assert short[:-1] == plain[:-1]
+    assert short[-1]["content"] == f"{plain[-1]['content']}\n\n{prompts.FINAL_ANSWER_INSTRUCTION}"
 
 
 @pytest.mark.parametrize("name", ["naive", "hyde", "multi_query", "local"])
