@@ -178,9 +178,15 @@ class QuerySettings:
     local_search_version: Literal[1, 2] = 1
     # > 0: the context budget. 0 (auto): version 1 uses 1500; version 2 the model's per-slot
     # window (llm.context_tokens, else embedded.ctx_size / embedded.parallel) minus
-    # answer_max_tokens and the answer prompt's fixed part, at most local_max_context_tokens
+    # answer_max_tokens and the answer prompt's fixed part, at most max_context_tokens
     local_context_tokens: int = 0
-    local_max_context_tokens: int = 3000  # ~25 ms per prompt token on 2 CPU cores
+    # the cap of every budget sized to the window (local v2, chunk_context "budget"): ~25 ms
+    # per prompt token on 2 CPU cores
+    max_context_tokens: int = 3000
+    # naive, HyDE, multi-query and PPR: "top_k" chunks (the recorded behaviour), or "budget":
+    # the ranked chunks that fit the same budget local search v2 fills (Method.answer_budget),
+    # so that methods are compared at equal context
+    chunk_context: Literal["top_k", "budget"] = "top_k"
     local_text_unit_share: float = 0.5
     local_community_share: float = 0.2
     local_community_level: int = -1  # version 2; -1: deepest level holding every selected entity

@@ -21,11 +21,10 @@ from graphrag.config import Settings, SettingsError, load_settings
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM, run_sync
-from graphrag.query.base import ContextItem, items_tokens, number_items
+from graphrag.query.base import ContextItem, auto_budget, items_tokens, number_items
 from graphrag.query.local import (
     VERSION_1_BUDGET,
     LocalSearch,
-    auto_budget,
     ranked_relationships,
     selection_level,
 )
@@ -82,14 +81,14 @@ def test_version_2_sizes_the_budget_to_the_models_window(
     make_settings, overrides: dict[str, Any], window: int
 ) -> None:
     settings = make_settings(**overrides)
-    settings = local_settings(settings, local_max_context_tokens=100_000)
+    settings = local_settings(settings, max_context_tokens=100_000)
     method = LocalSearch(SimpleNamespace(), settings, ChatLLM(settings), None)
     q = question("q01")
     budget = method.context_budget(q)
     assert budget == window - settings.query.answer_max_tokens - fixedmessage_tokens(q)
     assert 0 < budget < window - 250 - 100, "the fixed part is the prompt's, not zero"
 
-    settings.query.local_max_context_tokens = 1000
+    settings.query.max_context_tokens = 1000
     assert method.context_budget(q) == 1000
     settings.query.local_context_tokens = 700
     assert method.context_budget(q) == 700, "a positive local_context_tokens wins"
@@ -103,7 +102,7 @@ def test_version_1_keeps_its_fixed_budget_and_an_unknown_window_uses_the_cap(
     assert settings.query.local_context_tokens == 0
     assert method.context_budget("anything") == VERSION_1_BUDGET
     settings.query.local_search_version = 2
-    assert method.context_budget("anything") == settings.query.local_max_context_tokens == 3000
+    assert method.context_budget("anything") == settings.query.max_context_tokens == 3000
 
 
 def test_an_unknown_version_is_a_settings_error_naming_it(make_settings, tmp_path) -> None:

@@ -29,6 +29,7 @@ from graphrag.query.base import (
     Answer,
     ContextItem,
     cited_numbers,
+    items_tokens,
 )
 from graphrag.query.global_search import GlobalSearch, report_batches
 from graphrag.query.hyde import HyDE
@@ -568,8 +569,9 @@ def test_only_short_answer_sets_ask_for_a_final_answer_line(
         prompts.ANSWER_SYSTEM,
         prompts.global_reduce("q", "p")[0]["content"],
     )
-    assert short[0]["content"] == f"{plain[0]['content']} {prompts.FINAL_ANSWER_INSTRUCTION}"
-    assert short[1:] == plain[1:]
+    # The instruction follows the question, the system prompt stays the plain one.
+    assert short[:-1] == plain[:-1]
+    assert short[-1]["content"] == f"{plain[-1]['content']}\n\n{prompts.FINAL_ANSWER_INSTRUCTION}"
 
 
 @pytest.mark.parametrize("name", ["naive", "hyde", "multi_query", "local"])
@@ -594,3 +596,38 @@ def test_global_search_ranks_no_text_units(
     fake_llm.respond_with(scripted_model)
     method = GlobalSearch(demo_index, fake_settings, ChatLLM(fake_settings), replay_embedder)
     assert method.answer(question("q19")).ranking == []
+
+
+@pytest.mark.parametrize("name", ["naive", "hyde", "multi_query", "ppr"])
+def test_chunk_methods_fill_the_shared_budget_in_rank_order(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, name: str
+) -> None:
+    """chunk_context = "budget": the ranked chunks that fit the answer budget local search v2
+    fills (capped here at 1,300 tokens, two to three of the demo's chunks), packed in the
+    order of the method's own ranking; "top_k" keeps exactly top_k."""
+    budget_settings = make_settings(
+        fake_llm.base_url, query={"chunk_context": "budget", "max_context_tokens": 1300}
+    )
+    method = scripted_method(demo_index, budget_settings, fake_llm, replay_embedder, name)
+    answer = method.answer(question("q01"))
+    budget = method.answer_budget(question("q01"))
+    text_of = dict(zip(demo_index.text_units[S.ID], demo_index.text_units[S.TEXT]))
+
+    def cost(source: str) -> int:
+        return tokens.count_tokens(text_of[source.removeprefix("text_unit:")]) + (
+            ITEM_OVERHEAD_TOKENS
+        )
+
+    assert budget == 1300
+    used = sum(cost(s) for s in answer.sources)
+    assert used <= budget and len(answer.sources) >= 2
+    # Kept in rank order, and every better-ranked chunk left out would not have fitted.
+    ranks = [answer.ranking.index(s) for s in answer.sources]
+    assert ranks == sorted(ranks)
+    assert all(
+        used + cost(s) > budget for s in answer.ranking[: ranks[-1]] if s not in answer.sources
+    )
+
+    top_k_settings = make_settings(fake_llm.base_url, query={"top_k": 3})
+    top_k = scripted_method(demo_index, top_k_settings, fake_llm, replay_embedder, name)
+    assert len(top_k.answer(question("q01")).contexts) == 3

@@ -23,6 +23,7 @@ from graphrag.embeddings import Embedder, cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM, Usage, run_sync, track_usage
+from graphrag.tokens import message_tokens
 
 
 @dataclass
@@ -84,6 +85,7 @@ def number_items(items: list[ContextItem]) -> str:
 
 
 RANKING_DEPTH = 10  # text units kept in Answer.ranking, so recall@k can look past top_k
+CHUNK_DEPTH = 60  # ranked chunks offered to a budget-filled context (more than any budget holds)
 
 
 @dataclass
@@ -107,6 +109,17 @@ def fit_items(items: list[ContextItem], budget: int) -> list[ContextItem]:
     does not fit is skipped, as a smaller later one may still fit)."""
     kept = tokens.pack([i.text for i in items], budget, overhead=ITEM_OVERHEAD_TOKENS)
     return [items[i] for i in kept]
+
+
+def auto_budget(window: int | None, answer_tokens: int, prompt_tokens: int, cap: int) -> int:
+    """Return the context tokens that fit beside the prompt and the answer in ``window``.
+
+    At most ``cap`` (prompt tokens cost time on a CPU); ``cap`` alone when the window is
+    unknown (an endpoint that does not say); never negative.
+    """
+    if window is None:
+        return cap
+    return max(0, min(cap, window - answer_tokens - prompt_tokens))
 
 
 class IndexVectors:
@@ -202,10 +215,47 @@ class Method:
     def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[int]:
         return [row for row, _ in cosine_top_k(query_vector, self.vectors.text_units, k)]
 
-    def ranked_text_units(self, query_vector: np.ndarray) -> Retrieval:
-        """Return the top_k text units as items, ranked ``RANKING_DEPTH`` deep."""
-        rows = self.text_unit_ranking(query_vector, max(self.params.top_k, RANKING_DEPTH))
-        return Retrieval(self.text_unit_items(rows[: self.params.top_k]), self.text_unit_ids(rows))
+    def answer_budget(self, question: str) -> int:
+        """Return the context tokens an answer prompt for ``question`` may hold.
+
+        What fits beside the answer prompt's fixed part (at its longest, with the benchmarks'
+        final-answer line) and ``answer_max_tokens`` in the model's per-slot window, at most
+        ``query.max_context_tokens``: the one budget local search v2 and, with
+        ``query.chunk_context = "budget"``, the chunk methods fill, so that methods are compared
+        at equal context.
+        """
+        fixed = prompts.with_final_answer_line(prompts.answer(question, ""))
+        return auto_budget(
+            self.llm.context_limit(),
+            self.params.answer_max_tokens,
+            message_tokens(fixed),
+            self.params.max_context_tokens,
+        )
+
+    def chunk_context(self, rows: list[int], question: str) -> list[ContextItem]:
+        """Return the context of a chunk method from its ranked text-unit ``rows``.
+
+        ``query.chunk_context = "top_k"``: the first ``top_k`` (the recorded behaviour);
+        ``"budget"``: the ranked chunks that fit :meth:`answer_budget`, in rank order.
+        """
+        if self.params.chunk_context == "top_k":
+            return self.text_unit_items(rows[: self.params.top_k])
+        return fit_items(self.text_unit_items(rows[:CHUNK_DEPTH]), self.answer_budget(question))
+
+    def chunk_depth(self) -> int:
+        """How deep a chunk ranking must go for :meth:`chunk_context` and recall@k."""
+        if self.params.chunk_context == "top_k":
+            return max(self.params.top_k, RANKING_DEPTH)
+        return max(CHUNK_DEPTH, RANKING_DEPTH)
+
+    def ranked_text_units(self, query_vector: np.ndarray, question: str) -> Retrieval:
+        """Return the chunk context ranked by similarity to ``query_vector``, the ranking kept
+        ``RANKING_DEPTH`` deep."""
+        rows = self.text_unit_ranking(query_vector, self.chunk_depth())
+        return Retrieval(
+            self.chunk_context(rows, question),
+            self.text_unit_ids(rows[: max(self.params.top_k, RANKING_DEPTH)]),
+        )
 
     def text_unit_ids(self, rows: list[int]) -> list[str]:
         units = self.index.text_units

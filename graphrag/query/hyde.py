@@ -17,7 +17,9 @@ class HyDE(Method):
         passage = await self.llm.achat(
             prompts.hypothetical_passage(question), max_tokens=self.params.hyde_max_tokens
         )
-        return self.ranked_text_units(self.embedder.embed_one(passage.text.strip() or question))
+        return self.ranked_text_units(
+            self.embedder.embed_one(passage.text.strip() or question), question
+        )
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
         return (await self.aretrieve_ranked(question)).items

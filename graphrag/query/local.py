@@ -11,7 +11,7 @@ graph (entities, then relationships) the rest.
 1. The recorded behaviour: a 1,500-token budget; entities get half the graph share; every
    relationship touching the selection (those between two selected entities first, then by
    weight and degree); the reports of every level together.
-2. Microsoft GraphRAG's reading: a budget sized to the model's window (:func:`auto_budget`);
+2. Microsoft GraphRAG's reading: a budget sized to the model's window (``Method.answer_budget``);
    entities take the graph share first; relationships between selected entities first, then at
    most ``local_max_relationships`` to unselected entities, ranked by their links into the
    selection (:func:`ranked_relationships`); the reports of one rolled-up level
@@ -24,25 +24,12 @@ from collections import Counter
 
 import pandas as pd
 
-from graphrag import prompts
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
 from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items_tokens
-from graphrag.tokens import message_tokens
 
 VERSION_1_BUDGET = 1500  # version 1's budget when local_context_tokens is 0 (recorded answers)
-
-
-def auto_budget(window: int | None, answer_tokens: int, prompt_tokens: int, cap: int) -> int:
-    """Return the context tokens that fit beside the prompt and the answer in ``window``.
-
-    At most ``cap`` (prompt tokens cost time on a CPU); ``cap`` alone when the window is
-    unknown (an endpoint that does not say); never negative.
-    """
-    if window is None:
-        return cap
-    return max(0, min(cap, window - answer_tokens - prompt_tokens))
 
 
 def selection_level(communities: pd.DataFrame, selected: set[str]) -> int:
@@ -94,14 +81,7 @@ class LocalSearch(Method):
             return self.params.local_context_tokens
         if self.version == 1:
             return VERSION_1_BUDGET
-        # The fixed part as asked at its longest (with the benchmarks' final-answer line).
-        fixed = prompts.with_final_answer_line(prompts.answer(question, ""))
-        return auto_budget(
-            self.llm.context_limit(),
-            self.params.answer_max_tokens,
-            message_tokens(fixed),
-            self.params.local_max_context_tokens,
-        )
+        return self.answer_budget(question)
 
     def select_entities(self, question: str) -> list[int]:
         vector = self.embedder.embed_one(question)

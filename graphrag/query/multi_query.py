@@ -31,11 +31,14 @@ class MultiQuery(Method):
         )
         queries = [question, *result["queries"]]
         vectors = self.embedder.embed(queries)
-        depth = self.params.top_k * 3  # fuse over deeper lists than we keep
+        # Fuse over deeper lists than we keep (top_k * 3, the recorded depth, or a budget's).
+        depth = (
+            self.params.top_k * 3 if self.params.chunk_context == "top_k" else self.chunk_depth()
+        )
         rankings = [self.text_unit_ranking(v, depth) for v in vectors]
         fused = reciprocal_rank_fusion(rankings, self.params.rrf_k)
         return Retrieval(
-            self.text_unit_items(fused[: self.params.top_k]),
+            self.chunk_context(fused, question),
             self.text_unit_ids(fused[:RANKING_DEPTH]),
         )
 

@@ -9,7 +9,7 @@ class NaiveRAG(Method):
     name = "naive"
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        return self.ranked_text_units(self.embedder.embed_one(question))
+        return self.ranked_text_units(self.embedder.embed_one(question), question)
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
         return (await self.aretrieve_ranked(question)).items

@@ -161,9 +161,10 @@ class PPRRetrieval(Method):
         return (await self.aretrieve_ranked(question)).items
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        """The top_k chunks by PageRank, ranked ``RANKING_DEPTH`` deep for recall@k."""
+        """The chunk context by PageRank (``Method.chunk_context``), ranked ``RANKING_DEPTH``
+        deep for recall@k."""
         rows = self.ranking(question)
         return Retrieval(
-            self.text_unit_items(rows[: self.params.top_k]),
+            self.chunk_context(rows, question),
             self.text_unit_ids(rows[: max(self.params.top_k, RANKING_DEPTH)]),
         )
