@@ -166,6 +166,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
         args.out,
         baseline=args.baseline,
         command="python -m graphrag " + " ".join(sys.argv[1:]),
+        readme=args.readme,
     )
     print(f"cross-corpus summary written to {repo_relative(out)}")
     return 0
@@ -287,6 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("reports", nargs="+", metavar="REPORT_DIR", help="report folders")
     p.add_argument("--out", required=True, help="Markdown file, e.g. reports/SUMMARY.md")
+    p.add_argument(
+        "--readme", help="also write the headline and reading into this file's results block"
+    )
     p.add_argument(
         "--baseline", default="naive", help="method every other is tested against (naive)"
     )

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job: set up, index the bundled Kestrel Bay corpus with the embedded model, show
 # every method's answer to one question, and write the comparison report to
-# reports/kestrel_bay. Recorded LLM responses in data/llm_cache make this fast on a clean
+# reports/kestrel_bay; then the MuSiQue report (reports/musique, its NLP-mode index and the
+# recorded answers, settings in data/musique/graphrag.toml) and the cross-corpus summary
+# reports/SUMMARY.md. Recorded LLM responses in data/llm_cache make this fast on a clean
 # checkout; anything not recorded is asked of the live local model (about 10-20 tokens/s).
 #
 # EVAL_LIMIT: how many questions to evaluate (round-robin over question types). The default
@@ -25,3 +27,14 @@ cache_args=()
   "In what year was the Kestrel Bay Marine Institute founded, and which two bodies founded it?"
 .venv/bin/python -m graphrag "${cache_args[@]}" eval --index output/kestrel_bay \
   --questions data/kestrel_bay/questions.jsonl --out reports/kestrel_bay "${limit_args[@]}"
+# MuSiQue: the questions and methods whose answers are recorded (scripts/record_musique.sh
+# records more), replayed.
+musique=(--config data/musique/graphrag.toml)
+.venv/bin/python -m graphrag "${musique[@]}" index --input data/musique/docs \
+  --out output/musique_nlp --quiet
+.venv/bin/python -m graphrag "${musique[@]}" --cache replay eval --index output/musique_nlp \
+  --questions data/musique/questions.jsonl --methods "$(cat data/musique/recorded_methods)" \
+  --metrics none --judge-controls 0 --limit "$(cat data/musique/recorded_eval_limit)" \
+  --out reports/musique --quiet
+.venv/bin/python -m graphrag summarize reports/kestrel_bay reports/musique --out reports/SUMMARY.md \
+  --readme README.md

@@ -275,3 +275,23 @@ def test_frontier_plot_of_the_real_demo_report_joins_the_frontier_methods() -> N
     # recall@5 does not apply to global search: named in the title, not drawn.
     assert "not plotted: global" in second.get_title()
     assert "not plotted" not in first.get_title()
+
+
+def test_the_readme_results_block_is_the_summary_of_the_committed_reports() -> None:
+    """The README's results table is generated, never typed: it must equal what the
+    committed reports give now (regenerate with `summarize ... --readme README.md`)."""
+    from graphrag.eval.cross_corpus_page import README_END, README_START, readme_block
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    reports = [load_report(REPO_ROOT / "reports" / name) for name in ("kestrel_bay", "musique")]
+    start, end = readme.index(README_START), readme.index(README_END)
+    assert readme[start : end + len(README_END)] == readme_block(reports)
+
+
+def test_splice_readme_replaces_only_the_block_and_names_missing_markers() -> None:
+    from graphrag.eval.cross_corpus_page import README_END, README_START, splice_readme
+
+    text = f"intro\n{README_START}\nold\n{README_END}\noutro\n"
+    assert splice_readme(text, "NEW") == "intro\nNEW\noutro\n"
+    with pytest.raises(ValueError, match="results block"):
+        splice_readme("no markers here", "NEW")

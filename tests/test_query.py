@@ -29,7 +29,6 @@ from graphrag.query.base import (
     Answer,
     ContextItem,
     cited_numbers,
-    items_tokens,
 )
 from graphrag.query.global_search import GlobalSearch, report_batches
 from graphrag.query.hyde import HyDE
