@@ -610,7 +610,7 @@ def test_chunk_methods_fill_the_shared_budget_in_rank_order(
     method = scripted_method(demo_index, budget_settings, fake_llm, replay_embedder, name)
     answer = method.answer(question("q01"))
     budget = method.answer_budget(question("q01"))
-    text_of = dict(zip(demo_index.text_units[S.ID], demo_index.text_units[S.TEXT]))
+    text_of = dict(zip(demo_index.text_units[S.ID], demo_index.text_units[S.TEXT], strict=True))
 
     def cost(source: str) -> int:
         return tokens.count_tokens(text_of[source.removeprefix("text_unit:")]) + (
