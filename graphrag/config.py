@@ -135,7 +135,7 @@ class IndexSettings:
     # record per line, parsed strictly, repaired locally, repeats dropped (index/records.py)
     extraction_format: Literal["json", "records"] = "json"
     # Reports and descriptions, second version (issue 14); 1 keeps the recorded prompts. 2: report
-    # strings without schema length caps (lengths asked in the prompt, max_tokens caps), findings
+    # strings whose lengths are asked in the prompt (schema caps only as loop guards), findings
     # that keep their sources' dates, numbers and names, sub-community reports substituted one at
     # a time (largest first) and children's summaries first in a parent's context; description
     # summaries from a packed input budget, with a larger output budget; relationship descriptions
@@ -145,7 +145,7 @@ class IndexSettings:
     summary_v2_max_tokens: int = 200  # v2's output budget of a description summary
     relationship_summary_min: int = 3  # v2: summarize a pair's descriptions when more than this
     relationship_summary_tokens: int = 150  # v2: or when joined they exceed this many tokens
-    report_max_tokens: int = 1200  # v2: completion cap of a report (no schema caps on strings)
+    report_max_tokens: int = 1200  # v2: completion cap of a report
     # merge "KBMI" into "Kestrel Bay Marine Institute" when the text defines it or the initials of a
     # co-occurring entity spell it (index/aliases.py); off keeps the recorded graph
     merge_aliases: bool = False

@@ -375,18 +375,31 @@ def summarize_relationship_v2(
     )
 
 
-def _without_string_caps(schema: dict) -> dict:
-    return {
-        key: _without_string_caps(value) if isinstance(value, dict) else value
-        for key, value in schema.items()
-        if key != "maxLength"
-    }
+# Version 2's string caps are loop guards, not lengths: about twice what the prompt asks for,
+# so a normal reply never meets them, while a reply that falls into a repetition loop inside a
+# string (the 1.5B model did, 1,200 tokens of one sentence in a report summary) ends there and
+# the report still fits its max_tokens. ``index.reports.tidy_report`` then drops repeated
+# sentences and cuts a string that met its cap back to its last whole sentence.
+REPORT_V2_CAPS = {
+    "title": 120,
+    "summary": 900,
+    "rating_explanation": 300,
+    "finding_summary": 200,
+    "finding_explanation": 600,
+}
 
 
 def report_schema_v2(max_findings: int) -> dict:
     """{title, summary, rating, rating_explanation, findings:[{summary, explanation}]}: the v1
-    schema without ``maxLength`` on any string (lengths are asked for in the prompt)."""
-    return _without_string_caps(report_schema(max_findings))
+    schema with ``REPORT_V2_CAPS`` (loop guards about twice the asked lengths) as caps."""
+    schema = report_schema(max_findings)
+    properties = schema["properties"]
+    for key in ("title", "summary", "rating_explanation"):
+        properties[key]["maxLength"] = REPORT_V2_CAPS[key]
+    finding = properties["findings"]["items"]["properties"]
+    finding["summary"]["maxLength"] = REPORT_V2_CAPS["finding_summary"]
+    finding["explanation"]["maxLength"] = REPORT_V2_CAPS["finding_explanation"]
+    return schema
 
 
 def community_report_v2(context: str, max_findings: int) -> Messages:

@@ -35,11 +35,49 @@ def string_caps(schema: dict) -> list[str]:
     return found
 
 
-def test_v2_schema_has_no_string_caps_and_v1_keeps_its_own() -> None:
-    assert string_caps(prompts.report_schema_v2(4)) == []
-    assert string_caps(prompts.report_schema(4))  # the recorded prompt is unchanged
-    assert prompts.report_schema_v2(4)["properties"]["findings"]["maxItems"] == 4
+def test_v2_schema_caps_are_loop_guards_above_the_asked_lengths() -> None:
+    v1, v2 = prompts.report_schema(4), prompts.report_schema_v2(4)
+    assert len(string_caps(v2)) == len(string_caps(v1)) == 5
+    # Every v2 cap is at least twice v1's (v1's caps cut normal replies mid-word).
+    assert (
+        v2["properties"]["summary"]["maxLength"]
+        >= 2 * v1["properties"]["summary"]["maxLength"] - 100
+    )
+    finding_v1 = v1["properties"]["findings"]["items"]["properties"]
+    finding_v2 = v2["properties"]["findings"]["items"]["properties"]
+    assert finding_v2["summary"]["maxLength"] >= 2 * finding_v1["summary"]["maxLength"]
+    assert v2["properties"]["findings"]["maxItems"] == 4
     assert "date, number" in prompts.community_report_v2("x", 4)[0]["content"]
+
+
+def test_tidy_text_drops_a_loop_and_never_ends_mid_word() -> None:
+    from graphrag.index.reports import tidy_text
+
+    loop = "It was founded in 1998. " + "It studies kelp farms. " * 40
+    looped = loop[:300]  # the schema's cap met inside the loop, mid-word
+    assert tidy_text(looped, 300) == "It was founded in 1998. It studies kelp farms."
+    assert tidy_text("Short and whole.", 300) == "Short and whole."
+    assert (
+        tidy_text("no sentence end at all but a cut wo", 35) == "no sentence end at all but a cut"
+    )
+    # Below its cap a text keeps its last sentence even without a full stop.
+    assert tidy_text("One. Two", 300) == "One. Two"
+
+
+def test_the_recorded_v2_report_loop_is_tidied() -> None:
+    """The live demo re-index recorded a KBMI report whose summary looped for 1,200 tokens:
+    under the v2 caps such a string ends at its cap, and tidying leaves each sentence once."""
+    from graphrag.index.reports import tidy_text
+
+    cap = prompts.REPORT_V2_CAPS["summary"]
+    sentence = (
+        "The institute is a protected marine research facility that assesses, studies, and "
+        "tests kelp farms. "
+    )
+    summary = ("Kestrel Bay Marine Institute was founded in 1998. " + sentence * 30)[:cap]
+    tidy = tidy_text(summary, cap)
+    assert tidy.count("protected marine research facility") == 1
+    assert tidy.endswith("kelp farms.")
 
 
 # --------------------------------------------------------------------------- substitution
@@ -174,7 +212,7 @@ def test_v2_reports_over_the_karate_hierarchy(
     assert fake_llm.calls == len(communities)
     for body in fake_llm.requests:
         schema = body["response_format"]["json_schema"]["schema"]
-        assert string_caps(schema) == []
+        assert schema == prompts.report_schema_v2(4)  # loop-guard caps, not v1's
         assert body["max_tokens"] == 900
         assert body["messages"][0]["content"] == prompts.community_report_v2("", 4)[0]["content"]
     source = dict(zip(reports[S.COMMUNITY], reports[S.CONTEXT_SOURCE], strict=True))

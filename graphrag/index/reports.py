@@ -14,6 +14,7 @@ prompt, whose strings have no schema caps (a grammar-enforced ``maxLength`` cuts
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -193,14 +194,50 @@ def community_context_v2(
     return "\n".join(kept), source
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def tidy_text(text: str, cap: int) -> str:
+    """Return ``text`` without repeated sentences and, when it met its ``cap`` (a loop guard
+    of version 2's schema), cut back to its last whole sentence (else its last whole word):
+    a stored report never repeats itself or ends mid-word."""
+    sentences = list(dict.fromkeys(s.strip() for s in _SENTENCE_END.split(text.strip()) if s))
+    tidy = " ".join(sentences)
+    if len(text) < cap:
+        return tidy
+    whole = [s for s in sentences if s.endswith((".", "!", "?"))]
+    if whole:
+        return " ".join(whole)
+    return tidy.rsplit(" ", 1)[0] if " " in tidy else tidy
+
+
+def tidy_report(report: dict) -> dict:
+    """Return a version 2 report with every string tidied (:func:`tidy_text`)."""
+    caps = prompts.REPORT_V2_CAPS
+    return {
+        **report,
+        "title": tidy_text(report["title"], caps["title"]),
+        "summary": tidy_text(report["summary"], caps["summary"]),
+        "rating_explanation": tidy_text(report["rating_explanation"], caps["rating_explanation"]),
+        "findings": [
+            {
+                "summary": tidy_text(f["summary"], caps["finding_summary"]),
+                "explanation": tidy_text(f["explanation"], caps["finding_explanation"]),
+            }
+            for f in report["findings"]
+        ],
+    }
+
+
 async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> dict:
     if settings.prompt_version == 2:
-        return await llm.ajson(
+        report = await llm.ajson(
             prompts.community_report_v2(context, settings.report_max_findings),
             prompts.report_schema_v2(settings.report_max_findings),
             name="community_report",
             max_tokens=settings.report_max_tokens,
         )
+        return tidy_report(report)
     return await llm.ajson(
         prompts.community_report(context),
         prompts.report_schema(settings.report_max_findings),
