@@ -12,7 +12,8 @@ document in some systems re-extracts everything it touched (LightRAG #2795: 85 d
   are summarized again only if its set of descriptions changed (the others keep theirs), the
   graph is re-clustered, and only communities whose membership changed get a new report.
 
-Usage is counted per stage, so the summary shows only the calls the change needed. An index
+Usage is counted per stage, so the summary shows only the calls the change needed. (About 400
+lines: add and delete share every step after the chunk set changes, so they stay together.) An index
 built by :func:`graphrag.index.pipeline.build_index` has no ``mentions/`` yet: the first
 update reads its chunks' extractions back (from the LLM cache, where they were recorded), and
 counts those reads apart as ``mentions`` so they never pass for the change's own cost.
