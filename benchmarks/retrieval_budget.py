@@ -10,8 +10,8 @@ the model (local v2's entities, relationships, report and text units; naive's an
 chunks), then the same two chunk rankings packed to *local's own token count for that
 question* ("at local's budget"), and prints per method the mean evidence recall (the share of
 gold supporting paragraphs held verbatim by the context, as the reports compute it) and the
-mean context tokens, then local's paired difference with each at equal budget (bootstrap CI
-and Wilcoxon p, graphrag.eval.stats). These are retrieval figures, not answers: the reports'
+mean context tokens, then local's paired difference with each at equal budget, and PPR's with
+naive when both fill local's budget (bootstrap CI and Wilcoxon p, graphrag.eval.stats). These are retrieval figures, not answers: the reports'
 evidence recall is computed from the recorded answers' contexts.
 """
 
@@ -111,6 +111,12 @@ def main() -> int:
             f"| {other} | {result.mean_diff:+.3f} [{result.ci_low:+.3f}, {result.ci_high:+.3f}] "
             f"| {result.p_value:.3f} | {result.n} |"
         )
+    result = paired_test(wide["ppr at local's budget"], wide["naive at local's budget"])
+    print(
+        f"\nPPR minus naive, both at local's budget: {result.mean_diff:+.3f} "
+        f"[{result.ci_low:+.3f}, {result.ci_high:+.3f}], Wilcoxon p {result.p_value:.3f}, "
+        f"n {result.n}"
+    )
     return 0
 
 
