@@ -129,7 +129,8 @@ def test_write_report_keeps_a_machine_readable_run_and_the_hops(bench: Path) -> 
     run = json.loads((bench / "run.json").read_text())
     assert run["ragas_metrics"] == ["faithfulness", "context_recall"]
     assert run["meta"]["corpus"] == "data/bench/docs" and run["seed"] == stats.DEFAULT_SEED
-    assert run["index_cost"]["corpus_tokens"] == 2000 and run["index_cost"]["wall_seconds"] == 2.0
+    assert run["index_cost"]["corpus_tokens"] == 2000
+    assert "wall_seconds" not in run["index_cost"]  # volatile: it would change every replay
     assert len(pd.read_csv(bench / "hops.csv")) == N * len(METHODS) * 2
     assert "## Evidence per hop" in (bench / "summary.md").read_text()
 

@@ -86,7 +86,6 @@ def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
     summary = manifest.get("summary", {})
     counts = summary.get("counts", {})
     usage = manifest.get("usage", {})
-    stages = summary.get("stages", {})
     return {
         "method": manifest.get("settings", {}).get("index", {}).get("method", "llm"),
         "documents": counts.get("documents"),
@@ -96,7 +95,8 @@ def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
         "prompt_tokens": usage.get("prompt_tokens", 0),
         "completion_tokens": usage.get("completion_tokens", 0),
         "model_seconds": usage.get("model_seconds", 0.0),
-        "wall_seconds": sum(float(s.get("wall_seconds", 0.0)) for s in stages.values()),
+        # No wall seconds: those of whichever run wrote the index folder (a replay takes
+        # seconds) would make the committed reports change on every regeneration.
     }
 
 

@@ -279,7 +279,6 @@ def _index_lines(cost: dict[str, Any] | None) -> list[str]:
             f"{cost['llm_calls']:,} ({per(cost['llm_calls'])})",
             f"{spent:,} ({per(spent)})",
             f"{_short(cost['model_seconds'])} ({per(cost['model_seconds'])})",
-            _short(cost["wall_seconds"]),
         ]
     ]
     header = [
@@ -289,14 +288,12 @@ def _index_lines(cost: dict[str, Any] | None) -> list[str]:
         "LLM calls (per 1,000 tokens)",
         "Prompt + completion tokens (per 1,000)",
         "Model seconds (per 1,000)",
-        "Wall seconds of the writing run",
     ]
     return [
         *table(header, rows),
         "",
         "Corpus tokens are the text units' tokens (chunk overlap included). Model seconds are "
-        "the recorded LLM time (a replayed call keeps the seconds it took live); wall seconds "
-        "are those of the run that wrote the index folder.",
+        "the recorded LLM time (a replayed call keeps the seconds it took live).",
     ]
 
 
