@@ -237,46 +237,43 @@ EXAMPLE_RECORDS = "\n".join(
 )
 
 
+def _after_reply(previous: Messages, reply: str, ask: str) -> Messages:
+    """The conversation so far, the model's ``reply`` to it, and one more user turn ``ask``:
+    how every follow-up of an extraction call is asked."""
+    return [*previous, {"role": "assistant", "content": reply}, {"role": "user", "content": ask}]
+
+
 def glean_more(previous: Messages, previous_reply: str) -> Messages:
     """A gleaning round: show the first reply and ask only for what was missed."""
-    return [
-        *previous,
-        {"role": "assistant", "content": previous_reply},
-        {
-            "role": "user",
-            "content": "Some entities or relationships were missed. Reply with "
-            "only the missing ones, same JSON format (empty lists if none were missed).",
-        },
-    ]
+    return _after_reply(
+        previous,
+        previous_reply,
+        "Some entities or relationships were missed. Reply with "
+        "only the missing ones, same JSON format (empty lists if none were missed).",
+    )
 
 
 def relationships_after_loop(previous: Messages, kept_reply: str) -> Messages:
     """After a record reply stopped in a repetition loop before any relationship record
     (``index.stop_repeats``): ask for the relationship records only. Must return record lines,
     then <|COMPLETE|>."""
-    return [
-        *previous,
-        {"role": "assistant", "content": kept_reply},
-        {
-            "role": "user",
-            "content": "Now reply with the relationship records only, in the same format, "
-            "then <|COMPLETE|>. Never repeat a record.",
-        },
-    ]
+    return _after_reply(
+        previous,
+        kept_reply,
+        "Now reply with the relationship records only, in the same format, "
+        "then <|COMPLETE|>. Never repeat a record.",
+    )
 
 
 def glean_check(previous: Messages, previous_reply: str) -> Messages:
     """Whether a gleaning round is worth it (``index.gleaning_check``): must answer Y or N.
     Microsoft GraphRAG asks the same before each further gleaning round."""
-    return [
-        *previous,
-        {"role": "assistant", "content": previous_reply},
-        {
-            "role": "user",
-            "content": "Are there entities or relationships in the text that your reply "
-            "missed? Answer with a single letter: Y or N.",
-        },
-    ]
+    return _after_reply(
+        previous,
+        previous_reply,
+        "Are there entities or relationships in the text that your reply "
+        "missed? Answer with a single letter: Y or N.",
+    )
 
 
 GLEAN_CHECK_MAX_TOKENS = 2  # "Y" or "N" and an end token
