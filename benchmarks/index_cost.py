@@ -42,6 +42,7 @@ from typing import Any
 
 from graphrag.config import REPO_ROOT, repo_relative
 from graphrag.index.lean import LEAN_INDEX_SETTINGS
+from graphrag.llm_cache import ResponseCache
 from graphrag.tokens import count_tokens
 
 PER = 1000  # costs are per this many corpus tokens
@@ -136,11 +137,7 @@ def _extraction_replies(cache: Path) -> tuple[list[tuple[str, dict[str, Any], in
     """Return (reply text, parsed reply, completion tokens) of every recorded extraction reply
     that parses as JSON, and how many extraction replies did not (cut off at max_tokens)."""
     replies, unparsed = [], 0
-    for file in sorted(cache.glob("*/*.json")):
-        record = json.loads(file.read_text(encoding="utf-8"))
-        response_format = record["request"].get("response_format") or {}
-        if response_format.get("json_schema", {}).get("name") != EXTRACTION_SCHEMA_NAME:
-            continue
+    for record in _extraction_records(cache):
         text = record["response"]["choices"][0]["message"]["content"] or ""
         try:
             value = json.loads(text)
@@ -428,13 +425,7 @@ def _grounded_lost(text: str, offset: int, chunk: str) -> tuple[int, int]:
 
 def _extraction_records(cache: Path) -> list[dict[str, Any]]:
     """Return the recorded JSON extraction calls of ``cache`` (request and response)."""
-    found = []
-    for file in sorted(cache.glob("*/*.json")):
-        record = json.loads(file.read_text(encoding="utf-8"))
-        response_format = record["request"].get("response_format") or {}
-        if response_format.get("json_schema", {}).get("name") == EXTRACTION_SCHEMA_NAME:
-            found.append(record)
-    return found
+    return ResponseCache(cache, "replay").records(EXTRACTION_SCHEMA_NAME)
 
 
 def records_cost(cache: Path) -> str:

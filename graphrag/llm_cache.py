@@ -155,6 +155,19 @@ class ResponseCache:
         self.misses.append(message)
         return CacheMissError(message)
 
+    def records(self, schema_name: str | None = None) -> list[dict[str, Any]]:
+        """Return the stored records (request, response, seconds), in key order; with
+        ``schema_name``, only the JSON calls whose response format names that schema (e.g.
+        ``"graph_extraction"``): what the benchmarks and tests read the recorded cache for."""
+        found = []
+        for file in sorted(self.root.glob("*/*.json")):
+            record = json.loads(file.read_text(encoding="utf-8"))
+            response_format = record["request"].get("response_format") or {}
+            named = response_format.get("json_schema", {}).get("name")
+            if schema_name is None or named == schema_name:
+                found.append(record)
+        return found
+
     def async_lock(self, key: str) -> asyncio.Lock:
         loop = asyncio.get_running_loop()  # asyncio locks belong to one event loop
         with self._guard:

@@ -20,7 +20,7 @@ from graphrag.index.records import (
     records_from_json_reply,
 )
 from graphrag.llm import ChatLLM, run_sync
-from graphrag.llm_cache import request_key
+from graphrag.llm_cache import ResponseCache, request_key
 
 TYPES = ["person", "organization", "geo", "event", "technology"]
 TEXT = "Mara Okafor directs the Kestrel Bay Marine Institute, which studies the Corvin Reef."
@@ -167,13 +167,10 @@ def test_stop_repeats_in_extraction_keeps_the_unique_records(
 def demo_extractions() -> list[tuple[str, str]]:
     """(chunk text, reply as record lines) of the recorded demo extraction replies."""
     found = []
-    for file in sorted(RECORDED_CACHE.glob("*/*.json")):
-        record = json.loads(file.read_text(encoding="utf-8"))
-        response_format = record["request"].get("response_format") or {}
-        if response_format.get("json_schema", {}).get("name") == "graph_extraction":
-            chunk = record["request"]["messages"][3]["content"].removeprefix("Text:\n")
-            reply = record["response"]["choices"][0]["message"]["content"]
-            found.append((chunk, records_from_json_reply(reply) + "\n"))
+    for record in ResponseCache(RECORDED_CACHE, "replay").records("graph_extraction"):
+        chunk = record["request"]["messages"][3]["content"].removeprefix("Text:\n")
+        reply = record["response"]["choices"][0]["message"]["content"]
+        found.append((chunk, records_from_json_reply(reply) + "\n"))
     return found
 
 

@@ -24,17 +24,15 @@ from graphrag.index.records import (
     to_records,
 )
 from graphrag.llm import ChatLLM
+from graphrag.llm_cache import ResponseCache
 
 
 def recorded_extractions() -> list[tuple[str, str]]:
     """(reply text, finish reason) of every recorded demo extraction reply."""
     replies = []
-    for file in sorted(RECORDED_CACHE.glob("*/*.json")):
-        record = json.loads(file.read_text(encoding="utf-8"))
-        response_format = record["request"].get("response_format") or {}
-        if response_format.get("json_schema", {}).get("name") == "graph_extraction":
-            choice = record["response"]["choices"][0]
-            replies.append((choice["message"]["content"], choice["finish_reason"]))
+    for record in ResponseCache(RECORDED_CACHE, "replay").records("graph_extraction"):
+        choice = record["response"]["choices"][0]
+        replies.append((choice["message"]["content"], choice["finish_reason"]))
     return replies
 
 
