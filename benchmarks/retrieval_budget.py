@@ -11,8 +11,9 @@ chunks), then the same two chunk rankings packed to *local's own token count for
 question* ("at local's budget"), and prints per method the mean evidence recall (the share of
 gold supporting paragraphs held verbatim by the context, as the reports compute it) and the
 mean context tokens, then local's paired difference with each at equal budget, and PPR's with
-naive when both fill local's budget (bootstrap CI and Wilcoxon p, graphrag.eval.stats). These are retrieval figures, not answers: the reports'
-evidence recall is computed from the recorded answers' contexts.
+naive when both fill local's budget (bootstrap CI and Wilcoxon p, graphrag.eval.stats).
+These are retrieval figures, not answers: the reports' evidence recall is computed from the
+recorded answers' contexts.
 """
 
 from __future__ import annotations
@@ -27,15 +28,13 @@ from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
 from graphrag.eval.stats import bootstrap_ci, paired_test
 from graphrag.llm import run_sync
-from graphrag.query.base import ITEM_OVERHEAD_TOKENS, Method
+from graphrag.query.base import ITEM_OVERHEAD_TOKENS, Method, fit_items
 
 
 def chunks_within(method: Method, rows: list[int], budget: int) -> list[str]:
-    """Return the texts of the ranked chunks ``rows`` that fit ``budget`` (the packer of every
-    context: a chunk that does not fit is skipped, a later smaller one may still fit)."""
-    items = method.text_unit_items(rows)
-    kept = tokens.pack([i.text for i in items], budget, overhead=ITEM_OVERHEAD_TOKENS)
-    return [items[k].text for k in kept]
+    """Return the texts of the ranked chunks ``rows`` that fit ``budget``, packed as every
+    context is (``fit_items``: a chunk that does not fit is skipped)."""
+    return [i.text for i in fit_items(method.text_unit_items(rows), budget)]
 
 
 def contexts_per_question(bench: Workbench, questions: pd.DataFrame) -> pd.DataFrame:
