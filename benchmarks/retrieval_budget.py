@@ -28,7 +28,7 @@ from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
 from graphrag.eval.stats import bootstrap_ci, paired_test
 from graphrag.llm import run_sync
-from graphrag.query.base import ITEM_OVERHEAD_TOKENS, Method, fit_items
+from graphrag.query.base import Method, fit_items, items_tokens
 
 
 def chunks_within(method: Method, rows: list[int], budget: int) -> list[str]:
@@ -43,8 +43,9 @@ def contexts_per_question(bench: Workbench, questions: pd.DataFrame) -> pd.DataF
     rows = []
     for _, q in questions.iterrows():
         question = q["question"]
-        local_context = [i.text for i in run_sync(local.aretrieve(question))]
-        budget = sum(tokens.count_tokens(t) + ITEM_OVERHEAD_TOKENS for t in local_context)
+        local_items = run_sync(local.aretrieve(question))
+        local_context = [i.text for i in local_items]
+        budget = items_tokens(local_items)
         dense = naive.text_unit_ranking(
             naive.embedder.embed_one(question), len(bench.index_in_use.text_units)
         )
