@@ -46,12 +46,16 @@ def _drop(step: str, err: BaseException) -> None:
         failures.append(f"{step}: {type(err).__name__}: {' '.join(str(err).split())[:300]}")
 
 
+REPORT_OVERHEAD_TOKENS = 6  # a report's "[n] " label and the blank line between reports
+
+
 def report_batches(reports: pd.DataFrame, budget: int, seed: int) -> list[pd.DataFrame]:
     """Return the reports shuffled (fixed seed) and packed into batches within ``budget``."""
     order = list(range(len(reports)))
     random.Random(seed).shuffle(order)
     texts = [reports[S.FULL_CONTENT].iloc[i] for i in order]
-    return [reports.iloc[[order[p] for p in group]] for group in tokens.batches(texts, budget, 6)]
+    groups = tokens.batches(texts, budget, REPORT_OVERHEAD_TOKENS)
+    return [reports.iloc[[order[p] for p in group]] for group in groups]
 
 
 def _batch_text(batch: pd.DataFrame, budget: int, include_rank: bool = False) -> str:
@@ -73,7 +77,7 @@ def _came_from(description: str, communities: list[int]) -> list[int]:
 class GlobalSearch(Method):
     name = "global"
 
-    def level_reports(self, question: str = "") -> pd.DataFrame:
+    def level_reports(self, question: str) -> pd.DataFrame:
         reports = self.index.community_reports
         level = self.params.global_level
         if level < 0:
@@ -96,8 +100,9 @@ class GlobalSearch(Method):
     def auto_level_reports(self, question: str) -> pd.DataFrame:
         """Return the reports of the level the data chooses (``global_level = -1``).
 
-        The deepest whole-graph level whose reports fit in ``global_max_batches`` map
-        batches: the most detail the map budget can read. When even the root level does not
+        The deepest whole-graph level whose reports (those ``global_min_rank`` keeps) the map
+        packs into at most ``global_max_batches`` batches: the most detail the map budget
+        can read. When even the root level does not
         fit (a corpus of many unrelated topics, e.g. a multi-hop benchmark's paragraphs),
         the root level's reports closest to the question in embedding space, as many as fit
         in that budget: a cheaper map than Microsoft's, which reads every report.
@@ -106,9 +111,8 @@ class GlobalSearch(Method):
         most = self.params.global_max_batches
         levels = sorted(self.index.communities[S.LEVEL].unique(), reverse=True)
         for level in levels:
-            chosen = self.rolled_up(int(level))
-            texts = list(chosen[S.FULL_CONTENT])
-            if len(tokens.batches(texts, budget, 6)) <= most:
+            chosen = self.ranked_enough(self.rolled_up(int(level)))
+            if len(report_batches(chosen, budget, self.settings.llm.seed)) <= most:
                 return chosen
         chosen = self.rolled_up(int(levels[-1])) if levels else self.index.community_reports
         rows = [
@@ -120,7 +124,7 @@ class GlobalSearch(Method):
         vector = self.embedder.embed_one(question)
         ranked = cosine_top_k(vector, self.vectors.reports[rows], len(rows))
         texts = [self.index.community_reports[S.FULL_CONTENT].iloc[rows[r]] for r, _ in ranked]
-        kept = tokens.pack(texts, budget * most, overhead=6)
+        kept = tokens.pack(texts, budget * most, overhead=REPORT_OVERHEAD_TOKENS)
         return self.index.community_reports.iloc[[rows[ranked[k][0]] for k in kept]]
 
     def ranked_enough(self, reports: pd.DataFrame) -> pd.DataFrame:
