@@ -170,7 +170,8 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
             pieces = reply.pieces if reply.pieces is not None else [reply.content]
             usage = _completion(body, Reply(completion_tokens=len(pieces)))["usage"]
             events = [{**head, "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
-            events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+            finish = {"index": 0, "delta": {}, "finish_reason": reply.finish_reason}
+            events.append({**head, "choices": [finish]})
             events.append({**head, "choices": [], "usage": usage})
             sent = 0
             try:

@@ -220,6 +220,30 @@ def test_an_entity_loop_is_followed_by_one_call_for_the_relationships(
     assert list(dropped["reason"]) == [STOPPED_EARLY]
 
 
+def test_a_reply_cut_at_the_cap_before_any_relationship_is_followed_by_one_call(
+    fake_llm: FakeLLM, make_llm
+) -> None:
+    """The demo's lean re-index: the institute profile's entity descriptions filled all
+    1,024 tokens and no relationship came. The follow-up's previous turn is the reply
+    without its unfinished last line."""
+    import pandas as pd
+
+    cut = "".join(UNIQUE[:3]) + UNIQUE[0][:25]
+    fake_llm.script(
+        Reply(content=cut, finish_reason="length"),
+        Reply(content="".join([*UNIQUE[3:], LOOP[0], "<|COMPLETE|>"])),
+    )
+    llm = make_llm(index={"extraction_format": "records", "stop_repeats": True})
+    units = pd.DataFrame({"id": ["u1"], "text": [TEXT]})
+    entities, relationships, errors, _ = extract_graph(
+        units, llm, llm.settings.index, progress=False
+    )
+    assert fake_llm.calls == 2 and errors.empty
+    follow_up = fake_llm.requests[1]["messages"]
+    assert follow_up[-2] == {"role": "assistant", "content": "".join(UNIQUE[:3]).rstrip("\n")}
+    assert len(entities) == 3 and len(relationships) == 2
+
+
 @pytest.mark.parametrize("chunk,text", LOOPING[:4])
 def test_recorded_demo_loops_streamed_token_by_token_end_where_they_start(
     fake_llm: FakeLLM, make_llm, chunk: str, text: str

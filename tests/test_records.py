@@ -111,6 +111,10 @@ EXAMPLE = {
         ('("relationship"<|>Mara Okafor<|>KBMI<|>directs<|>12)', "relationship", "read as 10"),
         ('("relationship"<|>Mara Okafor<|>KBMI<|>directs)', "relationship", "strength set to 5"),
         ('("relationship"<|>"Mara Okafor"<|>KBMI<|>directs<|>high)', "relationship", "set to 5"),
+        ('("entity"<|Mara Okafor<|person<|Directs KBMI.>)', "entity", "without one of their"),
+        ('("relationship"<|Mara Okafor<|KBMI<|directs|>9)', "relationship", "without one of"),
+        ('("entity"<|>Mara Okafor<|>KBMI<|>directs<|>9)', "relationship", "as an entity"),
+        ('("entity"<|>Mara Okafor<|>KBMI<|>organization<|>Directs it.)', "relationship", "entity"),
     ],
 )
 def test_repairable_lines_are_kept_and_the_repair_named(line, expected, repair) -> None:
@@ -195,3 +199,33 @@ def test_records_format_indexes_a_chunk_and_lists_what_it_kept_out(
     assert len(relationships) == 1 and errors.empty
     reasons = dropped[S.REASON].tolist()
     assert reasons.count(MALFORMED_RECORD) == 2 and reasons.count(REPEATED_RECORDS) == 1
+
+
+LEAN_SYSTEM = "You build a knowledge graph from a text. Reply with one record per line"
+
+
+def recorded_record_replies() -> list[str]:
+    """Every recorded reply in the record format (the demo's lean re-index and MuSiQue)."""
+    return [
+        r["response"]["choices"][0]["message"]["content"]
+        for r in ResponseCache(RECORDED_CACHE, "replay").records()
+        if str(r["request"]["messages"][0]["content"]).startswith(LEAN_SYSTEM)
+    ]
+
+
+def test_recorded_record_replies_lose_no_line_that_names_a_record_kind() -> None:
+    """The 1.5B model's own slips, recorded live: delimiters written "<|" (one reply, 17
+    records) and relationships under the entity label. Every line that says which kind it is
+    is read, so only lines cut off at the token cap stay malformed."""
+    replies = recorded_record_replies()
+    assert len(replies) >= 12
+    slips = [r for r in replies if '"entity"<|Kelp' in r or "<|organization<|>" in r]
+    assert slips, "the recorded slips are the data this test is about"
+    for reply in replies:
+        parsed = parse_records(reply)
+        for number, line, why in parsed.malformed:
+            assert number == len(reply.splitlines()), (line, why)  # only the unfinished last
+        named = [line for line in reply.splitlines() if line.lstrip("(").startswith('"')]
+        assert len(parsed.entities) + len(parsed.relationships) + parsed.duplicates >= len(
+            named
+        ) - len(parsed.malformed)

@@ -52,16 +52,21 @@ async def _records_reply(
 
     A loop usually starts in the entity records (the demo: all 9 of its loops), and a reply
     stopped there has no relationship yet: then one more call asks for the relationships
-    only, with the kept entities as the model's previous turn.
+    only, with the kept entities as the model's previous turn. The same follows a reply cut
+    off at the token cap before its first relationship (the demo's lean re-index: the
+    institute profile's 11 entities, descriptions copied from the text, filled all 1,024
+    tokens), its unfinished last line left out of that turn.
     """
     rule = None
     if settings.stop_repeats:
         rule = "records_and_example" if settings.stop_example_copies else "records"
     completion = await llm.achat(messages, max_tokens=max_tokens, stop_rule=rule)
     reply, stops = completion.text, [completion.stopped_early]
-    if completion.stopped_early and not parse_records(reply).relationships:
+    capped = completion.finish_reason == "length" and not completion.stopped_early
+    if (completion.stopped_early or capped) and not parse_records(reply).relationships:
+        kept = reply.rpartition("\n")[0] if capped else reply
         follow_up = await llm.achat(
-            prompts.relationships_after_loop(messages, reply.rstrip("\n")),
+            prompts.relationships_after_loop(messages, kept.rstrip("\n")),
             max_tokens=max_tokens,
             stop_rule=rule,
         )

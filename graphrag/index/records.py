@@ -35,6 +35,9 @@ _LABEL = re.compile(r"^\[\s*(\w{1,12})\s*\]\s*")
 REPEATED = "repeated record"
 EXAMPLE_COPIED = "worked example copied"
 _KIND = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*$', re.IGNORECASE)
+# A delimiter the model wrote without one of its ends ("<|" or "|>"): one reply of the demo's
+# lean re-index wrote every delimiter so and lost its 17 records before this repair
+_LOOSE_TUPLE = re.compile(r"<\|>|<\||\|>")
 
 
 @dataclass
@@ -126,11 +129,19 @@ def parse_record(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
 def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
     inside, repairs = _strip_record(line)
     fields = inside.split(TUPLE)
+    if not _KIND.match(fields[0]) and _KIND.match(_LOOSE_TUPLE.split(inside)[0]):
+        fields = _LOOSE_TUPLE.split(inside.removesuffix(">"))
+        repairs.append("delimiters written without one of their ends read as <|>")
     match = _KIND.match(fields[0])
     if not match:
         return None, f"not an entity or relationship record: {fields[0][:40]!r}", repairs
     kind = match.group(1).lower()
     values = [_field(v) for v in fields[1:]]
+    if kind == "entity" and _relationship_as_entity(values):
+        kind = "relationship"
+        repairs.append("relationship written as an entity record read as a relationship")
+        if _strength(values[-1])[0] is None:  # source, target, target's type, description
+            values = [values[0], values[1], values[3]]
     if kind == "entity":
         if len(values) < 3 or not values[0]:
             return None, f"entity record with {len(values)} of 3 fields", repairs
@@ -157,6 +168,18 @@ def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]
         "strength": strength,
     }
     return record, "relationship", repairs
+
+
+def _relationship_as_entity(values: list[str]) -> bool:
+    """Whether an "entity" record's four fields are a relationship: source, target,
+    description and a strength, or source, target, the target's type (one lowercase word) and
+    a description. Once the 1.5B model has begun so, it writes every relationship of the reply
+    under the entity label (the demo's lean re-index: 21 such records in two replies)."""
+    if len(values) != 4 or not values[1] or values[1][0].islower():
+        return False
+    strength_last = _strength(values[3])[0] is not None
+    type_third = re.fullmatch(r"[a-z]{2,20}", values[2]) is not None
+    return strength_last or type_third
 
 
 def _identity(kind: str, record: dict[str, Any]) -> tuple:
