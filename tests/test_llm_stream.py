@@ -12,7 +12,7 @@ from conftest import RECORDED_CACHE, FakeLLM, Reply
 
 from graphrag import prompts, tokens
 from graphrag.index.extract import extract_graph
-from graphrag.index.extract_records import STOPPED_EARLY
+from graphrag.index.extract_records import MALFORMED_RECORD, STOPPED_EARLY
 from graphrag.index.records import (
     EXAMPLE_COPIED,
     REPEATED,
@@ -195,14 +195,32 @@ def test_most_recorded_demo_extraction_replies_would_be_cut() -> None:
     assert len(DEMO) >= 12 and len(LOOPING) >= len(DEMO) // 3
 
 
-def test_an_entity_loop_is_followed_by_one_call_for_the_relationships(
-    fake_llm: FakeLLM, make_llm
+ENTITY_LOOP = [
+    p for line in [*UNIQUE[:3]] + [UNIQUE[1 + i % 2] for i in range(400)] for p in pieces(line)
+]
+
+
+@pytest.mark.parametrize(
+    ("first", "dropped_reasons"),
+    [
+        # a loop in the entity records, stopped where it starts
+        (Reply(pieces=ENTITY_LOOP), [STOPPED_EARLY]),
+        # the demo's lean re-index: the institute profile's entity descriptions filled all
+        # 1,024 tokens; the unfinished last line is left out of the follow-up's previous turn
+        (
+            Reply(content="".join(UNIQUE[:3]) + UNIQUE[0][:25], finish_reason="length"),
+            [MALFORMED_RECORD],
+        ),
+    ],
+    ids=["entity loop", "cut at the cap"],
+)
+def test_a_reply_without_relationships_is_followed_by_one_call_for_them(
+    fake_llm: FakeLLM, make_llm, first: Reply, dropped_reasons: list[str]
 ) -> None:
     import pandas as pd
 
-    entity_loop = [*UNIQUE[:3]] + [UNIQUE[1 + i % 2] for i in range(400)]
     fake_llm.script(
-        Reply(pieces=[p for line in entity_loop for p in pieces(line)]),
+        first,
         Reply(
             pieces=[p for line in [*UNIQUE[3:], *LOOP[:1], "<|COMPLETE|>"] for p in pieces(line)]
         ),
@@ -217,31 +235,7 @@ def test_an_entity_loop_is_followed_by_one_call_for_the_relationships(
     assert follow_up[-2] == {"role": "assistant", "content": "".join(UNIQUE[:3]).rstrip("\n")}
     assert "relationship records only" in follow_up[-1]["content"]
     assert len(entities) == 3 and len(relationships) == 2
-    assert list(dropped["reason"]) == [STOPPED_EARLY]
-
-
-def test_a_reply_cut_at_the_cap_before_any_relationship_is_followed_by_one_call(
-    fake_llm: FakeLLM, make_llm
-) -> None:
-    """The demo's lean re-index: the institute profile's entity descriptions filled all
-    1,024 tokens and no relationship came. The follow-up's previous turn is the reply
-    without its unfinished last line."""
-    import pandas as pd
-
-    cut = "".join(UNIQUE[:3]) + UNIQUE[0][:25]
-    fake_llm.script(
-        Reply(content=cut, finish_reason="length"),
-        Reply(content="".join([*UNIQUE[3:], LOOP[0], "<|COMPLETE|>"])),
-    )
-    llm = make_llm(index={"extraction_format": "records", "stop_repeats": True})
-    units = pd.DataFrame({"id": ["u1"], "text": [TEXT]})
-    entities, relationships, errors, _ = extract_graph(
-        units, llm, llm.settings.index, progress=False
-    )
-    assert fake_llm.calls == 2 and errors.empty
-    follow_up = fake_llm.requests[1]["messages"]
-    assert follow_up[-2] == {"role": "assistant", "content": "".join(UNIQUE[:3]).rstrip("\n")}
-    assert len(entities) == 3 and len(relationships) == 2
+    assert list(dropped["reason"]) == dropped_reasons
 
 
 @pytest.mark.parametrize("chunk,text", LOOPING[:4])
