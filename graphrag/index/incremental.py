@@ -56,7 +56,8 @@ from graphrag.index.pipeline import (
     write_reports,
 )
 from graphrag.index.store import load_index, write_index
-from graphrag.llm import ChatLLM, Usage, track_usage
+from graphrag.llm import ChatLLM
+from graphrag.usage import Usage, track_usage
 
 MENTIONS = "mentions"  # folder in the index holding each chunk's extracted mentions
 MENTION_TABLES = ("entity_mentions", "relationship_mentions")

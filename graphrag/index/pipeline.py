@@ -30,7 +30,8 @@ from graphrag.index.graph import (
 )
 from graphrag.index.reports import REPORT_COLUMNS, write_community_reports
 from graphrag.index.store import write_index
-from graphrag.llm import ChatLLM, Usage, track_usage
+from graphrag.llm import ChatLLM
+from graphrag.usage import Usage, track_usage
 
 Tables = dict[str, pd.DataFrame]
 
