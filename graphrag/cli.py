@@ -22,7 +22,7 @@ def _workbench(args: argparse.Namespace) -> Workbench:
 
 
 def cmd_llm(args: argparse.Namespace) -> int:
-    from graphrag.llm import track_usage
+    from graphrag.usage import track_usage
 
     with _workbench(args) as bench:
         llm, model = bench.llm, bench.settings.llm.model
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         from graphrag.index.incremental import IncrementalError
         from graphrag.index.quality import GoldGraphError
         from graphrag.index.store import IndexLoadError
-        from graphrag.llm import LLMError
+        from graphrag.llm_cache import LLMError
         from graphrag.local_llm import EmbeddedServerError
         from graphrag.query.registry import UnknownMethodError
 

@@ -206,15 +206,6 @@ def _cached_response(
     )
 
 
-def _record(body: dict[str, Any], response: dict[str, Any], seconds: float) -> dict[str, Any]:
-    return {
-        "request": body,
-        "response": response,
-        "seconds": round(seconds, 3),
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-
-
 class LiveEndpoint:
     """Where live requests go: a fixed URL, or the embedded server started on first need.
 
@@ -293,7 +284,9 @@ class RecordingTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         sent = _chat_body(request, self.cache.mode)
         if sent is None:
-            return await self._send(request)
+            response = await self._open(request)
+            await response.aread()
+            return response
         streamed = bool(sent.get("stream"))
         body = keyed_body(sent)
         key = request_key(body)
@@ -336,11 +329,6 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                 raise
             live = await asyncio.to_thread(self.upstream.rewrite, request)
             return await self.inner.handle_async_request(live)
-
-    async def _send(self, request: httpx.Request) -> httpx.Response:
-        response = await self._open(request)
-        await response.aread()
-        return response
 
 
 def _hit(
@@ -394,7 +382,12 @@ def _store(
             json={"error": {"message": f"the endpoint's 200 reply is not a completion ({err})"}},
             request=request,
         )
-    record = _record(body, payload, seconds)
+    record = {
+        "request": body,
+        "response": payload,
+        "seconds": round(seconds, 3),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     if stopped:
         record["stopped_early"] = stopped
     cache.put(key, record)

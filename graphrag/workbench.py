@@ -141,7 +141,7 @@ class Workbench:
 
     def query(self, question: str, method: str = "local") -> Answer:
         """Answer ``question`` with one method: text, contexts, sources, cost and time."""
-        from graphrag.llm import run_sync
+        from graphrag.coroutines import run_sync
 
         return run_sync(self.aquery(question, method))
 
@@ -149,7 +149,7 @@ class Workbench:
         """Every named method's answer to one question; their calls run concurrently."""
         import asyncio
 
-        from graphrag.llm import run_sync
+        from graphrag.coroutines import run_sync
 
         chosen = self.methods(methods)
 

@@ -248,3 +248,9 @@ def method_means(report: CorpusReport, column: str) -> dict[str, float]:
         m: stats.column_mean(records[records["method"] == m], column)
         for m in report.analysis.methods
     }
+
+
+def answer_metric(report: CorpusReport) -> str:
+    """Return the metric that scores the answer itself: exact match on short-answer sets, else
+    the keyword hit rate."""
+    return "exact_match" if "exact_match" in report.quality else "keyword_hit_rate"

@@ -1,13 +1,10 @@
 """The cross-corpus summary page (``reports/SUMMARY.md``) rendered from ``CorpusReport``s.
 
 A headline table (per corpus and method: the answer score, evidence recall, model seconds and
-LLM calls per answer, marked where the paired test against the baseline passes Holm), a
-reading generated from the same tests, then per corpus the quality, per-hop, head-to-head,
-cost, index-cost and test tables. Same reports, same bytes.
-
-About 470 lines, over the ~400 a module here aims at: the page's tables and the reading's
-sentences share their cell formatting and significance marks, and the page is only correct
-while both agree, so they stay in one module rather than in two that must change together.
+LLM calls per answer, marked where the paired test against the baseline passes Holm), the
+reading generated from the same tests (``cross_corpus_reading``), then per corpus the quality,
+per-hop, head-to-head, cost, index-cost and test tables; and the README's results block, the
+headline and reading spliced between two markers. Same reports, same bytes.
 """
 
 from __future__ import annotations
@@ -27,29 +24,23 @@ from graphrag.eval.cross_corpus import (
     COST_METRICS,
     PER_THOUSAND,
     CorpusReport,
+    answer_metric,
     load_report,
-    method_means,
     significant,
 )
+from graphrag.eval.cross_corpus_reading import reading_section
 from graphrag.eval.hops import hop_shares, shares_table
-from graphrag.eval.stats import frontier
 from graphrag.eval.tables import (
     RUN_FIELDS,
     cell,
     md,
     number,
-    p_phrase,
     p_text,
     pairwise_section,
     signed,
     table,
+    with_ci,
 )
-
-
-def answer_metric(report: CorpusReport) -> str:
-    """Return the metric that scores the answer itself: exact match on short-answer sets, else
-    the keyword hit rate."""
-    return "exact_match" if "exact_match" in report.quality else "keyword_hit_rate"
 
 
 def _marker(report: CorpusReport, metric: str, method: str) -> str:
@@ -124,142 +115,6 @@ def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str
     ]
 
 
-def _claim(row: Any, baseline: str) -> str:
-    direction = "higher" if row.mean_diff > 0 else "lower"
-    return (
-        f"{md(row.method)} {direction} than {baseline} on {row.metric} "
-        f"({signed(row.mean_diff)} [{signed(row.ci_low)}, {signed(row.ci_high)}], n={int(row.n)}, "
-        f"Holm {p_phrase(row.p_holm)})"
-    )
-
-
-def _quality_reading(report: CorpusReport, baseline: str) -> list[str]:
-    """Return what the quality tests against the baseline support, and how close the rest is."""
-    cost_metrics = {c for c, _ in COST_METRICS}
-    tests = report.tests[~report.tests["metric"].isin(cost_metrics)]
-    tested = tests[tests["p_value"].notna()]
-    if tested.empty:
-        return [f"No quality difference from {baseline} could be tested (fewer than 5 pairs)."]
-    passed = tested[tested["p_holm"] < report.analysis.alpha]
-    parts = [
-        f"{len(passed)} of {len(tested)} tested quality differences from {baseline} pass "
-        "Holm's correction"
-        + (
-            ": " + "; ".join(_claim(r, baseline) for r in passed.itertuples()) + "."
-            if len(passed)
-            else ", so none is claimed."
-        )
-    ]
-    rest = tested[tested["p_holm"] >= report.analysis.alpha]
-    if len(rest):
-        nearest = rest.sort_values("p_value", kind="stable").iloc[0]
-        which = "all" if passed.empty else "the other"
-        parts.append(
-            f"Not significant: {which} {len(rest)}; the nearest is {md(nearest.method)} on "
-            f"{nearest.metric} ({signed(nearest.mean_diff)} [{signed(nearest.ci_low)}, "
-            f"{signed(nearest.ci_high)}], {p_phrase(nearest.p_value)}, Holm "
-            f"{p_phrase(nearest.p_holm)})."
-        )
-    n = int(tested["n"].max())
-    family = int(tested.groupby("metric").size().max())
-    floor = min(1.0, stats.smallest_p(n) * family)
-    if floor >= report.analysis.alpha:
-        parts.append(
-            f"With {n} questions and {family} methods per family no difference can pass: the "
-            f"smallest Holm-corrected p is {p_text(floor)}."
-        )
-    untested = int(tests["p_value"].isna().sum())
-    if untested:
-        parts.append(f"{untested} comparison(s) had fewer than {stats.MIN_PAIRS} pairs: no test.")
-    return parts
-
-
-def _cost_reading(report: CorpusReport, baseline: str) -> list[str]:
-    """Return the cost per answer relative to the baseline and the cost differences that pass."""
-    parts = []
-    for column, label in (("model_seconds", "Model seconds"), ("context_tokens", "Context tokens")):
-        means = method_means(report, column)
-        base = means.get(baseline, math.nan)
-        if math.isnan(base) or base <= 0:
-            continue
-        ratios = ", ".join(
-            f"{md(m)} {means[m] / base:.1f}×" for m in report.analysis.methods if m != baseline
-        )
-        parts.append(f"{label} per answer relative to {baseline}: {ratios}.")
-    labels = dict(COST_METRICS)
-    passed = significant(report)
-    passed = passed[passed["metric"].isin(labels)]
-    tested = report.tests[report.tests["metric"].isin(labels) & report.tests["p_value"].notna()]
-    if tested.empty:
-        return parts
-    groups = []
-    for word, sign in (("more", 1), ("fewer", -1)):
-        for metric, label in COST_METRICS:
-            rows = passed[(passed["metric"] == metric) & (passed["mean_diff"] * sign > 0)]
-            if len(rows):
-                groups.append(f"{word} {label}: {', '.join(map(md, rows['method']))}")
-    parts.append(
-        f"{len(passed)} of {len(tested)} cost differences pass Holm's correction"
-        + (f" ({'; '.join(groups)})." if groups else ".")
-    )
-    return parts
-
-
-def _frontier_reading(report: CorpusReport) -> list[str]:
-    metric = "evidence_recall" if "evidence_recall" in report.quality else answer_metric(report)
-    costs = method_means(report, "model_seconds")
-    qualities = method_means(report, metric)
-    front = frontier(costs, qualities)
-    if not front:
-        return []
-    behind = [m for m in report.analysis.methods if m not in front]
-    return [
-        f"On the {metric} / model-seconds frontier (means, not a test): "
-        f"{', '.join(map(md, front))}"
-        + (f"; dominated: {', '.join(map(md, behind))}." if behind else ".")
-    ]
-
-
-def _hops_reading(report: CorpusReport) -> list[str]:
-    if report.hops is None:
-        return []
-    shares = hop_shares(report.hops, report.analysis.n_resamples, report.analysis.seed)
-    means = shares.pivot(index="method", columns="hop", values="found_mean")
-    means = means.reindex(index=pd.unique(shares["method"]), columns=sorted(means.columns))
-    per_method = [f"{md(m)} " + " / ".join(map(number, row)) for m, row in means.iterrows()]
-    positions = [int(h) for h in means.columns]
-    header = " / ".join(f"hop {h}" for h in positions)
-    return [f"Share of hop paragraphs read ({header}): {'; '.join(per_method)}."]
-
-
-def reading_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]:
-    lines = [
-        "## Reading",
-        "",
-        "Generated from the tables below. A difference is claimed only when its paired test "
-        "passes Holm's correction; everything else is described as a mean, not a difference.",
-        "",
-    ]
-    for report in reports:
-        parts = [
-            *_quality_reading(report, baseline),
-            *_hops_reading(report),
-            *_cost_reading(report, baseline),
-            *_frontier_reading(report),
-        ]
-        if report.left_out:
-            parts.append(
-                "RAGAS left out (judge not shown informative on planted controls): "
-                + ", ".join(f"{m} ({verdict})" for m, verdict in report.left_out.items())
-                + "."
-            )
-        lines.append(
-            f"- **{md(report.name)}** ({_count(report.n_questions, 'question')}, "
-            f"{len(report.analysis.methods)} methods): " + " ".join(parts)
-        )
-    return lines
-
-
 def _demoted(lines: list[str]) -> list[str]:
     """Return report section lines one heading level deeper (## becomes ###)."""
     return [f"#{line}" if line.startswith("#") else line for line in lines]
@@ -303,7 +158,7 @@ def _tests_lines(report: CorpusReport, baseline: str) -> list[str]:
             md(r.metric),
             md(r.method),
             str(int(r.n)),
-            f"{signed(r.mean_diff)} [{signed(r.ci_low)}, {signed(r.ci_high)}]",
+            with_ci(r.mean_diff, r.ci_low, r.ci_high, signed),
             p_text(r.p_value),
             p_text(r.p_holm),
             (
@@ -468,8 +323,3 @@ def write_summary(
         text = splice_readme(path.read_text(encoding="utf-8"), readme_block(reports, baseline))
         path.write_text(text, encoding="utf-8", newline="\n")
     return out
-
-
-def _count(n: int, noun: str) -> str:
-    """Return "1 question" or "9 questions"."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

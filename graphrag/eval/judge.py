@@ -15,7 +15,9 @@ from typing import Any
 
 from graphrag.config import Settings
 from graphrag.embeddings import Embedder
-from graphrag.llm import CacheMissError, ChatLLM, Usage, track_usage
+from graphrag.llm import ChatLLM
+from graphrag.llm_cache import CacheMissError
+from graphrag.usage import Usage, track_usage
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # no telemetry from an offline tool
 

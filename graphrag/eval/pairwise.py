@@ -19,8 +19,10 @@ import math
 import pandas as pd
 
 from graphrag import prompts
+from graphrag.coroutines import run_sync
 from graphrag.eval import stats
-from graphrag.llm import CacheMissError, ChatLLM, run_sync
+from graphrag.llm import ChatLLM
+from graphrag.llm_cache import CacheMissError
 
 CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
 SCORED, JUDGE_FAILED, NOT_RECORDED, NO_ANSWER = (

@@ -19,7 +19,7 @@ import pandas as pd
 from graphrag.eval import judge_validity, stats
 from graphrag.eval.analysis import Analysis, failed_in
 from graphrag.eval.stats import summary_row
-from graphrag.eval.tables import cell, md, number, p_phrase, p_text, signed
+from graphrag.eval.tables import cell, md, number, p_phrase, p_text, signed, with_ci
 
 SATURATED_SHARE = 0.8  # a metric is saturated when this share of its scores is 1.000
 CEILING = 1.0 - 1e-9
@@ -95,7 +95,7 @@ def _nearest_miss(analysis: Analysis, comparisons: pd.DataFrame) -> list[str]:
     nearest = order.sort_values(["p_value", "size"], kind="stable").iloc[0]
     parts = [
         f"Nearest: {md(nearest.method_a)} vs {md(nearest.method_b)}, mean diff "
-        f"{signed(nearest.mean_diff)} [{signed(nearest.ci_low)}, {signed(nearest.ci_high)}] "
+        f"{with_ci(nearest.mean_diff, nearest.ci_low, nearest.ci_high, signed)} "
         f"(n={int(nearest.n)}), {p_phrase(nearest.p_value)} before and "
         f"{p_phrase(nearest.p_holm)} after Holm over {len(tested)} pair(s)."
     ]
@@ -191,8 +191,8 @@ def _claims(analysis: Analysis, metric: str, best: list[str]) -> list[str]:
     parts = [
         "Supported by the paired tests: "
         + "; ".join(
-            f"{md(c.winner)} > {md(c.loser)} ({signed(c.diff)} "
-            f"[{signed(c.ci_low)}, {signed(c.ci_high)}], n={c.n}, Holm {p_phrase(c.p_holm)})"
+            f"{md(c.winner)} > {md(c.loser)} ({with_ci(c.diff, c.ci_low, c.ci_high, signed)}, "
+            f"n={c.n}, Holm {p_phrase(c.p_holm)})"
             for c in supported
         )
         + "."

@@ -16,6 +16,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from graphrag.config import repo_relative
+from graphrag.coroutines import run_sync
 from graphrag.eval import judge_validity, pairwise
 from graphrag.eval.cross_corpus import index_cost
 from graphrag.eval.hops import has_decompositions, hop_evidence
@@ -25,7 +26,7 @@ from graphrag.eval.questions import load_questions
 from graphrag.eval.report import write_report
 from graphrag.index import schemas as S
 from graphrag.index.quality import load_gold_graph
-from graphrag.llm import CacheMissError, run_sync
+from graphrag.llm_cache import CacheMissError
 from graphrag.query.base import Method
 
 if TYPE_CHECKING:

@@ -8,7 +8,8 @@ same records always give the same bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -56,6 +57,12 @@ def signed(value: float) -> str:
     return text if text == MISSING or text.startswith("-") else f"+{text}"
 
 
+def with_ci(value: float, low: float, high: float, write: Callable = number) -> str:
+    """Return a value with its CI, each written by ``write``: "0.500 [0.400, 0.600]" (or
+    "+0.100 [-0.020, +0.200]" with ``signed``, for a difference)."""
+    return f"{write(value)} [{write(low)}, {write(high)}]"
+
+
 def p_text(value: float) -> str:
     """Return a p-value for a table cell: "<0.001", three decimals, or an em dash for NaN."""
     if math.isnan(value):
@@ -85,7 +92,7 @@ def cell(row: pd.Series | None, metric: str, failed_answers: int = 0, ragas: boo
         return f"{MISSING} (n=0{suffix})"
     n = int(row[f"{metric}_n"])
     mean, low, high = row[f"{metric}_mean"], row[f"{metric}_low"], row[f"{metric}_high"]
-    return f"{number(mean)} [{number(low)}, {number(high)}] (n={n}{suffix})"
+    return f"{with_ci(mean, low, high)} (n={n}{suffix})"
 
 
 def md(text: Any) -> str:
@@ -222,12 +229,10 @@ def by_type_section(analysis: Analysis) -> list[str]:
 
 
 def _most_common_error(errors: pd.Series) -> str:
-    texts = [str(e) for e in errors if isinstance(e, str) and e.strip()]
-    if not texts:
+    counts = Counter(str(e) for e in errors if isinstance(e, str) and e.strip())
+    if not counts:
         return ""
-    counts = pd.Series(texts).value_counts()
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    text, count = ranked[0]
+    text, count = min(counts.items(), key=lambda item: (-item[1], item[0]))
     return f"{_shorten(text)} (×{count})"
 
 
@@ -236,20 +241,17 @@ def failures_section(analysis: Analysis) -> list[str]:
     rows = []
     for method in analysis.methods:
         frame = records[records["method"] == method]
-        failed = answer_failures(frame)
         error = _most_common_error(frame["answer_error"]) if "answer_error" in frame else ""
-        rows.append(
-            [md(method), "answer", f"{failed} / {len(frame)}", md(error) if error else MISSING]
-        )
+        failures = [("answer", answer_failures(frame), error)]
         for metric in analysis.ragas_metrics:
             failed = int(frame[metric].isna().sum())
             error_column = f"{metric}_error"
             error = _most_common_error(frame[error_column]) if error_column in frame else ""
-            if failed and not error:
-                error = "no error text recorded"
-            rows.append(
-                [md(method), metric, f"{failed} / {len(frame)}", md(error) if error else MISSING]
-            )
+            failures.append((metric, failed, error or ("no error text recorded" if failed else "")))
+        rows += [
+            [md(method), what, f"{failed} / {len(frame)}", md(error) if error else MISSING]
+            for what, failed, error in failures
+        ]
     return [
         "## Failures",
         "",
@@ -270,7 +272,7 @@ def judge_validity_section(analysis: Analysis) -> list[str]:
             str(d.n),
             str(d.judge_failed),
             str(d.not_recorded),
-            MISSING if d.n == 0 else f"{number(d.value)} [{number(d.low)}, {number(d.high)}]",
+            MISSING if d.n == 0 else with_ci(d.value, d.low, d.high),
             d.verdict,
         ]
         for metric, d in analysis.discrimination.items()
@@ -310,7 +312,7 @@ def pairwise_section(analysis: Analysis) -> list[str]:
             md(r.method_a),
             md(r.method_b),
             r.criterion,
-            MISSING if r.n == 0 else f"{number(r.win_rate)} [{number(r.low)}, {number(r.high)}]",
+            MISSING if r.n == 0 else with_ci(r.win_rate, r.low, r.high),
             str(r.n),
             str(r.judge_failed),
             str(r.not_recorded),
@@ -385,7 +387,7 @@ def comparisons_section(analysis: Analysis) -> list[str]:
                 md(row.method_a),
                 md(row.method_b),
                 str(row.n),
-                f"{signed(row.mean_diff)} [{signed(row.ci_low)}, {signed(row.ci_high)}]",
+                with_ci(row.mean_diff, row.ci_low, row.ci_high, signed),
                 p_text(row.p_value),
                 p_text(row.p_holm),
                 md(row.verdict),

@@ -12,7 +12,8 @@ from graphrag import prompts
 from graphrag.config import IndexSettings, SettingsError
 from graphrag.index import schemas as S
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
-from graphrag.llm import CacheMissError, ChatLLM, canonical_json
+from graphrag.llm import ChatLLM
+from graphrag.llm_cache import CacheMissError, canonical_json
 
 ENTITY_COLUMNS = [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
 RELATIONSHIP_COLUMNS = [

@@ -12,8 +12,7 @@ document in some systems re-extracts everything it touched (LightRAG #2795: 85 d
   are summarized again only if its set of descriptions changed (the others keep theirs), the
   graph is re-clustered, and only communities whose membership changed get a new report.
 
-Usage is counted per stage, so the summary shows only the calls the change needed. (About 400
-lines: add and delete share every step after the chunk set changes, so they stay together.) An index
+Usage is counted per stage, so the summary shows only the calls the change needed. An index
 built by :func:`graphrag.index.pipeline.build_index` has no ``mentions/`` yet: the first
 update reads its chunks' extractions back (from the LLM cache, where they were recorded), and
 counts those reads apart as ``mentions`` so they never pass for the change's own cost.
@@ -25,11 +24,8 @@ call, so it simply runs again over the kept chunks.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -53,10 +49,14 @@ from graphrag.index.pipeline import (
     extract_stage,
     index_counts,
     link_text_units,
+    stage_lines,
+    timed,
+    total_usage,
     write_reports,
 )
 from graphrag.index.store import load_index, write_index
-from graphrag.llm import ChatLLM, Usage, track_usage
+from graphrag.llm import ChatLLM
+from graphrag.usage import Usage
 
 MENTIONS = "mentions"  # folder in the index holding each chunk's extracted mentions
 MENTION_TABLES = ("entity_mentions", "relationship_mentions")
@@ -84,11 +84,7 @@ class UpdateSummary:
     def usage(self, exclude: tuple[str, ...] = (MENTIONS,)) -> Usage:
         """Return the summed usage of the update's stages (by default without the one-off
         read-back of an older index's mentions)."""
-        total = Usage()
-        for name, stage in self.stages.items():
-            if name not in exclude:
-                total.add(Usage(**{k: v for k, v in stage.items() if k != "wall_seconds"}))
-        return total
+        return total_usage(self.stages, exclude)
 
     def render(self) -> str:
         lines = [
@@ -97,22 +93,8 @@ class UpdateSummary:
             f"{self.deleted_documents or 'none'}",
             f"chunks +{self.new_text_units} -{self.removed_text_units}; community reports "
             f"rewritten {self.reports_rewritten}, kept {self.reports_kept}",
-            f"{'stage':<12}{'calls':>7}{'cached':>8}{'prompt tok':>12}{'compl. tok':>12}",
         ]
-        for name, s in self.stages.items():
-            lines.append(
-                f"{name:<12}{s['calls']:>7.0f}{s['cache_hits']:>8.0f}"
-                f"{s['prompt_tokens']:>12.0f}{s['completion_tokens']:>12.0f}"
-            )
-        return "\n".join(lines)
-
-
-def _timed(costs: dict[str, dict[str, float]], name: str, step: Callable[[], Any]) -> Any:
-    started = time.monotonic()
-    with track_usage() as usage:
-        result = step()
-    costs[name] = {**usage.to_dict(), "wall_seconds": time.monotonic() - started}
-    return result
+        return "\n".join(lines + stage_lines(self.stages, timings=False))
 
 
 def write_mentions(out: Path, tables: Tables) -> None:
@@ -270,7 +252,7 @@ def update_index(
                 "(--delete) to replace them"
             )
         new_documents = loaded.documents
-    chunked = _timed(costs, "chunk", lambda: chunk_stage({"documents": new_documents}, ctx))
+    chunked = timed(costs, "chunk", lambda: chunk_stage({"documents": new_documents}, ctx))
     unit_columns = list(chunked["text_units"].columns)
     removed = index.text_units[
         index.text_units[S.DOCUMENT_IDS].map(lambda ids: bool(set(ids) & set(delete)))
@@ -288,7 +270,7 @@ def update_index(
         tables, reused = _rebuild_nlp(base, ctx, costs)
     else:
         tables, reused = _update_llm(base, index, path, removed, chunked, old, ctx, costs)
-    tables = _timed(costs, "embed", lambda: embed_stage(tables, ctx))
+    tables = timed(costs, "embed", lambda: embed_stage(tables, ctx))
     summary = UpdateSummary(
         path,
         sorted(new_documents[S.ID]),
@@ -333,10 +315,10 @@ def _rebuild_nlp(base: Tables, ctx: IndexContext, costs: dict) -> tuple[Tables, 
         template_reports_stage,
     )
 
-    tables = _timed(costs, "extract", lambda: nlp_extract_stage(base, ctx))
-    tables = _timed(costs, "graph", lambda: nlp_graph_stage(tables, ctx))
-    tables = _timed(costs, "communities", lambda: communities_stage(tables, ctx))
-    tables = _timed(costs, "reports", lambda: template_reports_stage(tables, ctx))
+    tables = timed(costs, "extract", lambda: nlp_extract_stage(base, ctx))
+    tables = timed(costs, "graph", lambda: nlp_graph_stage(tables, ctx))
+    tables = timed(costs, "communities", lambda: communities_stage(tables, ctx))
+    tables = timed(costs, "reports", lambda: template_reports_stage(tables, ctx))
     return tables, 0
 
 
@@ -355,8 +337,8 @@ def _update_llm(
     old_ids = set(index.text_units[S.ID])
     old_mentions = read_mentions(path, old_ids)
     if old_mentions is None:  # an index from build_index: read its extractions back
-        old_mentions = _timed(costs, MENTIONS, lambda: _extract(index.text_units, ctx))
-    new = _timed(costs, "extract", lambda: _extract(chunked["text_units"], ctx))
+        old_mentions = timed(costs, MENTIONS, lambda: _extract(index.text_units, ctx))
+    new = timed(costs, "extract", lambda: _extract(chunked["text_units"], ctx))
     gone = set(removed[S.ID])
     mentions = {
         name: _ordered(
@@ -368,7 +350,7 @@ def _update_llm(
         )
         for name in MENTION_TABLES
     }
-    graph = _timed(
+    graph = timed(
         costs,
         "graph",
         lambda: _graph(mentions, old_mentions, old, ctx, base["text_units"], index.text_units),
@@ -393,9 +375,9 @@ def _update_llm(
         "errors": pd.concat([kept_errors, new["errors"], graph["errors"]], ignore_index=True),
         "dropped": dropped,
     }
-    tables = _timed(costs, "communities", lambda: communities_stage(tables, ctx))
+    tables = timed(costs, "communities", lambda: communities_stage(tables, ctx))
     old_reports = _with_relationship_sets(old["community_reports"], index.communities)
-    tables, reused = _timed(costs, "reports", lambda: _reports(tables, old_reports, ctx))
+    tables, reused = timed(costs, "reports", lambda: _reports(tables, old_reports, ctx))
     return tables, reused
 
 

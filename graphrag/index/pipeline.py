@@ -10,8 +10,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -30,9 +31,11 @@ from graphrag.index.graph import (
 )
 from graphrag.index.reports import REPORT_COLUMNS, write_community_reports
 from graphrag.index.store import write_index
-from graphrag.llm import ChatLLM, Usage, track_usage
+from graphrag.llm import ChatLLM
+from graphrag.usage import Usage, track_usage
 
 Tables = dict[str, pd.DataFrame]
+T = TypeVar("T")
 
 
 @dataclass
@@ -248,26 +251,46 @@ class IndexSummary:
                 "skipped documents:"
                 + "".join(f"\n  {p}: {why}" for p, why in self.skipped_documents)
             )
-        header = f"{'stage':<12}{'calls':>7}{'cached':>8}{'prompt tok':>12}{'compl. tok':>12}"
-        lines.append(header + (f"{'LLM s':>9}{'wall s':>9}" if timings else ""))
-        for name, s in self.stages.items():
-            row = (
-                f"{name:<12}{s['calls']:>7.0f}{s['cache_hits']:>8.0f}"
-                f"{s['prompt_tokens']:>12.0f}{s['completion_tokens']:>12.0f}"
-            )
-            seconds = f"{s['seconds']:>9.1f}{s['wall_seconds']:>9.1f}"
-            lines.append(row + (seconds if timings else ""))
-        return "\n".join(lines)
+        return "\n".join(lines + stage_lines(self.stages, timings))
+
+
+def stage_lines(stages: dict[str, dict[str, float]], timings: bool) -> list[str]:
+    """Return the per-stage cost table of a run summary (index build or update)."""
+    header = f"{'stage':<12}{'calls':>7}{'cached':>8}{'prompt tok':>12}{'compl. tok':>12}"
+    lines = [header + (f"{'LLM s':>9}{'wall s':>9}" if timings else "")]
+    for name, s in stages.items():
+        row = (
+            f"{name:<12}{s['calls']:>7.0f}{s['cache_hits']:>8.0f}"
+            f"{s['prompt_tokens']:>12.0f}{s['completion_tokens']:>12.0f}"
+        )
+        seconds = f"{s['seconds']:>9.1f}{s['wall_seconds']:>9.1f}"
+        lines.append(row + (seconds if timings else ""))
+    return lines
+
+
+def timed(costs: dict[str, dict[str, float]], name: str, step: Callable[[], T]) -> T:
+    """Return ``step()``, keeping its LLM usage and wall seconds as ``costs[name]``."""
+    started = time.monotonic()
+    with track_usage() as usage:
+        result = step()
+    costs[name] = {**usage.to_dict(), "wall_seconds": time.monotonic() - started}
+    return result
+
+
+def total_usage(costs: dict[str, dict[str, float]], exclude: tuple[str, ...] = ()) -> Usage:
+    """Return the summed usage of the stages in ``costs`` (but those named in ``exclude``)."""
+    total = Usage()
+    for name, stage in costs.items():
+        if name not in exclude:
+            total.add(Usage(**{k: v for k, v in stage.items() if k != "wall_seconds"}))
+    return total
 
 
 def run_stages(tables: Tables, ctx: IndexContext) -> tuple[Tables, dict[str, dict[str, float]]]:
     """Run every stage in order; return the tables and each stage's usage and wall time."""
     costs: dict[str, dict[str, float]] = {}
     for name, stage in stages_for(ctx.settings):
-        started = time.monotonic()
-        with track_usage() as usage:
-            tables = stage(tables, ctx)
-        costs[name] = {**usage.to_dict(), "wall_seconds": time.monotonic() - started}
+        tables = timed(costs, name, partial(stage, tables, ctx))
     return tables, costs
 
 
@@ -294,9 +317,6 @@ def build_index(
     summary = IndexSummary(
         Path(out), counts, tables["errors"].to_dict("records"), costs, loaded.skipped
     )
-    total = Usage()
-    for stage in costs.values():
-        total.add(Usage(**{k: v for k, v in stage.items() if k != "wall_seconds"}))
     manifest = {
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "input": str(input_path),
@@ -305,7 +325,7 @@ def build_index(
         "embedding_model": ctx.embedder.model_id,
         "settings": settings.to_dict(),
         "summary": summary.to_dict(),
-        "usage": total.to_dict(),
+        "usage": total_usage(costs).to_dict(),
     }
     write_index(tables, out, manifest)
     return summary

@@ -19,11 +19,13 @@ import numpy as np
 
 from graphrag import prompts, tokens
 from graphrag.config import Settings
+from graphrag.coroutines import run_sync
 from graphrag.embeddings import Embedder, cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM, Usage, run_sync, track_usage
+from graphrag.llm import ChatLLM
 from graphrag.tokens import message_tokens
+from graphrag.usage import Usage, track_usage
 
 
 @dataclass

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from graphrag import prompts, tokens
+from graphrag.coroutines import gather_with_progress
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
-from graphrag.llm import gather_with_progress, track_usage
 from graphrag.query.base import Answer, ContextItem, Method, cited_numbers, fit_items, number_items
 from graphrag.query.local import LocalSearch
+from graphrag.usage import track_usage
 
 DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced back to
 

@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 
 from graphrag import prompts, tokens
+from graphrag.coroutines import gather_with_progress
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
-from graphrag.llm import gather_with_progress
 from graphrag.query.base import Answer, ContextItem, Method, cited_numbers, fit_items
 
 # The steps one answer dropped (tolerant map, failed ratings), collected across its tasks.

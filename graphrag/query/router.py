@@ -29,8 +29,8 @@ import numpy as np
 from graphrag import prompts
 from graphrag.config import SettingsError
 from graphrag.embeddings import Embedder
-from graphrag.llm import track_usage
 from graphrag.query.base import Answer, ContextItem, Method, Retrieval
+from graphrag.usage import track_usage
 
 KINDS = ("fact", "multi_hop", "thematic")
 

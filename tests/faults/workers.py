@@ -36,7 +36,7 @@ def settings(base_url: str, cache: str, embeddings: str, folder: Path):  # noqa:
 def put(root: str, key: str, n: str, tag: str, ready: str, go: str) -> None:
     import threading
 
-    from graphrag import llm
+    from graphrag import llm_cache
     from graphrag.llm import ResponseCache
 
     class SameThreadIds:
@@ -50,7 +50,7 @@ def put(root: str, key: str, n: str, tag: str, ready: str, go: str) -> None:
         def get_ident() -> int:
             return 1
 
-    llm.threading = SameThreadIds()
+    llm_cache.threading = SameThreadIds()
     cache = ResponseCache(Path(root), "on")
     Path(ready).touch()
     while not Path(go).exists():
