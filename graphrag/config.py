@@ -160,6 +160,10 @@ class IndexSettings:
     pack_documents_tokens: int = 0
     # communities with fewer entities than this get a template report, no LLM call (0: off)
     min_report_entities: int = 0
+    # relate two of a chunk's extracted entities that one sentence naming at most this many of
+    # them names together, the sentence as description, when the LLM did not (0: off; no LLM
+    # call; index/sentence_edges.py)
+    sentence_edges_max_entities: int = 0
     # with gleanings > 0: ask a yes/no question (2 tokens) before each gleaning round and
     # glean only on "yes" (False: glean every round, the recorded behaviour)
     gleaning_check: bool = False

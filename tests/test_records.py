@@ -114,6 +114,7 @@ EXAMPLE = {
         ('("entity"<|Mara Okafor<|person<|Directs KBMI.>)', "entity", "without one of their"),
         ('("relationship"<|Mara Okafor<|KBMI<|directs|>9)', "relationship", "without one of"),
         ('("entity"<|>Mara Okafor<|>KBMI<|>directs<|>9)', "relationship", "as an entity"),
+        ('("entity"<|>Mara Okafor<|>director of KBMI.)', "entity", "type unknown"),
         ('("entity"<|>Mara Okafor<|>KBMI<|>organization<|>Directs it.)', "relationship", "entity"),
     ],
 )
@@ -215,7 +216,7 @@ def recorded_record_replies() -> list[str]:
 
 def test_recorded_record_replies_lose_no_line_that_names_a_record_kind() -> None:
     """The 1.5B model's own slips, recorded live: delimiters written "<|" (one reply, 17
-    records) and relationships under the entity label. Every line that says which kind it is
+    records), relationships under the entity label, entities without a type. Every line that says which kind it is
     is read, so only lines cut off at the token cap stay malformed."""
     replies = recorded_record_replies()
     assert len(replies) >= 12

@@ -13,11 +13,12 @@ from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
 from graphrag.index.aliases import find_alias_pairs, merge_alias_mentions
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
+from graphrag.index.sentence_edges import add_sentence_edges
 from graphrag.llm import ChatLLM
 from graphrag.prompts import Messages
 
 
-def _stable_id(*parts: str) -> str:
+def stable_id(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
@@ -52,7 +53,7 @@ def merge_entities(mentions: pd.DataFrame, by_frequency: bool = False) -> pd.Dat
         known = group[group[S.TYPE] != "unknown"][S.TYPE]
         rows.append(
             {
-                S.ID: _stable_id("entity", key),
+                S.ID: stable_id("entity", key),
                 S.TITLE: _most_common(group[S.TITLE]),
                 S.NAME_KEY: key,
                 S.TYPE: _most_common(known) if len(known) else "unknown",
@@ -88,7 +89,7 @@ def merge_relationships(
         source, target = first[S.SOURCE_KEY], first[S.TARGET_KEY]
         rows.append(
             {
-                S.ID: _stable_id("relationship", *pair),
+                S.ID: stable_id("relationship", *pair),
                 S.SOURCE_ENTITY: title_of[source],
                 S.TARGET_ENTITY: title_of[target],
                 S.SOURCE_ID: id_of[source],
@@ -121,7 +122,9 @@ def merge_graph_mentions(
     """Return (entities, relationships, dropped) merged from the mentions as the settings ask:
     prompt v2 (or ``merge_aliases``) first merges acronyms into the long names the text
     defines (index/aliases.py; ``dropped`` holds the edges that became self-loops), and v2
-    keeps each pair's descriptions for :func:`summarize_relationships`."""
+    keeps each pair's descriptions for :func:`summarize_relationships`; with
+    ``sentence_edges_max_entities``, pairs a short sentence names together and the LLM did
+    not relate are added (index/sentence_edges.py)."""
     v2 = settings.prompt_version == 2
     dropped = pd.DataFrame(columns=S.DROPPED_COLUMNS)
     if v2 or settings.merge_aliases:
@@ -131,6 +134,13 @@ def merge_graph_mentions(
         )
     entities = merge_entities(entity_mentions, by_frequency=v2)
     relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=v2)
+    relationships = add_sentence_edges(
+        relationships,
+        entities,
+        entity_mentions,
+        text_units,
+        settings.sentence_edges_max_entities,
+    )
     return entities, relationships, dropped
 
 

@@ -9,6 +9,9 @@ live re-index records, before the defaults are flipped to it:
 * ``stop_repeats``: a reply ends where its repetition loop starts;
 * ``pack_documents_tokens = 600``: short documents share an extraction call;
 * ``min_report_entities = 3``: communities of two entities get a template report;
+* ``sentence_edges_max_entities = 4``: pairs of extracted entities that a short sentence
+  names together are related with no LLM call (the record replies list few relationships:
+  relationship recall on the demo's gold graph 0.45 without, 0.62 with);
 * ``prompt_version = 2``: the second version of reports and descriptions (issue 14: no
   schema-cut strings, fact-keeping summaries within input/output budgets, sub-community
   substitution, alias merging), so that one live re-index records what both need.
@@ -24,5 +27,6 @@ LEAN_INDEX_SETTINGS: dict[str, Any] = {
     "stop_repeats": True,
     "pack_documents_tokens": 600,
     "min_report_entities": 3,
+    "sentence_edges_max_entities": 4,
     "prompt_version": 2,
 }

@@ -142,6 +142,9 @@ def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]
         repairs.append("relationship written as an entity record read as a relationship")
         if _strength(values[-1])[0] is None:  # source, target, target's type, description
             values = [values[0], values[1], values[3]]
+    if kind == "entity" and len(values) == 2 and " " in values[1]:  # name, description
+        values = [values[0], "unknown", values[1]]
+        repairs.append("entity record without a type read with type unknown")
     if kind == "entity":
         if len(values) < 3 or not values[0]:
             return None, f"entity record with {len(values)} of 3 fields", repairs
