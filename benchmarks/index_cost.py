@@ -5,12 +5,13 @@ Run: .venv/bin/python benchmarks/index_cost.py [--index output/kestrel_bay]
      .venv/bin/python benchmarks/index_cost.py --modes [--lean] [--corpus data/kestrel_bay/docs]
 
 ``--modes`` indexes the corpus once per ``index.method`` ("llm" replayed from the recorded
-cache, "nlp" with no LLM) and prints, per mode: LLM calls, prompt and completion tokens, the
-model seconds recorded for those calls, this run's wall seconds (per 1,000 corpus tokens),
-and entity and relationship recall against the gold graph; then how many description
-summaries each ``index.summary_threshold_tokens`` leaves. With ``--lean`` it adds the lean
-preset (:data:`LEAN`: record format, summary threshold, repeat stop, document packing,
-template reports for tiny communities), measured from the cache once its replies are
+cache with the recorded pipeline's settings, data/kestrel_bay/graphrag.toml; "nlp" with no
+LLM) and prints, per mode: LLM calls, prompt and completion tokens, the model seconds
+recorded for those calls, this run's wall seconds (per 1,000 corpus tokens), and entity and
+relationship recall against the gold graph; then how many description summaries each
+``index.summary_threshold_tokens`` leaves. With ``--lean`` it adds the lean preset
+(:data:`LEAN`, the defaults: record format, summary threshold, repeat stop, document
+packing, template reports for tiny communities), measured from the cache once its replies are
 recorded (until then the row says how many requests are missing; nothing calls a model),
 the extraction calls with document packing on the corpus and on ``--packing-corpus`` (the
 MuSiQue paragraphs), and how many tokens of the recorded extraction replies come after the
@@ -41,7 +42,7 @@ from statistics import mean
 from typing import Any
 
 from graphrag.config import REPO_ROOT, repo_relative
-from graphrag.index.lean import LEAN_INDEX_SETTINGS
+from graphrag.index.lean import LEAN_INDEX_SETTINGS, recorded_index_settings
 from graphrag.llm_cache import ResponseCache
 from graphrag.tokens import count_tokens
 
@@ -187,8 +188,13 @@ def json_formats(cache: Path) -> str:
 # --------------------------------------------------------------------------- modes
 
 
-LEAN = LEAN_INDEX_SETTINGS  # the lean LLM pipeline: graphrag/index/lean.py
-MODES: dict[str, dict[str, Any]] = {"nlp": {"method": "nlp"}, "llm": {}, "lean": LEAN}
+LEAN = LEAN_INDEX_SETTINGS  # the lean LLM pipeline (the defaults): graphrag/index/lean.py
+# "llm": the recorded JSON pipeline the demo's cache holds (data/kestrel_bay/graphrag.toml)
+MODES: dict[str, dict[str, Any]] = {
+    "nlp": {"method": "nlp"},
+    "llm": recorded_index_settings(),
+    "lean": LEAN,
+}
 
 
 def _mode_row(mode: str, corpus: Path, gold: Path | None, cache: Path) -> dict[str, Any]:
@@ -464,7 +470,12 @@ def summary_threshold(cache: Path, corpus: Path, thresholds: tuple[int, ...]) ->
     from graphrag.index.graph import merge_entities, needs_summary
     from graphrag.llm import ChatLLM
 
-    settings = load_settings(overrides={"cache": {"mode": "replay", "path": str(cache)}})
+    settings = load_settings(
+        overrides={
+            "index": recorded_index_settings(),  # the recorded JSON extraction
+            "cache": {"mode": "replay", "path": str(cache)},
+        }
+    )
     documents = load_documents(corpus, settings.chunking.max_document_tokens).documents
     units = chunk_documents(documents, settings.chunking.size, settings.chunking.overlap)
     llm = ChatLLM(settings)

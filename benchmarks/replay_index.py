@@ -1,6 +1,7 @@
 """Replay re-index of the demo corpus from the recorded LLM cache: where the wall time goes.
 
 Run: .venv/bin/python benchmarks/replay_index.py [--warm] [--input data/kestrel_bay/docs]
+     [--config data/kestrel_bay/graphrag.toml]
 
 The index is rebuilt into a temporary folder with ``cache.mode = "replay"`` (no model is
 started; a request missing from the cache ends the run with exit code 2) and a fresh
@@ -21,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from graphrag.config import REPO_ROOT, Settings, load_settings
+from graphrag.config import DEMO_CONFIG, REPO_ROOT, Settings, load_settings
 from graphrag.index.pipeline import IndexSummary, build_index
 from graphrag.llm import CacheMissError, ChatLLM, LLMError
 
@@ -68,12 +69,13 @@ class TimedLLM(ChatLLM):
         return total
 
 
-def replay(input_path: Path, embeddings_cache: Path, label: str) -> None:
+def replay(input_path: Path, config: Path, embeddings_cache: Path, label: str) -> None:
     settings = load_settings(
+        config,
         overrides={
             "cache": {"mode": "replay"},
             "embeddings": {"cache_path": str(embeddings_cache)},
-        }
+        },
     )
     llm = TimedLLM(settings)
     with tempfile.TemporaryDirectory(prefix="replay_index_") as out:
@@ -139,14 +141,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--input", type=Path, default=REPO_ROOT / "data" / "kestrel_bay" / "docs")
     parser.add_argument(
+        "--config",
+        type=Path,
+        default=DEMO_CONFIG,
+        help="settings the corpus's index was recorded with (default: the demo's)",
+    )
+    parser.add_argument(
         "--warm", action="store_true", help="time a second pass that reuses the embeddings cache"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="replay_embeddings_") as folder:
         embeddings_cache = Path(folder) / "embeddings.sqlite"
-        replay(args.input, embeddings_cache, "cold replay (fresh embeddings cache)")
+        cold, warm = "cold replay (fresh embeddings cache)", "warm replay (embeddings cache reused)"
+        replay(args.input, args.config, embeddings_cache, cold)
         if args.warm:
-            replay(args.input, embeddings_cache, "warm replay (embeddings cache reused)")
+            replay(args.input, args.config, embeddings_cache, warm)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# The settings the demo's recorded index and answers (data/llm_cache) were made with, where
+# they differ from the defaults below; whatever replays the demo loads it.
+DEMO_CONFIG = REPO_ROOT / "data" / "kestrel_bay" / "graphrag.toml"
 
 
 def repo_relative(path: str | Path) -> str:
@@ -129,18 +132,18 @@ class IndexSettings:
     nlp_top_edges_per_entity: int = 8  # an edge stays if either end ranks it this high
     nlp_description_chars: int = 400  # sentences kept as a description, per chunk
     # LLM summaries of an entity's descriptions only when they exceed this many tokens
-    # (0: whenever there are several, the recorded behaviour)
-    summary_threshold_tokens: int = 0
-    # "json": the schema-constrained JSON extraction (recorded); "records": one tuple-delimited
-    # record per line, parsed strictly, repaired locally, repeats dropped (index/records.py)
-    extraction_format: Literal["json", "records"] = "json"
-    # Reports and descriptions, second version (issue 14); 1 keeps the recorded prompts. 2: report
+    # (0: whenever there are several, as the recorded demo was made)
+    summary_threshold_tokens: int = 60
+    # "records": one tuple-delimited record per line, parsed strictly, repaired locally, repeats
+    # dropped (index/records.py); "json": the schema-constrained JSON extraction (recorded demo)
+    extraction_format: Literal["json", "records"] = "records"
+    # Reports and descriptions, second version (issue 14); 1: the recorded demo's prompts. 2: report
     # strings whose lengths are asked in the prompt (schema caps only as loop guards), findings
     # that keep their sources' dates, numbers and names, sub-community reports substituted one at
     # a time (largest first) and children's summaries first in a parent's context; description
     # summaries from a packed input budget, with a larger output budget; relationship descriptions
     # summarized when many (index/reports.py, index/graph.py)
-    prompt_version: Literal[1, 2] = 1
+    prompt_version: Literal[1, 2] = 2
     summary_input_tokens: int = 1500  # v2: descriptions packed, most frequent/longest first
     summary_v2_max_tokens: int = 200  # v2's output budget of a description summary
     relationship_summary_min: int = 3  # v2: summarize a pair's descriptions when more than this
@@ -151,19 +154,19 @@ class IndexSettings:
     merge_aliases: bool = False
     # records format: stream each extraction reply and end it where a repetition loop starts
     # (two lines in a row repeating earlier ones), keeping what came before (llm_stream.py)
-    stop_repeats: bool = False
+    stop_repeats: bool = True
     # with stop_repeats: also end it at the first record naming a worked-example entity the
     # text does not mention (off: on the demo the model goes on with real records after one)
     stop_example_copies: bool = False
     # records format: pack consecutive whole documents shorter than this many tokens into one
     # extraction call, each labelled, records mapped back to their own text unit (0: off)
-    pack_documents_tokens: int = 0
+    pack_documents_tokens: int = 600
     # communities with fewer entities than this get a template report, no LLM call (0: off)
-    min_report_entities: int = 0
+    min_report_entities: int = 3
     # relate two of a chunk's extracted entities that one sentence naming at most this many of
     # them names together, the sentence as description, when the LLM did not (0: off; no LLM
     # call; index/sentence_edges.py)
-    sentence_edges_max_entities: int = 0
+    sentence_edges_max_entities: int = 4
     # with gleanings > 0: ask a yes/no question (2 tokens) before each gleaning round and
     # glean only on "yes" (False: glean every round, the recorded behaviour)
     gleaning_check: bool = False
@@ -176,10 +179,10 @@ class QuerySettings:
     rephrasings: int = 3
     rrf_k: int = 60
     local_top_entities: int = 8
-    # 1: the recorded behaviour (fixed 1,500-token budget, reports of every level, every
-    # relationship touching the selection); 2: Microsoft GraphRAG's reading (auto budget, one
-    # rolled-up level of reports, outside relationships ranked by links into the selection)
-    local_search_version: Literal[1, 2] = 1
+    # 2: Microsoft GraphRAG's reading (auto budget, one rolled-up level of reports, outside
+    # relationships ranked by links into the selection); 1: the recorded demo's (fixed 1,500-token
+    # budget, reports of every level, every relationship touching the selection)
+    local_search_version: Literal[1, 2] = 2
     # > 0: the context budget. 0 (auto): version 1 uses 1500; version 2 the model's per-slot
     # window (llm.context_tokens, else embedded.ctx_size / embedded.parallel) minus
     # answer_max_tokens and the answer prompt's fixed part, at most max_context_tokens
@@ -187,37 +190,39 @@ class QuerySettings:
     # the cap of every budget sized to the window (local v2, chunk_context "budget"): ~25 ms
     # per prompt token on 2 CPU cores
     max_context_tokens: int = 3000
-    # naive, HyDE, multi-query and PPR: "top_k" chunks (the recorded behaviour), or "budget":
-    # the ranked chunks that fit the same budget local search v2 fills (Method.answer_budget),
-    # so that methods are compared at equal context
-    chunk_context: Literal["top_k", "budget"] = "top_k"
+    # naive, HyDE, multi-query and PPR: "budget": the ranked chunks that fit the same budget
+    # local search v2 fills (Method.answer_budget), so that methods are compared at equal
+    # context; or "top_k" chunks (the recorded demo)
+    chunk_context: Literal["top_k", "budget"] = "budget"
     local_text_unit_share: float = 0.5
     local_community_share: float = 0.2
     local_community_level: int = -1  # version 2; -1: deepest level holding every selected entity
     local_max_relationships: int = 20  # version 2: relationships to unselected entities, at most
-    global_level: int = 0  # -1: chosen by the data (GlobalSearch.auto_level_reports)
+    global_level: int = -1  # -1: chosen by the data (GlobalSearch.auto_level_reports)
     global_max_batches: int = 3  # map batches one answer may use when the level is chosen
     global_batch_tokens: int = 2000
     global_map_max_points: int = 4
     global_reduce_tokens: int = 1500
-    # Global search per Microsoft GraphRAG; every default below keeps the recorded behaviour.
-    global_rollup_levels: bool = False  # a level = each entity's deepest community at or above it
-    global_include_rank: bool = False  # show each report's rank (0-10) in the map context
+    # Global search per Microsoft GraphRAG (the recorded demo: all off, "points", level 0).
+    global_rollup_levels: bool = True  # a level = each entity's deepest community at or above it
+    global_include_rank: bool = True  # show each report's rank (0-10) in the map context
     global_min_rank: float = 0.0  # map only reports ranked at least this
-    global_tolerant_map: bool = False  # a failed map batch is dropped (Answer.failures), not fatal
+    global_tolerant_map: bool = True  # a failed map batch is dropped (Answer.failures), not fatal
     global_dynamic_selection: bool = False  # rate reports from the root down; map relevant ones
     global_dynamic_threshold: int = 2  # relevance rating (0-5) a report needs (Microsoft: > 1)
     global_dynamic_max_ratings: int = 16  # rating calls per question, at most
     # "points": contexts are the map points given to the reduce, sources their batches' reports;
     # "reports": contexts are the texts of the reports the kept points came from (the ones a
     # point cites, else its batch), and sources only those reports.
-    global_contexts: Literal["points", "reports"] = "points"
+    global_contexts: Literal["points", "reports"] = "reports"
     answer_max_tokens: int = 250
     # ppr (HippoRAG 2 style): entities/facts seeding a Personalized PageRank; top_k chunks kept
     ppr_top_entities: int = 5  # facts whose two ends are seeded; seeds kept
     ppr_seed_entities: bool = False  # also seed entities matched by description (not HippoRAG 2)
     ppr_damping: float = 0.5  # probability of following an edge (HippoRAG 2: 0.5)
-    ppr_passage_weight: float = 0.05  # weight of the dense question-chunk seeds (HippoRAG 2)
+    # weight of the dense question-chunk seeds (HippoRAG 2: 0.05, for thousands of passages);
+    # chosen on the demo's 24 questions by support recall in the top 3 (the README's PPR table)
+    ppr_passage_weight: float = 1.0
     # drift (Microsoft GraphRAG): HyDE primer over reports, local-search follow-ups, reduce
     drift_top_reports: int = 5  # reports closest to the hypothetical answer, for the primer
     drift_primer_tokens: int = 2000  # budget of those reports in the primer call

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graphrag.config import REPO_ROOT, Settings, load_settings
+from graphrag.config import DEMO_CONFIG, REPO_ROOT, IndexSettings, Settings, load_settings
 from graphrag.llm import ChatLLM
 
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
@@ -256,9 +256,14 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
     Keyword arguments are ``section={key: value}`` overrides merged over the test defaults
     (no retries, a 10 ms backoff). Without a ``base_url`` the endpoint is a closed loopback
     port, so a stray call fails at once instead of starting the embedded model.
+    ``recorded=True`` starts from the settings the demo was recorded with
+    (data/kestrel_bay/graphrag.toml: the JSON pipeline, reports v1, the first query methods)
+    instead of the defaults: for tests of that pipeline, or over the recorded demo index.
     """
 
-    def build(base_url: str = NO_ENDPOINT, **sections: dict[str, Any]) -> Settings:
+    def build(
+        base_url: str = NO_ENDPOINT, recorded: bool = False, **sections: dict[str, Any]
+    ) -> Settings:
         overrides: dict[str, dict[str, Any]] = {
             "llm": {"base_url": base_url, "max_retries": 0, "retry_backoff": 0.01},
             "cache": {"path": str(tmp_path / "llm_cache")},
@@ -266,7 +271,8 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
         }
         for section, values in sections.items():
             overrides.setdefault(section, {}).update(values)
-        return load_settings(path=empty_settings_file(tmp_path), env={}, overrides=overrides)
+        base = DEMO_CONFIG if recorded else empty_settings_file(tmp_path)
+        return load_settings(path=base, env={}, overrides=overrides)
 
     return build
 
@@ -275,8 +281,8 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
 def make_llm(fake_llm: FakeLLM, make_settings: Callable[..., Settings]) -> Callable[..., ChatLLM]:
     """Return a builder of a real ChatLLM pointed at the fake endpoint."""
 
-    def build(**sections: dict[str, Any]) -> ChatLLM:
-        return ChatLLM(make_settings(fake_llm.base_url, **sections))
+    def build(recorded: bool = False, **sections: dict[str, Any]) -> ChatLLM:
+        return ChatLLM(make_settings(fake_llm.base_url, recorded, **sections))
 
     return build
 
@@ -310,6 +316,12 @@ def make_embedder(embedding_model: Any, make_settings: Callable[..., Settings]) 
         return embedder
 
     return build
+
+
+def recorded_index_settings(**values: Any) -> IndexSettings:
+    """Return the ``index`` settings the demo was recorded with (the JSON pipeline, reports
+    and descriptions v1), with ``values`` over them."""
+    return load_settings(DEMO_CONFIG, env={}, overrides={"index": values}).index
 
 
 def nlp_settings() -> Settings:
@@ -443,10 +455,11 @@ RECORDED_CACHE = REPO_ROOT / "data" / "llm_cache"
 
 @pytest.fixture(scope="session")
 def replay_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    """Default settings replaying the committed cache, with a temporary embeddings cache."""
+    """The settings the demo was recorded with (data/kestrel_bay/graphrag.toml over the
+    defaults) replaying the committed cache, with a temporary embeddings cache."""
     folder = tmp_path_factory.mktemp("replay")
     return load_settings(
-        path=empty_settings_file(folder),
+        path=DEMO_CONFIG,
         env={},
         overrides={
             "llm": {"base_url": NO_ENDPOINT, "max_retries": 0},

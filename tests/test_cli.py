@@ -7,6 +7,7 @@ import json
 import pytest
 
 from graphrag.cli import main
+from graphrag.config import DEMO_CONFIG
 from graphrag.query.registry import METHODS, OPT_IN_METHODS, method_names
 
 
@@ -74,7 +75,8 @@ def test_query_prints_every_methods_cost_beside_its_answer(
     # q04's answers are recorded for the five default methods; ppr retrieves naive's chunks
     # for it, so its answer call is recorded too. A miss would fail in replay.
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "vectors.sqlite"))
-    args = ["--cache", "replay", "query", "--index", str(demo_index.path), Q04]
+    args = ["--config", str(DEMO_CONFIG), "--cache", "replay", "query"]
+    args += ["--index", str(demo_index.path), Q04]
     assert main([*args, "--method", "all,ppr", "--json"]) == 0
     answers = json.loads(capsys.readouterr().out)
     assert list(answers) == [*METHODS, "ppr"], "all is the five recorded methods"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from graphrag.config import REPO_ROOT, SettingsError, load_settings
+from graphrag.config import DEMO_CONFIG, REPO_ROOT, Settings, SettingsError, load_settings
+from graphrag.index.lean import LEAN_INDEX_SETTINGS
 from graphrag.llm import EMBEDDED_PLACEHOLDER_URL, ChatLLM
 
 pytestmark = pytest.mark.usefixtures("isolated_cwd")  # no graphrag.toml but the tests' own
@@ -208,3 +210,27 @@ def test_settings_round_trip_to_a_dict() -> None:
         "query",
         "eval",
     }
+
+
+@pytest.mark.parametrize("config", [DEMO_CONFIG, REPO_ROOT / "data" / "musique" / "graphrag.toml"])
+def test_a_corpus_settings_file_pins_only_what_differs_from_the_defaults(config) -> None:
+    """A corpus's graphrag.toml holds the settings its recorded answers were made with where
+    they differ from the defaults: a line equal to its default is stale (the defaults moved
+    to it), and must go."""
+    pinned = tomllib.loads(config.read_text(encoding="utf-8"))
+    defaults = Settings()
+    same = [
+        f"{section}.{key}"
+        for section, values in pinned.items()
+        for key, value in values.items()
+        if getattr(getattr(defaults, section), key) == value
+    ]
+    assert pinned and same == []
+
+
+def test_the_demo_settings_undo_every_lean_default() -> None:
+    """The demo was recorded before the lean pipeline became the default: its settings file
+    sets each lean setting back, so that a replay sends the recorded requests."""
+    demo = load_settings(DEMO_CONFIG, env={}).index
+    assert set(LEAN_INDEX_SETTINGS) <= set(tomllib.loads(DEMO_CONFIG.read_text())["index"])
+    assert all(getattr(demo, k) != v for k, v in LEAN_INDEX_SETTINGS.items())

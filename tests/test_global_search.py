@@ -99,7 +99,9 @@ def test_global_with_rolled_up_levels_maps_the_whole_graph_view(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, level: int
 ) -> None:
     settings = make_settings(
-        fake_llm.base_url, query={"global_rollup_levels": True, "global_level": level}
+        fake_llm.base_url,
+        recorded=True,
+        query={"global_rollup_levels": True, "global_level": level},
     )
     fake_llm.respond_with(answer_maps)
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
@@ -119,6 +121,7 @@ def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
     def chosen(max_batches: int, batch_tokens: int) -> set[int]:
         settings = make_settings(
             fake_llm.base_url,
+            recorded=True,
             query={
                 "global_level": -1,
                 "global_max_batches": max_batches,
@@ -163,6 +166,7 @@ def test_map_context_shows_rank_and_low_ranks_are_dropped(
 ) -> None:
     settings = make_settings(
         fake_llm.base_url,
+        recorded=True,
         query={"global_include_rank": True, "global_min_rank": 2, "global_rollup_levels": True},
     )
     fake_llm.respond_with(answer_maps)
@@ -180,12 +184,15 @@ def test_map_context_shows_rank_and_low_ranks_are_dropped(
         assert f"[{community}] (rank {community}) {title}" in prompt
 
 
-def test_defaults_show_no_rank(demo_index: Index, make_settings, fake_llm, replay_embedder):
-    settings = make_settings(fake_llm.base_url)
+@pytest.mark.parametrize("recorded", [False, True], ids=["defaults", "recorded demo"])
+def test_defaults_show_the_rank_and_the_recorded_settings_none(
+    demo_index: Index, make_settings, fake_llm, replay_embedder, recorded: bool
+):
+    settings = make_settings(fake_llm.base_url, recorded=recorded)
     fake_llm.respond_with(answer_maps)
     GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
     assert map_calls(fake_llm) and all(
-        "(rank " not in r["messages"][1]["content"] for r in map_calls(fake_llm)
+        ("(rank " in r["messages"][1]["content"]) is not recorded for r in map_calls(fake_llm)
     )
 
 
@@ -194,7 +201,9 @@ def test_defaults_show_no_rank(demo_index: Index, make_settings, fake_llm, repla
 
 def small_batches(make_settings, fake_llm: FakeLLM, **query) -> object:
     # One report per batch: every batch can fail on its own.
-    return make_settings(fake_llm.base_url, query={"global_batch_tokens": 1, **query})
+    return make_settings(
+        fake_llm.base_url, recorded=True, query={"global_batch_tokens": 1, **query}
+    )
 
 
 def failing_on(community: int):
@@ -282,7 +291,9 @@ def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
     relevant_child = children[1]
     ratings = {parent: 4, relevant_child: 5, other_root: 3}
     reply, community_of = rater(demo_index, ratings)
-    settings = make_settings(fake_llm.base_url, query={"global_dynamic_selection": True})
+    settings = make_settings(
+        fake_llm.base_url, recorded=True, query={"global_dynamic_selection": True}
+    )
     fake_llm.respond_with(reply)
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -307,7 +318,9 @@ def test_dynamic_selection_never_reads_an_irrelevant_subtree(
     roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
     # The children would be relevant, but their parent is not: they are never rated.
     reply, community_of = rater(demo_index, {c: 5 for c in children} | {roots[0]: 2})
-    settings = make_settings(fake_llm.base_url, query={"global_dynamic_selection": True})
+    settings = make_settings(
+        fake_llm.base_url, recorded=True, query={"global_dynamic_selection": True}
+    )
     fake_llm.respond_with(reply)
 
     GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
@@ -324,6 +337,7 @@ def test_dynamic_selection_stops_at_its_rating_budget(
     reply, community_of = rater(demo_index, {parent: 4} | {c: 5 for c in children})
     settings = make_settings(
         fake_llm.base_url,
+        recorded=True,
         query={"global_dynamic_selection": True, "global_dynamic_max_ratings": len(roots) + 1},
     )
     fake_llm.respond_with(reply)
@@ -339,7 +353,9 @@ def test_nothing_relevant_means_no_map(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     reply, _ = rater(demo_index, {})
-    settings = make_settings(fake_llm.base_url, query={"global_dynamic_selection": True})
+    settings = make_settings(
+        fake_llm.base_url, recorded=True, query={"global_dynamic_selection": True}
+    )
     fake_llm.respond_with(reply)
 
     answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
@@ -370,7 +386,7 @@ def test_report_contexts_are_the_reports_the_kept_points_cite(
             }
         )
 
-    settings = make_settings(fake_llm.base_url, query={"global_contexts": "reports"})
+    settings = make_settings(fake_llm.base_url, recorded=True, query={"global_contexts": "reports"})
     fake_llm.respond_with(cite_first)
 
     answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pandas as pd
-from conftest import FakeLLM, Reply
+from conftest import FakeLLM, Reply, recorded_index_settings
 
-from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
 from graphrag.index.extract import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
 from graphrag.index.graph import (
@@ -121,7 +120,9 @@ def test_summaries_only_for_entities_with_several_descriptions(fake_llm: FakeLLM
 
     fake_llm.respond_with(reply)
     llm = make_llm()
-    result, errors = summarize_entities(entities, llm, IndexSettings(summary_max_tokens=33), False)
+    result, errors = summarize_entities(
+        entities, llm, recorded_index_settings(summary_max_tokens=33), False
+    )
     assert fake_llm.calls == 3
     asked = sorted(b["messages"][-1]["content"].splitlines()[0] for b in fake_llm.requests)
     assert asked == ["Entity: Broken", "Entity: Three", "Entity: Two"]

@@ -24,6 +24,7 @@ from graphrag.llm_cache import ResponseCache, request_key
 
 TYPES = ["person", "organization", "geo", "event", "technology"]
 TEXT = "Mara Okafor directs the Kestrel Bay Marine Institute, which studies the Corvin Reef."
+ONE_CHUNK_RECORDS = {"extraction_format": "records", "pack_documents_tokens": 0}  # no packing
 UNIQUE = [
     '("entity"<|>Mara Okafor<|>person<|>Directs the institute.)\n',
     '("entity"<|>Kestrel Bay Marine Institute<|>organization<|>Studies the reef.)\n',
@@ -150,7 +151,7 @@ def test_stop_repeats_in_extraction_keeps_the_unique_records(
 
     streamed, _, _ = looping_reply()
     fake_llm.script(Reply(pieces=streamed))
-    settings = make_llm(index={"extraction_format": "records", "stop_repeats": True})
+    settings = make_llm(index={**ONE_CHUNK_RECORDS, "stop_repeats": True})
     units = pd.DataFrame({"id": ["u1"], "text": [TEXT]})
     entities, relationships, errors, dropped = extract_graph(
         units, settings, settings.settings.index, progress=False
@@ -225,7 +226,7 @@ def test_a_reply_without_relationships_is_followed_by_one_call_for_them(
             pieces=[p for line in [*UNIQUE[3:], *LOOP[:1], "<|COMPLETE|>"] for p in pieces(line)]
         ),
     )
-    llm = make_llm(index={"extraction_format": "records", "stop_repeats": True})
+    llm = make_llm(index={**ONE_CHUNK_RECORDS, "stop_repeats": True})
     units = pd.DataFrame({"id": ["u1"], "text": [TEXT]})
     entities, relationships, errors, dropped = extract_graph(
         units, llm, llm.settings.index, progress=False

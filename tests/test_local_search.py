@@ -97,7 +97,8 @@ def test_version_2_sizes_the_budget_to_the_models_window(
 def test_version_1_keeps_its_fixed_budget_and_an_unknown_window_uses_the_cap(
     make_settings,
 ) -> None:
-    settings = make_settings()  # an endpoint whose window is unknown
+    # an endpoint whose window is unknown
+    settings = make_settings(query={"local_search_version": 1})
     method = LocalSearch(SimpleNamespace(), settings, ChatLLM(settings), None)
     assert settings.query.local_context_tokens == 0
     assert method.context_budget("anything") == VERSION_1_BUDGET

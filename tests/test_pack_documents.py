@@ -113,7 +113,7 @@ def test_packed_extraction_keeps_each_documents_provenance(
 
 
 def test_packing_needs_the_record_format(make_llm, musique_units) -> None:
-    llm = make_llm(index={"pack_documents_tokens": 600})
+    llm = make_llm(index={"extraction_format": "json", "pack_documents_tokens": 600})
     with pytest.raises(SettingsError, match="extraction_format"):
         extract_graph(musique_units.iloc[:3], llm, llm.settings.index, progress=False)
 

@@ -13,7 +13,7 @@ from conftest import FakeLLM
 
 from graphrag import prompts
 from graphrag.cli import main
-from graphrag.config import REPO_ROOT
+from graphrag.config import DEMO_CONFIG, REPO_ROOT
 from graphrag.eval import pairwise as pw
 from graphrag.eval.questions import load_questions
 from graphrag.llm import ChatLLM
@@ -127,7 +127,8 @@ def test_eval_command_runs_pairwise_and_controls_in_replay(
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "report"
     questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
-    argv = f"--cache replay eval --index {demo_index.path} --questions {questions} --out {out}"
+    argv = f"--config {DEMO_CONFIG} --cache replay eval --index {demo_index.path}"
+    argv += f" --questions {questions} --out {out}"
     options = "--limit 3 --methods naive,global --pairwise global:naive --judge-controls 2"
     code = main([*argv.split(), *options.split(), "--quiet"])
     assert code == 0

@@ -191,7 +191,9 @@ def hand_made_index() -> Index:
 def test_method_follows_the_graph_from_the_matched_fact(make_settings, fake_llm: FakeLLM) -> None:
     # "harbour trust funded" matches the fact trust -> pier; c1 is one hop away, c2 two.
     # Dense similarity alone would put c3 ("festival had a fair") last and c2 near the bottom.
-    settings = make_settings(fake_llm.base_url, query={"top_k": 2, "ppr_top_entities": 1})
+    # HippoRAG 2's weak dense seeds (0.05), so that the walk's pull is what ranks the chunks.
+    query = {"chunk_context": "top_k", "top_k": 2, "ppr_top_entities": 1}
+    settings = make_settings(fake_llm.base_url, query={**query, "ppr_passage_weight": 0.05})
     fake_llm.script("The Harbour Trust funded it [1].")
     method = PPRRetrieval(hand_made_index(), settings, ChatLLM(settings), WordEmbedder())
 

@@ -84,7 +84,8 @@ def offline_llm(replay_settings: Settings) -> ChatLLM:
 
 @pytest.fixture
 def fake_settings(make_settings, fake_llm: FakeLLM) -> Settings:
-    return make_settings(fake_llm.base_url)
+    """The recorded demo's settings (the first query methods), over a scripted endpoint."""
+    return make_settings(fake_llm.base_url, recorded=True)
 
 
 @pytest.fixture
@@ -331,7 +332,9 @@ def test_global_drops_zero_score_points_and_reduces_the_rest(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     budget = split_budget(demo_index)
-    settings = make_settings(fake_llm.base_url, query={"global_batch_tokens": budget})
+    settings = make_settings(
+        fake_llm.base_url, recorded=True, query={"global_batch_tokens": budget}
+    )
     level = level_reports(demo_index, 0)
     first = int(level[S.COMMUNITY].min())
     fake_llm.respond_with(
@@ -366,7 +369,9 @@ def test_global_point_sources_are_the_reports_of_its_batch(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     budget = split_budget(demo_index)
-    settings = make_settings(fake_llm.base_url, query={"global_batch_tokens": budget})
+    settings = make_settings(
+        fake_llm.base_url, recorded=True, query={"global_batch_tokens": budget}
+    )
     fake_llm.respond_with(scored_map)
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -385,7 +390,7 @@ def test_global_reads_the_reports_of_the_chosen_level(
     levels = sorted(demo_index.community_reports[S.LEVEL].unique())
     level = {"lowest": levels[0], "highest": levels[-1], "missing": 99}[asked]
     expected = levels[-1] if asked == "missing" else level  # absent level: the deepest one
-    settings = make_settings(fake_llm.base_url, query={"global_level": int(level)})
+    settings = make_settings(fake_llm.base_url, recorded=True, query={"global_level": int(level)})
     fake_llm.respond_with(lambda body: scored_map(body) if kind_of(body) == "map" else "An answer.")
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -401,7 +406,9 @@ def test_global_without_relevant_points_answers_so_without_a_reduce(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     budget = split_budget(demo_index)
-    settings = make_settings(fake_llm.base_url, query={"global_batch_tokens": budget})
+    settings = make_settings(
+        fake_llm.base_url, recorded=True, query={"global_batch_tokens": budget}
+    )
     replies = iter(
         [
             {"points": []},
@@ -627,6 +634,6 @@ def test_chunk_methods_fill_the_shared_budget_in_rank_order(
         used + cost(s) > budget for s in answer.ranking[: ranks[-1]] if s not in answer.sources
     )
 
-    top_k_settings = make_settings(fake_llm.base_url, query={"top_k": 3})
+    top_k_settings = make_settings(fake_llm.base_url, query={"chunk_context": "top_k", "top_k": 3})
     top_k = scripted_method(demo_index, top_k_settings, fake_llm, replay_embedder, name)
     assert len(top_k.answer(question("q01")).contexts) == 3

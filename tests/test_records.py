@@ -189,7 +189,7 @@ def test_records_format_indexes_a_chunk_and_lists_what_it_kept_out(
         )
     )
     settings = make_settings(fake_llm.base_url)
-    index = IndexSettings(extraction_format="records")
+    index = IndexSettings(extraction_format="records", pack_documents_tokens=0)  # one chunk
     units = pd.DataFrame({S.ID: ["u1"], S.TEXT: [text]})
     entities, relationships, errors, dropped = extract_graph(
         units, ChatLLM(settings), index, progress=False

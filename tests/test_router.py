@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import FakeLLM
 
-from graphrag.config import REPO_ROOT, Settings, SettingsError
+from graphrag.config import DEMO_CONFIG, REPO_ROOT, Settings, SettingsError
 from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM, run_sync, track_usage
@@ -161,7 +161,8 @@ def test_cli_query_prints_the_route(demo_index: Index, capsys, monkeypatch, tmp_
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "vectors.sqlite"))
 
     question = QUESTIONS.loc["q01", "question"]
-    args = ["--cache", "replay", "query", "--index", str(demo_index.path), "--method", "router"]
+    args = ["--config", str(DEMO_CONFIG), "--cache", "replay", "query"]
+    args += ["--index", str(demo_index.path), "--method", "router"]
     assert main([*args, question]) == 0
     out = capsys.readouterr().out
     assert out.startswith("=== router") and "  route: fact -> local\n" in out
