@@ -168,7 +168,7 @@ class IndexSettings:
     # call; index/sentence_edges.py)
     sentence_edges_max_entities: int = 4
     # with gleanings > 0: ask a yes/no question (2 tokens) before each gleaning round and
-    # glean only on "yes" (False: glean every round, the recorded behaviour)
+    # glean only on "yes" (False: glean every round, as the demo was recorded)
     gleaning_check: bool = False
 
 

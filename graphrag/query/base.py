@@ -237,8 +237,8 @@ class Method:
     def chunk_context(self, rows: list[int], question: str) -> list[ContextItem]:
         """Return the context of a chunk method from its ranked text-unit ``rows``.
 
-        ``query.chunk_context = "top_k"``: the first ``top_k`` (the recorded behaviour);
-        ``"budget"``: the ranked chunks that fit :meth:`answer_budget`, in rank order.
+        ``query.chunk_context = "budget"`` (the default): the ranked chunks that fit
+        :meth:`answer_budget`, in rank order; ``"top_k"``: the first ``top_k`` (the recorded demo).
         """
         if self.params.chunk_context == "top_k":
             return self.text_unit_items(rows[: self.params.top_k])

@@ -9,7 +9,8 @@ says so without a reduce call rather than inventing one.
 ``contexts`` are the points given to the reduce step (what the final answer was written
 from); ``sources`` are the reports of the batches those points came from.
 
-Settings, all off by default so recorded answers replay (Microsoft GraphRAG's behaviour):
+Settings, per Microsoft GraphRAG's behaviour; all on by default except ``global_min_rank`` and
+dynamic selection, all off in the recorded demo (data/kestrel_bay/graphrag.toml):
 ``global_rollup_levels`` maps a whole-graph view of the level (``rolled_up_level``);
 ``global_include_rank`` shows each report's rank in the map context; ``global_min_rank``
 drops low-ranked reports; ``global_tolerant_map`` drops a failed batch (named in

@@ -8,14 +8,14 @@ graph (entities, then relationships) the rest.
 
 ``query.local_search_version`` chooses how much is read, and how:
 
-1. The recorded behaviour: a 1,500-token budget; entities get half the graph share; every
+1. The recorded demo's: a 1,500-token budget; entities get half the graph share; every
    relationship touching the selection (those between two selected entities first, then by
    weight and degree); the reports of every level together.
-2. Microsoft GraphRAG's reading: a budget sized to the model's window (``Method.answer_budget``);
-   entities take the graph share first; relationships between selected entities first, then at
-   most ``local_max_relationships`` to unselected entities, ranked by their links into the
-   selection (:func:`ranked_relationships`); the reports of one rolled-up level
-   (:func:`selection_level`).
+2. Microsoft GraphRAG's reading (the default): a budget sized to the model's window
+   (``Method.answer_budget``); entities take the graph share first; relationships between
+   selected entities first, then at most ``local_max_relationships`` to unselected entities,
+   ranked by their links into the selection (:func:`ranked_relationships`); the reports of one
+   rolled-up level (:func:`selection_level`).
 """
 
 from __future__ import annotations
