@@ -216,8 +216,8 @@ def recorded_record_replies() -> list[str]:
 
 def test_recorded_record_replies_lose_no_line_that_names_a_record_kind() -> None:
     """The 1.5B model's own slips, recorded live: delimiters written "<|" (one reply, 17
-    records), relationships under the entity label, entities without a type. Every line that says which kind it is
-    is read, so only lines cut off at the token cap stay malformed."""
+    records), relationships under the entity label, entities without a type. Every line that
+    says which kind it is is read, so only lines cut off at the token cap stay malformed."""
     replies = recorded_record_replies()
     assert len(replies) >= 12
     slips = [r for r in replies if '"entity"<|Kelp' in r or "<|organization<|>" in r]
