@@ -133,7 +133,7 @@ class IndexSettings:
     nlp_description_chars: int = 400  # sentences kept as a description, per chunk
     # LLM summaries of an entity's descriptions only when they exceed this many tokens
     # (0: whenever there are several, as the recorded demo was made)
-    summary_threshold_tokens: int = 60
+    summary_threshold_tokens: int = 100
     # "records": one tuple-delimited record per line, parsed strictly, repaired locally, repeats
     # dropped (index/records.py); "json": the schema-constrained JSON extraction (recorded demo)
     extraction_format: Literal["json", "records"] = "records"
