@@ -151,6 +151,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             command="python -m graphrag " + " ".join(sys.argv[1:]),
             judge_controls=args.judge_controls,
             pairwise_pairs=args.pairwise,
+            pairwise_controls=args.pairwise_controls,
             gold_graph=args.gold,
         )
     print(result.render())
@@ -276,6 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
         const="all",
         metavar="PAIRS",
         help="also judge answers head to head: all method pairs, or A:B,C:D",
+    )
+    p.add_argument(
+        "--pairwise-controls",
+        type=int,
+        default=6,
+        metavar="N",
+        help="with --pairwise: planted pairs (a question's own answer against another "
+        "question's) that measure the pairwise judge (default 6; 0: none)",
     )
     p.add_argument(
         "--gold", help="gold_graph.json for gold entities (default: the one beside --questions)"

@@ -67,7 +67,7 @@ def test_win_rates_through_a_fake_judge(make_settings, fake_llm: FakeLLM) -> Non
     for qid in QUESTIONS["id"]:
         rows.append((qid, "local", "The Council founded it in 1998 with Saltmere.", None))
         rows.append((qid, "naive", "In 1998.", None))
-    judgements = pw.run_pairwise(llm, records(rows), QUESTIONS, [("local", "naive")], 2)
+    judgements = pw.run_pairwise(llm, records(rows), QUESTIONS, [("local", "naive")], 2, controls=0)
     assert fake_llm.calls == 2 * len(QUESTIONS)  # both orders, once each
     assert len(judgements) == len(QUESTIONS) * len(pw.CRITERIA)
     rates = pw.win_rates(judgements).set_index("criterion")
@@ -94,7 +94,7 @@ def test_a_failed_answer_loses_without_a_call_and_a_bad_judge_is_counted(
         ("q02", "local", "A long answer.", None),
         ("q02", "naive", "Short.", None),
     ]
-    judgements = pw.run_pairwise(llm, records(rows), QUESTIONS, [("local", "naive")], 1)
+    judgements = pw.run_pairwise(llm, records(rows), QUESTIONS, [("local", "naive")], 1, controls=0)
     by_question = judgements.groupby("question_id")
     failed = by_question.get_group("q01")
     assert (failed["status"] == pw.NO_ANSWER).all() and (failed["score_a"] == 0.0).all()
@@ -104,6 +104,40 @@ def test_a_failed_answer_loses_without_a_call_and_a_bad_judge_is_counted(
     rates = pw.win_rates(judgements)
     assert (rates["n"] == 1).all() and (rates["judge_failed"] == 1).all()
     assert (rates["win_rate"] == 0.0).all()
+
+
+def reading_judge(body: dict) -> str:
+    """Prefers, on every criterion but directness, the answer that repeats the question asked;
+    directness: always the first shown (reads nothing)."""
+    content = body["messages"][-1]["content"]
+    first, second = ANSWER.search(content).groups()
+    asked = content.split("Answer 1:")[0]
+    own = 1 if first.split(" | ")[0] in asked else 2 if second.split(" | ")[0] in asked else 0
+    return json.dumps(
+        {c: verdict(1 if c == "directness" else own) for c in prompts.PAIRWISE_CRITERIA}
+    )
+
+
+def test_planted_controls_tell_a_reading_judge_from_a_position_biased_one(
+    make_settings, fake_llm: FakeLLM
+) -> None:
+    """A question's own answer against another question's: the criteria the judge reads score
+    1.0, the one it decides by position 0.5, so the report can say which win rates mean
+    something."""
+    fake_llm.respond_with(reading_judge)
+    llm = ChatLLM(make_settings(fake_llm.base_url))
+    rows = []
+    for _, q in QUESTIONS.iterrows():
+        rows.append((q["id"], "local", f"{q['question']} | local's answer.", None))
+        rows.append((q["id"], "naive", f"{q['question']} | naive's answer.", None))
+    judgements = pw.run_pairwise(llm, records(rows), QUESTIONS, [("local", "naive")], 2, 3)
+    controls = judgements[judgements["method_a"] == pw.CONTROL_A]
+    assert set(controls["method_b"]) == {pw.CONTROL_B}
+    assert controls["question_id"].nunique() == 3 and fake_llm.calls == 2 * (4 + 3)
+    rates = pw.win_rates(controls).set_index("criterion")
+    assert (rates.drop(index="directness")["win_rate"] == 1.0).all()
+    assert rates.loc["directness", "win_rate"] == 0.5
+    assert rates.loc["directness", "first_position_wins"] == 1.0
 
 
 def test_parse_pairs() -> None:
@@ -133,8 +167,10 @@ def test_eval_command_runs_pairwise_and_controls_in_replay(
     code = main([*argv.split(), *options.split(), "--quiet"])
     assert code == 0
     judgements = pd.read_csv(out / "pairwise.csv")
-    assert len(judgements) == 3 * len(pw.CRITERIA)
+    # the 3 questions' pairs and 3 planted controls (default 6, one per answered question)
+    assert len(judgements) == 2 * 3 * len(pw.CRITERIA)
     assert set(judgements["status"]) == {pw.NOT_RECORDED}
+    assert (judgements["method_a"] == pw.CONTROL_A).sum() == 3 * len(pw.CRITERIA)
     summary = (out / "summary.md").read_text()
     assert "## Head-to-head (pairwise judge)" in summary
     assert "| global | naive | comprehensiveness | — | 0 | 0 | 3 |" in summary

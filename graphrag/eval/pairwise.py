@@ -150,14 +150,51 @@ async def judge_question(
     ]
 
 
+# The planted control: a question's own answer against another question's answer (both by
+# the first pair's first method). A judge that reads the answers prefers its own answer on
+# every criterion in both orders (win rate 1.0); a judge that picks by position scores 0.5.
+CONTROL_A, CONTROL_B = "control: its own answer", "control: another question's answer"
+DEFAULT_CONTROLS = 6
+
+
+def control_jobs(
+    by_key: dict[tuple[str, str], pd.Series], questions: pd.DataFrame, method: str, n: int
+) -> list[tuple[pd.Series, pd.Series, pd.Series]]:
+    """Return up to ``n`` planted control jobs: (question, its own answer, the answer ``method``
+    gave to the next question), the answers relabelled ``CONTROL_A`` / ``CONTROL_B``."""
+    answered = [
+        (q, by_key[(q["id"], method)])
+        for _, q in questions.iterrows()
+        if (q["id"], method) in by_key
+        and not isinstance(by_key[(q["id"], method)]["answer_error"], str)
+        and str(by_key[(q["id"], method)]["answer"]).strip()
+    ]
+    if len(answered) < 2:
+        return []
+    jobs = []
+    for i, (question, own) in enumerate(answered[:n]):
+        other = answered[(i + 1) % len(answered)][1]
+        jobs.append(
+            (
+                question,
+                pd.Series({**own, "method": CONTROL_A}),
+                pd.Series({**other, "method": CONTROL_B}),
+            )
+        )
+    return jobs
+
+
 def run_pairwise(
     llm: ChatLLM,
     records: pd.DataFrame,
     questions: pd.DataFrame,
     pairs: list[tuple[str, str]],
     in_flight: int,
+    controls: int = DEFAULT_CONTROLS,
 ) -> pd.DataFrame:
-    """Return every judgement row (``JUDGEMENT_COLUMNS``) for ``pairs`` over the questions."""
+    """Return every judgement row (``JUDGEMENT_COLUMNS``) for ``pairs`` over the questions,
+    then those of ``controls`` planted control pairs (:data:`CONTROL_A` vs :data:`CONTROL_B`),
+    which measure whether the judge reads the answers at all."""
     by_key = {(r["question_id"], r["method"]): r for _, r in records.iterrows()}
     jobs = [
         (q, by_key[(q["id"], a)], by_key[(q["id"], b)])
@@ -165,6 +202,8 @@ def run_pairwise(
         for a, b in pairs
         if (q["id"], a) in by_key and (q["id"], b) in by_key
     ]
+    if pairs and controls > 0:
+        jobs += control_jobs(by_key, questions, pairs[0][0], controls)
 
     async def run() -> list[list[dict]]:
         gate = asyncio.Semaphore(max(1, in_flight))

@@ -168,12 +168,14 @@ def run_evaluation(
     judge_controls: int = judge_validity.DEFAULT_PAIRS,
     pairwise_pairs: str | None = None,
     gold_graph: str | Path | None = None,
+    pairwise_controls: int = pairwise.DEFAULT_CONTROLS,
 ) -> EvalResult:
     """Evaluate ``methods`` over the workbench's loaded index on the question set and write
     the report folder ``out`` (called by :meth:`Workbench.evaluate`).
 
     ``judge_controls`` planted control pairs per RAGAS metric measure the judge (0: none);
-    ``pairwise_pairs`` ("all" or "a:b,c:d") adds the head-to-head comparison; ``gold_graph``
+    ``pairwise_pairs`` ("all" or "a:b,c:d") adds the head-to-head comparison, with
+    ``pairwise_controls`` planted control pairs that measure its judge; ``gold_graph``
     (default: gold_graph.json beside the questions) gives the gold entities of each question.
     """
     settings, llm, embedder, index = bench.settings, bench.llm, bench.embedder, bench.index_in_use
@@ -198,7 +200,9 @@ def run_evaluation(
     judgements = None
     if pairwise_pairs:
         pairs = pairwise.parse_pairs(pairwise_pairs, methods)
-        judgements = pairwise.run_pairwise(llm, records, questions, pairs, in_flight)
+        judgements = pairwise.run_pairwise(
+            llm, records, questions, pairs, in_flight, pairwise_controls
+        )
     gold_path = gold_graph or default_gold_graph(questions_path)
     gold = load_gold_graph(gold_path) if gold_path else None
     records = judge_free_columns(records, questions, index, gold)
@@ -223,6 +227,7 @@ def run_evaluation(
             "answer_relevancy strictness": settings.eval.answer_relevancy_strictness,
             "judge temperature": 0.0,
             "judge control pairs per metric": judge_controls,
+            **({"pairwise control pairs": pairwise_controls} if pairwise_pairs else {}),
         },
         "generated_by": command or "python -m graphrag eval",
     }

@@ -328,7 +328,10 @@ def pairwise_section(analysis: Analysis) -> list[str]:
         "each order; a verdict that flips with the order counts as a tie. Win rate = A's mean "
         "score (win 1, tie 0.5, loss 0) with a 95% bootstrap CI; above 0.5 favours A. "
         "First-shown wins = share of decisive verdicts won by whichever answer came first "
-        "(0.5 = no position bias).",
+        "(0.5 = no position bias). The control rows measure the judge: a question's own answer "
+        "against the answer to another question, which a judge that reads them prefers on every "
+        "criterion (win rate 1.0); where a criterion's control is near 0.5, that criterion's "
+        "win rates say nothing about the methods.",
         "",
         *(
             table(
