@@ -176,3 +176,33 @@ def test_eval_command_runs_pairwise_and_controls_in_replay(
     assert "| global | naive | comprehensiveness | — | 0 | 0 | 3 |" in summary
     assert "## Judge validity" in summary
     assert (out / "judge_controls.csv").is_file()
+
+
+def test_the_report_says_on_which_criteria_the_judge_passed_its_controls() -> None:
+    rows = [
+        ("q1", c, score)
+        for q in ("q1", "q2", "q3")
+        for c, score in (("comprehensiveness", 1.0), ("directness", 0.5))
+    ]
+    judgements = pd.DataFrame(
+        [
+            {
+                "question_id": f"q{i}",
+                "type": "global",
+                "method_a": pw.CONTROL_A,
+                "method_b": pw.CONTROL_B,
+                "criterion": criterion,
+                "score_a": score,
+                "first_won": 0 if score == 1.0 else 2,
+                "decisive": 2,
+                "status": pw.SCORED,
+                "error": None,
+            }
+            for i, (_, criterion, score) in enumerate(rows)
+        ]
+    )
+    (line,) = [x for x in pw.control_lines(pw.win_rates(judgements)) if x]
+    assert line.startswith("The judge did not pass its planted controls on directness")
+    assert line.endswith("it passed on comprehensiveness.")
+    everything = judgements.assign(score_a=1.0)
+    assert "every criterion" in pw.control_lines(pw.win_rates(everything))[-1]

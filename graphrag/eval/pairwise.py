@@ -266,3 +266,25 @@ def win_rates(
             }
         )
     return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)
+
+
+def control_lines(rates: pd.DataFrame) -> list[str]:
+    """Return the report's generated line on which criteria the judge passed its planted
+    controls (the control win rate's CI lies above 0.5), so only those win rates are read;
+    ``rates`` is :func:`win_rates`' table."""
+    controls = rates[(rates["method_a"] == CONTROL_A) & (rates["n"] > 0)]
+    if controls.empty:
+        return []
+    passed = controls[controls["low"] > 0.5]["criterion"].tolist()
+    failed = controls[controls["low"] <= 0.5]["criterion"].tolist()
+    if not failed:
+        return ["", f"The judge passed its planted controls on every criterion ({len(controls)})."]
+    return [
+        "",
+        "The judge did not pass its planted controls on "
+        + ", ".join(failed)
+        + " (the control win rate's CI reaches 0.5): the win rates on "
+        + ("that criterion" if len(failed) == 1 else "those criteria")
+        + " say nothing about the methods"
+        + (f"; it passed on {', '.join(passed)}." if passed else "."),
+    ]

@@ -16,6 +16,7 @@ import pandas as pd
 
 from graphrag.eval import judge_validity, stats
 from graphrag.eval.analysis import Analysis, answer_failures, failed_in
+from graphrag.eval.pairwise import control_lines as pairwise_control_lines
 from graphrag.eval.stats import column_mean, summary_row
 
 COST_COLUMNS = (
@@ -350,6 +351,7 @@ def pairwise_section(analysis: Analysis) -> list[str]:
             if rows
             else ["No pair was judged."]
         ),
+        *pairwise_control_lines(rates),
     ]
 
 
