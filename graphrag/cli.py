@@ -152,6 +152,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             judge_controls=args.judge_controls,
             pairwise_pairs=args.pairwise,
             pairwise_controls=args.pairwise_controls,
+            types=args.types.split(",") if args.types else None,
             gold_graph=args.gold,
         )
     print(result.render())
@@ -263,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--metrics", help="comma list of RAGAS metrics, or none (default: eval.metrics)")
     p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")
+    p.add_argument("--types", help="only questions of these types, comma list (e.g. global)")
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument(
         "--judge-controls",

@@ -152,6 +152,23 @@ def test_parse_pairs() -> None:
         pw.parse_pairs("global:global", methods)
 
 
+def test_eval_types_keeps_only_those_questions_and_names_a_missing_type(
+    demo_index, tmp_path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "embeddings.sqlite"))
+    monkeypatch.chdir(tmp_path)
+    questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
+    argv = f"--config {DEMO_CONFIG} --cache replay eval --index {demo_index.path}"
+    argv += f" --questions {questions} --methods naive --metrics none --judge-controls 0"
+    assert main([*argv.split(), "--types", "nope", "--out", str(tmp_path / "a"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "questions.jsonl: no question of type nope" in err and "global, local" in err
+    out = tmp_path / "b"
+    code = main([*argv.split(), "--types", "global", "--limit", "2", "--out", str(out), "--quiet"])
+    assert code == 0
+    assert set(pd.read_csv(out / "records.csv")["type"]) == {"global"}
+
+
 def test_eval_command_runs_pairwise_and_controls_in_replay(
     demo_index, tmp_path, monkeypatch, capsys
 ) -> None:

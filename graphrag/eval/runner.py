@@ -22,7 +22,7 @@ from graphrag.eval.cross_corpus import index_cost
 from graphrag.eval.hops import has_decompositions, hop_evidence
 from graphrag.eval.judge import JUDGE_CALLS, Judge
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
-from graphrag.eval.questions import load_questions
+from graphrag.eval.questions import QuestionSetError, load_questions
 from graphrag.eval.report import write_report
 from graphrag.index import schemas as S
 from graphrag.index.quality import load_gold_graph
@@ -169,17 +169,27 @@ def run_evaluation(
     pairwise_pairs: str | None = None,
     gold_graph: str | Path | None = None,
     pairwise_controls: int = pairwise.DEFAULT_CONTROLS,
+    types: list[str] | None = None,
 ) -> EvalResult:
     """Evaluate ``methods`` over the workbench's loaded index on the question set and write
     the report folder ``out`` (called by :meth:`Workbench.evaluate`).
 
     ``judge_controls`` planted control pairs per RAGAS metric measure the judge (0: none);
     ``pairwise_pairs`` ("all" or "a:b,c:d") adds the head-to-head comparison, with
-    ``pairwise_controls`` planted control pairs that measure its judge; ``gold_graph``
+    ``pairwise_controls`` planted control pairs that measure its judge; ``types`` keeps only
+    the questions of those types (e.g. the global ones, for the pairwise judge); ``gold_graph``
     (default: gold_graph.json beside the questions) gives the gold entities of each question.
     """
     settings, llm, embedder, index = bench.settings, bench.llm, bench.embedder, bench.index_in_use
     questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
+    if types:
+        unknown = sorted(set(types) - set(questions["type"]))
+        if unknown:
+            raise QuestionSetError(
+                f"{questions_path}: no question of type {', '.join(unknown)} "
+                f"(types there: {', '.join(sorted(set(questions['type'])))})"
+            )
+        questions = questions[questions["type"].isin(types)]
     questions = interleave_types(questions)
     if limit:
         questions = questions.head(limit)
