@@ -78,6 +78,11 @@ def combine(first: dict, second: dict) -> dict[str, tuple[float, float, int]]:
     return out
 
 
+def answered(record: pd.Series) -> bool:
+    """Whether a record holds an answer to judge: no error and some text."""
+    return not isinstance(record["answer_error"], str) and bool(str(record["answer"]).strip())
+
+
 async def judge_question(
     llm: ChatLLM, question: pd.Series, a: pd.Series, b: pd.Series
 ) -> list[dict]:
@@ -88,9 +93,7 @@ async def judge_question(
         "method_a": a["method"],
         "method_b": b["method"],
     }
-    failed_a, failed_b = (
-        isinstance(r["answer_error"], str) or not str(r["answer"]).strip() for r in (a, b)
-    )
+    failed_a, failed_b = (not answered(r) for r in (a, b))
     if failed_a or failed_b:
         score = 0.5 if failed_a and failed_b else (0.0 if failed_a else 1.0)
         return [
@@ -162,18 +165,16 @@ def control_jobs(
 ) -> list[tuple[pd.Series, pd.Series, pd.Series]]:
     """Return up to ``n`` planted control jobs: (question, its own answer, the answer ``method``
     gave to the next question), the answers relabelled ``CONTROL_A`` / ``CONTROL_B``."""
-    answered = [
-        (q, by_key[(q["id"], method)])
+    usable = [
+        (q, record)
         for _, q in questions.iterrows()
-        if (q["id"], method) in by_key
-        and not isinstance(by_key[(q["id"], method)]["answer_error"], str)
-        and str(by_key[(q["id"], method)]["answer"]).strip()
+        if (record := by_key.get((q["id"], method))) is not None and answered(record)
     ]
-    if len(answered) < 2:
+    if len(usable) < 2:
         return []
     jobs = []
-    for i, (question, own) in enumerate(answered[:n]):
-        other = answered[(i + 1) % len(answered)][1]
+    for i, (question, own) in enumerate(usable[:n]):
+        other = usable[(i + 1) % len(usable)][1]
         jobs.append(
             (
                 question,
