@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Record (or resume recording) the demo's answers on the default settings with the live
+# embedded model: the lean index (its extraction, summaries and reports are recorded in
+# data/llm_cache, so indexing replays) and every method's answer to the 24 questions.
+#
+# Hours of CPU: every answer is stored in data/llm_cache as it arrives, so an interrupted run
+# loses nothing and the next run asks only for what is missing. Commit data/llm_cache as it
+# grows. Methods are recorded one after another so that each finished method is a complete
+# column of the report.
+#
+#   scripts/record_demo.sh                                # every method, all 24 questions
+#   METHODS=naive,ppr LIMIT=12 scripts/record_demo.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh >/dev/null
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+methods=${METHODS:-naive,local,ppr,global,hyde,multi_query,drift,router}
+limit=${LIMIT:-24}
+.venv/bin/python -m graphrag index --input data/kestrel_bay/docs --out output/kestrel_bay_lean \
+  --gold data/kestrel_bay/gold_graph.json --quiet
+for method in ${methods//,/ }; do
+  .venv/bin/python -m graphrag eval --index output/kestrel_bay_lean \
+    --questions data/kestrel_bay/questions.jsonl --methods "$method" --metrics "${METRICS:-none}" \
+    --judge-controls 0 --out "${OUT:-output/kestrel_bay_recording}/$method" --limit "$limit" --quiet
+done
