@@ -256,13 +256,13 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
     Keyword arguments are ``section={key: value}`` overrides merged over the test defaults
     (no retries, a 10 ms backoff). Without a ``base_url`` the endpoint is a closed loopback
     port, so a stray call fails at once instead of starting the embedded model.
-    ``recorded=True`` starts from the settings the demo was recorded with
-    (data/kestrel_bay/graphrag.toml: the JSON pipeline, reports v1, the first query methods)
-    instead of the defaults: for tests of that pipeline, or over the recorded demo index.
+    The base is the defaults, which the demo is recorded with. ``v1=True`` starts from the
+    first settings (data/kestrel_bay/graphrag.toml: the JSON pipeline, reports v1, the first
+    query methods) instead: for tests of those code paths, which still exist.
     """
 
     def build(
-        base_url: str = NO_ENDPOINT, recorded: bool = False, **sections: dict[str, Any]
+        base_url: str = NO_ENDPOINT, v1: bool = False, **sections: dict[str, Any]
     ) -> Settings:
         overrides: dict[str, dict[str, Any]] = {
             "llm": {"base_url": base_url, "max_retries": 0, "retry_backoff": 0.01},
@@ -271,7 +271,7 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
         }
         for section, values in sections.items():
             overrides.setdefault(section, {}).update(values)
-        base = DEMO_CONFIG if recorded else empty_settings_file(tmp_path)
+        base = DEMO_CONFIG if v1 else empty_settings_file(tmp_path)
         return load_settings(path=base, env={}, overrides=overrides)
 
     return build
@@ -281,8 +281,8 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
 def make_llm(fake_llm: FakeLLM, make_settings: Callable[..., Settings]) -> Callable[..., ChatLLM]:
     """Return a builder of a real ChatLLM pointed at the fake endpoint."""
 
-    def build(recorded: bool = False, **sections: dict[str, Any]) -> ChatLLM:
-        return ChatLLM(make_settings(fake_llm.base_url, recorded, **sections))
+    def build(v1: bool = False, **sections: dict[str, Any]) -> ChatLLM:
+        return ChatLLM(make_settings(fake_llm.base_url, v1, **sections))
 
     return build
 
@@ -318,9 +318,9 @@ def make_embedder(embedding_model: Any, make_settings: Callable[..., Settings]) 
     return build
 
 
-def recorded_index_settings(**values: Any) -> IndexSettings:
-    """Return the ``index`` settings the demo was recorded with (the JSON pipeline, reports
-    and descriptions v1), with ``values`` over them."""
+def v1_index_settings(**values: Any) -> IndexSettings:
+    """Return the first ``index`` settings (data/kestrel_bay/graphrag.toml: the JSON pipeline,
+    reports and descriptions v1), with ``values`` over them."""
     return load_settings(DEMO_CONFIG, env={}, overrides={"index": values}).index
 
 
@@ -448,18 +448,18 @@ def indexing_model(body: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- demo index (replay)
 # The committed cache data/llm_cache holds every response needed to index the demo corpus, so
 # the index is rebuilt here in replay mode: a request that was never recorded is an error, and
-# the endpoint is a closed port, so nothing can reach a live model.
+# the endpoint is a closed port, so nothing can reach a live model. The demo is recorded twice:
+# on the defaults (the demo as shipped: scripts/record_demo.sh) and on the first ("v1")
+# settings, data/kestrel_bay/graphrag.toml, whose code paths tests still replay.
 
 RECORDED_CACHE = REPO_ROOT / "data" / "llm_cache"
 
 
-@pytest.fixture(scope="session")
-def replay_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    """The settings the demo was recorded with (data/kestrel_bay/graphrag.toml over the
-    defaults) replaying the committed cache, with a temporary embeddings cache."""
-    folder = tmp_path_factory.mktemp("replay")
+def replaying(folder: Path, config: Path) -> Settings:
+    """Return the settings of ``config`` replaying the committed cache, with a temporary
+    embeddings cache in ``folder``."""
     return load_settings(
-        path=DEMO_CONFIG,
+        path=config,
         env={},
         overrides={
             "llm": {"base_url": NO_ENDPOINT, "max_retries": 0},
@@ -470,8 +470,23 @@ def replay_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 @pytest.fixture(scope="session")
+def replay_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The default settings, which the demo is recorded with, replaying the committed cache."""
+    folder = tmp_path_factory.mktemp("replay")
+    return replaying(folder, empty_settings_file(folder))
+
+
+@pytest.fixture(scope="session")
+def v1_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The first settings (data/kestrel_bay/graphrag.toml over the defaults) replaying the
+    committed cache: the JSON pipeline, prompts v1, local search v1, global level 0, top_k."""
+    return replaying(tmp_path_factory.mktemp("replay_v1"), DEMO_CONFIG)
+
+
+@pytest.fixture(scope="session")
 def replay_embedder(replay_settings: Settings, embedding_model: Any) -> Any:
-    """An Embedder over the replay settings' vector cache, sharing the loaded model."""
+    """An Embedder over the replay settings' vector cache, sharing the loaded model (both
+    demo recordings embed with the same settings)."""
     from graphrag.embeddings import Embedder
 
     embedder = Embedder(replay_settings)
@@ -479,33 +494,56 @@ def replay_embedder(replay_settings: Settings, embedding_model: Any) -> Any:
     return embedder
 
 
-@pytest.fixture(scope="session")
-def demo_index(
-    replay_settings: Settings, replay_embedder: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Any:
-    """The demo corpus indexed from the committed cache alone (built once per session)."""
+def replayed_demo_index(settings: Settings, embedder: Any, out: Path) -> Any:
+    """Return the demo corpus indexed into ``out`` from the committed cache alone."""
     from graphrag.index.pipeline import build_index
     from graphrag.index.store import load_index
 
-    out = tmp_path_factory.mktemp("demo_index")
-    llm = ChatLLM(replay_settings)
-    build_index(DEMO_DOCS, out, replay_settings, llm=llm, embedder=replay_embedder, progress=False)
+    build_index(DEMO_DOCS, out, settings, llm=ChatLLM(settings), embedder=embedder, progress=False)
     return load_index(out)
 
 
 @pytest.fixture(scope="session")
-def demo_mentions(replay_settings: Settings) -> Any:
-    """The demo's (entity mentions, relationship mentions, text units), from the recorded
-    extraction replies."""
+def demo_index(
+    replay_settings: Settings, replay_embedder: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
+    """The demo as shipped: indexed on the defaults from the committed cache (once a session)."""
+    return replayed_demo_index(replay_settings, replay_embedder, tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="session")
+def v1_demo_index(
+    v1_settings: Settings, replay_embedder: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
+    """The demo indexed on the first settings from the committed cache (once a session)."""
+    return replayed_demo_index(v1_settings, replay_embedder, tmp_path_factory.mktemp("demo_v1"))
+
+
+def replayed_mentions(settings: Settings) -> Any:
+    """Return the demo's (entity mentions, relationship mentions, text units) from the
+    recorded extraction replies of ``settings``."""
     from graphrag.documents import chunk_documents, load_documents
     from graphrag.index.extract import extract_graph
 
-    documents = load_documents(DEMO_DOCS, 200_000).documents
-    units = chunk_documents(documents, 600, 100)
+    chunking = settings.chunking
+    documents = load_documents(DEMO_DOCS, chunking.max_document_tokens).documents
+    units = chunk_documents(documents, chunking.size, chunking.overlap)
     entity, relationship, _, _ = extract_graph(
-        units, ChatLLM(replay_settings), replay_settings.index, progress=False
+        units, ChatLLM(settings), settings.index, progress=False
     )
     return entity, relationship, units
+
+
+@pytest.fixture(scope="session")
+def demo_mentions(replay_settings: Settings) -> Any:
+    """The demo's mentions as the defaults extract them (records, packed documents)."""
+    return replayed_mentions(replay_settings)
+
+
+@pytest.fixture(scope="session")
+def v1_demo_mentions(v1_settings: Settings) -> Any:
+    """The demo's mentions as the first settings extract them (JSON, one call per chunk)."""
+    return replayed_mentions(v1_settings)
 
 
 def index_texts(index: Any) -> dict[str, str]:

@@ -172,7 +172,7 @@ def test_graph_stage_merges_kbmi_before_communities(
     }
     results = {}
     for merge in (False, True):
-        llm = make_llm(recorded=True, index={"merge_aliases": merge})  # v1: no other merging
+        llm = make_llm(v1=True, index={"merge_aliases": merge})  # v1: no other merging
         results[merge] = graph_stage(tables, IndexContext(llm.settings, llm, embedder=None))
     before, after = results[False], results[True]
     titles = set(after["entities"][S.TITLE])
@@ -255,7 +255,7 @@ def test_a_v2_update_merges_aliases_as_a_full_build_does(
     tmp_path, fake_llm: FakeLLM, make_settings, replay_embedder
 ) -> None:
     fake_llm.respond_with(acronym_model)
-    settings = make_settings(fake_llm.base_url, recorded=True, index={"prompt_version": 2})
+    settings = make_settings(fake_llm.base_url, v1=True, index={"prompt_version": 2})
     llm = ChatLLM(settings)
     folders = {}
     for name, files in (("full", ALIAS_DOCS), ("first", dict(list(ALIAS_DOCS.items())[:1]))):

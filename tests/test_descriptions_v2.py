@@ -93,7 +93,7 @@ def test_v1_summary_is_unchanged(fake_llm: FakeLLM, make_llm) -> None:
     rows = [("Hub", "hub", "organization", f"Fact {i}.", f"u{i}") for i in range(30)]
     entities = merge_entities(entity_mentions(*rows))
     fake_llm.respond_with(lambda body: "Merged.")
-    llm = make_llm(recorded=True)  # v1, as the demo was recorded
+    llm = make_llm(v1=True)  # v1, as the demo was recorded
     summarize_entities(entities, llm, llm.settings.index, progress=False)
     body = fake_llm.requests[0]
     assert body["messages"] == prompts.summarize_descriptions(

@@ -61,8 +61,9 @@ def every_entity_once(view: pd.DataFrame, clustered: set[str]) -> bool:
     return len(members) == len(set(members)) and set(members) == clustered
 
 
-def test_every_rolled_up_level_covers_every_entity_exactly_once(demo_index: Index) -> None:
-    communities = demo_index.communities
+def test_every_rolled_up_level_covers_every_entity_exactly_once(v1_demo_index: Index) -> None:
+    # The v1 demo graph: the default one has no split community (five roots).
+    communities = v1_demo_index.communities
     clustered = {e for ids in communities[S.ENTITY_IDS] for e in ids}
     deepest = int(communities[S.LEVEL].max())
     assert deepest >= 1, "the demo graph has a split community"
@@ -96,32 +97,35 @@ def test_rolled_up_level_by_hand() -> None:
 
 @pytest.mark.parametrize("level", [0, 1, 5])
 def test_global_with_rolled_up_levels_maps_the_whole_graph_view(
-    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, level: int
+    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, level: int
 ) -> None:
+    # Levels need a hierarchy: the v1 demo graph has one, the default one is flat.
     settings = make_settings(
         fake_llm.base_url,
-        recorded=True,
+        v1=True,
         query={"global_rollup_levels": True, "global_level": level},
     )
     fake_llm.respond_with(answer_maps)
-    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    method = GlobalSearch(v1_demo_index, settings, ChatLLM(settings), replay_embedder)
 
     answer = method.answer(QUESTION)
 
-    view = set(rolled_up_level(demo_index.communities, level)[S.COMMUNITY])
+    view = set(rolled_up_level(v1_demo_index.communities, level)[S.COMMUNITY])
     assert sorted(c for r in map_calls(fake_llm) for c in mapped(r)) == sorted(view)
     assert set(answer.sources) == {f"report:{c}" for c in view}
 
 
 def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
-    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     from graphrag import tokens
+
+    demo_index = v1_demo_index  # a hierarchy to choose from: the default demo graph is flat
 
     def chosen(max_batches: int, batch_tokens: int) -> set[int]:
         settings = make_settings(
             fake_llm.base_url,
-            recorded=True,
+            v1=True,
             query={
                 "global_level": -1,
                 "global_max_batches": max_batches,
@@ -164,11 +168,8 @@ def ranked_index(demo_index: Index) -> Index:
 def test_map_context_shows_rank_and_low_ranks_are_dropped(
     ranked_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    settings = make_settings(
-        fake_llm.base_url,
-        recorded=True,
-        query={"global_include_rank": True, "global_min_rank": 2, "global_rollup_levels": True},
-    )
+    # the defaults show the rank and roll levels up; the level is fixed at the roots
+    settings = make_settings(fake_llm.base_url, query={"global_min_rank": 2, "global_level": 0})
     fake_llm.respond_with(answer_maps)
     method = GlobalSearch(ranked_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -184,15 +185,15 @@ def test_map_context_shows_rank_and_low_ranks_are_dropped(
         assert f"[{community}] (rank {community}) {title}" in prompt
 
 
-@pytest.mark.parametrize("recorded", [False, True], ids=["defaults", "recorded demo"])
-def test_defaults_show_the_rank_and_the_recorded_settings_none(
-    demo_index: Index, make_settings, fake_llm, replay_embedder, recorded: bool
+@pytest.mark.parametrize("v1", [False, True], ids=["defaults", "v1"])
+def test_defaults_show_the_rank_and_the_v1_settings_none(
+    demo_index: Index, make_settings, fake_llm, replay_embedder, v1: bool
 ):
-    settings = make_settings(fake_llm.base_url, recorded=recorded)
+    settings = make_settings(fake_llm.base_url, v1=v1)
     fake_llm.respond_with(answer_maps)
     GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
     assert map_calls(fake_llm) and all(
-        ("(rank " in r["messages"][1]["content"]) is not recorded for r in map_calls(fake_llm)
+        ("(rank " in r["messages"][1]["content"]) is not v1 for r in map_calls(fake_llm)
     )
 
 
@@ -200,10 +201,9 @@ def test_defaults_show_the_rank_and_the_recorded_settings_none(
 
 
 def small_batches(make_settings, fake_llm: FakeLLM, **query) -> object:
-    # One report per batch: every batch can fail on its own.
-    return make_settings(
-        fake_llm.base_url, recorded=True, query={"global_batch_tokens": 1, **query}
-    )
+    # One report per batch: every batch can fail on its own; the roots, all mapped.
+    query = {"global_batch_tokens": 1, "global_level": 0, **query}
+    return make_settings(fake_llm.base_url, query=query)
 
 
 def failing_on(community: int):
@@ -218,7 +218,7 @@ def failing_on(community: int):
 def test_tolerant_map_drops_a_failed_batch_and_names_it(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    settings = small_batches(make_settings, fake_llm, global_tolerant_map=True)
+    settings = small_batches(make_settings, fake_llm)  # tolerant by default
     fake_llm.respond_with(failing_on(2))
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -236,13 +236,13 @@ def test_tolerant_map_drops_a_failed_batch_and_names_it(
 def test_strict_map_fails_on_a_failed_batch_and_tolerant_when_all_fail(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    settings = small_batches(make_settings, fake_llm)
+    settings = small_batches(make_settings, fake_llm, global_tolerant_map=False)
     fake_llm.respond_with(failing_on(2))
     with pytest.raises(LLMError):
         GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
 
     fake_llm.reset()
-    tolerant = small_batches(make_settings, fake_llm, global_tolerant_map=True)
+    tolerant = small_batches(make_settings, fake_llm)
     fake_llm.respond_with(lambda body: Reply("down", status=500))
     with pytest.raises(LLMError):
         GlobalSearch(demo_index, tolerant, ChatLLM(tolerant), replay_embedder).answer(QUESTION)
@@ -283,17 +283,16 @@ def split_community(index: Index) -> tuple[int, list[int]]:
 
 
 def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
-    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
+    demo_index = v1_demo_index  # sub-communities to select: the default demo graph is flat
     parent, children = split_community(demo_index)
     roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
     other_root = next(c for c in roots if c != parent)
     relevant_child = children[1]
     ratings = {parent: 4, relevant_child: 5, other_root: 3}
     reply, community_of = rater(demo_index, ratings)
-    settings = make_settings(
-        fake_llm.base_url, recorded=True, query={"global_dynamic_selection": True}
-    )
+    settings = make_settings(fake_llm.base_url, v1=True, query={"global_dynamic_selection": True})
     fake_llm.respond_with(reply)
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -312,15 +311,14 @@ def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
 
 
 def test_dynamic_selection_never_reads_an_irrelevant_subtree(
-    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
+    demo_index = v1_demo_index  # sub-communities to select: the default demo graph is flat
     parent, children = split_community(demo_index)
     roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
     # The children would be relevant, but their parent is not: they are never rated.
     reply, community_of = rater(demo_index, {c: 5 for c in children} | {roots[0]: 2})
-    settings = make_settings(
-        fake_llm.base_url, recorded=True, query={"global_dynamic_selection": True}
-    )
+    settings = make_settings(fake_llm.base_url, v1=True, query={"global_dynamic_selection": True})
     fake_llm.respond_with(reply)
 
     GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
@@ -330,14 +328,15 @@ def test_dynamic_selection_never_reads_an_irrelevant_subtree(
 
 
 def test_dynamic_selection_stops_at_its_rating_budget(
-    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
+    demo_index = v1_demo_index  # sub-communities to select: the default demo graph is flat
     parent, children = split_community(demo_index)
     roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
     reply, community_of = rater(demo_index, {parent: 4} | {c: 5 for c in children})
     settings = make_settings(
         fake_llm.base_url,
-        recorded=True,
+        v1=True,
         query={"global_dynamic_selection": True, "global_dynamic_max_ratings": len(roots) + 1},
     )
     fake_llm.respond_with(reply)
@@ -353,9 +352,7 @@ def test_nothing_relevant_means_no_map(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     reply, _ = rater(demo_index, {})
-    settings = make_settings(
-        fake_llm.base_url, recorded=True, query={"global_dynamic_selection": True}
-    )
+    settings = make_settings(fake_llm.base_url, query={"global_dynamic_selection": True})
     fake_llm.respond_with(reply)
 
     answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
@@ -386,15 +383,17 @@ def test_report_contexts_are_the_reports_the_kept_points_cite(
             }
         )
 
-    settings = make_settings(fake_llm.base_url, recorded=True, query={"global_contexts": "reports"})
+    settings = make_settings(fake_llm.base_url, query={"global_level": 0})  # "reports": default
     fake_llm.respond_with(cite_first)
 
     answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
 
     cited = sorted({mapped(r)[0] for r in map_calls(fake_llm)})
-    assert len(cited) < len(roots), "the demo's level 0 is mapped in one batch"
-    assert answer.sources == [f"report:{c}" for c in cited]
+    assert len(cited) < len(roots), "some batch of the demo's roots holds several reports"
+    # each source once, in the order of its point (equal scores: the batches' order)
+    assert sorted(answer.sources) == [f"report:{c}" for c in cited]
+    assert len(set(answer.sources)) == len(answer.sources)
     text_of = dict(zip(reports[S.COMMUNITY], reports[S.FULL_CONTENT], strict=True))
-    assert answer.contexts == [text_of[c] for c in cited]
+    assert answer.contexts == [text_of[int(s.removeprefix("report:"))] for s in answer.sources]
     reduce = next(r for r in fake_llm.requests if kind_of(r) == "reduce")
     assert f"cites [{cited[0]}] and [999]" in reduce["messages"][1]["content"]

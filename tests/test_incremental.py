@@ -63,7 +63,7 @@ def test_nlp_index_delete_then_add_back_gives_the_same_graph(tmp_path, replay_em
 @pytest.fixture
 def fake_index(tmp_path, fake_llm: FakeLLM, make_settings, replay_embedder, demo_subset):
     fake_llm.respond_with(indexing_model)  # JSON extraction, reports v1: the recorded pipeline
-    settings = make_settings(fake_llm.base_url, recorded=True)
+    settings = make_settings(fake_llm.base_url, v1=True)
     llm = ChatLLM(settings)
     out = tmp_path / "llm_index"
     build_index(demo_subset, out, settings, llm, replay_embedder, progress=False)

@@ -73,12 +73,12 @@ def test_the_lean_preset_makes_fewer_calls_for_the_same_entities(
         shutil.copy(path, corpus / path.name)
     fake_llm.respond_with(lean_model)
     runs = {}
-    # "recorded": the demo's recorded settings (data/kestrel_bay/graphrag.toml); "lean": the
-    # preset, which is the defaults
+    # "recorded": the first settings (data/kestrel_bay/graphrag.toml); "lean": the preset,
+    # which is the defaults
     for name, index_settings in (("recorded", {}), ("lean", LEAN)):
         settings = make_settings(
             fake_llm.base_url,
-            recorded=name == "recorded",
+            v1=name == "recorded",
             cache={"path": str(tmp_path / f"cache_{name}")},
             embeddings={"cache_path": str(tmp_path / "vectors.sqlite")},
             index={"max_cluster_size": 5, **index_settings},

@@ -74,7 +74,7 @@ def test_a_parent_reads_its_small_childs_template_report(
 ) -> None:
     fake_llm.respond_with(lambda body: report_reply(""))
     # a tiny context budget: a parent's own list does not fit, so it reads its children's
-    llm = make_llm(recorded=True, index={"min_report_entities": 3, "report_context_tokens": 300})
+    llm = make_llm(v1=True, index={"min_report_entities": 3, "report_context_tokens": 300})
     tables = {"entities": demo_index.entities, "relationships": demo_index.relationships}
     with track_usage() as usage:
         reports, errors = write_reports(

@@ -56,7 +56,7 @@ def index_settings(make_settings, fake_llm: FakeLLM, vector_cache: Path):
     def settings(cache_path: Path, cache_mode: str = "on"):
         return make_settings(
             fake_llm.base_url,
-            recorded=True,  # the scripted model writes JSON extractions and v1 reports
+            v1=True,  # the scripted model writes JSON extractions and v1 reports
             chunking=CHUNKING,
             cache={"path": str(cache_path), "mode": cache_mode},
             embeddings={"cache_path": str(vector_cache)},

@@ -18,6 +18,7 @@ from graphrag.eval.questions import load_questions
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM, run_sync
+from graphrag.query.base import items_tokens
 from graphrag.query.ppr import (
     PPRRetrieval,
     chunk_seeds,
@@ -216,15 +217,23 @@ def test_ppr_on_the_demo_ranks_the_supporting_documents_in_the_top_k(
     demo_index: Index, replay_settings: Settings, replay_embedder, qid: str
 ) -> None:
     # q12 and q13 are multi-hop: both supporting documents must be among the top k (for q12
-    # dense retrieval finds only one of the two).
+    # dense retrieval finds only one of the two). The context, by default, is the ranked
+    # chunks that fit the answer budget, in rank order.
     method = PPRRetrieval(demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder)
+    q = QUESTIONS.loc[qid, "question"]
 
-    items = run_sync(method.aretrieve(QUESTIONS.loc[qid, "question"]))
+    retrieval = run_sync(method.aretrieve_ranked(q))
+    items = retrieval.items
 
-    assert len(items) == replay_settings.query.top_k
+    k = replay_settings.query.top_k
     units = demo_index.text_units.set_index(S.ID)
-    docs = {
-        d for i in items for d in units.loc[i.source.removeprefix("text_unit:"), S.DOCUMENT_IDS]
-    }
-    assert set(QUESTIONS.loc[qid, "support"]) <= docs
+    ranking = [f"text_unit:{demo_index.text_units[S.ID].iloc[r]}" for r in method.ranking(q)]
+    assert retrieval.ranking == ranking[: len(retrieval.ranking)]
+    top_k = [u.removeprefix("text_unit:") for u in ranking[:k]]
+    support = set(QUESTIONS.loc[qid, "support"])
+    assert support <= {d for u in top_k for d in units.loc[u, S.DOCUMENT_IDS]}
+    sources = [i.source for i in items]
+    assert sources == [s for s in ranking if s in sources]
+    assert sources[:k] == ranking[:k], "the top k fit the budget"
+    assert items_tokens(items) <= method.answer_budget(q) and len(items) > k
     assert [i.text for i in items] == [units.loc[i.source[10:], S.TEXT] for i in items]

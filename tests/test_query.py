@@ -84,8 +84,9 @@ def offline_llm(replay_settings: Settings) -> ChatLLM:
 
 @pytest.fixture
 def fake_settings(make_settings, fake_llm: FakeLLM) -> Settings:
-    """The recorded demo's settings (the first query methods), over a scripted endpoint."""
-    return make_settings(fake_llm.base_url, recorded=True)
+    """The first settings (v1: top_k chunks, local search v1, global level 0, map points as
+    contexts) over a scripted endpoint: the tests using it pin those code paths."""
+    return make_settings(fake_llm.base_url, v1=True)
 
 
 @pytest.fixture
@@ -105,20 +106,28 @@ def unit_of_document(demo_index: Index) -> dict[str, tuple[str, str]]:
 def test_naive_retrieves_the_most_similar_text_units(
     demo_index: Index, replay_settings: Settings, replay_embedder, offline_llm, qid: str
 ) -> None:
+    """The defaults: the most similar text units that fit the answer budget, in rank order
+    (chunk_context = "budget"; a chunk that does not fit is skipped for a later one)."""
     method = NaiveRAG(demo_index, replay_settings, offline_llm, replay_embedder)
     items = run_sync(method.aretrieve(question(qid)))
     units = demo_index.text_units
-    k = replay_settings.query.top_k
+    budget = method.answer_budget(question(qid))
 
     assert items == run_sync(method.aretrieve(question(qid)))  # deterministic
-    assert len(items) == k
     ids = [i.source.removeprefix("text_unit:") for i in items]
     assert all(i.source.startswith("text_unit:") for i in items)
     text_of = dict(zip(units[S.ID], units[S.TEXT], strict=True))
     assert [i.text for i in items] == [text_of[u] for u in ids]
 
     scores = np.stack(units[S.TEXT_EMBEDDING].to_list()) @ replay_embedder.embed_one(question(qid))
-    assert ids == list(units[S.ID].iloc[np.argsort(-scores, kind="stable")[:k]])
+    ranking = list(units[S.ID].iloc[np.argsort(-scores, kind="stable")])
+    assert ids == [u for u in ranking if u in ids] and ids[0] == ranking[0]
+    used = context_tokens(items)
+    assert used <= budget
+    skipped = [u for u in ranking[: ranking.index(ids[-1])] if u not in ids]
+    cost = {u: tokens.count_tokens(text_of[u]) + ITEM_OVERHEAD_TOKENS for u in skipped}
+    assert all(used + cost[u] > budget for u in skipped)
+    assert len(items) > replay_settings.query.top_k  # more than v1's top_k context
     # On the demo data, a single-document question finds its document.
     docs_of = dict(zip(units[S.ID], units[S.DOCUMENT_IDS], strict=True))
     assert QUESTIONS.loc[qid, "support"][0] in {d for u in ids for d in docs_of[u]}
@@ -332,9 +341,7 @@ def test_global_drops_zero_score_points_and_reduces_the_rest(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     budget = split_budget(demo_index)
-    settings = make_settings(
-        fake_llm.base_url, recorded=True, query={"global_batch_tokens": budget}
-    )
+    settings = make_settings(fake_llm.base_url, v1=True, query={"global_batch_tokens": budget})
     level = level_reports(demo_index, 0)
     first = int(level[S.COMMUNITY].min())
     fake_llm.respond_with(
@@ -369,9 +376,7 @@ def test_global_point_sources_are_the_reports_of_its_batch(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     budget = split_budget(demo_index)
-    settings = make_settings(
-        fake_llm.base_url, recorded=True, query={"global_batch_tokens": budget}
-    )
+    settings = make_settings(fake_llm.base_url, v1=True, query={"global_batch_tokens": budget})
     fake_llm.respond_with(scored_map)
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -390,7 +395,7 @@ def test_global_reads_the_reports_of_the_chosen_level(
     levels = sorted(demo_index.community_reports[S.LEVEL].unique())
     level = {"lowest": levels[0], "highest": levels[-1], "missing": 99}[asked]
     expected = levels[-1] if asked == "missing" else level  # absent level: the deepest one
-    settings = make_settings(fake_llm.base_url, recorded=True, query={"global_level": int(level)})
+    settings = make_settings(fake_llm.base_url, v1=True, query={"global_level": int(level)})
     fake_llm.respond_with(lambda body: scored_map(body) if kind_of(body) == "map" else "An answer.")
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -406,9 +411,7 @@ def test_global_without_relevant_points_answers_so_without_a_reduce(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     budget = split_budget(demo_index)
-    settings = make_settings(
-        fake_llm.base_url, recorded=True, query={"global_batch_tokens": budget}
-    )
+    settings = make_settings(fake_llm.base_url, v1=True, query={"global_batch_tokens": budget})
     replies = iter(
         [
             {"points": []},

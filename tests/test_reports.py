@@ -75,7 +75,7 @@ def test_every_community_gets_a_valid_report_deepest_level_first(
     fake_llm: FakeLLM, make_llm, karate_index: dict
 ) -> None:
     fake_llm.respond_with(ReportWriter())
-    llm = make_llm(recorded=True)  # reports v1
+    llm = make_llm(v1=True)  # reports v1
     reports, errors = run(karate_index, llm)
     communities = karate_index["communities"]
 

@@ -36,7 +36,7 @@ def settings_for(make_settings, tmp_path: Path):
     def build(base_url: str, cache: str, **llm):
         return make_settings(
             base_url,
-            recorded=True,  # the scripted model writes JSON extractions and v1 reports
+            v1=True,  # the scripted model writes JSON extractions and v1 reports
             chunking=CHUNKING,
             cache={"path": str(tmp_path / cache)},
             llm={"max_retries": 2, "retry_backoff": 0.01, "timeout": 2.0, **llm},

@@ -118,7 +118,7 @@ def test_a_hijacking_document_stays_inside_its_own_chunk(
 ) -> None:
     fake_llm.respond_with(indexing_model)
     # the JSON pipeline (what the scripted model speaks), one document's chunk per call
-    settings = make_settings(fake_llm.base_url, recorded=True)
+    settings = make_settings(fake_llm.base_url, v1=True)
     build(demo_subset, tmp_path / "reference", settings, make_embedder)
     clean_prompts = {
         chunk_text(b): b["messages"] for b in fake_llm.requests if "Text:" in str(b["messages"])
