@@ -455,6 +455,20 @@ def indexing_model(body: dict[str, Any]) -> str:
 RECORDED_CACHE = REPO_ROOT / "data" / "llm_cache"
 
 
+# The methods whose demo answers are recorded on the defaults (scripts/record_demo.sh, all 24
+# questions). A test that replays another method's demo answers uses the v1 recording until
+# that method's answers are committed: add the method here then.
+ANSWERED_ON_DEFAULTS = frozenset({"naive", "local"})
+
+
+def recorded_demo(request: pytest.FixtureRequest, *methods: str) -> tuple[Any, Settings]:
+    """Return (demo index, replay settings) of the recording that holds the demo answers of
+    ``methods``: the defaults' when every one is answered on them, else v1's."""
+    if set(methods) <= ANSWERED_ON_DEFAULTS:
+        return request.getfixturevalue("demo_index"), request.getfixturevalue("replay_settings")
+    return request.getfixturevalue("v1_demo_index"), request.getfixturevalue("v1_settings")
+
+
 def replaying(folder: Path, config: Path) -> Settings:
     """Return the settings of ``config`` replaying the committed cache, with a temporary
     embeddings cache in ``folder``."""

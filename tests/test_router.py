@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FakeLLM
+from conftest import FakeLLM, empty_settings_file, recorded_demo
 
-from graphrag.config import DEMO_CONFIG, REPO_ROOT, Settings, SettingsError
+from graphrag.config import REPO_ROOT, Settings, SettingsError
 from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM, run_sync, track_usage
@@ -141,13 +141,15 @@ def test_router_is_opt_in() -> None:
     [("q01", "fact -> local", LocalSearch), ("q19", "thematic -> global", GlobalSearch)],
 )
 def test_router_on_the_demo_gives_the_recorded_answer_of_the_method_it_picks(
-    demo_index: Index, replay_settings: Settings, replay_embedder, qid, route, method
+    request: pytest.FixtureRequest, replay_embedder, qid, route, method
 ) -> None:
+    # The defaults' recording when the picked method's answers are on it, else v1's.
+    demo_index, settings = recorded_demo(request, method.name)
     question = QUESTIONS.loc[qid, "question"]
-    llm = ChatLLM(replay_settings)
-    routed = make_methods(demo_index, ["router"], replay_settings, llm, replay_embedder)["router"]
+    llm = ChatLLM(settings)
+    routed = make_methods(demo_index, ["router"], settings, llm, replay_embedder)["router"]
     answer = routed.answer(question)  # replay: a call not in the cache would raise
-    direct = method(demo_index, replay_settings, llm, replay_embedder).answer(question)
+    direct = method(demo_index, settings, llm, replay_embedder).answer(question)
     assert answer.route == route and answer.method == "router"
     assert (answer.text, answer.sources) == (direct.text, direct.sources)
     assert answer.usage.calls == direct.usage.calls > 0
@@ -156,12 +158,13 @@ def test_router_on_the_demo_gives_the_recorded_answer_of_the_method_it_picks(
 
 
 def test_cli_query_prints_the_route(demo_index: Index, capsys, monkeypatch, tmp_path) -> None:
+    """The demo as shipped: the default settings (an empty settings file) over its index."""
     from graphrag.cli import main
 
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "vectors.sqlite"))
 
     question = QUESTIONS.loc["q01", "question"]
-    args = ["--config", str(DEMO_CONFIG), "--cache", "replay", "query"]
+    args = ["--config", str(empty_settings_file(tmp_path)), "--cache", "replay", "query"]
     args += ["--index", str(demo_index.path), "--method", "router"]
     assert main([*args, question]) == 0
     out = capsys.readouterr().out
