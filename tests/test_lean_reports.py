@@ -1,6 +1,10 @@
 """``index.min_report_entities``: communities too small to need LLM prose get the nlp mode's
-template report, on the demo's recorded index (the other reports still replay) and on a fake
-endpoint (a parent reads its small child's template report)."""
+template report, on the demo's v1 recorded index (the other reports still replay) and on a fake
+endpoint (a parent reads its small child's template report).
+
+The v1 index, because it has what these behaviours need: a two-entity community with a parent,
+and every report written by the LLM (v1 has no templates). The default demo graph is five
+communities of four to nine entities, none small, none split."""
 
 from __future__ import annotations
 
@@ -23,8 +27,9 @@ def sizes(index) -> dict[int, int]:
 
 
 def test_small_demo_communities_get_template_reports_and_the_rest_replay(
-    demo_index, replay_settings: Settings
+    v1_demo_index, v1_settings: Settings
 ) -> None:
+    demo_index, replay_settings = v1_demo_index, v1_settings
     size_of = sizes(demo_index)
     small = {c for c, n in size_of.items() if n < 3}
     assert small and len(small) < len(size_of)  # the demo has a two-entity community
@@ -54,9 +59,11 @@ def test_small_demo_communities_get_template_reports_and_the_rest_replay(
         assert "co-occurrence" not in row[S.SUMMARY]
 
 
-def test_off_by_default_every_community_is_written_by_the_llm(
-    demo_index, replay_settings: Settings
+def test_off_in_v1_every_community_is_written_by_the_llm(
+    v1_demo_index, v1_settings: Settings
 ) -> None:
+    demo_index, replay_settings = v1_demo_index, v1_settings
+    assert replay_settings.index.min_report_entities == 0
     tables = {"entities": demo_index.entities, "relationships": demo_index.relationships}
     llm = ChatLLM(replay_settings)
     with track_usage() as usage:
@@ -70,8 +77,9 @@ def test_off_by_default_every_community_is_written_by_the_llm(
 
 
 def test_a_parent_reads_its_small_childs_template_report(
-    demo_index, fake_llm: FakeLLM, make_llm
+    v1_demo_index, fake_llm: FakeLLM, make_llm
 ) -> None:
+    demo_index = v1_demo_index
     fake_llm.respond_with(lambda body: report_reply(""))
     # a tiny context budget: a parent's own list does not fit, so it reads its children's
     llm = make_llm(v1=True, index={"min_report_entities": 3, "report_context_tokens": 300})
@@ -84,6 +92,7 @@ def test_a_parent_reads_its_small_childs_template_report(
     assert all(prompt_kind(body, REPORT_OPENINGS) == "report" for body in fake_llm.requests)
     size_of = sizes(demo_index)
     templated = reports[reports[S.CONTEXT_SOURCE] == "template"]
+    assert not templated.empty
     assert set(templated[S.COMMUNITY]) == {c for c, n in size_of.items() if n < 3}
     assert usage.calls == len(size_of) - len(templated)  # same contexts share one request
     parents = demo_index.communities.set_index(S.COMMUNITY)[S.PARENT]

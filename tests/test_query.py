@@ -390,9 +390,12 @@ def test_global_point_sources_are_the_reports_of_its_batch(
 
 @pytest.mark.parametrize("asked", ["lowest", "highest", "missing"])
 def test_global_reads_the_reports_of_the_chosen_level(
-    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, asked: str
+    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, asked: str
 ) -> None:
+    # v1's raw levels, over the v1 demo graph: the default one has a single level.
+    demo_index = v1_demo_index
     levels = sorted(demo_index.community_reports[S.LEVEL].unique())
+    assert len(levels) > 1
     level = {"lowest": levels[0], "highest": levels[-1], "missing": 99}[asked]
     expected = levels[-1] if asked == "missing" else level  # absent level: the deepest one
     settings = make_settings(fake_llm.base_url, v1=True, query={"global_level": int(level)})

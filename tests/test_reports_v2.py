@@ -255,13 +255,14 @@ def demo_parents(index) -> list[tuple[pd.Series, list[ChildCommunity]]]:
     ]
 
 
-def test_v2_contexts_of_the_demo_parents(demo_index) -> None:
-    """On the demo's recorded index, a parent's v2 context starts from its children's
+def test_v2_contexts_of_the_demo_parents(v1_demo_index) -> None:
+    """On the demo's v1 recorded index (the default demo graph has no parent community), a
+    parent's v2 context starts from its children's
     summaries and lists every entity at the default budget; at a small budget its largest
     child is swapped for its report first, and every context stays within its budget."""
-    parents = demo_parents(demo_index)
+    parents = demo_parents(v1_demo_index)
     assert parents
-    entities, relationships = demo_index.entities, demo_index.relationships
+    entities, relationships = v1_demo_index.entities, v1_demo_index.relationships
     for parent, children in parents:
         context, source = community_context_v2(parent, entities, relationships, children, 2000)
         assert source == "child_summaries"

@@ -1,6 +1,8 @@
-"""index.summary_threshold_tokens over the demo's recorded extraction: entities whose joined
+"""index.summary_threshold_tokens over the demo's v1 recorded extraction: entities whose joined
 descriptions are short keep them joined (no call); the rest are summarized exactly as the
-recorded pipeline summarizes them (the same prompts, so replay answers them)."""
+v1 pipeline summarizes them (the same prompts, so replay answers them). The v1 recording,
+because it summarized every entity with several descriptions (threshold 0): the defaults'
+recording holds only the summaries past its threshold of 100 tokens."""
 
 from __future__ import annotations
 
@@ -15,9 +17,9 @@ from graphrag.tokens import count_tokens
 
 
 @pytest.fixture(scope="module")
-def demo_entities(demo_mentions):
-    """The demo's merged entities, from the recorded extraction replies."""
-    return merge_entities(demo_mentions[0])
+def demo_entities(v1_demo_mentions):
+    """The demo's merged entities, from the v1 recorded extraction replies."""
+    return merge_entities(v1_demo_mentions[0])
 
 
 def summarize(entities, settings, threshold: int):
@@ -28,10 +30,10 @@ def summarize(entities, settings, threshold: int):
 
 
 def test_threshold_zero_summarizes_every_entity_with_several_descriptions(
-    demo_entities, replay_settings
+    demo_entities, v1_settings
 ) -> None:
     several = demo_entities["descriptions"].map(len).gt(1).sum()
-    _, errors, usage = summarize(demo_entities, replay_settings, 0)
+    _, errors, usage = summarize(demo_entities, v1_settings, 0)
     assert several > 10
     assert usage.calls == usage.cache_hits == several
     assert errors.empty
@@ -39,7 +41,7 @@ def test_threshold_zero_summarizes_every_entity_with_several_descriptions(
 
 @pytest.mark.parametrize("threshold", [30, 60])
 def test_only_descriptions_longer_than_the_threshold_are_summarized(
-    demo_entities, replay_settings, threshold: int
+    demo_entities, v1_settings, threshold: int
 ) -> None:
     joined = [" ".join(d) for d in demo_entities["descriptions"]]
     long = [
@@ -49,8 +51,8 @@ def test_only_descriptions_longer_than_the_threshold_are_summarized(
     several = demo_entities["descriptions"].map(len).gt(1)
     assert 0 < sum(long) < several.sum()  # the threshold splits the demo's entities
 
-    result, errors, usage = summarize(demo_entities, replay_settings, threshold)
-    baseline, _, _ = summarize(demo_entities, replay_settings, 0)
+    result, errors, usage = summarize(demo_entities, v1_settings, threshold)
+    baseline, _, _ = summarize(demo_entities, v1_settings, 0)
 
     assert usage.calls == usage.cache_hits == sum(long)
     assert errors.empty
