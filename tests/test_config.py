@@ -229,8 +229,9 @@ def test_a_corpus_settings_file_pins_only_what_differs_from_the_defaults(config)
 
 
 def test_the_demo_settings_undo_every_lean_default() -> None:
-    """The demo was recorded before the lean pipeline became the default: its settings file
-    sets each lean setting back, so that a replay sends the recorded requests."""
+    """The demo's v1 recording was made before the lean pipeline became the default: its
+    settings file sets each lean setting back, so that a v1 replay sends the recorded
+    requests (the defaults' recording needs no settings file)."""
     demo = load_settings(DEMO_CONFIG, env={}).index
     assert set(LEAN_INDEX_SETTINGS) <= set(tomllib.loads(DEMO_CONFIG.read_text())["index"])
     assert all(getattr(demo, k) != v for k, v in LEAN_INDEX_SETTINGS.items())

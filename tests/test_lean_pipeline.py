@@ -111,25 +111,23 @@ def test_the_lean_preset_makes_fewer_calls_for_the_same_entities(
     assert len(stopped) == sum(1 for g in pack_text_units(units, 600) if len(g) > 1)
 
 
-def test_the_default_pipeline_indexes_the_demo_from_its_recorded_live_run(
-    make_settings, make_embedder, tmp_path: Path
-) -> None:
+def test_the_default_pipeline_indexes_the_demo_from_its_recorded_live_run(demo_index) -> None:
     """The lean defaults on the demo corpus, replayed from the live re-index in data/llm_cache
-    (no endpoint: a request not recorded fails): every LLM stage answers, and against the gold
-    graph it keeps issue 13's bars it meets (at most 5 calls per 1,000 corpus tokens, entity
-    recall at least 0.89, relationship recall at least 0.53)."""
-    from conftest import DEMO_DOCS, RECORDED_CACHE
+    (the session's demo index: no endpoint, a request not recorded fails): every LLM stage
+    answers, and against the gold graph it keeps issue 13's bars it meets (at most 5 calls per
+    1,000 corpus tokens, entity recall at least 0.89, relationship recall at least 0.53)."""
+    from conftest import DEMO_DOCS
 
     from graphrag.index.quality import extraction_quality, load_gold_graph
 
-    settings = make_settings(cache={"mode": "replay", "path": str(RECORDED_CACHE)})
-    summary = build(DEMO_DOCS, tmp_path / "lean", settings, make_embedder)
-    assert summary.failed == []
-    index = load_index(tmp_path / "lean")
-    corpus_tokens = int(index.text_units[S.N_TOKENS].sum())
-    calls = sum(stage["calls"] for stage in summary.stages.values())
+    summary = demo_index.manifest["summary"]
+    assert summary["failed"] == []
+    assert demo_index.manifest["settings"]["index"]["extraction_format"] == "records"
+    corpus_tokens = int(demo_index.text_units[S.N_TOKENS].sum())
+    stages = summary["stages"]
+    calls = sum(stage["calls"] for stage in stages.values())
     assert calls * 1000 / corpus_tokens <= 5
-    assert all(summary.stages[s]["calls"] > 0 for s in ("extract", "graph", "reports"))
+    assert all(stages[s]["calls"] > 0 for s in ("extract", "graph", "reports"))
     gold = load_gold_graph(DEMO_DOCS.parent / "gold_graph.json")
-    quality = extraction_quality(index.entities, index.relationships, gold)
+    quality = extraction_quality(demo_index.entities, demo_index.relationships, gold)
     assert quality.entity_recall >= 0.89 and quality.relationship_recall >= 0.53
