@@ -55,7 +55,7 @@ JUDGEMENT_COLUMNS = [
 # grades every fluent answer about 4, so what it reads shows in small differences: on the
 # demo's six global questions a question's own answer out-rated another question's answer
 # by 0.02-0.59 (6 of 6 on every criterion, the smallest gap 0.025 to 0.09 by criterion);
-# a band of 0.25 tied half of them.
+# a band of 0.25 tied 3 to 5 of the 6 by criterion.
 TIE_BAND = 0.05
 TOP_LOGPROBS = 10  # alternatives asked for the grade token: the five digits are among them
 
