@@ -253,6 +253,10 @@ class EvalSettings:
     bootstrap_samples: int = 2000
     seed: int = 2024
     answer_relevancy_strictness: int = 1
+    # The questions the pairwise judge reads (``eval --pairwise``), by type: the GraphRAG
+    # paper's criteria (comprehensiveness, diversity, ...) are for global, sensemaking
+    # questions; empty: every question.
+    pairwise_types: list[str] = field(default_factory=lambda: ["global"])
 
 
 @dataclass

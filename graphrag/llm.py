@@ -73,6 +73,10 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     cache_key: str | None = None  # where the reply is recorded (None when the cache is off)
     stopped_early: str | None = None  # why a stop rule ended the reply (graphrag/llm_stream.py)
+    # The first reply token's most likely alternatives, token -> log-probability, when the
+    # request asked for ``top_logprobs`` and the endpoint gave them (graphrag/eval/pairwise.py
+    # reads a rating's distribution from them).
+    first_token_logprobs: dict[str, float] = field(default_factory=dict)
 
 
 def _retryable(err: BaseException) -> bool:
@@ -106,7 +110,11 @@ def _completion(raw: Any, usage: Usage) -> Completion:
     response = raw.parse()
     choice = response.choices[0]
     key = raw.headers.get(CACHE_KEY_HEADER)
-    return Completion(choice.message.content or "", choice.finish_reason, usage, key)
+    tokens = (choice.logprobs.content or []) if choice.logprobs else []
+    first = {t.token: t.logprob for t in tokens[0].top_logprobs} if tokens else {}
+    return Completion(
+        choice.message.content or "", choice.finish_reason, usage, key, first_token_logprobs=first
+    )
 
 
 async def _streamed_completion(raw: Any, usage: Usage) -> Completion:
@@ -217,13 +225,18 @@ class ChatLLM:
         response_format: dict[str, Any] | None = None,
         seed: int | None = None,
         stop_rule: str | None = None,
+        top_logprobs: int | None = None,
     ) -> Completion:
         """Return the model's reply to ``messages`` (from the cache when recorded).
 
         ``stop_rule`` names a rule of graphrag/llm_stream.py (e.g. "records"): the reply is
         streamed and ended where the rule says (a repetition loop), and recorded as ended.
+        ``top_logprobs``: also ask for that many alternatives per token (OpenAI's
+        ``logprobs``); the first token's are in ``Completion.first_token_logprobs``.
         """
         params = self._params(messages, max_tokens, temperature, response_format, seed)
+        if top_logprobs:
+            params |= {"logprobs": True, "top_logprobs": top_logprobs}
         if stop_rule and stop_rule not in STOP_RULES:
             raise ValueError(f"unknown stop rule {stop_rule!r} (known: {', '.join(STOP_RULES)})")
         if stop_rule:

@@ -636,35 +636,28 @@ PAIRWISE_CRITERIA = {
 }
 
 
-def pairwise_schema() -> dict:
-    """One verdict per criterion: 1 or 2 for the better answer, 0 for a tie."""
-    verdict = {
-        "type": "object",
-        "properties": {
-            "winner": {"type": "integer", "enum": [0, 1, 2]},
-            "reason": {"type": "string", "maxLength": 300},
-        },
-        "required": ["winner", "reason"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {name: verdict for name in PAIRWISE_CRITERIA},
-        "required": list(PAIRWISE_CRITERIA),
-        "additionalProperties": False,
-    }
+RATING_SCALE = (1, 2, 3, 4, 5)
 
 
-def pairwise(question: str, first: str, second: str) -> Messages:
-    """The GraphRAG paper's head-to-head judgement of two answers; returns pairwise_schema JSON."""
-    criteria = "\n".join(f"- {name}: {text}" for name, text in PAIRWISE_CRITERIA.items())
+def answer_rating(question: str, answer: str, criterion: str) -> Messages:
+    """The pairwise judge: one answer rated alone on one criterion, a digit of RATING_SCALE.
+
+    The answer is shown alone, so no order can bias the rating (the 1.5B model asked to pick
+    the better of two answers picked by position only: 0.500 on every planted control). The
+    question and answer come before the criterion, so the four criteria of one answer share
+    their prompt prefix in the server's cache.
+    """
     system = (
-        "You compare two answers to the same question. For each criterion below, say which "
-        "answer is better: 1 for Answer 1, 2 for Answer 2, 0 only if they are equally good. "
-        "Give a one-sentence reason. Judge the answers, not their length or their order.\n"
-        f"{criteria}\nReply with JSON only."
+        "You grade one answer to a question on one criterion, from 1 to 5: 1 = the answer does "
+        "not address the question or fails the criterion entirely, 3 = it partly meets the "
+        "criterion, 5 = it fully meets the criterion for this question. Grade only what the "
+        "answer says about the question asked. Reply with the digit only."
     )
-    return _msgs(system, f"Question: {question}\n\nAnswer 1:\n{first}\n\nAnswer 2:\n{second}")
+    user = (
+        f"Question: {question}\n\nAnswer:\n{answer}\n\n"
+        f"Criterion: {criterion}. {PAIRWISE_CRITERIA[criterion]}\nGrade (1-5):"
+    )
+    return _msgs(system, user)
 
 
 def question_kind_schema(kinds: list[str]) -> dict:

@@ -53,6 +53,8 @@ class Reply:
     # a server sends one per token; ``content`` is ignored then.
     pieces: list[str] | None = None
     ignore_stream: bool = False  # answer a stream=True request with one JSON completion
+    # The first token's alternatives, token -> log-probability, sent as OpenAI's ``logprobs``.
+    top_logprobs: dict[str, float] | None = None
 
 
 @dataclass
@@ -117,18 +119,21 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         if reply.completion_tokens is not None
         else max(1, len(reply.content) // 4)
     )
+    choice = {
+        "index": 0,
+        "message": {"role": "assistant", "content": reply.content},
+        "finish_reason": reply.finish_reason,
+    }
+    if reply.top_logprobs is not None:
+        top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in reply.top_logprobs.items()]
+        first = {"token": reply.content[:1], "logprob": max(reply.top_logprobs.values())}
+        choice["logprobs"] = {"content": [{**first, "bytes": None, "top_logprobs": top}]}
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 0,
         "model": body.get("model", "fake"),
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": reply.content},
-                "finish_reason": reply.finish_reason,
-            }
-        ],
+        "choices": [choice],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,

@@ -1,63 +1,67 @@
-"""Pairwise (head-to-head) judging: both orders, flips as ties, failures counted; through a fake
-judge on the fake endpoint, and the batch command in replay over the recorded demo answers."""
+"""Pairwise judging from per-answer ratings: probability-weighted grades, ties inside the band,
+failures counted, planted controls; through a fake judge on the fake endpoint, and the batch
+command in replay over the recorded demo answers."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
 import pandas as pd
 import pytest
-from conftest import FakeLLM
+from conftest import FakeLLM, Reply
 
-from graphrag import prompts
 from graphrag.cli import main
 from graphrag.config import DEMO_CONFIG, REPO_ROOT
 from graphrag.eval import pairwise as pw
 from graphrag.eval.questions import load_questions
-from graphrag.llm import ChatLLM
+from graphrag.llm import ChatLLM, Completion
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").head(4)
-ANSWER = re.compile(r"Answer 1:\n(.*)\n\nAnswer 2:\n(.*)", re.DOTALL)
+RATED = re.compile(r"Question: (.*)\n\nAnswer:\n(.*)\n\nCriterion: (\w+)\.", re.DOTALL)
 
 
-def verdict(winner: int) -> dict:
-    return {"winner": winner, "reason": "because"}
+def grade(probabilities: dict[int, float]) -> Reply:
+    """A reply whose grade digits have these probabilities (and one non-digit alternative)."""
+    top = {str(d): math.log(p) for d, p in probabilities.items()}
+    top["The"] = math.log(1e-4)
+    return Reply(content=str(max(probabilities, key=probabilities.get)), top_logprobs=top)
 
 
-def fake_judge(body: dict) -> str:
-    """Comprehensiveness: the longer answer (whatever its place). Directness: always the
-    first shown (pure position bias). Diversity: always a tie. Empowerment: the answer that
-    mentions the Council, if exactly one does."""
-    first, second = ANSWER.search(body["messages"][-1]["content"]).groups()
-    council = ["Council" in first, "Council" in second]
-    return json.dumps(
-        {
-            "comprehensiveness": verdict(1 if len(first) > len(second) else 2),
-            "diversity": verdict(0),
-            "empowerment": verdict(
-                1 if council == [True, False] else 2 if council == [False, True] else 0
-            ),
-            "directness": verdict(1),
-        }
+def test_a_rating_is_the_mean_grade_under_the_digit_probabilities() -> None:
+    weighted = Completion(
+        "4",
+        first_token_logprobs={
+            "4": math.log(0.6),
+            "5": math.log(0.2),
+            " 2": math.log(0.2),
+            "Grade": -0.1,
+        },
     )
+    assert pw.expected_rating(weighted) == pytest.approx(0.6 * 4 + 0.2 * 5 + 0.2 * 2)
+    assert pw.expected_rating(Completion("3")) == 3.0  # an endpoint without logprobs
+    with pytest.raises(ValueError, match="not a grade 1-5"):
+        pw.expected_rating(Completion("Answer 1 is better"))
+    assert [pw.score(4.0, 3.9), pw.score(4.0, 3.96), pw.score(3.0, 3.04)] == [1.0, 0.5, 0.5]
+    assert pw.score(2.0, 2.1) == 0.0
+
+
+def fake_judge(body: dict) -> Reply:
+    """Comprehensiveness: the longer answer grades higher. Diversity: the same for every
+    answer (a tie). Empowerment: an answer that mentions the Council grades 4, others 2.
+    Directness: flat over the five digits (reads nothing)."""
+    _, answer, criterion = RATED.search(body["messages"][-1]["content"]).groups()
+    if criterion == "comprehensiveness":
+        return grade({5: 0.8, 2: 0.2} if len(answer) > 20 else {2: 0.8, 5: 0.2})
+    if criterion == "empowerment":
+        return grade({4: 0.9, 3: 0.1} if "Council" in answer else {2: 0.9, 3: 0.1})
+    return grade({3: 0.5, 4: 0.5} if criterion == "diversity" else dict.fromkeys(range(1, 6), 0.2))
 
 
 def records(rows: list[tuple[str, str, str, str | None]]) -> pd.DataFrame:
     return pd.DataFrame(
         [{"question_id": q, "method": m, "answer": a, "answer_error": e} for q, m, a, e in rows]
     )
-
-
-def test_combine_turns_a_flip_into_a_tie() -> None:
-    a_first = {c: verdict(1) for c in pw.CRITERIA}
-    b_first_b_wins = {c: verdict(1) for c in pw.CRITERIA}  # the first shown (B) wins: a flip
-    b_first_a_wins = {c: verdict(2) for c in pw.CRITERIA}
-    assert all(s == (0.5, 2, 2) for s in pw.combine(a_first, b_first_b_wins).values())
-    assert all(s == (1.0, 1, 2) for s in pw.combine(a_first, b_first_a_wins).values())
-    tie = {c: verdict(0) for c in pw.CRITERIA}
-    assert all(s == (0.75, 1, 1) for s in pw.combine(a_first, tie).values())
 
 
 def test_win_rates_through_a_fake_judge(make_settings, fake_llm: FakeLLM) -> None:
@@ -68,26 +72,27 @@ def test_win_rates_through_a_fake_judge(make_settings, fake_llm: FakeLLM) -> Non
         rows.append((qid, "local", "The Council founded it in 1998 with Saltmere.", None))
         rows.append((qid, "naive", "In 1998.", None))
     judgements = pw.run_pairwise(llm, records(rows), QUESTIONS, [("local", "naive")], 2, controls=0)
-    assert fake_llm.calls == 2 * len(QUESTIONS)  # both orders, once each
+    # each answer rated alone: one grade token per answer and criterion
+    assert fake_llm.calls == 2 * len(QUESTIONS) * len(pw.CRITERIA)
+    assert all(r["max_tokens"] == 1 and r["logprobs"] for r in fake_llm.requests)
     assert len(judgements) == len(QUESTIONS) * len(pw.CRITERIA)
     rates = pw.win_rates(judgements).set_index("criterion")
     assert rates.loc["comprehensiveness", "win_rate"] == 1.0
+    assert rates.loc["comprehensiveness", "mean_rating_a"] == pytest.approx(0.8 * 5 + 0.2 * 2)
     assert rates.loc["empowerment", "win_rate"] == 1.0
     assert rates.loc["diversity", "win_rate"] == 0.5
-    assert math.isnan(rates.loc["diversity", "first_position_wins"])
-    # Always picking the first-shown answer flips with the order: a tie, and full position bias.
     assert rates.loc["directness", "win_rate"] == 0.5
-    assert rates.loc["directness", "first_position_wins"] == 1.0
+    assert rates.loc["directness", "mean_rating_b"] == pytest.approx(3.0)
     assert (rates["n"] == len(QUESTIONS)).all() and (rates["judge_failed"] == 0).all()
-    system = fake_llm.requests[0]["messages"][0]["content"]
-    assert all(name in system for name in prompts.PAIRWISE_CRITERIA)
+    shown = [r["messages"][-1]["content"] for r in fake_llm.requests]
+    assert all(("Saltmere" in text) != ("Answer:\nIn 1998." in text) for text in shown)
 
 
 def test_a_failed_answer_loses_without_a_call_and_a_bad_judge_is_counted(
     make_settings, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.respond_with(lambda body: "not json at all")
-    llm = ChatLLM(make_settings(fake_llm.base_url, llm={"json_repair_rounds": 0}))
+    fake_llm.respond_with(lambda body: "Both answers are fine")
+    llm = ChatLLM(make_settings(fake_llm.base_url))
     rows = [
         ("q01", "local", "", "RuntimeError: boom"),
         ("q01", "naive", "In 1998.", None),
@@ -100,30 +105,26 @@ def test_a_failed_answer_loses_without_a_call_and_a_bad_judge_is_counted(
     assert (failed["status"] == pw.NO_ANSWER).all() and (failed["score_a"] == 0.0).all()
     bad = by_question.get_group("q02")
     assert (bad["status"] == pw.JUDGE_FAILED).all() and bad["score_a"].isna().all()
-    assert "JSONOutputError" in bad["error"].iloc[0]
+    assert "not a grade 1-5" in bad["error"].iloc[0]
     rates = pw.win_rates(judgements)
     assert (rates["n"] == 1).all() and (rates["judge_failed"] == 1).all()
     assert (rates["win_rate"] == 0.0).all()
 
 
-def reading_judge(body: dict) -> str:
-    """Prefers, on every criterion but directness, the answer that repeats the question asked;
-    directness: always the first shown (reads nothing)."""
-    content = body["messages"][-1]["content"]
-    first, second = ANSWER.search(content).groups()
-    asked = content.split("Answer 1:")[0]
-    own = 1 if first.split(" | ")[0] in asked else 2 if second.split(" | ")[0] in asked else 0
-    return json.dumps(
-        {c: verdict(1 if c == "directness" else own) for c in prompts.PAIRWISE_CRITERIA}
-    )
+def reading_judge(body: dict) -> Reply:
+    """Grades 5 an answer that repeats the question asked and 1 any other, on every criterion
+    but directness, which it grades 3 whatever the answer (reads nothing)."""
+    question, answer, criterion = RATED.search(body["messages"][-1]["content"]).groups()
+    if criterion == "directness":
+        return grade({3: 1.0})
+    return grade({5: 0.9, 4: 0.1} if answer.split(" | ")[0] == question else {1: 0.9, 2: 0.1})
 
 
-def test_planted_controls_tell_a_reading_judge_from_a_position_biased_one(
+def test_planted_controls_tell_a_reading_judge_from_one_that_does_not_read(
     make_settings, fake_llm: FakeLLM
 ) -> None:
     """A question's own answer against another question's: the criteria the judge reads score
-    1.0, the one it decides by position 0.5, so the report can say which win rates mean
-    something."""
+    1.0, the one it grades blindly 0.5, so the report can say which win rates mean something."""
     fake_llm.respond_with(reading_judge)
     llm = ChatLLM(make_settings(fake_llm.base_url))
     rows = []
@@ -133,11 +134,15 @@ def test_planted_controls_tell_a_reading_judge_from_a_position_biased_one(
     judgements = pw.run_pairwise(llm, records(rows), QUESTIONS, [("local", "naive")], 2, 3)
     controls = judgements[judgements["method_a"] == pw.CONTROL_A]
     assert set(controls["method_b"]) == {pw.CONTROL_B}
-    assert controls["question_id"].nunique() == 3 and fake_llm.calls == 2 * (4 + 3)
+    # the controls' own answers are local's, already rated: only the other answers are new
+    assert controls["question_id"].nunique() == 3
+    assert fake_llm.calls == len(pw.CRITERIA) * (2 * 4 + 3)
     rates = pw.win_rates(controls).set_index("criterion")
     assert (rates.drop(index="directness")["win_rate"] == 1.0).all()
     assert rates.loc["directness", "win_rate"] == 0.5
-    assert rates.loc["directness", "first_position_wins"] == 1.0
+    assert (pw.control_lines(rates.reset_index())[-1]).startswith(
+        "The judge did not pass its planted controls on directness"
+    )
 
 
 def test_parse_pairs() -> None:
@@ -172,16 +177,24 @@ def test_eval_types_keeps_only_those_questions_and_names_a_missing_type(
 def test_eval_command_runs_pairwise_and_controls_in_replay(
     demo_index, tmp_path, monkeypatch, capsys
 ) -> None:
-    """The batch command over the recorded demo answers: nothing pairwise is recorded, so the
-    report says "not recorded" for every judgement instead of failing."""
+    """The batch command over the recorded demo answers: the judge reads only the global
+    questions (eval.pairwise_types), and what was never recorded is reported as "not recorded"
+    for every judgement instead of failing."""
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "embeddings.sqlite"))
     monkeypatch.chdir(tmp_path)
-    out = tmp_path / "report"
     questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
     argv = f"--config {DEMO_CONFIG} --cache replay eval --index {demo_index.path}"
-    argv += f" --questions {questions} --out {out}"
-    options = "--limit 3 --methods naive,global --pairwise global:naive --judge-controls 2"
-    code = main([*argv.split(), *options.split(), "--quiet"])
+    argv += f" --questions {questions} --metrics none --judge-controls 0"
+    options = "--limit 3 --methods naive,global --pairwise global:naive --quiet"
+    mixed = tmp_path / "mixed"
+    assert main([*argv.split(), *options.split(), "--out", str(mixed)]) == 0
+    asked = pd.read_csv(mixed / "records.csv").drop_duplicates("question_id")
+    assert sorted(asked["type"]) == ["global", "local", "multi_hop"]
+    judged = pd.read_csv(mixed / "pairwise.csv")
+    # one global question: its pair only (a control needs two answered questions)
+    assert set(judged["type"]) == {"global"} and judged["question_id"].nunique() == 1
+    out = tmp_path / "report"
+    code = main([*argv.split(), *options.split(), "--types", "global", "--out", str(out)])
     assert code == 0
     judgements = pd.read_csv(out / "pairwise.csv")
     # the 3 questions' pairs and 3 planted controls (default 6, one per answered question)
@@ -191,8 +204,6 @@ def test_eval_command_runs_pairwise_and_controls_in_replay(
     summary = (out / "summary.md").read_text()
     assert "## Head-to-head (pairwise judge)" in summary
     assert "| global | naive | comprehensiveness | — | 0 | 0 | 3 |" in summary
-    assert "## Judge validity" in summary
-    assert (out / "judge_controls.csv").is_file()
 
 
 def test_the_report_says_on_which_criteria_the_judge_passed_its_controls() -> None:
@@ -210,8 +221,8 @@ def test_the_report_says_on_which_criteria_the_judge_passed_its_controls() -> No
                 "method_b": pw.CONTROL_B,
                 "criterion": criterion,
                 "score_a": score,
-                "first_won": 0 if score == 1.0 else 2,
-                "decisive": 2,
+                "rating_a": 4.0 if score == 1.0 else 3.0,
+                "rating_b": 3.0,
                 "status": pw.SCORED,
                 "error": None,
             }

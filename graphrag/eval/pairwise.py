@@ -1,13 +1,21 @@
-"""Head-to-head comparison of two methods' answers, as the GraphRAG paper scores global questions.
+"""Head-to-head comparison of two methods' answers on the GraphRAG paper's criteria.
 
-For each question the judge reads both answers and, for each criterion (comprehensiveness,
-diversity, empowerment, directness), names the better one or a tie. Every pair is judged in
-both orders: A's score on a criterion is the mean of its two results (win 1, tie 0.5, loss 0),
-so a verdict that flips with the order (position bias) counts as a tie. The win rate of A
-over B is the mean of A's scores over questions, with a bootstrap CI; above 0.5 means A won
-more often. A method that failed to answer loses to one that answered (0, no judge call);
-two failures tie. A judge reply that stays invalid is a counted failure; in replay, a
-judgement that was never recorded is reported as not recorded, never as a number.
+The paper's judge reads both answers and names the better one per criterion
+(comprehensiveness, diversity, empowerment, directness). The 1.5B default model cannot do
+that: shown two answers it picked by position alone (Answer 2 for comprehensiveness, Answer 1
+for the rest, in both orders and even for a question's own answer against another
+question's: 0.500 on every planted control). So each answer is rated alone, which no order
+can bias, and the two ratings are compared: per criterion the judge grades the answer 1-5 in
+one token, and the rating is the mean grade under the probabilities the model gives the five
+digits (G-Eval's probability-weighted score, Liu et al. 2023), which separates answers the
+single most likely digit calls equal. A beats B on a question when its rating is more than
+``TIE_BAND`` higher (score 1), loses when it is that much lower (0), and ties otherwise
+(0.5); the win rate of A over B is the mean score over questions, with a bootstrap CI. An
+answer's ratings are shared by every pair it is in (one recorded call per answer and
+criterion). A method that failed to answer loses to one that answered (0, no judge call);
+two failures tie. A rating that cannot be read is a counted failure; in replay, one never
+recorded is reported as not recorded, never as a number. Planted controls (a question's own
+answer against another question's) measure whether the judge reads the answers at all.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag.coroutines import run_sync
 from graphrag.eval import stats
-from graphrag.llm import ChatLLM
+from graphrag.llm import ChatLLM, Completion
 from graphrag.llm_cache import CacheMissError
 
 CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
@@ -38,12 +46,18 @@ JUDGEMENT_COLUMNS = [
     "method_b",
     "criterion",
     "score_a",
-    "first_won",
-    "decisive",
+    "rating_a",
+    "rating_b",
     "status",
     "error",
 ]
-_FIRST = {1: 1.0, 0: 0.5, 2: 0.0}  # the first-shown answer's score for a verdict
+# Ratings closer than this (on the 1-5 scale) tie: a twentieth of one grade. The 1.5B judge
+# grades every fluent answer about 4, so what it reads shows in small differences: on the
+# demo's six global questions a question's own answer out-rated another question's answer
+# by 0.02-0.59 (6 of 6 on every criterion, the smallest gap 0.025 to 0.09 by criterion);
+# a band of 0.25 tied 3 to 5 of the 6 by criterion.
+TIE_BAND = 0.05
+TOP_LOGPROBS = 10  # alternatives asked for the grade token: the five digits are among them
 
 
 def parse_pairs(text: str, methods: list[str]) -> list[tuple[str, str]]:
@@ -62,20 +76,46 @@ def parse_pairs(text: str, methods: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def combine(first: dict, second: dict) -> dict[str, tuple[float, float, int]]:
-    """Return, per criterion, A's score and the first position's wins over both orders.
+def expected_rating(completion: Completion) -> float:
+    """Return the mean grade under the probabilities of the digits of ``RATING_SCALE`` among
+    the first token's alternatives; the replied digit when the endpoint gave none."""
+    scale = {str(d): d for d in prompts.RATING_SCALE}
+    weights = {
+        scale[token.strip()]: math.exp(logprob)
+        for token, logprob in completion.first_token_logprobs.items()
+        if token.strip() in scale
+    }
+    if weights:
+        total = math.fsum(weights.values())
+        return math.fsum(d * w for d, w in weights.items()) / total
+    text = completion.text.strip()
+    if text[:1] in scale:
+        return float(scale[text[:1]])
+    raise ValueError(f"the judge's reply {text[:40]!r} is not a grade 1-5")
 
-    ``first`` is the verdict with A shown first, ``second`` with B shown first. The values
-    are (A's score, wins of the first-shown answer, decisive verdicts).
-    """
-    out = {}
+
+async def rate_answer(llm: ChatLLM, question: str, answer: str) -> dict[str, float]:
+    """Return the answer's rating per criterion (one grade token per criterion; the criteria
+    run one after another so each reuses the previous prompt's cached prefix)."""
+    ratings = {}
     for criterion in CRITERIA:
-        one, two = int(first[criterion]["winner"]), int(second[criterion]["winner"])
-        score_a = (_FIRST[one] + (1.0 - _FIRST[two])) / 2
-        first_won = int(one == 1) + int(two == 1)
-        decisive = int(one != 0) + int(two != 0)
-        out[criterion] = (score_a, first_won, decisive)
-    return out
+        completion = await llm.achat(
+            prompts.answer_rating(question, answer, criterion),
+            max_tokens=1,
+            temperature=0.0,
+            top_logprobs=TOP_LOGPROBS,
+        )
+        ratings[criterion] = expected_rating(completion)
+    return ratings
+
+
+def score(rating_a: float, rating_b: float) -> float:
+    """A's score against B: 1 if its rating is more than TIE_BAND higher, 0 if lower, else 0.5."""
+    if rating_a - rating_b > TIE_BAND:
+        return 1.0
+    if rating_b - rating_a > TIE_BAND:
+        return 0.0
+    return 0.5
 
 
 def answered(record: pd.Series) -> bool:
@@ -95,32 +135,13 @@ async def judge_question(
     }
     failed_a, failed_b = (not answered(r) for r in (a, b))
     if failed_a or failed_b:
-        score = 0.5 if failed_a and failed_b else (0.0 if failed_a else 1.0)
-        return [
-            {
-                **base,
-                "criterion": c,
-                "score_a": score,
-                "first_won": 0,
-                "decisive": 0,
-                "status": NO_ANSWER,
-                "error": None,
-            }
-            for c in CRITERIA
-        ]
-    schema = prompts.pairwise_schema()
+        result = 0.5 if failed_a and failed_b else (0.0 if failed_a else 1.0)
+        rows = [(c, result, math.nan, math.nan) for c in CRITERIA]
+        return [_row(base, c, s, ra, rb, NO_ANSWER) for c, s, ra, rb in rows]
     try:
-        first, second = await asyncio.gather(
-            llm.ajson(
-                prompts.pairwise(question["question"], a["answer"], b["answer"]),
-                schema,
-                name="pairwise",
-            ),
-            llm.ajson(
-                prompts.pairwise(question["question"], b["answer"], a["answer"]),
-                schema,
-                name="pairwise",
-            ),
+        ratings_a, ratings_b = await asyncio.gather(
+            rate_answer(llm, question["question"], a["answer"]),
+            rate_answer(llm, question["question"], b["answer"]),
         )
     except CacheMissError:
         status, error = NOT_RECORDED, None  # its message names a machine path
@@ -128,34 +149,35 @@ async def judge_question(
         status, error = JUDGE_FAILED, f"{type(err).__name__}: {' '.join(str(err).split())[:200]}"
     else:
         return [
-            {
-                **base,
-                "criterion": c,
-                "score_a": s,
-                "first_won": w,
-                "decisive": d,
-                "status": SCORED,
-                "error": None,
-            }
-            for c, (s, w, d) in combine(first, second).items()
+            _row(base, c, score(ratings_a[c], ratings_b[c]), ratings_a[c], ratings_b[c], SCORED)
+            for c in CRITERIA
         ]
-    return [
-        {
-            **base,
-            "criterion": c,
-            "score_a": math.nan,
-            "first_won": 0,
-            "decisive": 0,
-            "status": status,
-            "error": error,
-        }
-        for c in CRITERIA
-    ]
+    return [_row(base, c, math.nan, math.nan, math.nan, status, error) for c in CRITERIA]
+
+
+def _row(
+    base: dict,
+    criterion: str,
+    score_a: float,
+    rating_a: float,
+    rating_b: float,
+    status: str,
+    error: str | None = None,
+) -> dict:
+    return {
+        **base,
+        "criterion": criterion,
+        "score_a": score_a,
+        "rating_a": rating_a,
+        "rating_b": rating_b,
+        "status": status,
+        "error": error,
+    }
 
 
 # The planted control: a question's own answer against another question's answer (both by
-# the first pair's first method). A judge that reads the answers prefers its own answer on
-# every criterion in both orders (win rate 1.0); a judge that picks by position scores 0.5.
+# the first pair's first method). A judge that reads the answers rates its own answer higher
+# on every criterion (win rate 1.0); one that does not read them scores about 0.5.
 CONTROL_A, CONTROL_B = "control: its own answer", "control: another question's answer"
 DEFAULT_CONTROLS = 6
 
@@ -229,7 +251,8 @@ WIN_RATE_COLUMNS = [
     "n",
     "judge_failed",
     "not_recorded",
-    "first_position_wins",
+    "mean_rating_a",
+    "mean_rating_b",
 ]
 
 
@@ -238,18 +261,14 @@ def win_rates(
     n_resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
 ) -> pd.DataFrame:
-    """Return A's win rate over B per pair and criterion, with CI, n and failure counts.
-
-    ``first_position_wins`` is the share of decisive verdicts that went to whichever answer
-    was shown first (0.5 = no position bias); NaN when no verdict was decisive.
-    """
+    """Return A's win rate over B per pair and criterion, with CI, n, failure counts and
+    the two methods' mean ratings over the judged questions (NaN when none was judged)."""
     rows = []
     for (a, b, criterion), frame in judgements.groupby(
         ["method_a", "method_b", "criterion"], sort=False
     ):
         usable = frame[frame["status"].isin([SCORED, NO_ANSWER])]
         estimate = stats.bootstrap_ci(usable["score_a"], n_resamples=n_resamples, seed=seed)
-        decisive = int(frame["decisive"].sum())
         rows.append(
             {
                 "method_a": a,
@@ -261,9 +280,8 @@ def win_rates(
                 "n": estimate.n,
                 "judge_failed": int((frame["status"] == JUDGE_FAILED).sum()),
                 "not_recorded": int((frame["status"] == NOT_RECORDED).sum()),
-                "first_position_wins": (
-                    frame["first_won"].sum() / decisive if decisive else math.nan
-                ),
+                "mean_rating_a": frame["rating_a"].mean(),
+                "mean_rating_b": frame["rating_b"].mean(),
             }
         )
     return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)

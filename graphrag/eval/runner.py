@@ -210,8 +210,10 @@ def run_evaluation(
     judgements = None
     if pairwise_pairs:
         pairs = pairwise.parse_pairs(pairwise_pairs, methods)
+        kinds = settings.eval.pairwise_types
+        judged = questions[questions["type"].isin(kinds)] if kinds else questions
         judgements = pairwise.run_pairwise(
-            llm, records, questions, pairs, in_flight, pairwise_controls
+            llm, records, judged, pairs, in_flight, pairwise_controls
         )
     gold_path = gold_graph or default_gold_graph(questions_path)
     gold = load_gold_graph(gold_path) if gold_path else None

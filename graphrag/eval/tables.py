@@ -16,6 +16,7 @@ import pandas as pd
 
 from graphrag.eval import judge_validity, stats
 from graphrag.eval.analysis import Analysis, answer_failures, failed_in
+from graphrag.eval.pairwise import TIE_BAND
 from graphrag.eval.pairwise import control_lines as pairwise_control_lines
 from graphrag.eval.stats import column_mean, summary_row
 
@@ -317,22 +318,23 @@ def pairwise_section(analysis: Analysis) -> list[str]:
             str(r.n),
             str(r.judge_failed),
             str(r.not_recorded),
-            number(r.first_position_wins),
+            number(r.mean_rating_a),
+            number(r.mean_rating_b),
         ]
         for r in rates.itertuples(index=False)
     ]
     return [
         "## Head-to-head (pairwise judge)",
         "",
-        "For each question the judge read both answers and chose the better on each criterion "
-        "(the GraphRAG paper's comprehensiveness, diversity, empowerment, directness), once in "
-        "each order; a verdict that flips with the order counts as a tie. Win rate = A's mean "
-        "score (win 1, tie 0.5, loss 0) with a 95% bootstrap CI; above 0.5 favours A. "
-        "First-shown wins = share of decisive verdicts won by whichever answer came first "
-        "(0.5 = no position bias). The control rows measure the judge: a question's own answer "
-        "against the answer to another question, which a judge that reads them prefers on every "
-        "criterion (win rate 1.0); where a criterion's control is near 0.5, that criterion's "
-        "win rates say nothing about the methods.",
+        "For each question the judge rated each answer alone, 1-5, on each of the GraphRAG "
+        "paper's criteria (comprehensiveness, diversity, empowerment, directness): the mean "
+        "grade under the probabilities the model gave the five digits, so no answer order can "
+        f"bias it. A wins a question when its rating is more than {TIE_BAND} higher, "
+        "loses when lower, and ties otherwise; win rate = A's mean score (win 1, tie 0.5, "
+        "loss 0) with a 95% bootstrap CI; above 0.5 favours A. The control rows measure the "
+        "judge: a question's own answer against the answer to another question, which a judge "
+        "that reads them rates higher on every criterion (win rate 1.0); where a criterion's "
+        "control is near 0.5, that criterion's win rates say nothing about the methods.",
         "",
         *(
             table(
@@ -344,7 +346,8 @@ def pairwise_section(analysis: Analysis) -> list[str]:
                     "n",
                     "Judge failures",
                     "Not recorded",
-                    "First-shown wins",
+                    "Mean rating A",
+                    "Mean rating B",
                 ],
                 rows,
             )
