@@ -4,7 +4,7 @@ replay from data/llm_cache alone, with no model and no endpoint (a miss is an er
 from __future__ import annotations
 
 import pytest
-from conftest import index_texts, recorded_demo
+from conftest import ANSWERED_ON_DEFAULTS, index_texts, recorded_demo
 
 from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import EvidenceIndex
@@ -13,7 +13,7 @@ from graphrag.index import schemas as S
 from graphrag.index.quality import extraction_quality, load_gold_graph
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM
-from graphrag.query.registry import METHODS, make_methods
+from graphrag.query.registry import METHODS, OPT_IN_METHODS, make_methods
 
 DEMO = REPO_ROOT / "data" / "kestrel_bay"
 QUESTIONS = load_questions(DEMO / "questions.jsonl").set_index("id")
@@ -47,7 +47,11 @@ def test_demo_extraction_finds_most_gold_entities(demo_index: Index) -> None:
     assert quality.entity_recall >= 0.5, quality.render()
 
 
-@pytest.mark.parametrize("name", list(METHODS))
+# The default methods, and the opt-in ones whose demo answers are recorded (on the defaults).
+REPLAYED_METHODS = [*METHODS, *(m for m in OPT_IN_METHODS if m in ANSWERED_ON_DEFAULTS)]
+
+
+@pytest.mark.parametrize("name", REPLAYED_METHODS)
 @pytest.mark.parametrize("qid", REPLAYED_QUESTIONS)
 def test_recorded_demo_answers_replay(
     request: pytest.FixtureRequest, replay_embedder, name: str, qid: str
