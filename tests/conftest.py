@@ -463,7 +463,9 @@ RECORDED_CACHE = REPO_ROOT / "data" / "llm_cache"
 # The methods whose demo answers are recorded on the defaults (scripts/record_demo.sh, all 24
 # questions). A test that replays another method's demo answers uses the v1 recording until
 # that method's answers are committed: add the method here then.
-ANSWERED_ON_DEFAULTS = frozenset({"naive", "hyde", "local", "global", "ppr", "router"})
+ANSWERED_ON_DEFAULTS = frozenset(
+    {"naive", "hyde", "multi_query", "local", "global", "ppr", "router"}
+)
 
 
 def recorded_demo(request: pytest.FixtureRequest, *methods: str) -> tuple[Any, Settings]:
