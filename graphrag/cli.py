@@ -285,8 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=6,
         metavar="N",
-        help="with --pairwise: planted pairs (a question's own answer against another "
-        "question's) that measure the pairwise judge (default 6; 0: none)",
+        help="with --pairwise: planted pairs per method of the pairs (a question's own answer "
+        "against another question's) that measure the pairwise judge (default 6; 0: none)",
     )
     p.add_argument(
         "--gold", help="gold_graph.json for gold entities (default: the one beside --questions)"

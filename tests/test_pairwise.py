@@ -134,9 +134,10 @@ def test_planted_controls_tell_a_reading_judge_from_one_that_does_not_read(
     judgements = pw.run_pairwise(llm, records(rows), QUESTIONS, [("local", "naive")], 2, 3)
     controls = judgements[judgements["method_a"] == pw.CONTROL_A]
     assert set(controls["method_b"]) == {pw.CONTROL_B}
-    # the controls' own answers are local's, already rated: only the other answers are new
-    assert controls["question_id"].nunique() == 3
-    assert fake_llm.calls == len(pw.CRITERIA) * (2 * 4 + 3)
+    # 3 controls per method of the pair; their own answers are already rated, so only the
+    # other questions' answers are new calls
+    assert len(controls) == 2 * 3 * len(pw.CRITERIA) and controls["question_id"].nunique() == 3
+    assert fake_llm.calls == len(pw.CRITERIA) * (2 * 4 + 2 * 3)
     rates = pw.win_rates(controls).set_index("criterion")
     assert (rates.drop(index="directness")["win_rate"] == 1.0).all()
     assert rates.loc["directness", "win_rate"] == 0.5
@@ -197,10 +198,11 @@ def test_eval_command_runs_pairwise_and_controls_in_replay(
     code = main([*argv.split(), *options.split(), "--types", "global", "--out", str(out)])
     assert code == 0
     judgements = pd.read_csv(out / "pairwise.csv")
-    # the 3 questions' pairs and 3 planted controls (default 6, one per answered question)
-    assert len(judgements) == 2 * 3 * len(pw.CRITERIA)
+    # the 3 questions' pairs, and 3 planted controls per method of the pair (default 6 each,
+    # one per answered question)
+    assert len(judgements) == (3 + 2 * 3) * len(pw.CRITERIA)
     assert set(judgements["status"]) == {pw.NOT_RECORDED}
-    assert (judgements["method_a"] == pw.CONTROL_A).sum() == 3 * len(pw.CRITERIA)
+    assert (judgements["method_a"] == pw.CONTROL_A).sum() == 2 * 3 * len(pw.CRITERIA)
     summary = (out / "summary.md").read_text()
     assert "## Head-to-head (pairwise judge)" in summary
     assert "| global | naive | comprehensiveness | — | 0 | 0 | 3 |" in summary

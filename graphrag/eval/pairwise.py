@@ -175,9 +175,11 @@ def _row(
     }
 
 
-# The planted control: a question's own answer against another question's answer (both by
-# the first pair's first method). A judge that reads the answers rates its own answer higher
-# on every criterion (win rate 1.0); one that does not read them scores about 0.5.
+# The planted control: a question's own answer against another question's answer, both by
+# one method, for each method of the judged pairs, so the judge is checked on the answers it
+# judges (on the demo's global questions it out-rated naive's own answers more often than
+# global's). A judge that reads the answers rates its own answer higher on every criterion
+# (win rate 1.0); one that does not read them scores about 0.5.
 CONTROL_A, CONTROL_B = "control: its own answer", "control: another question's answer"
 DEFAULT_CONTROLS = 6
 
@@ -216,8 +218,9 @@ def run_pairwise(
     controls: int = DEFAULT_CONTROLS,
 ) -> pd.DataFrame:
     """Return every judgement row (``JUDGEMENT_COLUMNS``) for ``pairs`` over the questions,
-    then those of ``controls`` planted control pairs (:data:`CONTROL_A` vs :data:`CONTROL_B`),
-    which measure whether the judge reads the answers at all."""
+    then those of up to ``controls`` planted control pairs per method of the pairs
+    (:data:`CONTROL_A` vs :data:`CONTROL_B`), which measure whether the judge reads the
+    answers at all."""
     by_key = {(r["question_id"], r["method"]): r for _, r in records.iterrows()}
     jobs = [
         (q, by_key[(q["id"], a)], by_key[(q["id"], b)])
@@ -225,8 +228,8 @@ def run_pairwise(
         for a, b in pairs
         if (q["id"], a) in by_key and (q["id"], b) in by_key
     ]
-    if pairs and controls > 0:
-        jobs += control_jobs(by_key, questions, pairs[0][0], controls)
+    for method in dict.fromkeys(m for pair in pairs for m in pair) if controls > 0 else []:
+        jobs += control_jobs(by_key, questions, method, controls)
 
     async def run() -> list[list[dict]]:
         gate = asyncio.Semaphore(max(1, in_flight))
