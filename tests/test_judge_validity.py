@@ -171,6 +171,10 @@ def test_controls_through_a_judge_that_reads_the_context(fake_judge, fake_llm: F
 
 def test_sampling_is_seeded_and_uses_only_the_metric_s_controls() -> None:
     records = pd.read_parquet(COMMITTED)
+    # The demo report (defaults) records answer relevancy only. Sampling reads only which
+    # answers have a score, so the other metrics' columns mark the same answers as scored.
+    scored = records["answer_relevancy"]
+    records = records.assign(faithfulness=scored, context_recall=scored)
     first = jv.sample_cases(records, QUESTIONS, "faithfulness", 20, seed=2024)
     again = jv.sample_cases(records, QUESTIONS, "faithfulness", 20, seed=2024)
     other = jv.sample_cases(records, QUESTIONS, "faithfulness", 20, seed=1)
@@ -198,8 +202,9 @@ def test_unrecorded_controls_replay_as_not_measured(
         replay_settings, cache=dataclasses.replace(replay_settings.cache, path=str(tmp_path))
     )
     llm = ChatLLM(empty)
-    judge = Judge(empty, llm, replay_embedder, ["faithfulness"])
-    scored = jv.run_controls(judge, records, QUESTIONS, ["faithfulness"], 3, 2024, 1)
+    metric = "answer_relevancy"  # the judge metric the demo report records
+    judge = Judge(empty, llm, replay_embedder, [metric])
+    scored = jv.run_controls(judge, records, QUESTIONS, [metric], 3, 2024, 1)
     assert len(scored) == 3 and set(scored["status"]) == {jv.NOT_RECORDED}
     assert scored["error"].isna().all()  # no machine path from the miss message
-    assert jv.discrimination(scored, "faithfulness").render() == "not measured (not recorded)"
+    assert jv.discrimination(scored, metric).render() == "not measured (not recorded)"
