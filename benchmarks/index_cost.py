@@ -5,7 +5,7 @@ Run: .venv/bin/python benchmarks/index_cost.py [--index output/kestrel_bay]
      .venv/bin/python benchmarks/index_cost.py --modes [--lean] [--corpus data/kestrel_bay/docs]
 
 ``--modes`` indexes the corpus once per ``index.method`` ("llm" replayed from the recorded
-cache with the recorded pipeline's settings, data/kestrel_bay/graphrag.toml; "nlp" with no
+cache with the recorded pipeline's settings, data/kestrel_bay/v1.toml; "nlp" with no
 LLM) and prints, per mode: LLM calls, prompt and completion tokens, the model seconds
 recorded for those calls, this run's wall seconds (per 1,000 corpus tokens), and entity and
 relationship recall against the gold graph; then how many description summaries each
@@ -189,7 +189,7 @@ def json_formats(cache: Path) -> str:
 
 
 LEAN = LEAN_INDEX_SETTINGS  # the lean LLM pipeline (the defaults): graphrag/index/lean.py
-# "llm": the recorded JSON pipeline the demo's cache holds (data/kestrel_bay/graphrag.toml)
+# "llm": the recorded JSON pipeline the demo's cache holds (data/kestrel_bay/v1.toml)
 MODES: dict[str, dict[str, Any]] = {
     "nlp": {"method": "nlp"},
     "llm": recorded_index_settings(),

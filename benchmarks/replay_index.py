@@ -1,7 +1,7 @@
 """Replay re-index of the demo corpus from the recorded LLM cache: where the wall time goes.
 
 Run: .venv/bin/python benchmarks/replay_index.py [--warm] [--input data/kestrel_bay/docs]
-     [--config data/kestrel_bay/graphrag.toml]
+     [--config data/kestrel_bay/v1.toml]
 
 The index is rebuilt into a temporary folder with ``cache.mode = "replay"`` (no model is
 started; a request missing from the cache ends the run with exit code 2) and a fresh
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from graphrag.config import DEMO_CONFIG, REPO_ROOT, Settings, load_settings
+from graphrag.config import REPO_ROOT, V1_CONFIG, Settings, load_settings
 from graphrag.index.pipeline import IndexSummary, build_index
 from graphrag.llm import CacheMissError, ChatLLM, LLMError
 
@@ -143,7 +143,7 @@ def main() -> None:
     parser.add_argument(
         "--config",
         type=Path,
-        default=DEMO_CONFIG,
+        default=V1_CONFIG,
         help="settings the corpus's index was recorded with (default: the demo's)",
     )
     parser.add_argument(

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# The settings the demo's recorded index and answers (data/llm_cache) were made with, where
-# they differ from the defaults below; whatever replays the demo loads it.
-DEMO_CONFIG = REPO_ROOT / "data" / "kestrel_bay" / "graphrag.toml"
+# The settings of the demo's first recording (still in data/llm_cache), where they differ from
+# the defaults below: the tests of those code paths replay it (the demo itself is recorded
+# with the defaults).
+V1_CONFIG = REPO_ROOT / "data" / "kestrel_bay" / "v1.toml"
 
 
 def repo_relative(path: str | Path) -> str:
@@ -124,7 +125,7 @@ class IndexSettings:
     community_algorithm: Literal["graspologic", "leidenalg"] = "graspologic"
     report_context_tokens: int = 2000
     report_max_findings: int = 4
-    # "llm": the LLM extracts entities and relationships (recorded demo); "nlp": no LLM for the
+    # "llm": the LLM extracts entities and relationships; "nlp": no LLM for the
     # graph: capitalized spans and acronyms, co-occurrence edges weighted by NPMI, template
     # community reports (graphrag/index/nlp_extract.py, nlp_stages.py)
     method: Literal["llm", "nlp"] = "llm"
@@ -132,12 +133,12 @@ class IndexSettings:
     nlp_top_edges_per_entity: int = 8  # an edge stays if either end ranks it this high
     nlp_description_chars: int = 400  # sentences kept as a description, per chunk
     # LLM summaries of an entity's descriptions only when they exceed this many tokens
-    # (0: whenever there are several, as the recorded demo was made)
+    # (0: whenever there are several, as the demo's first recording was made)
     summary_threshold_tokens: int = 100
     # "records": one tuple-delimited record per line, parsed strictly, repaired locally, repeats
-    # dropped (index/records.py); "json": the schema-constrained JSON extraction (recorded demo)
+    # dropped (index/records.py); "json": the schema-constrained JSON extraction (v1 recording)
     extraction_format: Literal["json", "records"] = "records"
-    # Reports and descriptions, second version (issue 14); 1: the recorded demo's prompts. 2: report
+    # Reports and descriptions, second version (issue 14); 1: the v1 recording's prompts. 2: report
     # strings whose lengths are asked in the prompt (schema caps only as loop guards), findings
     # that keep their sources' dates, numbers and names, sub-community reports substituted one at
     # a time (largest first) and children's summaries first in a parent's context; description
@@ -180,7 +181,7 @@ class QuerySettings:
     rrf_k: int = 60
     local_top_entities: int = 8
     # 2: Microsoft GraphRAG's reading (auto budget, one rolled-up level of reports, outside
-    # relationships ranked by links into the selection); 1: the recorded demo's (fixed 1,500-token
+    # relationships ranked by links into the selection); 1: the v1 recording's (fixed 1,500-token
     # budget, reports of every level, every relationship touching the selection)
     local_search_version: Literal[1, 2] = 2
     # > 0: the context budget. 0 (auto): version 1 uses 1500; version 2 the model's per-slot
@@ -192,7 +193,7 @@ class QuerySettings:
     max_context_tokens: int = 3000
     # naive, HyDE, multi-query and PPR: "budget": the ranked chunks that fit the same budget
     # local search v2 fills (Method.answer_budget), so that methods are compared at equal
-    # context; or "top_k" chunks (the recorded demo)
+    # context; or "top_k" chunks (the v1 recording)
     chunk_context: Literal["top_k", "budget"] = "budget"
     local_text_unit_share: float = 0.5
     local_community_share: float = 0.2
@@ -203,7 +204,7 @@ class QuerySettings:
     global_batch_tokens: int = 2000
     global_map_max_points: int = 4
     global_reduce_tokens: int = 1500
-    # Global search per Microsoft GraphRAG (the recorded demo: all off, "points", level 0).
+    # Global search per Microsoft GraphRAG (the v1 recording: all off, "points", level 0).
     global_rollup_levels: bool = True  # a level = each entity's deepest community at or above it
     global_include_rank: bool = True  # show each report's rank (0-10) in the map context
     global_min_rank: float = 0.0  # map only reports ranked at least this

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graphrag.config import DEMO_CONFIG, REPO_ROOT, IndexSettings, Settings, load_settings
+from graphrag.config import REPO_ROOT, V1_CONFIG, IndexSettings, Settings, load_settings
 from graphrag.llm import ChatLLM
 
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
@@ -262,7 +262,7 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
     (no retries, a 10 ms backoff). Without a ``base_url`` the endpoint is a closed loopback
     port, so a stray call fails at once instead of starting the embedded model.
     The base is the defaults, which the demo is recorded with. ``v1=True`` starts from the
-    first settings (data/kestrel_bay/graphrag.toml: the JSON pipeline, reports v1, the first
+    first settings (data/kestrel_bay/v1.toml: the JSON pipeline, reports v1, the first
     query methods) instead: for tests of those code paths, which still exist.
     """
 
@@ -276,7 +276,7 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
         }
         for section, values in sections.items():
             overrides.setdefault(section, {}).update(values)
-        base = DEMO_CONFIG if v1 else empty_settings_file(tmp_path)
+        base = V1_CONFIG if v1 else empty_settings_file(tmp_path)
         return load_settings(path=base, env={}, overrides=overrides)
 
     return build
@@ -324,9 +324,9 @@ def make_embedder(embedding_model: Any, make_settings: Callable[..., Settings]) 
 
 
 def v1_index_settings(**values: Any) -> IndexSettings:
-    """Return the first ``index`` settings (data/kestrel_bay/graphrag.toml: the JSON pipeline,
+    """Return the first ``index`` settings (data/kestrel_bay/v1.toml: the JSON pipeline,
     reports and descriptions v1), with ``values`` over them."""
-    return load_settings(DEMO_CONFIG, env={}, overrides={"index": values}).index
+    return load_settings(V1_CONFIG, env={}, overrides={"index": values}).index
 
 
 def nlp_settings() -> Settings:
@@ -455,7 +455,7 @@ def indexing_model(body: dict[str, Any]) -> str:
 # the index is rebuilt here in replay mode: a request that was never recorded is an error, and
 # the endpoint is a closed port, so nothing can reach a live model. The demo is recorded twice:
 # on the defaults (the demo as shipped: scripts/record_demo.sh) and on the first ("v1")
-# settings, data/kestrel_bay/graphrag.toml, whose code paths tests still replay.
+# settings, data/kestrel_bay/v1.toml, whose code paths tests still replay.
 
 RECORDED_CACHE = REPO_ROOT / "data" / "llm_cache"
 
@@ -499,9 +499,9 @@ def replay_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 @pytest.fixture(scope="session")
 def v1_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    """The first settings (data/kestrel_bay/graphrag.toml over the defaults) replaying the
+    """The first settings (data/kestrel_bay/v1.toml over the defaults) replaying the
     committed cache: the JSON pipeline, prompts v1, local search v1, global level 0, top_k."""
-    return replaying(tmp_path_factory.mktemp("replay_v1"), DEMO_CONFIG)
+    return replaying(tmp_path_factory.mktemp("replay_v1"), V1_CONFIG)
 
 
 @pytest.fixture(scope="session")

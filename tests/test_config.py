@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag.config import DEMO_CONFIG, REPO_ROOT, Settings, SettingsError, load_settings
+from graphrag.config import REPO_ROOT, V1_CONFIG, Settings, SettingsError, load_settings
 from graphrag.index.lean import LEAN_INDEX_SETTINGS
 from graphrag.llm import EMBEDDED_PLACEHOLDER_URL, ChatLLM
 
@@ -212,7 +212,7 @@ def test_settings_round_trip_to_a_dict() -> None:
     }
 
 
-@pytest.mark.parametrize("config", [DEMO_CONFIG, REPO_ROOT / "data" / "musique" / "graphrag.toml"])
+@pytest.mark.parametrize("config", [V1_CONFIG, REPO_ROOT / "data" / "musique" / "graphrag.toml"])
 def test_a_corpus_settings_file_pins_only_what_differs_from_the_defaults(config) -> None:
     """A corpus's graphrag.toml holds the settings its recorded answers were made with where
     they differ from the defaults: a line equal to its default is stale (the defaults moved
@@ -232,6 +232,6 @@ def test_the_demo_settings_undo_every_lean_default() -> None:
     """The demo's v1 recording was made before the lean pipeline became the default: its
     settings file sets each lean setting back, so that a v1 replay sends the recorded
     requests (the defaults' recording needs no settings file)."""
-    demo = load_settings(DEMO_CONFIG, env={}).index
-    assert set(LEAN_INDEX_SETTINGS) <= set(tomllib.loads(DEMO_CONFIG.read_text())["index"])
+    demo = load_settings(V1_CONFIG, env={}).index
+    assert set(LEAN_INDEX_SETTINGS) <= set(tomllib.loads(V1_CONFIG.read_text())["index"])
     assert all(getattr(demo, k) != v for k, v in LEAN_INDEX_SETTINGS.items())

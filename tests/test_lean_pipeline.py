@@ -73,7 +73,7 @@ def test_the_lean_preset_makes_fewer_calls_for_the_same_entities(
         shutil.copy(path, corpus / path.name)
     fake_llm.respond_with(lean_model)
     runs = {}
-    # "recorded": the first settings (data/kestrel_bay/graphrag.toml); "lean": the preset,
+    # "recorded": the first settings (data/kestrel_bay/v1.toml); "lean": the preset,
     # which is the defaults
     for name, index_settings in (("recorded", {}), ("lean", LEAN)):
         settings = make_settings(

@@ -12,7 +12,7 @@ import pytest
 from conftest import FakeLLM, Reply
 
 from graphrag.cli import main
-from graphrag.config import DEMO_CONFIG, REPO_ROOT
+from graphrag.config import REPO_ROOT, V1_CONFIG
 from graphrag.eval import pairwise as pw
 from graphrag.eval.questions import load_questions
 from graphrag.llm import ChatLLM, Completion
@@ -164,7 +164,7 @@ def test_eval_types_keeps_only_those_questions_and_names_a_missing_type(
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "embeddings.sqlite"))
     monkeypatch.chdir(tmp_path)
     questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
-    argv = f"--config {DEMO_CONFIG} --cache replay eval --index {demo_index.path}"
+    argv = f"--cache replay eval --index {demo_index.path}"
     argv += f" --questions {questions} --methods naive --metrics none --judge-controls 0"
     assert main([*argv.split(), "--types", "nope", "--out", str(tmp_path / "a"), "--quiet"]) == 1
     err = capsys.readouterr().err
@@ -175,28 +175,51 @@ def test_eval_types_keeps_only_those_questions_and_names_a_missing_type(
     assert set(pd.read_csv(out / "records.csv")["type"]) == {"global"}
 
 
-def test_eval_command_runs_pairwise_and_controls_in_replay(
-    demo_index, tmp_path, monkeypatch, capsys
+def test_eval_command_judges_the_global_questions_from_the_recorded_ratings(
+    demo_index, tmp_path, monkeypatch
 ) -> None:
-    """The batch command over the recorded demo answers: the judge reads only the global
-    questions (eval.pairwise_types), and what was never recorded is reported as "not recorded"
-    for every judgement instead of failing."""
+    """The batch command over the demo's recorded default answers: the judge reads only the
+    global questions (eval.pairwise_types); every rating of the pairs and of the planted
+    controls (6 per method of the pair) replays, and the report says whether the judge passed
+    them, from the same numbers the win-rate table shows."""
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "embeddings.sqlite"))
     monkeypatch.chdir(tmp_path)
     questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
-    argv = f"--config {DEMO_CONFIG} --cache replay eval --index {demo_index.path}"
-    argv += f" --questions {questions} --metrics none --judge-controls 0"
-    options = "--limit 3 --methods naive,global --pairwise global:naive --quiet"
+    argv = f"--cache replay eval --index {demo_index.path} --questions {questions}"
+    argv += " --metrics none --judge-controls 0 --methods naive,global --pairwise global:naive"
     mixed = tmp_path / "mixed"
-    assert main([*argv.split(), *options.split(), "--out", str(mixed)]) == 0
+    assert main([*argv.split(), "--limit", "3", "--quiet", "--out", str(mixed)]) == 0
     asked = pd.read_csv(mixed / "records.csv").drop_duplicates("question_id")
     assert sorted(asked["type"]) == ["global", "local", "multi_hop"]
     judged = pd.read_csv(mixed / "pairwise.csv")
     # one global question: its pair only (a control needs two answered questions)
     assert set(judged["type"]) == {"global"} and judged["question_id"].nunique() == 1
+    out = tmp_path / "global"
+    assert main([*argv.split(), "--types", "global", "--quiet", "--out", str(out)]) == 0
+    judgements = pd.read_csv(out / "pairwise.csv")
+    n_global = int((load_questions(questions)["type"] == "global").sum())
+    assert len(judgements) == 3 * n_global * len(pw.CRITERIA)  # pairs + 2 methods' controls
+    assert set(judgements["status"]) == {pw.SCORED}
+    assert judgements[["rating_a", "rating_b"]].stack().between(1, 5).all()
+    rates = pw.win_rates(judgements)
+    summary = (out / "summary.md").read_text()
+    assert "## Head-to-head (pairwise judge)" in summary
+    assert pw.control_lines(rates)[-1] in summary
+
+
+def test_unrecorded_pairwise_judgements_are_reported_not_recorded(
+    v1_demo_index, tmp_path, monkeypatch
+) -> None:
+    """Over the v1 recording, whose answers were never rated, every judgement is reported as
+    "not recorded" instead of failing the run."""
+    monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "embeddings.sqlite"))
+    monkeypatch.chdir(tmp_path)
+    questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
+    argv = f"--config {V1_CONFIG} --cache replay eval --index {v1_demo_index.path}"
+    argv += f" --questions {questions} --metrics none --judge-controls 0 --types global"
+    options = "--limit 3 --methods naive,global --pairwise global:naive --quiet"
     out = tmp_path / "report"
-    code = main([*argv.split(), *options.split(), "--types", "global", "--out", str(out)])
-    assert code == 0
+    assert main([*argv.split(), *options.split(), "--out", str(out)]) == 0
     judgements = pd.read_csv(out / "pairwise.csv")
     # the 3 questions' pairs, and 3 planted controls per method of the pair (default 6 each,
     # one per answered question)
@@ -204,7 +227,6 @@ def test_eval_command_runs_pairwise_and_controls_in_replay(
     assert set(judgements["status"]) == {pw.NOT_RECORDED}
     assert (judgements["method_a"] == pw.CONTROL_A).sum() == 2 * 3 * len(pw.CRITERIA)
     summary = (out / "summary.md").read_text()
-    assert "## Head-to-head (pairwise judge)" in summary
     assert "| global | naive | comprehensiveness | — | 0 | 0 | 3 |" in summary
 
 

@@ -1,9 +1,9 @@
 """The lean LLM pipeline (issue 13): the ``index.*`` defaults that cut LLM work, by name.
 
 These are the defaults now (graphrag/config.py holds their values, this module only names
-them); the demo's recorded index was made before them, so data/kestrel_bay/graphrag.toml pins
-each back until the demo is re-recorded. benchmarks/index_cost.py measures this set as "lean"
-against that recorded pipeline:
+them); the demo's first recording was made before them, and data/kestrel_bay/v1.toml pins
+each back for the tests of that pipeline. benchmarks/index_cost.py measures this set as
+"lean" against that first pipeline:
 
 * ``extraction_format = "records"``: a record reply keeps its finished records when cut off;
 * ``summary_threshold_tokens``: descriptions short enough are joined, not summarized;
@@ -23,7 +23,7 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
-from graphrag.config import DEMO_CONFIG, IndexSettings
+from graphrag.config import V1_CONFIG, IndexSettings
 
 LEAN_SETTING_NAMES = (
     "extraction_format",
@@ -41,8 +41,8 @@ LEAN_INDEX_SETTINGS: dict[str, Any] = {
 
 
 def recorded_index_settings() -> dict[str, Any]:
-    """Return the ``index.*`` settings the demo's recorded index was made with, where they
-    differ from the defaults (data/kestrel_bay/graphrag.toml's [index] table): the pipeline
-    the lean one is measured against, until the demo is re-recorded."""
-    with DEMO_CONFIG.open("rb") as file:
+    """Return the ``index.*`` settings of the demo's first (v1) recorded index, where they
+    differ from the defaults (data/kestrel_bay/v1.toml's [index] table): the pipeline
+    the lean one is measured against."""
+    with V1_CONFIG.open("rb") as file:
         return dict(tomllib.load(file).get("index", {}))

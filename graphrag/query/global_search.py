@@ -10,7 +10,7 @@ says so without a reduce call rather than inventing one.
 from); ``sources`` are the reports of the batches those points came from.
 
 Settings, per Microsoft GraphRAG's behaviour; all on by default except ``global_min_rank`` and
-dynamic selection, all off in the recorded demo (data/kestrel_bay/graphrag.toml):
+dynamic selection, all off in the demo's first recording (data/kestrel_bay/v1.toml):
 ``global_rollup_levels`` maps a whole-graph view of the level (``rolled_up_level``);
 ``global_include_rank`` shows each report's rank in the map context; ``global_min_rank``
 drops low-ranked reports; ``global_tolerant_map`` drops a failed batch (named in
