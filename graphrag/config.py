@@ -246,7 +246,7 @@ class EvalSettings:
         default_factory=lambda: ["naive", "hyde", "multi_query", "local", "global"]
     )
     # Methods added to ``methods`` and to ``query --method all``, e.g. ["drift", "ppr"]; empty
-    # by default because their demo answers are not in the recorded cache yet.
+    # by default (scripts/demo.sh names PPR and the router, whose demo answers are recorded).
     opt_in_methods: list[str] = field(default_factory=list)
     metrics: list[str] = field(
         default_factory=lambda: ["faithfulness", "answer_relevancy", "context_recall"]
