@@ -308,3 +308,11 @@ def test_splice_readme_replaces_only_the_block_and_names_missing_markers() -> No
     assert splice_readme(text, "NEW") == "intro\nNEW\noutro\n"
     with pytest.raises(ValueError, match="results block"):
         splice_readme("no markers here", "NEW")
+
+
+def test_index_model_seconds_do_not_depend_on_the_order_calls_finished_in() -> None:
+    """The manifest's model seconds are a float sum whose last digits change with the order
+    the calls finished in; the report keeps milliseconds, so a replay writes the same bytes."""
+    one = index_cost({"usage": {"model_seconds": 0.1 + 0.2 + 0.3}})["model_seconds"]
+    other = index_cost({"usage": {"model_seconds": 0.3 + 0.2 + 0.1}})["model_seconds"]
+    assert 0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1 and one == other == 0.6

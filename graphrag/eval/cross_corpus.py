@@ -94,7 +94,8 @@ def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
         "cache_hits": usage.get("cache_hits", 0),
         "prompt_tokens": usage.get("prompt_tokens", 0),
         "completion_tokens": usage.get("completion_tokens", 0),
-        "model_seconds": usage.get("model_seconds", 0.0),
+        # rounded: the sum's last digits depend on the order the calls finished in
+        "model_seconds": round(usage.get("model_seconds", 0.0), 3),
         # No wall seconds: those of whichever run wrote the index folder (a replay takes
         # seconds) would make the committed reports change on every regeneration.
     }
