@@ -25,8 +25,9 @@ limit=${EVAL_LIMIT:-$recorded}
 # cache. Any other EVAL_LIMIT asks the live model for what is missing and records it.
 cache_args=()
 [ "$limit" = "$recorded" ] && cache_args=(--cache replay)
-judge_args=(--judge-controls 0)
-[ "$metrics" = none ] || judge_args=(--judge-controls 20)
+# Planted judge controls (the eval default) only when a RAGAS metric is recorded.
+judge_args=()
+[ "$metrics" = none ] && judge_args=(--judge-controls 0)
 .venv/bin/python -m graphrag index --input data/kestrel_bay/docs --out output/kestrel_bay \
   --gold data/kestrel_bay/gold_graph.json --quiet
 .venv/bin/python -m graphrag "${cache_args[@]}" query --index output/kestrel_bay \

@@ -8,6 +8,7 @@ import pandas as pd
 
 from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
+from graphrag.eval.runner import recorded_run
 from graphrag.workbench import Workbench
 
 CORPUS = REPO_ROOT / "data" / "kestrel_bay"
@@ -22,30 +23,21 @@ def _same(a: object, b: object) -> bool:
     return list(a) == list(b) if hasattr(a, "__len__") and not isinstance(a, str) else a == b
 
 
-def recorded(name: str) -> str:
-    """Return what data/kestrel_bay/recorded_<name> says was recorded (scripts/demo.sh)."""
-    return (CORPUS / f"recorded_{name}").read_text().strip()
-
-
 def test_batch_evaluation_replays_the_committed_report(demo_index, replay_settings, tmp_path):
     # The demo as shipped: the defaults' index, and the methods, metrics and pairwise pairs
     # scripts/demo.sh evaluates (20 judge controls when a RAGAS metric is recorded).
-    limit = int(recorded("eval_limit"))
-    methods = recorded("methods").split(",")
-    metrics = [] if recorded("metrics") == "none" else recorded("metrics").split(",")
+    run = recorded_run(CORPUS)
     committed = pd.read_parquet(COMMITTED / "records.parquet")
-    assert committed["question_id"].nunique() == limit, "recorded_eval_limit and report disagree"
+    assert committed["question_id"].nunique() == run.limit, (
+        "recorded_eval_limit and report disagree"
+    )
     with Workbench(settings=replay_settings) as bench:
         bench.load(demo_index.path)
         result = bench.evaluate(
             CORPUS / "questions.jsonl",
             out=tmp_path / "report",
-            methods=methods,
-            metrics=metrics,
-            limit=limit,
             progress=False,
-            judge_controls=20 if metrics else 0,
-            pairwise_pairs=recorded("pairwise"),
+            **run.evaluate_options(),
         )
     key = ["question_id", "method"]
     fresh = result.records.sort_values(key).reset_index(drop=True)
@@ -61,8 +53,8 @@ def test_batch_evaluation_replays_the_committed_report(demo_index, replay_settin
         "prompt_tokens",
         "completion_tokens",
         "context_tokens",
-        *metrics,
-        *(f"{m}_error" for m in metrics),
+        *run.metrics,
+        *(f"{m}_error" for m in run.metrics),
     ]
     for column in columns:
         for row, (new, old) in enumerate(zip(fresh[column], committed[column], strict=True)):
@@ -77,3 +69,13 @@ def test_batch_evaluation_replays_the_committed_report(demo_index, replay_settin
     for table in ("judge_controls.csv", "pairwise.csv"):  # and the pairwise judgements
         fresh_table = pd.read_csv(result.out / table)
         pd.testing.assert_frame_equal(fresh_table, pd.read_csv(COMMITTED / table))
+
+
+def test_a_recorded_run_without_metrics_or_pairwise_files_asks_no_judge() -> None:
+    """MuSiQue names only its questions and methods: no RAGAS metric, no judge controls, no
+    pairwise judge, as scripts/demo.sh runs it."""
+    run = recorded_run(REPO_ROOT / "data" / "musique")
+    assert run.metrics == [] and run.pairwise is None and run.limit > 0 and run.methods
+    options = run.evaluate_options()
+    assert options["judge_controls"] == 0 and options["metrics"] == []
+    assert recorded_run(CORPUS).evaluate_options()["judge_controls"] > 0

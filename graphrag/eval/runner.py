@@ -43,6 +43,45 @@ class EvalResult:
         return f"{self.summary}\n\nreport written to {repo_relative(self.out)}"
 
 
+@dataclass
+class RecordedRun:
+    """What a corpus's committed report evaluates, named by its ``recorded_*`` files (the
+    ones scripts/demo.sh reads): every call of such a run is in the recorded cache."""
+
+    limit: int
+    methods: list[str]
+    metrics: list[str]
+    pairwise: str | None
+
+    def evaluate_options(self) -> dict:
+        """Keyword arguments of :meth:`Workbench.evaluate` that replay this run (planted
+        judge controls only when a RAGAS metric is recorded, as scripts/demo.sh asks)."""
+        return {
+            "limit": self.limit,
+            "methods": self.methods,
+            "metrics": self.metrics,
+            "judge_controls": judge_validity.DEFAULT_PAIRS if self.metrics else 0,
+            "pairwise_pairs": self.pairwise,
+        }
+
+
+def recorded_run(corpus: str | Path) -> RecordedRun:
+    """Return the run ``corpus``'s ``recorded_*`` files name (a missing metrics or pairwise
+    file, or "none", means none)."""
+
+    def read(name: str) -> str:
+        path = Path(corpus) / f"recorded_{name}"
+        text = path.read_text().strip() if path.is_file() else "none"
+        return "" if text == "none" else text
+
+    return RecordedRun(
+        limit=int(read("eval_limit")),
+        methods=read("methods").split(","),
+        metrics=[m for m in read("metrics").split(",") if m],
+        pairwise=read("pairwise") or None,
+    )
+
+
 def interleave_types(questions: pd.DataFrame) -> pd.DataFrame:
     """Return the questions in round-robin order of type (local, multi_hop, global, local, …).
 
