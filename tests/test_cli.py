@@ -8,7 +8,6 @@ import pytest
 from conftest import empty_settings_file
 
 from graphrag.cli import main
-from graphrag.config import V1_CONFIG
 from graphrag.query.registry import METHODS, OPT_IN_METHODS, method_names
 
 
@@ -70,17 +69,13 @@ Q04 = (
 )
 
 
-# q04's answers are recorded for the five default methods and ppr, on the defaults (the demo as
-# shipped) and in the v1 recording (data/kestrel_bay/v1.toml). A miss would fail in replay.
-CLI_RECORDINGS = {"defaults": "demo_index", "v1": "v1_demo_index"}
-
-
-@pytest.mark.parametrize("recording", list(CLI_RECORDINGS))
+# q04's answers are recorded for the five default methods and ppr on the defaults (the demo as
+# shipped). A miss would fail in replay.
 def test_query_prints_every_methods_cost_beside_its_answer(
-    request: pytest.FixtureRequest, recording: str, tmp_path, monkeypatch, capsys
+    demo_index, tmp_path, monkeypatch, capsys
 ) -> None:
-    index = request.getfixturevalue(CLI_RECORDINGS[recording])
-    config = V1_CONFIG if recording == "v1" else empty_settings_file(tmp_path)
+    index = demo_index
+    config = empty_settings_file(tmp_path)
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "vectors.sqlite"))
     args = ["--config", str(config), "--cache", "replay", "query"]
     args += ["--index", str(index.path), Q04]
