@@ -153,3 +153,39 @@ def test_eval_evaluates_the_recorded_methods_unless_opt_in_is_asked(
     args = ["eval", "--index", "i", "--questions", "q.jsonl", "--out", str(tmp_path), *extra]
     assert main(args) == 0
     assert seen["methods"] == expected
+
+
+def test_eval_leaves_the_control_counts_to_the_eval_package(demo_index, monkeypatch, tmp_path):
+    """Unset, --judge-controls and --pairwise-controls are not passed on, so the runner's
+    defaults (judge_validity.DEFAULT_PAIRS, pairwise.DEFAULT_CONTROLS) are the only ones; and
+    parsing an eval command imports no evaluation code."""
+    import subprocess
+    import sys
+
+    from graphrag.config import REPO_ROOT
+    from graphrag.workbench import Workbench
+
+    passed: list[dict] = []
+
+    def evaluate(self, questions, **options):  # in place of Workbench.evaluate
+        passed.append(options)
+        return type("Result", (), {"render": lambda self: "evaluated"})()
+
+    monkeypatch.setattr(Workbench, "evaluate", evaluate)
+    questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
+    args = ["--config", str(empty_settings_file(tmp_path)), "--cache", "replay", "eval"]
+    args += ["--index", str(demo_index.path), "--questions", str(questions), "--out", "unused"]
+    assert main(args) == 0
+    assert main([*args, "--judge-controls", "3", "--pairwise-controls", "2"]) == 0
+    assert "judge_controls" not in passed[0] and "pairwise_controls" not in passed[0]
+    assert (passed[1]["judge_controls"], passed[1]["pairwise_controls"]) == (3, 2)
+
+    parse = (
+        "import sys, graphrag.cli as cli; cli.build_parser().parse_args("
+        "['eval', '--index', 'i', '--questions', 'q', '--out', 'o']); "
+        "print(any(m.startswith('graphrag.eval') for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", parse], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+    )
+    assert out.stdout.strip() == "False"
