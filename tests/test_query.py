@@ -600,7 +600,7 @@ def test_global_search_ranks_no_text_units(
 def test_chunk_methods_fill_the_shared_budget_in_rank_order(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, name: str
 ) -> None:
-    """chunk_context = "budget": the ranked chunks that fit the answer budget local search v2
+    """chunk_context = "budget": the ranked chunks that fit the answer budget local search
     fills (capped here at 1,300 tokens, two to three of the demo's chunks), packed in the
     order of the method's own ranking; "top_k" keeps exactly top_k."""
     budget_settings = make_settings(

@@ -68,9 +68,10 @@ def test_tidy_text_drops_a_loop_and_never_ends_mid_word() -> None:
     assert tidy_text("One. Two", 300) == "One. Two"
 
 
-def test_the_recorded_v2_report_loop_is_tidied() -> None:
+def test_the_recorded_report_loop_is_tidied() -> None:
     """The live demo re-index recorded a KBMI report whose summary looped for 1,200 tokens:
-    under the v2 caps such a string ends at its cap, and tidying leaves each sentence once."""
+    under the loop-guard caps such a string ends at its cap, and tidying leaves each sentence
+    once."""
     from graphrag.index.reports import tidy_text
 
     cap = prompts.REPORT_CAPS["summary"]

@@ -222,7 +222,7 @@ class Method:
 
         What fits beside the answer prompt's fixed part (at its longest, with the benchmarks'
         final-answer line) and ``answer_max_tokens`` in the model's per-slot window, at most
-        ``query.max_context_tokens``: the one budget local search v2 and, with
+        ``query.max_context_tokens``: the one budget local search and, with
         ``query.chunk_context = "budget"``, the chunk methods fill, so that methods are compared
         at equal context.
         """
