@@ -238,7 +238,8 @@ class Method:
         """Return the context of a chunk method from its ranked text-unit ``rows``.
 
         ``query.chunk_context = "budget"`` (the default): the ranked chunks that fit
-        :meth:`answer_budget`, in rank order; ``"top_k"``: the first ``top_k`` (the recorded demo).
+        :meth:`answer_budget`, in rank order; ``"top_k"``: the first ``top_k`` (DESIGN.md's
+        reading).
         """
         if self.params.chunk_context == "top_k":
             return self.text_unit_items(rows[: self.params.top_k])
