@@ -120,7 +120,7 @@ def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
     from graphrag import tokens
     from graphrag.query.global_search import report_batches
 
-    demo_index = musique_index  # a hierarchy to choose from: the demo's default graph is flat
+    index = musique_index  # a hierarchy to choose from: the demo's default graph is flat
 
     def chosen(max_batches: int, batch_tokens: int) -> set[int]:
         settings = make_settings(
@@ -131,13 +131,13 @@ def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
                 "global_batch_tokens": batch_tokens,
             },
         )
-        method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+        method = GlobalSearch(index, settings, ChatLLM(settings), replay_embedder)
         return set(method.level_reports(QUESTION)[S.COMMUNITY])
 
     # Each level's batch count at 2,000 tokens: allowing exactly a level's count chooses the
     # deepest level that fits in it.
-    communities, seed = demo_index.communities, make_settings().llm.seed
-    reports = demo_index.community_reports
+    communities, seed = index.communities, make_settings().llm.seed
+    reports = index.community_reports
     views = {
         level: set(rolled_up_level(communities, level)[S.COMMUNITY])
         for level in range(int(communities[S.LEVEL].max()) + 1)
@@ -151,8 +151,8 @@ def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
         fitting = [lv for lv, n in batches.items() if n <= count]
         assert chosen(count, 2000) == views[max(fitting)]
     # A budget too small for every level: the root reports closest to the question that fit.
-    roots = set(rolled_up_level(demo_index.communities, 0)[S.COMMUNITY])
-    reports = demo_index.community_reports.set_index(S.COMMUNITY)
+    roots = set(rolled_up_level(index.communities, 0)[S.COMMUNITY])
+    reports = index.community_reports.set_index(S.COMMUNITY)
     sizes = {c: tokens.count_tokens(reports.loc[c, S.FULL_CONTENT]) for c in roots}
     budget = max(sizes.values()) + 10
     kept = chosen(1, budget)
@@ -303,16 +303,16 @@ def unsplit_roots(index: Index) -> list[int]:
 def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
     musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    demo_index = musique_index  # sub-communities to select: the demo's default graph is flat
-    parent, children = split_community(demo_index)
-    roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
-    other_root = unsplit_roots(demo_index)[0]
+    index = musique_index  # sub-communities to select: the demo's default graph is flat
+    parent, children = split_community(index)
+    roots = sorted(index.communities.query("level == 0")[S.COMMUNITY])
+    other_root = unsplit_roots(index)[0]
     relevant_child = children[1]
     ratings = {parent: 4, relevant_child: 5, other_root: 3}
-    reply, community_of = rater(demo_index, ratings)
+    reply, community_of = rater(index, ratings)
     settings = make_settings(fake_llm.base_url, query=EVERY_RATING)
     fake_llm.respond_with(reply)
-    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    method = GlobalSearch(index, settings, ChatLLM(settings), replay_embedder)
 
     answer = method.answer(QUESTION)
 
@@ -331,16 +331,16 @@ def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
 def test_dynamic_selection_never_reads_an_irrelevant_subtree(
     musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    demo_index = musique_index  # sub-communities to select: the demo's default graph is flat
-    parent, children = split_community(demo_index)
-    roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
+    index = musique_index  # sub-communities to select: the demo's default graph is flat
+    parent, children = split_community(index)
+    roots = sorted(index.communities.query("level == 0")[S.COMMUNITY])
     # The children would be relevant, but their parent is not: they are never rated.
-    relevant_root = unsplit_roots(demo_index)[0]
-    reply, community_of = rater(demo_index, {c: 5 for c in children} | {relevant_root: 2})
+    relevant_root = unsplit_roots(index)[0]
+    reply, community_of = rater(index, {c: 5 for c in children} | {relevant_root: 2})
     settings = make_settings(fake_llm.base_url, query=EVERY_RATING)
     fake_llm.respond_with(reply)
 
-    GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+    GlobalSearch(index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
 
     assert rated(fake_llm, community_of) == roots
     assert [c for r in map_calls(fake_llm) for c in mapped(r)] == [relevant_root]
@@ -349,17 +349,17 @@ def test_dynamic_selection_never_reads_an_irrelevant_subtree(
 def test_dynamic_selection_stops_at_its_rating_budget(
     musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    demo_index = musique_index  # sub-communities to select: the demo's default graph is flat
-    parent, children = split_community(demo_index)
-    roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
-    reply, community_of = rater(demo_index, {parent: 4} | {c: 5 for c in children})
+    index = musique_index  # sub-communities to select: the demo's default graph is flat
+    parent, children = split_community(index)
+    roots = sorted(index.communities.query("level == 0")[S.COMMUNITY])
+    reply, community_of = rater(index, {parent: 4} | {c: 5 for c in children})
     settings = make_settings(
         fake_llm.base_url,
         query={"global_dynamic_selection": True, "global_dynamic_max_ratings": len(roots) + 1},
     )
     fake_llm.respond_with(reply)
 
-    answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+    answer = GlobalSearch(index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
 
     assert len(rated(fake_llm, community_of)) == len(roots) + 1
     # One child was rated (relevant, replacing the parent); the others were beyond the budget.
