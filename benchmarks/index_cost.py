@@ -4,18 +4,16 @@ Run: .venv/bin/python benchmarks/index_cost.py [--index output/kestrel_bay]
      .venv/bin/python benchmarks/index_cost.py --json-formats [--cache data/llm_cache]
      .venv/bin/python benchmarks/index_cost.py --modes [--lean] [--corpus data/kestrel_bay/docs]
 
-``--modes`` indexes the corpus once per ``index.method`` ("llm" replayed from the recorded
-cache with the recorded pipeline's settings, data/kestrel_bay/v1.toml; "nlp" with no
-LLM) and prints, per mode: LLM calls, prompt and completion tokens, the model seconds
-recorded for those calls, this run's wall seconds (per 1,000 corpus tokens), and entity and
-relationship recall against the gold graph; then how many description summaries each
-``index.summary_threshold_tokens`` leaves. With ``--lean`` it adds the lean preset
-(:data:`LEAN`, the defaults: record format, summary threshold, repeat stop, document
-packing, template reports for tiny communities), measured from the cache once its replies are
-recorded (until then the row says how many requests are missing; nothing calls a model),
-the extraction calls with document packing on the corpus and on ``--packing-corpus`` (the
-MuSiQue paragraphs), and how many tokens of the recorded extraction replies come after the
-point where the repeat detector would have stopped them.
+``--modes`` indexes the corpus once per ``index.method`` ("nlp" with no LLM; "lean", the
+LLM pipeline's defaults, replayed from the recorded cache) and prints, per mode: LLM calls,
+prompt and completion tokens, the model seconds recorded for those calls, this run's wall
+seconds (per 1,000 corpus tokens), and entity and relationship recall against the gold graph;
+then how many description summaries each ``index.summary_threshold_tokens`` leaves. A mode
+whose replies are not all recorded says how many requests are missing (nothing calls a
+model). With ``--lean`` it adds the extraction
+calls with document packing on the corpus and on ``--packing-corpus`` (the MuSiQue
+paragraphs), and how many tokens of the recorded JSON extraction replies come after the point
+where the repeat detector would have stopped them.
 
 The first form reads an index folder's ``index.json`` and prints, per stage and in total,
 the LLM calls and the prompt tokens, completion tokens and model seconds per 1,000 corpus
@@ -42,7 +40,7 @@ from statistics import mean
 from typing import Any
 
 from graphrag.config import REPO_ROOT, repo_relative
-from graphrag.index.lean import LEAN_INDEX_SETTINGS, recorded_index_settings
+from graphrag.index.lean import LEAN_INDEX_SETTINGS
 from graphrag.llm_cache import ResponseCache
 from graphrag.tokens import count_tokens
 
@@ -189,12 +187,7 @@ def json_formats(cache: Path) -> str:
 
 
 LEAN = LEAN_INDEX_SETTINGS  # the lean LLM pipeline (the defaults): graphrag/index/lean.py
-# "llm": the recorded JSON pipeline the demo's cache holds (data/kestrel_bay/v1.toml)
-MODES: dict[str, dict[str, Any]] = {
-    "nlp": {"method": "nlp"},
-    "llm": recorded_index_settings(),
-    "lean": LEAN,
-}
+MODES: dict[str, dict[str, Any]] = {"nlp": {"method": "nlp"}, "lean": LEAN}
 
 
 def _mode_row(mode: str, corpus: Path, gold: Path | None, cache: Path) -> dict[str, Any]:
@@ -287,7 +280,7 @@ def modes(corpus: Path, gold: Path | None, cache: Path, names: tuple[str, ...]) 
             f"{row['entities']:>10}{row['relationships']:>6}{recall}"
         )
     lines.append(
-        "model s: the endpoint's seconds when each reply was recorded (live cost; the llm "
+        "model s: the endpoint's seconds when each reply was recorded (live cost; the lean "
         "row replays them); wall s: this run, replayed, embedding model load and clustering "
         "included; graph s: chunk + extract + graph + reports stages of this run"
     )
@@ -470,12 +463,7 @@ def summary_threshold(cache: Path, corpus: Path, thresholds: tuple[int, ...]) ->
     from graphrag.index.graph import merge_entities, needs_summary
     from graphrag.llm import ChatLLM
 
-    settings = load_settings(
-        overrides={
-            "index": recorded_index_settings(),  # the recorded JSON extraction
-            "cache": {"mode": "replay", "path": str(cache)},
-        }
-    )
+    settings = load_settings(overrides={"cache": {"mode": "replay", "path": str(cache)}})
     documents = load_documents(corpus, settings.chunking.max_document_tokens).documents
     units = chunk_documents(documents, settings.chunking.size, settings.chunking.overlap)
     llm = ChatLLM(settings)
@@ -498,8 +486,8 @@ def main() -> None:
     parser.add_argument(
         "--lean",
         action="store_true",
-        help="with --modes: add the lean preset's row (from the cache once recorded), the "
-        "extraction calls with document packing, and the repeat detector's cut",
+        help="with --modes: add the extraction calls with document packing, and what the "
+        "repeat detector would cut from the recorded JSON extraction replies",
     )
     parser.add_argument("--packing-corpus", default="data/musique/docs")
     parser.add_argument("--corpus", default="data/kestrel_bay/docs")
@@ -513,8 +501,7 @@ def main() -> None:
     elif args.modes:
         gold = _repo_path(args.gold) if args.gold else None
         corpus = _repo_path(args.corpus)
-        names = ("nlp", "llm", "lean") if args.lean else ("nlp", "llm")
-        print(modes(corpus, gold, cache, names))
+        print(modes(corpus, gold, cache, ("nlp", "lean")))
         print(summary_threshold(cache, corpus, (0, 30, 60, 100)))
         if args.lean:
             print(packing([corpus, _repo_path(args.packing_corpus)], (300, 600, 1000)))

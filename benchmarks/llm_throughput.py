@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx
 
-from graphrag.config import REPO_ROOT, V1_CONFIG, load_settings
+from graphrag.config import REPO_ROOT, load_settings
 from graphrag.local_llm import EmbeddedServer, probe_binary
 
 
@@ -152,7 +152,6 @@ def end_to_end(index_demo: bool, question: bool) -> None:
         seconds = timed([*py, "index", *docs, "--out", str(work / "live_index")], live)
         print(f"index the demo corpus live (12 documents, 5,150 tokens): {seconds:.0f} s")
     if question:
-        live = {**live, "GRAPHRAG_CONFIG": str(V1_CONFIG)}  # the recorded demo index's settings
         replay = {
             **live,
             "GRAPHRAG_CACHE__PATH": "data/llm_cache",

@@ -1,7 +1,7 @@
 """Replay re-index of the demo corpus from the recorded LLM cache: where the wall time goes.
 
 Run: .venv/bin/python benchmarks/replay_index.py [--warm] [--input data/kestrel_bay/docs]
-     [--config data/kestrel_bay/v1.toml]
+     [--config data/musique/graphrag.toml]
 
 The index is rebuilt into a temporary folder with ``cache.mode = "replay"`` (no model is
 started; a request missing from the cache ends the run with exit code 2) and a fresh
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from graphrag.config import REPO_ROOT, V1_CONFIG, Settings, load_settings
+from graphrag.config import REPO_ROOT, Settings, load_settings
 from graphrag.index.pipeline import IndexSummary, build_index
 from graphrag.llm import CacheMissError, ChatLLM, LLMError
 
@@ -69,7 +69,7 @@ class TimedLLM(ChatLLM):
         return total
 
 
-def replay(input_path: Path, config: Path, embeddings_cache: Path, label: str) -> None:
+def replay(input_path: Path, config: Path | None, embeddings_cache: Path, label: str) -> None:
     settings = load_settings(
         config,
         overrides={
@@ -143,8 +143,9 @@ def main() -> None:
     parser.add_argument(
         "--config",
         type=Path,
-        default=V1_CONFIG,
-        help="settings the corpus's index was recorded with (default: the demo's)",
+        default=None,
+        help="settings the corpus's index was recorded with (default: the defaults, which "
+        "the demo's is recorded with)",
     )
     parser.add_argument(
         "--warm", action="store_true", help="time a second pass that reuses the embeddings cache"

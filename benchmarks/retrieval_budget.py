@@ -3,10 +3,10 @@
 Run: .venv/bin/python benchmarks/retrieval_budget.py [--config data/musique/graphrag.toml]
      [--index output/musique_nlp] [--questions data/musique/questions.jsonl] [--limit 30]
 
-Local search v2 fills a context of up to ``query.max_context_tokens`` (3,000) while naive
+Local search fills a context of up to ``query.max_context_tokens`` (3,000) while naive
 RAG and PPR read ``query.top_k`` chunks (a few hundred tokens on MuSiQue's short paragraphs).
 This benchmark builds, per question and with no LLM call, the context each method would show
-the model (local v2's entities, relationships, report and text units; naive's and PPR's
+the model (local's entities, relationships, report and text units; naive's and PPR's
 chunks), then the same two chunk rankings packed to *local's own token count for that
 question* ("at local's budget"), and prints per method the mean evidence recall (the share of
 gold supporting paragraphs held verbatim by the context, as the reports compute it) and the

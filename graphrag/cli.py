@@ -141,6 +141,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         asked = args.methods.split(",") if args.methods else [*settings.eval.methods, *opt_in]
         methods = method_names(asked, opt_in)
         bench.load(args.index)
+        # The control counts' defaults live in the eval package (judge_validity.DEFAULT_PAIRS,
+        # pairwise.DEFAULT_CONTROLS), which the CLI does not import at start-up: unset, the
+        # runner's defaults apply.
+        counts = {
+            "judge_controls": args.judge_controls,
+            "pairwise_controls": args.pairwise_controls,
+        }
         result = bench.evaluate(
             args.questions,
             out=args.out,
@@ -149,9 +156,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             limit=args.limit,
             progress=not args.quiet,
             command="python -m graphrag " + " ".join(sys.argv[1:]),
-            judge_controls=args.judge_controls,
             pairwise_pairs=args.pairwise,
-            pairwise_controls=args.pairwise_controls,
+            **{name: n for name, n in counts.items() if n is not None},
             types=args.types.split(",") if args.types else None,
             gold_graph=args.gold,
         )
@@ -269,9 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--judge-controls",
         type=int,
-        default=20,
         metavar="N",
-        help="planted control pairs per RAGAS metric that measure the judge (default 20; 0: none)",
+        help="planted control pairs per RAGAS metric that measure the judge (default: "
+        "graphrag.eval.judge_validity.DEFAULT_PAIRS; 0: none)",
     )
     p.add_argument(
         "--pairwise",
@@ -283,10 +289,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--pairwise-controls",
         type=int,
-        default=6,
         metavar="N",
         help="with --pairwise: planted pairs per method of the pairs (a question's own answer "
-        "against another question's) that measure the pairwise judge (default 6; 0: none)",
+        "against another question's) that measure the pairwise judge (default: "
+        "graphrag.eval.pairwise.DEFAULT_CONTROLS; 0: none)",
     )
     p.add_argument(
         "--gold", help="gold_graph.json for gold entities (default: the one beside --questions)"

@@ -19,10 +19,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# The settings of the demo's first recording (still in data/llm_cache), where they differ from
-# the defaults below: the tests of those code paths replay it (the demo itself is recorded
-# with the defaults).
-V1_CONFIG = REPO_ROOT / "data" / "kestrel_bay" / "v1.toml"
 
 
 def repo_relative(path: str | Path) -> str:
@@ -119,7 +115,6 @@ class IndexSettings:
     max_relationships_per_chunk: int = 20
     gleanings: int = 0
     aliases: dict[str, str] = field(default_factory=dict)
-    summary_max_tokens: int = 120
     max_cluster_size: int = 10
     seed: int = 0xDEADBEEF
     community_algorithm: Literal["graspologic", "leidenalg"] = "graspologic"
@@ -133,26 +128,22 @@ class IndexSettings:
     nlp_top_edges_per_entity: int = 8  # an edge stays if either end ranks it this high
     nlp_description_chars: int = 400  # sentences kept as a description, per chunk
     # LLM summaries of an entity's descriptions only when they exceed this many tokens
-    # (0: whenever there are several, as the demo's first recording was made)
+    # (0: whenever there are several)
     summary_threshold_tokens: int = 100
     # "records": one tuple-delimited record per line, parsed strictly, repaired locally, repeats
-    # dropped (index/records.py); "json": the schema-constrained JSON extraction (v1 recording)
+    # dropped (index/records.py); "json": the schema-constrained JSON extraction
     extraction_format: Literal["json", "records"] = "records"
-    # Reports and descriptions, second version (issue 14); 1: the v1 recording's prompts. 2: report
-    # strings whose lengths are asked in the prompt (schema caps only as loop guards), findings
-    # that keep their sources' dates, numbers and names, sub-community reports substituted one at
-    # a time (largest first) and children's summaries first in a parent's context; description
-    # summaries from a packed input budget, with a larger output budget; relationship descriptions
-    # summarized when many (index/reports.py, index/graph.py)
-    prompt_version: Literal[1, 2] = 2
-    summary_input_tokens: int = 1500  # v2: descriptions packed, most frequent/longest first
-    summary_v2_max_tokens: int = 200  # v2's output budget of a description summary
-    relationship_summary_min: int = 3  # v2: summarize a pair's descriptions when more than this
-    relationship_summary_tokens: int = 150  # v2: or when joined they exceed this many tokens
-    report_max_tokens: int = 1200  # v2: completion cap of a report
+    # Description summaries read descriptions packed into an input budget (most frequent and
+    # longest first) and keep every date, number and name; relationships stated many times are
+    # summarized too (index/graph.py)
+    summary_input_tokens: int = 1500  # descriptions packed into one summary's input
+    summary_max_tokens: int = 200  # a description summary's output budget
+    relationship_summary_min: int = 3  # summarize a pair's descriptions when more than this
+    relationship_summary_tokens: int = 150  # or when joined they exceed this many tokens
+    report_max_tokens: int = 1200  # completion cap of a report
     # merge "KBMI" into "Kestrel Bay Marine Institute" when the text defines it or the initials of a
-    # co-occurring entity spell it (index/aliases.py); off keeps the recorded graph
-    merge_aliases: bool = False
+    # co-occurring entity spell it (index/aliases.py)
+    merge_aliases: bool = True
     # records format: stream each extraction reply and end it where a repetition loop starts
     # (two lines in a row repeating earlier ones), keeping what came before (llm_stream.py)
     stop_repeats: bool = True
@@ -169,7 +160,7 @@ class IndexSettings:
     # call; index/sentence_edges.py)
     sentence_edges_max_entities: int = 4
     # with gleanings > 0: ask a yes/no question (2 tokens) before each gleaning round and
-    # glean only on "yes" (False: glean every round, as the demo was recorded)
+    # glean only on "yes" (False: glean every round)
     gleaning_check: bool = False
 
 
@@ -180,42 +171,32 @@ class QuerySettings:
     rephrasings: int = 3
     rrf_k: int = 60
     local_top_entities: int = 8
-    # 2: Microsoft GraphRAG's reading (auto budget, one rolled-up level of reports, outside
-    # relationships ranked by links into the selection); 1: the v1 recording's (fixed 1,500-token
-    # budget, reports of every level, every relationship touching the selection)
-    local_search_version: Literal[1, 2] = 2
-    # > 0: the context budget. 0 (auto): version 1 uses 1500; version 2 the model's per-slot
-    # window (llm.context_tokens, else embedded.ctx_size / embedded.parallel) minus
+    # > 0: the context budget of local search. 0 (auto): the model's per-slot window
+    # (llm.context_tokens, else embedded.ctx_size / embedded.parallel) minus
     # answer_max_tokens and the answer prompt's fixed part, at most max_context_tokens
     local_context_tokens: int = 0
-    # the cap of every budget sized to the window (local v2, chunk_context "budget"): ~25 ms
+    # the cap of every budget sized to the window (local search, chunk_context "budget"): ~25 ms
     # per prompt token on 2 CPU cores
     max_context_tokens: int = 3000
     # naive, HyDE, multi-query and PPR: "budget": the ranked chunks that fit the same budget
-    # local search v2 fills (Method.answer_budget), so that methods are compared at equal
-    # context; or "top_k" chunks (the v1 recording)
+    # local search fills (Method.answer_budget), so that methods are compared at equal
+    # context; or "top_k" chunks
     chunk_context: Literal["top_k", "budget"] = "budget"
     local_text_unit_share: float = 0.5
     local_community_share: float = 0.2
-    local_community_level: int = -1  # version 2; -1: deepest level holding every selected entity
-    local_max_relationships: int = 20  # version 2: relationships to unselected entities, at most
+    local_community_level: int = -1  # -1: deepest level holding every selected entity
+    local_max_relationships: int = 20  # relationships to unselected entities, at most
     global_level: int = -1  # -1: chosen by the data (GlobalSearch.auto_level_reports)
     global_max_batches: int = 3  # map batches one answer may use when the level is chosen
     global_batch_tokens: int = 2000
     global_map_max_points: int = 4
     global_reduce_tokens: int = 1500
-    # Global search per Microsoft GraphRAG (the v1 recording: all off, "points", level 0).
-    global_rollup_levels: bool = True  # a level = each entity's deepest community at or above it
+    # Global search per Microsoft GraphRAG (query/global_search.py)
     global_include_rank: bool = True  # show each report's rank (0-10) in the map context
     global_min_rank: float = 0.0  # map only reports ranked at least this
-    global_tolerant_map: bool = True  # a failed map batch is dropped (Answer.failures), not fatal
     global_dynamic_selection: bool = False  # rate reports from the root down; map relevant ones
     global_dynamic_threshold: int = 2  # relevance rating (0-5) a report needs (Microsoft: > 1)
     global_dynamic_max_ratings: int = 16  # rating calls per question, at most
-    # "points": contexts are the map points given to the reduce, sources their batches' reports;
-    # "reports": contexts are the texts of the reports the kept points came from (the ones a
-    # point cites, else its batch), and sources only those reports.
-    global_contexts: Literal["points", "reports"] = "reports"
     answer_max_tokens: int = 250
     # ppr (HippoRAG 2 style): entities/facts seeding a Personalized PageRank; top_k chunks kept
     ppr_top_entities: int = 5  # facts whose two ends are seeded; seeds kept

@@ -280,30 +280,69 @@ GLEAN_CHECK_MAX_TOKENS = 2  # "Y" or "N" and an end token
 
 
 # --------------------------------------------------------------------------- graph
-# Returns plain text: one description merging several, at most two sentences.
+# Return plain text. Summaries keep facts: every date, number and name (a 1.5B model asked for
+# "at most two sentences" dropped them), within a length asked for in words.
+
+FACTS_RULE = "Keep every date, number, amount and name exactly as written"
 
 
-def summarize_descriptions(name: str, descriptions: list[str]) -> Messages:
+def _merge(what: str, subject: str, descriptions: list[str], max_words: int) -> Messages:
     joined = "\n".join(f"- {d}" for d in descriptions)
     return _msgs(
-        "You merge several descriptions of one entity into one. Keep every distinct fact, "
-        "add nothing, at most two sentences. Reply with the description only.",
-        f"Entity: {name}\nDescriptions:\n{joined}",
+        f"You merge several descriptions of {what} into one description. "
+        f"{FACTS_RULE}, and every distinct fact; add nothing; drop only repeats. "
+        f"Write plain sentences, at most {max_words} words. Reply with the description only.",
+        f"{subject}\nDescriptions:\n{joined}",
+    )
+
+
+def summarize_descriptions(name: str, descriptions: list[str], max_words: int) -> Messages:
+    """Plain text: one description merging several of one entity, every fact kept."""
+    return _merge("one entity", f"Entity: {name}", descriptions, max_words)
+
+
+def summarize_relationship(
+    source: str, target: str, descriptions: list[str], max_words: int
+) -> Messages:
+    """Plain text: one description of how two entities relate, merged from several."""
+    return _merge(
+        "the relationship between two entities",
+        f"Relationship: {source} -> {target}",
+        descriptions,
+        max_words,
     )
 
 
 # --------------------------------------------------------------------------- reports
 # Must return {title, summary, rating, rating_explanation, findings:[{summary, explanation}]}.
+# Lengths are asked for in words: the string caps below are loop guards, not lengths (a
+# grammar-enforced maxLength cuts a string mid-word). They are about twice what the prompt asks
+# for, so a normal reply never meets them, while a reply that falls into a repetition loop
+# inside a string (the 1.5B model did, 1,200 tokens of one sentence in a report summary) ends
+# there and the report still fits its max_tokens. ``index.reports.tidy_report`` then drops
+# repeated sentences and cuts a string that met its cap back to its last whole sentence.
+REPORT_CAPS = {
+    "title": 120,
+    "summary": 900,
+    "rating_explanation": 300,
+    "finding_summary": 200,
+    "finding_explanation": 600,
+}
 
 
 def report_schema(max_findings: int) -> dict:
+    """{title, summary, rating, rating_explanation, findings:[{summary, explanation}]}, with
+    ``REPORT_CAPS`` as the strings' caps."""
     return {
         "type": "object",
         "properties": {
-            "title": {"type": "string", "minLength": 1, "maxLength": 80},
-            "summary": {"type": "string", "minLength": 1, "maxLength": 500},
+            "title": {"type": "string", "minLength": 1, "maxLength": REPORT_CAPS["title"]},
+            "summary": {"type": "string", "minLength": 1, "maxLength": REPORT_CAPS["summary"]},
             "rating": {"type": "number", "minimum": 0, "maximum": 10},
-            "rating_explanation": {"type": "string", "maxLength": 200},
+            "rating_explanation": {
+                "type": "string",
+                "maxLength": REPORT_CAPS["rating_explanation"],
+            },
             "findings": {
                 "type": "array",
                 "minItems": 1,
@@ -311,8 +350,14 @@ def report_schema(max_findings: int) -> dict:
                 "items": {
                     "type": "object",
                     "properties": {
-                        "summary": {"type": "string", "maxLength": 100},
-                        "explanation": {"type": "string", "maxLength": 300},
+                        "summary": {
+                            "type": "string",
+                            "maxLength": REPORT_CAPS["finding_summary"],
+                        },
+                        "explanation": {
+                            "type": "string",
+                            "maxLength": REPORT_CAPS["finding_explanation"],
+                        },
                     },
                     "required": ["summary", "explanation"],
                     "additionalProperties": False,
@@ -324,83 +369,8 @@ def report_schema(max_findings: int) -> dict:
     }
 
 
-def community_report(context: str) -> Messages:
-    system = (
-        "You write a short report on one community of a knowledge graph: a group of related "
-        "entities, with their relationships. Use only the data given. Reply with compact JSON "
-        "on one line. title: a short name naming its key entities; summary: what the community "
-        "is and how its entities connect; rating: 0 to 10, how important it is; "
-        "rating_explanation: one sentence; findings: the key facts, each a summary and an "
-        "explanation that cites the data."
-    )
-    return _msgs(system, f"Data:\n{context}")
-
-
-# ------------------------------------------------------------- v2 (index.prompt_version = 2)
-# The second version of the description and report prompts (issue 14). v1 above stays as it
-# is, because the recorded cache answers it. v2 keeps facts: summaries keep every date, number
-# and name; report strings carry no schema length caps (a grammar-enforced maxLength cuts a
-# string mid-word), so lengths are asked for in words and the call's max_tokens bounds the reply.
-
-FACTS_RULE = "Keep every date, number, amount and name exactly as written"
-
-
-def _merge_v2(what: str, subject: str, descriptions: list[str], max_words: int) -> Messages:
-    joined = "\n".join(f"- {d}" for d in descriptions)
-    return _msgs(
-        f"You merge several descriptions of {what} into one description. "
-        f"{FACTS_RULE}, and every distinct fact; add nothing; drop only repeats. "
-        f"Write plain sentences, at most {max_words} words. Reply with the description only.",
-        f"{subject}\nDescriptions:\n{joined}",
-    )
-
-
-def summarize_descriptions_v2(name: str, descriptions: list[str], max_words: int) -> Messages:
-    """Plain text: one description merging several of one entity, every fact kept."""
-    return _merge_v2("one entity", f"Entity: {name}", descriptions, max_words)
-
-
-def summarize_relationship_v2(
-    source: str, target: str, descriptions: list[str], max_words: int
-) -> Messages:
-    """Plain text: one description of how two entities relate, merged from several."""
-    return _merge_v2(
-        "the relationship between two entities",
-        f"Relationship: {source} -> {target}",
-        descriptions,
-        max_words,
-    )
-
-
-# Version 2's string caps are loop guards, not lengths: about twice what the prompt asks for,
-# so a normal reply never meets them, while a reply that falls into a repetition loop inside a
-# string (the 1.5B model did, 1,200 tokens of one sentence in a report summary) ends there and
-# the report still fits its max_tokens. ``index.reports.tidy_report`` then drops repeated
-# sentences and cuts a string that met its cap back to its last whole sentence.
-REPORT_V2_CAPS = {
-    "title": 120,
-    "summary": 900,
-    "rating_explanation": 300,
-    "finding_summary": 200,
-    "finding_explanation": 600,
-}
-
-
-def report_schema_v2(max_findings: int) -> dict:
-    """{title, summary, rating, rating_explanation, findings:[{summary, explanation}]}: the v1
-    schema with ``REPORT_V2_CAPS`` (loop guards about twice the asked lengths) as caps."""
-    schema = report_schema(max_findings)
-    properties = schema["properties"]
-    for key in ("title", "summary", "rating_explanation"):
-        properties[key]["maxLength"] = REPORT_V2_CAPS[key]
-    finding = properties["findings"]["items"]["properties"]
-    finding["summary"]["maxLength"] = REPORT_V2_CAPS["finding_summary"]
-    finding["explanation"]["maxLength"] = REPORT_V2_CAPS["finding_explanation"]
-    return schema
-
-
-def community_report_v2(context: str, max_findings: int) -> Messages:
-    """A community report (``report_schema_v2``) that keeps its sources' facts and, when the
+def community_report(context: str, max_findings: int) -> Messages:
+    """A community report (``report_schema``) that keeps its sources' facts and, when the
     data starts with sub-community reports, builds on them."""
     system = (
         "You write a report on one community of a knowledge graph: a group of related "

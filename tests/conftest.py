@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graphrag.config import REPO_ROOT, V1_CONFIG, IndexSettings, Settings, load_settings
+from graphrag.config import REPO_ROOT, Settings, load_settings
 from graphrag.llm import ChatLLM
 
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
@@ -261,14 +261,10 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
     Keyword arguments are ``section={key: value}`` overrides merged over the test defaults
     (no retries, a 10 ms backoff). Without a ``base_url`` the endpoint is a closed loopback
     port, so a stray call fails at once instead of starting the embedded model.
-    The base is the defaults, which the demo is recorded with. ``v1=True`` starts from the
-    first settings (data/kestrel_bay/v1.toml: the JSON pipeline, reports v1, the first
-    query methods) instead: for tests of those code paths, which still exist.
+    The base is the defaults, which the demo is recorded with.
     """
 
-    def build(
-        base_url: str = NO_ENDPOINT, v1: bool = False, **sections: dict[str, Any]
-    ) -> Settings:
+    def build(base_url: str = NO_ENDPOINT, **sections: dict[str, Any]) -> Settings:
         overrides: dict[str, dict[str, Any]] = {
             "llm": {"base_url": base_url, "max_retries": 0, "retry_backoff": 0.01},
             "cache": {"path": str(tmp_path / "llm_cache")},
@@ -276,18 +272,22 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
         }
         for section, values in sections.items():
             overrides.setdefault(section, {}).update(values)
-        base = V1_CONFIG if v1 else empty_settings_file(tmp_path)
-        return load_settings(path=base, env={}, overrides=overrides)
+        return load_settings(path=empty_settings_file(tmp_path), env={}, overrides=overrides)
 
     return build
+
+
+# The schema-constrained JSON extraction (``index.extraction_format = "json"``), one call per
+# chunk (document packing needs the record format): what the scripted model below answers.
+JSON_EXTRACTION = {"extraction_format": "json", "pack_documents_tokens": 0}
 
 
 @pytest.fixture
 def make_llm(fake_llm: FakeLLM, make_settings: Callable[..., Settings]) -> Callable[..., ChatLLM]:
     """Return a builder of a real ChatLLM pointed at the fake endpoint."""
 
-    def build(v1: bool = False, **sections: dict[str, Any]) -> ChatLLM:
-        return ChatLLM(make_settings(fake_llm.base_url, v1, **sections))
+    def build(**sections: dict[str, Any]) -> ChatLLM:
+        return ChatLLM(make_settings(fake_llm.base_url, **sections))
 
     return build
 
@@ -321,12 +321,6 @@ def make_embedder(embedding_model: Any, make_settings: Callable[..., Settings]) 
         return embedder
 
     return build
-
-
-def v1_index_settings(**values: Any) -> IndexSettings:
-    """Return the first ``index`` settings (data/kestrel_bay/v1.toml: the JSON pipeline,
-    reports and descriptions v1), with ``values`` over them."""
-    return load_settings(V1_CONFIG, env={}, overrides={"index": values}).index
 
 
 def nlp_settings() -> Settings:
@@ -445,7 +439,7 @@ def indexing_model(body: dict[str, Any]) -> str:
     if system.startswith("You merge several descriptions"):
         entity = body["messages"][1]["content"].splitlines()[0].removeprefix("Entity: ")
         return f"{entity}: merged description."
-    if system.startswith(("You write a short report", "You write a report")):  # v1, v2
+    if system.startswith("You write a report"):
         return report_reply(body["messages"][1]["content"].removeprefix("Data:\n"))
     raise AssertionError(f"unexpected prompt: {system[:80]}")
 
@@ -453,27 +447,18 @@ def indexing_model(body: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- demo index (replay)
 # The committed cache data/llm_cache holds every response needed to index the demo corpus, so
 # the index is rebuilt here in replay mode: a request that was never recorded is an error, and
-# the endpoint is a closed port, so nothing can reach a live model. The demo is recorded twice:
-# on the defaults (the demo as shipped: scripts/record_demo.sh) and on the first ("v1")
-# settings, data/kestrel_bay/v1.toml, whose code paths tests still replay.
+# the endpoint is a closed port, so nothing can reach a live model. The demo is recorded on the
+# defaults (scripts/record_demo.sh).
 
 RECORDED_CACHE = REPO_ROOT / "data" / "llm_cache"
+MUSIQUE = REPO_ROOT / "data" / "musique"
 
 
 # The methods whose demo answers are recorded on the defaults (scripts/record_demo.sh, all 24
-# questions). A test that replays another method's demo answers uses the v1 recording until
-# that method's answers are committed: add the method here then.
+# questions): tests replay these. Add a method here when its answers are committed.
 ANSWERED_ON_DEFAULTS = frozenset(
-    {"naive", "hyde", "multi_query", "local", "global", "ppr", "router"}
+    {"naive", "hyde", "multi_query", "local", "global", "drift", "ppr", "router"}
 )
-
-
-def recorded_demo(request: pytest.FixtureRequest, *methods: str) -> tuple[Any, Settings]:
-    """Return (demo index, replay settings) of the recording that holds the demo answers of
-    ``methods``: the defaults' when every one is answered on them, else v1's."""
-    if set(methods) <= ANSWERED_ON_DEFAULTS:
-        return request.getfixturevalue("demo_index"), request.getfixturevalue("replay_settings")
-    return request.getfixturevalue("v1_demo_index"), request.getfixturevalue("v1_settings")
 
 
 def replaying(folder: Path, config: Path) -> Settings:
@@ -498,16 +483,9 @@ def replay_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def v1_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    """The first settings (data/kestrel_bay/v1.toml over the defaults) replaying the
-    committed cache: the JSON pipeline, prompts v1, local search v1, global level 0, top_k."""
-    return replaying(tmp_path_factory.mktemp("replay_v1"), V1_CONFIG)
-
-
-@pytest.fixture(scope="session")
 def replay_embedder(replay_settings: Settings, embedding_model: Any) -> Any:
-    """An Embedder over the replay settings' vector cache, sharing the loaded model (both
-    demo recordings embed with the same settings)."""
+    """An Embedder over the replay settings' vector cache, sharing the loaded model (the
+    MuSiQue settings embed with the same settings)."""
     from graphrag.embeddings import Embedder
 
     embedder = Embedder(replay_settings)
@@ -533,11 +511,19 @@ def demo_index(
 
 
 @pytest.fixture(scope="session")
-def v1_demo_index(
-    v1_settings: Settings, replay_embedder: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Any:
-    """The demo indexed on the first settings from the committed cache (once a session)."""
-    return replayed_demo_index(v1_settings, replay_embedder, tmp_path_factory.mktemp("demo_v1"))
+def musique_index(replay_embedder: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The MuSiQue corpus indexed on its settings (data/musique/graphrag.toml: the LLM-free
+    nlp mode, so it builds without any cache), once a session: the real graph with a
+    hierarchy (levels 0-3, 1,617 entities) for the tests of levels and sub-communities; the
+    demo's default graph is flat."""
+    from graphrag.index.pipeline import build_index
+    from graphrag.index.store import load_index
+
+    folder = tmp_path_factory.mktemp("musique")
+    settings = replaying(folder, MUSIQUE / "graphrag.toml")
+    llm = ChatLLM(settings)  # a closed port and replay: any LLM call would fail the build
+    build_index(MUSIQUE / "docs", folder / "index", settings, llm, replay_embedder, progress=False)
+    return load_index(folder / "index")
 
 
 def replayed_mentions(settings: Settings) -> Any:
@@ -559,12 +545,6 @@ def replayed_mentions(settings: Settings) -> Any:
 def demo_mentions(replay_settings: Settings) -> Any:
     """The demo's mentions as the defaults extract them (records, packed documents)."""
     return replayed_mentions(replay_settings)
-
-
-@pytest.fixture(scope="session")
-def v1_demo_mentions(v1_settings: Settings) -> Any:
-    """The demo's mentions as the first settings extract them (JSON, one call per chunk)."""
-    return replayed_mentions(v1_settings)
 
 
 def index_texts(index: Any) -> dict[str, str]:

@@ -9,7 +9,7 @@ import re
 
 import pandas as pd
 import pytest
-from conftest import REPO_ROOT, FakeLLM, chunk_text, indexing_model, report_reply
+from conftest import JSON_EXTRACTION, REPO_ROOT, FakeLLM, chunk_text, indexing_model, report_reply
 from test_graph import entity_mentions, relationship_mentions
 
 from graphrag.documents import chunk_documents, load_documents
@@ -172,7 +172,7 @@ def test_graph_stage_merges_kbmi_before_communities(
     }
     results = {}
     for merge in (False, True):
-        llm = make_llm(v1=True, index={"merge_aliases": merge})  # v1: no other merging
+        llm = make_llm(index={"merge_aliases": merge})
         results[merge] = graph_stage(tables, IndexContext(llm.settings, llm, embedder=None))
     before, after = results[False], results[True]
     titles = set(after["entities"][S.TITLE])
@@ -220,7 +220,7 @@ def test_musique_merges_are_few_and_none_of_the_wrong_ones(musique_mentions) -> 
         assert initials_fit(title, canonical.title())
 
 
-# --------------------------------------------------------------------------- whole index, v2
+# --------------------------------------------------------------------------- whole index
 
 NAMES = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b|\b[A-Z]{2,}\b")
 ALIAS_DOCS = {
@@ -230,7 +230,7 @@ ALIAS_DOCS = {
 
 
 def acronym_model(body: dict) -> str:
-    """The test indexing model, reading acronyms as names too, answering the v2 prompts."""
+    """The test indexing model, reading acronyms as names too, answering the indexing prompts."""
     system = body["messages"][0]["content"]
     if system.startswith("You build a knowledge graph"):
         names = list(dict.fromkeys(NAMES.findall(chunk_text(body))))
@@ -251,11 +251,12 @@ def acronym_model(body: dict) -> str:
     return indexing_model(body)
 
 
-def test_a_v2_update_merges_aliases_as_a_full_build_does(
+def test_an_update_merges_aliases_as_a_full_build_does(
     tmp_path, fake_llm: FakeLLM, make_settings, replay_embedder
 ) -> None:
     fake_llm.respond_with(acronym_model)
-    settings = make_settings(fake_llm.base_url, v1=True, index={"prompt_version": 2})
+    # the scripted model's JSON extraction; an LLM report for every community
+    settings = make_settings(fake_llm.base_url, index={**JSON_EXTRACTION, "min_report_entities": 0})
     llm = ChatLLM(settings)
     folders = {}
     for name, files in (("full", ALIAS_DOCS), ("first", dict(list(ALIAS_DOCS.items())[:1]))):

@@ -8,7 +8,6 @@ import pytest
 from conftest import empty_settings_file
 
 from graphrag.cli import main
-from graphrag.config import V1_CONFIG
 from graphrag.query.registry import METHODS, OPT_IN_METHODS, method_names
 
 
@@ -70,17 +69,13 @@ Q04 = (
 )
 
 
-# q04's answers are recorded for the five default methods and ppr, on the defaults (the demo as
-# shipped) and in the v1 recording (data/kestrel_bay/v1.toml). A miss would fail in replay.
-CLI_RECORDINGS = {"defaults": "demo_index", "v1": "v1_demo_index"}
-
-
-@pytest.mark.parametrize("recording", list(CLI_RECORDINGS))
+# q04's answers are recorded for the five default methods and ppr on the defaults (the demo as
+# shipped). A miss would fail in replay.
 def test_query_prints_every_methods_cost_beside_its_answer(
-    request: pytest.FixtureRequest, recording: str, tmp_path, monkeypatch, capsys
+    demo_index, tmp_path, monkeypatch, capsys
 ) -> None:
-    index = request.getfixturevalue(CLI_RECORDINGS[recording])
-    config = V1_CONFIG if recording == "v1" else empty_settings_file(tmp_path)
+    index = demo_index
+    config = empty_settings_file(tmp_path)
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "vectors.sqlite"))
     args = ["--config", str(config), "--cache", "replay", "query"]
     args += ["--index", str(index.path), Q04]
@@ -158,3 +153,39 @@ def test_eval_evaluates_the_recorded_methods_unless_opt_in_is_asked(
     args = ["eval", "--index", "i", "--questions", "q.jsonl", "--out", str(tmp_path), *extra]
     assert main(args) == 0
     assert seen["methods"] == expected
+
+
+def test_eval_leaves_the_control_counts_to_the_eval_package(demo_index, monkeypatch, tmp_path):
+    """Unset, --judge-controls and --pairwise-controls are not passed on, so the runner's
+    defaults (judge_validity.DEFAULT_PAIRS, pairwise.DEFAULT_CONTROLS) are the only ones; and
+    parsing an eval command imports no evaluation code."""
+    import subprocess
+    import sys
+
+    from graphrag.config import REPO_ROOT
+    from graphrag.workbench import Workbench
+
+    passed: list[dict] = []
+
+    def evaluate(self, questions, **options):  # in place of Workbench.evaluate
+        passed.append(options)
+        return type("Result", (), {"render": lambda self: "evaluated"})()
+
+    monkeypatch.setattr(Workbench, "evaluate", evaluate)
+    questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
+    args = ["--config", str(empty_settings_file(tmp_path)), "--cache", "replay", "eval"]
+    args += ["--index", str(demo_index.path), "--questions", str(questions), "--out", "unused"]
+    assert main(args) == 0
+    assert main([*args, "--judge-controls", "3", "--pairwise-controls", "2"]) == 0
+    assert "judge_controls" not in passed[0] and "pairwise_controls" not in passed[0]
+    assert (passed[1]["judge_controls"], passed[1]["pairwise_controls"]) == (3, 2)
+
+    parse = (
+        "import sys, graphrag.cli as cli; cli.build_parser().parse_args("
+        "['eval', '--index', 'i', '--questions', 'q', '--out', 'o']); "
+        "print(any(m.startswith('graphrag.eval') for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", parse], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+    )
+    assert out.stdout.strip() == "False"

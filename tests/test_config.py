@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag.config import REPO_ROOT, V1_CONFIG, Settings, SettingsError, load_settings
-from graphrag.index.lean import LEAN_INDEX_SETTINGS
+from graphrag.config import REPO_ROOT, Settings, SettingsError, load_settings
 from graphrag.llm import EMBEDDED_PLACEHOLDER_URL, ChatLLM
 
 pytestmark = pytest.mark.usefixtures("isolated_cwd")  # no graphrag.toml but the tests' own
@@ -212,11 +211,11 @@ def test_settings_round_trip_to_a_dict() -> None:
     }
 
 
-@pytest.mark.parametrize("config", [V1_CONFIG, REPO_ROOT / "data" / "musique" / "graphrag.toml"])
-def test_a_corpus_settings_file_pins_only_what_differs_from_the_defaults(config) -> None:
+def test_a_corpus_settings_file_pins_only_what_differs_from_the_defaults() -> None:
     """A corpus's graphrag.toml holds the settings its recorded answers were made with where
     they differ from the defaults: a line equal to its default is stale (the defaults moved
     to it), and must go."""
+    config = REPO_ROOT / "data" / "musique" / "graphrag.toml"
     pinned = tomllib.loads(config.read_text(encoding="utf-8"))
     defaults = Settings()
     same = [
@@ -226,12 +225,3 @@ def test_a_corpus_settings_file_pins_only_what_differs_from_the_defaults(config)
         if getattr(getattr(defaults, section), key) == value
     ]
     assert pinned and same == []
-
-
-def test_the_demo_settings_undo_every_lean_default() -> None:
-    """The demo's v1 recording was made before the lean pipeline became the default: its
-    settings file sets each lean setting back, so that a v1 replay sends the recorded
-    requests (the defaults' recording needs no settings file)."""
-    demo = load_settings(V1_CONFIG, env={}).index
-    assert set(LEAN_INDEX_SETTINGS) <= set(tomllib.loads(V1_CONFIG.read_text())["index"])
-    assert all(getattr(demo, k) != v for k, v in LEAN_INDEX_SETTINGS.items())

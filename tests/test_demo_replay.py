@@ -4,7 +4,7 @@ replay from data/llm_cache alone, with no model and no endpoint (a miss is an er
 from __future__ import annotations
 
 import pytest
-from conftest import ANSWERED_ON_DEFAULTS, index_texts, recorded_demo
+from conftest import ANSWERED_ON_DEFAULTS, index_texts
 
 from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import EvidenceIndex
@@ -54,11 +54,9 @@ REPLAYED_METHODS = [*METHODS, *(m for m in OPT_IN_METHODS if m in ANSWERED_ON_DE
 @pytest.mark.parametrize("name", REPLAYED_METHODS)
 @pytest.mark.parametrize("qid", REPLAYED_QUESTIONS)
 def test_recorded_demo_answers_replay(
-    request: pytest.FixtureRequest, replay_embedder, name: str, qid: str
+    demo_index: Index, replay_settings, replay_embedder, name: str, qid: str
 ) -> None:
-    # The defaults' recording for the methods answered on them, v1's for the others (conftest
-    # ANSWERED_ON_DEFAULTS).
-    index, settings = recorded_demo(request, name)
+    index, settings = demo_index, replay_settings
     method = make_methods(index, [name], settings, ChatLLM(settings), replay_embedder)[name]
     question = QUESTIONS.loc[qid, "question"]
     answer = method.answer(question)
@@ -73,15 +71,12 @@ def test_recorded_demo_answers_replay(
     # the router answers with the method of the question's kind
     answered_by = answer.route.split(" -> ")[-1] if name == "router" else name
     if answered_by == "global":
-        # Global sources are reports of the level it maps (level 0 in v1; the defaults: the
-        # level the data chooses, rolled up).
+        # Global sources are reports of the level it maps (the level the data chooses, rolled
+        # up); its contexts the texts of the reports the kept points came from.
         global_search = method.method("global") if name == "router" else method
         mapped = global_search.level_reports(question)[S.COMMUNITY]
         assert set(answer.sources) <= {f"report:{c}" for c in mapped}
-        if settings.query.global_contexts == "points":  # v1: the map step's points
-            assert all(c.startswith("(importance ") for c in answer.contexts)
-        else:  # the defaults: the texts of the reports the kept points came from
-            assert answer.contexts == [known[s] for s in answer.sources]
+        assert answer.contexts == [known[s] for s in answer.sources]
         assert answer.ranking == []  # it ranks no text units
     elif answered_by == "drift":
         # the intermediate answers the reduce read first, then the texts the steps read

@@ -332,7 +332,7 @@ def test_a_pair_record_holds_the_answer_and_its_scores(
         return judge_reply(body)
 
     fake_llm.respond_with(model)
-    settings = make_settings(fake_llm.base_url, v1=True)  # naive reads top_k
+    settings = make_settings(fake_llm.base_url, query={"chunk_context": "top_k"})
     llm = ChatLLM(settings)
     method = NaiveRAG(demo_index, settings, llm, replay_embedder)
     judge = Judge(settings, llm, replay_embedder, ["faithfulness"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DEMO_DOCS, FakeLLM, chunk_text, extraction_reply, names_in
+from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, chunk_text, extraction_reply, names_in
 
 from graphrag.config import IndexSettings
 from graphrag.documents import chunk_documents, load_documents
@@ -163,7 +163,7 @@ def test_extract_graph_keeps_good_chunks_and_records_the_bad_one(
         return "I cannot produce JSON for this." if text == bad_text else extraction_reply(text)
 
     fake_llm.respond_with(reply)
-    llm = make_llm(v1=True, llm={"json_repair_rounds": 1})
+    llm = make_llm(index=JSON_EXTRACTION, llm={"json_repair_rounds": 1})
     settings = llm.settings.index
     entities, relationships, errors, _ = extract_graph(units, llm, settings, progress=False)
 
@@ -208,7 +208,7 @@ def test_gleaning_adds_what_the_first_round_missed(fake_llm: FakeLLM, make_llm) 
     }
     nothing = {"entities": [], "relationships": []}
     fake_llm.script(json.dumps(first), json.dumps(more), json.dumps(nothing))
-    llm = make_llm(v1=True, index={"gleanings": 5})
+    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 5})
     units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
     entities, relationships, errors, _ = extract_graph(units, llm, llm.settings.index, False)
     assert fake_llm.calls == 3  # stopped at the first empty gleaning round
@@ -223,7 +223,7 @@ def test_a_failed_gleaning_round_keeps_the_first_round(fake_llm: FakeLLM, make_l
         "relationships": [],
     }
     fake_llm.script(json.dumps(first), "not JSON", "still not JSON")
-    llm = make_llm(v1=True, index={"gleanings": 2}, llm={"json_repair_rounds": 1})
+    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 2}, llm={"json_repair_rounds": 1})
     units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
     entities, _, errors, _ = extract_graph(units, llm, llm.settings.index, False)
     assert entities[S.NAME_KEY].tolist() == ["mara okafor"]  # the first round is kept
@@ -293,7 +293,7 @@ FIRST = {
 def test_gleaning_check_no_skips_the_gleaning_round(fake_llm: FakeLLM, make_llm) -> None:
     answers = {"json": [json.dumps(FIRST)], "check": ["N"]}
     fake_llm.respond_with(gleaning_model(answers))
-    llm = make_llm(v1=True, index={"gleanings": 2, "gleaning_check": True})
+    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 2, "gleaning_check": True})
     units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
     entities, _, errors, _ = extract_graph(units, llm, llm.settings.index, False)
     assert fake_llm.calls == 2 and errors.empty  # extraction + one 2-token check
@@ -306,7 +306,7 @@ def test_gleaning_check_no_skips_the_gleaning_round(fake_llm: FakeLLM, make_llm)
 def test_gleaning_check_yes_gleans_until_a_no(fake_llm: FakeLLM, make_llm) -> None:
     answers = {"json": [json.dumps(FIRST), json.dumps(MORE)], "check": ["Y", "N"]}
     fake_llm.respond_with(gleaning_model(answers))
-    llm = make_llm(v1=True, index={"gleanings": 3, "gleaning_check": True})
+    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 3, "gleaning_check": True})
     units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
     entities, _, errors, _ = extract_graph(units, llm, llm.settings.index, False)
     # extraction, check (Y), gleaning round, check (N): no second round
@@ -320,7 +320,7 @@ def test_without_the_check_gleaning_asks_no_question(fake_llm: FakeLLM, make_llm
     nothing = {"entities": [], "relationships": []}
     answers = {"json": [json.dumps(FIRST), json.dumps(nothing)], "check": []}
     fake_llm.respond_with(gleaning_model(answers))
-    llm = make_llm(v1=True, index={"gleanings": 2})
+    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 2})
     units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
     extract_graph(units, llm, llm.settings.index, False)
     assert fake_llm.calls == 2 and answers == {"json": [], "check": []}

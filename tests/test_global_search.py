@@ -1,7 +1,8 @@
-"""Global search's reference behaviours (Microsoft GraphRAG), each behind a setting, over the
-demo index rebuilt from the recorded cache: whole-graph levels, report rank in the map
-context and a minimum rank, a tolerant map, dynamic community selection, and contexts that
-are the reports the kept points came from. Model replies are scripted."""
+"""Global search's reference behaviours (Microsoft GraphRAG) over real indexes: whole-graph
+levels, report rank in the map context and a minimum rank, a tolerant map, dynamic community
+selection, and contexts that are the reports the kept points came from. The demo index
+(rebuilt from the recorded cache) is flat; levels and sub-communities are tested on the
+MuSiQue index (LLM-free, levels 0-3). Model replies are scripted."""
 
 from __future__ import annotations
 
@@ -61,9 +62,9 @@ def every_entity_once(view: pd.DataFrame, clustered: set[str]) -> bool:
     return len(members) == len(set(members)) and set(members) == clustered
 
 
-def test_every_rolled_up_level_covers_every_entity_exactly_once(v1_demo_index: Index) -> None:
-    # The v1 demo graph: the default one has no split community (five roots).
-    communities = v1_demo_index.communities
+def test_every_rolled_up_level_covers_every_entity_exactly_once(musique_index: Index) -> None:
+    # MuSiQue's graph: the demo's default one has no split community (five roots).
+    communities = musique_index.communities
     clustered = {e for ids in communities[S.ENTITY_IDS] for e in ids}
     deepest = int(communities[S.LEVEL].max())
     assert deepest >= 1, "the demo graph has a split community"
@@ -97,49 +98,61 @@ def test_rolled_up_level_by_hand() -> None:
 
 @pytest.mark.parametrize("level", [0, 1, 5])
 def test_global_with_rolled_up_levels_maps_the_whole_graph_view(
-    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, level: int
+    musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, level: int
 ) -> None:
-    # Levels need a hierarchy: the v1 demo graph has one, the default one is flat.
-    settings = make_settings(
-        fake_llm.base_url,
-        v1=True,
-        query={"global_rollup_levels": True, "global_level": level},
-    )
+    # Levels need a hierarchy: MuSiQue's graph has one, the demo's default one is flat.
+    # a reduce budget every point fits in: each mapped batch's point reaches the answer
+    query = {"global_level": level, "global_reduce_tokens": 100_000}
+    settings = make_settings(fake_llm.base_url, query=query)
     fake_llm.respond_with(answer_maps)
-    method = GlobalSearch(v1_demo_index, settings, ChatLLM(settings), replay_embedder)
+    method = GlobalSearch(musique_index, settings, ChatLLM(settings), replay_embedder)
 
     answer = method.answer(QUESTION)
 
-    view = set(rolled_up_level(v1_demo_index.communities, level)[S.COMMUNITY])
+    view = set(rolled_up_level(musique_index.communities, level)[S.COMMUNITY])
     assert sorted(c for r in map_calls(fake_llm) for c in mapped(r)) == sorted(view)
     assert set(answer.sources) == {f"report:{c}" for c in view}
 
 
 def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
-    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+    musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     from graphrag import tokens
+    from graphrag.query.global_search import report_batches
 
-    demo_index = v1_demo_index  # a hierarchy to choose from: the default demo graph is flat
+    index = musique_index  # a hierarchy to choose from: the demo's default graph is flat
 
     def chosen(max_batches: int, batch_tokens: int) -> set[int]:
         settings = make_settings(
             fake_llm.base_url,
-            v1=True,
             query={
                 "global_level": -1,
                 "global_max_batches": max_batches,
                 "global_batch_tokens": batch_tokens,
             },
         )
-        method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+        method = GlobalSearch(index, settings, ChatLLM(settings), replay_embedder)
         return set(method.level_reports(QUESTION)[S.COMMUNITY])
 
-    deepest = int(demo_index.communities[S.LEVEL].max())
-    assert chosen(3, 2000) == set(rolled_up_level(demo_index.communities, deepest)[S.COMMUNITY])
+    # Each level's batch count at 2,000 tokens: allowing exactly a level's count chooses the
+    # deepest level that fits in it.
+    communities, seed = index.communities, make_settings().llm.seed
+    reports = index.community_reports
+    views = {
+        level: set(rolled_up_level(communities, level)[S.COMMUNITY])
+        for level in range(int(communities[S.LEVEL].max()) + 1)
+    }
+    batches = {
+        level: len(report_batches(reports[reports[S.COMMUNITY].isin(view)], 2000, seed))
+        for level, view in views.items()
+    }
+    assert batches[0] < batches[max(views)], "deeper levels need more batches"
+    for count in batches.values():
+        fitting = [lv for lv, n in batches.items() if n <= count]
+        assert chosen(count, 2000) == views[max(fitting)]
     # A budget too small for every level: the root reports closest to the question that fit.
-    roots = set(rolled_up_level(demo_index.communities, 0)[S.COMMUNITY])
-    reports = demo_index.community_reports.set_index(S.COMMUNITY)
+    roots = set(rolled_up_level(index.communities, 0)[S.COMMUNITY])
+    reports = index.community_reports.set_index(S.COMMUNITY)
     sizes = {c: tokens.count_tokens(reports.loc[c, S.FULL_CONTENT]) for c in roots}
     budget = max(sizes.values()) + 10
     kept = chosen(1, budget)
@@ -185,15 +198,16 @@ def test_map_context_shows_rank_and_low_ranks_are_dropped(
         assert f"[{community}] (rank {community}) {title}" in prompt
 
 
-@pytest.mark.parametrize("v1", [False, True], ids=["defaults", "v1"])
-def test_defaults_show_the_rank_and_the_v1_settings_none(
-    demo_index: Index, make_settings, fake_llm, replay_embedder, v1: bool
+@pytest.mark.parametrize("include_rank", [True, False], ids=["defaults", "off"])
+def test_defaults_show_the_rank_and_off_none(
+    demo_index: Index, make_settings, fake_llm, replay_embedder, include_rank: bool
 ):
-    settings = make_settings(fake_llm.base_url, v1=v1)
+    query = {} if include_rank else {"global_include_rank": False}
+    settings = make_settings(fake_llm.base_url, query=query)
     fake_llm.respond_with(answer_maps)
     GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
     assert map_calls(fake_llm) and all(
-        ("(rank " in r["messages"][1]["content"]) is not v1 for r in map_calls(fake_llm)
+        ("(rank " in r["messages"][1]["content"]) is include_rank for r in map_calls(fake_llm)
     )
 
 
@@ -218,7 +232,7 @@ def failing_on(community: int):
 def test_tolerant_map_drops_a_failed_batch_and_names_it(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    settings = small_batches(make_settings, fake_llm)  # tolerant by default
+    settings = small_batches(make_settings, fake_llm)
     fake_llm.respond_with(failing_on(2))
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -233,15 +247,9 @@ def test_tolerant_map_drops_a_failed_batch_and_names_it(
     assert set(answer.sources) == {f"report:{c}" for c in roots if c != 2}
 
 
-def test_strict_map_fails_on_a_failed_batch_and_tolerant_when_all_fail(
+def test_the_map_fails_when_every_batch_fails(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    settings = small_batches(make_settings, fake_llm, global_tolerant_map=False)
-    fake_llm.respond_with(failing_on(2))
-    with pytest.raises(LLMError):
-        GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
-
-    fake_llm.reset()
     tolerant = small_batches(make_settings, fake_llm)
     fake_llm.respond_with(lambda body: Reply("down", status=500))
     with pytest.raises(LLMError):
@@ -276,25 +284,35 @@ def rated(fake: FakeLLM, community_of: dict[str, int]) -> list[int]:
     return sorted(int(community_of[t]) for t in texts)
 
 
+# MuSiQue has 67 roots: a rating budget that lets every root and child be rated
+EVERY_RATING = {"global_dynamic_selection": True, "global_dynamic_max_ratings": 1000}
+
+
 def split_community(index: Index) -> tuple[int, list[int]]:
     communities = index.communities
     parent = communities[communities[S.CHILDREN].map(len) > 0].iloc[0]
     return int(parent[S.COMMUNITY]), [int(c) for c in parent[S.CHILDREN]]
 
 
+def unsplit_roots(index: Index) -> list[int]:
+    """Return the root communities that have no sub-community."""
+    roots = index.communities.query("level == 0")
+    return sorted(int(c) for c in roots.loc[roots[S.CHILDREN].map(len) == 0, S.COMMUNITY])
+
+
 def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
-    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+    musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    demo_index = v1_demo_index  # sub-communities to select: the default demo graph is flat
-    parent, children = split_community(demo_index)
-    roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
-    other_root = next(c for c in roots if c != parent)
+    index = musique_index  # sub-communities to select: the demo's default graph is flat
+    parent, children = split_community(index)
+    roots = sorted(index.communities.query("level == 0")[S.COMMUNITY])
+    other_root = unsplit_roots(index)[0]
     relevant_child = children[1]
     ratings = {parent: 4, relevant_child: 5, other_root: 3}
-    reply, community_of = rater(demo_index, ratings)
-    settings = make_settings(fake_llm.base_url, v1=True, query={"global_dynamic_selection": True})
+    reply, community_of = rater(index, ratings)
+    settings = make_settings(fake_llm.base_url, query=EVERY_RATING)
     fake_llm.respond_with(reply)
-    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    method = GlobalSearch(index, settings, ChatLLM(settings), replay_embedder)
 
     answer = method.answer(QUESTION)
 
@@ -311,37 +329,37 @@ def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
 
 
 def test_dynamic_selection_never_reads_an_irrelevant_subtree(
-    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+    musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    demo_index = v1_demo_index  # sub-communities to select: the default demo graph is flat
-    parent, children = split_community(demo_index)
-    roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
+    index = musique_index  # sub-communities to select: the demo's default graph is flat
+    parent, children = split_community(index)
+    roots = sorted(index.communities.query("level == 0")[S.COMMUNITY])
     # The children would be relevant, but their parent is not: they are never rated.
-    reply, community_of = rater(demo_index, {c: 5 for c in children} | {roots[0]: 2})
-    settings = make_settings(fake_llm.base_url, v1=True, query={"global_dynamic_selection": True})
+    relevant_root = unsplit_roots(index)[0]
+    reply, community_of = rater(index, {c: 5 for c in children} | {relevant_root: 2})
+    settings = make_settings(fake_llm.base_url, query=EVERY_RATING)
     fake_llm.respond_with(reply)
 
-    GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+    GlobalSearch(index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
 
     assert rated(fake_llm, community_of) == roots
-    assert [c for r in map_calls(fake_llm) for c in mapped(r)] == [roots[0]]
+    assert [c for r in map_calls(fake_llm) for c in mapped(r)] == [relevant_root]
 
 
 def test_dynamic_selection_stops_at_its_rating_budget(
-    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+    musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    demo_index = v1_demo_index  # sub-communities to select: the default demo graph is flat
-    parent, children = split_community(demo_index)
-    roots = sorted(demo_index.communities.query("level == 0")[S.COMMUNITY])
-    reply, community_of = rater(demo_index, {parent: 4} | {c: 5 for c in children})
+    index = musique_index  # sub-communities to select: the demo's default graph is flat
+    parent, children = split_community(index)
+    roots = sorted(index.communities.query("level == 0")[S.COMMUNITY])
+    reply, community_of = rater(index, {parent: 4} | {c: 5 for c in children})
     settings = make_settings(
         fake_llm.base_url,
-        v1=True,
         query={"global_dynamic_selection": True, "global_dynamic_max_ratings": len(roots) + 1},
     )
     fake_llm.respond_with(reply)
 
-    answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+    answer = GlobalSearch(index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
 
     assert len(rated(fake_llm, community_of)) == len(roots) + 1
     # One child was rated (relevant, replacing the parent); the others were beyond the budget.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
-from conftest import FakeLLM, Reply, v1_index_settings
+from conftest import FakeLLM, Reply
 
 from graphrag.index import schemas as S
 from graphrag.index.extract import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
@@ -119,10 +119,9 @@ def test_summaries_only_for_entities_with_several_descriptions(fake_llm: FakeLLM
         return f"  Merged {entity}.  "
 
     fake_llm.respond_with(reply)
-    llm = make_llm()
-    result, errors = summarize_entities(
-        entities, llm, v1_index_settings(summary_max_tokens=33), False
-    )
+    # threshold 0: every entity with several descriptions is summarized, however short
+    llm = make_llm(index={"summary_threshold_tokens": 0, "summary_max_tokens": 33})
+    result, errors = summarize_entities(entities, llm, llm.settings.index, False)
     assert fake_llm.calls == 3
     asked = sorted(b["messages"][-1]["content"].splitlines()[0] for b in fake_llm.requests)
     assert asked == ["Entity: Broken", "Entity: Three", "Entity: Two"]

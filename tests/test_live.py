@@ -66,8 +66,8 @@ def test_embedded_model_starts_and_answers(live):
 
 @pytest.mark.parametrize("extraction_format", ["records", "json"])
 def test_live_extraction_finds_the_names(live, extraction_format):
-    """The default record extraction, and the JSON one (data/kestrel_bay/v1.toml), whose
-    reply must be valid under its schema."""
+    """The default record extraction, and the JSON one (``index.extraction_format = "json"``),
+    whose reply must be valid under its schema."""
     settings, llm = live
     index = dataclasses.replace(settings.index, extraction_format=extraction_format)
     result = run_sync(extract_chunk(llm, PARAGRAPH, index))

@@ -1,9 +1,8 @@
-"""Local search version 2 (Microsoft GraphRAG's reading): the budget sized to the model's
-window, one rolled-up level of reports, relationships ranked by links into the selection and
-capped. Small frames pin the rules down; the demo index (rebuilt from the recorded cache)
-shows them on real data, with an LLM that cannot reach a model (retrieval needs none) or the
-fake endpoint for a whole answer. Version 1, the default, is pinned by tests/test_query.py
-and by the recorded answers that still replay."""
+"""Local search (Microsoft GraphRAG's reading): the budget sized to the model's window, one
+rolled-up level of reports, relationships ranked by links into the selection and capped.
+Small frames pin the rules down; the demo index (rebuilt from the recorded cache) shows them
+on real data, with an LLM that cannot reach a model (retrieval needs none) or the fake
+endpoint for a whole answer."""
 
 from __future__ import annotations
 
@@ -13,30 +12,24 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import FakeLLM, empty_settings_file
+from conftest import FakeLLM
 from test_query import QUESTIONS, question
 
 from graphrag import prompts, tokens
-from graphrag.config import Settings, SettingsError, load_settings
+from graphrag.config import Settings
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM, run_sync
 from graphrag.query.base import ContextItem, auto_budget, items_tokens, number_items
-from graphrag.query.local import (
-    VERSION_1_BUDGET,
-    LocalSearch,
-    ranked_relationships,
-    selection_level,
-)
+from graphrag.query.local import LocalSearch, ranked_relationships, selection_level
 from graphrag.tokens import message_tokens
 
 DEMO_QUESTIONS = ["q01", "q08", "q11"]
 
 
 def local_settings(settings: Settings, **query: Any) -> Settings:
-    """Return a copy of ``settings`` with local search version 2 and some query settings."""
+    """Return a copy of ``settings`` with some query settings changed."""
     changed = copy.deepcopy(settings)
-    changed.query.local_search_version = 2
     for key, value in query.items():
         setattr(changed.query, key, value)
     return changed
@@ -77,7 +70,7 @@ def test_auto_budget_is_the_window_less_the_answer_and_the_prompt_within_the_cap
         ({"llm": {"base_url": ""}, "embedded": {"ctx_size": 3000, "parallel": 1}}, 3000),
     ],
 )
-def test_version_2_sizes_the_budget_to_the_models_window(
+def test_the_budget_is_sized_to_the_models_window(
     make_settings, overrides: dict[str, Any], window: int
 ) -> None:
     settings = make_settings(**overrides)
@@ -94,25 +87,11 @@ def test_version_2_sizes_the_budget_to_the_models_window(
     assert method.context_budget(q) == 700, "a positive local_context_tokens wins"
 
 
-def test_version_1_keeps_its_fixed_budget_and_an_unknown_window_uses_the_cap(
-    make_settings,
-) -> None:
-    # an endpoint whose window is unknown
-    settings = make_settings(query={"local_search_version": 1})
+def test_an_unknown_window_uses_the_cap(make_settings) -> None:
+    settings = make_settings()  # an endpoint whose window is unknown
     method = LocalSearch(SimpleNamespace(), settings, ChatLLM(settings), None)
     assert settings.query.local_context_tokens == 0
-    assert method.context_budget("anything") == VERSION_1_BUDGET
-    settings.query.local_search_version = 2
     assert method.context_budget("anything") == settings.query.max_context_tokens == 3000
-
-
-def test_an_unknown_version_is_a_settings_error_naming_it(make_settings, tmp_path) -> None:
-    with pytest.raises(SettingsError, match="query.local_search_version=3"):
-        make_settings(query={"local_search_version": 3})
-    from_env = load_settings(
-        empty_settings_file(tmp_path), env={"GRAPHRAG_QUERY__LOCAL_SEARCH_VERSION": "2"}
-    )
-    assert from_env.query.local_search_version == 2
 
 
 # --------------------------------------------------------------------------- reports
@@ -163,15 +142,13 @@ def test_selection_level_is_the_deepest_holding_every_clustered_selected_entity(
         ({"a", "d", "e"}, 1, ["report two", "report three"]),
     ],
 )
-def test_version_2_reads_the_reports_of_one_rolled_up_level(
+def test_reports_are_read_from_one_rolled_up_level(
     make_settings, selected: set[str], level: int, reports: list[str]
 ) -> None:
     settings = local_settings(make_settings(), local_community_level=level)
     index = SimpleNamespace(communities=COMMUNITIES, community_reports=REPORTS)
     method = LocalSearch(index, settings, None, None)
     assert [i.text for i in method.report_items(selected)] == reports
-    settings.query.local_search_version = 1
-    assert len(method.report_items(selected)) > len(reports), "version 1: every level"
 
 
 # --------------------------------------------------------------------------- relationships
@@ -240,7 +217,7 @@ def selected_entities(method: LocalSearch, q: str) -> list[str]:
 
 @pytest.mark.parametrize("window", [2048, 4096])
 @pytest.mark.parametrize("qid", DEMO_QUESTIONS)
-def test_version_2_context_on_the_demo_fits_the_window_and_reads_the_selection(
+def test_context_on_the_demo_fits_the_window_and_reads_the_selection(
     demo_index: Index, replay_settings: Settings, replay_embedder, window: int, qid: str
 ) -> None:
     settings = local_settings(with_window(replay_settings, window))
@@ -305,78 +282,26 @@ def test_version_2_context_on_the_demo_fits_the_window_and_reads_the_selection(
     assert ends.count(1) <= settings.query.local_max_relationships
 
 
-@pytest.mark.parametrize("qid", DEMO_QUESTIONS)
-def test_version_2_reads_more_of_the_demo_than_version_1(
-    demo_index: Index, replay_settings: Settings, replay_embedder, qid: str
+def test_local_search_finds_the_festival_answer_on_the_demo(
+    demo_index: Index, replay_settings: Settings, replay_embedder
 ) -> None:
-    q = question(qid)
-    contexts = {}
-    for version in (1, 2):
-        settings = with_window(replay_settings, 4096)
-        settings.query.local_search_version = version
-        method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
-        contexts[version] = run_sync(method.aretrieve(q))
-    assert items_tokens(contexts[1]) <= VERSION_1_BUDGET < items_tokens(contexts[2])
-    count = {
-        (v, kind): sum(i.source.startswith(f"{kind}:") for i in contexts[v])
-        for v in (1, 2)
-        for kind in ("entity", "relationship", "text_unit")
-    }
-    assert count[1, "entity"] < count[2, "entity"] == replay_settings.query.local_top_entities
-    assert count[1, "relationship"] < count[2, "relationship"]
-    assert count[1, "text_unit"] < count[2, "text_unit"]
-
-
-def test_version_2_finds_the_festival_answer_version_1_misses(
-    v1_demo_index: Index, v1_settings: Settings, replay_embedder
-) -> None:
-    # On the v1 demo index: q08's answer (12,000 visitors, a kelp and cod chowder) is in its
-    # document's text, which version 1's 750 text-unit tokens leave out and version 2's budget
-    # reaches. (On the default index both versions read it: its chunks are the same, its
-    # entities' mentions differ.)
-    demo_index = v1_demo_index
+    # q08's answer (12,000 visitors, a kelp and cod chowder) is in its document's text, which
+    # a 4,096-token window's budget reaches.
     q = question("q08")
     support = QUESTIONS.loc["q08", "support"]
     units = demo_index.text_units.set_index(S.ID)[S.DOCUMENT_IDS]
-    found = {}
-    for version in (1, 2):
-        settings = with_window(v1_settings, 4096)
-        settings.query.local_search_version = version
-        method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
-        items = run_sync(method.aretrieve(q))
-        text = " ".join(i.text for i in items).lower()
-        docs = {d for i in items if i.source.startswith("text_unit:") for d in units[i.source[10:]]}
-        found[version] = (
-            [k for k in QUESTIONS.loc["q08", "answer_keywords"] if k.lower() in text],
-            set(support) <= docs,
-        )
-    assert found[1] == ([], False)
-    assert found[2] == (QUESTIONS.loc["q08", "answer_keywords"], True)
+    settings = with_window(replay_settings, 4096)
+    method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    items = run_sync(method.aretrieve(q))
+    text = " ".join(i.text for i in items).lower()
+    docs = {d for i in items if i.source.startswith("text_unit:") for d in units[i.source[10:]]}
+    assert [k for k in QUESTIONS.loc["q08", "answer_keywords"] if k.lower() in text] == (
+        QUESTIONS.loc["q08", "answer_keywords"]
+    )
+    assert set(support) <= docs
 
 
-def test_version_2_reads_the_multi_hop_evidence_version_1_leaves_out(
-    demo_index: Index, replay_settings: Settings, replay_embedder
-) -> None:
-    """On the default demo index: every question whose supporting documents version 1's
-    context holds, version 2's holds too, and half the multi-hop ones only version 2 reads."""
-    units = demo_index.text_units.set_index(S.ID)[S.DOCUMENT_IDS]
-
-    def reads_support(version: int, qid: str) -> bool:
-        settings = with_window(replay_settings, 4096)
-        settings.query.local_search_version = version
-        method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
-        items = run_sync(method.aretrieve(question(qid)))
-        docs = {d for i in items if i.source.startswith("text_unit:") for d in units[i.source[10:]]}
-        return set(QUESTIONS.loc[qid, "support"]) <= docs
-
-    reads = {(v, qid): reads_support(v, qid) for v in (1, 2) for qid in QUESTIONS.index}
-    assert all(reads[2, qid] for qid in QUESTIONS.index if reads[1, qid])
-    multi_hop = QUESTIONS.index[QUESTIONS["type"] == "multi_hop"]
-    only_2 = [qid for qid in multi_hop if reads[2, qid] and not reads[1, qid]]
-    assert len(only_2) >= len(multi_hop) / 2, only_2
-
-
-def test_version_2_answer_through_the_fake_endpoint_fits_the_window(
+def test_answer_through_the_fake_endpoint_fits_the_window(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     window = 2048

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import (
+    JSON_EXTRACTION,
     FakeLLM,
     Reply,
     chunk_text,
@@ -56,11 +57,17 @@ def index_settings(make_settings, fake_llm: FakeLLM, vector_cache: Path):
     def settings(cache_path: Path, cache_mode: str = "on"):
         return make_settings(
             fake_llm.base_url,
-            v1=True,  # the scripted model writes JSON extractions and v1 reports
             chunking=CHUNKING,
             cache={"path": str(cache_path), "mode": cache_mode},
             embeddings={"cache_path": str(vector_cache)},
-            index={"max_cluster_size": 5},
+            # JSON: what the scripted model writes; every LLM stage asked for every item
+            # (summaries at any length, an LLM report for every community) so calls are counted
+            index={
+                **JSON_EXTRACTION,
+                "summary_threshold_tokens": 0,
+                "min_report_entities": 0,
+                "max_cluster_size": 5,
+            },
         )
 
     return settings

@@ -39,7 +39,8 @@ from graphrag.query.registry import METHODS, make_methods
 from graphrag.workbench import Workbench
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
-MAP_POINT = re.compile(r"(?m)^\[(\d+)\] # ")  # how a report opens in a global map prompt
+# how a report opens in a global map prompt (with its rank, by default)
+MAP_POINT = re.compile(r"(?m)^\[(\d+)\] (?:\(rank [^)]*\) )?# ")
 
 
 def question(qid: str) -> str:
@@ -84,9 +85,9 @@ def offline_llm(replay_settings: Settings) -> ChatLLM:
 
 @pytest.fixture
 def fake_settings(make_settings, fake_llm: FakeLLM) -> Settings:
-    """The first settings (v1: top_k chunks, local search v1, global level 0, map points as
-    contexts) over a scripted endpoint: the tests using it pin those code paths."""
-    return make_settings(fake_llm.base_url, v1=True)
+    """The defaults over a scripted endpoint, reading top_k chunks and mapping the demo's
+    roots: the tests using it count exact contexts and map calls."""
+    return make_settings(fake_llm.base_url, query={"chunk_context": "top_k", "global_level": 0})
 
 
 @pytest.fixture
@@ -127,7 +128,7 @@ def test_naive_retrieves_the_most_similar_text_units(
     skipped = [u for u in ranking[: ranking.index(ids[-1])] if u not in ids]
     cost = {u: tokens.count_tokens(text_of[u]) + ITEM_OVERHEAD_TOKENS for u in skipped}
     assert all(used + cost[u] > budget for u in skipped)
-    assert len(items) > replay_settings.query.top_k  # more than v1's top_k context
+    assert len(items) > replay_settings.query.top_k  # more than a top_k context
     # On the demo data, a single-document question finds its document.
     docs_of = dict(zip(units[S.ID], units[S.DOCUMENT_IDS], strict=True))
     assert QUESTIONS.loc[qid, "support"][0] in {d for u in ids for d in docs_of[u]}
@@ -324,6 +325,11 @@ def split_budget(index: Index, level: int = 0) -> int:
     return max(max(costs), sum(costs) // 3)
 
 
+def roots_in_batches(budget: int) -> dict:
+    """Query settings that map the demo's roots in batches of ``budget`` tokens."""
+    return {"global_batch_tokens": budget, "global_level": 0}
+
+
 def scored_map(body: dict) -> str:
     """A map reply: one useful point naming the batch's communities, one scored 0."""
     communities = map_communities(body)
@@ -341,7 +347,7 @@ def test_global_drops_zero_score_points_and_reduces_the_rest(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     budget = split_budget(demo_index)
-    settings = make_settings(fake_llm.base_url, v1=True, query={"global_batch_tokens": budget})
+    settings = make_settings(fake_llm.base_url, query=roots_in_batches(budget))
     level = level_reports(demo_index, 0)
     first = int(level[S.COMMUNITY].min())
     fake_llm.respond_with(
@@ -362,7 +368,9 @@ def test_global_drops_zero_score_points_and_reduces_the_rest(
     batches = [map_communities(r) for r in maps]
     assert sorted(c for b in batches for c in b) == sorted(level[S.COMMUNITY])
     useful = sorted(batches, key=lambda b: -min(b))
-    assert answer.contexts == [f"(importance {10 + min(b)}) useful {b}" for b in useful]
+    # the contexts: the reports each useful point cites (here its whole batch), best first
+    text_of = dict(zip(level[S.COMMUNITY], level[S.FULL_CONTENT], strict=True))
+    assert answer.contexts == [text_of[c] for b in useful for c in b]
     reduce_prompt = reduces[0]["messages"][1]["content"]
     for batch in batches:
         assert f"useful {batch}" in reduce_prompt
@@ -376,7 +384,7 @@ def test_global_point_sources_are_the_reports_of_its_batch(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     budget = split_budget(demo_index)
-    settings = make_settings(fake_llm.base_url, v1=True, query={"global_batch_tokens": budget})
+    settings = make_settings(fake_llm.base_url, query=roots_in_batches(budget))
     fake_llm.respond_with(scored_map)
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -388,33 +396,11 @@ def test_global_point_sources_are_the_reports_of_its_batch(
         assert item.source == ",".join(f"report:{c}" for c in named)
 
 
-@pytest.mark.parametrize("asked", ["lowest", "highest", "missing"])
-def test_global_reads_the_reports_of_the_chosen_level(
-    v1_demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, asked: str
-) -> None:
-    # v1's raw levels, over the v1 demo graph: the default one has a single level.
-    demo_index = v1_demo_index
-    levels = sorted(demo_index.community_reports[S.LEVEL].unique())
-    assert len(levels) > 1
-    level = {"lowest": levels[0], "highest": levels[-1], "missing": 99}[asked]
-    expected = levels[-1] if asked == "missing" else level  # absent level: the deepest one
-    settings = make_settings(fake_llm.base_url, v1=True, query={"global_level": int(level)})
-    fake_llm.respond_with(lambda body: scored_map(body) if kind_of(body) == "map" else "An answer.")
-    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
-
-    answer = method.answer("What are the main themes?")
-
-    chosen = level_reports(demo_index, expected)
-    assert set(answer.sources) == {f"report:{c}" for c in chosen[S.COMMUNITY]}
-    mapped = [c for r in fake_llm.requests if kind_of(r) == "map" for c in map_communities(r)]
-    assert sorted(mapped) == sorted(chosen[S.COMMUNITY])
-
-
 def test_global_without_relevant_points_answers_so_without_a_reduce(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     budget = split_budget(demo_index)
-    settings = make_settings(fake_llm.base_url, v1=True, query={"global_batch_tokens": budget})
+    settings = make_settings(fake_llm.base_url, query=roots_in_batches(budget))
     replies = iter(
         [
             {"points": []},
@@ -614,7 +600,7 @@ def test_global_search_ranks_no_text_units(
 def test_chunk_methods_fill_the_shared_budget_in_rank_order(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, name: str
 ) -> None:
-    """chunk_context = "budget": the ranked chunks that fit the answer budget local search v2
+    """chunk_context = "budget": the ranked chunks that fit the answer budget local search
     fills (capped here at 1,300 tokens, two to three of the demo's chunks), packed in the
     order of the method's own ranking; "top_k" keeps exactly top_k."""
     budget_settings = make_settings(

@@ -75,7 +75,7 @@ def test_every_community_gets_a_valid_report_deepest_level_first(
     fake_llm: FakeLLM, make_llm, karate_index: dict
 ) -> None:
     fake_llm.respond_with(ReportWriter())
-    llm = make_llm(v1=True)  # reports v1
+    llm = make_llm()
     reports, errors = run(karate_index, llm)
     communities = karate_index["communities"]
 
@@ -90,7 +90,9 @@ def test_every_community_gets_a_valid_report_deepest_level_first(
         jsonschema.validate(reply, schema)
         assert report[S.FULL_CONTENT] == report_text(reply)
         assert report[S.FULL_CONTENT].startswith(f"# {report[S.TITLE]}\n\n")
-        assert report[S.CONTEXT_SOURCE] == "entities"  # everything fits the default budget
+        # everything fits the default budget: a parent starts from its children's summaries
+        parent = bool(communities.set_index(S.COMMUNITY).loc[report[S.COMMUNITY], S.CHILDREN])
+        assert report[S.CONTEXT_SOURCE] == ("child_summaries" if parent else "entities")
 
     order = dict(zip(reports[S.COMMUNITY], reports[S.TITLE].str[1:].astype(int), strict=True))
     level_of = dict(zip(communities[S.COMMUNITY], communities[S.LEVEL], strict=True))
@@ -107,7 +109,7 @@ def test_every_community_gets_a_valid_report_deepest_level_first(
     )
     for body in fake_llm.requests:
         lines = context_of(body).splitlines()
-        listed = lines[1 : lines.index(RELATIONSHIP_HEADER)]
+        listed = lines[lines.index(ENTITY_HEADER) + 1 : lines.index(RELATIONSHIP_HEADER)]
         degrees = [degree[line.split("|")[1].removeprefix("Member ")] for line in listed]
         assert degrees == sorted(degrees, reverse=True)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FakeLLM, empty_settings_file, recorded_demo
+from conftest import FakeLLM, empty_settings_file
 
 from graphrag.config import REPO_ROOT, Settings, SettingsError
 from graphrag.eval.questions import load_questions
@@ -141,10 +141,9 @@ def test_router_is_opt_in() -> None:
     [("q01", "fact -> local", LocalSearch), ("q19", "thematic -> global", GlobalSearch)],
 )
 def test_router_on_the_demo_gives_the_recorded_answer_of_the_method_it_picks(
-    request: pytest.FixtureRequest, replay_embedder, qid, route, method
+    demo_index: Index, replay_settings, replay_embedder, qid, route, method
 ) -> None:
-    # The defaults' recording when the picked method's answers are on it, else v1's.
-    demo_index, settings = recorded_demo(request, method.name)
+    settings = replay_settings
     question = QUESTIONS.loc[qid, "question"]
     llm = ChatLLM(settings)
     routed = make_methods(demo_index, ["router"], settings, llm, replay_embedder)["router"]
@@ -160,7 +159,7 @@ def test_router_on_the_demo_gives_the_recorded_answer_of_the_method_it_picks(
     assert answer.usage.calls == direct.usage.calls > 0
     assert answer.usage.completion_tokens == direct.usage.completion_tokens
     # it retrieves what the picked method retrieves (global's map points, whose reports are
-    # the answer's contexts on the defaults)
+    # the answer's contexts)
     assert run_sync(routed.aretrieve(question)) == run_sync(picked.aretrieve(question))
 
 

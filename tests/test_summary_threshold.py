@@ -1,25 +1,28 @@
-"""index.summary_threshold_tokens over the demo's v1 recorded extraction: entities whose joined
+"""index.summary_threshold_tokens over the demo's recorded extraction: entities whose joined
 descriptions are short keep them joined (no call); the rest are summarized exactly as the
-v1 pipeline summarizes them (the same prompts, so replay answers them). The v1 recording,
-because it summarized every entity with several descriptions (threshold 0): the defaults'
-recording holds only the summaries past its threshold of 100 tokens."""
+default pipeline summarizes them (the same prompts, so replay answers them). The recording
+holds the summaries past the default threshold (100 tokens), so higher thresholds replay;
+threshold 0 is counted against a fake endpoint."""
 
 from __future__ import annotations
 
 import dataclasses
 
 import pytest
+from conftest import FakeLLM
 
 from graphrag.index import schemas as S
-from graphrag.index.graph import merge_entities, needs_summary, summarize_entities
+from graphrag.index.graph import merge_graph_mentions, needs_summary, summarize_entities
 from graphrag.llm import ChatLLM, track_usage
 from graphrag.tokens import count_tokens
 
 
 @pytest.fixture(scope="module")
-def demo_entities(v1_demo_mentions):
-    """The demo's merged entities, from the v1 recorded extraction replies."""
-    return merge_entities(v1_demo_mentions[0])
+def demo_entities(demo_mentions, replay_settings):
+    """The demo's merged entities, from the recorded extraction replies, as the pipeline
+    merges them."""
+    entity, relationship, units = demo_mentions
+    return merge_graph_mentions(entity, relationship, units, replay_settings.index)[0]
 
 
 def summarize(entities, settings, threshold: int):
@@ -30,29 +33,36 @@ def summarize(entities, settings, threshold: int):
 
 
 def test_threshold_zero_summarizes_every_entity_with_several_descriptions(
-    demo_entities, v1_settings
+    demo_entities, fake_llm: FakeLLM, make_settings
 ) -> None:
-    several = demo_entities["descriptions"].map(len).gt(1).sum()
-    _, errors, usage = summarize(demo_entities, v1_settings, 0)
+    several = demo_entities[S.DESCRIPTIONS].map(len).gt(1).sum()
+    fake_llm.respond_with(lambda body: "A merged description.")
+    result, errors, usage = summarize(demo_entities, make_settings(fake_llm.base_url), 0)
     assert several > 10
-    assert usage.calls == usage.cache_hits == several
+    assert usage.calls == fake_llm.calls == several
     assert errors.empty
+    assert (result[S.DESCRIPTION] == "A merged description.").sum() == several
 
 
-@pytest.mark.parametrize("threshold", [30, 60])
+@pytest.mark.parametrize("rank", ["shortest", "second longest"])
 def test_only_descriptions_longer_than_the_threshold_are_summarized(
-    demo_entities, v1_settings, threshold: int
+    demo_entities, replay_settings, rank: str
 ) -> None:
-    joined = [" ".join(d) for d in demo_entities["descriptions"]]
-    long = [
-        len(d) > 1 and count_tokens(j) > threshold
-        for d, j in zip(demo_entities["descriptions"], joined, strict=True)
+    joined = [" ".join(d) for d in demo_entities[S.DESCRIPTIONS]]
+    size = [
+        count_tokens(j) if len(d) > 1 else 0
+        for d, j in zip(demo_entities[S.DESCRIPTIONS], joined, strict=True)
     ]
-    several = demo_entities["descriptions"].map(len).gt(1)
-    assert 0 < sum(long) < several.sum()  # the threshold splits the demo's entities
+    default = replay_settings.index.summary_threshold_tokens
+    recorded = sorted(n for n in size if n > default)  # the summaries the recording holds
+    assert len(recorded) >= 3
+    # a threshold at one of their lengths: the longer ones replay, that one and shorter join
+    threshold = recorded[0] if rank == "shortest" else recorded[-2]
+    long = [n > threshold for n in size]
+    assert 0 < sum(long) < len(recorded)  # the threshold splits the demo's summarized entities
 
-    result, errors, usage = summarize(demo_entities, v1_settings, threshold)
-    baseline, _, _ = summarize(demo_entities, v1_settings, 0)
+    result, errors, usage = summarize(demo_entities, replay_settings, threshold)
+    baseline, _, _ = summarize(demo_entities, replay_settings, default)
 
     assert usage.calls == usage.cache_hits == sum(long)
     assert errors.empty

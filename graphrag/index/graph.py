@@ -45,7 +45,8 @@ def merge_entities(mentions: pd.DataFrame, by_frequency: bool = False) -> pd.Dat
 
     The title is the most frequent surface form and the type the most frequent known type;
     ``S.DESCRIPTIONS`` keeps every distinct description until :func:`summarize_entities`, in
-    the order first seen, or (``by_frequency``, prompt v2) most frequent and longest first.
+    the order first seen, or (``by_frequency``, the LLM pipeline's summaries) most frequent and
+    longest first.
     """
     distinct = _by_frequency if by_frequency else _unique
     rows = []
@@ -74,8 +75,8 @@ def merge_relationships(
     """Return one row per unordered entity pair; weight is the sum of mention strengths.
 
     The description is the distinct descriptions joined with "; "; ``keep_descriptions``
-    (prompt v2) also keeps them as a list, most frequent first, in ``S.DESCRIPTIONS`` for
-    :func:`summarize_relationships`.
+    (the LLM pipeline) also keeps them as a list, most frequent first, in ``S.DESCRIPTIONS``
+    for :func:`summarize_relationships`.
     """
     title_of = dict(zip(entities[S.NAME_KEY], entities[S.TITLE], strict=True))
     id_of = dict(zip(entities[S.NAME_KEY], entities[S.ID], strict=True))
@@ -120,20 +121,19 @@ def merge_graph_mentions(
     settings: IndexSettings,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Return (entities, relationships, dropped) merged from the mentions as the settings ask:
-    prompt v2 (or ``merge_aliases``) first merges acronyms into the long names the text
-    defines (index/aliases.py; ``dropped`` holds the edges that became self-loops), and v2
-    keeps each pair's descriptions for :func:`summarize_relationships`; with
+    ``merge_aliases`` first merges acronyms into the long names the text defines
+    (index/aliases.py; ``dropped`` holds the edges that became self-loops); each pair's
+    descriptions are kept for :func:`summarize_relationships`; with
     ``sentence_edges_max_entities``, pairs a short sentence names together and the LLM did
     not relate are added (index/sentence_edges.py)."""
-    v2 = settings.prompt_version == 2
     dropped = pd.DataFrame(columns=S.DROPPED_COLUMNS)
-    if v2 or settings.merge_aliases:
+    if settings.merge_aliases:
         pairs = find_alias_pairs(entity_mentions, text_units)
         entity_mentions, relationship_mentions, dropped = merge_alias_mentions(
             entity_mentions, relationship_mentions, pairs
         )
-    entities = merge_entities(entity_mentions, by_frequency=v2)
-    relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=v2)
+    entities = merge_entities(entity_mentions, by_frequency=True)
+    relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=True)
     relationships = add_sentence_edges(
         relationships,
         entities,
@@ -156,7 +156,7 @@ def needs_summary(descriptions: list[str], threshold_tokens: int) -> bool:
 
 
 def packed_descriptions(descriptions: list[str], budget: int) -> list[str]:
-    """Return the descriptions a v2 summary reads: in their order (most frequent, longest
+    """Return the descriptions a summary reads: in their order (most frequent, longest
     first), each that still fits in ``budget`` tokens with its "- " bullet and line break."""
     return [descriptions[i] for i in tokens.pack(descriptions, budget, overhead=2)]
 
@@ -168,20 +168,8 @@ def summary_words(max_tokens: int) -> int:
 
 
 def _summary_prompt(title: str, descriptions: list[str], settings: IndexSettings) -> Messages:
-    if settings.prompt_version == 1:
-        return prompts.summarize_descriptions(title, descriptions)
     packed = packed_descriptions(descriptions, settings.summary_input_tokens)
-    return prompts.summarize_descriptions_v2(
-        title, packed, summary_words(settings.summary_v2_max_tokens)
-    )
-
-
-def _summary_max_tokens(settings: IndexSettings) -> int:
-    return (
-        settings.summary_max_tokens
-        if settings.prompt_version == 1
-        else settings.summary_v2_max_tokens
-    )
+    return prompts.summarize_descriptions(title, packed, summary_words(settings.summary_max_tokens))
 
 
 def _summarize_rows(
@@ -200,7 +188,7 @@ def _summarize_rows(
     results, errors = run_llm_stage(
         stage,
         [frame[S.ID].iloc[i] for i in rows],
-        [_summary(llm, m, _summary_max_tokens(settings)) for m in messages],
+        [_summary(llm, m, settings.summary_max_tokens) for m in messages],
         progress,
     )
     descriptions = list(fallback)
@@ -222,8 +210,8 @@ def summarize_entities(
     they are (nano-graphrag's rule: a call saved where the joined text is short anyway).
     A summary that fails (or comes back empty, or cut off) keeps the joined descriptions, so
     no fact is lost, and is an errors row (stage "summarize"), so the next run asks again.
-    Prompt v2 reads at most ``summary_input_tokens`` of descriptions (packed in their order)
-    and may write ``summary_v2_max_tokens``, asked to keep every date, number and name.
+    A summary reads at most ``summary_input_tokens`` of descriptions (packed in their order)
+    and may write ``summary_max_tokens``, asked to keep every date, number and name.
     """
     entities = entities.copy()
     several = [
@@ -255,7 +243,7 @@ def needs_relationship_summary(descriptions: list[str], settings: IndexSettings)
 def summarize_relationships(
     relationships: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (relationships with one ``description``, errors), prompt v2: a pair stated with
+    """Return (relationships with one ``description``, errors): a pair stated with
     more than ``relationship_summary_min`` descriptions, or longer than
     ``relationship_summary_tokens`` joined, gets an LLM summary read from the same packed input
     budget as entities; the rest keep the "; " join (also the fallback of a failed summary)."""
@@ -264,9 +252,9 @@ def summarize_relationships(
         for i, d in enumerate(relationships[S.DESCRIPTIONS])
         if needs_relationship_summary(d, settings)
     ]
-    words = summary_words(settings.summary_v2_max_tokens)
+    words = summary_words(settings.summary_max_tokens)
     messages = [
-        prompts.summarize_relationship_v2(
+        prompts.summarize_relationship(
             relationships[S.SOURCE_ENTITY].iloc[i],
             relationships[S.TARGET_ENTITY].iloc[i],
             packed_descriptions(

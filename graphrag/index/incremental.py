@@ -153,9 +153,9 @@ def _graph(
     summarized, errors = summarize_entities(
         entities[changed].reset_index(drop=True), ctx.llm, index, ctx.progress
     )
-    if index.prompt_version == 2:  # unchanged pairs ask the cached question again: free
-        relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
-        errors = pd.concat([errors, more], ignore_index=True)
+    # unchanged pairs ask the cached question again: free
+    relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
+    errors = pd.concat([errors, more], ignore_index=True)
     description_of.update(zip(summarized[S.ID], summarized[S.DESCRIPTION], strict=True))
     entities[S.DESCRIPTION] = entities[S.ID].map(description_of)
     entities, relationships = add_degrees(

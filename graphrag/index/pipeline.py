@@ -80,17 +80,16 @@ def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
 def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     """Merge the extracted mentions into the entity graph: one entity per name (several
     descriptions summarized by the LLM), one relationship per pair, degrees; then link each
-    text unit to what was extracted from it. Prompt v2 (or ``index.merge_aliases``) first
-    merges acronyms into the long names the text defines (index/aliases.py); v2 also
-    summarizes relationships stated many times."""
+    text unit to what was extracted from it. ``index.merge_aliases`` first merges acronyms
+    into the long names the text defines (index/aliases.py); relationships stated many times
+    are summarized too."""
     index = ctx.settings.index
     entities, relationships, loops = merge_graph_mentions(
         tables["entity_mentions"], tables["relationship_mentions"], tables["text_units"], index
     )
     entities, errors = summarize_entities(entities, ctx.llm, index, ctx.progress)
-    if index.prompt_version == 2:
-        relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
-        errors = _with_rows(errors, more)
+    relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
+    errors = _with_rows(errors, more)
     entities, relationships = add_degrees(
         entities, relationships, build_graph(entities, relationships)
     )

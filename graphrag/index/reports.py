@@ -1,15 +1,11 @@
 """Community reports: one LLM-written JSON report per community, leaves first.
 
 A community's context lists its entities and relationships (highest degree first) within
-``report_context_tokens``. A parent whose own list does not fit uses its children's reports
-instead, then fills what room is left with its strongest relationships: this is why the
-deepest level is written first.
-
-``index.prompt_version = 2`` (:func:`community_context_v2`) follows Microsoft GraphRAG's
-context builder instead: a parent whose context overflows swaps its largest sub-communities'
-entity lists for their reports one at a time until it fits, and a parent with written
-children always starts from their summaries, so it builds on them; reports come from the v2
-prompt, whose strings have no schema caps (a grammar-enforced ``maxLength`` cuts mid-word).
+``report_context_tokens``, as Microsoft GraphRAG's context builder does: a parent whose
+context overflows swaps its largest sub-communities' entity lists for their reports one at a
+time until it fits, and a parent with written children always starts from their summaries,
+so it builds on them; this is why the deepest level is written first. The prompt's strings
+have no schema length caps but loop guards (a grammar-enforced ``maxLength`` cuts mid-word).
 """
 
 from __future__ import annotations
@@ -85,34 +81,9 @@ def report_text(report: dict) -> str:
     return f"# {report['title']}\n\n{report['summary']}\n\n{findings}"
 
 
-def community_context(
-    community: pd.Series,
-    entities: pd.DataFrame,
-    relationships: pd.DataFrame,
-    child_reports: list[str],
-    budget: int,
-) -> tuple[str, str]:
-    """Return (context text, source) for one community within ``budget`` tokens."""
-    entity_lines = _entity_lines(community, entities)
-    relationship_lines = _relationship_lines(community, relationships)
-    raw = [
-        "Entities (id|name|type|description)",
-        *entity_lines,
-        "Relationships (id|source|target|description)",
-        *relationship_lines,
-    ]
-    kept, complete = _fit(raw, budget)
-    if complete or not child_reports:
-        return "\n".join(kept), "entities"
-    reports, _ = _fit([CHILD_REPORT_HEADER, *child_reports], budget * 2 // 3)
-    rest = budget - sum(tokens.count_tokens(line) + 1 for line in reports)
-    extra, _ = _fit(["Relationships (id|source|target|description)", *relationship_lines], rest)
-    return "\n".join(reports + extra), "child_reports"
-
-
 @dataclass
 class ChildCommunity:
-    """A sub-community as its parent's v2 context sees it: its number, its entities, and its
+    """A sub-community as its parent's context sees it: its number, its entities, and its
     report's full text (None when it has none)."""
 
     community: int
@@ -126,14 +97,14 @@ def report_title_and_summary(full_content: str) -> tuple[str, str]:
     return head.removeprefix("# "), rest.partition("\n\n")[0]
 
 
-def community_context_v2(
+def community_context(
     community: pd.Series,
     entities: pd.DataFrame,
     relationships: pd.DataFrame,
     children: list[ChildCommunity],
     budget: int,
 ) -> tuple[str, str]:
-    """Return (context text, source) for one community within ``budget`` tokens, v2.
+    """Return (context text, source) for one community within ``budget`` tokens.
 
     Sections, in order: full reports of the substituted sub-communities, one-line summaries of
     the other written ones, then the entities and relationships still listed. While the whole
@@ -199,7 +170,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 def tidy_text(text: str, cap: int) -> str:
     """Return ``text`` without repeated sentences and, when it met its ``cap`` (a loop guard
-    of version 2's schema), cut back to its last whole sentence (else its last whole word):
+    of the report schema), cut back to its last whole sentence (else its last whole word):
     a stored report never repeats itself or ends mid-word."""
     sentences = list(dict.fromkeys(s.strip() for s in _SENTENCE_END.split(text.strip()) if s))
     tidy = " ".join(sentences)
@@ -212,8 +183,8 @@ def tidy_text(text: str, cap: int) -> str:
 
 
 def tidy_report(report: dict) -> dict:
-    """Return a version 2 report with every string tidied (:func:`tidy_text`)."""
-    caps = prompts.REPORT_V2_CAPS
+    """Return a report with every string tidied (:func:`tidy_text`)."""
+    caps = prompts.REPORT_CAPS
     return {
         **report,
         "title": tidy_text(report["title"], caps["title"]),
@@ -230,19 +201,13 @@ def tidy_report(report: dict) -> dict:
 
 
 async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> dict:
-    if settings.prompt_version == 2:
-        report = await llm.ajson(
-            prompts.community_report_v2(context, settings.report_max_findings),
-            prompts.report_schema_v2(settings.report_max_findings),
-            name="community_report",
-            max_tokens=settings.report_max_tokens,
-        )
-        return tidy_report(report)
-    return await llm.ajson(
-        prompts.community_report(context),
+    report = await llm.ajson(
+        prompts.community_report(context, settings.report_max_findings),
         prompts.report_schema(settings.report_max_findings),
         name="community_report",
+        max_tokens=settings.report_max_tokens,
     )
+    return tidy_report(report)
 
 
 def _context(
@@ -253,12 +218,7 @@ def _context(
     done: dict[int, str],
     settings: IndexSettings,
 ) -> tuple[str, str]:
-    """Return one community's (context, source) by ``settings.prompt_version``."""
-    if settings.prompt_version == 1:
-        child_reports = [done[k] for k in community[S.CHILDREN] if k in done]
-        return community_context(
-            community, entities, relationships, child_reports, settings.report_context_tokens
-        )
+    """Return one community's (context, source), its children's reports taken from ``done``."""
     entity_ids = dict(zip(communities[S.COMMUNITY], communities[S.ENTITY_IDS], strict=True))
     # a child outside ``communities`` (incremental runs) has a report but no entity list here:
     # it is summarized, never substituted
@@ -266,7 +226,7 @@ def _context(
         ChildCommunity(int(k), list(entity_ids.get(k, [])), done.get(k))
         for k in community[S.CHILDREN]
     ]
-    return community_context_v2(
+    return community_context(
         community, entities, relationships, children, settings.report_context_tokens
     )
 

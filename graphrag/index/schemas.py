@@ -54,7 +54,7 @@ RATING = RANK  # the LLM's 0-10 importance rating of a report; "rank" is MS Grap
 RATING_EXPLANATION = "rating_explanation"
 FINDINGS = "findings"
 FULL_CONTENT_EMBEDDING = "full_content_embedding"
-CONTEXT_SOURCE = "context_source"  # "entities", "child_reports"; v2 also "child_summaries", "mixed"
+CONTEXT_SOURCE = "context_source"  # "entities", "child_summaries", "mixed", "child_reports"
 
 # the columns that name a community, first in both the communities and the reports table
 COMMUNITY_KEY_COLUMNS = [ID, HUMAN_ID, COMMUNITY, LEVEL, PARENT, CHILDREN, TITLE]

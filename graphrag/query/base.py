@@ -222,7 +222,7 @@ class Method:
 
         What fits beside the answer prompt's fixed part (at its longest, with the benchmarks'
         final-answer line) and ``answer_max_tokens`` in the model's per-slot window, at most
-        ``query.max_context_tokens``: the one budget local search v2 and, with
+        ``query.max_context_tokens``: the one budget local search and, with
         ``query.chunk_context = "budget"``, the chunk methods fill, so that methods are compared
         at equal context.
         """
@@ -238,7 +238,8 @@ class Method:
         """Return the context of a chunk method from its ranked text-unit ``rows``.
 
         ``query.chunk_context = "budget"`` (the default): the ranked chunks that fit
-        :meth:`answer_budget`, in rank order; ``"top_k"``: the first ``top_k`` (the recorded demo).
+        :meth:`answer_budget`, in rank order; ``"top_k"``: the first ``top_k`` (DESIGN.md's
+        reading).
         """
         if self.params.chunk_context == "top_k":
             return self.text_unit_items(rows[: self.params.top_k])

@@ -6,18 +6,13 @@ Map: the reports, shuffled with a fixed seed and packed into batches that fit
 ``query.global_reduce_tokens`` become the final answer. When no point survives, the answer
 says so without a reduce call rather than inventing one.
 
-``contexts`` are the points given to the reduce step (what the final answer was written
-from); ``sources`` are the reports of the batches those points came from.
-
-Settings, per Microsoft GraphRAG's behaviour; all on by default except ``global_min_rank`` and
-dynamic selection, all off in the demo's first recording (data/kestrel_bay/v1.toml):
-``global_rollup_levels`` maps a whole-graph view of the level (``rolled_up_level``);
-``global_include_rank`` shows each report's rank in the map context; ``global_min_rank``
-drops low-ranked reports; ``global_tolerant_map`` drops a failed batch (named in
-``Answer.failures``) instead of failing the answer; ``global_dynamic_selection`` rates the
-reports from the root down and maps only the relevant ones (see ``dynamic_reports``);
-``global_contexts = "reports"`` makes ``contexts`` the texts of the reports the kept points
-came from and ``sources`` only those reports.
+Per Microsoft GraphRAG's behaviour: a level is a whole-graph view (each entity's deepest
+community at or above it, ``rolled_up_level``); each report's rank is shown in the map
+context (``global_include_rank``); ``global_min_rank`` drops low-ranked reports; a failed map
+batch is dropped and named in ``Answer.failures`` (the answer fails only when every batch
+did); ``global_dynamic_selection`` rates the reports from the root down and maps only the
+relevant ones (see ``dynamic_reports``). ``contexts`` are the texts of the reports the kept
+points came from (the ones a point cites, else its batch) and ``sources`` those reports.
 """
 
 from __future__ import annotations
@@ -79,18 +74,11 @@ class GlobalSearch(Method):
     name = "global"
 
     def level_reports(self, question: str) -> pd.DataFrame:
-        reports = self.index.community_reports
+        """Return the reports ``global_level`` names (-1: the level the data chooses)."""
         level = self.params.global_level
         if level < 0:
             return self.ranked_enough(self.auto_level_reports(question))
-        if self.params.global_rollup_levels:
-            chosen = self.rolled_up(level)
-        else:
-            chosen = reports[reports[S.LEVEL] == level]
-            if chosen.empty and len(reports):
-                # A small graph may have no community at the asked level: the deepest there is.
-                chosen = reports[reports[S.LEVEL] == reports[S.LEVEL].max()]
-        return self.ranked_enough(chosen)
+        return self.ranked_enough(self.rolled_up(level))
 
     def rolled_up(self, level: int) -> pd.DataFrame:
         """Return the reports of the whole-graph view of ``level`` (``rolled_up_level``)."""
@@ -183,8 +171,8 @@ class GlobalSearch(Method):
     async def amap(self, question: str) -> list[tuple[int, str, list[int]]]:
         """Return (score, point, communities it came from) for every nonzero point.
 
-        A point comes from its batch's reports; with ``global_contexts = "reports"``, from
-        the reports of its batch that it cites (the whole batch when it cites none).
+        A point comes from the reports of its batch that it cites (the whole batch when it
+        cites none).
         """
         chosen = (
             await self.dynamic_reports(question)
@@ -209,9 +197,8 @@ class GlobalSearch(Method):
             disable=True,
         )
         failed = [r for r in results if isinstance(r, Exception)]
-        if failed and (not self.params.global_tolerant_map or len(failed) == len(results)):
-            raise failed[0]  # tolerant or not, a map with no batch left has nothing to say
-        narrow = self.params.global_contexts == "reports"
+        if failed and len(failed) == len(results):
+            raise failed[0]  # a map with no batch left has nothing to say
         points = []
         for batch, result in zip(batches, results, strict=True):
             communities = [int(c) for c in batch[S.COMMUNITY]]
@@ -222,7 +209,7 @@ class GlobalSearch(Method):
                 (
                     p["score"],
                     p["description"].strip(),
-                    _came_from(p["description"], communities) if narrow else communities,
+                    _came_from(p["description"], communities),
                 )
                 for p in result["points"]
                 if p["score"] > 0 and p["description"].strip()
@@ -261,16 +248,15 @@ class GlobalSearch(Method):
         answer.failures = failures
         # One item stands for a batch of reports: list each report once, as its own source.
         answer.sources = list(dict.fromkeys(s for item in answer.sources for s in item.split(",")))
-        if self.params.global_contexts == "reports":
-            text_of = dict(
-                zip(
-                    (f"report:{c}" for c in self.index.community_reports[S.COMMUNITY]),
-                    self.index.community_reports[S.FULL_CONTENT],
-                    strict=True,
-                )
+        text_of = dict(
+            zip(
+                (f"report:{c}" for c in self.index.community_reports[S.COMMUNITY]),
+                self.index.community_reports[S.FULL_CONTENT],
+                strict=True,
             )
-            answer.contexts = [text_of[s] for s in answer.sources]
-            answer.context_tokens = sum(tokens.count_tokens(c) for c in answer.contexts)
+        )
+        answer.contexts = [text_of[s] for s in answer.sources]
+        answer.context_tokens = sum(tokens.count_tokens(c) for c in answer.contexts)
         # The reduce step cites community numbers, not item numbers.
         known = {f"report:{c}" for c in self.index.community_reports[S.COMMUNITY]}
         answer.cited = [f"report:{n}" for n in cited_numbers(answer.text) if f"report:{n}" in known]

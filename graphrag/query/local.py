@@ -6,16 +6,11 @@ entities first) and the community reports they belong to (those holding most sel
 entities first, then by rating). Text units and reports get fixed shares of the budget, the
 graph (entities, then relationships) the rest.
 
-``query.local_search_version`` chooses how much is read, and how:
-
-1. The recorded demo's: a 1,500-token budget; entities get half the graph share; every
-   relationship touching the selection (those between two selected entities first, then by
-   weight and degree); the reports of every level together.
-2. Microsoft GraphRAG's reading (the default): a budget sized to the model's window
-   (``Method.answer_budget``); entities take the graph share first; relationships between
-   selected entities first, then at most ``local_max_relationships`` to unselected entities,
-   ranked by their links into the selection (:func:`ranked_relationships`); the reports of one
-   rolled-up level (:func:`selection_level`).
+It follows Microsoft GraphRAG's reading: a budget sized to the model's window
+(``Method.answer_budget``); entities take the graph share first; relationships between
+selected entities first, then at most ``local_max_relationships`` to unselected entities,
+ranked by their links into the selection (:func:`ranked_relationships`); the reports of one
+rolled-up level (:func:`selection_level`).
 """
 
 from __future__ import annotations
@@ -28,8 +23,6 @@ from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
 from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items_tokens
-
-VERSION_1_BUDGET = 1500  # version 1's budget when local_context_tokens is 0 (recorded answers)
 
 
 def selection_level(communities: pd.DataFrame, selected: set[str]) -> int:
@@ -71,16 +64,10 @@ def ranked_relationships(relationships: pd.DataFrame, selected: set[str], cap: i
 class LocalSearch(Method):
     name = "local"
 
-    @property
-    def version(self) -> int:
-        return self.params.local_search_version
-
     def context_budget(self, question: str) -> int:
-        """Return the context tokens for ``question``: the setting, else per the version."""
+        """Return the context tokens for ``question``: the setting, else the window's room."""
         if self.params.local_context_tokens > 0:
             return self.params.local_context_tokens
-        if self.version == 1:
-            return VERSION_1_BUDGET
         return self.answer_budget(question)
 
     def select_entities(self, question: str) -> list[int]:
@@ -99,27 +86,16 @@ class LocalSearch(Method):
             for r in rows
         ]
 
-    def selection_relationships(self, selected: set[str]) -> pd.DataFrame:
-        """Return the relationships touching the selection, in the version's order."""
-        rel = self.index.relationships
-        if self.version == 2:
-            return ranked_relationships(rel, selected, self.params.local_max_relationships)
-        touching = rel[rel[S.SOURCE_ID].isin(selected) | rel[S.TARGET_ID].isin(selected)].copy()
-        touching["inside"] = touching[S.SOURCE_ID].isin(selected) & touching[S.TARGET_ID].isin(
-            selected
-        )
-        return touching.sort_values(
-            ["inside", S.WEIGHT, S.COMBINED_DEGREE, S.HUMAN_ID],
-            ascending=[False, False, False, True],
-        )
-
     def relationship_items(self, selected: set[str]) -> list[ContextItem]:
+        ranked = ranked_relationships(
+            self.index.relationships, selected, self.params.local_max_relationships
+        )
         return [
             ContextItem(
                 f"relationship:{r[S.ID]}",
                 f"{r[S.SOURCE_ENTITY]} -> {r[S.TARGET_ENTITY]}: {r[S.DESCRIPTION]}",
             )
-            for _, r in self.selection_relationships(selected).iterrows()
+            for _, r in ranked.iterrows()
         ]
 
     def text_unit_items_for(self, selected_rows: list[int]) -> list[ContextItem]:
@@ -135,11 +111,9 @@ class LocalSearch(Method):
         return [ContextItem(f"text_unit:{u}", text_of[u]) for u in order if u in text_of]
 
     def report_communities(self, selected: set[str]) -> pd.DataFrame:
-        """Return the communities whose reports may be read: every level (version 1), or
-        each entity's community at ``local_community_level`` rolled up (version 2)."""
+        """Return the communities whose reports may be read: each entity's community at
+        ``local_community_level`` rolled up."""
         communities = self.index.communities
-        if self.version == 1:
-            return communities
         level = self.params.local_community_level
         if level < 0:
             level = selection_level(communities, selected)
@@ -168,8 +142,7 @@ class LocalSearch(Method):
         unit_budget = int(budget * self.params.local_text_unit_share)
         report_budget = int(budget * self.params.local_community_share)
         graph_budget = budget - unit_budget - report_budget
-        entity_budget = graph_budget if self.version == 2 else graph_budget // 2
-        entities = fit_items(self.entity_items(rows), entity_budget)
+        entities = fit_items(self.entity_items(rows), graph_budget)
         relationships = fit_items(
             self.relationship_items(selected), graph_budget - items_tokens(entities)
         )

@@ -31,7 +31,7 @@ class MultiQuery(Method):
         )
         queries = [question, *result["queries"]]
         vectors = self.embedder.embed(queries)
-        # Fuse over deeper lists than we keep (top_k * 3, the recorded depth, or a budget's).
+        # Fuse over deeper lists than we keep (top_k * 3 for top_k chunks, else a budget's).
         depth = (
             self.params.top_k * 3 if self.params.chunk_context == "top_k" else self.chunk_depth()
         )

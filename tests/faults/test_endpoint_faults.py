@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FakeLLM, Reply, indexing_model, names_in, plain_frame
+from conftest import JSON_EXTRACTION, FakeLLM, Reply, indexing_model, names_in, plain_frame
 from faults.ledger import record
 
 from graphrag.index import schemas as S
@@ -36,11 +36,10 @@ def settings_for(make_settings, tmp_path: Path):
     def build(base_url: str, cache: str, **llm):
         return make_settings(
             base_url,
-            v1=True,  # the scripted model writes JSON extractions and v1 reports
             chunking=CHUNKING,
             cache={"path": str(tmp_path / cache)},
             llm={"max_retries": 2, "retry_backoff": 0.01, "timeout": 2.0, **llm},
-            index={"max_cluster_size": 5},
+            index={**JSON_EXTRACTION, "max_cluster_size": 5},  # what the scripted model writes
         )
 
     return build

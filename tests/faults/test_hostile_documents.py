@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FakeLLM, chunk_text, indexing_model, plain_frame
+from conftest import JSON_EXTRACTION, FakeLLM, chunk_text, indexing_model, plain_frame
 from faults.ledger import record
 
 from graphrag import prompts
@@ -118,7 +118,7 @@ def test_a_hijacking_document_stays_inside_its_own_chunk(
 ) -> None:
     fake_llm.respond_with(indexing_model)
     # the JSON pipeline (what the scripted model speaks), one document's chunk per call
-    settings = make_settings(fake_llm.base_url, v1=True)
+    settings = make_settings(fake_llm.base_url, index=JSON_EXTRACTION)
     build(demo_subset, tmp_path / "reference", settings, make_embedder)
     clean_prompts = {
         chunk_text(b): b["messages"] for b in fake_llm.requests if "Text:" in str(b["messages"])
@@ -197,6 +197,8 @@ def test_delimiters_in_llm_descriptions_cannot_add_report_table_rows() -> None:
             S.HUMAN_ID: [0],
             S.SOURCE_ENTITY: ["Ann | Fake"],
             S.TARGET_ENTITY: ["Bo"],
+            S.SOURCE_ID: ["e1"],
+            S.TARGET_ID: ["e2"],
             S.DESCRIPTION: ["knows|10"],
             S.COMBINED_DEGREE: [2],
             S.WEIGHT: [1.0],

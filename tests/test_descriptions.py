@@ -1,4 +1,4 @@
-"""Description summaries with ``index.prompt_version = 2``: descriptions packed into an input
+"""Description summaries: descriptions packed into an input
 budget (most frequent, longest first), a fact-keeping prompt with a larger output budget, and
 relationship descriptions summarized when many or long."""
 
@@ -25,7 +25,7 @@ def described_lines(body: dict) -> list[str]:
     return [line[2:] for line in user.splitlines() if line.startswith("- ")]
 
 
-def test_v2_orders_descriptions_by_frequency_then_length() -> None:
+def test_summaries_order_descriptions_by_frequency_then_length() -> None:
     mentions = entity_mentions(
         ("Hub", "hub", "organization", "Short.", "u1"),
         ("Hub", "hub", "organization", "A longer description.", "u2"),
@@ -61,7 +61,7 @@ def test_packing_keeps_the_order_and_the_budget() -> None:
     assert packed_descriptions(descriptions, 10_000) == descriptions
 
 
-def test_v2_summary_reads_a_packed_input_and_has_the_v2_output_budget(
+def test_a_summary_reads_a_packed_input_within_its_output_budget(
     fake_llm: FakeLLM, make_llm
 ) -> None:
     rows = [
@@ -70,7 +70,7 @@ def test_v2_summary_reads_a_packed_input_and_has_the_v2_output_budget(
     ] + [("Solo", "solo", "person", "Only one.", "u0")]
     entities = merge_entities(entity_mentions(*rows), by_frequency=True)
     fake_llm.respond_with(lambda body: "Merged facts.")
-    llm = make_llm(index={"prompt_version": 2, "summary_input_tokens": 120})
+    llm = make_llm(index={"summary_input_tokens": 120})
     result, errors = summarize_entities(entities, llm, llm.settings.index, progress=False)
 
     assert errors.empty
@@ -83,23 +83,10 @@ def test_v2_summary_reads_a_packed_input_and_has_the_v2_output_budget(
     assert sum(count_tokens(d) + 2 for d in listed) <= 120
     assert body["max_tokens"] == 200
     system = body["messages"][0]["content"]
-    assert system == prompts.summarize_descriptions_v2("Hub", listed, 120)[0]["content"]
+    assert system == prompts.summarize_descriptions("Hub", listed, 120)[0]["content"]
     assert "every date, number" in system
     assert result.set_index(S.TITLE).loc["Hub", S.DESCRIPTION] == "Merged facts."
     assert result.set_index(S.TITLE).loc["Solo", S.DESCRIPTION] == "Only one."
-
-
-def test_v1_summary_is_unchanged(fake_llm: FakeLLM, make_llm) -> None:
-    rows = [("Hub", "hub", "organization", f"Fact {i}.", f"u{i}") for i in range(30)]
-    entities = merge_entities(entity_mentions(*rows))
-    fake_llm.respond_with(lambda body: "Merged.")
-    llm = make_llm(v1=True)  # v1, as the demo was recorded
-    summarize_entities(entities, llm, llm.settings.index, progress=False)
-    body = fake_llm.requests[0]
-    assert body["messages"] == prompts.summarize_descriptions(
-        "Hub", [f"Fact {i}." for i in range(30)]
-    )
-    assert body["max_tokens"] == 120
 
 
 def pair_tables(descriptions_of: dict[tuple[str, str], list[str]]):
@@ -126,7 +113,7 @@ def test_relationship_summary_is_triggered_by_count_or_length(fake_llm: FakeLLM,
         }
     )
     fake_llm.respond_with(lambda body: "Summarized pair.")
-    llm = make_llm(index={"prompt_version": 2})
+    llm = make_llm()
     result, errors = summarize_relationships(relationships, llm, llm.settings.index, False)
 
     assert errors.empty
@@ -150,7 +137,7 @@ def test_relationship_summary_is_triggered_by_count_or_length(fake_llm: FakeLLM,
 def test_a_failed_relationship_summary_keeps_the_joined_text(fake_llm: FakeLLM, make_llm) -> None:
     relationships = pair_tables({("Ana", "Cy"): [f"project {i}" for i in range(5)]})
     fake_llm.respond_with(lambda body: "")
-    llm = make_llm(index={"prompt_version": 2})
+    llm = make_llm()
     result, errors = summarize_relationships(relationships, llm, llm.settings.index, False)
     assert result[S.DESCRIPTION].iloc[0] == "; ".join(f"project {i}" for i in range(5))
     assert errors[S.STAGE].tolist() == ["summarize_relationships"]
@@ -159,7 +146,7 @@ def test_a_failed_relationship_summary_keeps_the_joined_text(fake_llm: FakeLLM, 
 # --------------------------------------------------------------------------- real data
 
 
-def test_demo_hubs_under_v2_budgets(demo_mentions) -> None:
+def test_demo_hubs_under_the_summary_budgets(demo_mentions) -> None:
     """On the demo, the hub entities' descriptions all fit the default 1,500-token input budget
     (nothing is dropped before the summary), while a small budget keeps the most frequent."""
     entity, relationship, _ = demo_mentions

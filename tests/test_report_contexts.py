@@ -1,5 +1,5 @@
-"""Community reports with ``index.prompt_version = 2``: no schema caps on strings, children's
-summaries first, sub-community reports substituted one at a time, largest first."""
+"""Community reports: loop-guard schema caps on strings, children's summaries first,
+sub-community reports substituted one at a time, largest first."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from graphrag.index import schemas as S
 from graphrag.index.reports import (
     CHILD_SUMMARY_HEADER,
     ChildCommunity,
-    community_context_v2,
+    community_context,
     report_text,
     report_title_and_summary,
 )
@@ -35,19 +35,23 @@ def string_caps(schema: dict) -> list[str]:
     return found
 
 
-def test_v2_schema_caps_are_loop_guards_above_the_asked_lengths() -> None:
-    v1, v2 = prompts.report_schema(4), prompts.report_schema_v2(4)
-    assert len(string_caps(v2)) == len(string_caps(v1)) == 5
-    # Every v2 cap is at least twice v1's (v1's caps cut normal replies mid-word).
-    assert (
-        v2["properties"]["summary"]["maxLength"]
-        >= 2 * v1["properties"]["summary"]["maxLength"] - 100
-    )
-    finding_v1 = v1["properties"]["findings"]["items"]["properties"]
-    finding_v2 = v2["properties"]["findings"]["items"]["properties"]
-    assert finding_v2["summary"]["maxLength"] >= 2 * finding_v1["summary"]["maxLength"]
-    assert v2["properties"]["findings"]["maxItems"] == 4
-    assert "date, number" in prompts.community_report_v2("x", 4)[0]["content"]
+def test_schema_caps_are_the_loop_guards() -> None:
+    schema = prompts.report_schema(4)
+    assert len(string_caps(schema)) == len(prompts.REPORT_CAPS) == 5
+    properties = schema["properties"]
+    finding = properties["findings"]["items"]["properties"]
+    caps = {
+        "title": properties["title"]["maxLength"],
+        "summary": properties["summary"]["maxLength"],
+        "rating_explanation": properties["rating_explanation"]["maxLength"],
+        "finding_summary": finding["summary"]["maxLength"],
+        "finding_explanation": finding["explanation"]["maxLength"],
+    }
+    assert caps == prompts.REPORT_CAPS
+    # a guard, not a length: a finding summary of 15 long words (what the prompt allows) fits
+    assert len(" ".join(["abcdefghijk"] * 15)) < caps["finding_summary"]
+    assert properties["findings"]["maxItems"] == 4
+    assert "date, number" in prompts.community_report("x", 4)[0]["content"]
 
 
 def test_tidy_text_drops_a_loop_and_never_ends_mid_word() -> None:
@@ -64,12 +68,13 @@ def test_tidy_text_drops_a_loop_and_never_ends_mid_word() -> None:
     assert tidy_text("One. Two", 300) == "One. Two"
 
 
-def test_the_recorded_v2_report_loop_is_tidied() -> None:
+def test_the_recorded_report_loop_is_tidied() -> None:
     """The live demo re-index recorded a KBMI report whose summary looped for 1,200 tokens:
-    under the v2 caps such a string ends at its cap, and tidying leaves each sentence once."""
+    under the loop-guard caps such a string ends at its cap, and tidying leaves each sentence
+    once."""
     from graphrag.index.reports import tidy_text
 
-    cap = prompts.REPORT_V2_CAPS["summary"]
+    cap = prompts.REPORT_CAPS["summary"]
     sentence = (
         "The institute is a protected marine research facility that assesses, studies, and "
         "tests kelp farms. "
@@ -139,7 +144,7 @@ def entity_ids_in_entities(context: str) -> set[str]:
 
 def test_summaries_of_written_children_come_first_when_everything_fits() -> None:
     parent, entities, relationships, children = parent_and_children([3, 5, 2])
-    context, source = community_context_v2(parent, entities, relationships, children, 5000)
+    context, source = community_context(parent, entities, relationships, children, 5000)
     assert source == "child_summaries"
     assert context.startswith(CHILD_SUMMARY_HEADER)
     for child in children:
@@ -150,19 +155,19 @@ def test_summaries_of_written_children_come_first_when_everything_fits() -> None
 def test_only_entities_without_written_children() -> None:
     parent, entities, relationships, children = parent_and_children([3, 5])
     unwritten = [ChildCommunity(c.community, c.entity_ids, None) for c in children]
-    context, source = community_context_v2(parent, entities, relationships, unwritten, 5000)
+    context, source = community_context(parent, entities, relationships, unwritten, 5000)
     assert source == "entities"
     assert context.startswith("Entities (")
 
 
 def test_the_largest_child_is_substituted_first_then_the_next() -> None:
     parent, entities, relationships, children = parent_and_children([3, 8, 5])
-    full, _ = community_context_v2(parent, entities, relationships, children, 10_000)
+    full, _ = community_context(parent, entities, relationships, children, 10_000)
     whole = tokens.count_tokens(full)
     largest = children[1]
     steps = []
     for budget in range(whole - 1, 0, -5):
-        context, source = community_context_v2(parent, entities, relationships, children, budget)
+        context, source = community_context(parent, entities, relationships, children, budget)
         assert tokens.count_tokens(context) <= budget
         reports_in = {c.community for c in children if c.report in context}
         steps.append((budget, source, reports_in, listed_children(context)))
@@ -180,7 +185,7 @@ def test_the_largest_child_is_substituted_first_then_the_next() -> None:
     assert distinct == [frozenset({11}), frozenset({11, 12}), frozenset({10, 11, 12})]
     assert steps[-1][1] == "child_reports"
     # a substituted child's report comes before the summaries of those still listed
-    context = community_context_v2(parent, entities, relationships, children, steps[0][0])[0]
+    context = community_context(parent, entities, relationships, children, steps[0][0])[0]
     assert context.startswith(CHILD_HEADER)
     assert context.index(largest.report) < context.index(CHILD_SUMMARY_HEADER)
 
@@ -188,9 +193,9 @@ def test_the_largest_child_is_substituted_first_then_the_next() -> None:
 def test_a_child_without_a_report_is_never_substituted() -> None:
     parent, entities, relationships, children = parent_and_children([3, 8, 5])
     children[1] = ChildCommunity(children[1].community, children[1].entity_ids, None)
-    full, _ = community_context_v2(parent, entities, relationships, children, 10_000)
+    full, _ = community_context(parent, entities, relationships, children, 10_000)
     budget = tokens.count_tokens(full) - 1
-    context, source = community_context_v2(parent, entities, relationships, children, budget)
+    context, source = community_context(parent, entities, relationships, children, budget)
     assert source == "mixed"
     assert children[2].report in context  # the largest written child, not the unwritten one
     assert children[0].report not in context
@@ -201,20 +206,18 @@ def test_a_child_without_a_report_is_never_substituted() -> None:
 # --------------------------------------------------------------------------- end to end (fake)
 
 
-def test_v2_reports_over_the_karate_hierarchy(
-    fake_llm: FakeLLM, make_llm, karate_index: dict
-) -> None:
+def test_reports_over_the_karate_hierarchy(fake_llm: FakeLLM, make_llm, karate_index: dict) -> None:
     fake_llm.respond_with(ReportWriter())
-    llm = make_llm(index={"prompt_version": 2, "report_max_tokens": 900})
+    llm = make_llm(index={"report_max_tokens": 900})
     reports, errors = run(karate_index, llm)
     communities = karate_index["communities"]
     assert errors.empty
     assert fake_llm.calls == len(communities)
     for body in fake_llm.requests:
         schema = body["response_format"]["json_schema"]["schema"]
-        assert schema == prompts.report_schema_v2(4)  # loop-guard caps, not v1's
+        assert schema == prompts.report_schema(4)  # loop-guard caps
         assert body["max_tokens"] == 900
-        assert body["messages"][0]["content"] == prompts.community_report_v2("", 4)[0]["content"]
+        assert body["messages"][0]["content"] == prompts.community_report("", 4)[0]["content"]
     source = dict(zip(reports[S.COMMUNITY], reports[S.CONTEXT_SOURCE], strict=True))
     by_community = reports.set_index(S.COMMUNITY)
     parents = communities[communities[S.CHILDREN].map(len) > 0]
@@ -234,8 +237,7 @@ def test_v2_reports_over_the_karate_hierarchy(
 
 
 def demo_parents(index) -> list[tuple[pd.Series, list[ChildCommunity]]]:
-    """The demo's parent communities with their children (the recorded v1 reports as the
-    children's reports)."""
+    """An index's parent communities with their children (its reports as the children's)."""
     communities = index.communities
     reports = dict(
         zip(
@@ -255,27 +257,49 @@ def demo_parents(index) -> list[tuple[pd.Series, list[ChildCommunity]]]:
     ]
 
 
-def test_v2_contexts_of_the_demo_parents(v1_demo_index) -> None:
-    """On the demo's v1 recorded index (the default demo graph has no parent community), a
-    parent's v2 context starts from its children's
-    summaries and lists every entity at the default budget; at a small budget its largest
-    child is swapped for its report first, and every context stays within its budget."""
-    parents = demo_parents(v1_demo_index)
-    assert parents
-    entities, relationships = v1_demo_index.entities, v1_demo_index.relationships
+def own_tokens(context: str, child: ChildCommunity, entities: pd.DataFrame) -> int:
+    """Return the tokens of a child's own lines in a parent's ``context``: its entities' lines
+    and the relationship lines between two of them (what swapping it for its report frees)."""
+    titles = {
+        prompts.table_cell(t) for t in entities.loc[entities[S.ID].isin(child.entity_ids), S.TITLE]
+    }
+    lines = context.splitlines()
+    start = lines.index("Entities (id|name|type|description)")
+    middle = lines.index("Relationships (id|source|target|description)")
+    own = [line for line in lines[start + 1 : middle] if line.split("|")[1] in titles]
+    own += [
+        line
+        for line in lines[middle + 1 :]
+        if line.split("|")[1] in titles and line.split("|")[2] in titles
+    ]
+    return sum(tokens.count_tokens(line) for line in own)
+
+
+def test_contexts_of_the_musique_parents(musique_index) -> None:
+    """On the MuSiQue index (the demo's default graph has no parent community), a parent
+    whose whole context fits starts from its children's summaries and lists every entity; at
+    a smaller budget its largest child is swapped for its report first, and every context
+    stays within its budget."""
+    entities, relationships = musique_index.entities, musique_index.relationships
+    parents = [
+        (parent, children)
+        for parent, children in demo_parents(musique_index)
+        if len(parent[S.ENTITY_IDS]) <= 15  # listed whole in 20,000 tokens
+    ]
+    assert len(parents) >= 10
     for parent, children in parents:
-        context, source = community_context_v2(parent, entities, relationships, children, 2000)
+        context, source = community_context(parent, entities, relationships, children, 20_000)
         assert source == "child_summaries"
         assert context.startswith(CHILD_SUMMARY_HEADER)
         titles = [report_title_and_summary(c.report)[0] for c in children]
-        assert all(f"|{t}|" in context for t in titles)
+        assert all(f"|{prompts.table_cell(t)}|" in context for t in titles)
         assert entity_ids_in(context) == set(
             entities.loc[entities[S.ID].isin(parent[S.ENTITY_IDS]), S.TITLE]
         )
         full = tokens.count_tokens(context)
-        smaller, source = community_context_v2(parent, entities, relationships, children, full - 1)
+        smaller, source = community_context(parent, entities, relationships, children, full - 1)
         assert tokens.count_tokens(smaller) < full
         assert source in ("mixed", "child_reports")
         swapped = [c for c in children if c.report in smaller]
-        sizes = {c.community: len(c.entity_ids) for c in children}
+        sizes = {c.community: own_tokens(context, c, entities) for c in children}
         assert swapped and max(sizes.values()) in {sizes[c.community] for c in swapped}
