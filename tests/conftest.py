@@ -493,12 +493,13 @@ def replay_embedder(replay_settings: Settings, embedding_model: Any) -> Any:
     return embedder
 
 
-def replayed_demo_index(settings: Settings, embedder: Any, out: Path) -> Any:
-    """Return the demo corpus indexed into ``out`` from the committed cache alone."""
+def replayed_index(docs: Path, settings: Settings, embedder: Any, out: Path) -> Any:
+    """Return the corpus at ``docs`` indexed into ``out`` from the committed cache alone (the
+    replay settings' endpoint is a closed port: any call not recorded fails the build)."""
     from graphrag.index.pipeline import build_index
     from graphrag.index.store import load_index
 
-    build_index(DEMO_DOCS, out, settings, llm=ChatLLM(settings), embedder=embedder, progress=False)
+    build_index(docs, out, settings, llm=ChatLLM(settings), embedder=embedder, progress=False)
     return load_index(out)
 
 
@@ -507,7 +508,8 @@ def demo_index(
     replay_settings: Settings, replay_embedder: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> Any:
     """The demo as shipped: indexed on the defaults from the committed cache (once a session)."""
-    return replayed_demo_index(replay_settings, replay_embedder, tmp_path_factory.mktemp("demo"))
+    folder = tmp_path_factory.mktemp("demo")
+    return replayed_index(DEMO_DOCS, replay_settings, replay_embedder, folder)
 
 
 @pytest.fixture(scope="session")
@@ -516,14 +518,9 @@ def musique_index(replay_embedder: Any, tmp_path_factory: pytest.TempPathFactory
     nlp mode, so it builds without any cache), once a session: the real graph with a
     hierarchy (levels 0-3, 1,617 entities) for the tests of levels and sub-communities; the
     demo's default graph is flat."""
-    from graphrag.index.pipeline import build_index
-    from graphrag.index.store import load_index
-
     folder = tmp_path_factory.mktemp("musique")
     settings = replaying(folder, MUSIQUE / "graphrag.toml")
-    llm = ChatLLM(settings)  # a closed port and replay: any LLM call would fail the build
-    build_index(MUSIQUE / "docs", folder / "index", settings, llm, replay_embedder, progress=False)
-    return load_index(folder / "index")
+    return replayed_index(MUSIQUE / "docs", settings, replay_embedder, folder / "index")
 
 
 def replayed_mentions(settings: Settings) -> Any:
