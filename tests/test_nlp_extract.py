@@ -96,6 +96,21 @@ def test_an_acronym_definition_makes_an_alias_and_a_name_can_open_a_sentence() -
     assert titles(entities) == {"KBMI", "Saltmere University"}
 
 
+def test_a_title_that_ends_a_sentence_names_no_one() -> None:
+    # Sentences from MuSiQue's Wikipedia paragraphs (Rajya Sabha; Party leaders of the United
+    # States House): a title with no name after it once ran the span past the sentence's end.
+    entities, _, errors, _ = extract(
+        "This is commonly the leader of the largest non-government party, and is recognized "
+        "as such by the Chairman.",
+        "In the instance when the Presidency and both Houses of Congress are controlled by one "
+        "party, the Speaker normally assumes a lower profile and defers to the President.",
+    )
+
+    assert errors.empty
+    assert {"Chairman", "President"}.isdisjoint(titles(entities))
+    assert "Congress" in titles(entities)
+
+
 def test_markdown_headings_and_lines_are_sentences() -> None:
     assert sentences("# Title Here\n\nOne. Two!\nThree") == ["Title Here", "One.", "Two!", "Three"]
 

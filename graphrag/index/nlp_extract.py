@@ -158,13 +158,14 @@ def _spans(sentence: str) -> Iterator[tuple[list[str], bool, str | None]]:
             start += 1
         while names and names[-1] in CONNECTORS:
             names.pop()
+        if not names:  # a title alone ("... defers to the President."): no name follows
+            continue
         if start > 0 and title is None and words[start - 1].casefold() in PERSON_TITLES:
             title = words[start - 1]
         gap = sentence[: matches[start].start()][-3:] if start > 0 else ""
         opens = start == 0 or any(mark in gap for mark in ':"“—(')  # a quote or answer opens
-        if names:
-            names[-1] = re.sub(r"['’]s$", "", names[-1])
-            yield names, opens, title
+        names[-1] = re.sub(r"['’]s$", "", names[-1])
+        yield names, opens, title
 
 
 def _candidates(text: str) -> list[tuple[str, str, bool, str | None]]:
