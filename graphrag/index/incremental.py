@@ -34,13 +34,7 @@ from graphrag.documents import load_documents
 from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
 from graphrag.index.aliases import ALIAS_SELF_LOOP
-from graphrag.index.graph import (
-    add_degrees,
-    build_graph,
-    merge_graph_mentions,
-    summarize_entities,
-    summarize_relationships,
-)
+from graphrag.index.graph import merge_graph_mentions
 from graphrag.index.pipeline import (
     IndexContext,
     chunk_stage,
@@ -49,6 +43,7 @@ from graphrag.index.pipeline import (
     extract_stage,
     index_counts,
     link_text_units,
+    merge_and_summarize,
     stage_lines,
     timed,
     total_usage,
@@ -134,34 +129,20 @@ def _graph(
     """Return entities, relationships and dropped alias self-loops merged from ``mentions``
     (over ``text_units``) as a full build merges them; only entities whose set of descriptions
     differs from the index's (``old_mentions``) are summarized again."""
-    index = ctx.settings.index
-    entities, relationships, loops = merge_graph_mentions(
-        mentions["entity_mentions"], mentions["relationship_mentions"], text_units, index
-    )
     before, _, _ = merge_graph_mentions(
         old_mentions["entity_mentions"],
         old_mentions["relationship_mentions"],
         old_text_units,
-        index,
+        ctx.settings.index,
     )
-    previous = dict(zip(before[S.ID], before["descriptions"], strict=True))
     description_of = dict(zip(old["entities"][S.ID], old["entities"][S.DESCRIPTION], strict=True))
-    changed = [
-        eid not in description_of or previous.get(eid) != list(descriptions)
-        for eid, descriptions in zip(entities[S.ID], entities["descriptions"], strict=True)
-    ]
-    summarized, errors = summarize_entities(
-        entities[changed].reset_index(drop=True), ctx.llm, index, ctx.progress
-    )
-    # unchanged pairs ask the cached question again: free
-    relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
-    errors = pd.concat([errors, more], ignore_index=True)
-    description_of.update(zip(summarized[S.ID], summarized[S.DESCRIPTION], strict=True))
-    entities[S.DESCRIPTION] = entities[S.ID].map(description_of)
-    entities, relationships = add_degrees(
-        entities.drop(columns=["descriptions"]),
-        relationships,
-        build_graph(entities, relationships),
+    known = {
+        eid: (list(descriptions), description_of[eid])
+        for eid, descriptions in zip(before[S.ID], before[S.DESCRIPTIONS], strict=True)
+        if eid in description_of
+    }
+    entities, relationships, loops, errors = merge_and_summarize(
+        mentions["entity_mentions"], mentions["relationship_mentions"], text_units, ctx, known
     )
     return {
         "entities": entities,

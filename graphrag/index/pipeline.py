@@ -77,21 +77,50 @@ def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
     }
 
 
-def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    """Merge the extracted mentions into the entity graph: one entity per name (several
-    descriptions summarized by the LLM), one relationship per pair, degrees; then link each
-    text unit to what was extracted from it. ``index.merge_aliases`` first merges acronyms
-    into the long names the text defines (index/aliases.py); relationships stated many times
-    are summarized too."""
+def merge_and_summarize(
+    entity_mentions: pd.DataFrame,
+    relationship_mentions: pd.DataFrame,
+    text_units: pd.DataFrame,
+    ctx: IndexContext,
+    known: dict[str, tuple[list[str], str]] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Return (entities, relationships, dropped alias self-loops, errors): the mentions merged
+    into one entity per name and one relationship per pair, several descriptions summarized
+    by the LLM, with degrees. A full build and an incremental update both merge this way.
+
+    ``known`` ({entity id: (its descriptions, its description)}, from the index an update
+    starts from): an entity whose descriptions are the same keeps its description and is not
+    summarized again. Relationships are always asked again: an unchanged pair's question is
+    in the cache, so it is free.
+    """
     index = ctx.settings.index
     entities, relationships, loops = merge_graph_mentions(
-        tables["entity_mentions"], tables["relationship_mentions"], tables["text_units"], index
+        entity_mentions, relationship_mentions, text_units, index
     )
-    entities, errors = summarize_entities(entities, ctx.llm, index, ctx.progress)
+    known = known or {}
+    same = [
+        eid in known and known[eid][0] == list(descriptions)
+        for eid, descriptions in zip(entities[S.ID], entities[S.DESCRIPTIONS], strict=True)
+    ]
+    asked = entities[[not s for s in same]].reset_index(drop=True)
+    summarized, errors = summarize_entities(asked, ctx.llm, index, ctx.progress)
+    description_of = {eid: known[eid][1] for eid, s in zip(entities[S.ID], same, strict=True) if s}
+    description_of.update(zip(summarized[S.ID], summarized[S.DESCRIPTION], strict=True))
+    entities = entities.drop(columns=[S.DESCRIPTIONS])
+    entities[S.DESCRIPTION] = entities[S.ID].map(description_of)
     relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
-    errors = _with_rows(errors, more)
     entities, relationships = add_degrees(
         entities, relationships, build_graph(entities, relationships)
+    )
+    return entities, relationships, loops, _with_rows(errors, more)
+
+
+def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    """Merge the extracted mentions into the entity graph (:func:`merge_and_summarize`), then
+    link each text unit to what was extracted from it. ``index.merge_aliases`` first merges
+    acronyms into the long names the text defines (index/aliases.py)."""
+    entities, relationships, loops, errors = merge_and_summarize(
+        tables["entity_mentions"], tables["relationship_mentions"], tables["text_units"], ctx
     )
     rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
     return {
