@@ -165,6 +165,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_retrieval(args: argparse.Namespace) -> int:
+    with _workbench(args) as bench:
+        bench.load(args.index)
+        records = bench.evaluate_retrieval(
+            args.questions,
+            out=args.out,
+            methods=args.methods.split(","),
+            limit=args.limit,
+            progress=not args.quiet,
+            command="python -m graphrag " + " ".join(sys.argv[1:]),
+        )
+    n = records["question_id"].nunique()
+    print(
+        f"{n} questions x {records['method'].nunique()} methods scored; see {args.out}/summary.md"
+    )
+    return 0
+
+
 def cmd_summarize(args: argparse.Namespace) -> int:
     from graphrag.config import repo_relative
     from graphrag.eval.cross_corpus_page import write_summary
@@ -301,6 +319,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser(
+        "retrieval",
+        help="score the contexts methods would build (evidence recall, recall@k), no answers",
+    )
+    p.add_argument("--index", required=True)
+    p.add_argument("--questions", required=True, help="questions .jsonl with support ids")
+    p.add_argument(
+        "--methods", default="naive,ppr,local", help="comma list of chunk-ranking methods"
+    )
+    p.add_argument("--out", required=True, help="folder for summary.md and retrieval.parquet")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_retrieval)
+
+    p = sub.add_parser(
         "summarize", help="one cross-corpus summary of report folders written by `eval`"
     )
     p.add_argument("reports", nargs="+", metavar="REPORT_DIR", help="report folders")
@@ -353,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         from graphrag.eval.benchmarks import BenchmarkError
         from graphrag.eval.cross_corpus import SummaryError
         from graphrag.eval.questions import QuestionSetError
+        from graphrag.eval.retrieval import RetrievalEvalError
         from graphrag.index.incremental import IncrementalError
         from graphrag.index.quality import GoldGraphError
         from graphrag.index.store import IndexLoadError
@@ -366,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
             DocumentError,
             EmbeddingError,
             QuestionSetError,
+            RetrievalEvalError,
             GoldGraphError,
             IndexLoadError,
             LLMError,

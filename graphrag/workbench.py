@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from graphrag.config import Settings, load_settings
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from graphrag.embeddings import Embedder
     from graphrag.eval.runner import EvalResult
     from graphrag.index.pipeline import IndexSummary
@@ -186,6 +188,24 @@ class Workbench:
             progress=progress,
             command=command,
             **options,
+        )
+
+    def evaluate_retrieval(
+        self,
+        questions: str | Path,
+        *,
+        out: str | Path,
+        methods: list[str],
+        limit: int | None = None,
+        progress: bool = True,
+        command: str | None = None,
+    ) -> pd.DataFrame:
+        """Score the contexts ``methods`` would show the model (evidence recall, recall@k),
+        with no answer call; write ``out``/summary.md and return the records."""
+        from graphrag.eval.retrieval import run_retrieval
+
+        return run_retrieval(
+            self, questions, methods, out, limit=limit, progress=progress, command=command
         )
 
     # ------------------------------------------------------------------ lifetime

@@ -513,14 +513,26 @@ def demo_index(
 
 
 @pytest.fixture(scope="session")
-def musique_index(replay_embedder: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def musique_settings(replay_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """MuSiQue's settings (data/musique/graphrag.toml) replaying the committed cache, sharing
+    the replay settings' vector cache (the same embedding model), so vectors are computed once
+    a session whichever fixture or workbench asks first."""
+    folder = tmp_path_factory.mktemp("musique_settings")
+    settings = replaying(folder, MUSIQUE / "graphrag.toml")
+    settings.embeddings.cache_path = replay_settings.embeddings.cache_path
+    return settings
+
+
+@pytest.fixture(scope="session")
+def musique_index(
+    musique_settings: Settings, replay_embedder: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
     """The MuSiQue corpus indexed on its settings (data/musique/graphrag.toml: the LLM-free
     nlp mode, so it builds without any cache), once a session: the real graph with a
     hierarchy (levels 0-3, 1,617 entities) for the tests of levels and sub-communities; the
     demo's default graph is flat."""
     folder = tmp_path_factory.mktemp("musique")
-    settings = replaying(folder, MUSIQUE / "graphrag.toml")
-    return replayed_index(MUSIQUE / "docs", settings, replay_embedder, folder / "index")
+    return replayed_index(MUSIQUE / "docs", musique_settings, replay_embedder, folder / "index")
 
 
 def replayed_mentions(settings: Settings) -> Any:

@@ -49,7 +49,7 @@ COST_METRICS = (
     ("model_seconds", "model seconds"),
     ("context_tokens", "context tokens"),  # what the prompt held: a confound of evidence recall
 )
-TEST_COLUMNS = ["metric", "method", "n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm"]
+TEST_COLUMNS = stats.BASELINE_TEST_COLUMNS
 PER_THOUSAND = 1000.0
 
 
@@ -203,37 +203,16 @@ def _score_tables(report: CorpusReport) -> dict[str, pd.DataFrame]:
 
 
 def compare_with_baseline(report: CorpusReport, baseline: str = BASELINE) -> pd.DataFrame:
-    """Return each method's paired test against ``baseline`` per metric, Holm-corrected within
-    each metric (columns ``TEST_COLUMNS``; ``p_value`` NaN when fewer than 5 pairs)."""
+    """Return each method's paired test against ``baseline`` per metric, Holm-corrected
+    within each metric (columns ``TEST_COLUMNS``; ``p_value`` NaN when fewer than 5 pairs)."""
     analysis = report.analysis
-    rows = []
-    for metric, scores in _score_tables(report).items():
-        family = []
-        for method in analysis.methods:
-            if method == baseline or method not in scores or baseline not in scores:
-                continue
-            result = stats.paired_test(
-                scores[method].to_numpy(),
-                scores[baseline].to_numpy(),
-                seed=analysis.seed,
-                n_resamples=analysis.n_resamples,
-            )
-            if result.n == 0:
-                continue  # the metric does not apply to this method (e.g. recall@5, global)
-            family.append(
-                {
-                    "metric": metric,
-                    "method": method,
-                    "n": result.n,
-                    "mean_diff": result.mean_diff,
-                    "ci_low": result.ci_low,
-                    "ci_high": result.ci_high,
-                    "p_value": result.p_value,
-                }
-            )
-        adjusted = stats.holm([row["p_value"] for row in family])
-        rows += [{**row, "p_holm": p} for row, p in zip(family, adjusted, strict=True)]
-    return pd.DataFrame(rows, columns=TEST_COLUMNS)
+    tables = {
+        metric: scores.reindex(columns=[m for m in analysis.methods if m in scores])
+        for metric, scores in _score_tables(report).items()
+    }
+    return stats.against_baseline(
+        tables, baseline, seed=analysis.seed, n_resamples=analysis.n_resamples
+    )
 
 
 def significant(report: CorpusReport) -> pd.DataFrame:

@@ -21,6 +21,16 @@ MIN_PAIRS = 5
 PAIRED_TEST_NAME = "Wilcoxon signed-rank (two-sided, zero differences split)"
 TOO_FEW_PAIRS = "too few pairs"
 NO_DIFFERENCE = "no significant difference"
+BASELINE_TEST_COLUMNS = [
+    "metric",
+    "method",
+    "n",
+    "mean_diff",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_holm",
+]
 COMPARISON_COLUMNS = [
     "method_a",
     "method_b",
@@ -225,6 +235,51 @@ def compare_methods(
         for row in comparisons.itertuples(index=False)
     ]
     return comparisons[COMPARISON_COLUMNS]
+
+
+def against_baseline(
+    tables: dict[str, pd.DataFrame],
+    baseline: str,
+    seed: int = DEFAULT_SEED,
+    n_resamples: int = DEFAULT_RESAMPLES,
+) -> pd.DataFrame:
+    """Return each method's paired test against ``baseline``, per quantity, Holm-corrected
+    within each quantity (one family per metric: the methods compared with the baseline).
+
+    ``tables`` maps a quantity to its question x method table (:func:`scores_by_question`).
+    Columns ``BASELINE_TEST_COLUMNS``; a method with no pair for a quantity (a metric that does
+    not apply to it) is left out of that family; ``p_value`` is NaN with fewer than 5 pairs.
+    """
+    rows = []
+    for metric, scores in tables.items():
+        if baseline not in scores:
+            continue
+        family = []
+        for method in scores.columns:
+            if method == baseline:
+                continue
+            result = paired_test(
+                scores[method].to_numpy(),
+                scores[baseline].to_numpy(),
+                seed=seed,
+                n_resamples=n_resamples,
+            )
+            if result.n == 0:
+                continue
+            family.append(
+                {
+                    "metric": metric,
+                    "method": method,
+                    "n": result.n,
+                    "mean_diff": result.mean_diff,
+                    "ci_low": result.ci_low,
+                    "ci_high": result.ci_high,
+                    "p_value": result.p_value,
+                }
+            )
+        adjusted = holm([row["p_value"] for row in family])
+        rows += [{**row, "p_holm": p} for row, p in zip(family, adjusted, strict=True)]
+    return pd.DataFrame(rows, columns=BASELINE_TEST_COLUMNS)
 
 
 def _verdict(

@@ -1,0 +1,238 @@
+"""Retrieval-only evaluation: what each method would show the model, scored with no answer.
+
+Why: evidence recall and recall@k need only a method's context and its ranking, so they can
+be measured on many more benchmark questions, and over a much larger corpus, than the model
+can answer in a sitting. Naive RAG, PPR and local search over an NLP-mode index make no LLM
+call at all; HyDE and multi-query make only their retrieval calls (counted). HippoRAG's
+papers report retrieval this way (recall@2 and recall@5 on MuSiQue's full distractor sets).
+
+The scores are those of the answer reports, computed by the same code
+(``metrics.EvidenceIndex``): a gold paragraph counts as read when one of its text units is
+in the context verbatim, and recall@k looks at the method's first k ranked text units. Global
+search and DRIFT read reports, not ranked text units, so they have nothing to score here.
+Every method is compared with naive RAG by the paired Wilcoxon test over the same questions,
+Holm-corrected over the methods compared (one family per metric), as the cross-corpus summary
+does; the page's prose names only the differences that pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from graphrag import tokens
+from graphrag.eval import hops, stats
+from graphrag.eval.metrics import EvidenceIndex
+from graphrag.eval.questions import load_questions
+from graphrag.eval.tables import MISSING, cell, md, p_text, signed, table, with_ci
+from graphrag.index import schemas as S
+from graphrag.query.base import Method
+from graphrag.usage import track_usage
+
+if TYPE_CHECKING:
+    from graphrag.workbench import Workbench
+
+BASELINE = "naive"
+RECALL_KS = (2, 5)
+SCORES = ("evidence_recall", *(f"recall_at_{k}" for k in RECALL_KS))
+NOT_RANKING = ("global", "drift")  # answer from reports: no ranked text units to score
+ALPHA = 0.05  # as the answer reports (eval/report.write_report)
+RECORDS = "retrieval.parquet"
+TESTS = "tests.csv"
+SUMMARY = "summary.md"
+
+
+class RetrievalEvalError(ValueError):
+    """A retrieval evaluation cannot run as asked; the message names the setting."""
+
+
+async def retrieve_one(method: Method, question: pd.Series) -> dict[str, Any]:
+    """Return one record: the context ``method`` would show the model for ``question``."""
+    with track_usage() as usage:
+        retrieval = await method.aretrieve_ranked(question["question"])
+    return {
+        "question_id": question["id"],
+        "method": method.name,
+        "contexts": [i.text for i in retrieval.items],
+        "sources": [i.source for i in retrieval.items],
+        "ranking": list(retrieval.ranking),
+        "context_tokens": sum(tokens.count_tokens(i.text) for i in retrieval.items),
+        "llm_calls": usage.calls,
+        "prompt_tokens": usage.prompt_tokens,
+    }
+
+
+async def retrieve_all(
+    methods: dict[str, Method], questions: pd.DataFrame, in_flight: int, progress: bool
+) -> pd.DataFrame:
+    """Return the records of every method on every question (question order, then method)."""
+    pairs = [(q, m) for _, q in questions.iterrows() for m in methods.values()]
+    gate = asyncio.Semaphore(in_flight)
+    bar = tqdm(total=len(pairs), desc="retrieve", disable=not progress)
+
+    async def one(question: pd.Series, method: Method) -> dict[str, Any]:
+        async with gate:
+            record = await retrieve_one(method, question)
+        bar.update(1)
+        return record
+
+    try:
+        return pd.DataFrame(await asyncio.gather(*(one(q, m) for q, m in pairs)))
+    finally:
+        bar.close()
+
+
+def score(records: pd.DataFrame, questions: pd.DataFrame, evidence: EvidenceIndex) -> pd.DataFrame:
+    """Return ``records`` with evidence recall and recall@k per ``RECALL_KS``."""
+    support = questions.set_index("id")["support"]
+    rows = []
+    for record in records.itertuples(index=False):
+        gold = list(support[record.question_id])
+        rows.append(
+            {
+                "evidence_recall": evidence.evidence_recall(record.contexts, gold),
+                **{
+                    f"recall_at_{k}": evidence.recall_at_k(record.ranking, gold, k)
+                    for k in RECALL_KS
+                },
+            }
+        )
+    return pd.concat([records, pd.DataFrame(rows, index=records.index)], axis=1)
+
+
+def summary_lines(
+    records: pd.DataFrame,
+    tests: pd.DataFrame,
+    hop_rows: pd.DataFrame,
+    meta: dict[str, Any],
+    seed: int = stats.DEFAULT_SEED,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
+) -> list[str]:
+    """Return the lines of the retrieval page: setup, scores with CIs, tests, per-hop, reading."""
+    options = {"seed": seed, "n_resamples": n_resamples}
+    summary = stats.summarize(records, [*SCORES, "context_tokens", "llm_calls"], **options)
+    rows = []
+    for _, row in summary.iterrows():
+        rows.append(
+            [
+                md(row["method"]),
+                *(cell(row, metric) for metric in SCORES),
+                f"{row['context_tokens_mean']:,.0f}",
+                f"{row['llm_calls_mean']:.2f}",
+            ]
+        )
+    header = ["Method", "Evidence recall", *(f"Recall@{k}" for k in RECALL_KS)]
+    lines = [
+        "# Retrieval evaluation",
+        "",
+        "What each method would place in the answer prompt, scored with no answer call "
+        "(`graphrag/eval/retrieval.py`). Evidence recall: the share of a question's gold "
+        "paragraphs with a text unit verbatim in the context; recall@k: the share among the "
+        "method's first k ranked text units. Mean [95% bootstrap CI] (n = questions).",
+        "",
+        *(f"- {k}: {md(v)}" for k, v in meta.items()),
+        "",
+        *table([*header, "Context tokens", "LLM calls"], rows),
+        "",
+        f"## Against {BASELINE}",
+        "",
+        "Paired Wilcoxon test over the same questions; Holm's correction over the methods "
+        "compared with the baseline, one family per metric.",
+        "",
+    ]
+    test_rows = [
+        [
+            md(t.metric),
+            md(t.method),
+            with_ci(t.mean_diff, t.ci_low, t.ci_high, signed),
+            p_text(t.p_value),
+            p_text(t.p_holm),
+            str(t.n),
+        ]
+        for t in tests.itertuples(index=False)
+    ]
+    lines += table(["Metric", "Method", "Difference [95% CI]", "p", "p (Holm)", "n"], test_rows)
+    if not hop_rows.empty:
+        section = hops.hops_section(hop_rows, per_question=False, **options)
+        lines += ["", *section]
+    lines += ["", "## Reading", "", *reading(tests, ALPHA)]
+    return lines
+
+
+def reading(tests: pd.DataFrame, alpha: float) -> list[str]:
+    """Return sentences generated from the tests: the differences that pass Holm, else the
+    nearest one with its p before and after correction."""
+    if tests.empty:
+        return [f"No method was compared with {BASELINE}."]
+    passed = tests[tests["p_holm"] < alpha]
+    if len(passed):
+        return [
+            f"{t.method} {'>' if t.mean_diff > 0 else '<'} {BASELINE} on {t.metric} "
+            f"({t.method} minus {BASELINE}: {with_ci(t.mean_diff, t.ci_low, t.ci_high, signed)}, "
+            f"p {p_text(t.p_value)} before and {p_text(t.p_holm)} after Holm, n={t.n})."
+            for t in passed.itertuples(index=False)
+        ]
+    nearest = tests.sort_values("p_value", kind="stable").iloc[0]
+    return [
+        f"No difference from {BASELINE} passes Holm's correction at {alpha}. The nearest: "
+        f"{nearest['method']} on {nearest['metric']}, "
+        f"{with_ci(nearest['mean_diff'], nearest['ci_low'], nearest['ci_high'], signed)}, "
+        f"p {p_text(nearest['p_value'])} before and {p_text(nearest['p_holm'])} after Holm."
+    ]
+
+
+def run_retrieval(
+    bench: Workbench,
+    questions_path: str | Path,
+    methods: list[str],
+    out: str | Path,
+    limit: int | None = None,
+    progress: bool = True,
+    command: str | None = None,
+) -> pd.DataFrame:
+    """Score the contexts ``methods`` would build for each question of ``questions_path`` over
+    the workbench's loaded index; write ``retrieval.parquet`` and ``summary.md`` to ``out``."""
+    no_ranking = [m for m in methods if m in NOT_RANKING]
+    if no_ranking:
+        raise RetrievalEvalError(
+            f"--methods: {', '.join(no_ranking)} answer from community reports and rank no "
+            "text units; a retrieval evaluation scores chunk rankings (naive, hyde, "
+            "multi_query, local, ppr)"
+        )
+    index = bench.index_in_use
+    questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
+    if limit:
+        questions = questions.head(limit)
+    chosen = bench.methods(methods)
+    records = asyncio.run(retrieve_all(chosen, questions, bench.settings.llm.concurrency, progress))
+    evidence = EvidenceIndex(index)
+    records = score(records, questions, evidence)
+    hop_rows = (
+        hops.hop_evidence(records, questions, evidence)
+        if hops.has_decompositions(questions)
+        else pd.DataFrame(columns=hops.HOP_COLUMNS)
+    )
+    options = {
+        "seed": bench.settings.eval.seed,
+        "n_resamples": bench.settings.eval.bootstrap_samples,
+    }
+    tables = {m: stats.scores_by_question(records, m) for m in SCORES}
+    tests = stats.against_baseline(tables, BASELINE, **options)
+    meta = {
+        "questions": f"{questions_path} ({len(questions)})",
+        "index": f"{index.path} ({len(index.documents)} documents, "
+        f"{len(index.text_units)} text units, {len(index.entities)} entities)",
+        "methods": ", ".join(methods),
+        "generated by": command or MISSING,
+    }
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    records.drop(columns=["contexts"]).to_parquet(out / RECORDS, index=False)
+    tests.to_csv(out / TESTS, index=False)
+    text = "\n".join(summary_lines(records, tests, hop_rows, meta, **options)) + "\n"
+    (out / SUMMARY).write_text(text, encoding="utf-8")
+    return records
