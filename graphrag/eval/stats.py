@@ -21,27 +21,9 @@ MIN_PAIRS = 5
 PAIRED_TEST_NAME = "Wilcoxon signed-rank (two-sided, zero differences split)"
 TOO_FEW_PAIRS = "too few pairs"
 NO_DIFFERENCE = "no significant difference"
-BASELINE_TEST_COLUMNS = [
-    "metric",
-    "method",
-    "n",
-    "mean_diff",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_holm",
-]
-COMPARISON_COLUMNS = [
-    "method_a",
-    "method_b",
-    "n",
-    "mean_diff",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_holm",
-    "verdict",
-]
+TEST_RESULT_COLUMNS = ["n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm"]
+BASELINE_TEST_COLUMNS = ["metric", "method", *TEST_RESULT_COLUMNS]
+COMPARISON_COLUMNS = ["method_a", "method_b", *TEST_RESULT_COLUMNS, "verdict"]
 
 
 class RecordsError(ValueError):
