@@ -193,6 +193,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         command="python -m graphrag " + " ".join(sys.argv[1:]),
         readme=args.readme,
+        retrieval_folders=args.retrieval or (),
     )
     print(f"cross-corpus summary written to {repo_relative(out)}")
     return 0
@@ -342,6 +343,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--baseline", default="naive", help="method every other is tested against (naive)"
+    )
+    p.add_argument(
+        "--retrieval",
+        nargs="+",
+        metavar="RETRIEVAL_DIR",
+        help="also summarize these folders written by `graphrag retrieval`",
     )
     p.set_defaults(func=cmd_summarize)
 

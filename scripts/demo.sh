@@ -47,5 +47,6 @@ musique=(--config data/musique/graphrag.toml)
   --questions data/musique/questions.jsonl --methods "$(cat data/musique/recorded_methods)" \
   --metrics none --judge-controls 0 --limit "$(cat data/musique/recorded_eval_limit)" \
   --out reports/musique --quiet
-.venv/bin/python -m graphrag summarize reports/kestrel_bay reports/musique --out reports/SUMMARY.md \
+.venv/bin/python -m graphrag summarize reports/kestrel_bay reports/musique \
+  --retrieval reports/musique_retrieval --out reports/SUMMARY.md \
   --readme README.md

@@ -294,11 +294,13 @@ def test_the_readme_results_block_is_the_summary_of_the_committed_reports() -> N
     """The README's results table is generated, never typed: it must equal what the
     committed reports give now (regenerate with `summarize ... --readme README.md`)."""
     from graphrag.eval.cross_corpus_page import README_END, README_START, readme_block
+    from graphrag.eval.retrieval import summary_section
 
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     reports = [load_report(REPO_ROOT / "reports" / name) for name in ("kestrel_bay", "musique")]
+    retrieval = [summary_section(REPO_ROOT / "reports" / "musique_retrieval")]
     start, end = readme.index(README_START), readme.index(README_END)
-    assert readme[start : end + len(README_END)] == readme_block(reports)
+    assert readme[start : end + len(README_END)] == readme_block(reports, retrieval=retrieval)
 
 
 def test_splice_readme_replaces_only_the_block_and_names_missing_markers() -> None:

@@ -9,7 +9,7 @@ import pytest
 from conftest import DEMO_DOCS, MUSIQUE
 
 from graphrag.config import REPO_ROOT
-from graphrag.eval.retrieval import RetrievalEvalError, reading
+from graphrag.eval.retrieval import RetrievalEvalError, reading, summary_section
 from graphrag.workbench import Workbench
 
 REPORTS = REPO_ROOT / "reports"
@@ -79,7 +79,13 @@ def test_retrieval_page_tests_every_method_against_naive(musique_run) -> None:
     for method in ("naive", "local"):
         assert f"| {method} | " in text
     assert "## Evidence per hop" in text and "## Reading" in text
-    assert (out / "retrieval.parquet").is_file()
+    # the cross-corpus summary's section is generated from the files the run left
+    section = summary_section(out)
+    assert section[0] == f"## Retrieval only: {out.name}"
+    assert sum(line.startswith("| naive | ") for line in section) == 1
+    assert [line for line in section if line.startswith("- ")] == [
+        f"- {sentence}" for sentence in reading(tests, 0.05)
+    ]
 
 
 def test_report_methods_are_refused_by_name(musique_index, musique_settings, tmp_path) -> None:

@@ -30,6 +30,7 @@ from graphrag.eval.cross_corpus import (
 )
 from graphrag.eval.cross_corpus_reading import reading_section
 from graphrag.eval.hops import hop_shares, shares_table
+from graphrag.eval.retrieval import summary_section as retrieval_summary_section
 from graphrag.eval.tables import (
     RUN_FIELDS,
     cell,
@@ -249,7 +250,10 @@ def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
 
 
 def render_summary(
-    reports: Sequence[CorpusReport], baseline: str = BASELINE, command: str | None = None
+    reports: Sequence[CorpusReport],
+    baseline: str = BASELINE,
+    command: str | None = None,
+    retrieval: Sequence[list[str]] = (),
 ) -> str:
     """Return the cross-corpus summary page (the same reports give the same bytes)."""
     alpha = reports[0].analysis.alpha
@@ -271,6 +275,7 @@ def render_summary(
         headline_section(reports, baseline),
         reading_section(reports, baseline),
         *(corpus_section(report, baseline) for report in reports),
+        *retrieval,
     ]
     return "\n\n".join("\n".join(lines) for lines in sections) + "\n"
 
@@ -281,14 +286,20 @@ README_START = (
 README_END = "<!-- results: end -->"
 
 
-def readme_block(reports: Sequence[CorpusReport], baseline: str = BASELINE) -> str:
+def readme_block(
+    reports: Sequence[CorpusReport],
+    baseline: str = BASELINE,
+    retrieval: Sequence[list[str]] = (),
+) -> str:
     """Return the README's results block: the summary's headline table and reading, with its
-    headings one level down, between the markers ``splice_readme`` looks for."""
+    headings one level down, then each retrieval report's section, between the markers
+    ``splice_readme`` looks for."""
     lines = [
         README_START,
         *_demoted(headline_section(reports, baseline)),
         "",
         *_demoted(reading_section(reports, baseline)),
+        *(line for section in retrieval for line in ["", *_demoted(section)]),
         README_END,
     ]
     return "\n".join(lines)
@@ -311,15 +322,20 @@ def write_summary(
     baseline: str = BASELINE,
     command: str | None = None,
     readme: str | Path | None = None,
+    retrieval_folders: Sequence[str | Path] = (),
 ) -> Path:
     """Read every report folder and write the cross-corpus summary to ``out`` (and, given
-    ``readme``, its headline and reading into that file's results block); return ``out``."""
+    ``readme``, its headline and reading into that file's results block); each of
+    ``retrieval_folders`` (written by ``graphrag retrieval``) adds its section; return ``out``."""
     reports = [load_report(folder, baseline) for folder in folders]
+    retrieval = [retrieval_summary_section(folder) for folder in retrieval_folders]
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_summary(reports, baseline, command), encoding="utf-8", newline="\n")
+    page = render_summary(reports, baseline, command, retrieval)
+    out.write_text(page, encoding="utf-8", newline="\n")
     if readme is not None:
         path = Path(readme)
-        text = splice_readme(path.read_text(encoding="utf-8"), readme_block(reports, baseline))
+        block = readme_block(reports, baseline, retrieval)
+        text = splice_readme(path.read_text(encoding="utf-8"), block)
         path.write_text(text, encoding="utf-8", newline="\n")
     return out

@@ -18,6 +18,7 @@ does; the page's prose names only the differences that pass.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from graphrag import tokens
+from graphrag.config import repo_relative
 from graphrag.eval import hops, stats
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
@@ -43,6 +45,7 @@ NOT_RANKING = ("global", "drift")  # answer from reports: no ranked text units t
 ALPHA = 0.05  # as the answer reports (eval/report.write_report)
 RECORDS = "retrieval.parquet"
 TESTS = "tests.csv"
+RUN = "run.json"
 SUMMARY = "summary.md"
 
 
@@ -104,6 +107,22 @@ def score(records: pd.DataFrame, questions: pd.DataFrame, evidence: EvidenceInde
     return pd.concat([records, pd.DataFrame(rows, index=records.index)], axis=1)
 
 
+def score_table(records: pd.DataFrame, options: dict[str, int]) -> list[str]:
+    """Return the Markdown table of each method's scores (mean [CI] (n)), context and calls."""
+    summary = stats.summarize(records, [*SCORES, "context_tokens", "llm_calls"], **options)
+    rows = [
+        [
+            md(row["method"]),
+            *(cell(row, metric) for metric in SCORES),
+            f"{row['context_tokens_mean']:,.0f}",
+            f"{row['llm_calls_mean']:.2f}",
+        ]
+        for _, row in summary.iterrows()
+    ]
+    header = ["Method", "Evidence recall", *(f"Recall@{k}" for k in RECALL_KS)]
+    return table([*header, "Context tokens", "LLM calls"], rows)
+
+
 def summary_lines(
     records: pd.DataFrame,
     tests: pd.DataFrame,
@@ -114,18 +133,6 @@ def summary_lines(
 ) -> list[str]:
     """Return the lines of the retrieval page: setup, scores with CIs, tests, per-hop, reading."""
     options = {"seed": seed, "n_resamples": n_resamples}
-    summary = stats.summarize(records, [*SCORES, "context_tokens", "llm_calls"], **options)
-    rows = []
-    for _, row in summary.iterrows():
-        rows.append(
-            [
-                md(row["method"]),
-                *(cell(row, metric) for metric in SCORES),
-                f"{row['context_tokens_mean']:,.0f}",
-                f"{row['llm_calls_mean']:.2f}",
-            ]
-        )
-    header = ["Method", "Evidence recall", *(f"Recall@{k}" for k in RECALL_KS)]
     lines = [
         "# Retrieval evaluation",
         "",
@@ -136,7 +143,7 @@ def summary_lines(
         "",
         *(f"- {k}: {md(v)}" for k, v in meta.items()),
         "",
-        *table([*header, "Context tokens", "LLM calls"], rows),
+        *score_table(records, options),
         "",
         f"## Against {BASELINE}",
         "",
@@ -159,7 +166,7 @@ def summary_lines(
     if not hop_rows.empty:
         section = hops.hops_section(hop_rows, per_question=False, **options)
         lines += ["", *section]
-    lines += ["", "## Reading", "", *reading(tests, ALPHA)]
+    lines += ["", "## Reading", "", *(f"- {sentence}" for sentence in reading(tests, ALPHA))]
     return lines
 
 
@@ -233,6 +240,34 @@ def run_retrieval(
     out.mkdir(parents=True, exist_ok=True)
     records.drop(columns=["contexts"]).to_parquet(out / RECORDS, index=False)
     tests.to_csv(out / TESTS, index=False)
+    (out / RUN).write_text(json.dumps({**meta, **options}, indent=1) + "\n", encoding="utf-8")
     text = "\n".join(summary_lines(records, tests, hop_rows, meta, **options)) + "\n"
     (out / SUMMARY).write_text(text, encoding="utf-8")
     return records
+
+
+def summary_section(folder: str | Path) -> list[str]:
+    """Return the cross-corpus summary's lines for a retrieval report folder (``run.json``,
+    ``retrieval.parquet``, ``tests.csv`` as :func:`run_retrieval` wrote them): its setting, the
+    score table and the reading, generated from those files."""
+    folder = Path(folder)
+    try:
+        run = json.loads((folder / RUN).read_text(encoding="utf-8"))
+        records = pd.read_parquet(folder / RECORDS)
+        tests = pd.read_csv(folder / TESTS)
+    except (OSError, ValueError) as err:
+        raise RetrievalEvalError(
+            f"{folder} is not a retrieval report (written by `graphrag retrieval`): {err}"
+        ) from err
+    options = {k: run[k] for k in ("seed", "n_resamples") if k in run}
+    return [
+        f"## Retrieval only: {folder.name}",
+        "",
+        "Contexts scored with no answer call (`graphrag retrieval`, "
+        f"{repo_relative(folder / SUMMARY)}): "
+        f"questions {run['questions']}; index {run['index']}.",
+        "",
+        *score_table(records, options),
+        "",
+        *(f"- {sentence}" for sentence in reading(tests, ALPHA)),
+    ]
