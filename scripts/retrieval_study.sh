@@ -7,7 +7,9 @@
 #
 # No LLM call for naive, PPR and local search; on 2 cores the first run spends most of its
 # 15-30 minutes embedding (chunks, entities, reports, and PPR's 35,000 facts); the vectors are
-# cached, so a second run takes about a minute.
+# cached, so a second run takes about a minute. HyDE and multi-query ask the model for their
+# retrieval: recorded in data/llm_cache, replayed here (CACHE=on asks the model for what is
+# missing, e.g. for other METHODS or questions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
@@ -15,8 +17,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 config=(--config data/musique/graphrag.toml)
 .venv/bin/python -m graphrag "${config[@]}" index --input data/musique_full/docs \
   --out output/musique_full_nlp --quiet
-.venv/bin/python -m graphrag "${config[@]}" --cache replay retrieval \
+.venv/bin/python -m graphrag "${config[@]}" --cache "${CACHE:-replay}" retrieval \
   --index output/musique_full_nlp --questions data/musique_full/questions.jsonl \
-  --methods "${METHODS:-naive,ppr,local}" --out reports/musique_retrieval --quiet
+  --methods "${METHODS:-naive,hyde,multi_query,ppr,local}" --out reports/musique_retrieval --quiet
 .venv/bin/python -m graphrag summarize reports/kestrel_bay reports/musique \
   --retrieval reports/musique_retrieval --out reports/SUMMARY.md --readme README.md

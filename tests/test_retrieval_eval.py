@@ -79,6 +79,7 @@ def test_retrieval_page_tests_every_method_against_naive(musique_run) -> None:
     for method in ("naive", "local"):
         assert f"| {method} | " in text
     assert "## Evidence per hop" in text and "## Reading" in text
+    assert len(pd.read_csv(out / "hops.csv")) >= 2 * LIMIT * 2  # every hop of every record
     # the cross-corpus summary's section is generated from the files the run left
     section = summary_section(out)
     assert section[0] == f"## Retrieval only: {out.name}"

@@ -202,7 +202,8 @@ def run_retrieval(
     command: str | None = None,
 ) -> pd.DataFrame:
     """Score the contexts ``methods`` would build for each question of ``questions_path`` over
-    the workbench's loaded index; write ``retrieval.parquet`` and ``summary.md`` to ``out``."""
+    the workbench's loaded index; write ``retrieval.parquet`` (scores, sources, rankings),
+    ``tests.csv``, ``hops.csv`` (per-hop evidence), ``run.json`` and ``summary.md`` to ``out``."""
     no_ranking = [m for m in methods if m in NOT_RANKING]
     if no_ranking:
         raise RetrievalEvalError(
@@ -240,6 +241,7 @@ def run_retrieval(
     out.mkdir(parents=True, exist_ok=True)
     records.drop(columns=["contexts"]).to_parquet(out / RECORDS, index=False)
     tests.to_csv(out / TESTS, index=False)
+    hop_rows.to_csv(out / hops.HOPS_CSV, index=False)
     (out / RUN).write_text(json.dumps({**meta, **options}, indent=1) + "\n", encoding="utf-8")
     text = "\n".join(summary_lines(records, tests, hop_rows, meta, **options)) + "\n"
     (out / SUMMARY).write_text(text, encoding="utf-8")
