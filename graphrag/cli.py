@@ -1,4 +1,10 @@
-"""Command line: ``python -m graphrag index | query | eval | summarize | convert | graph | llm``."""
+"""Command line: ``python -m graphrag index | query | eval | retrieval | summarize | convert |
+graph | llm``.
+
+Each command is a few lines over :class:`graphrag.workbench.Workbench`; the module is over
+400 lines because every command's flags and their help texts live here, in one parser, which
+is what ``--help`` shows and what a reader looks for first.
+"""
 
 from __future__ import annotations
 
