@@ -298,7 +298,10 @@ def test_the_readme_results_block_is_the_summary_of_the_committed_reports() -> N
 
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     reports = [load_report(REPO_ROOT / "reports" / name) for name in ("kestrel_bay", "musique")]
-    retrieval = [summary_section(REPO_ROOT / "reports" / "musique_retrieval")]
+    retrieval = [
+        summary_section(REPO_ROOT / "reports" / name)
+        for name in ("musique_retrieval", "musique_retrieval_ppr_w005")
+    ]
     start, end = readme.index(README_START), readme.index(README_END)
     assert readme[start : end + len(README_END)] == readme_block(reports, retrieval=retrieval)
 

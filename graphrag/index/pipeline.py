@@ -102,7 +102,7 @@ def merge_and_summarize(
         eid in known and known[eid][0] == list(descriptions)
         for eid, descriptions in zip(entities[S.ID], entities[S.DESCRIPTIONS], strict=True)
     ]
-    asked = entities[[not s for s in same]].reset_index(drop=True)
+    asked = entities[~pd.Series(same, index=entities.index, dtype=bool)].reset_index(drop=True)
     summarized, errors = summarize_entities(asked, ctx.llm, index, ctx.progress)
     description_of = {eid: known[eid][1] for eid, s in zip(entities[S.ID], same, strict=True) if s}
     description_of.update(zip(summarized[S.ID], summarized[S.DESCRIPTION], strict=True))
