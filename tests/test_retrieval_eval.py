@@ -130,8 +130,12 @@ def test_reading_claims_only_what_passes_holm() -> None:
 
     assert reading(some, 0.05) == [
         "ppr > naive on recall_at_5 (ppr minus naive: +0.050 [+0.030, +0.070], "
-        "p 0.004 before and 0.012 after Holm, n=100)."
+        "p 0.004 before and 0.012 after Holm, n=100).",
+        "Not significant: the other 1; the nearest is local on recall_at_5, "
+        "+0.030 [+0.010, +0.050], p 0.040 before and 0.080 after Holm.",
     ]
     (sentence,) = reading(none, 0.05)
-    assert sentence.startswith("No difference from naive passes Holm's correction")
+    assert sentence.startswith(
+        "No difference from naive passes Holm's correction at 0.05 (2 tested)"
+    )
     assert "local on recall_at_5" in sentence and "p 0.040 before and 0.080 after" in sentence

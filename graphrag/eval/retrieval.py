@@ -172,24 +172,33 @@ def summary_lines(
 
 
 def reading(tests: pd.DataFrame, alpha: float) -> list[str]:
-    """Return sentences generated from the tests: the differences that pass Holm, else the
-    nearest one with its p before and after correction."""
+    """Return sentences generated from the tests: each difference that passes Holm, then how
+    many do not and the nearest of those, with its p before and after correction (a CI that
+    excludes zero is not a claim: the paired test with Holm's correction decides)."""
     if tests.empty:
         return [f"No method was compared with {BASELINE}."]
     passed = tests[tests["p_holm"] < alpha]
-    if len(passed):
-        return [
-            f"{t.method} {'>' if t.mean_diff > 0 else '<'} {BASELINE} on {t.metric} "
-            f"({t.method} minus {BASELINE}: {with_ci(t.mean_diff, t.ci_low, t.ci_high, signed)}, "
-            f"p {p_text(t.p_value)} before and {p_text(t.p_holm)} after Holm, n={t.n})."
-            for t in passed.itertuples(index=False)
-        ]
-    nearest = tests.sort_values("p_value", kind="stable").iloc[0]
+    sentences = [
+        f"{t.method} {'>' if t.mean_diff > 0 else '<'} {BASELINE} on {t.metric} "
+        f"({t.method} minus {BASELINE}: {with_ci(t.mean_diff, t.ci_low, t.ci_high, signed)}, "
+        f"p {p_text(t.p_value)} before and {p_text(t.p_holm)} after Holm, n={t.n})."
+        for t in passed.itertuples(index=False)
+    ]
+    rest = tests[~(tests["p_holm"] < alpha)]
+    if rest.empty:
+        return sentences
+    nearest = rest.sort_values("p_value", kind="stable").iloc[0]
+    lead = (
+        f"Not significant: the other {len(rest)}"
+        if len(passed)
+        else f"No difference from {BASELINE} passes Holm's correction at {alpha} "
+        f"({len(rest)} tested)"
+    )
     return [
-        f"No difference from {BASELINE} passes Holm's correction at {alpha}. The nearest: "
-        f"{nearest['method']} on {nearest['metric']}, "
+        *sentences,
+        f"{lead}; the nearest is {nearest['method']} on {nearest['metric']}, "
         f"{with_ci(nearest['mean_diff'], nearest['ci_low'], nearest['ci_high'], signed)}, "
-        f"p {p_text(nearest['p_value'])} before and {p_text(nearest['p_holm'])} after Holm."
+        f"p {p_text(nearest['p_value'])} before and {p_text(nearest['p_holm'])} after Holm.",
     ]
 
 
