@@ -200,6 +200,20 @@ def _summarize_rows(
     return descriptions, errors
 
 
+def fact_texts(relationships: pd.DataFrame) -> list[str]:
+    """Return each relationship read as a fact, "source -> target: description" (HippoRAG 2
+    matches a question against facts; the embed stage stores their vectors for PPR)."""
+    return [
+        f"{s} -> {t}: {d}"
+        for s, t, d in zip(
+            relationships[S.SOURCE_ENTITY],
+            relationships[S.TARGET_ENTITY],
+            relationships[S.DESCRIPTION],
+            strict=True,
+        )
+    ]
+
+
 def summarize_entities(
     entities: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -25,6 +25,7 @@ from graphrag.index.extract import NOT_IN_CHUNK, SELF_LOOP, extract_graph
 from graphrag.index.graph import (
     add_degrees,
     build_graph,
+    fact_texts,
     merge_graph_mentions,
     summarize_entities,
     summarize_relationships,
@@ -202,6 +203,10 @@ def reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
 
 
 def embed_stage(tables: Tables, ctx: IndexContext) -> Tables:
+    """Embed what the query methods match a question against: chunks, entity descriptions,
+    relationships read as facts (PPR's seeds; on a large NLP graph these are most of the
+    work, done once here rather than at the first query) and community reports."""
+
     def vectors(texts: list[str]) -> list[list[float]]:
         return [list(map(float, v)) for v in ctx.embedder.embed(texts)] if texts else []
 
@@ -211,9 +216,17 @@ def embed_stage(tables: Tables, ctx: IndexContext) -> Tables:
     entities[S.DESCRIPTION_EMBEDDING] = vectors(
         [f"{t}: {d}" for t, d in zip(entities[S.TITLE], entities[S.DESCRIPTION], strict=True)]
     )
+    relationships = tables["relationships"].copy()
+    relationships[S.FACT_EMBEDDING] = vectors(fact_texts(relationships))
     reports = tables["community_reports"].copy()
     reports[S.FULL_CONTENT_EMBEDDING] = vectors(list(reports[S.FULL_CONTENT]))
-    return {**tables, "text_units": text_units, "entities": entities, "community_reports": reports}
+    return {
+        **tables,
+        "text_units": text_units,
+        "entities": entities,
+        "relationships": relationships,
+        "community_reports": reports,
+    }
 
 
 Stage = Callable[[Tables, IndexContext], Tables]

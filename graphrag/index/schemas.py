@@ -38,6 +38,7 @@ SOURCE_ID = "source_id"  # the entity id of SOURCE_ENTITY
 TARGET_ID = "target_id"  # the entity id of TARGET_ENTITY
 WEIGHT = "weight"
 COMBINED_DEGREE = "combined_degree"
+FACT_EMBEDDING = "fact_embedding"  # of "source -> target: description", what PPR matches
 
 # communities
 COMMUNITY = "community"

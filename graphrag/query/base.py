@@ -142,6 +142,15 @@ class IndexVectors:
     def reports(self) -> np.ndarray:
         return _matrix(self.index.community_reports[S.FULL_CONTENT_EMBEDDING])
 
+    @cached_property
+    def facts(self) -> np.ndarray | None:
+        """The relationships' fact vectors, or None for an index built before they were
+        stored (PPR then embeds the facts itself)."""
+        relationships = self.index.relationships
+        if S.FACT_EMBEDDING not in relationships:
+            return None
+        return _matrix(relationships[S.FACT_EMBEDDING])
+
 
 def _matrix(column: Any) -> np.ndarray:
     rows = [np.asarray(v, dtype=np.float32) for v in column]

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag.index import schemas as S
+from graphrag.index.graph import fact_texts
 from graphrag.query.base import RANKING_DEPTH, ContextItem, Method, Retrieval
 
 ENTITY = "entity:"
@@ -121,13 +122,11 @@ class PPRRetrieval(Method):
 
     @cached_property
     def fact_vectors(self) -> np.ndarray:
-        rel = self.index.relationships
-        facts = [
-            f"{s} -> {t}: {d}"
-            for s, t, d in zip(
-                rel[S.SOURCE_ENTITY], rel[S.TARGET_ENTITY], rel[S.DESCRIPTION], strict=True
-            )
-        ]
+        """The index's fact vectors (the embed stage stores them); an older index's facts are
+        embedded here, once."""
+        if self.vectors.facts is not None:
+            return self.vectors.facts
+        facts = fact_texts(self.index.relationships)
         return self.embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)
 
     def seeds(self, question_vector: np.ndarray) -> dict[str, float]:
