@@ -228,9 +228,9 @@ def run_retrieval(
     no_ranking = [m for m in methods if m in NOT_RANKING]
     if no_ranking:
         raise RetrievalEvalError(
-            f"--methods: {', '.join(no_ranking)} answer from community reports and rank no "
-            "text units; a retrieval evaluation scores chunk rankings (naive, hyde, "
-            "multi_query, local, ppr)"
+            f"--methods: {', '.join(no_ranking)}: answered from community reports, with no "
+            "ranked text units to score; a retrieval evaluation scores chunk rankings (naive, "
+            "hyde, multi_query, local, ppr)"
         )
     index = bench.index_in_use
     questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
