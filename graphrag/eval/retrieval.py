@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from tqdm import tqdm
 
 from graphrag import tokens
 from graphrag.config import QuerySettings, Settings, repo_relative
+from graphrag.coroutines import gather_with_progress
 from graphrag.eval import hops, stats
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
@@ -71,23 +71,21 @@ async def retrieve_one(method: Method, question: pd.Series) -> dict[str, Any]:
 
 
 async def retrieve_all(
-    methods: dict[str, Method], questions: pd.DataFrame, in_flight: int, progress: bool
+    methods: dict[str, Method], questions: pd.DataFrame, progress: bool
 ) -> pd.DataFrame:
-    """Return the records of every method on every question (question order, then method)."""
+    """Return the records of every method on every question (question order, then method).
+    A retrieval that fails is an error naming the question and the method."""
     pairs = [(q, m) for _, q in questions.iterrows() for m in methods.values()]
-    gate = asyncio.Semaphore(in_flight)
-    bar = tqdm(total=len(pairs), desc="retrieve", disable=not progress)
-
-    async def one(question: pd.Series, method: Method) -> dict[str, Any]:
-        async with gate:
-            record = await retrieve_one(method, question)
-        bar.update(1)
-        return record
-
-    try:
-        return pd.DataFrame(await asyncio.gather(*(one(q, m) for q, m in pairs)))
-    finally:
-        bar.close()
+    results = await gather_with_progress(
+        (retrieve_one(m, q) for q, m in pairs), "retrieve", disable=not progress
+    )
+    for (question, method), result in zip(pairs, results, strict=True):
+        if isinstance(result, Exception):
+            raise RetrievalEvalError(
+                f"question {question['id']}, method {method.name}: "
+                f"{type(result).__name__}: {result}"
+            ) from result
+    return pd.DataFrame(results)
 
 
 def score(records: pd.DataFrame, questions: pd.DataFrame, evidence: EvidenceIndex) -> pd.DataFrame:
@@ -237,7 +235,7 @@ def run_retrieval(
     if limit:
         questions = questions.head(limit)
     chosen = bench.methods(methods)
-    records = asyncio.run(retrieve_all(chosen, questions, bench.settings.llm.concurrency, progress))
+    records = asyncio.run(retrieve_all(chosen, questions, progress))
     evidence = EvidenceIndex(index)
     records = score(records, questions, evidence)
     hop_rows = (
