@@ -1,5 +1,5 @@
-"""Command line: ``python -m graphrag index | query | eval | retrieval | summarize | convert |
-graph | llm``.
+"""Command line: ``python -m graphrag index | query | eval | retrieval | crossfit | summarize |
+convert | graph | llm``.
 
 Each command is a few lines over :class:`graphrag.workbench.Workbench`; the module is over
 400 lines because every command's flags and their help texts live here, in one parser, which
@@ -189,6 +189,26 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_crossfit(args: argparse.Namespace) -> int:
+    from graphrag.eval.crossfit import cross_fit
+
+    selection = cross_fit(
+        args.runs,
+        args.method,
+        args.out,
+        select=args.select,
+        folds=args.folds,
+        seed=args.seed,
+        command="python -m graphrag " + " ".join(sys.argv[1:]),
+    )
+    chosen = selection[selection["chosen"]]
+    print(
+        "; ".join(f"fold {r.fold}: {r.folder}" for r in chosen.itertuples(index=False))
+        + f"; see {args.out}/summary.md"
+    )
+    return 0
+
+
 def cmd_summarize(args: argparse.Namespace) -> int:
     from graphrag.config import repo_relative
     from graphrag.eval.cross_corpus_page import write_summary
@@ -338,6 +358,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_retrieval)
+
+    p = sub.add_parser(
+        "crossfit",
+        help="choose a query setting per fold on the other folds' questions (retrieval runs)",
+    )
+    p.add_argument(
+        "--runs",
+        nargs="+",
+        required=True,
+        metavar="RETRIEVAL_DIR",
+        help="`retrieval` folders of the same questions, one per candidate (first: default)",
+    )
+    p.add_argument("--method", required=True, help="the method whose setting was varied")
+    p.add_argument("--select", default="evidence_recall", help="score the choice maximizes")
+    p.add_argument("--folds", type=int, default=2)
+    p.add_argument("--seed", type=int, default=2024, help="seed of the fold split")
+    p.add_argument("--out", required=True, help="folder for the cross-fitted report")
+    p.set_defaults(func=cmd_crossfit)
 
     p = sub.add_parser(
         "summarize", help="one cross-corpus summary of report folders written by `eval`"

@@ -48,5 +48,6 @@ musique=(--config data/musique/graphrag.toml)
   --metrics none --judge-controls 0 --limit "$(cat data/musique/recorded_eval_limit)" \
   --out reports/musique --quiet
 .venv/bin/python -m graphrag summarize reports/kestrel_bay reports/musique \
-  --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_w005 --out reports/SUMMARY.md \
+  --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
+  --out reports/SUMMARY.md \
   --readme README.md

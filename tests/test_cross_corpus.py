@@ -300,7 +300,7 @@ def test_the_readme_results_block_is_the_summary_of_the_committed_reports() -> N
     reports = [load_report(REPO_ROOT / "reports" / name) for name in ("kestrel_bay", "musique")]
     retrieval = [
         summary_section(REPO_ROOT / "reports" / name)
-        for name in ("musique_retrieval", "musique_retrieval_ppr_w005")
+        for name in ("musique_retrieval", "musique_retrieval_ppr_crossfit")
     ]
     start, end = readme.index(README_START), readme.index(README_END)
     assert readme[start : end + len(README_END)] == readme_block(reports, retrieval=retrieval)

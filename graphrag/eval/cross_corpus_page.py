@@ -33,14 +33,12 @@ from graphrag.eval.hops import hop_shares, shares_table
 from graphrag.eval.retrieval import summary_section as retrieval_summary_section
 from graphrag.eval.tables import (
     RUN_FIELDS,
+    baseline_tests_table,
     cell,
     md,
     number,
-    p_text,
     pairwise_section,
-    signed,
     table,
-    with_ci,
 )
 
 
@@ -153,35 +151,6 @@ def _index_lines(cost: dict[str, Any] | None) -> list[str]:
     ]
 
 
-def _tests_lines(report: CorpusReport, baseline: str) -> list[str]:
-    rows = [
-        [
-            md(r.metric),
-            md(r.method),
-            str(int(r.n)),
-            with_ci(r.mean_diff, r.ci_low, r.ci_high, signed),
-            p_text(r.p_value),
-            p_text(r.p_holm),
-            (
-                "too few pairs"
-                if math.isnan(r.p_value)
-                else ("significant" if r.p_holm < report.analysis.alpha else "not significant")
-            ),
-        ]
-        for r in report.tests.itertuples()
-    ]
-    header = [
-        "Metric",
-        "Method",
-        "n pairs",
-        f"Mean diff − {baseline} [95% CI]",
-        "p",
-        "p (Holm)",
-        "",
-    ]
-    return table(header, rows) if rows else ["No method besides the baseline."]
-
-
 def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
     analysis = report.analysis
     meta = report.meta
@@ -244,7 +213,7 @@ def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
         "",
         f"### Differences from {baseline}",
         "",
-        *_tests_lines(report, baseline),
+        *baseline_tests_table(report.tests, baseline, report.analysis.alpha),
     ]
     return lines
 

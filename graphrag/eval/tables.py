@@ -380,6 +380,31 @@ def cost_section(analysis: Analysis) -> list[str]:
     ]
 
 
+def baseline_tests_table(tests: pd.DataFrame, baseline: str, alpha: float) -> list[str]:
+    """Return the table of every method tested against ``baseline`` (rows of
+    ``stats.TEST_RESULT_COLUMNS``): one writer for the cross-corpus page and the retrieval page,
+    so a difference reads and is called the same way on both."""
+    rows = [
+        [
+            md(t.metric),
+            md(t.method),
+            str(int(t.n)),
+            with_ci(t.mean_diff, t.ci_low, t.ci_high, signed),
+            p_text(t.p_value),
+            p_text(t.p_holm),
+            (
+                "too few pairs"
+                if math.isnan(t.p_value)
+                else ("significant" if t.p_holm < alpha else "not significant")
+            ),
+        ]
+        for t in tests.itertuples(index=False)
+    ]
+    header = ["Metric", "Method", "n pairs", f"Mean diff − {baseline} [95% CI]", "p", "p (Holm)"]
+    header.append("")
+    return table(header, rows) if rows else [f"No method besides {baseline}."]
+
+
 def comparisons_section(analysis: Analysis) -> list[str]:
     lines = [
         "## Paired comparisons",
