@@ -220,6 +220,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
         command="python -m graphrag " + " ".join(sys.argv[1:]),
         readme=args.readme,
         retrieval_folders=args.retrieval or (),
+        index_folders=args.index or (),
     )
     print(f"cross-corpus summary written to {repo_relative(out)}")
     return 0
@@ -393,6 +394,12 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="RETRIEVAL_DIR",
         help="also summarize these folders written by `graphrag retrieval`",
+    )
+    p.add_argument(
+        "--index",
+        nargs="+",
+        metavar="INDEX_DIR",
+        help="also show these indexes' cost beside the report of the corpus each was built from",
     )
     p.set_defaults(func=cmd_summarize)
 

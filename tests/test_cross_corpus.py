@@ -262,6 +262,33 @@ def test_the_real_demo_report_summarized_through_the_cli(demo_index, tmp_path: P
     assert again.split("## Headline", 1)[1] == text.split("## Headline", 1)[1]
 
 
+def test_further_indexes_show_their_cost_beside_their_corpus(musique_index, tmp_path) -> None:
+    """`summarize --index`: an index of a report's corpus (here MuSiQue's, built again from
+    data/musique/docs) adds its cost row to that corpus's table and to no other; a folder that
+    is no index, or an index of a corpus no report covers, is refused by name."""
+    musique = REPO_ROOT / "reports" / "musique"
+    lean = tmp_path / "lean"
+    lean.mkdir()
+    manifest = {**MANIFEST, "input": str(REPO_ROOT / "data" / "kestrel_bay" / "docs")}
+    (lean / "index.json").write_text(json.dumps(manifest), encoding="utf-8")
+    out = tmp_path / "SUMMARY.md"
+    args = ["summarize", str(DEMO), str(musique), "--out", str(out)]
+    assert main([*args, "--index", str(musique_index.path), str(lean)]) == 0
+    demo_part, musique_part = out.read_text().split("\n## musique\n", 1)
+    counts = musique_index.manifest["summary"]["counts"]
+    nlp_row = f"| nlp | {counts['documents']} | {counts['corpus_tokens']:,} | 0 (0.0) |"
+    assert musique_part.count(nlp_row) == 2  # the report's own index and the one passed
+    assert nlp_row not in demo_part
+    # the made-up manifest: 10 calls over 2,000 tokens, 4,000 tokens spent
+    assert "| llm | 4 | 2,000 | 10 (5.0) | 4,000 (2,000.0) | 400.0 (200.0) |" in demo_part
+
+    assert main([*args, "--index", str(tmp_path)]) == 1
+    manifest["input"] = "data/elsewhere"
+    (lean / "index.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(SummaryError, match="built from 'data/elsewhere', which is no report"):
+        write_summary([DEMO], out, index_folders=[lean])
+
+
 def test_frontier_keeps_the_methods_no_other_is_cheaper_and_better_than() -> None:
     costs = {"a": 1.0, "b": 2.0, "c": 3.0, "d": 2.0, "e": math.nan}
     quality = {"a": 0.2, "b": 0.5, "c": 0.5, "d": 0.4, "e": 0.9}

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,8 @@ class CorpusReport:
     hops: pd.DataFrame | None
     index_cost: dict[str, Any] | None
     tests: pd.DataFrame
+    # further indexes of the same corpus (another index.method), from `summarize --index`
+    other_index_costs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def n_questions(self) -> int:
@@ -124,6 +127,36 @@ def _ragas_metrics(records: pd.DataFrame) -> list[str]:
 
 def _optional_csv(path: Path) -> pd.DataFrame | None:
     return pd.read_csv(path) if path.is_file() else None
+
+
+def _same_path(a: str, b: str) -> bool:
+    return (REPO_ROOT / a).resolve() == (REPO_ROOT / b).resolve()
+
+
+def attach_index_costs(
+    reports: Sequence[CorpusReport], index_folders: Sequence[str | Path]
+) -> None:
+    """Add each index folder's cost (its ``index.json``) to the report of the corpus it was
+    built from, so a corpus indexed in both modes shows both costs side by side."""
+    for folder in map(Path, index_folders):
+        manifest_path = folder / "index.json"
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise SummaryError(
+                f"--index {folder}: no readable index.json, not an index folder written by "
+                f"`graphrag index` ({err})"
+            ) from err
+        built_from = str(manifest.get("input", ""))
+        matches = [r for r in reports if _same_path(str(r.meta.get("corpus", "")), built_from)]
+        if not matches:
+            corpora = ", ".join(str(r.meta.get("corpus")) for r in reports)
+            raise SummaryError(
+                f"--index {folder}: built from {built_from!r}, which is no report's corpus "
+                f"({corpora})"
+            )
+        for report in matches:
+            report.other_index_costs.append(index_cost(manifest))
 
 
 def _stored_index_cost(run: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any] | None:

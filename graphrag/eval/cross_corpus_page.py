@@ -25,6 +25,7 @@ from graphrag.eval.cross_corpus import (
     PER_THOUSAND,
     CorpusReport,
     answer_metric,
+    attach_index_costs,
     load_report,
     significant,
 )
@@ -119,22 +120,27 @@ def _demoted(lines: list[str]) -> list[str]:
     return [f"#{line}" if line.startswith("#") else line for line in lines]
 
 
-def _index_lines(cost: dict[str, Any] | None) -> list[str]:
-    if not cost:
-        return ["No index cost stored (the report predates run.json and its index is absent)."]
+def _index_row(cost: dict[str, Any]) -> list[str]:
     tokens = float(cost.get("corpus_tokens") or 0)
-    per = (lambda v: _short(PER_THOUSAND * float(v) / tokens)) if tokens else (lambda v: "—")
+
+    def per(value: float) -> str:
+        return _short(PER_THOUSAND * float(value) / tokens) if tokens else "—"
+
     spent = cost["prompt_tokens"] + cost["completion_tokens"]
-    rows = [
-        [
-            md(cost["method"]),
-            str(cost.get("documents")),
-            f"{int(tokens):,}",
-            f"{cost['llm_calls']:,} ({per(cost['llm_calls'])})",
-            f"{spent:,} ({per(spent)})",
-            f"{_short(cost['model_seconds'])} ({per(cost['model_seconds'])})",
-        ]
+    return [
+        md(cost["method"]),
+        str(cost.get("documents")),
+        f"{int(tokens):,}",
+        f"{cost['llm_calls']:,} ({per(cost['llm_calls'])})",
+        f"{spent:,} ({per(spent)})",
+        f"{_short(cost['model_seconds'])} ({per(cost['model_seconds'])})",
     ]
+
+
+def _index_lines(costs: Sequence[dict[str, Any]]) -> list[str]:
+    if not costs:
+        return ["No index cost stored (the report predates run.json and its index is absent)."]
+    rows = [_index_row(cost) for cost in costs]
     header = [
         "Index mode",
         "Documents",
@@ -209,7 +215,7 @@ def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
         "",
         "### Index cost",
         "",
-        *_index_lines(report.index_cost),
+        *_index_lines([c for c in [report.index_cost, *report.other_index_costs] if c]),
         "",
         f"### Differences from {baseline}",
         "",
@@ -292,11 +298,14 @@ def write_summary(
     command: str | None = None,
     readme: str | Path | None = None,
     retrieval_folders: Sequence[str | Path] = (),
+    index_folders: Sequence[str | Path] = (),
 ) -> Path:
     """Read every report folder and write the cross-corpus summary to ``out`` (and, given
     ``readme``, its headline and reading into that file's results block); each of
-    ``retrieval_folders`` (written by ``graphrag retrieval``) adds its section; return ``out``."""
+    ``retrieval_folders`` (written by ``graphrag retrieval``) adds its section, and each of
+    ``index_folders`` its cost to the corpus it was built from; return ``out``."""
     reports = [load_report(folder, baseline) for folder in folders]
+    attach_index_costs(reports, index_folders)
     retrieval = [retrieval_summary_section(folder) for folder in retrieval_folders]
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
