@@ -47,7 +47,10 @@ musique=(--config data/musique/graphrag.toml)
   --questions data/musique/questions.jsonl --methods "$(cat data/musique/recorded_methods)" \
   --metrics none --judge-controls 0 --limit "$(cat data/musique/recorded_eval_limit)" \
   --out reports/musique --quiet
+# The same corpus indexed in the LLM mode (the lean defaults; recorded by
+# LLM_INDEX=1 scripts/record_musique.sh), replayed, for its cost beside the NLP mode's.
+.venv/bin/python -m graphrag --cache replay index --input data/musique/docs \
+  --out output/musique_llm --method llm --quiet
 .venv/bin/python -m graphrag summarize reports/kestrel_bay reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
-  --out reports/SUMMARY.md \
-  --readme README.md
+  --index output/musique_llm --out reports/SUMMARY.md --readme README.md

@@ -35,6 +35,10 @@ for weight in 1.0 0.5 0.2 0.1 0.05 0.02; do
 done
 .venv/bin/python -m graphrag crossfit --runs "${runs[@]}" --method ppr \
   --select evidence_recall --folds 2 --out reports/musique_retrieval_ppr_crossfit
+# The cross-corpus summary as scripts/demo.sh writes it (with the LLM-mode MuSiQue index's
+# cost when that index has been built, as demo.sh does).
+llm_index=()
+[ -f output/musique_llm/index.json ] && llm_index=(--index output/musique_llm)
 .venv/bin/python -m graphrag summarize reports/kestrel_bay reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
-  --out reports/SUMMARY.md --readme README.md
+  "${llm_index[@]}" --out reports/SUMMARY.md --readme README.md
