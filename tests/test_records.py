@@ -116,6 +116,13 @@ EXAMPLE = {
         ('("entity"<|>Mara Okafor<|>KBMI<|>directs<|>9)', "relationship", "as an entity"),
         ('("entity"<|>Mara Okafor<|>director of KBMI.)', "entity", "type unknown"),
         ('("entity"<|>Mara Okafor<|>KBMI<|>organization<|>Directs it.)', "relationship", "entity"),
+        # recorded on MuSiQue: a relationship with a source and a fact but no target
+        (
+            '[1] ("relationship"<|Seattle<|average annual snowfall, as measured at Sea-Tac '
+            'Airport, is 6.8 inches (17.3 cm).>)',
+            "entity",
+            "without a target read as an entity description",
+        ),
     ],
 )
 def test_repairable_lines_are_kept_and_the_repair_named(line, expected, repair) -> None:
@@ -216,8 +223,9 @@ def recorded_record_replies() -> list[str]:
 
 def test_recorded_record_replies_lose_no_line_that_names_a_record_kind() -> None:
     """The 1.5B model's own slips, recorded live: delimiters written "<|" (one reply, 17
-    records), relationships under the entity label, entities without a type. Every line that
-    says which kind it is is read, so only lines cut off at the token cap stay malformed."""
+    records), relationships under the entity label, entities without a type, relationships
+    without a target (MuSiQue: 34 lines in 3 replies). Every line that says which kind it is
+    is read, so only lines cut off at the token cap stay malformed."""
     replies = recorded_record_replies()
     assert len(replies) >= 12
     slips = [r for r in replies if '"entity"<|Kelp' in r or "<|organization<|>" in r]

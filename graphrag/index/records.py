@@ -145,6 +145,11 @@ def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]
     if kind == "entity" and len(values) == 2 and " " in values[1]:  # name, description
         values = [values[0], "unknown", values[1]]
         repairs.append("entity record without a type read with type unknown")
+    if kind == "relationship" and len(values) == 2 and values[0] and " " in values[1]:
+        # a name and a sentence, no target: a fact about that entity (MuSiQue's LLM index:
+        # "Seattle <|> average annual snowfall ... is 6.8 inches"), kept as its description
+        kind, values = "entity", [values[0], "unknown", values[1]]
+        repairs.append("relationship record without a target read as an entity description")
     if kind == "entity":
         if len(values) < 3 or not values[0]:
             return None, f"entity record with {len(values)} of 3 fields", repairs
