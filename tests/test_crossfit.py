@@ -115,3 +115,25 @@ def test_candidates_that_disagree_are_refused_by_name(candidate_runs, tmp_path) 
         cross_fit(candidate_runs, "local", tmp_path / "out")
     with pytest.raises(RetrievalEvalError, match="not a retrieval report"):
         cross_fit([candidate_runs[0], tmp_path], "ppr", tmp_path / "out")
+
+
+def test_numeric_question_ids_keep_their_hop_rows(candidate_runs, tmp_path) -> None:
+    """hops.csv is read back with string ids, so ids that look like numbers ("1", "2", ...)
+    still match their records and every held-out question keeps its per-hop rows."""
+    renamed = []
+    for folder in candidate_runs:
+        copy = tmp_path / folder.name
+        shutil.copytree(folder, copy)
+        records = pd.read_parquet(copy / "retrieval.parquet")
+        number = {q: str(i + 1) for i, q in enumerate(dict.fromkeys(records["question_id"]))}
+        records["question_id"] = records["question_id"].map(number)
+        records.to_parquet(copy / "retrieval.parquet", index=False)
+        hop_rows = pd.read_csv(copy / "hops.csv")
+        hop_rows["question_id"] = hop_rows["question_id"].map(number)
+        hop_rows.to_csv(copy / "hops.csv", index=False)
+        renamed.append(copy)
+    out = tmp_path / "out"
+    cross_fit(renamed, "ppr", out)
+    hop_rows = pd.read_csv(out / "hops.csv", dtype={"question_id": str})
+    fitted = hop_rows[hop_rows["method"] == "ppr (cross-fitted)"]
+    assert fitted["question_id"].nunique() == LIMIT

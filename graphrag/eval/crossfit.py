@@ -54,7 +54,7 @@ def _load(folder: Path, method: str) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     try:
         run = json.loads((folder / RUN).read_text(encoding="utf-8"))
         records = pd.read_parquet(folder / RECORDS)
-        hop_rows = pd.read_csv(folder / hops.HOPS_CSV)
+        hop_rows = pd.read_csv(folder / hops.HOPS_CSV, dtype={"question_id": str})
     except (OSError, ValueError) as err:
         raise RetrievalEvalError(
             f"{folder} is not a retrieval report (written by `graphrag retrieval`): {err}"
