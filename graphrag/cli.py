@@ -198,8 +198,8 @@ def cmd_crossfit(args: argparse.Namespace) -> int:
         args.out,
         select=args.select,
         folds=args.folds,
-        seed=args.seed,
         command="python -m graphrag " + " ".join(sys.argv[1:]),
+        **({} if args.seed is None else {"seed": args.seed}),
     )
     chosen = selection[selection["chosen"]]
     print(
@@ -374,7 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", required=True, help="the method whose setting was varied")
     p.add_argument("--select", default="evidence_recall", help="score the choice maximizes")
     p.add_argument("--folds", type=int, default=2)
-    p.add_argument("--seed", type=int, default=2024, help="seed of the fold split")
+    p.add_argument(
+        "--seed", type=int, help="seed of the fold split (default: graphrag.eval.stats')"
+    )
     p.add_argument("--out", required=True, help="folder for the cross-fitted report")
     p.set_defaults(func=cmd_crossfit)
 

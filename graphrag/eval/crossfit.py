@@ -16,20 +16,19 @@ choice and the scores that made it (also ``selection.csv``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from graphrag.eval import hops, stats
+from graphrag.eval import stats
 from graphrag.eval.retrieval import (
     BASELINE,
     RECORDS,
-    RUN,
     SCORES,
     RetrievalEvalError,
+    read_report,
     write_report,
 )
 from graphrag.eval.tables import MISSING, md, number, table
@@ -51,18 +50,11 @@ def fold_of(question_ids: Sequence[str], folds: int, seed: int) -> dict[str, int
 
 
 def _load(folder: Path, method: str) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    try:
-        run = json.loads((folder / RUN).read_text(encoding="utf-8"))
-        records = pd.read_parquet(folder / RECORDS)
-        hop_rows = pd.read_csv(folder / hops.HOPS_CSV, dtype={"question_id": str})
-    except (OSError, ValueError) as err:
-        raise RetrievalEvalError(
-            f"{folder} is not a retrieval report (written by `graphrag retrieval`): {err}"
-        ) from err
+    report = read_report(folder)
     for name in (BASELINE, method):
-        if name not in set(records["method"]):
+        if name not in set(report.records["method"]):
             raise RetrievalEvalError(f"{folder / RECORDS}: no records of method {name!r}")
-    return records, hop_rows, run
+    return report.records, report.hops, report.run
 
 
 def cross_fit(

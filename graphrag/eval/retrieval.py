@@ -286,19 +286,40 @@ def write_report(
     return tests
 
 
+@dataclasses.dataclass
+class ReportFiles:
+    """A retrieval report folder read back: what :func:`write_report` wrote."""
+
+    run: dict[str, Any]
+    records: pd.DataFrame
+    tests: pd.DataFrame
+    hops: pd.DataFrame
+
+
+def read_report(folder: str | Path) -> ReportFiles:
+    """Read a retrieval report folder (question ids as strings, so ids that look like numbers
+    still match across files); a folder that is not one is an error naming it."""
+    folder = Path(folder)
+    try:
+        return ReportFiles(
+            run=json.loads((folder / RUN).read_text(encoding="utf-8")),
+            records=pd.read_parquet(folder / RECORDS),
+            tests=pd.read_csv(folder / TESTS),
+            hops=pd.read_csv(folder / hops.HOPS_CSV, dtype={"question_id": str}),
+        )
+    except (OSError, ValueError) as err:
+        raise RetrievalEvalError(
+            f"{folder} is not a retrieval report (written by `graphrag retrieval`): {err}"
+        ) from err
+
+
 def summary_section(folder: str | Path) -> list[str]:
     """Return the cross-corpus summary's lines for a retrieval report folder (``run.json``,
     ``retrieval.parquet``, ``tests.csv`` as :func:`run_retrieval` wrote them): its setting, the
     score table and the reading, generated from those files."""
     folder = Path(folder)
-    try:
-        run = json.loads((folder / RUN).read_text(encoding="utf-8"))
-        records = pd.read_parquet(folder / RECORDS)
-        tests = pd.read_csv(folder / TESTS)
-    except (OSError, ValueError) as err:
-        raise RetrievalEvalError(
-            f"{folder} is not a retrieval report (written by `graphrag retrieval`): {err}"
-        ) from err
+    report = read_report(folder)
+    run, records, tests = report.run, report.records, report.tests
     options = {k: run[k] for k in ("seed", "n_resamples") if k in run}
     return [
         f"## Retrieval only: {folder.name}",
