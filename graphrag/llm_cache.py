@@ -10,7 +10,12 @@ Only chat completions can be recorded; in ``on`` and ``replay`` modes any other 
 refused (:class:`UnrecordableRequestError`) rather than sent past the cache, so "replay never
 calls a model" holds for every request of every library given our client. A streamed chat
 request is read whole by the transport (or ended early by its stop rule, see
-graphrag/llm_stream.py), recorded as a completion and answered as a short event stream.
+graphrag/llm_stream.py), recorded as a completion and answered as a short event stream. A
+refusal that depends only on the request (llama.cpp's "prompt exceeds the context size") is
+recorded too, so a replay fails that item exactly as the live run did.
+
+Over 400 lines because the cache, its transport and the storing of a reply are one job that
+must agree on every request's key; split, each part would re-state the others' rules.
 """
 
 from __future__ import annotations
@@ -158,10 +163,13 @@ class ResponseCache:
     def records(self, schema_name: str | None = None) -> list[dict[str, Any]]:
         """Return the stored records (request, response, seconds), in key order; with
         ``schema_name``, only the JSON calls whose response format names that schema (e.g.
-        ``"graph_extraction"``): what the benchmarks and tests read the recorded cache for."""
+        ``"graph_extraction"``): what the benchmarks and tests read the recorded cache for.
+        Recorded refusals (a prompt too long for the server) are left out: they hold no reply."""
         found = []
         for file in sorted(self.root.glob("*/*.json")):
             record = json.loads(file.read_text(encoding="utf-8"))
+            if record.get("status", 200) != 200:  # a recorded refusal holds no reply
+                continue
             response_format = record["request"].get("response_format") or {}
             named = response_format.get("json_schema", {}).get("name")
             if schema_name is None or named == schema_name:
@@ -196,6 +204,10 @@ def _cached_response(
 ) -> httpx.Response:
     """Return a recorded reply as the request asked for it: JSON, or an event stream."""
     headers = {CACHE_KEY_HEADER: key, CACHE_HIT_HEADER: "1" if hit else "0"}
+    if record.get("status", 200) != 200:  # a recorded refusal: replayed as the server said it
+        return httpx.Response(
+            record["status"], json=record["response"], headers=headers, request=request
+        )
     if record.get("stopped_early"):
         headers[STOPPED_HEADER] = record["stopped_early"]
     if not streamed:
@@ -364,6 +376,17 @@ def _store(
     stopped: str | None = None,
 ) -> httpx.Response:
     if response.status_code != 200:
+        if _refused_for_good(response):
+            record = {
+                "request": body,
+                "status": response.status_code,
+                "response": response.json(),
+                "seconds": round(seconds, 3),
+                "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            cache.put(key, record)
+            count_call(record, hit=False, waited=seconds)
+            return _cached_response(request, key, record, hit=False, streamed=streamed)
         return httpx.Response(
             response.status_code,
             headers=response.headers,
@@ -393,3 +416,20 @@ def _store(
     cache.put(key, record)
     count_call(record, hit=False, waited=seconds)
     return _cached_response(request, key, record, hit=False, streamed=streamed)
+
+
+# llama.cpp's refusal of a prompt longer than a slot's context: the same request is refused
+# again on every run, so it is recorded like a reply and a replay meets the same error (the
+# caller counts it as that item's failure) instead of a cache miss.
+REFUSALS_RECORDED = frozenset({"exceed_context_size_error"})
+
+
+def _refused_for_good(response: httpx.Response) -> bool:
+    """Return whether ``response`` is a refusal that depends only on the request."""
+    if response.status_code != 400:
+        return False
+    try:
+        error = response.json().get("error") or {}
+    except ValueError:
+        return False
+    return isinstance(error, dict) and error.get("type") in REFUSALS_RECORDED

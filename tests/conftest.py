@@ -55,6 +55,7 @@ class Reply:
     ignore_stream: bool = False  # answer a stream=True request with one JSON completion
     # The first token's alternatives, token -> log-probability, sent as OpenAI's ``logprobs``.
     top_logprobs: dict[str, float] | None = None
+    error_type: str = "fake"  # the error body's "type" when ``status`` is not 200
 
 
 @dataclass
@@ -214,7 +215,9 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(reply.raw)
                 return
             if reply.status != 200:
-                self._send(reply.status, {"error": {"message": reply.content, "type": "fake"}})
+                self._send(
+                    reply.status, {"error": {"message": reply.content, "type": reply.error_type}}
+                )
                 return
             if body.get("stream") and not reply.ignore_stream:
                 self._stream(body, reply)

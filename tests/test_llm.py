@@ -431,6 +431,34 @@ def test_400_is_not_retried(fake_llm: FakeLLM, make_llm) -> None:
     assert fake_llm.calls == 2
 
 
+def test_a_prompt_too_long_for_the_server_is_refused_the_same_way_in_replay(
+    fake_llm: FakeLLM, make_llm
+) -> None:
+    """llama.cpp refuses a prompt longer than a slot's context (the demo's DRIFT contexts
+    under the faithfulness judge): the refusal depends on the request only, so it is recorded
+    and a replay fails that call exactly as the live run did, instead of with a cache miss."""
+    too_long = "request (4943 tokens) exceeds the available context size (4096 tokens)"
+    fake_llm.script(Reply(too_long, status=400, error_type="exceed_context_size_error"))
+    llm = make_llm()
+    with pytest.raises(LLMError, match="answered 400.*exceeds the available context size"):
+        llm.chat(user("a long prompt"))
+    assert len(cache_files(llm)) == 1
+    assert llm.cache.records() == [], "a refusal holds no reply for the readers of replies"
+
+    replay = make_llm(cache={"mode": "replay"})
+    with pytest.raises(LLMError, match="answered 400.*exceeds the available context size"):
+        replay.chat(user("a long prompt"))
+    assert fake_llm.calls == 1
+
+    # any other 400 (here a bad request of another kind) is not the request's fate: not kept
+    fake_llm.script(Reply("bad grammar", status=400, error_type="invalid_request_error"))
+    with pytest.raises(LLMError, match="answered 400.*bad grammar"):
+        llm.chat(user("another prompt"))
+    assert len(cache_files(llm)) == 1
+    with pytest.raises(CacheMissError):
+        replay.chat(user("another prompt"))
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
