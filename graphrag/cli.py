@@ -61,6 +61,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     with _workbench(args) as bench:
         if args.method:
             bench.settings.index.method = args.method
+        if args.lazy_reports:
+            bench.settings.index.lazy_reports = True
         if args.add or args.delete:
             return _update_index(args, bench)
         if not args.input:
@@ -277,6 +279,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--method", choices=["llm", "nlp"], help="graph extraction (setting index.method)"
+    )
+    p.add_argument(
+        "--lazy-reports",
+        action="store_true",
+        help="write LLM community reports when a query first reads them (index.lazy_reports)",
     )
     p.add_argument("--gold", help="gold_graph.json: also report extraction quality")
     p.add_argument(

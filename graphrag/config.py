@@ -155,6 +155,10 @@ class IndexSettings:
     pack_documents_tokens: int = 600
     # communities with fewer entities than this get a template report, no LLM call (0: off)
     min_report_entities: int = 3
+    # write the other reports only when a query first reads them (local, global, DRIFT), then
+    # keep them in the LLM cache: indexing pays extraction alone (index/lazy_reports.py). With
+    # method "nlp": LLM reports over the LLM-free graph, instead of template reports
+    lazy_reports: bool = False
     # relate two of a chunk's extracted entities that one sentence naming at most this many of
     # them names together, the sentence as description, when the LLM did not (0: off; no LLM
     # call; index/sentence_edges.py)

@@ -45,6 +45,7 @@ from graphrag.index.pipeline import (
     link_text_units,
     merge_and_summarize,
     stage_lines,
+    stages_for,
     timed,
     total_usage,
     write_reports,
@@ -214,9 +215,17 @@ def update_index(
     path = Path(index_path)
     index = load_index(path)
     # An index is updated with the method it was built with: LLM mentions merged into an
-    # nlp graph (or the reverse) would mix two kinds of entity.
-    built_with = index.manifest.get("settings", {}).get("index", {}).get("method", "llm")
-    settings = replace(settings, index=replace(settings.index, method=built_with))
+    # nlp graph (or the reverse) would mix two kinds of entity; a lazy index stays lazy.
+    built = index.manifest.get("settings", {}).get("index", {})
+    built_with = built.get("method", "llm")
+    settings = replace(
+        settings,
+        index=replace(
+            settings.index,
+            method=built_with,
+            lazy_reports=bool(built.get("lazy_reports", False)),
+        ),
+    )
     ctx = IndexContext(settings, llm, embedder, progress)
     costs: dict[str, dict[str, float]] = {}
     unknown = sorted(set(delete) - set(index.documents[S.ID]))
@@ -290,16 +299,13 @@ def update_index(
 
 def _rebuild_nlp(base: Tables, ctx: IndexContext, costs: dict) -> tuple[Tables, int]:
     """Run the LLM-free stages again over the kept and new chunks (no LLM call)."""
-    from graphrag.index.nlp_stages import (
-        nlp_extract_stage,
-        nlp_graph_stage,
-        template_reports_stage,
-    )
+    from graphrag.index.nlp_stages import nlp_extract_stage, nlp_graph_stage
 
     tables = timed(costs, "extract", lambda: nlp_extract_stage(base, ctx))
     tables = timed(costs, "graph", lambda: nlp_graph_stage(tables, ctx))
     tables = timed(costs, "communities", lambda: communities_stage(tables, ctx))
-    tables = timed(costs, "reports", lambda: template_reports_stage(tables, ctx))
+    reports_stage = dict(stages_for(ctx.settings))["reports"]  # templates (lazy: small only)
+    tables = timed(costs, "reports", lambda: reports_stage(tables, ctx))
     return tables, 0
 
 

@@ -34,7 +34,15 @@ def run_llm_stage(
     stage: str, item_ids: Sequence[Any], calls: Sequence[Awaitable[T]], progress: bool = True
 ) -> tuple[list[T | None], list[dict[str, Any]]]:
     """Return each item's result (None where it failed) and the error rows of the failures."""
-    results = run_sync(gather_with_progress(calls, stage, not progress))
+    return run_sync(arun_llm_stage(stage, item_ids, calls, progress))
+
+
+async def arun_llm_stage(
+    stage: str, item_ids: Sequence[Any], calls: Sequence[Awaitable[T]], progress: bool = True
+) -> tuple[list[T | None], list[dict[str, Any]]]:
+    """:func:`run_llm_stage` for a caller already in a coroutine (a query writing the reports
+    it needs, ``index/lazy_reports.py``)."""
+    results = await gather_with_progress(calls, stage, not progress)
     kept: list[T | None] = []
     errors: list[dict[str, Any]] = []
     for item_id, result in zip(item_ids, results, strict=True):

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from graphrag.config import Settings, repo_relative
+from graphrag.config import IndexSettings, Settings, repo_relative
 from graphrag.documents import chunk_documents, load_documents
 from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
@@ -159,6 +159,12 @@ def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
     }
 
 
+def prose_communities(communities: pd.DataFrame, settings: IndexSettings) -> pd.Series:
+    """Return which ``communities`` get an LLM report (the others, fewer than
+    ``min_report_entities`` entities, get a template)."""
+    return communities[S.ENTITY_IDS].map(len) >= settings.min_report_entities
+
+
 def write_reports(
     communities: pd.DataFrame,
     tables: Tables,
@@ -172,14 +178,20 @@ def write_reports(
     from graphrag.index.nlp_stages import template_report_row
 
     entities, relationships = tables["entities"], tables["relationships"]
-    small = communities[S.ENTITY_IDS].map(len) < ctx.settings.index.min_report_entities
+    small = ~prose_communities(communities, ctx.settings.index)
+    # an nlp graph's relationships are co-occurrences, and its templates say so
+    edge_kind = "co-occurrence " if ctx.settings.index.method == "nlp" else ""
     templates = pd.DataFrame(
         [
-            template_report_row(c, entities, relationships, edge_kind="")
+            template_report_row(c, entities, relationships, edge_kind=edge_kind)
             for _, c in communities[small].iterrows()
         ],
         columns=REPORT_COLUMNS,
     )
+    if ctx.settings.index.lazy_reports:  # the rest are written by the queries that read them
+        return templates.sort_values(S.COMMUNITY).reset_index(drop=True), pd.DataFrame(
+            columns=S.ERROR_COLUMNS
+        )
     known = dict(known_reports or {})
     known |= dict(zip(templates[S.COMMUNITY], templates[S.FULL_CONTENT], strict=True))
     reports, errors = write_community_reports(
@@ -242,7 +254,8 @@ STAGES: list[tuple[str, Stage]] = [
 
 def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
     """Return the stages of ``index.method``: "nlp" swaps extraction, graph and reports for
-    their LLM-free versions (graphrag/index/nlp_stages.py) and keeps the rest."""
+    their LLM-free versions (graphrag/index/nlp_stages.py) and keeps the rest; with
+    ``lazy_reports`` it keeps the LLM reports stage, which then writes templates only."""
     if settings.index.method == "llm":
         return STAGES
     from graphrag.index import nlp_stages
@@ -250,8 +263,9 @@ def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
     swapped = {
         "extract": nlp_stages.nlp_extract_stage,
         "graph": nlp_stages.nlp_graph_stage,
-        "reports": nlp_stages.template_reports_stage,
     }
+    if not settings.index.lazy_reports:
+        swapped["reports"] = nlp_stages.template_reports_stage
     return [(name, swapped.get(name, stage)) for name, stage in STAGES]
 
 

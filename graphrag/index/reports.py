@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
 from graphrag import prompts, tokens
 from graphrag.config import IndexSettings
+from graphrag.coroutines import run_sync
 from graphrag.index import schemas as S
-from graphrag.index.llm_stage import error_table, run_llm_stage
+from graphrag.index.llm_stage import arun_llm_stage, error_table
 from graphrag.llm import ChatLLM
 
 REPORT_COLUMNS = [
@@ -231,7 +233,12 @@ def _context(
     )
 
 
-def write_community_reports(
+def write_community_reports(*args: Any, **kwargs: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`awrite_community_reports` run to completion, for the indexing stages."""
+    return run_sync(awrite_community_reports(*args, **kwargs))
+
+
+async def awrite_community_reports(
     communities: pd.DataFrame,
     entities: pd.DataFrame,
     relationships: pd.DataFrame,
@@ -239,20 +246,24 @@ def write_community_reports(
     settings: IndexSettings,
     progress: bool = True,
     known_reports: dict[int, str] | None = None,
+    hierarchy: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (community_reports, errors): reports per level, deepest level first, each
     level's calls run concurrently. ``known_reports`` ({community: full_content}) are the
     reports of communities not in ``communities`` that a parent may read (incremental
-    indexing rewrites only the communities that changed)."""
+    indexing rewrites only the communities that changed; a lazy index's query writes only
+    those it reads). ``hierarchy`` (default ``communities``) gives the children's entity
+    lists, so a parent written alone sees its children as a full run would (lazy reports)."""
     done: dict[int, str] = dict(known_reports or {})
+    lookup = communities if hierarchy is None else hierarchy
     rows, errors = [], []
     for level in sorted(communities[S.LEVEL].unique(), reverse=True):
         batch = communities[communities[S.LEVEL] == level]
         contexts = [
-            _context(c, communities, entities, relationships, done, settings)
+            _context(c, lookup, entities, relationships, done, settings)
             for _, c in batch.iterrows()
         ]
-        results, failed = run_llm_stage(
+        results, failed = await arun_llm_stage(
             "reports",
             list(batch[S.ID]),
             [_write_report(llm, text, settings) for text, _ in contexts],

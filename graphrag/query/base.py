@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -129,6 +130,7 @@ class IndexVectors:
 
     def __init__(self, index: Index) -> None:
         self.index = index
+        self._reports: tuple[Any, np.ndarray] | None = None
 
     @cached_property
     def text_units(self) -> np.ndarray:
@@ -138,9 +140,14 @@ class IndexVectors:
     def entities(self) -> np.ndarray:
         return _matrix(self.index.entities[S.DESCRIPTION_EMBEDDING])
 
-    @cached_property
+    @property
     def reports(self) -> np.ndarray:
-        return _matrix(self.index.community_reports[S.FULL_CONTENT_EMBEDDING])
+        """The reports' vectors, rebuilt when the table is replaced (a lazy index's queries
+        add the reports they write: ``index/lazy_reports.py``)."""
+        table = self.index.community_reports
+        if self._reports is None or self._reports[0] is not table:
+            self._reports = (table, _matrix(table[S.FULL_CONTENT_EMBEDDING]))
+        return self._reports[1]
 
     @cached_property
     def facts(self) -> np.ndarray | None:
@@ -179,6 +186,14 @@ class Method:
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
         raise NotImplementedError
+
+    async def aensure_reports(self, communities: Iterable[int] | None = None) -> None:
+        """Make sure ``communities`` (None: all) have their reports before they are read: a
+        lazy index writes the missing ones now (``index/lazy_reports.py``); an eager index
+        already has them."""
+        from graphrag.index.lazy_reports import aensure_reports
+
+        await aensure_reports(self.index, communities, self.llm, self.embedder)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         """Return the context items and the ranked text units (by default: the items' own)."""

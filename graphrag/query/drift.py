@@ -64,6 +64,7 @@ class DRIFTSearch(Method):
             prompts.hypothetical_passage(question), max_tokens=self.params.hyde_max_tokens
         )
         vector = self.embedder.embed_one(passage.text.strip() or question)
+        await self.aensure_reports()  # the primer ranks every report
         reports = self.index.community_reports
         ranked = cosine_top_k(vector, self.vectors.reports, self.params.drift_top_reports)
         items = [

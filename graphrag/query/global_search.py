@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import random
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -140,10 +141,9 @@ class GlobalSearch(Method):
         read. At most ``global_dynamic_max_ratings`` rating calls; a failed rating counts as
         irrelevant and is named in ``Answer.failures``.
         """
-        reports = self.index.community_reports
-        text_of = dict(zip(reports[S.COMMUNITY].astype(int), reports[S.FULL_CONTENT], strict=True))
         communities = self.index.communities.set_index(S.COMMUNITY)
         roots = communities.index[communities[S.LEVEL] == communities[S.LEVEL].min()]
+        text_of = await self.report_texts(roots)
         queue = sorted(int(c) for c in roots if c in text_of)
         budget = self.params.global_dynamic_max_ratings
         relevant: set[int] = set()
@@ -165,8 +165,18 @@ class GlobalSearch(Method):
                 relevant.add(community)
                 relevant.discard(int(communities.loc[community, S.PARENT]))
                 following += [int(c) for c in communities.loc[community, S.CHILDREN]]
+            if budget > 0:
+                text_of = await self.report_texts(following)
             queue = [c for c in following if c in text_of]
+        reports = self.index.community_reports
         return self.ranked_enough(reports[reports[S.COMMUNITY].isin(relevant)])
+
+    async def report_texts(self, communities: Iterable[int]) -> dict[int, str]:
+        """Return {community: report text} once ``communities`` have their reports (a lazy
+        index writes them now, with the sub-communities each one reads)."""
+        await self.aensure_reports(communities)
+        reports = self.index.community_reports
+        return dict(zip(reports[S.COMMUNITY].astype(int), reports[S.FULL_CONTENT], strict=True))
 
     async def amap(self, question: str) -> list[tuple[int, str, list[int]]]:
         """Return (score, point, communities it came from) for every nonzero point.
@@ -174,11 +184,11 @@ class GlobalSearch(Method):
         A point comes from the reports of its batch that it cites (the whole batch when it
         cites none).
         """
-        chosen = (
-            await self.dynamic_reports(question)
-            if self.params.global_dynamic_selection
-            else self.level_reports(question)
-        )
+        if self.params.global_dynamic_selection:
+            chosen = await self.dynamic_reports(question)
+        else:
+            await self.aensure_reports()  # the level is chosen from every level's reports
+            chosen = self.level_reports(question)
         budget = self.params.global_batch_tokens
         batches = report_batches(chosen, budget, self.settings.llm.seed)
         schema = prompts.map_points_schema(self.params.global_map_max_points)

@@ -119,13 +119,20 @@ class LocalSearch(Method):
             level = selection_level(communities, selected)
         return rolled_up_level(communities, level)
 
+    def report_hits(self, selected: set[str]) -> dict[int, int]:
+        """Return {community: selected entities in it} of the communities whose reports the
+        selection may read."""
+        hits = {
+            int(getattr(row, S.COMMUNITY)): len(selected.intersection(getattr(row, S.ENTITY_IDS)))
+            for row in self.report_communities(selected).itertuples(index=False)
+        }
+        return {c: n for c, n in hits.items() if n}
+
     def report_items(self, selected: set[str]) -> list[ContextItem]:
         reports = self.index.community_reports.set_index(S.COMMUNITY)
         scored = []
-        for row in self.report_communities(selected).itertuples(index=False):
-            community = int(getattr(row, S.COMMUNITY))
-            hits = len(selected.intersection(getattr(row, S.ENTITY_IDS)))
-            if hits and community in reports.index:
+        for community, hits in self.report_hits(selected).items():
+            if community in reports.index:
                 scored.append((-hits, -float(reports.loc[community, S.RANK]), community))
         return [
             ContextItem(f"report:{c}", reports.loc[c, S.FULL_CONTENT]) for _, _, c in sorted(scored)
@@ -146,6 +153,7 @@ class LocalSearch(Method):
         relationships = fit_items(
             self.relationship_items(selected), graph_budget - items_tokens(entities)
         )
+        await self.aensure_reports(self.report_hits(selected))
         reports = fit_items(self.report_items(selected), report_budget)
         # Text units take their share plus whatever the other kinds left unused.
         spare = budget - items_tokens(entities) - items_tokens(relationships)
