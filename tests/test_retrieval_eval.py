@@ -139,3 +139,18 @@ def test_reading_claims_only_what_passes_holm() -> None:
         "No difference from naive passes Holm's correction at 0.05 (2 tested)"
     )
     assert "local on recall_at_5" in sentence and "p 0.040 before and 0.080 after" in sentence
+
+
+def test_retrieval_runs_inside_a_running_event_loop(demo_index, replay_settings, tmp_path):
+    """A notebook's cell runs inside an event loop: the evaluation must not start its own
+    with asyncio.run (it did, and failed with "cannot be called from a running event loop")."""
+    import asyncio
+
+    async def in_a_notebook():
+        with Workbench(settings=replay_settings) as bench:
+            bench.load(demo_index.path)
+            return _run(bench, DEMO_QUESTIONS, ["naive"], tmp_path / "in_loop", limit=3)
+
+    records = asyncio.run(in_a_notebook())
+    assert list(records["method"]) == ["naive"] * 3
+    assert records["evidence_recall"].notna().all()

@@ -17,7 +17,6 @@ does; the page's prose names only the differences that pass.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ import pandas as pd
 
 from graphrag import tokens
 from graphrag.config import QuerySettings, Settings, repo_relative
-from graphrag.coroutines import gather_with_progress
+from graphrag.coroutines import gather_with_progress, run_sync
 from graphrag.eval import hops, stats
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
@@ -238,7 +237,7 @@ def run_retrieval(
     if limit:
         questions = questions.head(limit)
     chosen = bench.methods(methods)
-    records = asyncio.run(retrieve_all(chosen, questions, progress))
+    records = run_sync(retrieve_all(chosen, questions, progress))
     evidence = EvidenceIndex(index)
     records = score(records, questions, evidence)
     hop_rows = (
