@@ -377,13 +377,7 @@ def _store(
 ) -> httpx.Response:
     if response.status_code != 200:
         if _refused_for_good(response):
-            record = {
-                "request": body,
-                "status": response.status_code,
-                "response": response.json(),
-                "seconds": round(seconds, 3),
-                "created": datetime.now(UTC).isoformat(timespec="seconds"),
-            }
+            record = _record(body, response.json(), seconds, status=response.status_code)
             cache.put(key, record)
             count_call(record, hit=False, waited=seconds)
             return _cached_response(request, key, record, hit=False, streamed=streamed)
@@ -405,17 +399,21 @@ def _store(
             json={"error": {"message": f"the endpoint's 200 reply is not a completion ({err})"}},
             request=request,
         )
-    record = {
-        "request": body,
-        "response": payload,
-        "seconds": round(seconds, 3),
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    if stopped:
-        record["stopped_early"] = stopped
+    record = _record(body, payload, seconds, **({"stopped_early": stopped} if stopped else {}))
     cache.put(key, record)
     count_call(record, hit=False, waited=seconds)
     return _cached_response(request, key, record, hit=False, streamed=streamed)
+
+
+def _record(body: dict[str, Any], response: Any, seconds: float, **extra: Any) -> dict[str, Any]:
+    """Return the cache record of one live call: the request, what came back, and when."""
+    return {
+        "request": body,
+        "response": response,
+        "seconds": round(seconds, 3),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        **extra,
+    }
 
 
 # llama.cpp's refusal of a prompt longer than a slot's context: the same request is refused

@@ -35,6 +35,7 @@ from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
 from graphrag.index.aliases import ALIAS_SELF_LOOP
 from graphrag.index.graph import merge_graph_mentions
+from graphrag.index.lazy_reports import is_lazy
 from graphrag.index.pipeline import (
     IndexContext,
     chunk_stage,
@@ -223,7 +224,7 @@ def update_index(
         index=replace(
             settings.index,
             method=built_with,
-            lazy_reports=bool(built.get("lazy_reports", False)),
+            lazy_reports=is_lazy(index),
         ),
     )
     ctx = IndexContext(settings, llm, embedder, progress)
