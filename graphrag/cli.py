@@ -140,6 +140,15 @@ def _metric_names(given: str | None) -> list[str] | None:
     return [] if given.strip().lower() == "none" else given.split(",")
 
 
+def _method_limits(text: str) -> dict[str, int]:
+    from graphrag.eval.runner import parse_method_limits
+
+    try:
+        return parse_method_limits(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from graphrag.query.registry import method_names
 
@@ -168,6 +177,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             **{name: n for name, n in counts.items() if n is not None},
             types=args.types.split(",") if args.types else None,
             gold_graph=args.gold,
+            method_limits=args.method_limits or {},
         )
     print(result.render())
     return 0
@@ -325,6 +335,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")
     p.add_argument("--types", help="only questions of these types, comma list (e.g. global)")
     p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument(
+        "--method-limits",
+        type=_method_limits,
+        metavar="METHOD=N,...",
+        help="answer only the first N of those questions with METHOD (one still being "
+        "recorded, e.g. drift=10); its n is its own and paired tests use the common questions",
+    )
     p.add_argument(
         "--judge-controls",
         type=int,

@@ -39,14 +39,15 @@ judge_args=()
   "${judge_args[@]}" --pairwise "$(cat data/kestrel_bay/recorded_pairwise)" \
   --out reports/kestrel_bay "${limit_args[@]}"
 # MuSiQue: the questions and methods whose answers are recorded (scripts/record_musique.sh
-# records more), replayed.
+# records more), replayed; recorded_method_limits names a method recorded on the first N
+# questions only (DRIFT, minutes per question live), reported with its own n.
 musique=(--config data/musique/graphrag.toml)
 .venv/bin/python -m graphrag "${musique[@]}" index --input data/musique/docs \
   --out output/musique_nlp --quiet
 .venv/bin/python -m graphrag "${musique[@]}" --cache replay eval --index output/musique_nlp \
   --questions data/musique/questions.jsonl --methods "$(cat data/musique/recorded_methods)" \
   --metrics none --judge-controls 0 --limit "$(cat data/musique/recorded_eval_limit)" \
-  --out reports/musique --quiet
+  --method-limits "$(cat data/musique/recorded_method_limits)" --out reports/musique --quiet
 # The same corpus indexed in the LLM mode (the lean defaults; recorded by
 # LLM_INDEX=1 scripts/record_musique.sh), replayed, for its cost beside the NLP mode's.
 .venv/bin/python -m graphrag --cache replay index --input data/musique/docs \

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,7 @@ from graphrag.index import schemas as S
 from graphrag.index.quality import load_gold_graph
 from graphrag.llm_cache import CacheMissError
 from graphrag.query.base import Method
+from graphrag.query.registry import UnknownMethodError
 
 if TYPE_CHECKING:
     from graphrag.workbench import Workbench
@@ -52,6 +53,7 @@ class RecordedRun:
     methods: list[str]
     metrics: list[str]
     pairwise: str | None
+    method_limits: dict[str, int] = field(default_factory=dict)
 
     def evaluate_options(self) -> dict:
         """Keyword arguments of :meth:`Workbench.evaluate` that replay this run (planted
@@ -62,6 +64,7 @@ class RecordedRun:
             "metrics": self.metrics,
             "judge_controls": judge_validity.DEFAULT_PAIRS if self.metrics else 0,
             "pairwise_pairs": self.pairwise,
+            "method_limits": self.method_limits,
         }
 
 
@@ -79,7 +82,25 @@ def recorded_run(corpus: str | Path) -> RecordedRun:
         methods=read("methods").split(","),
         metrics=[m for m in read("metrics").split(",") if m],
         pairwise=read("pairwise") or None,
+        method_limits=parse_method_limits(read("method_limits")),
     )
+
+
+def parse_method_limits(text: str | None) -> dict[str, int]:
+    """Return ``{"drift": 10}`` for "drift=10" (a comma list; empty or "none": no limit)."""
+    limits: dict[str, int] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item or item == "none":
+            continue
+        name, sep, count = item.partition("=")
+        if not sep or not count.strip().isdigit() or int(count) < 1:
+            raise ValueError(
+                f"method limit {item!r}: write METHOD=N with N a positive whole number, "
+                "e.g. drift=10"
+            )
+        limits[name.strip()] = int(count)
+    return limits
 
 
 def interleave_types(questions: pd.DataFrame) -> pd.DataFrame:
@@ -166,14 +187,13 @@ async def evaluate_pair(
 
 
 async def evaluate_all(
-    methods: dict[str, Method],
+    pairs: list[tuple[pd.Series, Method]],
     judge: Judge,
-    questions: pd.DataFrame,
     metrics: list[str],
     in_flight: int,
     progress: bool,
 ) -> list[dict]:
-    pairs = [(q, m) for _, q in questions.iterrows() for m in methods.values()]
+    """Return the records of the (question, method) pairs, at most ``in_flight`` at once."""
     gate = asyncio.Semaphore(in_flight)
     bar = tqdm(total=len(pairs), desc="evaluate", disable=not progress)
 
@@ -209,6 +229,7 @@ def run_evaluation(
     gold_graph: str | Path | None = None,
     pairwise_controls: int = pairwise.DEFAULT_CONTROLS,
     types: list[str] | None = None,
+    method_limits: dict[str, int] | None = None,
 ) -> EvalResult:
     """Evaluate ``methods`` over the workbench's loaded index on the question set and write
     the report folder ``out`` (called by :meth:`Workbench.evaluate`).
@@ -218,6 +239,9 @@ def run_evaluation(
     ``pairwise_controls`` planted control pairs that measure its judge; ``types`` keeps only
     the questions of those types (e.g. the global ones, for the pairwise judge); ``gold_graph``
     (default: gold_graph.json beside the questions) gives the gold entities of each question.
+    ``method_limits`` answers only the first N questions (after ``limit``) with the methods it
+    names: a method whose live recording covers part of the set is reported on that part, with
+    its own n, and paired tests match it on the questions both methods answered.
     """
     settings, llm, embedder, index = bench.settings, bench.llm, bench.embedder, bench.index_in_use
     questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
@@ -234,11 +258,22 @@ def run_evaluation(
         questions = questions.head(limit)
     judge = Judge(settings, llm, embedder, metrics)
     chosen = bench.methods(methods)
+    method_limits = method_limits or {}
+    unknown = sorted(set(method_limits) - set(chosen))
+    if unknown:
+        raise UnknownMethodError(
+            f"method limits name {', '.join(unknown)}, which are not among the methods "
+            f"evaluated ({', '.join(chosen)})"
+        )
+    pairs = [
+        (question, method)
+        for position, (_, question) in enumerate(questions.iterrows())
+        for name, method in chosen.items()
+        if position < method_limits.get(name, len(questions))
+    ]
 
     async def run() -> list[dict]:
-        return await evaluate_all(
-            chosen, judge, questions, metrics, settings.llm.concurrency, progress
-        )
+        return await evaluate_all(pairs, judge, metrics, settings.llm.concurrency, progress)
 
     records = pd.DataFrame(run_sync(run()))
     # In replay, one control at a time, so a miss is charged to the control that made it.
@@ -269,6 +304,11 @@ def run_evaluation(
         "gold graph": repo_relative(gold_path) if gold_path else "none",
         "n_questions": len(questions),
         "methods": ", ".join(methods),
+        **(
+            {"method limits": ", ".join(f"{m}: first {n}" for m, n in method_limits.items())}
+            if method_limits
+            else {}
+        ),
         "llm_model": settings.llm.model,
         "embedding_model": embedder.model_id,
         "cache_mode": settings.cache.mode,

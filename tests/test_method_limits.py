@@ -1,0 +1,81 @@
+"""A method recorded on part of a question set is reported on that part, with its own n.
+
+DRIFT costs minutes of live model time per MuSiQue question, so its recording covers the first
+questions before the rest; ``method_limits`` (``eval --method-limits``) lets the report show
+it beside the methods recorded on every question without asking the model for the others.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import MUSIQUE
+
+from graphrag.cli import main
+from graphrag.eval.runner import parse_method_limits, recorded_run
+from graphrag.query.registry import UnknownMethodError
+from graphrag.workbench import Workbench
+
+
+def test_a_limited_method_answers_only_the_first_questions_and_is_paired_on_them(
+    musique_index, musique_settings, tmp_path
+) -> None:
+    with Workbench(settings=musique_settings) as bench:  # replay: nothing asked of a model
+        bench.load(musique_index.path)
+        result = bench.evaluate(
+            MUSIQUE / "questions.jsonl",
+            out=tmp_path / "report",
+            methods=["naive", "ppr"],
+            metrics=[],
+            judge_controls=0,
+            limit=8,
+            method_limits={"ppr": 5},
+            progress=False,
+        )
+    records = result.records
+    per_method = records.groupby("method")["question_id"].apply(list)
+    assert len(per_method["naive"]) == 8 and len(per_method["ppr"]) == 5
+    # ppr's questions are the first five naive answered, in the same order.
+    assert per_method["ppr"] == per_method["naive"][:5]
+    summary = result.summary
+    assert "ppr: first 5" in summary
+    assert "13 (question, method) rows; 8 questions × 2 methods; 3 pairs missing" in summary
+    assert "| ppr | 0 | " in summary and "(n=5)" in summary and "(n=8)" in summary
+    assert "| naive | ppr | 5 |" in summary  # paired on the five common questions
+
+
+def test_a_limit_naming_a_method_not_evaluated_is_refused(musique_index, musique_settings):
+    with Workbench(settings=musique_settings) as bench:
+        bench.load(musique_index.path)
+        with pytest.raises(UnknownMethodError, match="drift.*naive"):
+            bench.evaluate(
+                MUSIQUE / "questions.jsonl",
+                out="unused",
+                methods=["naive"],
+                metrics=[],
+                limit=2,
+                method_limits={"drift": 1},
+                progress=False,
+            )
+
+
+@pytest.mark.parametrize("text", ["drift", "drift=0", "drift=ten", "drift=-2"])
+def test_a_malformed_limit_names_itself_and_the_form(text: str) -> None:
+    with pytest.raises(ValueError, match=f"{text!r}.*METHOD=N"):
+        parse_method_limits(text)
+
+
+def test_the_cli_rejects_a_malformed_limit_before_loading_anything(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["eval", "--index", "x", "--questions", "y", "--out", "z", "--method-limits", "a"])
+    assert exit_.value.code == 2
+    assert "--method-limits" in capsys.readouterr().err
+
+
+def test_the_musique_recording_names_its_limits() -> None:
+    run = recorded_run(MUSIQUE)
+    assert set(run.method_limits) <= set(run.methods)
+    assert all(0 < n < run.limit for n in run.method_limits.values())
+    assert parse_method_limits("none") == {} and parse_method_limits(" a=2, b=3 ") == {
+        "a": 2,
+        "b": 3,
+    }
