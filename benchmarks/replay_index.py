@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from graphrag.config import REPO_ROOT, Settings, load_settings
-from graphrag.index.pipeline import IndexSummary, build_index
+from graphrag.index.pipeline import build_index
+from graphrag.index.run_summary import IndexSummary
 from graphrag.llm import CacheMissError, ChatLLM, LLMError
 
 TARGET_OUTSIDE_SHARE = 0.10

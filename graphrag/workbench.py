@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from graphrag.embeddings import Embedder
     from graphrag.eval.runner import EvalResult
-    from graphrag.index.pipeline import IndexSummary
+    from graphrag.index.run_summary import IndexSummary
     from graphrag.index.store import Index
     from graphrag.llm import ChatLLM
     from graphrag.query.base import Answer, IndexVectors, Method

@@ -42,15 +42,12 @@ from graphrag.index.pipeline import (
     communities_stage,
     embed_stage,
     extract_stage,
-    index_counts,
     link_text_units,
     merge_and_summarize,
-    stage_lines,
     stages_for,
-    timed,
-    total_usage,
     write_reports,
 )
+from graphrag.index.run_summary import index_counts, stage_lines, timed, total_usage
 from graphrag.index.store import load_index, write_index
 from graphrag.llm import ChatLLM
 from graphrag.usage import Usage

@@ -6,22 +6,20 @@ cache, so an interrupted run resumes by running again: finished calls are free.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
 
 import pandas as pd
 
-from graphrag.config import IndexSettings, Settings, repo_relative
+from graphrag.config import IndexSettings, Settings
 from graphrag.documents import chunk_documents, load_documents
 from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
 from graphrag.index.communities import communities_table, detect_communities
-from graphrag.index.extract import NOT_IN_CHUNK, SELF_LOOP, extract_graph
+from graphrag.index.extract import extract_graph
 from graphrag.index.graph import (
     add_degrees,
     build_graph,
@@ -31,12 +29,9 @@ from graphrag.index.graph import (
     summarize_relationships,
 )
 from graphrag.index.reports import REPORT_COLUMNS, write_community_reports
+from graphrag.index.run_summary import IndexSummary, Tables, index_counts, timed, total_usage
 from graphrag.index.store import write_index
 from graphrag.llm import ChatLLM
-from graphrag.usage import Usage, track_usage
-
-Tables = dict[str, pd.DataFrame]
-T = TypeVar("T")
 
 
 @dataclass
@@ -269,78 +264,6 @@ def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
     return [(name, swapped.get(name, stage)) for name, stage in STAGES]
 
 
-@dataclass
-class IndexSummary:
-    """What an indexing run produced and what each stage cost."""
-
-    out: Path
-    counts: dict[str, Any]
-    failed: list[dict[str, str]]
-    stages: dict[str, dict[str, float]] = field(default_factory=dict)
-    skipped_documents: list[tuple[str, str]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "counts": self.counts,
-            "failed": self.failed,
-            "stages": self.stages,
-            "skipped_documents": self.skipped_documents,
-        }
-
-    def render(self, timings: bool = True) -> str:
-        """Return the run summary; ``timings=False`` leaves out the seconds (which vary)."""
-        c = self.counts
-        levels = ", ".join(f"level {k}: {v}" for k, v in c["communities_per_level"].items())
-        lines = [
-            f"index written to {repo_relative(self.out)}",
-            f"documents {c['documents']}, chunks {c['text_units']}, entities "
-            f"{c['entities']}, relationships {c['relationships']}",
-            f"communities {c['communities']} ({levels}), reports {c['community_reports']}",
-            f"names dropped as not in their chunk: {c.get('ungrounded_names_dropped', 0)}, "
-            f"self-loops dropped: {c.get('self_loops_dropped', 0)} (see the dropped table)",
-            f"failed items {len(self.failed)}"
-            + "".join(f"\n  {f[S.STAGE]} {f[S.ITEM_ID]}: {f[S.ERROR][:200]}" for f in self.failed),
-        ]
-        if self.skipped_documents:
-            lines.append(
-                "skipped documents:"
-                + "".join(f"\n  {p}: {why}" for p, why in self.skipped_documents)
-            )
-        return "\n".join(lines + stage_lines(self.stages, timings))
-
-
-def stage_lines(stages: dict[str, dict[str, float]], timings: bool) -> list[str]:
-    """Return the per-stage cost table of a run summary (index build or update)."""
-    header = f"{'stage':<12}{'calls':>7}{'cached':>8}{'prompt tok':>12}{'compl. tok':>12}"
-    lines = [header + (f"{'LLM s':>9}{'wall s':>9}" if timings else "")]
-    for name, s in stages.items():
-        row = (
-            f"{name:<12}{s['calls']:>7.0f}{s['cache_hits']:>8.0f}"
-            f"{s['prompt_tokens']:>12.0f}{s['completion_tokens']:>12.0f}"
-        )
-        seconds = f"{s['seconds']:>9.1f}{s['wall_seconds']:>9.1f}"
-        lines.append(row + (seconds if timings else ""))
-    return lines
-
-
-def timed(costs: dict[str, dict[str, float]], name: str, step: Callable[[], T]) -> T:
-    """Return ``step()``, keeping its LLM usage and wall seconds as ``costs[name]``."""
-    started = time.monotonic()
-    with track_usage() as usage:
-        result = step()
-    costs[name] = {**usage.to_dict(), "wall_seconds": time.monotonic() - started}
-    return result
-
-
-def total_usage(costs: dict[str, dict[str, float]], exclude: tuple[str, ...] = ()) -> Usage:
-    """Return the summed usage of the stages in ``costs`` (but those named in ``exclude``)."""
-    total = Usage()
-    for name, stage in costs.items():
-        if name not in exclude:
-            total.add(Usage(**{k: v for k, v in stage.items() if k != "wall_seconds"}))
-    return total
-
-
 def run_stages(tables: Tables, ctx: IndexContext) -> tuple[Tables, dict[str, dict[str, float]]]:
     """Run every stage in order; return the tables and each stage's usage and wall time."""
     costs: dict[str, dict[str, float]] = {}
@@ -384,22 +307,3 @@ def build_index(
     }
     write_index(tables, out, manifest)
     return summary
-
-
-def index_counts(tables: Tables) -> dict[str, Any]:
-    """Return the row counts of an index's tables, as the run summary reports them."""
-    communities = tables["communities"]
-    return {
-        "documents": len(tables["documents"]),
-        "text_units": len(tables["text_units"]),
-        "corpus_tokens": int(tables["text_units"][S.N_TOKENS].sum()),
-        "entities": len(tables["entities"]),
-        "relationships": len(tables["relationships"]),
-        "communities": len(communities),
-        "communities_per_level": {
-            int(k): int(v) for k, v in communities[S.LEVEL].value_counts().sort_index().items()
-        },
-        "community_reports": len(tables["community_reports"]),
-        "ungrounded_names_dropped": int((tables["dropped"]["reason"] == NOT_IN_CHUNK).sum()),
-        "self_loops_dropped": int((tables["dropped"]["reason"] == SELF_LOOP).sum()),
-    }
