@@ -79,6 +79,7 @@ class EmbeddedServerSettings:
     cache_reuse: int = 0  # llama.cpp --cache-reuse: min chunk re-used from a slot's KV by shifting
     startup_timeout: float = 300.0
     max_restarts: int = 2  # a server that dies mid-run is restarted this many times at most
+    keep_logs: int = 20  # server-*.log files kept in ~/.cache/graphrag-workbench (newest)
 
 
 @dataclass

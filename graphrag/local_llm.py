@@ -80,6 +80,28 @@ def _log_tail(path: Path, chars: int = 1500) -> str:
         return "(no log)"
 
 
+def prune_logs(home: Path, keep: int) -> list[Path]:
+    """Delete all but the ``keep`` newest ``server-*.log`` in ``home``; return those deleted.
+
+    Every start writes a log of its own (a restart must not overwrite the log that names why
+    the server died), so without pruning they pile up, one per test session and notebook
+    kernel. A running server's log is among the newest; one deleted under a server (more than
+    ``keep`` starts since) only loses its tail: the server writes on to its open handle.
+    """
+
+    def modified(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except FileNotFoundError:  # pruned meanwhile by another process starting a server
+            return 0.0
+
+    logs = sorted(home.glob("server-*.log"), key=modified, reverse=True)
+    stale = logs[max(keep, 0) :]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
+
+
 def probe_binary(binary: str) -> str | None:
     """Return why ``binary`` cannot serve here, or None if it runs.
 
@@ -244,6 +266,7 @@ class EmbeddedServer:
         return httpx.URL(self.url).port if self.url else None
 
     def _start(self, model_file: Path, signature: list[str]) -> tuple[str, int]:
+        prune_logs(self.home, self.settings.embedded.keep_logs - 1)  # room for this one
         stamp = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.log_file = self.home / f"server-{stamp}.log"
         ready_file = self.home / f"server-{stamp}.ready"

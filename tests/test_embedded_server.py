@@ -20,7 +20,7 @@ import pytest
 
 from graphrag.config import load_settings
 from graphrag.llm import ChatLLM
-from graphrag.local_llm import EmbeddedServer, EmbeddedServerError, probe_binary
+from graphrag.local_llm import EmbeddedServer, EmbeddedServerError, probe_binary, prune_logs
 from graphrag.weights import WeightsError, WeightSpec, assemble_weights
 
 QUESTION = [{"role": "user", "content": "What is 17 + 25? Reply with the number only."}]
@@ -192,3 +192,20 @@ def test_two_processes_assembling_at_once_get_one_verified_file(tmp_path):
         sys.path.remove(str(tmp_path / "pkgs"))
     assert not (home / "models" / "bad.gguf").exists()
     assert not list((home / "models").glob("*.partial"))
+
+
+def test_server_logs_are_pruned_to_the_newest(tmp_path):
+    """Each start writes its own log; only the ``keep`` newest survive, other files stay."""
+    for i in range(5):
+        log = tmp_path / f"server-{i}.log"
+        log.write_text(str(i))
+        os.utime(log, (1_000 + i, 1_000 + i))
+    (tmp_path / "server.json").write_text("{}")
+    deleted = prune_logs(tmp_path, keep=2)
+    assert sorted(p.name for p in deleted) == ["server-0.log", "server-1.log", "server-2.log"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "server-3.log",
+        "server-4.log",
+        "server.json",
+    ]
+    assert prune_logs(tmp_path, keep=2) == []
