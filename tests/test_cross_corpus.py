@@ -348,3 +348,18 @@ def test_index_model_seconds_do_not_depend_on_the_order_calls_finished_in() -> N
     one = index_cost({"usage": {"model_seconds": 0.1 + 0.2 + 0.3}})["model_seconds"]
     other = index_cost({"usage": {"model_seconds": 0.3 + 0.2 + 0.1}})["model_seconds"]
     assert 0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1 and one == other == 0.6
+
+
+def test_a_method_recorded_on_fewer_questions_is_named_with_its_count() -> None:
+    """Real data: MuSiQue's DRIFT answers cover the first questions only
+    (data/musique/recorded_method_limits); the reading says so instead of implying every
+    method answered every question."""
+    from graphrag.eval.cross_corpus_reading import reading_section
+    from graphrag.eval.runner import recorded_run
+
+    limits = recorded_run(REPO_ROOT / "data" / "musique").method_limits
+    report = load_report(REPO_ROOT / "reports" / "musique")
+    (line,) = [x for x in reading_section([report], "naive") if x.startswith("- **musique**")]
+    named = ", ".join(f"{m} on {n}" for m, n in limits.items())
+    assert (f"; {named} of them)" in line) == bool(limits)
+    assert f"({report.n_questions} questions, {len(report.analysis.methods)} methods" in line

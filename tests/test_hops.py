@@ -131,6 +131,9 @@ def test_found_table_and_whole_chains(hops: pd.DataFrame) -> None:
     chains = all_hops_found(hops)
     assert chains.loc["q2", "ppr"] == 1.0 and chains.loc["q3", "ppr"] == 0.0
     assert chains["naive"].sum() == 0.0
+    # A method that did not answer a question (recorded on the first ones only) shows a dash.
+    fewer = found_table(hops[~((hops["method"] == "ppr") & (hops["question_id"] == "q3"))])
+    assert fewer.loc["q3", "ppr"] == "—" and fewer.loc["q2", "ppr"] == "✓✓"
 
 
 def test_a_hop_without_a_support_paragraph_is_not_applicable() -> None:
@@ -221,3 +224,7 @@ def test_the_question_shown_hop_by_hop_is_one_where_methods_differ(hops: pd.Data
     assert telling_question(agreeing) == "q3"  # no split: the first with a missed hop
     found_everywhere = hops[(hops["method"] == "ppr") & (hops["question_id"] == "q2")]
     assert telling_question(found_everywhere) == "q2"
+    # A method that did not answer q3 (recorded on fewer questions) moves the choice to q2,
+    # which every method answered, so the hop-by-hop view has a mark for each of them.
+    without = hops[~((hops["method"] == "naive") & (hops["question_id"] == "q3"))]
+    assert telling_question(without) == "q2"

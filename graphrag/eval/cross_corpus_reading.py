@@ -158,9 +158,17 @@ def reading_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]
             )
         lines.append(
             f"- **{md(report.name)}** ({_count(report.n_questions, 'question')}, "
-            f"{len(report.analysis.methods)} methods): " + " ".join(parts)
+            f"{len(report.analysis.methods)} methods{_partial_methods(report)}): " + " ".join(parts)
         )
     return lines
+
+
+def _partial_methods(report: CorpusReport) -> str:
+    """Return "; drift on 10 of them" for the methods answering fewer than every question
+    (recorded on the first N only: ``eval --method-limits``)."""
+    answered = report.analysis.records.groupby("method", sort=False)["question_id"].nunique()
+    fewer = [f"{md(m)} on {n}" for m, n in answered.items() if n < report.n_questions]
+    return f"; {', '.join(fewer)} of them" if fewer else ""
 
 
 def _count(n: int, noun: str) -> str:

@@ -26,6 +26,7 @@ from graphrag.eval.tables import cell, md, table
 HOPS_CSV = "hops.csv"
 HOP_COLUMNS = ["question_id", "method", "hop", "hops", "support", "found"]
 FOUND, MISSED, NO_SUPPORT = "✓", "✗", "·"
+NOT_ANSWERED = "—"  # a method not asked that question (eval --method-limits)
 
 
 def has_decompositions(questions: pd.DataFrame) -> bool:
@@ -92,7 +93,9 @@ def _methods(hops: pd.DataFrame) -> list[str]:
 
 def found_table(hops: pd.DataFrame) -> pd.DataFrame:
     """Return a question x method table of found/missed marks per hop ("✓✗" = hop 1 found,
-    hop 2 missed; "·" for a hop without a support paragraph), questions in record order."""
+    hop 2 missed; "·" for a hop without a support paragraph; "—" where the method did not
+    answer the question, e.g. one recorded on the first questions only), questions in record
+    order."""
     marks = hops.assign(
         mark=hops["found"].map(
             lambda v: NO_SUPPORT if v is None or math.isnan(v) else FOUND if v else MISSED
@@ -105,7 +108,7 @@ def found_table(hops: pd.DataFrame) -> pd.DataFrame:
         .unstack("method")
     )
     questions = list(pd.unique(hops["question_id"]))
-    return joined.reindex(index=questions, columns=_methods(hops))
+    return joined.reindex(index=questions, columns=_methods(hops)).fillna(NOT_ANSWERED)
 
 
 def all_hops_found(hops: pd.DataFrame) -> pd.DataFrame:
@@ -188,8 +191,12 @@ def _estimate_row(values: pd.Series, n_resamples: int, seed: int) -> pd.Series:
 
 def telling_question(hops: pd.DataFrame) -> str:
     """Return the question to show hop by hop: the first on which the methods disagree about a
-    hop, else the first with a missed hop, else the first (record order)."""
+    hop, else the first with a missed hop, else the first (record order), among the questions
+    every method answered when there are any (a method may cover the first questions only)."""
     questions = list(pd.unique(hops["question_id"]))
+    methods = hops.groupby("question_id", sort=False)["method"].nunique()
+    everyone = [q for q in questions if methods[q] == hops["method"].nunique()]
+    questions = everyone or questions
     spread = hops.groupby(["question_id", "hop"], sort=False)["found"].nunique()
     split = set(spread[spread > 1].index.get_level_values("question_id"))
     missed = set(hops.loc[hops["found"] == 0.0, "question_id"])
