@@ -399,3 +399,17 @@ def test_plot_metrics_by_method_draws_one_bar_per_scored_method_and_metric(
     assert heights == sorted(round(v, 6) for v in pd.concat(means).dropna())
     legend = [text.get_text() for text in axes.get_legend().get_texts()]
     assert legend == ["naive", "hyde (no scores: context_recall)", "local"]
+
+
+def test_a_method_asked_fewer_questions_is_not_named_best_by_its_mean(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    """A method recorded on the first questions only (eval --method-limits) has a mean over
+    other questions than the rest: the reading names the best among those asked all of them."""
+    first = list(pd.unique(records["question_id"]))[:5]
+    partial = records[(records["method"] != "naive") | records["question_id"].isin(first)].copy()
+    partial.loc[partial["method"] == "naive", "keyword_hit_rate"] = 1.0  # best, on 5 only
+    out = write_report(partial, tmp_path / "report", RAGAS, META)
+    keyword = reading_line((out / "summary.md").read_text(encoding="utf-8"), "keyword_hit_rate")
+    assert "highest mean: naive" not in keyword
+    assert "highest mean" in keyword

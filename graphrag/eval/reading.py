@@ -164,9 +164,13 @@ def _judge_notes(analysis: Analysis, metric: str) -> list[str]:
 
 
 def _best(analysis: Analysis, metric: str) -> tuple[list[str], str]:
-    """Return the methods with the highest mean and the sentence naming them."""
+    """Return the methods with the highest mean and the sentence naming them, among the
+    methods asked every question: one asked the first questions only (``eval
+    --method-limits``) has a mean over other questions; its paired tests compare it."""
     summary = analysis.by_method
-    scored = summary[summary[f"{metric}_n"] > 0]
+    asked = analysis.records.groupby("method")["question_id"].nunique()
+    everyone = {str(m) for m, n in asked.items() if n == asked.max()}
+    scored = summary[(summary[f"{metric}_n"] > 0) & summary["method"].astype(str).isin(everyone)]
     best_mean = scored[f"{metric}_mean"].max()
     best = [str(m) for m in scored.loc[scored[f"{metric}_mean"] == best_mean, "method"]]
     if len(best) == 1:
