@@ -99,6 +99,15 @@ def analyse(
     )
 
 
+def partial_methods(records: pd.DataFrame) -> dict[str, int]:
+    """Return the methods asked fewer questions than the run has, with how many they were
+    asked (a method recorded on the first N only: ``eval --method-limits``). Their means are
+    over other questions than the rest's; only their paired tests compare them."""
+    asked = records.groupby("method", sort=False)["question_id"].nunique()
+    every = records["question_id"].nunique()
+    return {str(method): int(n) for method, n in asked.items() if n < every}
+
+
 def answer_failures(frame: pd.DataFrame) -> int:
     """Return how many rows of ``frame`` are answers the method failed to give."""
     if "answer_error" not in frame:

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import stats
+from graphrag.eval.analysis import partial_methods
 from graphrag.eval.cross_corpus import (
     COST_METRICS,
     CorpusReport,
@@ -166,8 +167,7 @@ def reading_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]
 def _partial_methods(report: CorpusReport) -> str:
     """Return "; drift on 10 of them" for the methods answering fewer than every question
     (recorded on the first N only: ``eval --method-limits``)."""
-    answered = report.analysis.records.groupby("method", sort=False)["question_id"].nunique()
-    fewer = [f"{md(m)} on {n}" for m, n in answered.items() if n < report.n_questions]
+    fewer = [f"{md(m)} on {n}" for m, n in partial_methods(report.analysis.records).items()]
     return f"; {', '.join(fewer)} of them" if fewer else ""
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from graphrag.eval import judge_validity, stats
-from graphrag.eval.analysis import Analysis, failed_in
+from graphrag.eval.analysis import Analysis, failed_in, partial_methods
 from graphrag.eval.stats import summary_row
 from graphrag.eval.tables import cell, md, number, p_phrase, p_text, signed, with_ci
 
@@ -168,9 +168,8 @@ def _best(analysis: Analysis, metric: str) -> tuple[list[str], str]:
     methods asked every question: one asked the first questions only (``eval
     --method-limits``) has a mean over other questions; its paired tests compare it."""
     summary = analysis.by_method
-    asked = analysis.records.groupby("method")["question_id"].nunique()
-    everyone = {str(m) for m, n in asked.items() if n == asked.max()}
-    scored = summary[(summary[f"{metric}_n"] > 0) & summary["method"].astype(str).isin(everyone)]
+    partial = partial_methods(analysis.records)
+    scored = summary[(summary[f"{metric}_n"] > 0) & ~summary["method"].astype(str).isin(partial)]
     best_mean = scored[f"{metric}_mean"].max()
     best = [str(m) for m in scored.loc[scored[f"{metric}_mean"] == best_mean, "method"]]
     if len(best) == 1:
