@@ -192,8 +192,14 @@ class QuerySettings:
     local_community_level: int = -1  # -1: deepest level holding every selected entity
     local_max_relationships: int = 20  # relationships to unselected entities, at most
     global_level: int = -1  # -1: chosen by the data (GlobalSearch.auto_level_reports)
-    global_max_batches: int = 3  # map batches one answer may use when the level is chosen
+    # the map budget when the level is chosen: this many batches of global_batch_tokens
+    global_max_batches: int = 3
     global_batch_tokens: int = 2000
+    # reports one map call reads, at most (0: as many as global_batch_tokens holds, as
+    # Microsoft GraphRAG packs them). The 1.5B model's points come mostly from the first
+    # report of a batch (benchmarks/global_map.py); 1 is recorded on the demo, not yet the
+    # default (the reports and notebooks replay the packed map).
+    global_reports_per_call: int = 0
     global_map_max_points: int = 4
     global_reduce_tokens: int = 1500
     # Global search per Microsoft GraphRAG (query/global_search.py)

@@ -85,14 +85,18 @@ def pack(texts: Sequence[str], budget: int, overhead: int = 0, *, skip: bool = T
     return kept
 
 
-def batches(texts: Sequence[str], budget: int, overhead: int = 0) -> list[list[int]]:
+def batches(
+    texts: Sequence[str], budget: int, overhead: int = 0, max_items: int = 0
+) -> list[list[int]]:
     """Return the positions of ``texts`` split, in order, into batches of at most ``budget``
-    tokens each; a text larger than the budget gets a batch of its own (cut by the caller)."""
+    tokens (and, when ``max_items`` > 0, at most that many texts) each; a text larger than
+    the budget gets a batch of its own (cut by the caller)."""
     groups: list[list[int]] = [[]]
     used = 0
     for position, text in enumerate(texts):
         cost = count_tokens(text) + overhead
-        if groups[-1] and used + cost > budget:
+        full = max_items > 0 and len(groups[-1]) >= max_items
+        if groups[-1] and (full or used + cost > budget):
             groups.append([])
             used = 0
         groups[-1].append(position)

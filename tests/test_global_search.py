@@ -211,6 +211,37 @@ def test_defaults_show_the_rank_and_off_none(
     )
 
 
+# --------------------------------------------------------------------------- reports per call
+
+
+@pytest.mark.parametrize("per_call", [1, 2])
+def test_each_map_call_reads_at_most_reports_per_call_and_every_report_is_read(
+    musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, per_call: int
+) -> None:
+    # The root level: the budget holds several reports per batch, the cap splits them.
+    query = {"global_level": 0, "global_reports_per_call": per_call}
+    settings = make_settings(fake_llm.base_url, query=query)
+    fake_llm.respond_with(answer_maps)
+    method = GlobalSearch(musique_index, settings, ChatLLM(settings), replay_embedder)
+
+    answer = method.answer(QUESTION)
+
+    view = set(rolled_up_level(musique_index.communities, 0)[S.COMMUNITY])
+    calls = [mapped(r) for r in map_calls(fake_llm)]
+    assert all(1 <= len(c) <= per_call for c in calls)
+    assert sorted(c for call in calls for c in call) == sorted(view)
+    assert len(calls) == -(-len(view) // per_call)  # full calls, in the shuffled order
+    assert set(answer.sources) == {f"report:{c}" for c in view}
+    uncapped = make_settings(
+        fake_llm.base_url, query={"global_level": 0, "global_reports_per_call": 0}
+    )
+    packed = GlobalSearch(musique_index, uncapped, ChatLLM(uncapped), replay_embedder)
+    assert len(packed.level_reports(QUESTION)) == len(view)
+    fake_llm.requests.clear()
+    packed.answer(QUESTION)
+    assert len(map_calls(fake_llm)) < len(calls), "the cap, not the budget, made these calls"
+
+
 # --------------------------------------------------------------------------- tolerant map
 
 
@@ -401,7 +432,9 @@ def test_report_contexts_are_the_reports_the_kept_points_cite(
             }
         )
 
-    settings = make_settings(fake_llm.base_url, query={"global_level": 0})  # "reports": default
+    # batches of several reports: a point's contexts are the ones it cites, not its batch
+    packed = {"global_level": 0, "global_reports_per_call": 0}
+    settings = make_settings(fake_llm.base_url, query=packed)
     fake_llm.respond_with(cite_first)
 
     answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)

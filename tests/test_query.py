@@ -326,8 +326,9 @@ def split_budget(index: Index, level: int = 0) -> int:
 
 
 def roots_in_batches(budget: int) -> dict:
-    """Query settings that map the demo's roots in batches of ``budget`` tokens."""
-    return {"global_batch_tokens": budget, "global_level": 0}
+    """Query settings that map the demo's roots in batches of ``budget`` tokens (as many
+    reports per call as the budget holds)."""
+    return {"global_batch_tokens": budget, "global_level": 0, "global_reports_per_call": 0}
 
 
 def scored_map(body: dict) -> str:
@@ -527,6 +528,7 @@ def test_answer_usage_counts_the_methods_calls(
             level_reports(demo_index, fake_settings.query.global_level),
             fake_settings.query.global_batch_tokens,
             fake_settings.llm.seed,
+            fake_settings.query.global_reports_per_call,
         )
     )
     expected = {"naive": 1, "local": 1, "hyde": 2, "multi_query": 2, "global": batches + 1}

@@ -53,3 +53,12 @@ def test_batches_split_in_order_and_give_an_oversized_text_its_own() -> None:
     assert [p for g in groups for p in g] == [0, 1, 2, 3]
     assert groups[0] == [0, 1] and [2] in groups
     assert tokens.batches([], 10) == []
+
+
+def test_batches_close_at_max_items_before_the_budget_is_full() -> None:
+    texts = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    assert tokens.batches(texts, 1000, max_items=2) == [[0, 1], [2, 3], [4]]
+    assert tokens.batches(texts, 1000, max_items=1) == [[0], [1], [2], [3], [4]]
+    assert tokens.batches(texts, 1000) == [[0, 1, 2, 3, 4]], "0: the budget alone decides"
+    one = tokens.count_tokens("alpha") + 1
+    assert tokens.batches(texts, 2 * one, overhead=1, max_items=3)[0] == [0, 1], "budget first"

@@ -1,7 +1,9 @@
 """Global search: map-reduce over the community reports of one level.
 
 Map: the reports, shuffled with a fixed seed and packed into batches that fit
-``query.global_batch_tokens``, each give JSON points with a 0-100 helpfulness score
+``query.global_batch_tokens`` (and hold at most ``query.global_reports_per_call`` reports:
+a small model reads the first report of a long batch and little of the rest), each give
+JSON points with a 0-100 helpfulness score
 (concurrently). Points scored 0 are dropped. Reduce: the best points that fit
 ``query.global_reduce_tokens`` become the final answer. When no point survives, the answer
 says so without a reduce call rather than inventing one.
@@ -46,12 +48,15 @@ def _drop(step: str, err: BaseException) -> None:
 REPORT_OVERHEAD_TOKENS = 6  # a report's "[n] " label and the blank line between reports
 
 
-def report_batches(reports: pd.DataFrame, budget: int, seed: int) -> list[pd.DataFrame]:
-    """Return the reports shuffled (fixed seed) and packed into batches within ``budget``."""
+def report_batches(
+    reports: pd.DataFrame, budget: int, seed: int, per_call: int = 0
+) -> list[pd.DataFrame]:
+    """Return the reports shuffled (fixed seed) and packed into batches within ``budget``
+    tokens and, when ``per_call`` > 0, of at most that many reports."""
     order = list(range(len(reports)))
     random.Random(seed).shuffle(order)
     texts = [reports[S.FULL_CONTENT].iloc[i] for i in order]
-    groups = tokens.batches(texts, budget, REPORT_OVERHEAD_TOKENS)
+    groups = tokens.batches(texts, budget, REPORT_OVERHEAD_TOKENS, max_items=per_call)
     return [reports.iloc[[order[p] for p in group]] for group in groups]
 
 
@@ -190,7 +195,9 @@ class GlobalSearch(Method):
             await self.aensure_reports()  # the level is chosen from every level's reports
             chosen = self.level_reports(question)
         budget = self.params.global_batch_tokens
-        batches = report_batches(chosen, budget, self.settings.llm.seed)
+        batches = report_batches(
+            chosen, budget, self.settings.llm.seed, self.params.global_reports_per_call
+        )
         schema = prompts.map_points_schema(self.params.global_map_max_points)
         results = await gather_with_progress(
             (
