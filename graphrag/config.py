@@ -196,10 +196,10 @@ class QuerySettings:
     global_max_batches: int = 3
     global_batch_tokens: int = 2000
     # reports one map call reads, at most (0: as many as global_batch_tokens holds, as
-    # Microsoft GraphRAG packs them). The 1.5B model's points come mostly from the first
-    # report of a batch (benchmarks/global_map.py); 1 is recorded on the demo, not yet the
-    # default (the reports and notebooks replay the packed map).
-    global_reports_per_call: int = 0
+    # Microsoft GraphRAG packs them). 1: the 1.5B model's points come mostly from the first
+    # report of a batch (benchmarks/global_map.py), and on the demo's global questions one
+    # report per call hits more keywords for about the same model seconds
+    global_reports_per_call: int = 1
     global_map_max_points: int = 4
     global_reduce_tokens: int = 1500
     # Global search per Microsoft GraphRAG (query/global_search.py)
