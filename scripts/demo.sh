@@ -38,15 +38,20 @@ judge_args=()
   --questions data/kestrel_bay/questions.jsonl --methods "$methods" --metrics "$metrics" \
   "${judge_args[@]}" --pairwise "$(cat data/kestrel_bay/recorded_pairwise)" \
   --out reports/kestrel_bay "${limit_args[@]}"
-# MuSiQue: the questions and methods whose answers are recorded (scripts/record_musique.sh
-# records more), replayed; recorded_method_limits names a method recorded on the first N
-# questions only (DRIFT, minutes per question live), reported with its own n.
+# MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
+# recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
+# a method recorded on the first N questions only (none, or e.g. drift=10: minutes per
+# question live), reported with its own n.
 musique=(--config data/musique/graphrag.toml)
+musique_metrics=$(cat data/musique/recorded_metrics)
+musique_judge=()
+[ "$musique_metrics" = none ] && musique_judge=(--judge-controls 0)
 .venv/bin/python -m graphrag "${musique[@]}" index --input data/musique/docs \
   --out output/musique_nlp --quiet
 .venv/bin/python -m graphrag "${musique[@]}" --cache replay eval --index output/musique_nlp \
   --questions data/musique/questions.jsonl --methods "$(cat data/musique/recorded_methods)" \
-  --metrics none --judge-controls 0 --limit "$(cat data/musique/recorded_eval_limit)" \
+  --metrics "$musique_metrics" "${musique_judge[@]}" \
+  --limit "$(cat data/musique/recorded_eval_limit)" \
   --method-limits "$(cat data/musique/recorded_method_limits)" --out reports/musique --quiet
 # The same corpus indexed in the LLM mode (the lean defaults; recorded by
 # LLM_INDEX=1 scripts/record_musique.sh), replayed, for its cost beside the NLP mode's.

@@ -8,6 +8,8 @@
 #
 #   scripts/record_musique.sh                       # every method, first LIMIT questions
 #   METHODS=naive,ppr LIMIT=10 scripts/record_musique.sh
+#   METHODS=naive,hyde,multi_query,ppr,local,global,drift,router METRICS=answer_relevancy \
+#     scripts/record_musique.sh                   # the RAGAS judge's calls, with controls
 #   LLM_INDEX=1 METHODS=none scripts/record_musique.sh  # also the LLM-mode (lean) index
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +29,11 @@ if [ "${LLM_INDEX:-0}" = 1 ]; then
     --method llm --quiet
 fi
 [ "$methods" = none ] && exit 0
+# RAGAS (METRICS=answer_relevancy, ...) comes with the judge's planted controls (the eval
+# default), which the report needs to say whether the judge is informative.
+metrics=${METRICS:-none}
+judge_args=()
+[ "$metrics" = none ] && judge_args=(--judge-controls 0)
 .venv/bin/python -m graphrag "${config[@]}" eval --index output/musique_nlp \
-  --questions data/musique/questions.jsonl --methods "$methods" --metrics "${METRICS:-none}" \
-  --judge-controls 0 --out "${OUT:-output/musique_recording}" --limit "$limit" --quiet
+  --questions data/musique/questions.jsonl --methods "$methods" --metrics "$metrics" \
+  "${judge_args[@]}" --out "${OUT:-output/musique_recording}" --limit "$limit" --quiet

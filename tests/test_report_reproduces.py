@@ -71,11 +71,17 @@ def test_batch_evaluation_replays_the_committed_report(demo_index, replay_settin
         pd.testing.assert_frame_equal(fresh_table, pd.read_csv(COMMITTED / table))
 
 
-def test_a_recorded_run_without_metrics_or_pairwise_files_asks_no_judge() -> None:
-    """MuSiQue names only its questions and methods: no RAGAS metric, no judge controls, no
-    pairwise judge, as scripts/demo.sh runs it."""
-    run = recorded_run(REPO_ROOT / "data" / "musique")
-    assert run.metrics == [] and run.pairwise is None and run.limit > 0 and run.methods
+def test_a_recorded_run_without_metrics_or_pairwise_files_asks_no_judge(tmp_path) -> None:
+    """A corpus folder that names only its questions and methods (or says "none" for the
+    metrics) asks no RAGAS metric, no judge control and no pairwise judge; one whose metrics
+    are recorded gets the planted controls that say whether its judge is informative."""
+    (tmp_path / "recorded_eval_limit").write_text("5\n")
+    (tmp_path / "recorded_methods").write_text("naive,local\n")
+    run = recorded_run(tmp_path)
+    assert run.metrics == [] and run.pairwise is None
+    assert (run.limit, run.methods, run.method_limits) == (5, ["naive", "local"], {})
     options = run.evaluate_options()
     assert options["judge_controls"] == 0 and options["metrics"] == []
+    (tmp_path / "recorded_metrics").write_text("none\n")
+    assert recorded_run(tmp_path).evaluate_options()["judge_controls"] == 0
     assert recorded_run(CORPUS).evaluate_options()["judge_controls"] > 0
