@@ -25,9 +25,6 @@ limit=${EVAL_LIMIT:-$recorded}
 # cache. Any other EVAL_LIMIT asks the live model for what is missing and records it.
 cache_args=()
 [ "$limit" = "$recorded" ] && cache_args=(--cache replay)
-# Planted judge controls (the eval default) only when a RAGAS metric is recorded.
-judge_args=()
-[ "$metrics" = none ] && judge_args=(--judge-controls 0)
 .venv/bin/python -m graphrag index --input data/kestrel_bay/docs --out output/kestrel_bay \
   --gold data/kestrel_bay/gold_graph.json --quiet
 .venv/bin/python -m graphrag "${cache_args[@]}" query --index output/kestrel_bay \
@@ -36,21 +33,18 @@ judge_args=()
 # The pairwise judge reads the global questions only (eval.pairwise_types).
 .venv/bin/python -m graphrag "${cache_args[@]}" eval --index output/kestrel_bay \
   --questions data/kestrel_bay/questions.jsonl --methods "$methods" --metrics "$metrics" \
-  "${judge_args[@]}" --pairwise "$(cat data/kestrel_bay/recorded_pairwise)" \
+  --pairwise "$(cat data/kestrel_bay/recorded_pairwise)" \
   --out reports/kestrel_bay "${limit_args[@]}"
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
 # a method recorded on the first N questions only (none, or e.g. drift=10: minutes per
 # question live), reported with its own n.
 musique=(--config data/musique/graphrag.toml)
-musique_metrics=$(cat data/musique/recorded_metrics)
-musique_judge=()
-[ "$musique_metrics" = none ] && musique_judge=(--judge-controls 0)
 .venv/bin/python -m graphrag "${musique[@]}" index --input data/musique/docs \
   --out output/musique_nlp --quiet
 .venv/bin/python -m graphrag "${musique[@]}" --cache replay eval --index output/musique_nlp \
   --questions data/musique/questions.jsonl --methods "$(cat data/musique/recorded_methods)" \
-  --metrics "$musique_metrics" "${musique_judge[@]}" \
+  --metrics "$(cat data/musique/recorded_metrics)" \
   --limit "$(cat data/musique/recorded_eval_limit)" \
   --method-limits "$(cat data/musique/recorded_method_limits)" --out reports/musique --quiet
 # The same corpus indexed in the LLM mode (the lean defaults; recorded by

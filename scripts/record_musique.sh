@@ -31,9 +31,6 @@ fi
 [ "$methods" = none ] && exit 0
 # RAGAS (METRICS=answer_relevancy, ...) comes with the judge's planted controls (the eval
 # default), which the report needs to say whether the judge is informative.
-metrics=${METRICS:-none}
-judge_args=()
-[ "$metrics" = none ] && judge_args=(--judge-controls 0)
 .venv/bin/python -m graphrag "${config[@]}" eval --index output/musique_nlp \
-  --questions data/musique/questions.jsonl --methods "$methods" --metrics "$metrics" \
-  "${judge_args[@]}" --out "${OUT:-output/musique_recording}" --limit "$limit" --quiet
+  --questions data/musique/questions.jsonl --methods "$methods" --metrics "${METRICS:-none}" \
+  --out "${OUT:-output/musique_recording}" --limit "$limit" --quiet

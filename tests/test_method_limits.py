@@ -79,3 +79,21 @@ def test_the_musique_recording_names_its_limits() -> None:
         "a": 2,
         "b": 3,
     }
+
+
+def test_a_run_without_ragas_metrics_reports_no_judge_controls(
+    musique_index, musique_settings, tmp_path
+) -> None:
+    """Controls are planted per RAGAS metric, so with none asked (and the controls left at
+    their default) the report says 0 rather than the default count that never ran."""
+    with Workbench(settings=musique_settings) as bench:  # replay: nothing asked of a model
+        bench.load(musique_index.path)
+        result = bench.evaluate(
+            MUSIQUE / "questions.jsonl",
+            out=tmp_path / "report",
+            methods=["naive"],
+            metrics=[],
+            limit=2,
+            progress=False,
+        )
+    assert "  - judge control pairs per metric: 0\n" in result.summary

@@ -234,7 +234,8 @@ def run_evaluation(
     """Evaluate ``methods`` over the workbench's loaded index on the question set and write
     the report folder ``out`` (called by :meth:`Workbench.evaluate`).
 
-    ``judge_controls`` planted control pairs per RAGAS metric measure the judge (0: none);
+    ``judge_controls`` planted control pairs per RAGAS metric measure the judge (0: none, as
+    with no metric);
     ``pairwise_pairs`` ("all" or "a:b,c:d") adds the head-to-head comparison, with
     ``pairwise_controls`` planted control pairs that measure its judge; ``types`` keeps only
     the questions of those types (e.g. the global ones, for the pairwise judge); ``gold_graph``
@@ -244,6 +245,8 @@ def run_evaluation(
     its own n, and paired tests match it on the questions both methods answered.
     """
     settings, llm, embedder, index = bench.settings, bench.llm, bench.embedder, bench.index_in_use
+    # Controls are planted per RAGAS metric: with no metric none is run, and the report says 0.
+    judge_controls = judge_controls if metrics else 0
     questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
     if types:
         unknown = sorted(set(types) - set(questions["type"]))
