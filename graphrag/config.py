@@ -151,6 +151,10 @@ class IndexSettings:
     # with stop_repeats: also end it at the first record naming a worked-example entity the
     # text does not mention (off: on the demo the model goes on with real records after one)
     stop_example_copies: bool = False
+    # records format: a text unit that the first pass left with no entity or relationship
+    # it mentions (the model copied the worked example: the demo's cooperative history, 26
+    # of 264 MuSiQue paragraphs) is asked once more, alone, with another worked example
+    reextract_empty: bool = False
     # records format: pack consecutive whole documents shorter than this many tokens into one
     # extraction call, each labelled, records mapped back to their own text unit (0: off)
     pack_documents_tokens: int = 600
@@ -188,6 +192,10 @@ class QuerySettings:
     # context; or "top_k" chunks
     chunk_context: Literal["top_k", "budget"] = "budget"
     local_text_unit_share: float = 0.5
+    # the order local search reads its text units in. "shared_mentions": units mentioning
+    # most selected entities first; "entity_rank" (Microsoft GraphRAG's): the best-matching
+    # entity's units first, each entity's by how many of its relationships the unit holds
+    local_text_unit_order: Literal["entity_rank", "shared_mentions"] = "shared_mentions"
     local_community_share: float = 0.2
     local_community_level: int = -1  # -1: deepest level holding every selected entity
     local_max_relationships: int = 20  # relationships to unselected entities, at most

@@ -159,6 +159,42 @@ def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
     return _with_worked_example(_records_system(entity_types), EXAMPLE_RECORDS, text)
 
 
+def extract_graph_records_again(text: str, entity_types: list[str]) -> Messages:
+    """The record extraction of one text, asked again with another worked example
+    (``index.reextract_empty``): for a text whose first reply named nothing it mentions,
+    usually because the 1.5B model copied the first example's records word for word (the
+    demo's cooperative history, 26 of MuSiQue's 264 paragraphs). Same reply format."""
+    return _example_turns(
+        _records_system(entity_types),
+        _SECOND_EXAMPLE_TEXT,
+        SECOND_EXAMPLE_RECORDS,
+        fence_document(text),
+    )
+
+
+# A second worked example, on another subject and with other entity types, for texts whose
+# first reply copied the first one.
+_SECOND_EXAMPLE_TEXT = (
+    "Anya Petrov founded the Lindqvist Observatory near Vardo in 2008. Its radio telescope, "
+    "the Aurora Array, was paid for by the Nordhavn Trust."
+)
+SECOND_EXAMPLE_RECORDS = "\n".join(
+    [
+        '("entity"<|>Anya Petrov<|>person<|>Founded the Lindqvist Observatory in 2008.)',
+        '("entity"<|>Lindqvist Observatory<|>organization<|>An observatory near Vardo, founded '
+        "in 2008.)",
+        '("entity"<|>Vardo<|>geo<|>Place near which the Lindqvist Observatory stands.)',
+        '("entity"<|>Aurora Array<|>technology<|>The observatory\'s radio telescope.)',
+        '("entity"<|>Nordhavn Trust<|>organization<|>Paid for the Aurora Array.)',
+        '("relationship"<|>Anya Petrov<|>Lindqvist Observatory<|>founded in 2008<|>9)',
+        '("relationship"<|>Lindqvist Observatory<|>Vardo<|>located near<|>6)',
+        '("relationship"<|>Aurora Array<|>Lindqvist Observatory<|>telescope of<|>8)',
+        '("relationship"<|>Nordhavn Trust<|>Aurora Array<|>paid for<|>7)',
+        "<|COMPLETE|>",
+    ]
+)
+
+
 def _records_system(entity_types: list[str]) -> str:
     types = ", ".join(entity_types)
     return (

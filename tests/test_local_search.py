@@ -21,7 +21,13 @@ from graphrag.index import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM, run_sync
 from graphrag.query.base import ContextItem, auto_budget, items_tokens, number_items
-from graphrag.query.local import LocalSearch, ranked_relationships, selection_level
+from graphrag.query.local import (
+    LocalSearch,
+    ranked_relationships,
+    selection_level,
+    units_by_entity_rank,
+    units_by_shared_mentions,
+)
 from graphrag.tokens import message_tokens
 
 DEMO_QUESTIONS = ["q01", "q08", "q11"]
@@ -206,6 +212,25 @@ def test_relationships_to_unselected_entities_are_capped_inside_ones_are_not() -
         "B-C",
         "A-B",
     ]
+
+
+def test_text_units_follow_the_best_entity_then_its_relationships_in_them() -> None:
+    # A matched best, then B. A's relationships come from u2 (twice) and u3; B's from u4.
+    relationships = relationship_frame([("A", "X", 1.0), ("A", "Y", 1.0), ("A", "B", 1.0)])
+    relationships = relationships.assign(**{S.TEXT_UNIT_IDS: [["u2"], ["u2", "u3"], ["u4"]]})
+    units_of = [["u1", "u3", "u2"], ["u4", "u1", "u5"]]
+    assert units_by_entity_rank(["A", "B"], units_of, relationships) == [
+        "u2",  # A's, holding two of A's relationships
+        "u3",  # A's, one
+        "u1",  # A's, none (also B's: ranked by its best entity)
+        "u4",  # B's, holding B's relationship
+        "u5",
+    ]
+
+
+def test_shared_mention_order_puts_units_naming_most_selected_entities_first() -> None:
+    units_of = [["u1", "u3"], ["u4", "u1"], ["u4", "u1", "u2"]]
+    assert units_by_shared_mentions(units_of) == ["u1", "u4", "u3", "u2"]
 
 
 # --------------------------------------------------------------------------- the demo index

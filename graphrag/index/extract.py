@@ -265,6 +265,46 @@ async def _worth_gleaning(
     return completion.text.strip().upper().startswith("Y")
 
 
+def reextract_empty(
+    units: list[tuple[str, str]],
+    results: list[dict[str, Any] | None],
+    llm: ChatLLM,
+    settings: IndexSettings,
+    progress: bool,
+) -> list[dict[str, str]]:
+    """Ask again, alone and with another worked example, for each unit whose first reply
+    named nothing its text mentions; replace its result in place; return the error rows.
+
+    Why: the 1.5B model sometimes answers the prompt's worked example instead of the text,
+    word for word (the same reply when asked twice, and when told so in a follow-up turn), and
+    grounding then leaves the unit out of the graph: on the demo the cooperative's history, so
+    local search could not reach its founding year. Each unit is asked again once at most.
+    The first reply's names stay in the dropped table, with why the unit was asked again.
+    """
+    from graphrag.index.extract_records import ASKED_AGAIN, extract_chunk_records
+
+    empty = []
+    for i, ((_, text), result) in enumerate(zip(units, results, strict=True)):
+        if result is None:
+            continue
+        grounded, _ = drop_names_not_in_text(result, text)
+        if not grounded["entities"] and not grounded["relationships"]:
+            empty.append(i)
+    if not empty:
+        return []
+    calls = [extract_chunk_records(llm, units[i][1], settings, again=True) for i in empty]
+    again, errors = run_llm_stage("extract_again", [units[i][0] for i in empty], calls, progress)
+    for i, result in zip(empty, again, strict=True):
+        first = results[i]
+        if result is None or first is None:
+            continue
+        names = sorted({display_name(e["name"]) for e in first["entities"]})
+        note = ("the first reply", ASKED_AGAIN, "; ".join(names)[:200])
+        result["kept_out"] = [*first.get("kept_out", []), note, *result["kept_out"]]
+        results[i] = result
+    return errors
+
+
 def extract_graph(
     text_units: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -293,6 +333,8 @@ def extract_graph(
     for group, result in zip(groups, call_results, strict=True):
         for i, part in zip(group, [result] if len(group) == 1 else result or [], strict=False):
             results[i] = part
+    if settings.reextract_empty and settings.extraction_format == "records":
+        errors += reextract_empty(units, results, llm, settings, progress)
     entity_rows, relationship_rows, dropped_rows = [], [], []
     for (unit_id, text), result in zip(units, results, strict=True):
         if result is None:

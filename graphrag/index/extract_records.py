@@ -28,15 +28,20 @@ from graphrag.tokens import message_tokens
 MALFORMED_RECORD = "malformed record line"
 REPEATED_RECORDS = "repeated records dropped"
 STOPPED_EARLY = "reply stopped early (index.stop_repeats)"
+ASKED_AGAIN = "first reply named nothing the text mentions; asked again (index.reextract_empty)"
 # Completion room per document of a packed call: a short paragraph's records (~9 at ~25
 # tokens) with some spare.
 PACKED_TOKENS_PER_DOCUMENT = 300
 
 
-async def extract_chunk_records(llm: ChatLLM, text: str, settings: IndexSettings) -> dict[str, Any]:
+async def extract_chunk_records(
+    llm: ChatLLM, text: str, settings: IndexSettings, again: bool = False
+) -> dict[str, Any]:
     """Return the chunk's extraction in the JSON format's shape; ``"kept_out"`` lists
-    (name, reason, detail) of malformed lines and repeats for the dropped table."""
-    messages = prompts.extract_graph_records(text, settings.entity_types)
+    (name, reason, detail) of malformed lines and repeats for the dropped table. ``again``:
+    asked with the second worked example (``index.reextract_empty``)."""
+    build = prompts.extract_graph_records_again if again else prompts.extract_graph_records
+    messages = build(text, settings.entity_types)
     reply, stops = await _records_reply(llm, messages, settings)
     parsed = parse_records(reply)
     return {**parsed.extraction(), "errors": [], "kept_out": _kept_out(parsed, stops)}

@@ -1,10 +1,11 @@
 """Local search: entities near the question, and what the graph holds around them.
 
 The question's embedding picks the top entities by description similarity. Around them come
-their relationships, the text units they were extracted from (those mentioning most selected
-entities first) and the community reports they belong to (those holding most selected
-entities first, then by rating). Text units and reports get fixed shares of the budget, the
-graph (entities, then relationships) the rest.
+their relationships, the text units they were extracted from (the best-matching entity's
+first, each entity's by how many of its relationships a unit holds) and the community
+reports they belong to (those holding most selected entities first, then by rating). Text
+units and reports get fixed shares of the budget, the graph (entities, then relationships)
+the rest.
 
 It follows Microsoft GraphRAG's reading: a budget sized to the model's window
 (``Method.answer_budget``); entities take the graph share first; relationships between
@@ -61,6 +62,39 @@ def ranked_relationships(relationships: pd.DataFrame, selected: set[str], cap: i
     return pd.concat([inside, outside.drop(columns="links")])
 
 
+def units_by_entity_rank(
+    entity_ids: list[str], units_of: list[list[str]], relationships: pd.DataFrame
+) -> list[str]:
+    """Return the selected entities' text units in Microsoft GraphRAG's local-search order.
+
+    Each unit is ranked by the best-matching entity that has it (``entity_ids`` is in match
+    order, ``units_of`` its units), then by how many of that entity's relationships were
+    extracted from it: the passage that says most about the top entity comes first.
+    """
+    touches = relationships[S.SOURCE_ID].isin(entity_ids) | relationships[S.TARGET_ID].isin(
+        entity_ids
+    )
+    related = relationships[touches]
+    rank: dict[str, tuple[int, int]] = {}
+    for position, (entity, units) in enumerate(zip(entity_ids, units_of, strict=True)):
+        own = related[(related[S.SOURCE_ID] == entity) | (related[S.TARGET_ID] == entity)]
+        counts = Counter(u for ids in own[S.TEXT_UNIT_IDS] for u in ids)
+        for unit in units:
+            rank.setdefault(unit, (position, -counts[unit]))
+    return sorted(rank, key=lambda u: rank[u])
+
+
+def units_by_shared_mentions(units_of: list[list[str]]) -> list[str]:
+    """Return the units that most selected entities mention first (ties: best entity first)."""
+    mentions: Counter[str] = Counter()
+    first_seen: dict[str, int] = {}
+    for position, units in enumerate(units_of):
+        for unit in units:
+            mentions[unit] += 1
+            first_seen.setdefault(unit, position)
+    return sorted(mentions, key=lambda u: (-mentions[u], first_seen[u]))
+
+
 class LocalSearch(Method):
     name = "local"
 
@@ -100,13 +134,12 @@ class LocalSearch(Method):
 
     def text_unit_items_for(self, selected_rows: list[int]) -> list[ContextItem]:
         entities = self.index.entities
-        mentions: Counter[str] = Counter()
-        first_seen: dict[str, int] = {}
-        for rank, row in enumerate(selected_rows):
-            for unit in entities[S.TEXT_UNIT_IDS].iloc[row]:
-                mentions[unit] += 1
-                first_seen.setdefault(unit, rank)
-        order = sorted(mentions, key=lambda u: (-mentions[u], first_seen[u]))
+        units_of = [list(entities[S.TEXT_UNIT_IDS].iloc[r]) for r in selected_rows]
+        if self.params.local_text_unit_order == "shared_mentions":
+            order = units_by_shared_mentions(units_of)
+        else:
+            ids = [entities[S.ID].iloc[r] for r in selected_rows]
+            order = units_by_entity_rank(ids, units_of, self.index.relationships)
         text_of = dict(zip(self.index.text_units[S.ID], self.index.text_units[S.TEXT], strict=True))
         return [ContextItem(f"text_unit:{u}", text_of[u]) for u in order if u in text_of]
 
