@@ -17,10 +17,11 @@ over all calls and per question set (``data/*/questions.jsonl``). The shuffle's 
 fixed, so on the demo's five reports the same report leads every batch; on MuSiQue the
 reports chosen differ per question, so there the first report is a different one each time.
 
-Part 2 (``--compare INDEX``, replay only): global search on the demo's global questions
-with ``global_reports_per_call`` 0 (reports packed into batches by tokens, Microsoft's way)
-and 1 (the default), both recorded: keyword hit rate, LLM calls, prompt and completion
-tokens and model seconds per answer. A request missing from the cache ends the run (exit 2).
+Part 2 (``--compare INDEX``, replay; ``--record`` asks the live model for what is missing):
+global search on the demo's global questions with ``global_reports_per_call`` 0 (reports
+packed into batches by tokens, Microsoft's way), 1 (the default) and dynamic community
+selection: keyword hit rate, LLM calls, prompt and completion tokens and model seconds per
+answer. A request missing from the cache ends a replay (exit 2).
 """
 
 from __future__ import annotations
@@ -98,9 +99,20 @@ def question_sets(root: Path) -> dict[str, str]:
     return sets
 
 
-def compare(index: Path, questions: Path = QUESTIONS) -> list[str]:
-    """Return one line per ``global_reports_per_call`` setting: global search's means over
-    the question set's global questions, every call replayed from the recorded cache."""
+# Part 2's settings of global search: Microsoft's packed batches, one report per map call
+# (the default), and dynamic community selection (reports rated from the root down, only the
+# relevant ones mapped, one per call).
+ARMS = {
+    "packed batches": {"global_reports_per_call": 0},
+    "one report per call": {"global_reports_per_call": 1},
+    "dynamic selection": {"global_reports_per_call": 1, "global_dynamic_selection": True},
+}
+
+
+def compare(index: Path, questions: Path = QUESTIONS, cache: str = "replay") -> list[str]:
+    """Return one line per arm of ``ARMS``: global search's means over the question set's
+    global questions, every call replayed from the recorded cache (``cache="on"`` asks the
+    live model for what is missing and records it)."""
     import numpy as np
 
     from graphrag import Workbench
@@ -110,9 +122,8 @@ def compare(index: Path, questions: Path = QUESTIONS) -> list[str]:
     asked = load_questions(questions)
     asked = asked[asked["type"] == "global"]
     lines = []
-    for per_call in (0, 1):
-        overrides = {"query": {"global_reports_per_call": per_call}}
-        with Workbench(cache="replay", overrides=overrides) as wb:
+    for label, query in ARMS.items():
+        with Workbench(cache=cache, overrides={"query": query}) as wb:
             wb.load(index)
             answers = [wb.query(q, method="global") for q in asked["question"]]
         hits = [
@@ -124,7 +135,7 @@ def compare(index: Path, questions: Path = QUESTIONS) -> list[str]:
             return float(np.mean(values))
 
         lines.append(
-            f"reports per call {per_call}: keyword hit {mean(hits):.3f} (n={len(hits)}); per "
+            f"{label}: keyword hit {mean(hits):.3f} (n={len(hits)}); per "
             f"answer {mean([a.usage.calls for a in answers]):.1f} calls, "
             f"{mean([a.usage.prompt_tokens for a in answers]):,.0f} prompt + "
             f"{mean([a.usage.completion_tokens for a in answers]):,.0f} completion tokens, "
@@ -139,12 +150,15 @@ def main(argv: list[str] | None = None) -> None:
         "--cache", type=Path, default=REPO_ROOT / "data" / "llm_cache", help="part 1's cache"
     )
     parser.add_argument("--compare", type=Path, metavar="INDEX", help="e.g. output/kestrel_bay")
+    parser.add_argument(
+        "--record", action="store_true", help="part 2: ask the live model for what is missing"
+    )
     args = parser.parse_args(argv)
     if args.compare:
         from graphrag.llm import CacheMissError
 
         try:
-            print("\n".join(compare(args.compare)))
+            print("\n".join(compare(args.compare, cache="on" if args.record else "replay")))
         except CacheMissError as err:
             print(f"not recorded: {err}", file=sys.stderr)
             sys.exit(2)
