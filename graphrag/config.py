@@ -152,8 +152,9 @@ class IndexSettings:
     # text does not mention (off: on the demo the model goes on with real records after one)
     stop_example_copies: bool = False
     # records format: a text unit that the first pass left with no entity or relationship
-    # it mentions (the model copied the worked example: the demo's cooperative history, 26
-    # of 264 MuSiQue paragraphs) is asked once more, alone, with another worked example
+    # it mentions (the model copied the worked example, as for the demo's cooperative
+    # history, or a packed reply skipped it: 26 of MuSiQue's 264 paragraphs) is asked once
+    # more, alone, with another worked example
     reextract_empty: bool = False
     # records format: pack consecutive whole documents shorter than this many tokens into one
     # extraction call, each labelled, records mapped back to their own text unit (0: off)

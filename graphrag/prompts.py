@@ -163,7 +163,7 @@ def extract_graph_records_again(text: str, entity_types: list[str]) -> Messages:
     """The record extraction of one text, asked again with another worked example
     (``index.reextract_empty``): for a text whose first reply named nothing it mentions,
     usually because the 1.5B model copied the first example's records word for word (the
-    demo's cooperative history, 26 of MuSiQue's 264 paragraphs). Same reply format."""
+    demo's cooperative history), or a packed reply skipped it. Same reply format."""
     return _example_turns(
         _records_system(entity_types),
         _SECOND_EXAMPLE_TEXT,

@@ -278,7 +278,9 @@ def reextract_empty(
     Why: the 1.5B model sometimes answers the prompt's worked example instead of the text,
     word for word (the same reply when asked twice, and when told so in a follow-up turn), and
     grounding then leaves the unit out of the graph: on the demo the cooperative's history, so
-    local search could not reach its founding year. Each unit is asked again once at most.
+    local search could not reach its founding year. A packed call's reply can also skip a
+    document (MuSiQue's packed LLM index: 22 of its 26 paragraphs without an entity). Each
+    unit is asked again once at most.
     The first reply's names stay in the dropped table, with why the unit was asked again.
     """
     from graphrag.index.extract_records import ASKED_AGAIN, extract_chunk_records
