@@ -193,10 +193,13 @@ class QuerySettings:
     # context; or "top_k" chunks
     chunk_context: Literal["top_k", "budget"] = "budget"
     local_text_unit_share: float = 0.5
-    # the order local search reads its text units in. "shared_mentions": units mentioning
-    # most selected entities first; "entity_rank" (Microsoft GraphRAG's): the best-matching
-    # entity's units first, each entity's by how many of its relationships the unit holds
-    local_text_unit_order: Literal["entity_rank", "shared_mentions"] = "shared_mentions"
+    # the order local search reads its text units in (the candidates are the same: the
+    # selected entities' units). "shared_mentions": units mentioning most selected entities
+    # first; "entity_rank" (Microsoft GraphRAG's): the best-matching entity's units first,
+    # each entity's by how many of its relationships the unit holds; "question": the units
+    # whose embedding is nearest the question first (evidence recall of the context on the
+    # demo 0.797 against 0.753 and 0.699; recall@2 higher on the demo and MuSiQue's indexes)
+    local_text_unit_order: Literal["entity_rank", "shared_mentions", "question"] = "shared_mentions"
     local_community_share: float = 0.2
     local_community_level: int = -1  # -1: deepest level holding every selected entity
     local_max_relationships: int = 20  # relationships to unselected entities, at most

@@ -268,7 +268,7 @@ def test_context_on_the_demo_fits_the_window_and_reads_the_selection(
     candidates = {
         "entity": method.entity_items(method.select_entities(q)),
         "report": method.report_items(selected_set),
-        "text_unit": method.text_unit_items_for(method.select_entities(q)),
+        "text_unit": method.text_unit_items_for(method.select_entities(q), q),
     }
     assert [u.source for u in candidates["text_unit"]] == retrieval.ranking
     rooms = {
@@ -344,3 +344,32 @@ def test_answer_through_the_fake_endpoint_fits_the_window(
     assert answer.context_tokens <= method.context_budget(q)
     assert answer.cited == [answer.sources[0]]
     assert sum(tokens.count_tokens(c) for c in answer.contexts) == answer.context_tokens
+
+
+@pytest.mark.parametrize("qid", ["q02", "q03", "q12"])
+def test_question_order_reads_the_selections_units_nearest_the_question_first(
+    demo_index: Index, replay_settings: Settings, replay_embedder, qid: str
+) -> None:
+    import numpy as np
+
+    settings = local_settings(replay_settings, local_text_unit_order="question")
+    method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    q = question(qid)
+    rows = method.select_entities(q)
+    ranking = run_sync(method.aretrieve_ranked(q)).ranking
+    units = [s.removeprefix("text_unit:") for s in ranking]
+    candidates = {u for r in rows for u in demo_index.entities[S.TEXT_UNIT_IDS].iloc[r]}
+    assert set(units) == candidates and len(units) == len(candidates)
+    position = {u: i for i, u in enumerate(demo_index.text_units[S.ID])}
+    vectors = np.stack(demo_index.text_units[S.TEXT_EMBEDDING].to_list())
+    scores = vectors[[position[u] for u in units]] @ replay_embedder.embed_one(q)
+    assert all(a >= b - 1e-6 for a, b in zip(scores, scores[1:], strict=False))
+    # the same candidates as the other orders: only the order differs
+    for order in ("shared_mentions", "entity_rank"):
+        other = LocalSearch(
+            demo_index,
+            local_settings(replay_settings, local_text_unit_order=order),
+            ChatLLM(settings),
+            replay_embedder,
+        )
+        assert set(run_sync(other.aretrieve_ranked(q)).ranking) == set(ranking)

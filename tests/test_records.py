@@ -119,7 +119,7 @@ EXAMPLE = {
         # recorded on MuSiQue: a relationship with a source and a fact but no target
         (
             '[1] ("relationship"<|Seattle<|average annual snowfall, as measured at Sea-Tac '
-            'Airport, is 6.8 inches (17.3 cm).>)',
+            "Airport, is 6.8 inches (17.3 cm).>)",
             "entity",
             "without a target read as an entity description",
         ),

@@ -132,16 +132,27 @@ class LocalSearch(Method):
             for _, r in ranked.iterrows()
         ]
 
-    def text_unit_items_for(self, selected_rows: list[int]) -> list[ContextItem]:
+    def text_unit_items_for(self, selected_rows: list[int], question: str) -> list[ContextItem]:
         entities = self.index.entities
         units_of = [list(entities[S.TEXT_UNIT_IDS].iloc[r]) for r in selected_rows]
         if self.params.local_text_unit_order == "shared_mentions":
             order = units_by_shared_mentions(units_of)
+        elif self.params.local_text_unit_order == "question":
+            order = self.units_by_question(units_of, question)
         else:
             ids = [entities[S.ID].iloc[r] for r in selected_rows]
             order = units_by_entity_rank(ids, units_of, self.index.relationships)
         text_of = dict(zip(self.index.text_units[S.ID], self.index.text_units[S.TEXT], strict=True))
         return [ContextItem(f"text_unit:{u}", text_of[u]) for u in order if u in text_of]
+
+    def units_by_question(self, units_of: list[list[str]], question: str) -> list[str]:
+        """Return the selected entities' units, those nearest the question first."""
+        candidates = list(dict.fromkeys(u for units in units_of for u in units))
+        rows = {u: i for i, u in enumerate(self.index.text_units[S.ID])}
+        known = [u for u in candidates if u in rows]
+        matrix = self.vectors.text_units[[rows[u] for u in known]]
+        ranked = cosine_top_k(self.embedder.embed_one(question), matrix, len(known))
+        return [known[i] for i, _ in ranked]
 
     def report_communities(self, selected: set[str]) -> pd.DataFrame:
         """Return the communities whose reports may be read: each entity's community at
@@ -190,7 +201,7 @@ class LocalSearch(Method):
         reports = fit_items(self.report_items(selected), report_budget)
         # Text units take their share plus whatever the other kinds left unused.
         spare = budget - items_tokens(entities) - items_tokens(relationships)
-        ranked_units = self.text_unit_items_for(rows)
+        ranked_units = self.text_unit_items_for(rows, question)
         units = fit_items(ranked_units, spare - items_tokens(reports))
         return Retrieval(
             entities + relationships + reports + units, [u.source for u in ranked_units]
