@@ -158,6 +158,8 @@ class ChatLLM:
             self.server = EmbeddedServer(settings)
             self.base_url = EMBEDDED_PLACEHOLDER_URL
             resolver = upstream or self.server.ensure_running
+        if self.cache.window is None:
+            self.cache.window = self.context_limit()
         recover = self.server.recover if self.server is not None and upstream is None else None
         self._upstream = LiveEndpoint(resolver, recover)
         self._api_key = self._read_key()

@@ -11,8 +11,11 @@ refused (:class:`UnrecordableRequestError`) rather than sent past the cache, so 
 calls a model" holds for every request of every library given our client. A streamed chat
 request is read whole by the transport (or ended early by its stop rule, see
 graphrag/llm_stream.py), recorded as a completion and answered as a short event stream. A
-refusal that depends only on the request (llama.cpp's "prompt exceeds the context size") is
-recorded too, so a replay fails that item exactly as the live run did.
+refusal that depends only on the request and the server's window (llama.cpp's "prompt
+exceeds the context size") is recorded too, so a replay fails that item exactly as the live
+run did. Such a refusal, and a reply the server cut because its window was full (not at
+``max_tokens``), is the fate of a window, not of the request: with a larger window than the
+one that bound it (``ResponseCache.window``) it is not served, and is asked again.
 
 Over 400 lines because the cache, its transport and the storing of a reply are one job that
 must agree on every request's key; split, each part would re-state the others' rules.
@@ -83,11 +86,14 @@ class ResponseCache:
     caller whose library swallows exceptions (ragas) can still fail loudly.
     """
 
-    def __init__(self, root: Path, mode: str = "on") -> None:
+    def __init__(self, root: Path, mode: str = "on", window: int | None = None) -> None:
         if mode not in ("on", "off", "replay"):
             raise ValueError(f"cache mode {mode!r}: expected on, off or replay")
         self.root = Path(root)
         self.mode = mode
+        # Tokens one request may use on the live endpoint (prompt + reply), None if unknown:
+        # a record bound by a smaller window is not served (see window_bound).
+        self.window = window
         self.misses: list[str] = []
         self._async_locks: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
             weakref.WeakKeyDictionary()
@@ -109,6 +115,12 @@ class ResponseCache:
             raise LLMError(
                 f"cache entry {path} is corrupt ({err}); delete it to re-record"
             ) from err
+
+    def serves(self, record: dict[str, Any]) -> bool:
+        """Return whether ``record`` answers its request on today's endpoint: not when the
+        server's window bound it and today's window is larger."""
+        bound = window_bound(record)
+        return bound is None or self.window is None or self.window <= bound
 
     def put(self, key: str, record: dict[str, Any]) -> None:
         """Store ``record`` whole or not at all, even with other processes writing the cache.
@@ -347,7 +359,7 @@ def _hit(
     cache: ResponseCache, key: str, request: httpx.Request, streamed: bool
 ) -> httpx.Response | None:
     record = cache.get(key)
-    if record is None:
+    if record is None or not cache.serves(record):
         return None
     count_call(record, hit=True, waited=0.0)
     return _cached_response(request, key, record, hit=True, streamed=streamed)
@@ -420,6 +432,31 @@ def _record(body: dict[str, Any], response: Any, seconds: float, **extra: Any) -
 # again on every run, so it is recorded like a reply and a replay meets the same error (the
 # caller counts it as that item's failure) instead of a cache miss.
 REFUSALS_RECORDED = frozenset({"exceed_context_size_error"})
+
+
+def window_bound(record: dict[str, Any]) -> int | None:
+    """Return the window (tokens per request) that decided ``record``'s fate, or None.
+
+    A recorded refusal names it (llama.cpp's ``n_ctx``); a reply cut off (finish "length")
+    before its ``max_tokens`` ended where the window was full, at prompt + reply tokens.
+    """
+    response = record.get("response") or {}
+    if record.get("status", 200) != 200:
+        n_ctx = (response.get("error") or {}).get("n_ctx")
+        return int(n_ctx) if n_ctx else None
+    if record.get("stopped_early"):
+        return None
+    try:
+        finish = response["choices"][0].get("finish_reason")
+        usage = response["usage"]
+        used = int(usage["prompt_tokens"]) + int(usage["completion_tokens"])
+        reply = int(usage["completion_tokens"])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    max_tokens = record.get("request", {}).get("max_tokens")
+    if finish == "length" and (max_tokens is None or reply < int(max_tokens)):
+        return used
+    return None
 
 
 def _refused_for_good(response: httpx.Response) -> bool:

@@ -459,6 +459,60 @@ def test_a_prompt_too_long_for_the_server_is_refused_the_same_way_in_replay(
         replay.chat(user("another prompt"))
 
 
+def test_what_a_smaller_window_decided_is_asked_again_with_a_larger_one(
+    fake_llm: FakeLLM, make_llm
+) -> None:
+    """A refusal for a prompt over the slot's window, and a reply the server cut because its
+    window was full (before ``max_tokens``), are the fate of that window: a cache whose window
+    is larger asks again (and keeps the new answer); one no larger replays them as recorded.
+    A reply cut at ``max_tokens`` is the request's own fate and is always replayed."""
+    refusal = {
+        "error": {
+            "code": 400,
+            "message": "request (4529 tokens) exceeds the available context size (4096 tokens)",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": 4529,
+            "n_ctx": 4096,
+        }
+    }
+    fake_llm.script(
+        Reply(raw=json.dumps(refusal).encode(), status=400),
+        Reply(
+            "cut where the window",
+            finish_reason="length",
+            prompt_tokens=3968,
+            completion_tokens=128,
+        ),
+        Reply("cut at max_tokens", finish_reason="length", completion_tokens=1024),
+    )
+    small = make_llm(llm={"context_tokens": 4096})
+    with pytest.raises(LLMError, match="exceeds the available context size"):
+        small.chat(user("long"))
+    assert small.chat(user("cut"), max_tokens=1024).finish_reason == "length"
+    assert small.chat(user("capped"), max_tokens=1024).text == "cut at max_tokens"
+    assert fake_llm.calls == 3
+
+    same = make_llm(llm={"context_tokens": 4096}, cache={"mode": "replay"})
+    with pytest.raises(LLMError, match="exceeds the available context size"):
+        same.chat(user("long"))
+    assert same.chat(user("cut"), max_tokens=1024).text == "cut where the window"
+
+    larger_replay = make_llm(llm={"context_tokens": 8192}, cache={"mode": "replay"})
+    with pytest.raises(CacheMissError):
+        larger_replay.chat(user("long"))
+    with pytest.raises(CacheMissError):
+        larger_replay.chat(user("cut"), max_tokens=1024)
+    assert larger_replay.chat(user("capped"), max_tokens=1024).text == "cut at max_tokens"
+
+    fake_llm.script(Reply("whole answer"), Reply("the whole reply"))
+    larger = make_llm(llm={"context_tokens": 8192})
+    assert larger.chat(user("long")).text == "whole answer"
+    assert larger.chat(user("cut"), max_tokens=1024).text == "the whole reply"
+    assert fake_llm.calls == 5
+    replay = make_llm(llm={"context_tokens": 4096}, cache={"mode": "replay"})
+    assert replay.chat(user("long")).text == "whole answer", "the new answer replaced it"
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
