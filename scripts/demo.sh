@@ -47,10 +47,11 @@ musique=(--config data/musique/graphrag.toml)
   --metrics "$(cat data/musique/recorded_metrics)" \
   --limit "$(cat data/musique/recorded_eval_limit)" \
   --method-limits "$(cat data/musique/recorded_method_limits)" --out reports/musique --quiet
-# The same corpus indexed in the LLM mode (the lean defaults; recorded by
-# LLM_INDEX=1 scripts/record_musique.sh), replayed, for its cost beside the NLP mode's.
-.venv/bin/python -m graphrag --cache replay index --input data/musique/docs \
-  --out output/musique_llm --method llm --quiet
+# The same corpus indexed in the LLM mode (the lean defaults but one, named in
+# data/musique/llm_index.toml; recorded by LLM_INDEX=1 scripts/record_musique.sh), replayed,
+# for its cost beside the NLP mode's.
+.venv/bin/python -m graphrag --config data/musique/llm_index.toml --cache replay index \
+  --input data/musique/docs --out output/musique_llm --method llm --quiet
 .venv/bin/python -m graphrag summarize reports/kestrel_bay reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
   --index output/musique_llm --out reports/SUMMARY.md --readme README.md

@@ -25,8 +25,8 @@ config=(--config data/musique/graphrag.toml)
 # shows both index modes' cost (hours live: 58 packed extraction calls, then summaries and
 # reports).
 if [ "${LLM_INDEX:-0}" = 1 ]; then
-  .venv/bin/python -m graphrag index --input data/musique/docs --out output/musique_llm \
-    --method llm --quiet
+  .venv/bin/python -m graphrag --config data/musique/llm_index.toml index \
+    --input data/musique/docs --out output/musique_llm --method llm --quiet
 fi
 [ "$methods" = none ] && exit 0
 # RAGAS (METRICS=answer_relevancy, ...) comes with the judge's planted controls (the eval

@@ -533,7 +533,7 @@ def musique_index(
     """The MuSiQue corpus indexed on its settings (data/musique/graphrag.toml: the LLM-free
     nlp mode, so it builds without any cache), once a session: the real graph with a
     hierarchy (levels 0-3, 1,617 entities) for the tests of levels and sub-communities; the
-    demo's default graph is flat."""
+    demo's default graph has only two levels of a few communities."""
     folder = tmp_path_factory.mktemp("musique")
     return replayed_index(MUSIQUE / "docs", musique_settings, replay_embedder, folder / "index")
 

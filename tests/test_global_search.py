@@ -1,8 +1,8 @@
 """Global search's reference behaviours (Microsoft GraphRAG) over real indexes: whole-graph
 levels, report rank in the map context and a minimum rank, a tolerant map, dynamic community
 selection, and contexts that are the reports the kept points came from. The demo index
-(rebuilt from the recorded cache) is flat; levels and sub-communities are tested on the
-MuSiQue index (LLM-free, levels 0-3). Model replies are scripted."""
+(rebuilt from the recorded cache) has two small levels; levels and sub-communities are
+tested on the MuSiQue index (LLM-free, levels 0-3). Model replies are scripted."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_rolled_up_level_by_hand() -> None:
 def test_global_with_rolled_up_levels_maps_the_whole_graph_view(
     musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, level: int
 ) -> None:
-    # Levels need a hierarchy: MuSiQue's graph has one, the demo's default one is flat.
+    # Levels need a hierarchy: MuSiQue's graph has one, the demo's default one has two small levels.
     # a reduce budget every point fits in: each mapped batch's point reaches the answer
     query = {"global_level": level, "global_reduce_tokens": 100_000}
     settings = make_settings(fake_llm.base_url, query=query)
@@ -120,7 +120,7 @@ def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
     from graphrag import tokens
     from graphrag.query.global_search import report_batches
 
-    index = musique_index  # a hierarchy to choose from: the demo's default graph is flat
+    index = musique_index  # a hierarchy to choose from: the demo has two small levels
 
     def chosen(max_batches: int, batch_tokens: int) -> set[int]:
         settings = make_settings(
@@ -334,7 +334,7 @@ def unsplit_roots(index: Index) -> list[int]:
 def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
     musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    index = musique_index  # sub-communities to select: the demo's default graph is flat
+    index = musique_index  # sub-communities to select: the demo has two small levels
     parent, children = split_community(index)
     roots = sorted(index.communities.query("level == 0")[S.COMMUNITY])
     other_root = unsplit_roots(index)[0]
@@ -362,7 +362,7 @@ def test_dynamic_selection_reaches_a_relevant_child_and_prunes_the_rest(
 def test_dynamic_selection_never_reads_an_irrelevant_subtree(
     musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    index = musique_index  # sub-communities to select: the demo's default graph is flat
+    index = musique_index  # sub-communities to select: the demo has two small levels
     parent, children = split_community(index)
     roots = sorted(index.communities.query("level == 0")[S.COMMUNITY])
     # The children would be relevant, but their parent is not: they are never rated.
@@ -380,7 +380,7 @@ def test_dynamic_selection_never_reads_an_irrelevant_subtree(
 def test_dynamic_selection_stops_at_its_rating_budget(
     musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    index = musique_index  # sub-communities to select: the demo's default graph is flat
+    index = musique_index  # sub-communities to select: the demo has two small levels
     parent, children = split_community(index)
     roots = sorted(index.communities.query("level == 0")[S.COMMUNITY])
     reply, community_of = rater(index, {parent: 4} | {c: 5 for c in children})

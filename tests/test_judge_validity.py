@@ -4,14 +4,17 @@ the replay of the recorded demo answers whose controls were never recorded."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
+import math
 import re
 
 import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, FakeLLM
 
+from graphrag import tokens
 from graphrag.config import REPO_ROOT
 from graphrag.embeddings import Embedder
 from graphrag.eval import judge_validity as jv
@@ -208,3 +211,51 @@ def test_unrecorded_controls_replay_as_not_measured(
     assert len(scored) == 3 and set(scored["status"]) == {jv.NOT_RECORDED}
     assert scored["error"].isna().all()  # no machine path from the miss message
     assert jv.discrimination(scored, metric).render() == "not measured (not recorded)"
+
+
+# --------------------------------------------------------------------------- judge's window
+
+
+def test_faithfulness_over_contexts_longer_than_the_judge_s_window(
+    make_settings, fake_llm: FakeLLM, make_embedder
+) -> None:
+    """The demo's twelve documents (~5,000 tokens) as one method's contexts, judged with a
+    2,600-token window: every verdict prompt plus the reply room fits it, and each of three
+    sentences taken from the first, a middle and the last document is still found, so the
+    answer is as faithful as it is with a window that holds everything (one verdict call,
+    ragas's own prompt). A sentence found in no document stays unsupported."""
+    docs = sorted(DEMO_DOCS.glob("*.md"))
+    contexts = [d.read_text(encoding="utf-8") for d in docs]
+    sentences = [first_sentence(docs[i])[1] for i in (0, 6, 11)]
+    answer = " ".join([*sentences, "The bay froze solid in 1066."])
+    fake_llm.respond_with(faithfulness_judge(always_one=False))
+
+    def score(window: int) -> tuple[float, list[dict]]:
+        settings = make_settings(fake_llm.base_url, llm={"context_tokens": window})
+        judge = Judge(settings, ChatLLM(settings), make_embedder(settings), ["faithfulness"])
+        fake_llm.reset()
+        fake_llm.respond_with(faithfulness_judge(always_one=False))
+        result = asyncio.run(judge.score("faithfulness", "What happened?", answer, contexts, ""))
+        if window < 2000:
+            assert result.error is not None and "setting llm.context_tokens" in result.error
+            return result.value, []
+        assert result.error is None
+        verdicts = [r for r in fake_llm.requests if VERDICTS_PROMPT in str(r["messages"])]
+        return result.value, verdicts
+
+    small, windows = score(2600)
+    assert small == pytest.approx(3 / 4)
+    assert len(windows) >= 3
+    for request in windows:
+        prompt = tokens.message_tokens(request["messages"])
+        assert prompt + request["max_tokens"] <= 2600
+    judged = " ".join(
+        " ".join(judge_input(r["messages"][-1]["content"])["context"].split()) for r in windows
+    )
+    for context in contexts:  # every context's text reached some window, in order
+        assert " ".join(context.split())[:200] in judged
+
+    assert math.isnan(score(1500)[0]), "no room for any context: a named error, not a score"
+    large, whole = score(16000)
+    assert large == pytest.approx(3 / 4) and len(whole) == 1
+    assert judge_input(whole[0]["messages"][-1]["content"])["context"] == "\n".join(contexts)

@@ -1,10 +1,11 @@
 """``index.min_report_entities``: communities too small to need LLM prose get the nlp mode's
-template report, on the demo's recorded index (the other reports still replay) and on the
-MuSiQue graph with a fake endpoint (a parent reads its small child's template report).
+template report, on the demo's recorded index and on the MuSiQue graph with a fake endpoint
+(a parent reads its small child's template report).
 
-The default demo graph is five communities of four to nine entities, none split: raising the
-threshold above four templates its smallest; MuSiQue's graph has small communities with
-parents."""
+The default demo graph has two levels: four top communities (5 to 13 entities), two of them
+split into five of 3 to 9. At the default threshold (3) none is templated and every report
+replays; raising it to 5 templates three small children, whose parents then read their
+templates (new prompts, so a fake endpoint answers them)."""
 
 from __future__ import annotations
 
@@ -28,14 +29,12 @@ def sizes(index) -> dict[int, int]:
     )
 
 
-@pytest.mark.parametrize("threshold", [0, 5])
-def test_small_demo_communities_get_template_reports_and_the_rest_replay(
+@pytest.mark.parametrize("threshold", [0, 3])
+def test_the_demo_s_reports_replay_when_no_community_is_small(
     demo_index, replay_settings: Settings, threshold: int
 ) -> None:
     size_of = sizes(demo_index)
-    small = {c for c, n in size_of.items() if n < threshold}
-    if threshold:
-        assert small and len(small) < len(size_of)  # the demo has a four-entity community
+    assert min(size_of.values()) >= threshold  # off (0), and the default: nothing templated
     index = dataclasses.replace(replay_settings.index, min_report_entities=threshold)
     settings = dataclasses.replace(replay_settings, index=index)
     tables = {"entities": demo_index.entities, "relationships": demo_index.relationships}
@@ -44,22 +43,43 @@ def test_small_demo_communities_get_template_reports_and_the_rest_replay(
         reports, errors = write_reports(
             demo_index.communities, tables, IndexContext(settings, llm, None, progress=False)
         )
-    assert errors.empty and usage.calls == len(size_of) - len(small)
+    assert errors.empty and usage.calls == len(size_of)
     assert usage.cache_hits == usage.calls  # replayed: the LLM-written ones are unchanged
     assert list(reports[S.COMMUNITY]) == sorted(size_of)
-    templated = reports[reports[S.CONTEXT_SOURCE] == "template"]
-    assert set(templated[S.COMMUNITY]) == small  # off (0): every one is written by the LLM
+    assert (reports[S.CONTEXT_SOURCE] != "template").all()
     recorded = demo_index.community_reports.set_index(S.COMMUNITY)[S.FULL_CONTENT]
-    for community, content in zip(reports[S.COMMUNITY], reports[S.FULL_CONTENT], strict=True):
-        assert (content == recorded[community]) == (community not in small)
+    assert dict(zip(reports[S.COMMUNITY], reports[S.FULL_CONTENT], strict=True)) == (
+        recorded.to_dict()
+    )
+
+
+def test_small_demo_communities_get_template_reports_their_parents_read(
+    demo_index, fake_llm: FakeLLM, make_llm
+) -> None:
+    fake_llm.respond_with(lambda body: report_reply(""))
+    llm = make_llm(index={"min_report_entities": 5})
+    size_of = sizes(demo_index)
+    small = {c for c, n in size_of.items() if n < 5}
+    assert small and len(small) < len(size_of)  # the demo has communities of 3 and 4
+    tables = {"entities": demo_index.entities, "relationships": demo_index.relationships}
+    with track_usage() as usage:
+        reports, errors = write_reports(
+            demo_index.communities, tables, IndexContext(llm.settings, llm, None, progress=False)
+        )
+    assert errors.empty and usage.calls == len(size_of) - len(small)
+    templated = reports[reports[S.CONTEXT_SOURCE] == "template"]
+    assert set(templated[S.COMMUNITY]) == small
+    communities = demo_index.communities.set_index(S.COMMUNITY)
+    asked = [b["messages"][1]["content"] for b in fake_llm.requests]
     for _, row in templated.iterrows():
         members = demo_index.entities[
-            demo_index.entities[S.ID].isin(
-                demo_index.communities.set_index(S.COMMUNITY).loc[row[S.COMMUNITY], S.ENTITY_IDS]
-            )
+            demo_index.entities[S.ID].isin(communities.loc[row[S.COMMUNITY], S.ENTITY_IDS])
         ]
         assert all(title in row[S.FULL_CONTENT] for title in members[S.TITLE])
         assert "co-occurrence" not in row[S.SUMMARY]
+        if communities.loc[row[S.COMMUNITY], S.PARENT] >= 0:  # its parent builds on it
+            title, summary = report_title_and_summary(row[S.FULL_CONTENT])
+            assert any(title in prompt and summary in prompt for prompt in asked), title
 
 
 def test_a_parent_reads_its_small_childs_template_report(

@@ -4,15 +4,22 @@ ragas gets an ``openai.AsyncOpenAI`` whose HTTP transport is our recorded cache,
 calls are recorded, replayed, bounded and counted like every other call. A metric that fails
 (a small model's output that ragas cannot parse, an empty context) is a NaN with its error
 kept beside it, never a zero and never dropped.
+
+Faithfulness reads every context the method showed the model in one prompt; when that prompt
+and the judge's reply room would not fit the model's window (``ChatLLM.context_limit``), the
+contexts are judged in windows that fit, and a statement counts as supported when any window
+supports it (:class:`WindowedFaithfulness`). A prompt that fits is ragas's own single call.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass
 from typing import Any
 
+from graphrag import tokens
 from graphrag.config import Settings
 from graphrag.embeddings import Embedder
 from graphrag.llm import ChatLLM
@@ -25,6 +32,9 @@ METRICS = ("faithfulness", "answer_relevancy", "context_recall")
 # Judge calls per answer for each metric, as ragas 0.4 makes them (answer relevancy makes
 # one per ``strictness``; with a deterministic cached judge, more would repeat one prompt).
 JUDGE_CALLS = {"faithfulness": 2, "answer_relevancy": 1, "context_recall": 1}
+# instructor's JSON mode puts the reply's schema in a system message, in about this many
+# tokens of its own wording (and the message template) around the schema
+INSTRUCTOR_WORDING_TOKENS = 64
 
 
 @dataclass
@@ -59,6 +69,98 @@ def _embeddings_class() -> type:
     return LocalEmbeddings
 
 
+def _windowed_faithfulness_class() -> type:
+    from ragas.metrics.collections import Faithfulness
+    from ragas.metrics.collections.faithfulness.util import (
+        NLIStatementInput,
+        NLIStatementOutput,
+    )
+    from ragas.metrics.result import MetricResult
+
+    class WindowedFaithfulness(Faithfulness):
+        """ragas faithfulness whose verdict prompt never exceeds the judge's window.
+
+        ``window``: the tokens one request may use, None if unknown (then ragas's own
+        path); ``reply_tokens``: the room the judge's request asks for its reply.
+        """
+
+        def __init__(self, llm: Any, window: int | None, reply_tokens: int) -> None:
+            super().__init__(llm=llm)
+            self.window = window
+            self.reply_tokens = reply_tokens
+
+        def prompt_tokens(self, context: str, statements: list[str]) -> int:
+            """Return the tokens of a verdict request: ragas's prompt as the user message,
+            after the system message in which instructor's JSON mode states the schema."""
+            data = NLIStatementInput(context=context, statements=statements)
+            text = self.nli_statement_prompt.to_string(data)
+            schema = json.dumps(NLIStatementOutput.model_json_schema(), indent=2)
+            system = tokens.count_tokens(schema) + INSTRUCTOR_WORDING_TOKENS
+            return tokens.message_tokens([{"content": text}]) + system
+
+        def fits(self, context: str, statements: list[str]) -> bool:
+            if self.window is None:
+                return True
+            return self.prompt_tokens(context, statements) + self.reply_tokens <= self.window
+
+        def windows(self, contexts: list[str], statements: list[str]) -> list[str]:
+            """Return the contexts joined into as few texts as fit the window, in order; a
+            context too long alone is cut into pieces that fit."""
+            room = self.window - self.reply_tokens - self.prompt_tokens("", statements)
+            if room < 64:
+                raise ValueError(
+                    f"the judge's window ({self.window} tokens: setting llm.context_tokens, "
+                    f"else embedded.ctx_size / embedded.parallel) has no room for a context "
+                    f"beside {len(statements)} statements and llm.max_tokens "
+                    f"({self.reply_tokens}) for the reply"
+                )
+            pieces: list[str] = []
+            for context in contexts:
+                ids = tokens.encode(context)
+                step = int(room * 0.8)  # JSON escaping in the prompt costs a few tokens more
+                pieces.extend(tokens.decode(ids[i : i + step]) for i in range(0, len(ids), step))
+            texts: list[str] = []
+            for piece in pieces:
+                joined = f"{texts[-1]}\n{piece}" if texts else piece
+                if texts and self.fits(joined, statements):
+                    texts[-1] = joined
+                else:
+                    texts.append(piece)
+            return texts
+
+        async def ascore(
+            self, user_input: str, response: str, retrieved_contexts: list[str]
+        ) -> Any:
+            joined = "\n".join(retrieved_contexts)
+            if not response or not retrieved_contexts:
+                return await super().ascore(user_input, response, retrieved_contexts)
+            statements = await self._create_statements(user_input, response)
+            if not statements:
+                return MetricResult(value=float("nan"))
+            if self.fits(joined, statements):
+                verdicts = await self._create_verdicts(statements, joined)
+                return MetricResult(value=float(self._compute_score(verdicts)))
+            supported = [0] * len(statements)
+            for text in self.windows(retrieved_contexts, statements):
+                verdicts = await self._create_verdicts(statements, text)
+                for position, verdict in _matched_verdicts(statements, verdicts.statements):
+                    supported[position] = max(supported[position], int(verdict))
+            return MetricResult(value=sum(supported) / len(statements))
+
+    return WindowedFaithfulness
+
+
+def _matched_verdicts(statements: list[str], answers: list[Any]) -> list[tuple[int, int]]:
+    """Return (statement position, verdict) for a window's verdicts: by position when the
+    judge answered every statement in order, else by the statement's text; a statement it
+    did not answer is not supported by that window."""
+    if len(answers) == len(statements):
+        return [(i, a.verdict) for i, a in enumerate(answers)]
+    where = {" ".join(s.lower().split()): i for i, s in enumerate(statements)}
+    found = ((where.get(" ".join(a.statement.lower().split())), a.verdict) for a in answers)
+    return [(i, v) for i, v in found if i is not None]
+
+
 class Judge:
     """Build the ragas metrics once per event loop and score one answer at a time."""
 
@@ -82,7 +184,7 @@ class Judge:
         if self._metrics is not None and client is self._client:
             return self._metrics
         from ragas.llms import llm_factory
-        from ragas.metrics.collections import AnswerRelevancy, ContextRecall, Faithfulness
+        from ragas.metrics.collections import AnswerRelevancy, ContextRecall
 
         judge = llm_factory(
             self.settings.llm.model,
@@ -95,7 +197,9 @@ class Judge:
         )
         embeddings = _embeddings_class()(self.embedder)
         builders = {
-            "faithfulness": lambda: Faithfulness(llm=judge),
+            "faithfulness": lambda: _windowed_faithfulness_class()(
+                judge, self.llm.context_limit(), self.settings.llm.max_tokens
+            ),
             "answer_relevancy": lambda: AnswerRelevancy(
                 llm=judge,
                 embeddings=embeddings,
