@@ -1,7 +1,9 @@
-"""Local search's text-unit order (``query.local_text_unit_order``), measured on what it shows
-the model: evidence recall of the context and recall@2 / recall@5 of its ranked text units.
+"""Local search's text units: their order (``query.local_text_unit_order``) and their share of
+the budget (``--shares``), measured on what local search shows the model: evidence recall of
+the context and recall@2 / recall@5 of its ranked text units.
 
 Run: .venv/bin/python benchmarks/local_unit_order.py [--index NAME=PATH:QUESTIONS[:CONFIG] ...]
+     .venv/bin/python benchmarks/local_unit_order.py --shares 0.5,0.6,0.7,0.8,0.9 [--index ...]
 
 The three orders read the same candidates (the text units of the entities local search
 selected) and the same budget; only which units come first, and so which fit, differs:
@@ -16,6 +18,12 @@ an index folder that is missing is skipped with a line saying so. The demo as it
 data/kestrel_bay/docs --out output/kb_first_pass`` and add ``--index "demo first
 pass=output/kb_first_pass:data/kestrel_bay/questions.jsonl"``. Each cell is the mean [95%
 bootstrap CI] over the question set.
+
+``--shares`` measures instead how much of local search's budget its text units get
+(``query.local_text_unit_share``, reports keeping ``local_community_share`` while it fits
+beside it, the graph items the rest), in the order each index's settings give, beside naive
+RAG's context at the same budget; context tokens are the mean tokens local search put in
+the prompt.
 """
 
 from __future__ import annotations
@@ -45,36 +53,73 @@ def parse_index(spec: str) -> tuple[str, Path, Path, Path | None]:
     return name, REPO_ROOT / parts[0], REPO_ROOT / parts[1], config
 
 
-def order_scores(index: Path, questions: Path, config: Path | None, order: str) -> dict:
-    """Return {score: stats.Estimate} of local search with ``order`` over ``index``."""
+def retrieval_records(
+    index: Path, questions: Path, config: Path | None, query: dict, methods: list[str]
+):
+    """Return the retrieval records of ``methods`` over ``index`` with ``query`` overridden."""
     from graphrag import Workbench
-    from graphrag.eval import stats
 
-    overrides = {"query": {"local_text_unit_order": order}}
-    with Workbench(config, cache="replay", overrides=overrides) as wb:
+    with Workbench(config, cache="replay", overrides={"query": query}) as wb:
         wb.load(index)
         with tempfile.TemporaryDirectory() as out:
-            records = wb.evaluate_retrieval(questions, out=out, methods=["local"], progress=False)
-    return {score: stats.bootstrap_ci(records[score]) for score in SCORES}
+            return wb.evaluate_retrieval(questions, out=out, methods=methods, progress=False)
+
+
+def cells(records, scores) -> list[str]:
+    from graphrag.eval import stats
+
+    return [
+        f"{e.mean:.3f} [{e.low:.3f}, {e.high:.3f}] (n={e.n})"
+        for e in (stats.bootstrap_ci(records[score]) for score in scores)
+    ]
+
+
+def order_rows(name: str, index: Path, questions: Path, config: Path | None) -> None:
+    for order in ORDERS:
+        query = {"local_text_unit_order": order}
+        records = retrieval_records(index, questions, config, query, ["local"])
+        print(f"| {name} | {order} | " + " | ".join(cells(records, SCORES)) + " |")
+
+
+def share_rows(
+    name: str, index: Path, questions: Path, config: Path | None, shares: list[float]
+) -> None:
+    from graphrag.config import load_settings
+
+    reports = load_settings(config).query.local_community_share
+    for share in shares:
+        # reports keep their share while it fits beside the text units'
+        query = {"local_text_unit_share": share, "local_community_share": min(reports, 1 - share)}
+        records = retrieval_records(index, questions, config, query, ["local", "naive"])
+        local, naive = (records[records["method"] == m] for m in ("local", "naive"))
+        tokens = f"{local['context_tokens'].mean():,.0f}"
+        row = [*cells(local, SCORES[:1]), tokens, *cells(naive, SCORES[:1])]
+        print(f"| {name} | {share} | " + " | ".join(row) + " |")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", action="append", help="NAME=INDEX:QUESTIONS[:CONFIG]")
+    parser.add_argument(
+        "--shares", help="comma-separated local_text_unit_share values to compare instead"
+    )
     args = parser.parse_args(argv)
-    print("| index | order | " + " | ".join(SCORES) + " |")
-    print("|---|---|" + "---|" * len(SCORES))
+    shares = [float(s) for s in args.shares.split(",")] if args.shares else None
+    if shares:
+        columns = ["local evidence_recall", "local context tokens", "naive evidence_recall"]
+        print("| index | text-unit share | " + " | ".join(columns) + " |")
+    else:
+        columns = list(SCORES)
+        print("| index | order | " + " | ".join(columns) + " |")
+    print("|---|---|" + "---|" * len(columns))
     for spec in args.index or DEFAULT_INDEXES:
         name, index, questions, config = parse_index(spec)
         if not (index / "index.json").exists():
             print(f"| {name} | (no index at {index.relative_to(REPO_ROOT)}: skipped) |")
-            continue
-        for order in ORDERS:
-            cells = [
-                f"{e.mean:.3f} [{e.low:.3f}, {e.high:.3f}] (n={e.n})"
-                for e in order_scores(index, questions, config, order).values()
-            ]
-            print(f"| {name} | {order} | " + " | ".join(cells) + " |")
+        elif shares:
+            share_rows(name, index, questions, config, shares)
+        else:
+            order_rows(name, index, questions, config)
 
 
 if __name__ == "__main__":

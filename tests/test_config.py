@@ -127,6 +127,14 @@ def test_unknown_key_in_the_file_is_named(tmp_path: Path) -> None:
     assert "base_url" in str(info.value)  # the known keys are listed
 
 
+def test_budget_shares_that_do_not_fit_one_budget_are_named() -> None:
+    with pytest.raises(SettingsError, match=r"query\.local_text_unit_share \(0\.9\).*at most 1"):
+        load_settings(env={"GRAPHRAG_QUERY__LOCAL_TEXT_UNIT_SHARE": "0.9"})
+    with pytest.raises(SettingsError, match=r"query\.drift_local_community_share \(-0\.1\)"):
+        load_settings(env={}, overrides={"query": {"drift_local_community_share": -0.1}})
+    assert load_settings(env={}, overrides={"query": {"local_text_unit_share": 0.8}})
+
+
 def test_unknown_section_and_unknown_env_key_are_named() -> None:
     with pytest.raises(SettingsError, match=r"unknown setting .*\.retrieval"):
         load_settings(env={}, overrides={"retrieval": {"top_k": 3}})

@@ -171,6 +171,36 @@ def test_contexts_are_the_ranked_answers_and_what_they_read(
     assert answer.cited == [f"report:{c}" for c in shown]
 
 
+@pytest.mark.parametrize(("units", "reports"), [(0.5, 0.2), (0.9, 0.1)])
+def test_a_follow_up_reads_local_search_with_drift_s_own_shares(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, units, reports
+) -> None:
+    """DRIFT's follow-ups read local search's context with their own budget shares (as
+    Microsoft's DRIFT configures its local step), whatever the local method's are."""
+    from graphrag.coroutines import run_sync
+    from graphrag.query.local import LocalSearch
+
+    shares = {"drift_local_text_unit_share": units, "drift_local_community_share": reports}
+    settings = make_settings(
+        fake_llm.base_url, query={"drift_followups": 1, "drift_depth": 1, **shares}
+    )
+    fake_llm.respond_with(Curious())
+    method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    method.answer(QUESTION)
+
+    step = next(r for r in fake_llm.requests if kind_of(r) == "step")
+    own = make_settings(
+        fake_llm.base_url,
+        query={"local_text_unit_share": units, "local_community_share": reports},
+    )
+    local = LocalSearch(demo_index, own, ChatLLM(own), replay_embedder)
+    read = [i.text for i in run_sync(local.aretrieve("Question 1?"))]
+    assert all(text in step["messages"][1]["content"] for text in read)
+    assert settings.query.local_text_unit_share == 0.7  # the local method's stays its own
+    local_default = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    assert [i.text for i in run_sync(local_default.aretrieve("Question 1?"))] != read
+
+
 def test_a_failed_follow_up_is_dropped_and_named(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:

@@ -6,10 +6,10 @@
    an intermediate answer, a 0-100 score and at most ``drift_followups`` follow-up questions.
 2. **Follow-ups.** For ``drift_depth`` rounds, the ``drift_followups`` pending questions
    whose parent step scored best are each answered from a local-search context (the
-   ``local`` method's retrieval) by a call returning the same JSON, concurrently; their new
-   follow-ups join the queue. At most ``drift_followups * drift_depth`` local steps run,
-   however many questions the model asks. A failed step is dropped and named in
-   ``Answer.failures``; the search goes on.
+   ``local`` method's retrieval, with DRIFT's own ``drift_local_*`` budget shares) by a
+   call returning the same JSON, concurrently; their new follow-ups join the queue. At most
+   ``drift_followups * drift_depth`` local steps run, however many questions the model asks.
+   A failed step is dropped and named in ``Answer.failures``; the search goes on.
 3. **Reduce.** The intermediate answers, best score first (score 0 and blank ones dropped),
    fitted into ``drift_reduce_tokens``, become the final answer.
 
@@ -20,6 +20,7 @@ are those reports and text units.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -56,7 +57,14 @@ class DRIFTSearch(Method):
 
     @cached_property
     def local(self) -> LocalSearch:
-        return LocalSearch(self.index, self.settings, self.llm, self.embedder, self.vectors)
+        """Return the local search that answers follow-ups, with DRIFT's own context shares."""
+        query = dataclasses.replace(
+            self.params,
+            local_text_unit_share=self.params.drift_local_text_unit_share,
+            local_community_share=self.params.drift_local_community_share,
+        )
+        settings = dataclasses.replace(self.settings, query=query)
+        return LocalSearch(self.index, settings, self.llm, self.embedder, self.vectors)
 
     async def primer_reports(self, question: str) -> list[ContextItem]:
         """Return the reports closest to a hypothetical answer, within the primer budget."""
