@@ -389,7 +389,7 @@ def _store(
 ) -> httpx.Response:
     if response.status_code != 200:
         if _refused_for_good(response):
-            record = _record(body, response.json(), seconds, status=response.status_code)
+            record = _record(body, response.json(), seconds, request, status=response.status_code)
             cache.put(key, record)
             count_call(record, hit=False, waited=seconds)
             return _cached_response(request, key, record, hit=False, streamed=streamed)
@@ -411,21 +411,48 @@ def _store(
             json={"error": {"message": f"the endpoint's 200 reply is not a completion ({err})"}},
             request=request,
         )
-    record = _record(body, payload, seconds, **({"stopped_early": stopped} if stopped else {}))
+    extra = {"stopped_early": stopped} if stopped else {}
+    record = _record(body, payload, seconds, request, **extra)
     cache.put(key, record)
     count_call(record, hit=False, waited=seconds)
     return _cached_response(request, key, record, hit=False, streamed=streamed)
 
 
-def _record(body: dict[str, Any], response: Any, seconds: float, **extra: Any) -> dict[str, Any]:
-    """Return the cache record of one live call: the request, what came back, and when."""
+def _record(
+    body: dict[str, Any], response: Any, seconds: float, request: httpx.Request, **extra: Any
+) -> dict[str, Any]:
+    """Return the cache record of one live call: the request, what came back, when, and on
+    which machine (its ``seconds`` are that machine's, see :func:`recording_host`)."""
     return {
         "request": body,
         "response": response,
         "seconds": round(seconds, 3),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "host": recording_host(request.url.host),
         **extra,
     }
+
+
+def recording_host(endpoint_host: str) -> str:
+    """Return what answered a call: this machine's CPU and cores for a server on this
+    machine (the embedded one), else the endpoint's host name. Model seconds recorded on
+    different machines are not comparable, and sessions here change machines."""
+    if endpoint_host not in ("127.0.0.1", "localhost", "::1"):
+        return f"endpoint {endpoint_host}"
+    return f"{_cpu_name()}, {os.cpu_count()} cores"
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 # llama.cpp's refusal of a prompt longer than a slot's context: the same request is refused

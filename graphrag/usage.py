@@ -29,10 +29,16 @@ class Usage:
     completion_tokens: int = 0
     seconds: float = 0.0
     model_seconds: float = 0.0
+    # the machines whose model_seconds these are (the cache records' "host"; "unknown" for
+    # calls recorded before hosts were), sorted: seconds from different machines do not mix
+    hosts: tuple[str, ...] = ()
 
     def add(self, other: Usage) -> None:
         for name, value in asdict(other).items():
-            setattr(self, name, getattr(self, name) + value)
+            if name == "hosts":
+                self.hosts = tuple(sorted(set(self.hosts) | set(value)))
+            else:
+                setattr(self, name, getattr(self, name) + value)
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -64,6 +70,7 @@ def count_call(record: dict[str, Any], hit: bool, waited: float) -> None:
         completion_tokens=int(reported.get("completion_tokens") or 0),
         seconds=waited,
         model_seconds=float(record.get("seconds") or 0.0),
+        hosts=(record.get("host") or "unknown",),
     )
     for scope in _usage_scopes.get():
         scope.add(one)

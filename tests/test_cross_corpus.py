@@ -366,3 +366,28 @@ def test_a_method_recorded_on_fewer_questions_is_named_with_its_count() -> None:
     named = ", ".join(f"{m} on {n}" for m, n in limits.items())
     assert (f"; {named} of them)" in line) == bool(limits)
     assert f"({report.n_questions} questions, {len(report.analysis.methods)} methods" in line
+
+
+def test_model_seconds_from_several_or_unnamed_machines_are_flagged() -> None:
+    """The reading's model-seconds ratios say when the answers' calls were not all recorded
+    on one named machine (records name it since the cache did; older ones cannot)."""
+    from graphrag.eval.cross_corpus_reading import _cost_reading
+
+    report = load_report(DEMO)
+    records = report.analysis.records
+    one = "CPU A, 2 cores"
+    records["model_hosts"] = one
+    assert not any("Model seconds are as recorded" in p for p in _cost_reading(report, "naive"))
+
+    records.loc[records["method"] == "local", "model_hosts"] = f"{one}; CPU B, 2 cores"
+    records.loc[records["method"] == "hyde", "model_hosts"] = ""  # recorded before hosts
+    [said] = [p for p in _cost_reading(report, "naive") if "Model seconds are as recorded" in p]
+    hyde = int((records["method"] == "hyde").sum())
+    assert f"{hyde} of {len(records)} answers' calls on machines the cache does not name" in said
+    assert "calls on 2 named machine(s): CPU A, 2 cores; CPU B, 2 cores" in said
+
+    del records["model_hosts"]  # a report written before the column: all unnamed
+    [said] = [p for p in _cost_reading(report, "naive") if "Model seconds are as recorded" in p]
+    assert (
+        f"{len(records)} of {len(records)} answers' calls" in said and "named machine" not in said
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import os
 import socket
 from pathlib import Path
 
@@ -83,6 +84,40 @@ def test_request_parameters_and_the_cache_file(fake_llm: FakeLLM, make_llm) -> N
     assert record["request"] == body
     assert record["response"]["choices"][0]["message"]["content"] == "hello"
     assert recorded(llm.cache) == 1
+
+
+def test_a_record_names_the_machine_its_seconds_are_from(fake_llm: FakeLLM, make_llm) -> None:
+    """Sessions change machines, so a recorded call's seconds say which machine they are
+    from: a server on this machine by its CPU and cores, another endpoint by its host.
+    A replay reports the recorded host; a record from before hosts were is "unknown"."""
+    from graphrag.llm_cache import recording_host
+    from graphrag.usage import Usage
+
+    here = recording_host("127.0.0.1")
+    assert here.endswith(f", {os.cpu_count()} cores") and not here.startswith(",")
+    assert recording_host("api.example.org") == "endpoint api.example.org"
+
+    llm = make_llm()
+    fake_llm.script("hello")
+    with track_usage() as usage:
+        llm.chat(user("hi"))
+    [file] = cache_files(llm)
+    record = json.loads(file.read_text())
+    assert record["host"] == here and usage.hosts == (here,)
+
+    for host, expected in (("Other CPU, 2 cores", "Other CPU, 2 cores"), (None, "unknown")):
+        if host:
+            record["host"] = host  # as if recorded in another session
+        else:
+            del record["host"]  # as recorded before hosts were
+        file.write_text(json.dumps(record))
+        with track_usage() as usage:
+            make_llm().chat(user("hi"))  # a new client: replayed from the file
+        assert fake_llm.calls == 1 and usage.hosts == (expected,)
+
+    total = Usage(hosts=("b",))
+    total.add(Usage(hosts=("a", "b")))
+    assert total.hosts == ("a", "b")  # a scope's machines: sorted, once each
 
 
 def test_cache_key_changes_with_parameters(fake_llm: FakeLLM, make_llm) -> None:

@@ -90,6 +90,8 @@ def _cost_reading(report: CorpusReport, baseline: str) -> list[str]:
             f"{md(m)} {means[m] / base:.1f}×" for m in report.analysis.methods if m != baseline
         )
         parts.append(f"{label} per answer relative to {baseline}: {ratios}.")
+        if column == "model_seconds":
+            parts += _hosts_reading(report)
     labels = dict(COST_METRICS)
     passed = significant(report)
     passed = passed[passed["metric"].isin(labels)]
@@ -107,6 +109,36 @@ def _cost_reading(report: CorpusReport, baseline: str) -> list[str]:
         + (f" ({'; '.join(groups)})." if groups else ".")
     )
     return parts
+
+
+def _hosts_reading(report: CorpusReport) -> list[str]:
+    """Return a warning when the answers' model seconds were not all recorded on one known
+    machine (records without ``model_hosts`` predate it: their machine is unknown)."""
+    records = report.analysis.records
+    answered = records[records["answer_error"].isna()] if "answer_error" in records else records
+    hosts_of = (
+        answered["model_hosts"].fillna("unknown").replace("", "unknown")
+        if "model_hosts" in answered
+        else pd.Series("unknown", index=answered.index)
+    )
+    hosts = {h for cell in hosts_of for h in cell.split("; ")}
+    if len(hosts) == 1 and "unknown" not in hosts:
+        return []
+    known = sorted(hosts - {"unknown"})
+    unknown = int(hosts_of.str.contains("unknown", regex=False).sum())
+    where = []
+    if unknown:
+        where.append(
+            f"{unknown} of {len(answered)} answers' calls on machines the cache does not name "
+            "(recorded before it did)"
+        )
+    if known:
+        where.append(f"calls on {len(known)} named machine(s): {'; '.join(known)}")
+    return [
+        f"Model seconds are as recorded, {' and '.join(where)}: ratios between methods "
+        "recorded in different sessions may compare different machines; tokens and calls "
+        "do not depend on the machine."
+    ]
 
 
 def _frontier_reading(report: CorpusReport) -> list[str]:

@@ -142,6 +142,7 @@ async def evaluate_pair(
             prompt_tokens=0,
             completion_tokens=0,
             model_seconds=0.0,
+            model_hosts="",
         )
         for metric in metrics:
             record.update(
@@ -165,6 +166,7 @@ async def evaluate_pair(
         prompt_tokens=answer.usage.prompt_tokens,
         completion_tokens=answer.usage.completion_tokens,
         model_seconds=round(answer.usage.model_seconds, 3),
+        model_hosts="; ".join(answer.usage.hosts),  # the machines those seconds are from
     )
     results = await asyncio.gather(
         *(
