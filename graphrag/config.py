@@ -5,6 +5,9 @@ directory, or the file named by ``GRAPHRAG_CONFIG`` or passed explicitly), then 
 variables ``GRAPHRAG_<SECTION>__<KEY>`` (for example ``GRAPHRAG_LLM__BASE_URL``). The shortcut
 ``GRAPHRAG_CACHE=on|off|replay`` sets ``cache.mode``. With no settings at all, the embedded
 model is used, so a fresh checkout works offline.
+
+Over 400 lines because it is the one settings tree (STYLE.md): every default is here with
+the comment that says why it is that value, next to the loader that checks them.
 """
 
 from __future__ import annotations
