@@ -24,6 +24,7 @@ must agree on every request's key; split, each part would re-state the others' r
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -442,6 +443,7 @@ def recording_host(endpoint_host: str) -> str:
     return f"{_cpu_name()}, {os.cpu_count()} cores"
 
 
+@functools.cache
 def _cpu_name() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:

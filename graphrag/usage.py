@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
+UNKNOWN_HOST = "unknown"  # the host of a call recorded before cache records named one
+
 
 @dataclass
 class Usage:
@@ -70,7 +72,7 @@ def count_call(record: dict[str, Any], hit: bool, waited: float) -> None:
         completion_tokens=int(reported.get("completion_tokens") or 0),
         seconds=waited,
         model_seconds=float(record.get("seconds") or 0.0),
-        hosts=(record.get("host") or "unknown",),
+        hosts=(record.get("host") or UNKNOWN_HOST,),
     )
     for scope in _usage_scopes.get():
         scope.add(one)

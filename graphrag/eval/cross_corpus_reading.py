@@ -26,6 +26,7 @@ from graphrag.eval.cross_corpus import (
 from graphrag.eval.hops import hop_shares
 from graphrag.eval.stats import frontier
 from graphrag.eval.tables import md, number, p_phrase, p_text, signed, with_ci
+from graphrag.usage import UNKNOWN_HOST
 
 
 def _claim(row: Any, baseline: str) -> str:
@@ -116,16 +117,17 @@ def _hosts_reading(report: CorpusReport) -> list[str]:
     machine (records without ``model_hosts`` predate it: their machine is unknown)."""
     records = report.analysis.records
     answered = records[records["answer_error"].isna()] if "answer_error" in records else records
-    hosts_of = (
-        answered["model_hosts"].fillna("unknown").replace("", "unknown")
+    cells = (
+        answered["model_hosts"].fillna("").replace("", UNKNOWN_HOST)
         if "model_hosts" in answered
-        else pd.Series("unknown", index=answered.index)
+        else pd.Series(UNKNOWN_HOST, index=answered.index)
     )
-    hosts = {h for cell in hosts_of for h in cell.split("; ")}
-    if len(hosts) == 1 and "unknown" not in hosts:
+    hosts_of = [set(cell.split("; ")) for cell in cells]
+    hosts = set().union(*hosts_of)
+    if len(hosts) == 1 and UNKNOWN_HOST not in hosts:
         return []
-    known = sorted(hosts - {"unknown"})
-    unknown = int(hosts_of.str.contains("unknown", regex=False).sum())
+    known = sorted(hosts - {UNKNOWN_HOST})
+    unknown = sum(UNKNOWN_HOST in h for h in hosts_of)
     where = []
     if unknown:
         where.append(

@@ -88,15 +88,16 @@ def _windowed_faithfulness_class() -> type:
             super().__init__(llm=llm)
             self.window = window
             self.reply_tokens = reply_tokens
+            # the system message in which instructor's JSON mode states the reply's schema
+            schema = json.dumps(NLIStatementOutput.model_json_schema(), indent=2)
+            self.system_tokens = tokens.count_tokens(schema) + INSTRUCTOR_WORDING_TOKENS
 
         def prompt_tokens(self, context: str, statements: list[str]) -> int:
             """Return the tokens of a verdict request: ragas's prompt as the user message,
-            after the system message in which instructor's JSON mode states the schema."""
+            after the system message that states the schema."""
             data = NLIStatementInput(context=context, statements=statements)
             text = self.nli_statement_prompt.to_string(data)
-            schema = json.dumps(NLIStatementOutput.model_json_schema(), indent=2)
-            system = tokens.count_tokens(schema) + INSTRUCTOR_WORDING_TOKENS
-            return tokens.message_tokens([{"content": text}]) + system
+            return tokens.message_tokens([{"content": text}]) + self.system_tokens
 
         def fits(self, context: str, statements: list[str]) -> bool:
             if self.window is None:
@@ -114,10 +115,10 @@ def _windowed_faithfulness_class() -> type:
                     f"beside {len(statements)} statements and llm.max_tokens "
                     f"({self.reply_tokens}) for the reply"
                 )
+            step = int(room * 0.8)  # JSON escaping in the prompt costs a few tokens more
             pieces: list[str] = []
             for context in contexts:
                 ids = tokens.encode(context)
-                step = int(room * 0.8)  # JSON escaping in the prompt costs a few tokens more
                 pieces.extend(tokens.decode(ids[i : i + step]) for i in range(0, len(ids), step))
             texts: list[str] = []
             for piece in pieces:
@@ -131,9 +132,9 @@ def _windowed_faithfulness_class() -> type:
         async def ascore(
             self, user_input: str, response: str, retrieved_contexts: list[str]
         ) -> Any:
-            joined = "\n".join(retrieved_contexts)
             if not response or not retrieved_contexts:
                 return await super().ascore(user_input, response, retrieved_contexts)
+            joined = "\n".join(retrieved_contexts)
             statements = await self._create_statements(user_input, response)
             if not statements:
                 return MetricResult(value=float("nan"))
