@@ -126,6 +126,12 @@ class IndexSettings:
     seed: int = 0xDEADBEEF
     community_algorithm: Literal["graspologic", "leidenalg"] = "graspologic"
     report_context_tokens: int = 2000
+    # tokens of the community's own source text (its chunks that mention the most of its
+    # entities, whole) added after the graph context, so a report can keep the dates, numbers
+    # and events that entity descriptions lose (Microsoft GraphRAG's text-based reports); 0:
+    # the graph context alone, the default: on the demo it made global search's answers to the
+    # global questions hit fewer keywords (README, "Reports")
+    report_text_tokens: int = 0
     report_max_findings: int = 4
     # "llm": the LLM extracts entities and relationships; "nlp": no LLM for the
     # graph: capitalized spans and acronyms, co-occurrence edges weighted by NPMI, template

@@ -405,9 +405,17 @@ def report_schema(max_findings: int) -> dict:
     }
 
 
-def community_report(context: str, max_findings: int) -> Messages:
+def community_report(context: str, max_findings: int, with_text: bool = False) -> Messages:
     """A community report (``report_schema``) that keeps its sources' facts and, when the
-    data starts with sub-community reports, builds on them."""
+    data starts with sub-community reports, builds on them. ``with_text``: the data ends with
+    source text, which the findings are to draw their events and figures from (without it the
+    prompt is the one the graph-only reports were recorded with)."""
+    text_rule = (
+        " The data ends with source text: take the findings' events, outcomes, dates and "
+        "figures from it, and cite it like (text 2)."
+        if with_text
+        else ""
+    )
     system = (
         "You write a report on one community of a knowledge graph: a group of related "
         "entities, with their relationships. Use only the data given. When the data begins "
@@ -419,7 +427,7 @@ def community_report(context: str, max_findings: int) -> Messages:
         f"{max_findings} key facts, each a summary of at most 15 words and an explanation of "
         f"at most 3 sentences. {FACTS_RULE} in the data, and cite the ids of the entities, "
         "relationships or sub-communities a finding comes from, like (entities 3, 7). Finish "
-        "every sentence."
+        f"every sentence.{text_rule}"
     )
     return _msgs(system, f"Data:\n{context}")
 

@@ -197,6 +197,7 @@ def write_reports(
         ctx.settings.index,
         ctx.progress,
         known_reports=known,
+        text_units=tables.get("text_units"),
     )
     if len(templates):
         reports = pd.concat([reports, templates], ignore_index=True)
