@@ -5,7 +5,8 @@ Run: .venv/bin/python benchmarks/index_cost.py [--index output/kestrel_bay]
      .venv/bin/python benchmarks/index_cost.py --modes [--lean] [--corpus data/kestrel_bay/docs]
 
 ``--modes`` indexes the corpus once per ``index.method`` ("nlp" with no LLM; "lean", the
-LLM pipeline's defaults, replayed from the recorded cache) and prints, per mode: LLM calls,
+LLM pipeline's defaults, replayed from the recorded cache; "pipe", lean with its records in
+the pipe style and entity-only replies followed up, replayed too) and prints, per mode: LLM calls,
 prompt and completion tokens, the model seconds recorded for those calls, this run's wall
 seconds (per 1,000 corpus tokens), and entity and relationship recall against the gold graph;
 then how many description summaries each ``index.summary_threshold_tokens`` leaves. A mode
@@ -187,7 +188,10 @@ def json_formats(cache: Path) -> str:
 
 
 LEAN = LEAN_INDEX_SETTINGS  # the lean LLM pipeline (the defaults): graphrag/index/lean.py
-MODES: dict[str, dict[str, Any]] = {"nlp": {"method": "nlp"}, "lean": LEAN}
+# the lean pipeline with records in the pipe style, and a finished reply that named entities
+# only asked for its relationships (index.record_style, index.relationships_follow_up)
+PIPE = {**LEAN, "record_style": "pipe", "relationships_follow_up": True}
+MODES: dict[str, dict[str, Any]] = {"nlp": {"method": "nlp"}, "lean": LEAN, "pipe": PIPE}
 
 
 def _mode_row(mode: str, corpus: Path, gold: Path | None, cache: Path) -> dict[str, Any]:
@@ -293,6 +297,10 @@ def modes(corpus: Path, gold: Path | None, cache: Path, names: tuple[str, ...]) 
         )
     if "lean" in names:
         lines.append("lean preset (index.*): " + ", ".join(f"{k}={v}" for k, v in LEAN.items()))
+    if "pipe" in names:
+        lines.append(
+            "pipe: lean with " + ", ".join(f"{k}={v}" for k, v in PIPE.items() if LEAN.get(k) != v)
+        )
     return "\n".join(lines)
 
 
@@ -501,7 +509,7 @@ def main() -> None:
     elif args.modes:
         gold = _repo_path(args.gold) if args.gold else None
         corpus = _repo_path(args.corpus)
-        print(modes(corpus, gold, cache, ("nlp", "lean")))
+        print(modes(corpus, gold, cache, ("nlp", "lean", "pipe")))
         print(summary_threshold(cache, corpus, (0, 30, 60, 100)))
         if args.lean:
             print(packing([corpus, _repo_path(args.packing_corpus)], (300, 600, 1000)))

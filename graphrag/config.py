@@ -146,6 +146,12 @@ class IndexSettings:
     # "records": one tuple-delimited record per line, parsed strictly, repaired locally, repeats
     # dropped (index/records.py); "json": the schema-constrained JSON extraction
     extraction_format: Literal["json", "records"] = "records"
+    # records format: "tuple", Microsoft's ("entity"<|>name<|>type<|>description), or "pipe",
+    # entity|name|type|description: the same fields in fewer completion tokens (index/records.py)
+    record_style: Literal["tuple", "pipe"] = "tuple"
+    # records format: a reply that ended with two or more entities and no relationship gets the
+    # follow-up call a looping reply gets, asking for the relationships only
+    relationships_follow_up: bool = False
     # Description summaries read descriptions packed into an input budget (most frequent and
     # longest first) and keep every date, number and name; relationships stated many times are
     # summarized too (index/graph.py)

@@ -159,6 +159,23 @@ def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
     return _with_worked_example(_records_system(entity_types), EXAMPLE_RECORDS, text)
 
 
+_TUPLE_RECORD = re.compile(r'\("(entity|relationship)"<\|>(.*?)\)(?=[:\n]|$)', re.MULTILINE)
+
+
+def pipe_style(text: str) -> str:
+    """Return ``text`` with each tuple-style record, ``("entity"<|>name<|>type<|>...)``, in the
+    pipe style, ``entity|name|type|...`` (``index.record_style = "pipe"``)."""
+    return _TUPLE_RECORD.sub(lambda m: f"{m[1]}|{m[2].replace('<|>', '|')}", text)
+
+
+def in_pipe_style(messages: Messages) -> Messages:
+    """Return record-extraction ``messages`` with their format description and worked
+    examples in the pipe style; the user turns (the texts) are left as they are."""
+    return [
+        m if m["role"] == "user" else {**m, "content": pipe_style(m["content"])} for m in messages
+    ]
+
+
 def extract_graph_records_again(text: str, entity_types: list[str]) -> Messages:
     """The record extraction of one text, asked again with another worked example
     (``index.reextract_empty``): for a text whose first reply named nothing it mentions,

@@ -238,3 +238,77 @@ def test_recorded_record_replies_lose_no_line_that_names_a_record_kind() -> None
         assert len(parsed.entities) + len(parsed.relationships) + parsed.duplicates >= len(
             named
         ) - len(parsed.malformed)
+
+
+def test_recorded_replies_read_the_same_in_the_pipe_style() -> None:
+    """Every recorded record reply (demo and MuSiQue), rewritten in the pipe style
+    (``index.record_style = "pipe"``), gives as many entities and relationships; each line the
+    rewrite converted gives the same record; and the replies take fewer tokens."""
+    from graphrag import tokens
+    from graphrag.index.records import parse_record
+
+    replies = recorded_record_replies()
+    assert len(replies) >= 12
+    tuple_tokens = pipe_tokens = converted = 0
+    for reply in replies:
+        piped = prompts.pipe_style(reply)  # a record with loose delimiters stays as it was
+        a, b = parse_records(reply), parse_records(piped)
+        assert (len(a.entities), len(a.relationships)) == (len(b.entities), len(b.relationships))
+        for before, after in zip(reply.splitlines(), piped.splitlines(), strict=True):
+            if before != after and "<|" not in after:
+                assert parse_record(before)[:2] == parse_record(after)[:2], before
+                converted += 1
+        tuple_tokens += tokens.count_tokens(reply)
+        pipe_tokens += tokens.count_tokens(piped)
+    assert converted >= 1000
+    assert pipe_tokens < 0.9 * tuple_tokens
+
+
+def test_the_pipe_style_prompt_keeps_the_texts_and_the_examples_records() -> None:
+    """Only the format description and the worked example change style; the document does
+    not, and the example parses to the same records."""
+    text = 'Ann (the "chair") met Bo <|> at Cliffport.'
+    tuple_messages = prompts.extract_graph_records(text, ["person", "geo"])
+    pipe_messages = prompts.in_pipe_style(tuple_messages)
+    assert pipe_messages[-1] == tuple_messages[-1]
+    assert "entity|name|type|description:" in pipe_messages[0]["content"]
+    assert (
+        parse_records(pipe_messages[2]["content"]).extraction()
+        == parse_records(tuple_messages[2]["content"]).extraction()
+    )
+
+
+def test_a_finished_reply_without_relationships_is_asked_for_them_when_set(
+    fake_llm: FakeLLM, make_settings
+) -> None:
+    """``index.relationships_follow_up``: a reply that ended normally with entities and no
+    relationship gets one more call asking for the relationships only, in the pipe style
+    when that is the style asked; off, it is taken as it is. The recorded replies show why:
+    a share of the 1.5B model's finished first replies list entities only."""
+    replies = recorded_record_replies()
+    entities_only = [
+        r
+        for r in replies
+        if (p := parse_records(r)).complete and len(p.entities) >= 2 and not p.relationships
+    ]
+    assert len(entities_only) >= 10
+    first = "entity|Mara Okafor|person|Directs KBMI.\nentity|KBMI|organization|An institute.\n"
+    for follow_up in (False, True):
+        text = f"Mara Okafor directs KBMI in Port Aldry ({follow_up})."  # not a cache hit
+        fake_llm.reset()
+        fake_llm.script(first + COMPLETE, "relationship|Mara Okafor|KBMI|directs|9\n" + COMPLETE)
+        index = IndexSettings(
+            pack_documents_tokens=0, record_style="pipe", relationships_follow_up=follow_up
+        )
+        units = pd.DataFrame({S.ID: ["u1"], S.TEXT: [text]})
+        _, relationships, errors, _ = extract_graph(
+            units, ChatLLM(make_settings(fake_llm.base_url)), index, progress=False
+        )
+        assert errors.empty
+        assert len(fake_llm.requests) == 1 + follow_up
+        assert len(relationships) == int(follow_up)
+        assert "entity|name|type|description" in fake_llm.requests[0]["messages"][0]["content"]
+        if follow_up:
+            last = fake_llm.requests[1]["messages"]
+            assert last[-2]["content"].startswith("entity|Mara Okafor")
+            assert "relationship records only" in last[-1]["content"]

@@ -5,6 +5,10 @@ parsed strictly and repaired locally, with repeated records removed.
     ("relationship"<|>Lena Ortiz<|>Dunmore Rowing Club<|>chairs<|>9)
     <|COMPLETE|>
 
+or the same fields in the pipe style (``index.record_style``), read the same way:
+
+    entity|Lena Ortiz|person|Chairs the Dunmore Rowing Club.
+
 Why lines: a record is complete the moment its line ends, so a reply cut off at the token
 cap keeps every finished record (a cut-off JSON reply parses as nothing), and a repetition
 loop (the 1.5B model emits the same records until the cap: 28% of the demo's recorded
@@ -38,6 +42,11 @@ _KIND = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*$', re.IGNORECAS
 # A delimiter the model wrote without one of its ends ("<|" or "|>"): one reply of the demo's
 # lean re-index wrote every delimiter so and lost its 17 records before this repair
 _LOOSE_TUPLE = re.compile(r"<\|>|<\||\|>")
+# The pipe style (``index.record_style = "pipe"``): "entity|Lena Ortiz|person|Chairs the club."
+# Same fields, a sixth fewer completion tokens than the tuple style's ("entity"<|>...) on the
+# recorded demo and MuSiQue replies. Either style is read whatever the setting.
+PIPE = "|"
+_PIPE_RECORD = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*\|(?!>)', re.IGNORECASE)
 
 
 @dataclass
@@ -127,8 +136,14 @@ def parse_record(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
 
 
 def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
-    inside, repairs = _strip_record(line)
-    fields = inside.split(TUPLE)
+    if TUPLE not in line and _PIPE_RECORD.match(line):  # index.record_style = "pipe"
+        inside, repairs = line, []
+        if line.startswith("(") and line.endswith(")"):
+            inside = line[1:-1]
+        fields = inside.split(PIPE)
+    else:
+        inside, repairs = _strip_record(line)
+        fields = inside.split(TUPLE)
     if not _KIND.match(fields[0]) and _KIND.match(_LOOSE_TUPLE.split(inside)[0]):
         fields = _LOOSE_TUPLE.split(inside.removesuffix(">"))
         repairs.append("delimiters written without one of their ends read as <|>")
