@@ -448,3 +448,64 @@ def test_report_contexts_are_the_reports_the_kept_points_cite(
     assert answer.contexts == [text_of[int(s.removeprefix("report:"))] for s in answer.sources]
     reduce = next(r for r in fake_llm.requests if kind_of(r) == "reduce")
     assert f"cites [{cited[0]}] and [999]" in reduce["messages"][1]["content"]
+
+
+# --------------------------------------------------------------------------- echoes
+
+
+def test_points_that_restate_the_question_never_reach_the_reduce(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    """A map point whose every content word is the question's ("The main themes [3].")
+    is dropped; one that adds a name or a number is kept; when only echoes are left, the
+    answer says so without a reduce call."""
+    echo = "The main themes [3]."
+
+    def reply(points: list[str]):
+        def respond(body: dict) -> str:
+            if kind_of(body) != "map":
+                return "An answer."
+            return json.dumps({"points": [{"description": p, "score": 90} for p in points]})
+
+        return respond
+
+    settings = make_settings(fake_llm.base_url, query={"global_level": 0})
+    fake_llm.respond_with(reply([echo, "Kelp farming grew after 2017 [3]."]))
+    GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+    reduce = [r for r in fake_llm.requests if kind_of(r) == "reduce"]
+    assert len(reduce) == 1
+    points = reduce[0]["messages"][-1]["content"]
+    assert "Kelp farming grew after 2017" in points and echo not in points
+
+    fake_llm.reset()  # another question: no map reply comes from the cache
+    fake_llm.respond_with(reply(["Themes recur [2].", "Which themes recur?"]))
+    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    answer = method.answer("Which themes recur?")
+    assert map_calls(fake_llm) and len(map_calls(fake_llm)) == len(fake_llm.requests)
+    assert answer.text == prompts.NO_RELEVANT_REPORTS
+
+
+def test_the_recorded_map_replies_hold_echoes_and_answers_that_look_like_them() -> None:
+    """The data behind the rule: the 1.5B model's recorded map replies restate the question
+    as a point, with a high score; a point that answers with a new name or number, though
+    worded from the question ("... is Dutch."), is not an echo."""
+    from conftest import RECORDED_CACHE
+
+    from graphrag.llm_cache import ResponseCache
+    from graphrag.query.global_search import restates_question
+
+    echoes = high = kept = 0
+    for record in ResponseCache(RECORDED_CACHE, "replay").records("map_points"):
+        question = record["request"]["messages"][-1]["content"].rpartition("\n\nQuestion: ")[2]
+        reply = json.loads(record["response"]["choices"][0]["message"]["content"])
+        for point in reply.get("points", []):
+            if restates_question(point["description"], question):
+                echoes += 1
+                high += point["score"] >= 50
+            else:
+                kept += 1
+    assert echoes >= 20 and high >= echoes // 2 and kept > 5 * echoes
+    assert not restates_question(
+        "The native language of the person who broke the salt law in Belgium in 1930 is Dutch.",
+        "What is the native language of the person who broke the salt law in Belgium in 1930?",
+    )

@@ -4,7 +4,8 @@ Map: the reports, shuffled with a fixed seed and packed into batches that fit
 ``query.global_batch_tokens`` (and hold at most ``query.global_reports_per_call`` reports:
 a small model reads the first report of a long batch and little of the rest), each give
 JSON points with a 0-100 helpfulness score
-(concurrently). Points scored 0 are dropped. Reduce: the best points that fit
+(concurrently). Points scored 0 are dropped, and so are points that only restate the question
+(``restates_question``). Reduce: the best points that fit
 ``query.global_reduce_tokens`` become the final answer. When no point survives, the answer
 says so without a reduce call rather than inventing one.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import contextvars
 import random
+import re
 from collections.abc import Iterable
 
 import numpy as np
@@ -68,6 +70,28 @@ def _batch_text(batch: pd.DataFrame, budget: int, include_rank: bool = False) ->
         + prompts.neutralize_citations(tokens.truncate(r[S.FULL_CONTENT], budget))
         for _, r in batch.iterrows()
     )
+
+
+_WORD = re.compile(r"[^\W_]+")
+_CITATION = re.compile(r"\[[\d,\s]*\]")
+
+
+def _content_stems(text: str) -> set[str]:
+    """Return the words of four or more letters, and every number, cut to six characters: a
+    crude stem ("changed" meets "change") that needs no language data."""
+    return {
+        w[:6] for w in _WORD.findall(text.casefold()) if len(w) > 3 or any(c.isdigit() for c in w)
+    }
+
+
+def restates_question(point: str, question: str) -> bool:
+    """Whether every content word of ``point`` (citations aside) is already in ``question``:
+    the point tells the reduce nothing the question did not. The 1.5B model's map writes such
+    echoes with high scores ("The Kestrel Bay Fishing Cooperative's relationships with
+    scientists, conservationists, and companies changed over time.", 80), and its reduce then
+    builds a generic answer around them; a point that adds a name or a number is kept."""
+    words = _content_stems(_CITATION.sub(" ", point))
+    return bool(words) and words <= _content_stems(question)
 
 
 def _came_from(description: str, communities: list[int]) -> list[int]:
@@ -229,7 +253,9 @@ class GlobalSearch(Method):
                     _came_from(p["description"], communities),
                 )
                 for p in result["points"]
-                if p["score"] > 0 and p["description"].strip()
+                if p["score"] > 0
+                and p["description"].strip()
+                and not restates_question(p["description"], question)
             ]
         return sorted(points, key=lambda p: -p[0])
 
