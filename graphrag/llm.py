@@ -31,6 +31,7 @@ from graphrag.coroutines import gather_with_progress, run_sync
 from graphrag.llm_attempts import JSONOutputError, parse_json_output
 from graphrag.llm_cache import (
     CACHE_KEY_HEADER,
+    EMBEDDED_HOST,
     CacheMissError,
     LiveEndpoint,
     LLMError,
@@ -58,10 +59,10 @@ __all__ = [
     "track_usage",
 ]
 
-# The base URL the openai client is given for the embedded model: a name that can never
-# resolve (.invalid is reserved for that), which the transport replaces with the embedded
-# server's real address when, and only when, a request misses the cache.
-EMBEDDED_PLACEHOLDER_URL = "http://embedded-llm.invalid/v1"
+# The base URL the openai client is given for the embedded model (llm_cache.EMBEDDED_HOST),
+# which the transport replaces with the embedded server's real address when, and only when, a
+# request misses the cache.
+EMBEDDED_PLACEHOLDER_URL = f"http://{EMBEDDED_HOST}/v1"
 
 
 @dataclass

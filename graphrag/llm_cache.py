@@ -434,11 +434,18 @@ def _record(
     }
 
 
+# The host of the base URL the client is given for the embedded model: a name that can never
+# resolve (.invalid is reserved for that); the transport sends a request that misses the cache
+# to the embedded server's real address instead (graphrag/llm.py).
+EMBEDDED_HOST = "embedded-llm.invalid"
+
+
 def recording_host(endpoint_host: str) -> str:
     """Return what answered a call: this machine's CPU and cores for a server on this
-    machine (the embedded one), else the endpoint's host name. Model seconds recorded on
-    different machines are not comparable, and sessions here change machines."""
-    if endpoint_host not in ("127.0.0.1", "localhost", "::1"):
+    machine (the embedded one, whose requests carry :data:`EMBEDDED_HOST`), else the
+    endpoint's host name. Model seconds recorded on different machines are not comparable,
+    and sessions here change machines."""
+    if endpoint_host not in ("127.0.0.1", "localhost", "::1", EMBEDDED_HOST):
         return f"endpoint {endpoint_host}"
     return f"{_cpu_name()}, {os.cpu_count()} cores"
 

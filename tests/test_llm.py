@@ -90,12 +90,14 @@ def test_a_record_names_the_machine_its_seconds_are_from(fake_llm: FakeLLM, make
     """Sessions change machines, so a recorded call's seconds say which machine they are
     from: a server on this machine by its CPU and cores, another endpoint by its host.
     A replay reports the recorded host; a record from before hosts were is "unknown"."""
-    from graphrag.llm_cache import recording_host
+    from graphrag.llm_cache import EMBEDDED_HOST, recording_host
     from graphrag.usage import Usage
 
     here = recording_host("127.0.0.1")
     assert here.endswith(f", {os.cpu_count()} cores") and not here.startswith(",")
     assert recording_host("api.example.org") == "endpoint api.example.org"
+    # the embedded model's requests carry its placeholder host until the transport sends them
+    assert recording_host(EMBEDDED_HOST) == here
 
     llm = make_llm()
     fake_llm.script("hello")
