@@ -75,11 +75,12 @@ async def _records_reply(
     completion = await llm.achat(messages, max_tokens=max_tokens, stop_rule=rule)
     reply, stops = completion.text, [completion.stopped_early]
     capped = completion.finish_reason == "length" and not completion.stopped_early
-    first = parse_records(reply)
+    cut = completion.stopped_early or capped
     # index.relationships_follow_up: a finished reply that named entities and no relationship
-    # (a quarter of the recorded first replies: tests/test_records.py) is asked for them too
-    unrelated = settings.relationships_follow_up and len(first.entities) >= 2
-    if (completion.stopped_early or capped or unrelated) and not first.relationships:
+    # (a quarter of the recorded first replies: tests/test_records.py) is asked for them too;
+    # otherwise only a cut reply is read here (the caller parses every reply anyway)
+    first = parse_records(reply) if cut or settings.relationships_follow_up else None
+    if first is not None and not first.relationships and (cut or len(first.entities) >= 2):
         kept = reply.rpartition("\n")[0] if capped else reply
         follow_up = await llm.achat(
             prompts.relationships_after_loop(messages, kept.rstrip("\n")),

@@ -69,12 +69,12 @@ class Answer:
         }
 
 
-_CITATION = re.compile(r"\[([\d,\s]+)\]")
+CITATION = re.compile(r"\[([\d,\s]+)\]")  # [1] or [2, 3]
 
 
 def cited_numbers(text: str) -> list[int]:
     """Return the context numbers an answer cites as [1] or [2, 3], in order of first use."""
-    numbers = [int(n) for group in _CITATION.findall(text) for n in re.findall(r"\d+", group)]
+    numbers = [int(n) for group in CITATION.findall(text) for n in re.findall(r"\d+", group)]
     return list(dict.fromkeys(numbers))
 
 

@@ -33,7 +33,7 @@ from graphrag.coroutines import gather_with_progress
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
-from graphrag.query.base import Answer, ContextItem, Method, cited_numbers, fit_items
+from graphrag.query.base import CITATION, Answer, ContextItem, Method, cited_numbers, fit_items
 
 # The steps one answer dropped (tolerant map, failed ratings), collected across its tasks.
 _failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
@@ -73,7 +73,6 @@ def _batch_text(batch: pd.DataFrame, budget: int, include_rank: bool = False) ->
 
 
 _WORD = re.compile(r"[^\W_]+")
-_CITATION = re.compile(r"\[[\d,\s]*\]")
 
 
 def _content_stems(text: str) -> set[str]:
@@ -90,7 +89,7 @@ def restates_question(point: str, question: str) -> bool:
     echoes with high scores ("The Kestrel Bay Fishing Cooperative's relationships with
     scientists, conservationists, and companies changed over time.", 80), and its reduce then
     builds a generic answer around them; a point that adds a name or a number is kept."""
-    words = _content_stems(_CITATION.sub(" ", point))
+    words = _content_stems(CITATION.sub(" ", point))
     return bool(words) and words <= _content_stems(question)
 
 
