@@ -133,6 +133,10 @@ class IndexSettings:
     # global questions hit fewer keywords (README, "Reports")
     report_text_tokens: int = 0
     report_max_findings: int = 4
+    report_explanation_sentences: int = 3  # a finding's explanation, at most (the prompt)
+    # drop a finding whose summary repeats an earlier one's (off while the demo's recorded
+    # answers read reports as they were written)
+    report_unique_findings: bool = False
     # "llm": the LLM extracts entities and relationships; "nlp": no LLM for the
     # graph: capitalized spans and acronyms, co-occurrence edges weighted by NPMI, template
     # community reports (graphrag/index/nlp_extract.py, nlp_stages.py)

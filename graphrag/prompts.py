@@ -422,11 +422,15 @@ def report_schema(max_findings: int) -> dict:
     }
 
 
-def community_report(context: str, max_findings: int, with_text: bool = False) -> Messages:
+def community_report(
+    context: str, max_findings: int, with_text: bool = False, explanation_sentences: int = 3
+) -> Messages:
     """A community report (``report_schema``) that keeps its sources' facts and, when the
     data starts with sub-community reports, builds on them. ``with_text``: the data ends with
     source text, which the findings are to draw their events and figures from (without it the
-    prompt is the one the graph-only reports were recorded with)."""
+    prompt is the one the graph-only reports were recorded with). ``explanation_sentences``:
+    a finding's explanation at most (the 1.5B model fills the room it is given with
+    restatement, so fewer sentences cost fewer tokens, not facts)."""
     text_rule = (
         " The data ends with source text: take the findings' events, outcomes, dates and "
         "figures from it, and cite it like (text 2)."
@@ -442,8 +446,9 @@ def community_report(context: str, max_findings: int, with_text: bool = False) -
         "sentences on what the community is and how its entities connect; rating: 0 to 10, "
         "how important it is; rating_explanation: one sentence; findings: at most "
         f"{max_findings} key facts, each a summary of at most 15 words and an explanation of "
-        f"at most 3 sentences. {FACTS_RULE} in the data, and cite the ids of the entities, "
-        "relationships or sub-communities a finding comes from, like (entities 3, 7). Finish "
+        f"at most {explanation_sentences} sentences. {FACTS_RULE} in the data, and cite the "
+        "ids of the entities, relationships or sub-communities a finding comes from, like "
+        "(entities 3, 7). Finish "
         f"every sentence.{text_rule}"
     )
     return _msgs(system, f"Data:\n{context}")

@@ -85,6 +85,41 @@ def test_the_recorded_report_loop_is_tidied() -> None:
     assert tidy.endswith("kelp farms.")
 
 
+def test_a_repeated_finding_is_kept_once_when_asked() -> None:
+    """A report over the demo's pipe-style graph (recorded live) wrote one KBMI finding three
+    times; ``index.report_unique_findings`` keeps the first, in order, and leaves a report
+    without repeats as it was."""
+    from graphrag.index.reports import tidy_report
+
+    kbmi = {
+        "summary": "The Kestrel Bay Marine Institute is a marine research institute.",
+        "explanation": "It provides underwater drone footage and nutrient readings.",
+    }
+    kelp = {"summary": "KelpSense buoys", "explanation": "Solar-powered buoys in the bay."}
+    report = {
+        "title": "Kestrel Bay Marine Institute",
+        "summary": "A research institute.",
+        "rating": 8,
+        "rating_explanation": "Central.",
+        "findings": [kbmi, dict(kbmi), kelp, {**kbmi, "summary": kbmi["summary"] + " "}],
+    }
+    assert tidy_report(report, unique_findings=True)["findings"] == [kbmi, kelp]
+    assert len(tidy_report(report)["findings"]) == 4
+    assert tidy_report({**report, "findings": [kbmi, kelp]}, True)["findings"] == [kbmi, kelp]
+
+
+def test_the_explanation_length_is_the_prompts_number() -> None:
+    """Three sentences is the prompt the recorded reports were written with; fewer is asked
+    for in so many words."""
+    three = prompts.community_report("x", 4)[0]["content"]
+    assert "explanation of at most 3 sentences" in three
+    two = prompts.community_report("x", 3, explanation_sentences=2)[0]["content"]
+    assert "explanation of at most 2 sentences" in two
+    assert two.replace("2 sentences", "3 sentences").replace("at most 3 key", "at most 4 key") == (
+        three
+    )
+
+
 # --------------------------------------------------------------------------- substitution
 
 

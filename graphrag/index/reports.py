@@ -212,9 +212,17 @@ def tidy_text(text: str, cap: int) -> str:
     return tidy.rsplit(" ", 1)[0] if " " in tidy else tidy
 
 
-def tidy_report(report: dict) -> dict:
-    """Return a report with every string tidied (:func:`tidy_text`)."""
+def tidy_report(report: dict, unique_findings: bool = False) -> dict:
+    """Return a report with every string tidied (:func:`tidy_text`); ``unique_findings``:
+    without a finding whose summary repeats an earlier one's (the model loops: 4 of the 12
+    reports over the demo's pipe-style graph wrote one finding two or three times)."""
     caps = prompts.REPORT_CAPS
+    findings = report["findings"]
+    if unique_findings:
+        first: dict[str, dict] = {}
+        for finding in findings:
+            first.setdefault(finding["summary"].strip(), finding)
+        findings = list(first.values())
     return {
         **report,
         "title": tidy_text(report["title"], caps["title"]),
@@ -225,7 +233,7 @@ def tidy_report(report: dict) -> dict:
                 "summary": tidy_text(f["summary"], caps["finding_summary"]),
                 "explanation": tidy_text(f["explanation"], caps["finding_explanation"]),
             }
-            for f in report["findings"]
+            for f in findings
         ],
     }
 
@@ -233,13 +241,16 @@ def tidy_report(report: dict) -> dict:
 async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> dict:
     report = await llm.ajson(
         prompts.community_report(
-            context, settings.report_max_findings, SOURCE_TEXT_HEADER in context
+            context,
+            settings.report_max_findings,
+            SOURCE_TEXT_HEADER in context,
+            settings.report_explanation_sentences,
         ),
         prompts.report_schema(settings.report_max_findings),
         name="community_report",
         max_tokens=settings.report_max_tokens,
     )
-    return tidy_report(report)
+    return tidy_report(report, settings.report_unique_findings)
 
 
 def _context(
