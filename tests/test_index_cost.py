@@ -40,3 +40,25 @@ def test_packing_figures_for_the_demo_and_musique() -> None:
     assert "packing off 12 " in demo and "600 tokens 12 " in demo  # ~430-token documents
     assert "packing off 264 " in musique and "600 tokens 58 " in musique
     assert module.LEAN["stop_repeats"] and module.LEAN["pack_documents_tokens"] == 600
+
+
+def test_wall_seconds_are_shown_for_a_cold_run_only(tmp_path) -> None:
+    """The committed live index of the demo (empty cache) prints each stage's wall seconds per
+    1,000 corpus tokens, summing to its total; the same manifest with its calls marked as
+    cache hits (a replay) prints none, since a look-up says nothing about speed."""
+    import json
+
+    module = index_cost()
+    record = REPO_ROOT / "benchmarks" / "records" / "kestrel_bay_live_lean"
+    lines = module.index_cost(record).splitlines()
+    assert lines[1].split()[-2:] == ["wall", "s/1k"]
+    manifest = json.loads((record / "index.json").read_text())
+    stages = manifest["summary"]["stages"]
+    scale = 1000 / manifest["summary"]["counts"]["corpus_tokens"]
+    total = sum(s["wall_seconds"] for s in stages.values()) * scale
+    assert lines[-2].split()[-1] == f"{total:.1f}"
+    for stage in stages.values():
+        stage["cache_hits"] = stage["calls"]
+    (tmp_path / "index.json").write_text(json.dumps(manifest))
+    replayed = module.index_cost(tmp_path).splitlines()
+    assert "wall" not in replayed[1] and len(replayed[-2].split()) == len(lines[-2].split()) - 1
