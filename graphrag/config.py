@@ -238,7 +238,12 @@ class QuerySettings:
     # report of a batch (benchmarks/global_map.py), and on the demo's global questions one
     # report per call hits more keywords for about the same model seconds
     global_reports_per_call: int = 1
-    global_map_max_points: int = 4
+    global_map_max_points: int = 4  # points (or picked sentences) one map call returns
+    # "points": the map writes points in its own words (Microsoft GraphRAG); "sentences": it
+    # picks numbered sentences of the reports and the reduce reads those sentences verbatim
+    # (query/global_search.py: a 1.5B model's points paraphrase away names and dates, or
+    # invent them)
+    global_map_style: Literal["points", "sentences"] = "points"
     global_reduce_tokens: int = 1500
     # Global search per Microsoft GraphRAG (query/global_search.py)
     global_include_rank: bool = True  # show each report's rank (0-10) in the map context
@@ -246,6 +251,11 @@ class QuerySettings:
     global_dynamic_selection: bool = False  # rate reports from the root down; map relevant ones
     global_dynamic_threshold: int = 2  # relevance rating (0-5) a report needs (Microsoft: > 1)
     global_dynamic_max_ratings: int = 16  # rating calls per question, at most
+    # tokens of the community's own entity descriptions (most connected first) shown under an
+    # LLM-written report in the map (0: the report alone, as Microsoft GraphRAG). A 1.5B
+    # model's reports drop most of the dates, names and events their entities' descriptions
+    # hold; the map then reads those facts without any indexing call
+    global_report_facts_tokens: int = 0
     answer_max_tokens: int = 250
     # ppr (HippoRAG 2 style): entities/facts seeding a Personalized PageRank; top_k chunks kept
     ppr_top_entities: int = 5  # facts whose two ends are seeded; seeds kept

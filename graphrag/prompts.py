@@ -536,6 +536,42 @@ def global_map(question: str, reports: str) -> Messages:
     return _msgs(system, f"Reports:\n{reports}\n\nQuestion: {question}")
 
 
+def map_sentences_schema(max_sentences: int) -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "sentences": {
+                "type": "array",
+                "maxItems": max_sentences,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "n": {"type": "integer", "minimum": 1},
+                        "score": {"type": "integer", "minimum": 0, "maximum": 100},
+                    },
+                    "required": ["n", "score"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["sentences"],
+        "additionalProperties": False,
+    }
+
+
+def global_map_sentences(question: str, sentences: str) -> Messages:
+    """Global search's extractive map step: must return {sentences: [{n, score 0-100}]}, the
+    numbers of the report sentences that help answer, so the reduce reads the reports' own
+    words rather than the model's paraphrase of them."""
+    system = (
+        "You read numbered sentences from community reports and pick the ones that help "
+        "answer the question: give each picked sentence's number n and a score from 0 to 100 "
+        "of how much it helps. Pick only sentences about what the question asks. If none "
+        'helps, return {"sentences": []}. Reply with compact JSON on one line.'
+    )
+    return _msgs(system, f"Sentences:\n{sentences}\n\nQuestion: {question}")
+
+
 def global_reduce(question: str, points: str) -> Messages:
     system = (
         "You write the final answer to a question from analysts' points, most important "

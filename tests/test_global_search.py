@@ -29,6 +29,7 @@ MAPPED = re.compile(r"(?m)^\[(\d+)\] ")
 GLOBAL_PROMPTS = {
     "rate": "You decide whether a community report",
     "map": "You read community reports",
+    "sentences": "You read numbered sentences",
     "reduce": "You write the final answer",
 }
 
@@ -509,3 +510,156 @@ def test_the_recorded_map_replies_hold_echoes_and_answers_that_look_like_them() 
         "The native language of the person who broke the salt law in Belgium in 1930 is Dutch.",
         "What is the native language of the person who broke the salt law in Belgium in 1930?",
     )
+
+
+# --------------------------------------------------------------------------- entity facts
+
+
+def test_report_facts_follow_llm_reports_within_budget_and_are_the_contexts(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    from graphrag import tokens
+
+    budget = 120
+    # one report of the view marked a template (an entity list): it is shown as it is
+    index = copy.copy(demo_index)
+    view = list(rolled_up_level(demo_index.communities, 1)[S.COMMUNITY])
+    reports = demo_index.community_reports.copy()
+    reports.loc[reports[S.COMMUNITY] == view[0], S.CONTEXT_SOURCE] = "template"
+    index.community_reports = reports
+    query = {"global_level": 1, "global_report_facts_tokens": budget}
+    settings = make_settings(fake_llm.base_url, query=query)
+    fake_llm.respond_with(answer_maps)
+    method = GlobalSearch(index, settings, ChatLLM(settings), replay_embedder)
+
+    answer = method.answer(QUESTION)
+
+    reports = reports.set_index(S.COMMUNITY)
+    members = demo_index.communities.set_index(S.COMMUNITY)[S.ENTITY_IDS]
+    entities = demo_index.entities.set_index(S.ID)
+    prompts_by_report = {mapped(r)[0]: r["messages"][1]["content"] for r in map_calls(fake_llm)}
+    sources = reports.loc[list(prompts_by_report), S.CONTEXT_SOURCE]
+    assert sorted(prompts_by_report) == sorted(view) and "template" in set(sources)
+    with_facts = 0
+    for community, prompt in prompts_by_report.items():
+        report = reports.loc[community, S.FULL_CONTENT]
+        if sources[community] == "template":
+            assert "\n\nFacts:\n" not in prompt
+            continue
+        facts = prompt.split("\n\nFacts:\n", 1)[1].split("\n\nQuestion")[0].splitlines()
+        with_facts += 1
+        assert tokens.count_tokens("\n".join(facts)) <= budget + len(facts)
+        titles = [line[2:].split(": ", 1)[0] for line in facts]
+        community_entities = entities.loc[list(members[community])]
+        assert set(titles) <= set(community_entities[S.TITLE])
+        degree = community_entities.set_index(S.TITLE)[S.DEGREE]
+        assert list(degree[titles]) == sorted(degree[titles], reverse=True)
+        for line in facts:  # a description the report already quotes is not repeated
+            assert line.split(": ", 1)[1][:60] not in report
+    assert with_facts
+    # the contexts are the texts the map read, facts included
+    for source, context in zip(answer.sources, answer.contexts, strict=True):
+        community = int(source.removeprefix("report:"))
+        assert context in prompts_by_report[community]
+        assert context.startswith(reports.loc[community, S.FULL_CONTENT])
+
+
+def test_no_facts_by_default(demo_index: Index, make_settings, fake_llm, replay_embedder) -> None:
+    settings = make_settings(fake_llm.base_url, query={"global_level": 1})
+    fake_llm.respond_with(answer_maps)
+    GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+    assert map_calls(fake_llm)
+    assert not any("\n\nFacts:\n" in r["messages"][1]["content"] for r in map_calls(fake_llm))
+
+
+# --------------------------------------------------------------------------- extractive map
+
+
+def test_report_sentences_keep_the_report_words_and_label_each_list_item() -> None:
+    from graphrag.query.global_search import report_sentences
+
+    text = (
+        "# Storm Corvin and the Harbour\n\n"
+        "Storm Corvin struck Port Aldry on 14 October 2022. It breached the harbour wall.\n\n"
+        "- The wall failed.: The storm breached the old harbour wall in two places.\n\n"
+        "Facts:\n"
+        "- Storm Corvin: Storm that struck on 14 October 2022. It sank four boats.\n"
+        "- Desmond Hale: Former harbourmaster elected mayor in 2023.\n"
+        "- Storm Corvin: Storm that struck on 14 October 2022."
+    )
+    assert report_sentences(text) == [
+        "Storm Corvin struck Port Aldry on 14 October 2022.",
+        "It breached the harbour wall.",
+        "The storm breached the old harbour wall in two places.",
+        "Storm Corvin: Storm that struck on 14 October 2022.",
+        "Storm Corvin: It sank four boats.",
+        "Desmond Hale: Former harbourmaster elected mayor in 2023.",
+    ]
+    template = (
+        "# A, B\n\n2 entities (1 person, 1 geo) linked by 1 relationships; most connected: A, "
+        "B.\n\n- A: Mayor of the old port town."
+    )
+    assert report_sentences(template) == ["A: Mayor of the old port town."]
+
+
+def test_report_sentences_of_every_demo_report_come_from_its_text(demo_index: Index) -> None:
+    from graphrag.query.global_search import report_sentences
+
+    for text in demo_index.community_reports[S.FULL_CONTENT]:
+        sentences = report_sentences(text)
+        assert sentences, text[:200]
+        flat = " ".join(text.split())
+        for sentence in sentences:
+            words = sentence.split(": ", 1)[-1]  # a list item's label is prefixed
+            assert " ".join(words.split()) in flat.replace(".: ", ". "), sentence
+
+
+NUMBERED = re.compile(r"(?m)^\((\d+)\) (.*)$")
+REPORT_HEAD = re.compile(r"(?m)^Report \[(\d+)\]")
+
+
+def test_extractive_map_hands_the_picked_sentences_verbatim_to_the_reduce(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    from graphrag.query.global_search import report_sentences
+
+    shown: dict[int, list[str]] = {}
+
+    def pick(body: dict) -> str:
+        if kind_of(body) == "reduce":
+            return "An answer."
+        assert kind_of(body) == "sentences", body["messages"][0]["content"][:80]
+        user = body["messages"][1]["content"]
+        (community,) = [int(c) for c in REPORT_HEAD.findall(user)]  # one report per call
+        shown[community] = [s for _, s in NUMBERED.findall(user)]
+        count = len(shown[community])
+        # scores differ across reports, so the reduce's order does not depend on arrival
+        picks = [{"n": 1, "score": 40 + community}, {"n": count, "score": 90 - community}]
+        picks += [{"n": count + 1, "score": 99}, {"n": 2, "score": 0}]  # out of range; zero
+        return json.dumps({"sentences": picks})
+
+    query = {"global_level": 0, "global_map_style": "sentences", "global_reduce_tokens": 100_000}
+    settings = make_settings(fake_llm.base_url, query=query)
+    fake_llm.respond_with(pick)
+    answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+
+    reports = demo_index.community_reports.set_index(S.COMMUNITY)
+    view = list(rolled_up_level(demo_index.communities, 0)[S.COMMUNITY])
+    assert sorted(shown) == sorted(view)
+    for community, listed in shown.items():  # every sentence of the report, numbered in order
+        assert listed == report_sentences(reports.loc[community, S.FULL_CONTENT])
+    reduce = next(r for r in fake_llm.requests if kind_of(r) == "reduce")
+    points = reduce["messages"][1]["content"].split("Points:\n", 1)[1].split("\n\nQuestion")[0]
+    expected = []
+    for community, listed in shown.items():
+        expected += [
+            (90 - community, listed[-1], community),
+            (40 + community, listed[0], community),
+        ]
+    seen, lines = set(), []
+    for score, sentence, community in sorted(expected, key=lambda p: -p[0]):
+        if sentence.casefold() not in seen:  # a parent repeating its child is read once
+            seen.add(sentence.casefold())
+            lines.append(f"- (importance {score}) {sentence} [{community}]")
+    assert points.splitlines() == lines
+    assert set(answer.sources) == {f"report:{c}" for c in shown}

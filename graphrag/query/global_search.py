@@ -14,8 +14,12 @@ community at or above it, ``rolled_up_level``); each report's rank is shown in t
 context (``global_include_rank``); ``global_min_rank`` drops low-ranked reports; a failed map
 batch is dropped and named in ``Answer.failures`` (the answer fails only when every batch
 did); ``global_dynamic_selection`` rates the reports from the root down and maps only the
-relevant ones (see ``dynamic_reports``). ``contexts`` are the texts of the reports the kept
-points came from (the ones a point cites, else its batch) and ``sources`` those reports.
+relevant ones (see ``dynamic_reports``). ``global_map_style = "sentences"`` makes the map
+extractive: it picks numbered sentences of the reports (``report_sentences``) and the reduce
+reads those sentences verbatim. ``global_report_facts_tokens`` adds, under each
+LLM-written report, the descriptions of its community's entities the report did not already
+quote (``with_facts``). ``contexts`` are the texts the map read for the reports the kept points
+came from (the ones a point cites, else its batch) and ``sources`` those reports.
 """
 
 from __future__ import annotations
@@ -99,8 +103,95 @@ def _came_from(description: str, communities: list[int]) -> list[int]:
     return cited or communities
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_LABEL_WORDS = 8  # "Storm Corvin: ..." labels a list item; a longer head is a sentence
+_TEMPLATE_COUNTS = re.compile(r"^\d+ entities \(")  # a template report's head: counts only
+
+
+def report_sentences(text: str) -> list[str]:
+    """Return the sentences of a report's text for the extractive map, in order.
+
+    The heading, bare labels ("Facts:") and a template's counts line are left out, list
+    items are split into their sentences, and an item labelled by a short name ("Storm
+    Corvin: Storm that occurred on 14 October 2022. Emergency fund ...") gives each of its
+    sentences that name, so a picked sentence still says what it is about. Sentences of
+    fewer than four words say too little to pick, and a sentence is listed once.
+    """
+    sentences: list[str] = []
+    for line in text.splitlines():
+        line = line.strip().removeprefix("- ").replace(".: ", ". ")
+        if not line or line.startswith("#") or _TEMPLATE_COUNTS.match(line):
+            continue
+        label, _, rest = line.partition(": ")
+        parts = _SENTENCE_END.split(rest if rest and len(label.split()) <= _LABEL_WORDS else line)
+        prefix = f"{label}: " if rest and len(label.split()) <= _LABEL_WORDS else ""
+        for part in parts:
+            sentence = prefix + part.strip()
+            if len(part.split()) >= 4 and sentence not in sentences:
+                sentences.append(sentence)
+    return sentences
+
+
+def _numbered_sentences(
+    batch: pd.DataFrame, budget: int, include_rank: bool
+) -> tuple[str, list[tuple[int, str]]]:
+    """Return the extractive map's text for ``batch`` and (community, sentence) per number.
+
+    Each report opens with its number, rank and title; its sentences follow, numbered across
+    the batch; sentences past ``budget`` tokens are left out (the last report's tail)."""
+    lines: list[str] = []
+    numbered: list[tuple[int, str]] = []
+    used = 0
+    for _, report in batch.iterrows():
+        community = int(report[S.COMMUNITY])
+        title = prompts.neutralize_citations(str(report[S.TITLE]))
+        rank = f" (rank {float(report[S.RANK]):g})" if include_rank else ""
+        lines.append(f"Report [{community}]{rank}: {title}")
+        used += tokens.count_tokens(lines[-1])
+        for sentence in report_sentences(report[S.FULL_CONTENT]):
+            line = f"({len(numbered) + 1}) {prompts.neutralize_citations(sentence)}"
+            used += tokens.count_tokens(line) + 1
+            if used > budget:
+                break
+            lines.append(line)
+            numbered.append((community, sentence))
+    return "\n".join(lines), numbered
+
+
 class GlobalSearch(Method):
     name = "global"
+
+    def with_facts(self, reports: pd.DataFrame) -> pd.DataFrame:
+        """Return ``reports`` with each LLM-written report's text followed by its community's
+        entity descriptions, most connected entity first, within
+        ``global_report_facts_tokens`` (each description cut to half of it); a description
+        the report already quotes is left out. Template reports are entity lists already."""
+        budget = self.params.global_report_facts_tokens
+        if budget <= 0 or reports.empty:
+            return reports
+        entities = self.index.entities.set_index(S.ID)
+        members = self.index.communities.set_index(S.COMMUNITY)[S.ENTITY_IDS]
+        texts = []
+        for _, report in reports.iterrows():
+            text = report[S.FULL_CONTENT]
+            if report[S.CONTEXT_SOURCE] == "template":
+                texts.append(text)
+                continue
+            ids = [i for i in members.loc[int(report[S.COMMUNITY])] if i in entities.index]
+            ranked = entities.loc[ids].sort_values(S.DEGREE, ascending=False, kind="stable")
+            described = {
+                row[S.TITLE]: " ".join(row[S.DESCRIPTION].split()) for _, row in ranked.iterrows()
+            }
+            lines = [
+                f"- {title}: {tokens.truncate(description, budget // 2)}"
+                for title, description in described.items()
+                if description and description[:60] not in text
+            ]
+            kept = tokens.pack(lines, budget, overhead=1)
+            if kept:
+                text += "\n\nFacts:\n" + "\n".join(lines[k] for k in kept)
+            texts.append(text)
+        return reports.assign(**{S.FULL_CONTENT: texts})
 
     def level_reports(self, question: str) -> pd.DataFrame:
         """Return the reports ``global_level`` names (-1: the level the data chooses)."""
@@ -217,10 +308,13 @@ class GlobalSearch(Method):
         else:
             await self.aensure_reports()  # the level is chosen from every level's reports
             chosen = self.level_reports(question)
+        chosen = self.with_facts(chosen)
         budget = self.params.global_batch_tokens
         batches = report_batches(
             chosen, budget, self.settings.llm.seed, self.params.global_reports_per_call
         )
+        if self.params.global_map_style == "sentences":
+            return await self.amap_sentences(question, batches)
         schema = prompts.map_points_schema(self.params.global_map_max_points)
         results = await gather_with_progress(
             (
@@ -258,6 +352,50 @@ class GlobalSearch(Method):
             ]
         return sorted(points, key=lambda p: -p[0])
 
+    async def amap_sentences(
+        self, question: str, batches: list[pd.DataFrame]
+    ) -> list[tuple[int, str, list[int]]]:
+        """The extractive map: each batch's numbered sentences, the picked ones returned as
+        (score, sentence with its report's citation, [community]), best first; a sentence
+        picked from several reports (a parent repeats its child) is kept once, at its best
+        score. A number outside the batch's list is ignored."""
+        budget = self.params.global_batch_tokens
+        shown = [_numbered_sentences(b, budget, self.params.global_include_rank) for b in batches]
+        schema = prompts.map_sentences_schema(self.params.global_map_max_points)
+        results = await gather_with_progress(
+            (
+                self.llm.ajson(
+                    prompts.global_map_sentences(question, text), schema, name="map_sentences"
+                )
+                for text, numbered in shown
+                if numbered
+            ),
+            "global map",
+            disable=True,
+        )
+        mapped = [numbered for _, numbered in shown if numbered]
+        failed = [r for r in results if isinstance(r, Exception)]
+        if failed and len(failed) == len(results):
+            raise failed[0]  # a map with no batch left has nothing to say
+        picked = []
+        for numbered, result in zip(mapped, results, strict=True):
+            if isinstance(result, Exception):
+                communities = sorted({c for c, _ in numbered})
+                _drop(f"map batch of reports {communities}", result)
+                continue
+            for pick in result["sentences"]:
+                if pick["score"] > 0 and 1 <= pick["n"] <= len(numbered):
+                    community, sentence = numbered[pick["n"] - 1]
+                    picked.append((pick["score"], sentence, community))
+        picked.sort(key=lambda p: -p[0])
+        seen: set[str] = set()
+        points = []
+        for score, sentence, community in picked:
+            if sentence.casefold() not in seen:
+                seen.add(sentence.casefold())
+                points.append((score, f"{sentence} [{community}]", [community]))
+        return points
+
     async def aretrieve(self, question: str) -> list[ContextItem]:
         points = await self.amap(question)
         items = [
@@ -290,10 +428,11 @@ class GlobalSearch(Method):
         answer.failures = failures
         # One item stands for a batch of reports: list each report once, as its own source.
         answer.sources = list(dict.fromkeys(s for item in answer.sources for s in item.split(",")))
+        shown = self.with_facts(self.index.community_reports)  # what the map read
         text_of = dict(
             zip(
-                (f"report:{c}" for c in self.index.community_reports[S.COMMUNITY]),
-                self.index.community_reports[S.FULL_CONTENT],
+                (f"report:{c}" for c in shown[S.COMMUNITY]),
+                shown[S.FULL_CONTENT],
                 strict=True,
             )
         )
