@@ -34,6 +34,20 @@ GLOBAL_PROMPTS = {
 }
 
 
+@pytest.fixture
+def make_settings(make_settings):
+    """Settings whose global map is Microsoft's (points written from the reports alone)
+    unless a test asks for the extractive map or the entity facts: most tests here check
+    the reference behaviours, and their scripted replies are points."""
+
+    def build(*base_url: str, **sections):
+        reference = {"global_map_style": "points", "global_report_facts_tokens": 0}
+        query = {**reference, **sections.get("query", {})}
+        return make_settings(*base_url, **{**sections, "query": query})
+
+    return build
+
+
 def kind_of(body: dict) -> str:
     return prompt_kind(body, GLOBAL_PROMPTS)
 
@@ -562,14 +576,6 @@ def test_report_facts_follow_llm_reports_within_budget_and_are_the_contexts(
         community = int(source.removeprefix("report:"))
         assert context in prompts_by_report[community]
         assert context.startswith(reports.loc[community, S.FULL_CONTENT])
-
-
-def test_no_facts_by_default(demo_index: Index, make_settings, fake_llm, replay_embedder) -> None:
-    settings = make_settings(fake_llm.base_url, query={"global_level": 1})
-    fake_llm.respond_with(answer_maps)
-    GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
-    assert map_calls(fake_llm)
-    assert not any("\n\nFacts:\n" in r["messages"][1]["content"] for r in map_calls(fake_llm))
 
 
 # --------------------------------------------------------------------------- extractive map
