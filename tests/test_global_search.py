@@ -669,3 +669,19 @@ def test_extractive_map_hands_the_picked_sentences_verbatim_to_the_reduce(
             lines.append(f"- (importance {score}) {sentence} [{community}]")
     assert points.splitlines() == lines
     assert set(answer.sources) == {f"report:{c}" for c in shown}
+
+
+def test_a_replay_miss_ends_the_answer_rather_than_counting_as_a_failed_rating(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    # Dynamic selection counts a failed rating as irrelevant and goes on; a rating that was
+    # never recorded is no failure of the model, and counted as one it gave "nothing
+    # relevant" answers nobody recorded (benchmarks/global_map.py printed them as results).
+    from graphrag.llm import CacheMissError
+
+    query = {"global_dynamic_selection": True}
+    settings = make_settings(fake_llm.base_url, cache={"mode": "replay"}, query=query)
+    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    with pytest.raises(CacheMissError):
+        method.answer(QUESTION)
+    assert fake_llm.requests == []

@@ -29,6 +29,7 @@ from graphrag import prompts, tokens
 from graphrag.coroutines import gather_with_progress
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
+from graphrag.llm_cache import CacheMissError
 from graphrag.query.base import Answer, ContextItem, Method, cited_numbers, fit_items, number_items
 from graphrag.query.local import LocalSearch
 from graphrag.usage import track_usage
@@ -143,6 +144,8 @@ class DRIFTSearch(Method):
                 (self.afollow_up(question, f, depth) for f in chosen), "drift", disable=True
             )
             for follow_up, result in zip(chosen, results, strict=True):
+                if isinstance(result, CacheMissError):
+                    raise result  # a call never recorded, not a failed step
                 if isinstance(result, Exception):
                     failures.append(f"follow-up {follow_up!r}: {type(result).__name__}: {result}")
                     continue

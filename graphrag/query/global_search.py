@@ -37,6 +37,7 @@ from graphrag.coroutines import gather_with_progress
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
+from graphrag.llm_cache import CacheMissError
 from graphrag.query.base import CITATION, Answer, ContextItem, Method, cited_numbers, fit_items
 
 # The steps one answer dropped (tolerant map, failed ratings), collected across its tasks.
@@ -46,6 +47,11 @@ _failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 
 
 def _drop(step: str, err: BaseException) -> None:
+    """Name a failed step in ``Answer.failures`` and go on; a replay's cache miss is no
+    failure of the model but a call never recorded, so it ends the answer (the tolerant map
+    would otherwise give an answer nobody recorded)."""
+    if isinstance(err, CacheMissError):
+        raise err
     failures = _failures.get()
     if failures is not None:
         failures.append(f"{step}: {type(err).__name__}: {' '.join(str(err).split())[:300]}")
