@@ -77,6 +77,10 @@ def map_communities(body: dict) -> list[int]:
     return [int(c) for c in MAP_POINT.findall(body["messages"][1]["content"])]
 
 
+# global search's map as Microsoft GraphRAG's: points from the reports alone (scripted here)
+MICROSOFT_MAP = {"global_map_style": "points", "global_report_facts_tokens": 0}
+
+
 @pytest.fixture
 def offline_llm(replay_settings: Settings) -> ChatLLM:
     """An LLM that can answer nothing: retrieval that needs no model must not call one."""
@@ -86,8 +90,10 @@ def offline_llm(replay_settings: Settings) -> ChatLLM:
 @pytest.fixture
 def fake_settings(make_settings, fake_llm: FakeLLM) -> Settings:
     """The defaults over a scripted endpoint, reading top_k chunks and mapping the demo's
-    roots: the tests using it count exact contexts and map calls."""
-    return make_settings(fake_llm.base_url, query={"chunk_context": "top_k", "global_level": 0})
+    roots with Microsoft's map (points, as the script writes them): the tests using it count
+    exact contexts and map calls."""
+    query = {"chunk_context": "top_k", "global_level": 0, **MICROSOFT_MAP}
+    return make_settings(fake_llm.base_url, query=query)
 
 
 @pytest.fixture
@@ -326,9 +332,10 @@ def split_budget(index: Index, level: int = 0) -> int:
 
 
 def roots_in_batches(budget: int) -> dict:
-    """Query settings that map the demo's roots in batches of ``budget`` tokens (as many
-    reports per call as the budget holds)."""
-    return {"global_batch_tokens": budget, "global_level": 0, "global_reports_per_call": 0}
+    """Query settings that map the demo's roots with Microsoft's map in batches of ``budget``
+    tokens (as many reports per call as the budget holds)."""
+    batches = {"global_batch_tokens": budget, "global_level": 0, "global_reports_per_call": 0}
+    return {**batches, **MICROSOFT_MAP}
 
 
 def scored_map(body: dict) -> str:
