@@ -109,6 +109,22 @@ def _came_from(description: str, communities: list[int]) -> list[int]:
     return cited or communities
 
 
+def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, dict]]:
+    """Return (position, reply) for the map calls that answered; a failed one is dropped and
+    named by its batch's ``communities`` (``_drop``), and the map fails only when every call
+    did."""
+    failed = [r for r in replies if isinstance(r, Exception)]
+    if failed and len(failed) == len(replies):
+        raise failed[0]  # a map with no batch left has nothing to say
+    kept = []
+    for position, (reply, batch) in enumerate(zip(replies, communities, strict=True)):
+        if isinstance(reply, Exception):
+            _drop(f"map batch of reports {batch}", reply)
+        else:
+            kept.append((position, reply))
+    return kept
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _LABEL_WORDS = 8  # "Storm Corvin: ..." labels a list item; a longer head is a sentence
 _TEMPLATE_COUNTS = re.compile(r"^\d+ entities \(")  # a template report's head: counts only
@@ -129,9 +145,9 @@ def report_sentences(text: str) -> list[str]:
         if not line or line.startswith("#") or _TEMPLATE_COUNTS.match(line):
             continue
         label, _, rest = line.partition(": ")
-        parts = _SENTENCE_END.split(rest if rest and len(label.split()) <= _LABEL_WORDS else line)
-        prefix = f"{label}: " if rest and len(label.split()) <= _LABEL_WORDS else ""
-        for part in parts:
+        labelled = bool(rest) and len(label.split()) <= _LABEL_WORDS
+        prefix = f"{label}: " if labelled else ""
+        for part in _SENTENCE_END.split(rest if labelled else line):
             sentence = prefix + part.strip()
             if len(part.split()) >= 4 and sentence not in sentences:
                 sentences.append(sentence)
@@ -336,15 +352,10 @@ class GlobalSearch(Method):
             "global map",
             disable=True,
         )
-        failed = [r for r in results if isinstance(r, Exception)]
-        if failed and len(failed) == len(results):
-            raise failed[0]  # a map with no batch left has nothing to say
+        in_batch = [[int(c) for c in b[S.COMMUNITY]] for b in batches]
         points = []
-        for batch, result in zip(batches, results, strict=True):
-            communities = [int(c) for c in batch[S.COMMUNITY]]
-            if isinstance(result, Exception):
-                _drop(f"map batch of reports {communities}", result)
-                continue
+        for position, result in _tolerated(results, in_batch):
+            communities = in_batch[position]
             points += [
                 (
                     p["score"],
@@ -379,16 +390,13 @@ class GlobalSearch(Method):
             "global map",
             disable=True,
         )
-        mapped = [numbered for _, numbered in shown if numbered]
-        failed = [r for r in results if isinstance(r, Exception)]
-        if failed and len(failed) == len(results):
-            raise failed[0]  # a map with no batch left has nothing to say
+        mapped = [
+            (b, numbered) for b, (_, numbered) in zip(batches, shown, strict=True) if numbered
+        ]
+        in_batch = [[int(c) for c in b[S.COMMUNITY]] for b, _ in mapped]
         picked = []
-        for numbered, result in zip(mapped, results, strict=True):
-            if isinstance(result, Exception):
-                communities = sorted({c for c, _ in numbered})
-                _drop(f"map batch of reports {communities}", result)
-                continue
+        for position, result in _tolerated(results, in_batch):
+            numbered = mapped[position][1]
             for pick in result["sentences"]:
                 if pick["score"] > 0 and 1 <= pick["n"] <= len(numbered):
                     community, sentence = numbered[pick["n"] - 1]
@@ -434,7 +442,9 @@ class GlobalSearch(Method):
         answer.failures = failures
         # One item stands for a batch of reports: list each report once, as its own source.
         answer.sources = list(dict.fromkeys(s for item in answer.sources for s in item.split(",")))
-        shown = self.with_facts(self.index.community_reports)  # what the map read
+        reports = self.index.community_reports
+        cited = reports[[f"report:{c}" in answer.sources for c in reports[S.COMMUNITY]]]
+        shown = self.with_facts(cited)  # what the map read, for the reports it drew on
         text_of = dict(
             zip(
                 (f"report:{c}" for c in shown[S.COMMUNITY]),
