@@ -151,6 +151,8 @@ def answering_model(body: dict) -> str:
         return json.dumps({"queries": [f"Who leads KBMI, variant {i}?" for i in range(n)]})
     if name == "map_points":
         return json.dumps({"points": [{"description": "Okafor leads KBMI [0].", "score": 60}]})
+    if name == "map_sentences":
+        return json.dumps({"sentences": [{"n": 1, "score": 60}]})
     if name == "drift_step":
         return json.dumps({"answer": "Mara Okafor leads it [0].", "score": 70, "follow_ups": []})
     if name == "relevance_rating":

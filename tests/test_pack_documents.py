@@ -80,12 +80,24 @@ def packed_model(body: dict) -> Reply | str:
     return "\n".join([*lines, "<|COMPLETE|>"])
 
 
+@pytest.mark.parametrize("style", ["tuple", "pipe"])
 def test_packed_extraction_keeps_each_documents_provenance(
-    fake_llm: FakeLLM, make_llm, musique_units
+    fake_llm: FakeLLM, make_llm, musique_units, style: str
 ) -> None:
     units = musique_units.iloc[:12].reset_index(drop=True)
-    fake_llm.respond_with(packed_model)
-    llm = make_llm(index={"extraction_format": "records", "pack_documents_tokens": 600})
+    if style == "pipe":
+        fake_llm.respond_with(lambda body: prompts.pipe_style(packed_model(body)))
+    else:
+        fake_llm.respond_with(packed_model)
+    # the fake replies are entity records only: no relationship follow-up is asked for
+    llm = make_llm(
+        index={
+            "extraction_format": "records",
+            "pack_documents_tokens": 600,
+            "record_style": style,
+            "relationships_follow_up": False,
+        }
+    )
     entities, _, errors, dropped = extract_graph(units, llm, llm.settings.index, progress=False)
     groups = pack_text_units(units, 600)
     assert fake_llm.calls == len(groups) < len(units) and errors.empty

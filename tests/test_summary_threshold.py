@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import FakeLLM
+from conftest import FakeLLM, replayed_mentions
 
 from graphrag.index import schemas as S
 from graphrag.index.graph import merge_graph_mentions, needs_summary, summarize_entities
@@ -18,10 +18,17 @@ from graphrag.tokens import count_tokens
 
 
 @pytest.fixture(scope="module")
-def demo_entities(demo_mentions, replay_settings):
-    """The demo's merged entities, from the recorded extraction replies, as the pipeline
-    merges them."""
-    entity, relationship, units = demo_mentions
+def demo_entities(replay_settings):
+    """The demo's merged entities, from the recorded extraction replies in Microsoft's tuple
+    style (without the relationship follow-up), as the pipeline merges them. The default pipe
+    style's descriptions are short: no entity of the demo passes the 100-token threshold, so
+    they could not tell a threshold that splits the summarized entities."""
+    index = dataclasses.replace(
+        replay_settings.index, record_style="tuple", relationships_follow_up=False
+    )
+    entity, relationship, units = replayed_mentions(
+        dataclasses.replace(replay_settings, index=index)
+    )
     return merge_graph_mentions(entity, relationship, units, replay_settings.index)[0]
 
 
