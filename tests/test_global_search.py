@@ -133,7 +133,7 @@ def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
     musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
     from graphrag import tokens
-    from graphrag.query.global_search import report_batches
+    from graphrag.query.map_context import report_batches
 
     index = musique_index  # a hierarchy to choose from: the demo has two small levels
 
@@ -507,7 +507,7 @@ def test_the_recorded_map_replies_hold_echoes_and_answers_that_look_like_them() 
     from conftest import RECORDED_CACHE
 
     from graphrag.llm_cache import ResponseCache
-    from graphrag.query.global_search import restates_question
+    from graphrag.query.map_context import restates_question
 
     echoes = high = kept = 0
     for record in ResponseCache(RECORDED_CACHE, "replay").records("map_points"):
@@ -582,7 +582,7 @@ def test_report_facts_follow_llm_reports_within_budget_and_are_the_contexts(
 
 
 def test_report_sentences_keep_the_report_words_and_label_each_list_item() -> None:
-    from graphrag.query.global_search import report_sentences
+    from graphrag.query.map_context import report_sentences
 
     text = (
         "# Storm Corvin and the Harbour\n\n"
@@ -609,7 +609,7 @@ def test_report_sentences_keep_the_report_words_and_label_each_list_item() -> No
 
 
 def test_report_sentences_of_every_demo_report_come_from_its_text(demo_index: Index) -> None:
-    from graphrag.query.global_search import report_sentences
+    from graphrag.query.map_context import report_sentences
 
     for text in demo_index.community_reports[S.FULL_CONTENT]:
         sentences = report_sentences(text)
@@ -627,7 +627,7 @@ REPORT_HEAD = re.compile(r"(?m)^Report \[(\d+)\]")
 def test_extractive_map_hands_the_picked_sentences_verbatim_to_the_reduce(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    from graphrag.query.global_search import report_sentences
+    from graphrag.query.map_context import report_sentences
 
     shown: dict[int, list[str]] = {}
 

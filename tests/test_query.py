@@ -30,9 +30,10 @@ from graphrag.query.base import (
     ContextItem,
     cited_numbers,
 )
-from graphrag.query.global_search import GlobalSearch, report_batches
+from graphrag.query.global_search import GlobalSearch
 from graphrag.query.hyde import HyDE
 from graphrag.query.local import LocalSearch
+from graphrag.query.map_context import report_batches
 from graphrag.query.multi_query import MultiQuery, reciprocal_rank_fusion
 from graphrag.query.naive import NaiveRAG
 from graphrag.query.registry import METHODS, make_methods

@@ -2,21 +2,23 @@
 
 Map: the reports, shuffled with a fixed seed and packed into batches that fit
 ``query.global_batch_tokens`` (and hold at most ``query.global_reports_per_call`` reports:
-a small model reads the first report of a long batch and little of the rest), each give
-JSON points with a 0-100 helpfulness score
-(concurrently). Points scored 0 are dropped, and so are points that only restate the question
-(``restates_question``). Reduce: the best points that fit
-``query.global_reduce_tokens`` become the final answer. When no point survives, the answer
-says so without a reduce call rather than inventing one.
+a small model reads the first report of a long batch and little of the rest), are read
+concurrently. With ``global_map_style = "sentences"`` the map is extractive: it
+picks numbered sentences of the reports (``map_context.report_sentences``) with a 0-100
+score, and the reduce reads those sentences verbatim, since a 1.5B model's own points
+paraphrase names and dates away. With ``"points"`` (Microsoft GraphRAG's map) each call
+writes JSON points with a 0-100 helpfulness score; points scored 0 are dropped, and so are
+points that only restate the question (``restates_question``). Reduce: the best points or
+sentences that fit ``query.global_reduce_tokens`` become the final answer. When none
+survives, the answer says so without a reduce call rather than inventing one. What the map
+reads is built in ``map_context.py``.
 
 Per Microsoft GraphRAG's behaviour: a level is a whole-graph view (each entity's deepest
 community at or above it, ``rolled_up_level``); each report's rank is shown in the map
 context (``global_include_rank``); ``global_min_rank`` drops low-ranked reports; a failed map
 batch is dropped and named in ``Answer.failures`` (the answer fails only when every batch
 did); ``global_dynamic_selection`` rates the reports from the root down and maps only the
-relevant ones (see ``dynamic_reports``). ``global_map_style = "sentences"`` makes the map
-extractive: it picks numbered sentences of the reports (``report_sentences``) and the reduce
-reads those sentences verbatim. ``global_report_facts_tokens`` adds, under each
+relevant ones (see ``dynamic_reports``). ``global_report_facts_tokens`` adds, under each
 LLM-written report, the descriptions of its community's entities the report did not already
 quote (``with_facts``). ``contexts`` are the texts the map read for the reports the kept points
 came from (the ones a point cites, else its batch) and ``sources`` those reports.
@@ -25,8 +27,6 @@ came from (the ones a point cites, else its batch) and ``sources`` those reports
 from __future__ import annotations
 
 import contextvars
-import random
-import re
 from collections.abc import Iterable
 
 import numpy as np
@@ -38,7 +38,15 @@ from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
 from graphrag.llm_cache import CacheMissError
-from graphrag.query.base import CITATION, Answer, ContextItem, Method, cited_numbers, fit_items
+from graphrag.query.base import Answer, ContextItem, Method, cited_numbers, fit_items
+from graphrag.query.map_context import (
+    REPORT_OVERHEAD_TOKENS,
+    batch_text,
+    came_from,
+    numbered_sentences,
+    report_batches,
+    restates_question,
+)
 
 # The steps one answer dropped (tolerant map, failed ratings), collected across its tasks.
 _failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
@@ -57,58 +65,6 @@ def _drop(step: str, err: BaseException) -> None:
         failures.append(f"{step}: {type(err).__name__}: {' '.join(str(err).split())[:300]}")
 
 
-REPORT_OVERHEAD_TOKENS = 6  # a report's "[n] " label and the blank line between reports
-
-
-def report_batches(
-    reports: pd.DataFrame, budget: int, seed: int, per_call: int = 0
-) -> list[pd.DataFrame]:
-    """Return the reports shuffled (fixed seed) and packed into batches within ``budget``
-    tokens and, when ``per_call`` > 0, of at most that many reports."""
-    order = list(range(len(reports)))
-    random.Random(seed).shuffle(order)
-    texts = [reports[S.FULL_CONTENT].iloc[i] for i in order]
-    groups = tokens.batches(texts, budget, REPORT_OVERHEAD_TOKENS, max_items=per_call)
-    return [reports.iloc[[order[p] for p in group]] for group in groups]
-
-
-def _batch_text(batch: pd.DataFrame, budget: int, include_rank: bool = False) -> str:
-    # A single report larger than the batch budget is cut rather than skipped.
-    return "\n\n".join(
-        f"[{int(r[S.COMMUNITY])}] "
-        + (f"(rank {float(r[S.RANK]):g}) " if include_rank else "")
-        + prompts.neutralize_citations(tokens.truncate(r[S.FULL_CONTENT], budget))
-        for _, r in batch.iterrows()
-    )
-
-
-_WORD = re.compile(r"[^\W_]+")
-
-
-def _content_stems(text: str) -> set[str]:
-    """Return the words of four or more letters, and every number, cut to six characters: a
-    crude stem ("changed" meets "change") that needs no language data."""
-    return {
-        w[:6] for w in _WORD.findall(text.casefold()) if len(w) > 3 or any(c.isdigit() for c in w)
-    }
-
-
-def restates_question(point: str, question: str) -> bool:
-    """Whether every content word of ``point`` (citations aside) is already in ``question``:
-    the point tells the reduce nothing the question did not. The 1.5B model's map writes such
-    echoes with high scores ("The Kestrel Bay Fishing Cooperative's relationships with
-    scientists, conservationists, and companies changed over time.", 80), and its reduce then
-    builds a generic answer around them; a point that adds a name or a number is kept."""
-    words = _content_stems(CITATION.sub(" ", point))
-    return bool(words) and words <= _content_stems(question)
-
-
-def _came_from(description: str, communities: list[int]) -> list[int]:
-    """Return the batch reports a point cites, or the whole batch when it cites none of them."""
-    cited = [c for c in cited_numbers(description) if c in communities]
-    return cited or communities
-
-
 def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, dict]]:
     """Return (position, reply) for the map calls that answered; a failed one is dropped and
     named by its batch's ``communities`` (``_drop``), and the map fails only when every call
@@ -123,61 +79,6 @@ def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, d
         else:
             kept.append((position, reply))
     return kept
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
-_LABEL_WORDS = 8  # "Storm Corvin: ..." labels a list item; a longer head is a sentence
-_TEMPLATE_COUNTS = re.compile(r"^\d+ entities \(")  # a template report's head: counts only
-
-
-def report_sentences(text: str) -> list[str]:
-    """Return the sentences of a report's text for the extractive map, in order.
-
-    The heading, bare labels ("Facts:") and a template's counts line are left out, list
-    items are split into their sentences, and an item labelled by a short name ("Storm
-    Corvin: Storm that occurred on 14 October 2022. Emergency fund ...") gives each of its
-    sentences that name, so a picked sentence still says what it is about. Sentences of
-    fewer than four words say too little to pick, and a sentence is listed once.
-    """
-    sentences: list[str] = []
-    for line in text.splitlines():
-        line = line.strip().removeprefix("- ").replace(".: ", ". ")
-        if not line or line.startswith("#") or _TEMPLATE_COUNTS.match(line):
-            continue
-        label, _, rest = line.partition(": ")
-        labelled = bool(rest) and len(label.split()) <= _LABEL_WORDS
-        prefix = f"{label}: " if labelled else ""
-        for part in _SENTENCE_END.split(rest if labelled else line):
-            sentence = prefix + part.strip()
-            if len(part.split()) >= 4 and sentence not in sentences:
-                sentences.append(sentence)
-    return sentences
-
-
-def _numbered_sentences(
-    batch: pd.DataFrame, budget: int, include_rank: bool
-) -> tuple[str, list[tuple[int, str]]]:
-    """Return the extractive map's text for ``batch`` and (community, sentence) per number.
-
-    Each report opens with its number, rank and title; its sentences follow, numbered across
-    the batch; sentences past ``budget`` tokens are left out (the last report's tail)."""
-    lines: list[str] = []
-    numbered: list[tuple[int, str]] = []
-    used = 0
-    for _, report in batch.iterrows():
-        community = int(report[S.COMMUNITY])
-        title = prompts.neutralize_citations(str(report[S.TITLE]))
-        rank = f" (rank {float(report[S.RANK]):g})" if include_rank else ""
-        lines.append(f"Report [{community}]{rank}: {title}")
-        used += tokens.count_tokens(lines[-1])
-        for sentence in report_sentences(report[S.FULL_CONTENT]):
-            line = f"({len(numbered) + 1}) {prompts.neutralize_citations(sentence)}"
-            used += tokens.count_tokens(line) + 1
-            if used > budget:
-                break
-            lines.append(line)
-            numbered.append((community, sentence))
-    return "\n".join(lines), numbered
 
 
 class GlobalSearch(Method):
@@ -342,7 +243,7 @@ class GlobalSearch(Method):
             (
                 self.llm.ajson(
                     prompts.global_map(
-                        question, _batch_text(b, budget, self.params.global_include_rank)
+                        question, batch_text(b, budget, self.params.global_include_rank)
                     ),
                     schema,
                     name="map_points",
@@ -360,7 +261,7 @@ class GlobalSearch(Method):
                 (
                     p["score"],
                     p["description"].strip(),
-                    _came_from(p["description"], communities),
+                    came_from(p["description"], communities),
                 )
                 for p in result["points"]
                 if p["score"] > 0
@@ -377,7 +278,7 @@ class GlobalSearch(Method):
         picked from several reports (a parent repeats its child) is kept once, at its best
         score. A number outside the batch's list is ignored."""
         budget = self.params.global_batch_tokens
-        shown = [_numbered_sentences(b, budget, self.params.global_include_rank) for b in batches]
+        shown = [numbered_sentences(b, budget, self.params.global_include_rank) for b in batches]
         schema = prompts.map_sentences_schema(self.params.global_map_max_points)
         results = await gather_with_progress(
             (
