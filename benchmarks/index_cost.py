@@ -4,17 +4,17 @@ Run: .venv/bin/python benchmarks/index_cost.py [--index output/kestrel_bay]
      .venv/bin/python benchmarks/index_cost.py --json-formats [--cache data/llm_cache]
      .venv/bin/python benchmarks/index_cost.py --modes [--lean] [--corpus data/kestrel_bay/docs]
 
-``--modes`` indexes the corpus once per ``index.method`` ("nlp" with no LLM; "lean", the
-LLM pipeline's defaults, replayed from the recorded cache; "pipe", lean with its records in
-the pipe style and entity-only replies followed up, replayed too) and prints, per mode: LLM calls,
-prompt and completion tokens, the model seconds recorded for those calls, this run's wall
-seconds (per 1,000 corpus tokens), and entity and relationship recall against the gold graph;
-then how many description summaries each ``index.summary_threshold_tokens`` leaves. A mode
-whose replies are not all recorded says how many requests are missing (nothing calls a
-model). With ``--lean`` it adds the extraction
-calls with document packing on the corpus and on ``--packing-corpus`` (the MuSiQue
-paragraphs), and how many tokens of the recorded JSON extraction replies come after the point
-where the repeat detector would have stopped them.
+``--modes`` indexes the corpus once per ``index.method`` ("nlp" with no LLM; "lean", the LLM
+pipeline's defaults, replayed from the recorded cache; "tuple", the defaults before the lean
+pipeline wrote its records in the pipe style: Microsoft's tuple records, no relationships-
+only follow-up, longer reports and fewer templates, replayed too) and prints, per mode: LLM
+calls, prompt and completion tokens, the model seconds recorded for those calls, this run's
+wall seconds (per 1,000 corpus tokens), and entity and relationship recall against the gold
+graph; then how many description summaries each ``index.summary_threshold_tokens`` leaves. A
+mode whose replies are not all recorded says how many requests are missing (nothing calls a
+model). With ``--lean`` it adds the extraction calls with document packing on the corpus and
+on ``--packing-corpus`` (the MuSiQue paragraphs), and how many tokens of the recorded JSON
+extraction replies come after the point where the repeat detector would have stopped them.
 
 The first form reads an index folder's ``index.json`` and prints, per stage and in total,
 the LLM calls and the prompt tokens, completion tokens and model seconds per 1,000 corpus
@@ -26,7 +26,8 @@ reports what it cost to make.
 four formats and counts their tokens, to show how much of the completion budget goes to
 layout (indentation) and to fields (relationship strength and description, long
 descriptions) rather than to the facts extracted; then the same replies as tuple-delimited
-records, with and without their repeated records.
+records, with and without their repeated records; and the share of the recorded community
+reports' tokens that is layout (line breaks and indentation) rather than content.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from graphrag.tokens import count_tokens
 
 PER = 1000  # costs are per this many corpus tokens
 EXTRACTION_SCHEMA_NAME = "graph_extraction"
+REPORT_SCHEMA_NAME = "community_report"
 COMPLETE_MARK = "<|COMPLETE|>"
 COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "model_seconds", "wall_seconds")
 
@@ -193,10 +195,17 @@ def json_formats(cache: Path) -> str:
 
 
 LEAN = LEAN_INDEX_SETTINGS  # the lean LLM pipeline (the defaults): graphrag/index/lean.py
-# the lean pipeline with records in the pipe style, and a finished reply that named entities
-# only asked for its relationships (index.record_style, index.relationships_follow_up)
-PIPE = {**LEAN, "record_style": "pipe", "relationships_follow_up": True}
-MODES: dict[str, dict[str, Any]] = {"nlp": {"method": "nlp"}, "lean": LEAN, "pipe": PIPE}
+# the defaults until the pipe style: tuple records, no relationships-only follow-up, reports
+# of 4 findings of up to 3 sentences, a template below 3 entities
+TUPLE = {
+    **LEAN,
+    "record_style": "tuple",
+    "relationships_follow_up": False,
+    "min_report_entities": 3,
+    "report_max_findings": 4,
+    "report_explanation_sentences": 3,
+}
+MODES: dict[str, dict[str, Any]] = {"nlp": {"method": "nlp"}, "lean": LEAN, "tuple": TUPLE}
 
 
 def _mode_row(mode: str, corpus: Path, gold: Path | None, cache: Path) -> dict[str, Any]:
@@ -302,9 +311,10 @@ def modes(corpus: Path, gold: Path | None, cache: Path, names: tuple[str, ...]) 
         )
     if "lean" in names:
         lines.append("lean preset (index.*): " + ", ".join(f"{k}={v}" for k, v in LEAN.items()))
-    if "pipe" in names:
+    if "tuple" in names:
         lines.append(
-            "pipe: lean with " + ", ".join(f"{k}={v}" for k, v in PIPE.items() if LEAN.get(k) != v)
+            "tuple: lean with "
+            + ", ".join(f"{k}={v}" for k, v in TUPLE.items() if LEAN.get(k) != v)
         )
     return "\n".join(lines)
 
@@ -440,6 +450,27 @@ def _extraction_records(cache: Path) -> list[dict[str, Any]]:
     return ResponseCache(cache, "replay").records(EXTRACTION_SCHEMA_NAME)
 
 
+def report_layout(cache: Path) -> str:
+    """Return how many completion tokens the recorded community reports spend on layout: the
+    prompt asks for JSON on one line, the model mostly pretty-prints it anyway."""
+    returned = compact = replies = 0
+    for record in ResponseCache(cache, "replay").records(REPORT_SCHEMA_NAME):
+        text = record["response"]["choices"][0]["message"]["content"] or ""
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue
+        replies += 1
+        returned += count_tokens(text)
+        compact += count_tokens(_compact(value))
+    if not replies:
+        return f"no parseable community report replies in {cache}"
+    return (
+        f"{replies} community report replies in {cache}: {returned:,} tokens as returned, "
+        f"{compact:,} as compact JSON ({1 - compact / returned:.1%} layout)"
+    )
+
+
 def records_cost(cache: Path) -> str:
     """Return what the recorded JSON extraction replies would cost as record lines, with and
     without their repeated records (every reply, cut-off ones included)."""
@@ -511,10 +542,11 @@ def main() -> None:
     if args.json_formats:
         print(json_formats(cache))
         print(records_cost(cache))
+        print(report_layout(cache))
     elif args.modes:
         gold = _repo_path(args.gold) if args.gold else None
         corpus = _repo_path(args.corpus)
-        print(modes(corpus, gold, cache, ("nlp", "lean", "pipe")))
+        print(modes(corpus, gold, cache, ("nlp", "lean", "tuple")))
         print(summary_threshold(cache, corpus, (0, 30, 60, 100)))
         if args.lean:
             print(packing([corpus, _repo_path(args.packing_corpus)], (300, 600, 1000)))

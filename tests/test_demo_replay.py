@@ -72,11 +72,18 @@ def test_recorded_demo_answers_replay(
     answered_by = answer.route.split(" -> ")[-1] if name == "router" else name
     if answered_by == "global":
         # Global sources are reports of the level it maps (the level the data chooses, rolled
-        # up); its contexts the texts of the reports the kept points came from.
+        # up); its contexts what the map read of the reports the kept points came from: the
+        # report's text, and under an LLM-written one its entities' facts
+        # (query.global_report_facts_tokens), never anything else.
         global_search = method.method("global") if name == "router" else method
         mapped = global_search.level_reports(question)[S.COMMUNITY]
         assert set(answer.sources) <= {f"report:{c}" for c in mapped}
-        assert answer.contexts == [known[s] for s in answer.sources]
+        assert len(answer.contexts) == len(answer.sources)
+        for context, source in zip(answer.contexts, answer.sources, strict=True):
+            report, _, facts = context.partition("\n\nFacts:\n")
+            assert report == known[source]
+            assert all(line.startswith("- ") for line in facts.splitlines())
+        assert any("\n\nFacts:\n" in c for c in answer.contexts), "facts are read"
         assert answer.ranking == []  # it ranks no text units
     elif answered_by == "drift":
         # the intermediate answers the reduce read first, then the texts the steps read

@@ -2,16 +2,13 @@
 template report, on the demo's recorded index and on the MuSiQue graph with a fake endpoint
 (a parent reads its small child's template report).
 
-The default demo graph has two levels: four top communities (5 to 13 entities), two of them
-split into five of 3 to 9. At the default threshold (3) none is templated and every report
-replays; raising it to 5 templates three small children, whose parents then read their
-templates (new prompts, so a fake endpoint answers them)."""
+The default demo graph has two levels: five top communities (4 to 11 entities), three of them
+split into seven of 2 to 7. At the default threshold (5) the five communities of 2 to 4
+entities get a template and the seven others an LLM report, the parents reading their
+children's templates: all recorded in the live re-index."""
 
 from __future__ import annotations
 
-import dataclasses
-
-import pytest
 from conftest import FakeLLM, prompt_kind, report_reply
 
 from graphrag.config import Settings
@@ -29,24 +26,24 @@ def sizes(index) -> dict[int, int]:
     )
 
 
-@pytest.mark.parametrize("threshold", [0, 3])
-def test_the_demo_s_reports_replay_when_no_community_is_small(
-    demo_index, replay_settings: Settings, threshold: int
+def test_the_demo_s_reports_replay_at_the_default_threshold(
+    demo_index, replay_settings: Settings
 ) -> None:
     size_of = sizes(demo_index)
-    assert min(size_of.values()) >= threshold  # off (0), and the default: nothing templated
-    index = dataclasses.replace(replay_settings.index, min_report_entities=threshold)
-    settings = dataclasses.replace(replay_settings, index=index)
+    threshold = replay_settings.index.min_report_entities
+    small = {c for c, n in size_of.items() if n < threshold}
+    assert small and len(small) < len(size_of)
     tables = {"entities": demo_index.entities, "relationships": demo_index.relationships}
-    llm = ChatLLM(settings)
+    llm = ChatLLM(replay_settings)
     with track_usage() as usage:
         reports, errors = write_reports(
-            demo_index.communities, tables, IndexContext(settings, llm, None, progress=False)
+            demo_index.communities, tables, IndexContext(replay_settings, llm, None, progress=False)
         )
-    assert errors.empty and usage.calls == len(size_of)
+    assert errors.empty and usage.calls == len(size_of) - len(small)
     assert usage.cache_hits == usage.calls  # replayed: the LLM-written ones are unchanged
     assert list(reports[S.COMMUNITY]) == sorted(size_of)
-    assert (reports[S.CONTEXT_SOURCE] != "template").all()
+    templated = set(reports[reports[S.CONTEXT_SOURCE] == "template"][S.COMMUNITY])
+    assert templated == small
     recorded = demo_index.community_reports.set_index(S.COMMUNITY)[S.FULL_CONTENT]
     assert dict(zip(reports[S.COMMUNITY], reports[S.FULL_CONTENT], strict=True)) == (
         recorded.to_dict()

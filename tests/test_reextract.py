@@ -19,6 +19,8 @@ from graphrag.index.extract_records import ASKED_AGAIN
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
 MUSIQUE_DOCS = REPO_ROOT / "data" / "musique" / "docs"
 COPIER = "Fifty Years on the Water"  # the demo document the recorded model answered wrongly
+# the fake model writes Microsoft's tuple records and copies that style's worked examples
+TUPLE = {"record_style": "tuple", "relationships_follow_up": False}
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +60,7 @@ def test_a_unit_that_got_the_example_back_is_asked_again(
     fake_llm: FakeLLM, make_llm, demo_units
 ) -> None:
     fake_llm.respond_with(copying_model())
-    llm = make_llm(index={"reextract_empty": True, "pack_documents_tokens": 0})
+    llm = make_llm(index={**TUPLE, "reextract_empty": True, "pack_documents_tokens": 0})
     entities, _, errors, dropped = extract_graph(
         demo_units, llm, llm.settings.index, progress=False
     )
@@ -88,7 +90,7 @@ def test_without_the_setting_the_unit_stays_out_of_the_graph(
     fake_llm: FakeLLM, make_llm, demo_units
 ) -> None:
     fake_llm.respond_with(copying_model())
-    llm = make_llm(index={"reextract_empty": False, "pack_documents_tokens": 0})
+    llm = make_llm(index={**TUPLE, "reextract_empty": False, "pack_documents_tokens": 0})
     entities, _, _, dropped = extract_graph(demo_units, llm, llm.settings.index, progress=False)
     assert fake_llm.calls == len(demo_units)
     assert _copier_unit(demo_units) not in set(entities[S.TEXT_UNIT_ID])
@@ -97,7 +99,7 @@ def test_without_the_setting_the_unit_stays_out_of_the_graph(
 
 def test_a_unit_is_asked_again_once_at_most(fake_llm: FakeLLM, make_llm, demo_units) -> None:
     fake_llm.respond_with(copying_model(copy_again=True))
-    llm = make_llm(index={"reextract_empty": True, "pack_documents_tokens": 0})
+    llm = make_llm(index={**TUPLE, "reextract_empty": True, "pack_documents_tokens": 0})
     entities, _, errors, dropped = extract_graph(
         demo_units, llm, llm.settings.index, progress=False
     )
@@ -134,7 +136,7 @@ def test_packed_documents_that_got_the_example_back_are_asked_alone(
         return _records_of(text)
 
     fake_llm.respond_with(reply)
-    llm = make_llm(index={"reextract_empty": True, "pack_documents_tokens": 600})
+    llm = make_llm(index={**TUPLE, "reextract_empty": True, "pack_documents_tokens": 600})
     entities, _, errors, _ = extract_graph(units, llm, llm.settings.index, progress=False)
     assert len(first_pack) > 1 and errors.empty
     again = prompts.SECOND_EXAMPLE_RECORDS

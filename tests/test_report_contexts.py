@@ -85,10 +85,10 @@ def test_the_recorded_report_loop_is_tidied() -> None:
     assert tidy.endswith("kelp farms.")
 
 
-def test_a_repeated_finding_is_kept_once_when_asked() -> None:
+def test_a_repeated_finding_is_kept_once() -> None:
     """A report over the demo's pipe-style graph (recorded live) wrote one KBMI finding three
-    times; ``index.report_unique_findings`` keeps the first, in order, and leaves a report
-    without repeats as it was."""
+    times; tidying keeps the first, in order, and leaves a report without repeats as it
+    was."""
     from graphrag.index.reports import tidy_report
 
     kbmi = {
@@ -103,9 +103,8 @@ def test_a_repeated_finding_is_kept_once_when_asked() -> None:
         "rating_explanation": "Central.",
         "findings": [kbmi, dict(kbmi), kelp, {**kbmi, "summary": kbmi["summary"] + " "}],
     }
-    assert tidy_report(report, unique_findings=True)["findings"] == [kbmi, kelp]
-    assert len(tidy_report(report)["findings"]) == 4
-    assert tidy_report({**report, "findings": [kbmi, kelp]}, True)["findings"] == [kbmi, kelp]
+    assert tidy_report(report)["findings"] == [kbmi, kelp]
+    assert tidy_report({**report, "findings": [kbmi, kelp]})["findings"] == [kbmi, kelp]
 
 
 def test_the_explanation_length_is_the_prompts_number() -> None:
@@ -243,16 +242,20 @@ def test_a_child_without_a_report_is_never_substituted() -> None:
 
 def test_reports_over_the_karate_hierarchy(fake_llm: FakeLLM, make_llm, karate_index: dict) -> None:
     fake_llm.respond_with(ReportWriter())
-    llm = make_llm(index={"report_max_tokens": 900})
+    llm = make_llm(index={"report_max_tokens": 900, "min_report_entities": 3})
     reports, errors = run(karate_index, llm)
     communities = karate_index["communities"]
     assert errors.empty
-    assert fake_llm.calls == len(communities)
+    assert fake_llm.calls == len(communities)  # none has fewer than 3 members
+    index = llm.settings.index
+    system = prompts.community_report(
+        "", index.report_max_findings, False, index.report_explanation_sentences
+    )[0]["content"]
     for body in fake_llm.requests:
         schema = body["response_format"]["json_schema"]["schema"]
-        assert schema == prompts.report_schema(4)  # loop-guard caps
+        assert schema == prompts.report_schema(index.report_max_findings)  # loop-guard caps
         assert body["max_tokens"] == 900
-        assert body["messages"][0]["content"] == prompts.community_report("", 4)[0]["content"]
+        assert body["messages"][0]["content"] == system
     source = dict(zip(reports[S.COMMUNITY], reports[S.CONTEXT_SOURCE], strict=True))
     by_community = reports.set_index(S.COMMUNITY)
     parents = communities[communities[S.CHILDREN].map(len) > 0]

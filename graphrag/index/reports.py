@@ -212,17 +212,15 @@ def tidy_text(text: str, cap: int) -> str:
     return tidy.rsplit(" ", 1)[0] if " " in tidy else tidy
 
 
-def tidy_report(report: dict, unique_findings: bool = False) -> dict:
-    """Return a report with every string tidied (:func:`tidy_text`); ``unique_findings``:
-    without a finding whose summary repeats an earlier one's (the model loops: 4 of the 12
-    reports over the demo's pipe-style graph wrote one finding two or three times)."""
+def tidy_report(report: dict) -> dict:
+    """Return a report with every string tidied (:func:`tidy_text`) and without a finding
+    whose summary repeats an earlier one's (the model loops: 4 of the 12 reports over the
+    demo's graph once wrote one finding two or three times)."""
     caps = prompts.REPORT_CAPS
-    findings = report["findings"]
-    if unique_findings:
-        first: dict[str, dict] = {}
-        for finding in findings:
-            first.setdefault(finding["summary"].strip(), finding)
-        findings = list(first.values())
+    first: dict[str, dict] = {}
+    for finding in report["findings"]:
+        first.setdefault(finding["summary"].strip(), finding)
+    findings = list(first.values())
     return {
         **report,
         "title": tidy_text(report["title"], caps["title"]),
@@ -250,7 +248,7 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
         name="community_report",
         max_tokens=settings.report_max_tokens,
     )
-    return tidy_report(report, settings.report_unique_findings)
+    return tidy_report(report)
 
 
 def _context(
