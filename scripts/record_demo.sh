@@ -16,10 +16,10 @@ scripts/setup.sh >/dev/null
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 methods=${METHODS:-naive,local,ppr,global,hyde,multi_query,drift,router}
 limit=${LIMIT:-24}
-.venv/bin/python -m graphrag index --input data/kestrel_bay/docs --out output/kestrel_bay_lean \
+.venv/bin/python -m graphrag index --input data/kestrel_bay/docs --out output/kestrel_bay \
   --gold data/kestrel_bay/gold_graph.json --quiet
 for method in ${methods//,/ }; do
-  .venv/bin/python -m graphrag eval --index output/kestrel_bay_lean \
+  .venv/bin/python -m graphrag eval --index output/kestrel_bay \
     --questions data/kestrel_bay/questions.jsonl --methods "$method" --metrics "${METRICS:-none}" \
     --judge-controls 0 --out "${OUT:-output/kestrel_bay_recording}/$method" --limit "$limit" --quiet
 done
