@@ -128,10 +128,12 @@ ARMS = {
 }
 
 
-def compare(index: Path, questions: Path = QUESTIONS, cache: str = "replay") -> list[str]:
-    """Return one line per arm of ``ARMS``: global search's means over the question set's
-    global questions, every call replayed from the recorded cache (``cache="on"`` asks the
-    live model for what is missing and records it)."""
+def compare(
+    index: Path, questions: Path = QUESTIONS, cache: str = "replay", arms: list[str] | None = None
+) -> list[str]:
+    """Return one line per arm of ``ARMS`` (or of ``arms``): global search's means over the
+    question set's global questions, every call replayed from the recorded cache
+    (``cache="on"`` asks the live model for what is missing and records it)."""
     import numpy as np
 
     from graphrag import Workbench
@@ -143,7 +145,12 @@ def compare(index: Path, questions: Path = QUESTIONS, cache: str = "replay") -> 
     from graphrag.llm import CacheMissError
 
     lines = []
+    unknown = sorted(set(arms or ()) - set(ARMS))
+    if unknown:
+        raise SystemExit(f"--arms: no arm named {', '.join(unknown)}; arms: {', '.join(ARMS)}")
     for label, query in ARMS.items():
+        if arms and label not in arms:
+            continue
         with Workbench(cache=cache, overrides={"query": query}) as wb:
             wb.load(index)
             try:
@@ -176,11 +183,23 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--compare", type=Path, metavar="INDEX", help="e.g. output/kestrel_bay")
     parser.add_argument(
+        "--questions",
+        type=Path,
+        default=QUESTIONS,
+        help="with --compare: the question file whose global questions are asked, e.g. "
+        "data/kestrel_bay/thematic_questions.jsonl",
+    )
+    parser.add_argument(
+        "--arms", help="with --compare: comma list of the arms to run (default: every arm)"
+    )
+    parser.add_argument(
         "--record", action="store_true", help="part 2: ask the live model for what is missing"
     )
     args = parser.parse_args(argv)
     if args.compare:
-        print("\n".join(compare(args.compare, cache="on" if args.record else "replay")))
+        arms = args.arms.split(",") if args.arms else None
+        cache = "on" if args.record else "replay"
+        print("\n".join(compare(args.compare, args.questions, cache, arms)))
         return
     records = ResponseCache(args.cache, mode="replay").records("map_points")
     counts = position_counts(records)

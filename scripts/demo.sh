@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up, index the bundled Kestrel Bay corpus with the embedded model and the
 # default settings, show every method's answer to one question, and write the comparison
-# report to reports/kestrel_bay; then the MuSiQue report (reports/musique, its NLP-mode index
+# report to reports/kestrel_bay (and the thematic head-to-head to reports/kestrel_bay_thematic);
+# then the MuSiQue report (reports/musique, its NLP-mode index
 # and the recorded answers, settings in data/musique/graphrag.toml) and the cross-corpus
 # summary reports/SUMMARY.md. Recorded LLM responses in data/llm_cache make this fast on a
 # clean checkout; anything not recorded is asked of the live local model (about 10-20
@@ -35,6 +36,11 @@ cache_args=()
   --questions data/kestrel_bay/questions.jsonl --methods "$methods" --metrics "$metrics" \
   --pairwise "$(cat data/kestrel_bay/recorded_pairwise)" \
   --out reports/kestrel_bay "${limit_args[@]}"
+# The 18 thematic questions (the 6 global ones above and 12 more, recorded): global search
+# against naive RAG head to head, on enough questions for the win rate to tell a win from a tie.
+.venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
+  --questions data/kestrel_bay/thematic_questions.jsonl --methods naive,global --metrics none \
+  --pairwise global:naive --out reports/kestrel_bay_thematic --quiet
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
 # a method recorded on the first N questions only (none, or e.g. drift=10: minutes per
@@ -52,6 +58,6 @@ musique=(--config data/musique/graphrag.toml)
 # for its cost beside the NLP mode's.
 .venv/bin/python -m graphrag --config data/musique/llm_index.toml --cache replay index \
   --input data/musique/docs --out output/musique_llm --method llm --quiet
-.venv/bin/python -m graphrag summarize reports/kestrel_bay reports/musique \
+.venv/bin/python -m graphrag summarize reports/kestrel_bay reports/kestrel_bay_thematic reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
   --index output/musique_llm --out reports/SUMMARY.md --readme README.md

@@ -210,6 +210,22 @@ def test_summary_and_plots_are_deterministic(
         assert (again / name).read_bytes() == (report / name).read_bytes(), name
 
 
+def test_scores_that_differ_in_their_last_bits_write_the_same_bytes(
+    records: pd.DataFrame, report: Path, tmp_path: Path
+) -> None:
+    # What another CPU's embedding arithmetic does to answer relevancy (seen: 1.0 written as
+    # 1.0000000000000002 on an AVX-512 machine): the report must not change by a byte.
+    nudged = records.copy()
+    scored = nudged["answer_relevancy"].notna()
+    nudged.loc[scored, "answer_relevancy"] = np.nextafter(
+        nudged.loc[scored, "answer_relevancy"], 2.0
+    )
+    assert not nudged["answer_relevancy"].equals(records["answer_relevancy"])
+    again = write_report(nudged, tmp_path / "nudged", RAGAS, META)
+    for name in ("records.csv", "records.parquet", "summary.md"):
+        assert (again / name).read_bytes() == (report / name).read_bytes(), name
+
+
 def test_a_method_with_no_faithfulness_scores_still_renders(
     records: pd.DataFrame, tmp_path: Path
 ) -> None:

@@ -37,6 +37,16 @@ COST_VS_QUALITY_PNG = "cost_vs_quality.png"
 JUDGE_CONTROLS_CSV = "judge_controls.csv"
 PAIRWISE_CSV = "pairwise.csv"
 RUN_JSON = "run.json"
+# Scores computed from embeddings (answer relevancy) carry float32 noise: the same replayed
+# answers scored 1.0 on one machine and 1.0000000000000002 on another, and differed by up to
+# 2.2e-7 between two CPUs (AVX2 and AVX-512 kernels). Past the 6th decimal a score is noise,
+# and that noise split exact ties (a saturated 1.0 against another), which moved the paired
+# tests' p-values between machines. Rounded to this many decimals before anything is computed
+# or written, equal scores stay equal everywhere; a value whose noise straddles a rounding
+# boundary can still differ by one unit in the last decimal. Only these scores are rounded:
+# the judge-free metrics are exact fractions, equal on every machine.
+DECIMALS = 6
+EMBEDDING_SCORED = ("answer_relevancy",)
 
 
 def write_report(
@@ -63,6 +73,9 @@ def write_report(
     cost).
     """
     options = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed}
+    records = machine_independent(records)
+    if controls is not None:
+        controls = machine_independent(controls)
     analysis = analyse(records, metrics, controls=controls, judgements=judgements, **options)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -109,6 +122,21 @@ def _render(analysis: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> s
         reading_section(analysis),
     ]
     return "\n\n".join("\n".join(lines) for lines in sections if lines) + "\n"
+
+
+def machine_independent(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return records (or judge controls) with the scores computed from embeddings
+    (``EMBEDDING_SCORED``) rounded to ``DECIMALS``."""
+    frame = frame.copy()
+    if "metric" in frame.columns:  # judge controls: one metric's real and control scores a row
+        rows = frame["metric"].isin(EMBEDDING_SCORED)
+        for column in ("real", "control_score"):
+            frame.loc[rows, column] = frame.loc[rows, column].astype(float).round(DECIMALS)
+        return frame
+    for column in EMBEDDING_SCORED:
+        if column in frame.columns:
+            frame[column] = frame[column].astype(float).round(DECIMALS)
+    return frame
 
 
 def _csv_ready(records: pd.DataFrame) -> pd.DataFrame:
