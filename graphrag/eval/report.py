@@ -74,9 +74,7 @@ def write_report(
     cost).
     """
     options = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed}
-    records = machine_independent(records)
-    if controls is not None:
-        controls = machine_independent(controls)
+    records, controls = machine_independent(records, controls)
     analysis = analyse(records, metrics, controls=controls, judgements=judgements, **options)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -125,19 +123,22 @@ def _render(analysis: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> s
     return "\n\n".join("\n".join(lines) for lines in sections if lines) + "\n"
 
 
-def machine_independent(frame: pd.DataFrame) -> pd.DataFrame:
-    """Return records (or judge controls) with the scores computed from embeddings
-    (``EMBEDDING_SCORED``) rounded to ``DECIMALS``."""
-    frame = frame.copy()
-    if "metric" in frame.columns:  # judge controls: one metric's real and control scores a row
-        rows = frame["metric"].isin(EMBEDDING_SCORED)
-        for column in ("real", "control_score"):
-            frame.loc[rows, column] = frame.loc[rows, column].astype(float).round(DECIMALS)
-        return frame
+def machine_independent(
+    records: pd.DataFrame, controls: pd.DataFrame | None
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """Return the records and the judge's controls with the scores computed from embeddings
+    (``EMBEDDING_SCORED``: a record's metric column, a control row's real and control score)
+    rounded to ``DECIMALS``."""
+    records = records.copy()
     for column in EMBEDDING_SCORED:
-        if column in frame.columns:
-            frame[column] = frame[column].astype(float).round(DECIMALS)
-    return frame
+        if column in records.columns:
+            records[column] = records[column].astype(float).round(DECIMALS)
+    if controls is not None:
+        controls = controls.copy()
+        rows = controls["metric"].isin(EMBEDDING_SCORED)
+        for column in ("real", "control_score"):
+            controls.loc[rows, column] = controls.loc[rows, column].astype(float).round(DECIMALS)
+    return records, controls
 
 
 def _csv_ready(records: pd.DataFrame) -> pd.DataFrame:
