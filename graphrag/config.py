@@ -260,6 +260,9 @@ class QuerySettings:
     # hold; the map then reads those facts without any indexing call
     global_report_facts_tokens: int = 200
     answer_max_tokens: int = 250
+    # a final answer that loops (one sentence again and again) is cut there and asked once
+    # more with this frequency penalty; 0: cut only (query/loops.py)
+    loop_frequency_penalty: float = 0.5
     # ppr (HippoRAG 2 style): entities/facts seeding a Personalized PageRank; top_k chunks kept
     ppr_top_entities: int = 5  # facts whose two ends are seeded; seeds kept
     ppr_seed_entities: bool = False  # also seed entities matched by description (not HippoRAG 2)

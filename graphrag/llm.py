@@ -197,6 +197,7 @@ class ChatLLM:
         temperature: float | None,
         response_format: dict[str, Any] | None,
         seed: int | None = None,
+        frequency_penalty: float | None = None,
     ) -> dict:
         llm = self.settings.llm
         params: dict[str, Any] = {
@@ -208,6 +209,8 @@ class ChatLLM:
         }
         if response_format is not None:
             params["response_format"] = response_format
+        if frequency_penalty is not None:  # only when asked: every recorded key stays as it was
+            params["frequency_penalty"] = frequency_penalty
         return params
 
     def _retrying(self) -> AsyncRetrying:
@@ -229,6 +232,7 @@ class ChatLLM:
         seed: int | None = None,
         stop_rule: str | None = None,
         top_logprobs: int | None = None,
+        frequency_penalty: float | None = None,
     ) -> Completion:
         """Return the model's reply to ``messages`` (from the cache when recorded).
 
@@ -236,8 +240,11 @@ class ChatLLM:
         streamed and ended where the rule says (a repetition loop), and recorded as ended.
         ``top_logprobs``: also ask for that many alternatives per token (OpenAI's
         ``logprobs``); the first token's are in ``Completion.first_token_logprobs``.
+        ``frequency_penalty``: OpenAI's (query/loops.py re-asks a looping answer with it).
         """
-        params = self._params(messages, max_tokens, temperature, response_format, seed)
+        params = self._params(
+            messages, max_tokens, temperature, response_format, seed, frequency_penalty
+        )
         if top_logprobs:
             params |= {"logprobs": True, "top_logprobs": top_logprobs}
         if stop_rule and stop_rule not in STOP_RULES:

@@ -25,6 +25,7 @@ from graphrag.embeddings import Embedder, cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM
+from graphrag.query.loops import answer_text
 from graphrag.tokens import message_tokens
 from graphrag.usage import Usage, track_usage
 
@@ -206,8 +207,14 @@ class Method:
         messages = prompts.answer(question, number_items(items))
         if short_answer:
             messages = prompts.with_final_answer_line(messages)
-        completion = await self.llm.achat(messages, max_tokens=self.params.answer_max_tokens)
-        return completion.text.strip()
+        return await self.final_answer(messages)
+
+    async def final_answer(self, messages: list[dict[str, str]]) -> str:
+        """Return the model's final answer to ``messages``, guarded against repetition loops
+        (query/loops.py): every method's last call goes through here."""
+        return await answer_text(
+            self.llm, messages, self.params.answer_max_tokens, self.params.loop_frequency_penalty
+        )
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         """Return the answer to ``question`` with its contexts, sources, cost and time.

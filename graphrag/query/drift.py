@@ -172,10 +172,7 @@ class DRIFTSearch(Method):
                 messages = prompts.drift_reduce(question, answers)
                 if short_answer:
                     messages = prompts.with_final_answer_line(messages)
-                completion = await self.llm.achat(
-                    messages, max_tokens=self.params.answer_max_tokens
-                )
-                text = completion.text.strip()
+                text = await self.final_answer(messages)
             else:
                 text = prompts.NO_DRIFT_ANSWERS
         read = {item.source: item.text for step in used for item in step.read}

@@ -330,8 +330,7 @@ class GlobalSearch(Method):
         messages = prompts.global_reduce(question, points)
         if short_answer:
             messages = prompts.with_final_answer_line(messages)
-        completion = await self.llm.achat(messages, max_tokens=self.params.answer_max_tokens)
-        return completion.text.strip()
+        return await self.final_answer(messages)
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         failures: list[str] = []
