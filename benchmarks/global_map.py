@@ -103,8 +103,11 @@ def question_sets(root: Path) -> dict[str, str]:
 # alone): packed batches, one report per map call, and dynamic community selection (reports
 # rated from the root down, only the relevant ones mapped, one per call). Then one report per
 # call with the entities' facts under each LLM report, the extractive map (picked report
-# sentences, read verbatim by the reduce), and both.
-MICROSOFT_MAP = {"global_map_style": "points", "global_report_facts_tokens": 0}
+# sentences, read verbatim by the reduce), and both (the defaults); these read the points in
+# score order (Microsoft's). Last, both with equal scores ordered by similarity to the
+# question (global_point_order).
+SCORE_ORDER = {"global_point_order": "score"}
+MICROSOFT_MAP = {"global_map_style": "points", "global_report_facts_tokens": 0, **SCORE_ORDER}
 FACTS = {"global_report_facts_tokens": 200}
 ARMS = {
     "packed batches": {**MICROSOFT_MAP, "global_reports_per_call": 0},
@@ -124,6 +127,13 @@ ARMS = {
         "global_reports_per_call": 1,
         "global_map_style": "sentences",
         **FACTS,
+        **SCORE_ORDER,
+    },
+    "extractive sentences + entity facts + question order": {
+        "global_reports_per_call": 1,
+        "global_map_style": "sentences",
+        **FACTS,
+        "global_point_order": "score_then_question",
     },
 }
 

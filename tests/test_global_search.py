@@ -41,7 +41,11 @@ def make_settings(make_settings):
     the reference behaviours, and their scripted replies are points."""
 
     def build(*base_url: str, **sections):
-        reference = {"global_map_style": "points", "global_report_facts_tokens": 0}
+        reference = {
+            "global_map_style": "points",
+            "global_report_facts_tokens": 0,
+            "global_point_order": "score",
+        }
         query = {**reference, **sections.get("query", {})}
         return make_settings(*base_url, **{**sections, "query": query})
 
@@ -685,3 +689,27 @@ def test_a_replay_miss_ends_the_answer_rather_than_counting_as_a_failed_rating(
     with pytest.raises(CacheMissError):
         method.answer(QUESTION)
     assert fake_llm.requests == []
+
+
+def test_equal_scores_are_read_nearest_the_question_first_and_score_still_comes_first(
+    demo_index: Index, make_settings, replay_embedder
+) -> None:
+    # The 1.5B map scores nearly every pick 100: the reduce then read them in report order.
+    points = [
+        (100, "Grant: Funding for the Port Aldry Tide Festival. [2]", [2]),
+        (100, "Mayor Hale: Mayor of Port Aldry. [9]", [9]),
+        (100, "Kelp farming at Gull Point grew from one trial plot to five farms. [10]", [10]),
+        (100, "Tomas Reyne: Chair of the Kestrel Bay Fishing Cooperative. [8]", [8]),
+        (80, "Bluewrack Kelp Company sells kelp seed lines and grows kelp. [10]", [10]),
+        (40, "The Port Aldry Tide Festival is held every summer. [2]", [2]),
+    ]
+    question = "How has kelp farming grown in importance in Kestrel Bay?"
+    ordered = make_settings(query={"global_point_order": "score_then_question"})
+    method = GlobalSearch(demo_index, ordered, ChatLLM(ordered), replay_embedder)
+    first, *rest = method.order_points(question, points)
+    assert first == points[2]  # the kelp point, third in report order
+    assert [p[0] for p in [first, *rest]] == [100, 100, 100, 100, 80, 40]
+    assert sorted([first, *rest]) == sorted(points)
+    plain = make_settings(query={"global_point_order": "score"})
+    method = GlobalSearch(demo_index, plain, ChatLLM(plain), replay_embedder)
+    assert method.order_points(question, points) == points
