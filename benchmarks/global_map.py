@@ -105,8 +105,10 @@ def question_sets(root: Path) -> dict[str, str]:
 # call with the entities' facts under each LLM report, the extractive map (picked report
 # sentences, read verbatim by the reduce), and both (the defaults); these read the points in
 # score order (Microsoft's). Last, both with equal scores ordered by similarity to the
-# question (global_point_order).
+# question (global_point_order). The compact-JSON arm is the defaults with the map's replies
+# asked for as compact JSON (LLM_SETTINGS: llm.json_mode = "llguidance").
 SCORE_ORDER = {"global_point_order": "score"}
+LLM_SETTINGS = {"extractive sentences + entity facts + compact JSON": {"json_mode": "llguidance"}}
 MICROSOFT_MAP = {"global_map_style": "points", "global_report_facts_tokens": 0, **SCORE_ORDER}
 FACTS = {"global_report_facts_tokens": 200}
 ARMS = {
@@ -124,6 +126,12 @@ ARMS = {
         "global_map_style": "sentences",
     },
     "extractive sentences + entity facts": {
+        "global_reports_per_call": 1,
+        "global_map_style": "sentences",
+        **FACTS,
+        **SCORE_ORDER,
+    },
+    "extractive sentences + entity facts + compact JSON": {
         "global_reports_per_call": 1,
         "global_map_style": "sentences",
         **FACTS,
@@ -161,7 +169,8 @@ def compare(
     for label, query in ARMS.items():
         if arms and label not in arms:
             continue
-        with Workbench(cache=cache, overrides={"query": query}) as wb:
+        overrides = {"query": query, "llm": LLM_SETTINGS.get(label, {})}
+        with Workbench(cache=cache, overrides=overrides) as wb:
             wb.load(index)
             try:
                 answers = [wb.query(q, method="global") for q in asked["question"]]

@@ -7,7 +7,8 @@ Run: .venv/bin/python benchmarks/index_cost.py [--index output/kestrel_bay]
 ``--modes`` indexes the corpus once per ``index.method`` ("nlp" with no LLM; "lean", the LLM
 pipeline's defaults, replayed from the recorded cache; "tuple", the defaults before the lean
 pipeline wrote its records in the pipe style: Microsoft's tuple records, no relationships-
-only follow-up, longer reports and fewer templates, replayed too) and prints, per mode: LLM
+only follow-up, longer reports and fewer templates, replayed too; "compact", lean with the
+reports asked for as compact JSON, ``llm.json_mode = "llguidance"``) and prints, per mode: LLM
 calls, prompt and completion tokens, the model seconds recorded for those calls, this run's
 wall seconds (per 1,000 corpus tokens), and entity and relationship recall against the gold
 graph; then how many description summaries each ``index.summary_threshold_tokens`` leaves. A
@@ -205,7 +206,15 @@ TUPLE = {
     "report_max_findings": 4,
     "report_explanation_sentences": 3,
 }
-MODES: dict[str, dict[str, Any]] = {"nlp": {"method": "nlp"}, "lean": LEAN, "tuple": TUPLE}
+MODES: dict[str, dict[str, Any]] = {
+    "nlp": {"method": "nlp"},
+    "lean": LEAN,
+    "tuple": TUPLE,
+    "compact": LEAN,
+}
+# llm.* settings of a mode: "compact" is lean with its JSON replies (the reports) asked for as
+# compact JSON through llama.cpp's llguidance grammar
+MODE_LLM: dict[str, dict[str, Any]] = {"compact": {"json_mode": "llguidance"}}
 
 
 def _mode_row(mode: str, corpus: Path, gold: Path | None, cache: Path) -> dict[str, Any]:
@@ -224,6 +233,7 @@ def _mode_row(mode: str, corpus: Path, gold: Path | None, cache: Path) -> dict[s
         settings = load_settings(
             overrides={
                 "index": MODES[mode],
+                "llm": MODE_LLM.get(mode, {}),
                 "cache": {"mode": "replay", "path": str(cache)},
                 "embeddings": {"cache_path": str(Path(folder) / "embeddings.sqlite")},
             }
@@ -273,13 +283,13 @@ def modes(corpus: Path, gold: Path | None, cache: Path, names: tuple[str, ...]) 
     lines = [
         f"corpus {repo_relative(corpus)}: {corpus_tokens:,} tokens; per 1,000 corpus tokens "
         "except the counts",
-        f"{'mode':<6}{'calls':>8}{'prompt':>9}{'compl.':>8}{'model s':>9}{'wall s':>8}"
+        f"{'mode':<8}{'calls':>8}{'prompt':>9}{'compl.':>8}{'model s':>9}{'wall s':>8}"
         f"{'graph s':>9}{'entities':>10}{'rels':>6}{'ent. rec.':>11}{'rel. rec.':>11}",
     ]
     for row in rows:
         if "missing" in row:
             lines.append(
-                f"{row['mode']:<6} not recorded yet: {row['missing']} requests of its first "
+                f"{row['mode']:<8} not recorded yet: {row['missing']} requests of its first "
                 f"unrecorded stage miss {repo_relative(cache)} (record them with a live run: "
                 "GRAPHRAG_CACHE=on and the mode's index settings)"
             )
@@ -292,7 +302,7 @@ def modes(corpus: Path, gold: Path | None, cache: Path, names: tuple[str, ...]) 
             else f"{'-':>11}{'-':>11}"
         )
         lines.append(
-            f"{row['mode']:<6}{row['calls'] * scale:>8.2f}{row['prompt_tokens'] * scale:>9.0f}"
+            f"{row['mode']:<8}{row['calls'] * scale:>8.2f}{row['prompt_tokens'] * scale:>9.0f}"
             f"{row['completion_tokens'] * scale:>8.0f}{row['model_seconds'] * scale:>9.1f}"
             f"{row['wall'] * scale:>8.2f}{row['graph_wall'] * scale:>9.3f}"
             f"{row['entities']:>10}{row['relationships']:>6}{recall}"
@@ -315,6 +325,11 @@ def modes(corpus: Path, gold: Path | None, cache: Path, names: tuple[str, ...]) 
         lines.append(
             "tuple: lean with "
             + ", ".join(f"{k}={v}" for k, v in TUPLE.items() if LEAN.get(k) != v)
+        )
+    if "compact" in names:
+        lines.append(
+            "compact: lean with "
+            + ", ".join(f"llm.{k}={v}" for k, v in MODE_LLM["compact"].items())
         )
     return "\n".join(lines)
 
@@ -546,7 +561,7 @@ def main() -> None:
     elif args.modes:
         gold = _repo_path(args.gold) if args.gold else None
         corpus = _repo_path(args.corpus)
-        print(modes(corpus, gold, cache, ("nlp", "lean", "tuple")))
+        print(modes(corpus, gold, cache, ("nlp", "lean", "tuple", "compact")))
         print(summary_threshold(cache, corpus, (0, 30, 60, 100)))
         if args.lean:
             print(packing([corpus, _repo_path(args.packing_corpus)], (300, 600, 1000)))

@@ -54,8 +54,13 @@ class LLMSettings:
     retry_backoff: float = 1.0  # seconds before the first retry; doubles per retry, up to 30
     seed: int = 7
     # How to ask for JSON: "json_schema" (server enforces the schema), "json_object"
-    # (server guarantees JSON only), or "prompt" (schema in the prompt; validate and repair).
-    json_mode: Literal["json_schema", "json_object", "prompt"] = "json_schema"
+    # (server guarantees JSON only), "prompt" (schema in the prompt; validate and repair), or
+    # "llguidance": the schema as llama.cpp's llguidance grammar with no layout whitespace, so
+    # the reply is compact JSON (the embedded engine has llguidance; a llama.cpp server built
+    # without it, or another endpoint, rejects the request). Not the default: held to one line
+    # the 1.5B model closes arrays sooner (the demo's reports wrote 11 findings, not 17; global
+    # search's map picked nothing: README, "Compact JSON, tried and left off")
+    json_mode: Literal["json_schema", "json_object", "prompt", "llguidance"] = "json_schema"
     json_repair_rounds: int = 2
     # Tokens one request may use (prompt + reply); bounds JSON re-asks and repair prompts.
     # 0: the embedded server's per-slot context (embedded.ctx_size / embedded.parallel), and

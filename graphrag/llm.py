@@ -233,6 +233,7 @@ class ChatLLM:
         stop_rule: str | None = None,
         top_logprobs: int | None = None,
         frequency_penalty: float | None = None,
+        grammar: str | None = None,
     ) -> Completion:
         """Return the model's reply to ``messages`` (from the cache when recorded).
 
@@ -241,12 +242,16 @@ class ChatLLM:
         ``top_logprobs``: also ask for that many alternatives per token (OpenAI's
         ``logprobs``); the first token's are in ``Completion.first_token_logprobs``.
         ``frequency_penalty``: OpenAI's (query/loops.py re-asks a looping answer with it).
+        ``grammar``: llama.cpp's constrained-decoding grammar, sent in the request body
+        (``llm.json_mode = "llguidance"``: graphrag/llm_attempts.py).
         """
         params = self._params(
             messages, max_tokens, temperature, response_format, seed, frequency_penalty
         )
         if top_logprobs:
             params |= {"logprobs": True, "top_logprobs": top_logprobs}
+        if grammar is not None:
+            params["extra_body"] = {"grammar": grammar}
         if stop_rule and stop_rule not in STOP_RULES:
             raise ValueError(f"unknown stop rule {stop_rule!r} (known: {', '.join(STOP_RULES)})")
         if stop_rule:

@@ -60,19 +60,34 @@ def parse_json_output(text: str, schema: dict[str, Any]) -> Any:
     return value
 
 
+LLGUIDANCE_COMPACT = {"whitespace_flexible": False}  # llguidance's JSON options: no layout
+
+
 def json_request(
     json_mode: str, messages: list[dict[str, str]], schema: dict[str, Any], name: str
-) -> tuple[list[dict[str, str]], dict[str, Any] | None]:
-    """Return the messages and ``response_format`` that ask for JSON in ``json_mode``.
+) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """Return the messages and the request fields (``response_format`` or ``grammar``) that
+    ask for JSON in ``json_mode``.
 
-    ``json_schema`` hands the schema to the endpoint; otherwise the schema is written into the
-    system message (and ``json_object`` asks for any JSON value).
+    ``json_schema`` hands the schema to the endpoint; ``llguidance`` hands it over as
+    llama.cpp's llguidance grammar with its whitespace option off, so the reply is compact
+    JSON (the endpoint's json_schema path allows any layout, and the 1.5B model pretty-prints
+    what it is asked to write on one line); otherwise the schema is written into the system
+    message (and ``json_object`` asks for any JSON value).
     """
     if json_mode == "json_schema":
         return messages, {
-            "type": "json_schema",
-            "json_schema": {"name": name, "schema": schema, "strict": True},
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": True},
+            }
         }
+    if json_mode == "llguidance":
+        # Key order kept: llguidance writes an object's properties in the schema's order.
+        compact = json.dumps(
+            {"x-guidance": LLGUIDANCE_COMPACT, **schema}, ensure_ascii=False, separators=(",", ":")
+        )
+        return messages, {"grammar": f"%llguidance {{}}\nstart: %json {compact}"}
     instruction = (
         "Reply with one JSON value only, no prose, valid against this JSON "
         f"schema:\n{canonical_json(schema)}"
@@ -85,7 +100,8 @@ def json_request(
         ]
     else:
         messages = [{"role": "system", "content": instruction}, *messages]
-    return messages, ({"type": "json_object"} if json_mode == "json_object" else None)
+    fields = {"response_format": {"type": "json_object"}} if json_mode == "json_object" else {}
+    return messages, fields
 
 
 def _cut_reply(text: str, room: int) -> str:
@@ -104,11 +120,11 @@ async def json_reply(
     max_tokens: int | None,
 ) -> Any:
     """Return ``llm``'s reply parsed as JSON valid against ``schema`` (see ChatLLM.ajson)."""
-    messages, response_format = json_request(llm.settings.llm.json_mode, messages, schema, name)
+    messages, fields = json_request(llm.settings.llm.json_mode, messages, schema, name)
     return await _attempts(
         llm,
         name,
-        lambda seed: _json_attempt(llm, messages, schema, max_tokens, response_format, seed),
+        lambda seed: _json_attempt(llm, messages, schema, max_tokens, fields, seed),
     )
 
 
@@ -172,7 +188,7 @@ async def _json_attempt(
     messages: list[dict[str, str]],
     schema: dict[str, Any],
     max_tokens: int | None,
-    response_format: dict[str, Any] | None,
+    fields: dict[str, Any],
     seed: int,
 ) -> Any:
     """Return the parsed reply of one attempt; raise :class:`_FailedAttempt` if invalid.
@@ -193,9 +209,7 @@ async def _json_attempt(
             budget = min(budget, max(limit - tokens.message_tokens(messages), 1))
         try:
             with track_usage() as usage:
-                completion = await llm.achat(
-                    messages, max_tokens=budget, response_format=response_format, seed=seed
-                )
+                completion = await llm.achat(messages, max_tokens=budget, seed=seed, **fields)
         except CacheMissError as miss:
             miss.first_call_of_attempt = first
             raise
