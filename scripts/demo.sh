@@ -36,11 +36,12 @@ cache_args=()
   --questions data/kestrel_bay/questions.jsonl --methods "$methods" --metrics "$metrics" \
   --pairwise "$(cat data/kestrel_bay/recorded_pairwise)" \
   --out reports/kestrel_bay "${limit_args[@]}"
-# The 18 thematic questions (the 6 global ones above and 12 more, recorded): global search
-# against naive RAG head to head, on enough questions for the win rate to tell a win from a tie.
+# The 18 thematic questions (the 6 global ones above and 12 more, recorded): global and local
+# search against naive RAG head to head, on enough questions for the win rate to tell a win
+# from a tie.
 .venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
-  --questions data/kestrel_bay/thematic_questions.jsonl --methods naive,global --metrics none \
-  --pairwise global:naive --out reports/kestrel_bay_thematic --quiet
+  --questions data/kestrel_bay/thematic_questions.jsonl --methods naive,global,local \
+  --metrics none --pairwise global:naive,local:naive --out reports/kestrel_bay_thematic --quiet
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
 # a method recorded on the first N questions only (none, or e.g. drift=10: minutes per
