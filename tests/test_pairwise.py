@@ -210,16 +210,16 @@ def test_eval_command_judges_the_global_questions_from_the_recorded_ratings(
 def test_unrecorded_pairwise_judgements_are_reported_not_recorded(
     demo_index, tmp_path, monkeypatch
 ) -> None:
-    """A pair whose recorded answers were never rated against each other (the demo's judge
-    is recorded for global:naive): every judgement is reported as "not recorded" instead of
-    failing the run."""
+    """A pair whose recorded answers were never rated (the demo's judge is recorded for the
+    answers of global, naive, drift and local): every judgement is reported as "not
+    recorded" instead of failing the run."""
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "embeddings.sqlite"))
     monkeypatch.chdir(tmp_path)
     questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
     config = empty_settings_file(tmp_path)
     argv = f"--config {config} --cache replay eval --index {demo_index.path}"
     argv += f" --questions {questions} --metrics none --judge-controls 0 --types global"
-    options = "--limit 3 --methods local,hyde --pairwise local:hyde --quiet"
+    options = "--limit 3 --methods hyde,ppr --pairwise hyde:ppr --quiet"
     out = tmp_path / "report"
     assert main([*argv.split(), *options.split(), "--out", str(out)]) == 0
     judgements = pd.read_csv(out / "pairwise.csv")
@@ -229,7 +229,7 @@ def test_unrecorded_pairwise_judgements_are_reported_not_recorded(
     assert set(judgements["status"]) == {pw.NOT_RECORDED}
     assert (judgements["method_a"] == pw.CONTROL_A).sum() == 2 * 3 * len(pw.CRITERIA)
     summary = (out / "summary.md").read_text()
-    assert "| local | hyde | comprehensiveness | — | 0 | 0 | 3 |" in summary
+    assert "| hyde | ppr | comprehensiveness | — | 0 | 0 | 3 |" in summary
 
 
 def test_the_report_says_on_which_criteria_the_judge_passed_its_controls() -> None:
