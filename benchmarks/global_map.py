@@ -108,9 +108,16 @@ def question_sets(root: Path) -> dict[str, str]:
 # question (global_point_order). The compact-JSON arm is the defaults with the map's replies
 # asked for as compact JSON (LLM_SETTINGS: llm.json_mode = "llguidance").
 SCORE_ORDER = {"global_point_order": "score"}
-LLM_SETTINGS = {"extractive sentences + entity facts + compact JSON": {"json_mode": "llguidance"}}
 MICROSOFT_MAP = {"global_map_style": "points", "global_report_facts_tokens": 0, **SCORE_ORDER}
 FACTS = {"global_report_facts_tokens": 200}
+EXTRACTIVE_FACTS = {  # the defaults
+    "global_reports_per_call": 1,
+    "global_map_style": "sentences",
+    **FACTS,
+    **SCORE_ORDER,
+}
+COMPACT_ARM = "extractive sentences + entity facts + compact JSON"
+LLM_SETTINGS = {COMPACT_ARM: {"json_mode": "llguidance"}}
 ARMS = {
     "packed batches": {**MICROSOFT_MAP, "global_reports_per_call": 0},
     "one report per call": {**MICROSOFT_MAP, "global_reports_per_call": 1},
@@ -125,22 +132,10 @@ ARMS = {
         "global_reports_per_call": 1,
         "global_map_style": "sentences",
     },
-    "extractive sentences + entity facts": {
-        "global_reports_per_call": 1,
-        "global_map_style": "sentences",
-        **FACTS,
-        **SCORE_ORDER,
-    },
-    "extractive sentences + entity facts + compact JSON": {
-        "global_reports_per_call": 1,
-        "global_map_style": "sentences",
-        **FACTS,
-        **SCORE_ORDER,
-    },
+    "extractive sentences + entity facts": EXTRACTIVE_FACTS,
+    COMPACT_ARM: EXTRACTIVE_FACTS,
     "extractive sentences + entity facts + question order": {
-        "global_reports_per_call": 1,
-        "global_map_style": "sentences",
-        **FACTS,
+        **EXTRACTIVE_FACTS,
         "global_point_order": "score_then_question",
     },
 }

@@ -197,7 +197,6 @@ class ChatLLM:
         temperature: float | None,
         response_format: dict[str, Any] | None,
         seed: int | None = None,
-        frequency_penalty: float | None = None,
     ) -> dict:
         llm = self.settings.llm
         params: dict[str, Any] = {
@@ -209,8 +208,6 @@ class ChatLLM:
         }
         if response_format is not None:
             params["response_format"] = response_format
-        if frequency_penalty is not None:  # only when asked: every recorded key stays as it was
-            params["frequency_penalty"] = frequency_penalty
         return params
 
     def _retrying(self) -> AsyncRetrying:
@@ -245,11 +242,12 @@ class ChatLLM:
         ``grammar``: llama.cpp's constrained-decoding grammar, sent in the request body
         (``llm.json_mode = "llguidance"``: graphrag/llm_attempts.py).
         """
-        params = self._params(
-            messages, max_tokens, temperature, response_format, seed, frequency_penalty
-        )
+        params = self._params(messages, max_tokens, temperature, response_format, seed)
         if top_logprobs:
             params |= {"logprobs": True, "top_logprobs": top_logprobs}
+        # sent only when asked, so every key recorded without them stays as it was
+        if frequency_penalty is not None:
+            params["frequency_penalty"] = frequency_penalty
         if grammar is not None:
             params["extra_body"] = {"grammar": grammar}
         if stop_rule and stop_rule not in STOP_RULES:

@@ -10,9 +10,8 @@ paraphrase names and dates away. With ``"points"`` (Microsoft GraphRAG's map) ea
 writes JSON points with a 0-100 helpfulness score; points scored 0 are dropped, and so are
 points that only restate the question (``restates_question``). Reduce: the best points or
 sentences that fit ``query.global_reduce_tokens``, best score first (``order_points``), become
-the final answer. When none
-survives, the answer says so without a reduce call rather than inventing one. What the map
-reads is built in ``map_context.py``.
+the final answer. When none survives, the answer says so without a reduce call rather than
+inventing one. What the map reads is built in ``map_context.py``.
 
 Per Microsoft GraphRAG's behaviour: a level is a whole-graph view (each entity's deepest
 community at or above it, ``rolled_up_level``); each report's rank is shown in the map
@@ -338,8 +337,7 @@ class GlobalSearch(Method):
             return points
         vectors = self.embedder.embed([CITATION.sub("", text).strip() for _, text, _ in points])
         query = self.embedder.embed_one(question)
-        norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(query)
-        similarity = (vectors @ query) / np.where(norms == 0, 1.0, norms)
+        similarity = dict(cosine_top_k(query, vectors, len(points)))
         order = sorted(range(len(points)), key=lambda i: (-points[i][0], -similarity[i]))
         return [points[i] for i in order]
 
