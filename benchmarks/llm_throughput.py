@@ -14,6 +14,12 @@ as the old default effectively had for the prefix. Nothing here is asserted; it 
 a child process first, and a binary that cannot run on this CPU is reported, not run.
 ``--index-demo`` and ``--question`` time the live work end to end with the new default: index
 the demo corpus with an empty cache, then answer and judge one question with all five methods.
+
+``--determinism`` asks why a live re-index never repeats the recorded one (same prompts,
+seed 7, temperature 0): it sends one recorded extraction request to the default server
+(2 slots) again and again, fresh (``cache_prompt: false``), then with the slot's KV cache
+reused, then beside a second request decoding in the other slot, and prints whether each
+reply is the same text as the first fresh one.
 """
 
 from __future__ import annotations
@@ -125,6 +131,50 @@ def measure(config: Config, bodies: list[dict], tokens: int, binary: str | None)
     )
 
 
+DETERMINISM_RUNS = (  # (condition, prompt cache reused, a second request beside it)
+    ("fresh", False, False),
+    ("fresh again", False, False),
+    ("slot's cache reused", True, False),
+    ("slot's cache reused, again", True, False),
+    ("fresh, beside a second request", False, True),
+    ("fresh, beside a second request, again", False, True),
+)
+
+
+def determinism(tokens: int) -> None:
+    """Print whether one request's reply depends on prefix reuse and on a concurrent slot."""
+    first, second = extraction_requests(2)
+    settings = load_settings(env={}, overrides={"cache": {"mode": "off"}})
+    server = EmbeddedServer(settings, reuse=False)  # its own server, not another process's
+    server.ensure_running()
+
+    async def ask(client: httpx.AsyncClient, body: dict, reuse: bool) -> str:
+        payload = {**body, "max_tokens": tokens, "cache_prompt": reuse}
+        reply = await client.post(f"{server.url}/v1/chat/completions", json=payload)
+        reply.raise_for_status()
+        return reply.json()["choices"][0]["message"]["content"]
+
+    async def run() -> list[tuple[str, str]]:
+        replies = []
+        async with httpx.AsyncClient(timeout=3600) as client:
+            for condition, reuse, beside in DETERMINISM_RUNS:
+                asks = [ask(client, first, reuse)]
+                if beside:
+                    asks.append(ask(client, second, False))
+                replies.append((condition, (await asyncio.gather(*asks))[0]))
+        return replies
+
+    try:
+        replies = asyncio.run(run())
+    finally:
+        server.stop()
+    reference = replies[0][1]
+    print(f"one recorded extraction request, max_tokens {tokens}, temperature 0, seed 7")
+    for condition, text in replies:
+        same = "same as the first" if text == reference else "differs from the first"
+        print(f"{condition:<40} {len(text):>6} characters  {same}")
+
+
 def timed(command: list[str], env: dict[str, str]) -> float:
     started = time.monotonic()
     subprocess.run(command, check=True, env=env, cwd=REPO_ROOT, stdout=subprocess.DEVNULL)
@@ -173,7 +223,11 @@ def main() -> None:
     parser.add_argument("--binary", help="a llama-server binary to measure beside xllamacpp")
     parser.add_argument("--index-demo", action="store_true")
     parser.add_argument("--question", action="store_true")
+    parser.add_argument("--determinism", action="store_true")
     args = parser.parse_args()
+    if args.determinism:
+        determinism(args.tokens)
+        return
     bodies = extraction_requests(args.requests)
     print(
         f"{len(bodies)} recorded extraction requests, max_tokens {args.tokens}, "
