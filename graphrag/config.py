@@ -271,6 +271,11 @@ class QuerySettings:
     # hold; the map then reads those facts without any indexing call
     global_report_facts_tokens: int = 200
     answer_max_tokens: int = 250
+    # the final answer's form, for naive, HyDE, multi-query, local, PPR and global search (the
+    # router's too): "sentences" (at most five; global's reduce six) or "paragraphs", a short
+    # paragraph per theme, as Microsoft GraphRAG answers ("multiple paragraphs") and as the
+    # GraphRAG paper compared every method; paragraphs want a larger answer_max_tokens (600)
+    answer_style: Literal["sentences", "paragraphs"] = "sentences"
     # a final answer that loops (one sentence again and again) is cut there and asked once
     # more with this frequency penalty; 0: cut only (query/loops.py)
     loop_frequency_penalty: float = 0.5

@@ -463,8 +463,19 @@ ANSWER_SYSTEM = (
 )
 
 
-def answer(question: str, context: str) -> Messages:
-    return _msgs(ANSWER_SYSTEM, f"Context:\n{context}\n\nQuestion: {question}")
+# query.answer_style = "paragraphs": the form Microsoft GraphRAG answers in by default
+ANSWER_SYSTEM_PARAGRAPHS = (
+    "You answer a question using only the numbered context below. If the context does not "
+    "contain the answer, say that you do not know. Answer in a few short paragraphs, one for "
+    "each theme the context raises, each naming the people, organisations, places, dates and "
+    "numbers it gives, and cite the context items you used by their numbers in square "
+    "brackets, like [1] or [2, 3]. Finish every sentence."
+)
+
+
+def answer(question: str, context: str, style: str = "sentences") -> Messages:
+    system = ANSWER_SYSTEM if style == "sentences" else ANSWER_SYSTEM_PARAGRAPHS
+    return _msgs(system, f"Context:\n{context}\n\nQuestion: {question}")
 
 
 def hypothetical_passage(question: str) -> Messages:
@@ -572,11 +583,21 @@ def global_map_sentences(question: str, sentences: str) -> Messages:
     return _msgs(system, f"Sentences:\n{sentences}\n\nQuestion: {question}")
 
 
-def global_reduce(question: str, points: str) -> Messages:
+GLOBAL_REDUCE_LENGTH = {  # by query.answer_style
+    "sentences": "At most six sentences.",
+    "paragraphs": (
+        "Write a few short paragraphs, one for each theme the points raise, each naming the "
+        "people, organisations, places, dates and numbers its points give. Finish every "
+        "sentence."
+    ),
+}
+
+
+def global_reduce(question: str, points: str, style: str = "sentences") -> Messages:
     system = (
         "You write the final answer to a question from analysts' points, most important "
         "first. Use only the points; keep their report citations like [2]. If the points do "
-        "not answer the question, say that you do not know. At most six sentences."
+        f"not answer the question, say that you do not know. {GLOBAL_REDUCE_LENGTH[style]}"
     )
     return _msgs(system, f"Points:\n{points}\n\nQuestion: {question}")
 

@@ -582,6 +582,51 @@ def test_only_short_answer_sets_ask_for_a_final_answer_line(
     assert short[-1]["content"] == f"{plain[-1]['content']}\n\n{prompts.FINAL_ANSWER_INSTRUCTION}"
 
 
+@pytest.mark.parametrize("name", [*METHODS, "ppr"])
+def test_answer_style_paragraphs_changes_only_the_answer_prompt_s_length_rule(
+    demo_index: Index, fake_settings, fake_llm: FakeLLM, replay_embedder, name: str
+) -> None:
+    """``query.answer_style = "paragraphs"`` asks every method's final answer (global's
+    reduce too) for paragraphs in ``answer_max_tokens``; the context and question it shows
+    stay those of the default, so the two styles differ in the answer's form alone."""
+    default = scripted_method(demo_index, fake_settings, fake_llm, replay_embedder, name)
+    default.answer(question("q19"))
+    plain = fake_llm.requests[-1]
+    styled = with_query(fake_settings, answer_style="paragraphs", answer_max_tokens=600)
+    method = scripted_method(demo_index, styled, fake_llm, replay_embedder, name)
+    method.answer(question("q19"))
+    body = fake_llm.requests[-1]
+
+    assert plain["max_tokens"] == 250 and body["max_tokens"] == 600
+    assert body["messages"][1:] == plain["messages"][1:]
+    assert body["messages"][0]["content"] in (
+        prompts.ANSWER_SYSTEM_PARAGRAPHS,
+        prompts.global_reduce("q", "p", "paragraphs")[0]["content"],
+    )
+    assert "paragraphs" in body["messages"][0]["content"]
+    assert "paragraphs" not in plain["messages"][0]["content"]
+
+
+def test_paragraph_answers_of_the_thematic_set_replay_from_the_recorded_cache(
+    demo_index: Index, replay_settings: Settings, replay_embedder
+) -> None:
+    """data/kestrel_bay/paragraphs.toml's answers are recorded: over the demo index, naive
+    RAG and global search answer a thematic question in paragraphs from the committed cache
+    (no model), each longer than its recorded sentence-form answer to the same question."""
+    thematic = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl")
+    text = thematic.set_index("id").loc["t01", "question"]
+    styled = with_query(replay_settings, answer_style="paragraphs", answer_max_tokens=600)
+    names = ["naive", "global"]
+    short = make_methods(demo_index, names, replay_settings, ChatLLM(replay_settings),
+                         replay_embedder)  # fmt: skip
+    long = make_methods(demo_index, names, styled, ChatLLM(styled), replay_embedder)
+    for name in names:
+        sentences, paragraphs = short[name].answer(text), long[name].answer(text)
+        assert paragraphs.usage.cache_hits == paragraphs.usage.calls > 0
+        assert paragraphs.contexts == sentences.contexts
+        assert tokens.count_tokens(paragraphs.text) > tokens.count_tokens(sentences.text)
+
+
 @pytest.mark.parametrize("name", ["naive", "hyde", "multi_query", "local"])
 def test_the_ranking_starts_with_the_prompt_s_text_units(
     demo_index: Index, fake_settings, fake_llm: FakeLLM, replay_embedder, name: str

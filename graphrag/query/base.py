@@ -204,7 +204,7 @@ class Method:
     async def agenerate(
         self, question: str, items: list[ContextItem], short_answer: bool = False
     ) -> str:
-        messages = prompts.answer(question, number_items(items))
+        messages = prompts.answer(question, number_items(items), self.params.answer_style)
         if short_answer:
             messages = prompts.with_final_answer_line(messages)
         return await self.final_answer(messages)
@@ -257,7 +257,9 @@ class Method:
         ``query.chunk_context = "budget"``, the chunk methods fill, so that methods are compared
         at equal context.
         """
-        fixed = prompts.with_final_answer_line(prompts.answer(question, ""))
+        fixed = prompts.with_final_answer_line(
+            prompts.answer(question, "", self.params.answer_style)
+        )
         return auto_budget(
             self.llm.context_limit(),
             self.params.answer_max_tokens,

@@ -357,7 +357,7 @@ class GlobalSearch(Method):
         if not items:
             return prompts.NO_RELEVANT_REPORTS
         points = "\n".join(f"- {item.text}" for item in items)
-        messages = prompts.global_reduce(question, points)
+        messages = prompts.global_reduce(question, points, self.params.answer_style)
         if short_answer:
             messages = prompts.with_final_answer_line(messages)
         return await self.final_answer(messages)
