@@ -465,24 +465,43 @@ def _extraction_records(cache: Path) -> list[dict[str, Any]]:
     return ResponseCache(cache, "replay").records(EXTRACTION_SCHEMA_NAME)
 
 
+def _report_lines(value: dict[str, Any]) -> str:
+    """A report as plain lines, the form a line-per-field prompt would ask for: the same text
+    without JSON's keys, quotes and brackets."""
+    findings = value.get("findings") or []
+    return "\n".join(
+        [
+            f"# {value.get('title', '')}",
+            str(value.get("summary", "")),
+            f"Rating: {value.get('rating', '')} - {value.get('rating_explanation', '')}",
+            *(f"- {f.get('summary', '')}: {f.get('explanation', '')}" for f in findings),
+        ]
+    )
+
+
 def report_layout(cache: Path) -> str:
     """Return how many completion tokens the recorded community reports spend on layout: the
-    prompt asks for JSON on one line, the model mostly pretty-prints it anyway."""
-    returned = compact = replies = 0
+    prompt asks for JSON on one line, the model mostly pretty-prints it anyway; and how many
+    the same reports take as plain lines (no keys, quotes or brackets either)."""
+    returned = compact = lines = replies = 0
     for record in ResponseCache(cache, "replay").records(REPORT_SCHEMA_NAME):
         text = record["response"]["choices"][0]["message"]["content"] or ""
         try:
             value = json.loads(text)
         except ValueError:
             continue
+        if not isinstance(value, dict):
+            continue
         replies += 1
         returned += count_tokens(text)
         compact += count_tokens(_compact(value))
+        lines += count_tokens(_report_lines(value))
     if not replies:
         return f"no parseable community report replies in {cache}"
     return (
         f"{replies} community report replies in {cache}: {returned:,} tokens as returned, "
-        f"{compact:,} as compact JSON ({1 - compact / returned:.1%} layout)"
+        f"{compact:,} as compact JSON ({1 - compact / returned:.1%} layout), "
+        f"{lines:,} as plain lines ({1 - lines / returned:.1%} fewer)"
     )
 
 

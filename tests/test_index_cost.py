@@ -62,3 +62,31 @@ def test_wall_seconds_are_shown_for_a_cold_run_only(tmp_path) -> None:
     (tmp_path / "index.json").write_text(json.dumps(manifest))
     replayed = module.index_cost(tmp_path).splitlines()
     assert "wall" not in replayed[1] and len(replayed[-2].split()) == len(lines[-2].split()) - 1
+
+
+def test_report_layout_counts_the_recorded_reports_three_ways() -> None:
+    """Compact JSON drops only layout and plain lines drop keys and brackets too, so each is
+    smaller than the replies as returned, and plain lines keep every finding's text."""
+    module = index_cost()
+    line = module.report_layout(RECORDED_CACHE)
+    returned, compact, plain = (
+        int(n.replace(",", ""))
+        for n in re.search(
+            r"([\d,]+) tokens as returned, ([\d,]+) as compact JSON .* ([\d,]+) as plain lines",
+            line,
+        ).groups()
+    )
+    assert plain < compact < returned
+    report = {
+        "title": "Harrow Shoal",
+        "summary": "A seagrass meadow.",
+        "rating": 7,
+        "rating_explanation": "Contested.",
+        "findings": [{"summary": "Found in 2023", "explanation": "By Castellan."}],
+    }
+    assert module._report_lines(report).splitlines() == [
+        "# Harrow Shoal",
+        "A seagrass meadow.",
+        "Rating: 7 - Contested.",
+        "- Found in 2023: By Castellan.",
+    ]
