@@ -8,7 +8,8 @@ Run: .venv/bin/python benchmarks/index_cost.py [--index output/kestrel_bay]
 pipeline's defaults, replayed from the recorded cache; "tuple", the defaults before the lean
 pipeline wrote its records in the pipe style: Microsoft's tuple records, no relationships-
 only follow-up, longer reports and fewer templates, replayed too; "compact", lean with the
-reports asked for as compact JSON, ``llm.json_mode = "llguidance"``) and prints, per mode: LLM
+reports asked for as compact JSON, ``llm.json_mode = "llguidance"``; "lines", lean with the
+reports asked for as plain lines, ``index.report_format = "lines"``) and prints, per mode: LLM
 calls, prompt and completion tokens, the model seconds recorded for those calls, this run's
 wall seconds (per 1,000 corpus tokens), and entity and relationship recall against the gold
 graph; then how many description summaries each ``index.summary_threshold_tokens`` leaves. A
@@ -211,6 +212,7 @@ MODES: dict[str, dict[str, Any]] = {
     "lean": LEAN,
     "tuple": TUPLE,
     "compact": LEAN,
+    "lines": {**LEAN, "report_format": "lines"},
 }
 # llm.* settings of a mode: "compact" is lean with its JSON replies (the reports) asked for as
 # compact JSON through llama.cpp's llguidance grammar
@@ -331,6 +333,8 @@ def modes(corpus: Path, gold: Path | None, cache: Path, names: tuple[str, ...]) 
             "compact: lean with "
             + ", ".join(f"llm.{k}={v}" for k, v in MODE_LLM["compact"].items())
         )
+    if "lines" in names:
+        lines.append("lines: lean with report_format=lines")
     return "\n".join(lines)
 
 
@@ -580,7 +584,7 @@ def main() -> None:
     elif args.modes:
         gold = _repo_path(args.gold) if args.gold else None
         corpus = _repo_path(args.corpus)
-        print(modes(corpus, gold, cache, ("nlp", "lean", "tuple", "compact")))
+        print(modes(corpus, gold, cache, ("nlp", "lean", "tuple", "compact", "lines")))
         print(summary_threshold(cache, corpus, (0, 30, 60, 100)))
         if args.lean:
             print(packing([corpus, _repo_path(args.packing_corpus)], (300, 600, 1000)))

@@ -169,6 +169,9 @@ class IndexSettings:
     relationship_summary_min: int = 3  # summarize a pair's descriptions when more than this
     relationship_summary_tokens: int = 150  # or when joined they exceed this many tokens
     report_max_tokens: int = 1200  # completion cap of a report
+    # how a report is asked for: "json" (report_schema) or "lines" ("# title", a summary line,
+    # "Rating: n - why", a "- finding: explanation" line each; index/reports.py parses it)
+    report_format: Literal["json", "lines"] = "json"
     # merge "KBMI" into "Kestrel Bay Marine Institute" when the text defines it or the initials of a
     # co-occurring entity spell it (index/aliases.py)
     merge_aliases: bool = True

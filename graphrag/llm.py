@@ -308,11 +308,17 @@ class ChatLLM:
         return await llm_attempts.json_reply(self, messages, schema, name, max_tokens)
 
     async def atext(
-        self, messages: list[dict[str, str]], *, name: str = "text", max_tokens: int | None = None
-    ) -> str:
-        """Return the model's plain-text reply, stripped; an empty reply or one cut off at
-        ``max_tokens`` is a failed attempt, handled as in :meth:`ajson`."""
-        return await llm_attempts.text_reply(self, messages, name, max_tokens)
+        self,
+        messages: list[dict[str, str]],
+        *,
+        name: str = "text",
+        max_tokens: int | None = None,
+        parse: Callable[[str], Any] | None = None,
+    ) -> Any:
+        """Return the model's plain-text reply, stripped, or ``parse`` of it; an empty reply,
+        one cut off at ``max_tokens`` or one ``parse`` rejects (ValueError) is a failed
+        attempt, handled as in :meth:`ajson`."""
+        return await llm_attempts.text_reply(self, messages, name, max_tokens, parse)
 
     def json(self, messages: list[dict[str, str]], schema: dict[str, Any], **options: Any) -> Any:
         """Blocking :meth:`ajson` (same options)."""

@@ -129,11 +129,16 @@ async def json_reply(
 
 
 async def text_reply(
-    llm: ChatLLM, messages: list[dict[str, str]], name: str, max_tokens: int | None
-) -> str:
-    """Return ``llm``'s plain-text reply, stripped (see ChatLLM.atext)."""
+    llm: ChatLLM,
+    messages: list[dict[str, str]],
+    name: str,
+    max_tokens: int | None,
+    parse: Callable[[str], T] | None = None,
+) -> T | str:
+    """Return ``llm``'s plain-text reply, stripped, or what ``parse`` makes of it: a reply
+    ``parse`` rejects (ValueError) is a failed attempt like an empty one (see ChatLLM.atext)."""
 
-    async def attempt(seed: int) -> str:
+    async def attempt(seed: int) -> T | str:
         try:
             with track_usage() as usage:
                 completion = await llm.achat(messages, max_tokens=max_tokens, seed=seed)
@@ -141,9 +146,14 @@ async def text_reply(
             miss.first_call_of_attempt = True
             raise
         text = completion.text.strip()
-        if text and completion.finish_reason != "length":
-            return text
         error = "the reply was cut off at max_tokens" if text else "the reply is empty"
+        if text and completion.finish_reason != "length":
+            if parse is None:
+                return text
+            try:
+                return parse(text)
+            except ValueError as err:
+                error = str(err)
         live = usage.calls > usage.cache_hits
         if completion.cache_key and live:
             llm.cache.annotate(completion.cache_key, invalid=error)

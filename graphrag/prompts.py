@@ -422,15 +422,45 @@ def report_schema(max_findings: int) -> dict:
     }
 
 
+def _report_form_json(max_findings: int, explanation_sentences: int) -> str:
+    return (
+        "Reply with compact JSON on one line. title: at most 8 words, naming its key entities; "
+        "summary: 2 to 4 sentences on what the community is and how its entities connect; "
+        "rating: 0 to 10, how important it is; rating_explanation: one sentence; findings: at "
+        f"most {max_findings} key facts, each a summary of at most 15 words and an explanation "
+        f"of at most {explanation_sentences} sentences."
+    )
+
+
+def _report_form_lines(max_findings: int, explanation_sentences: int) -> str:
+    return (
+        "Reply in plain lines, not JSON: first '# ' and a title of at most 8 words, naming its "
+        "key entities; then one line of 2 to 4 sentences on what the community is and how its "
+        "entities connect; then 'Rating: ', a number from 0 to 10 for how important it is, "
+        f"' - ' and one sentence why; then at most {max_findings} key facts, one line each: "
+        f"'- ', a summary of at most 15 words, ': ' and an explanation of at most "
+        f"{explanation_sentences} sentences."
+    )
+
+
+# index.report_format: how a report is asked for (index/reports.py parses either)
+REPORT_FORMS = {"json": _report_form_json, "lines": _report_form_lines}
+
+
 def community_report(
-    context: str, max_findings: int, with_text: bool = False, explanation_sentences: int = 3
+    context: str,
+    max_findings: int,
+    with_text: bool = False,
+    explanation_sentences: int = 3,
+    form: str = "json",
 ) -> Messages:
     """A community report (``report_schema``) that keeps its sources' facts and, when the
     data starts with sub-community reports, builds on them. ``with_text``: the data ends with
     source text, which the findings are to draw their events and figures from (without it the
     prompt is the one the graph-only reports were recorded with). ``explanation_sentences``:
     a finding's explanation at most (the 1.5B model fills the room it is given with
-    restatement, so fewer sentences cost fewer tokens, not facts)."""
+    restatement, so fewer sentences cost fewer tokens, not facts). ``form``: JSON
+    (``report_schema``) or plain lines (:func:`graphrag.index.reports.parse_report_lines`)."""
     text_rule = (
         " The data ends with source text: take the findings' events, outcomes, dates and "
         "figures from it, and cite it like (text 2)."
@@ -441,12 +471,9 @@ def community_report(
         "You write a report on one community of a knowledge graph: a group of related "
         "entities, with their relationships. Use only the data given. When the data begins "
         "with reports or summaries of its sub-communities, build on them: say what connects "
-        "them and what the whole community adds, and keep their key facts. Reply with compact "
-        "JSON on one line. title: at most 8 words, naming its key entities; summary: 2 to 4 "
-        "sentences on what the community is and how its entities connect; rating: 0 to 10, "
-        "how important it is; rating_explanation: one sentence; findings: at most "
-        f"{max_findings} key facts, each a summary of at most 15 words and an explanation of "
-        f"at most {explanation_sentences} sentences. {FACTS_RULE} in the data, and cite the "
+        "them and what the whole community adds, and keep their key facts. "
+        f"{REPORT_FORMS[form](max_findings, explanation_sentences)} {FACTS_RULE} in the "
+        "data, and cite the "
         "ids of the entities, relationships or sub-communities a finding comes from, like "
         "(entities 3, 7). Finish "
         f"every sentence.{text_rule}"

@@ -23,6 +23,7 @@ from graphrag.config import IndexSettings
 from graphrag.coroutines import run_sync
 from graphrag.index import schemas as S
 from graphrag.index.llm_stage import arun_llm_stage, error_table
+from graphrag.index.report_lines import parse_report_lines
 from graphrag.llm import ChatLLM
 
 REPORT_COLUMNS = [
@@ -237,17 +238,27 @@ def tidy_report(report: dict) -> dict:
 
 
 async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> dict:
-    report = await llm.ajson(
-        prompts.community_report(
-            context,
-            settings.report_max_findings,
-            SOURCE_TEXT_HEADER in context,
-            settings.report_explanation_sentences,
-        ),
-        prompts.report_schema(settings.report_max_findings),
-        name="community_report",
-        max_tokens=settings.report_max_tokens,
+    messages = prompts.community_report(
+        context,
+        settings.report_max_findings,
+        SOURCE_TEXT_HEADER in context,
+        settings.report_explanation_sentences,
+        settings.report_format,
     )
+    if settings.report_format == "lines":
+        report = await llm.atext(
+            messages,
+            name="community_report",
+            max_tokens=settings.report_max_tokens,
+            parse=lambda text: parse_report_lines(text, settings.report_max_findings),
+        )
+    else:
+        report = await llm.ajson(
+            messages,
+            prompts.report_schema(settings.report_max_findings),
+            name="community_report",
+            max_tokens=settings.report_max_tokens,
+        )
     return tidy_report(report)
 
 
