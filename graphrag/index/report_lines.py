@@ -2,9 +2,9 @@
 
 Why: a report's JSON spends about a sixth of its tokens on keys, quotes, brackets and layout
 (``benchmarks/index_cost.py --json-formats``), so the same report as lines would cost less to
-write. Not the default: asked for lines, the 1.5B model looped inside its summary line in 5 of
-the demo's 7 reports until ``report_max_tokens``, which the JSON schema's string caps prevent
-(README, "Reports as plain lines").
+write. Not the default: asked for lines, the 1.5B model looped inside its title or summary
+line in 5 of the demo's 7 reports until ``report_max_tokens``, which the JSON schema's string
+caps prevent (README, "Reports as plain lines").
 """
 
 from __future__ import annotations
