@@ -45,6 +45,7 @@ from typing import Any
 
 from graphrag.config import REPO_ROOT, repo_relative
 from graphrag.index.lean import LEAN_INDEX_SETTINGS
+from graphrag.index.report_lines import format_report_lines
 from graphrag.llm_cache import ResponseCache
 from graphrag.tokens import count_tokens
 
@@ -469,20 +470,6 @@ def _extraction_records(cache: Path) -> list[dict[str, Any]]:
     return ResponseCache(cache, "replay").records(EXTRACTION_SCHEMA_NAME)
 
 
-def _report_lines(value: dict[str, Any]) -> str:
-    """A report as plain lines, the form a line-per-field prompt would ask for: the same text
-    without JSON's keys, quotes and brackets."""
-    findings = value.get("findings") or []
-    return "\n".join(
-        [
-            f"# {value.get('title', '')}",
-            str(value.get("summary", "")),
-            f"Rating: {value.get('rating', '')} - {value.get('rating_explanation', '')}",
-            *(f"- {f.get('summary', '')}: {f.get('explanation', '')}" for f in findings),
-        ]
-    )
-
-
 def report_layout(cache: Path) -> str:
     """Return how many completion tokens the recorded community reports spend on layout: the
     prompt asks for JSON on one line, the model mostly pretty-prints it anyway; and how many
@@ -499,7 +486,7 @@ def report_layout(cache: Path) -> str:
         replies += 1
         returned += count_tokens(text)
         compact += count_tokens(_compact(value))
-        lines += count_tokens(_report_lines(value))
+        lines += count_tokens(format_report_lines(value))
     if not replies:
         return f"no parseable community report replies in {cache}"
     return (

@@ -170,7 +170,7 @@ class IndexSettings:
     relationship_summary_tokens: int = 150  # or when joined they exceed this many tokens
     report_max_tokens: int = 1200  # completion cap of a report
     # how a report is asked for: "json" (report_schema) or "lines" ("# title", a summary line,
-    # "Rating: n - why", a "- finding: explanation" line each; index/reports.py parses it)
+    # "Rating: n - why", a "- finding: explanation" line each; index/report_lines.py reads it)
     report_format: Literal["json", "lines"] = "json"
     # merge "KBMI" into "Kestrel Bay Marine Institute" when the text defines it or the initials of a
     # co-occurring entity spell it (index/aliases.py)

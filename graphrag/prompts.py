@@ -460,7 +460,7 @@ def community_report(
     prompt is the one the graph-only reports were recorded with). ``explanation_sentences``:
     a finding's explanation at most (the 1.5B model fills the room it is given with
     restatement, so fewer sentences cost fewer tokens, not facts). ``form``: JSON
-    (``report_schema``) or plain lines (:func:`graphrag.index.reports.parse_report_lines`)."""
+    (``report_schema``) or plain lines (:func:`graphrag.index.report_lines.parse_report_lines`)."""
     text_rule = (
         " The data ends with source text: take the findings' events, outcomes, dates and "
         "figures from it, and cite it like (text 2)."
@@ -483,26 +483,27 @@ def community_report(
 
 # --------------------------------------------------------------------------- query
 
-ANSWER_SYSTEM = (
+_ANSWER_TASK = (
     "You answer a question using only the numbered context below. If the context does not "
-    "contain the answer, say that you do not know. Answer in at most five sentences, and "
-    "cite the context items you used by their numbers in square brackets, like [1] or [2, 3]."
+    "contain the answer, say that you do not know. "
 )
-
-
-# query.answer_style = "paragraphs": the form Microsoft GraphRAG answers in by default
-ANSWER_SYSTEM_PARAGRAPHS = (
-    "You answer a question using only the numbered context below. If the context does not "
-    "contain the answer, say that you do not know. Answer in a few short paragraphs, one for "
-    "each theme the context raises, each naming the people, organisations, places, dates and "
-    "numbers it gives, and cite the context items you used by their numbers in square "
-    "brackets, like [1] or [2, 3]. Finish every sentence."
-)
+ANSWER_LENGTH = {  # by query.answer_style, as GLOBAL_REDUCE_LENGTH for global's reduce
+    "sentences": "Answer in at most five sentences, and cite the context items you used by "
+    "their numbers in square brackets, like [1] or [2, 3].",
+    # the form Microsoft GraphRAG answers in by default
+    "paragraphs": "Answer in a few short paragraphs, one for each theme the context raises, "
+    "each naming the people, organisations, places, dates and numbers it gives, and cite the "
+    "context items you used by their numbers in square brackets, like [1] or [2, 3]. Finish "
+    "every sentence.",
+}
+ANSWER_SYSTEM = _ANSWER_TASK + ANSWER_LENGTH["sentences"]
+ANSWER_SYSTEM_PARAGRAPHS = _ANSWER_TASK + ANSWER_LENGTH["paragraphs"]
 
 
 def answer(question: str, context: str, style: str = "sentences") -> Messages:
-    system = ANSWER_SYSTEM if style == "sentences" else ANSWER_SYSTEM_PARAGRAPHS
-    return _msgs(system, f"Context:\n{context}\n\nQuestion: {question}")
+    return _msgs(
+        _ANSWER_TASK + ANSWER_LENGTH[style], f"Context:\n{context}\n\nQuestion: {question}"
+    )
 
 
 def hypothetical_passage(question: str) -> Messages:

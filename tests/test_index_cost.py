@@ -8,6 +8,8 @@ import re
 
 from conftest import RECORDED_CACHE, REPO_ROOT
 
+from graphrag.index.report_lines import format_report_lines, parse_report_lines
+
 
 def index_cost():
     path = REPO_ROOT / "benchmarks" / "index_cost.py"
@@ -84,9 +86,10 @@ def test_report_layout_counts_the_recorded_reports_three_ways() -> None:
         "rating_explanation": "Contested.",
         "findings": [{"summary": "Found in 2023", "explanation": "By Castellan."}],
     }
-    assert module._report_lines(report).splitlines() == [
+    assert format_report_lines(report).splitlines() == [
         "# Harrow Shoal",
         "A seagrass meadow.",
         "Rating: 7 - Contested.",
         "- Found in 2023: By Castellan.",
     ]
+    assert parse_report_lines(format_report_lines(report)) == {**report, "rating": 7.0}

@@ -1,4 +1,5 @@
-"""Community reports written as plain lines (``index.report_format = "lines"``), read back.
+"""Community reports written as plain lines (``index.report_format = "lines"``): the form, and
+reading it back.
 
 Why: a report's JSON spends about a sixth of its tokens on keys, quotes, brackets and layout
 (``benchmarks/index_cost.py --json-formats``), so the same report as lines would cost less to
@@ -62,3 +63,18 @@ def parse_report_lines(text: str, max_findings: int = 99) -> dict:
         "rating_explanation": why.strip(),
         "findings": findings[:max_findings],
     }
+
+
+def format_report_lines(report: dict) -> str:
+    """Return a report dict as the plain lines :func:`parse_report_lines` reads (a missing
+    field left empty): what the recorded JSON reports would cost in that form
+    (``benchmarks/index_cost.py --json-formats``)."""
+    findings = report.get("findings") or []
+    return "\n".join(
+        [
+            f"# {report.get('title', '')}",
+            str(report.get("summary", "")),
+            f"Rating: {report.get('rating', '')} - {report.get('rating_explanation', '')}",
+            *(f"- {f.get('summary', '')}: {f.get('explanation', '')}" for f in findings),
+        ]
+    )
