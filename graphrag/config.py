@@ -181,6 +181,9 @@ class IndexSettings:
     # with stop_repeats: also end it at the first record naming a worked-example entity the
     # text does not mention (off: on the demo the model goes on with real records after one)
     stop_example_copies: bool = False
+    # JSON reports: stream each report and end it at the first finding (after the first) that
+    # copies the report's summary or another finding, closing the JSON (index/report_stop.py)
+    stop_report_copies: bool = True
     # records format: a text unit that the first pass left with no entity or relationship
     # it mentions (the model copied the worked example, as for the demo's cooperative
     # history, or a packed reply skipped it: 26 of MuSiQue's 264 paragraphs) is asked once

@@ -295,6 +295,7 @@ class ChatLLM:
         *,
         name: str = "output",
         max_tokens: int | None = None,
+        stop_rule: str | None = None,
     ) -> Any:
         """Return the model's reply parsed as JSON valid against ``schema``.
 
@@ -304,8 +305,11 @@ class ChatLLM:
         replayed forever at temperature 0 and a replay reaches the attempt that succeeded.
         The first attempt's requests are exactly those of a call without retries.
         (graphrag/llm_attempts.py)
+
+        ``stop_rule``: as in :meth:`achat` (a rule that closes the JSON it keeps, e.g.
+        "report_copies").
         """
-        return await llm_attempts.json_reply(self, messages, schema, name, max_tokens)
+        return await llm_attempts.json_reply(self, messages, schema, name, max_tokens, stop_rule)
 
     async def atext(
         self,

@@ -118,9 +118,12 @@ async def json_reply(
     schema: dict[str, Any],
     name: str,
     max_tokens: int | None,
+    stop_rule: str | None = None,
 ) -> Any:
     """Return ``llm``'s reply parsed as JSON valid against ``schema`` (see ChatLLM.ajson)."""
     messages, fields = json_request(llm.settings.llm.json_mode, messages, schema, name)
+    if stop_rule:
+        fields = {**fields, "stop_rule": stop_rule}
     return await _attempts(
         llm,
         name,

@@ -33,10 +33,14 @@ STREAM_FIELDS = ("stream", "stream_options")  # not part of what the model is as
 STOP_RULES = {
     "records": "graphrag.index.records:RecordStop.for_request",
     "records_and_example": "graphrag.index.records:RecordStop.with_example",
+    "report_copies": "graphrag.index.report_stop:ReportCopyStop.for_request",
 }
 
 
 class StopRule(Protocol):
+    """Asked after every streamed piece. A rule may also have ``close(kept) -> str``, which
+    turns the kept text into the recorded reply (the report rule closes its JSON)."""
+
     def check(self, partial: str) -> tuple[int, str] | None:
         """Return (offset to keep up to, why) once ``partial`` should end, else None."""
 
@@ -97,12 +101,12 @@ async def read_stream(
                 continue
             parts.append(new)
             chunks += 1
-            if rule is not None and "\n" in new:
-                cut = rule.check("".join(parts))
-                if cut is not None:
-                    offset, stopped = cut
-                    parts = ["".join(parts)[:offset]]
-                    break
+            if rule is not None and (cut := rule.check("".join(parts))) is not None:
+                offset, stopped = cut
+                kept = "".join(parts)[:offset]
+                close = getattr(rule, "close", None)
+                parts = [close(kept) if close else kept]
+                break
     finally:
         await response.aclose()
     if stopped or not usage:

@@ -126,3 +126,39 @@ def test_live_llguidance_json_mode_gets_compact_schema_valid_json(live, tmp_path
         assert "\n" not in text and len(text) == len(relaid), text
     finally:
         llm.close()
+
+
+def test_live_report_is_streamed_under_its_schema_and_valid(live):
+    """The default report call (``index.stop_report_copies``): a JSON-schema request streamed
+    from llama.cpp, read by the copy rule as it arrives; whether or not the rule stops it,
+    what is recorded is one schema-valid report, and it replays."""
+    from graphrag.index.reports import _write_report
+
+    settings, llm = live
+    assert settings.index.stop_report_copies
+    context = (
+        "Entities (id|name|type|description)\n"
+        "Member p1|Mara Okafor|person|Director of the Kestrel Bay Marine Institute since 2016.\n"
+        "Member p2|Kestrel Bay Marine Institute|organization|Research centre in Port Aldry, "
+        "founded by Saltmere University.\n"
+        "Member p3|Saltmere University|organization|University that founded the institute.\n"
+        "Relationships (id|source|target|description)\n"
+        "r1|Mara Okafor|Kestrel Bay Marine Institute|leads it since 2016\n"
+        "r2|Saltmere University|Kestrel Bay Marine Institute|founded it\n"
+    )
+    with track_usage() as usage:
+        report = run_sync(_write_report(llm, context, settings.index))
+    assert usage.calls == 1 and usage.cache_hits == 0
+    assert report["title"] and report["summary"] and 1 <= len(report["findings"]) <= 3
+    (recorded,) = [
+        json.loads(p.read_text())
+        for p in llm.cache.root.glob("*/*.json")
+        if "community_report" in p.read_text()
+    ]
+    assert "stream" not in recorded["request"]
+    text = recorded["response"]["choices"][0]["message"]["content"]
+    schema = prompts.report_schema(settings.index.report_max_findings)
+    parse_json_output(text, schema)  # the recorded reply itself validates, closed or whole
+    with track_usage() as again:
+        assert run_sync(_write_report(llm, context, settings.index)) == report
+    assert again.cache_hits == 1

@@ -312,3 +312,63 @@ def test_a_finished_reply_without_relationships_is_asked_for_them_when_set(
             last = fake_llm.requests[1]["messages"]
             assert last[-2]["content"].startswith("entity|Mara Okafor")
             assert "relationship records only" in last[-1]["content"]
+
+
+# The end of a live reply for the demo's Reyne interview (two of five cold live runs wrote
+# it byte for byte): after its entities and two relationships, the model restated each
+# entity as a relationship to its own type, with descending strengths, to the end.
+INTERVIEW_ENTITIES = "".join(
+    line + "\n"
+    for line in (
+        "entity|Tomas Reyne|person|Chairs the Kestrel Bay Fishing Cooperative.",
+        "entity|Storm Corvin|event|A storm that occurred in 2012.",
+        "entity|cod|technology|Fish species that the Kestrel Bay Fishing Cooperative primarily "
+        "catches.",
+        "entity|Tarn Boats|organization|Sponsor of the Harbour Cup.",
+        "entity|Bluetide Marine|organization|Buys the harvest of kelp from the Kestrel Bay "
+        "Fishing Cooperative under a five-year contract.",
+        "entity|Desmond Hale|person|Served as the mayor of Port Aldry.",
+        "relationship|Tomas Reyne|Kestrel Bay Fishing Cooperative|chairs|9",
+        "relationship|Kestrel Bay Fishing Cooperative|Port Aldry|based in|7",
+    )
+)
+INTERVIEW_MIRRORS = "".join(
+    line + "\n"
+    for line in (
+        "relationship|Storm Corvin|event|occurred in 2012|6",
+        "relationship|cod|technology|fish species that the Kestrel Bay Fishing Cooperative "
+        "primarily catches|5",
+        "relationship|Tarn Boats|organization|Sponsor of the Harbour Cup|2",
+        "relationship|Bluetide Marine|organization|Buys the harvest of kelp from the Kestrel "
+        "Bay Fishing Cooperative under a five-year contract|1",
+        "relationship|Desmond Hale|person|Served as the mayor of Port Aldry|0",
+    )
+)
+
+
+def test_entities_restated_as_relationships_to_their_types_end_the_reply() -> None:
+    from graphrag.index.records import MIRRORED, RecordStop
+
+    reply = INTERVIEW_ENTITIES + INTERVIEW_MIRRORS
+    assert RecordStop().check(reply) == (len(INTERVIEW_ENTITIES), MIRRORED)
+    kept = parse_records(reply[: len(INTERVIEW_ENTITIES)])
+    assert (len(kept.entities), len(kept.relationships)) == (6, 2)
+    # fed line by line, it stops as soon as the third mirror in a row is complete
+    rule, partial = RecordStop(), ""
+    for line in reply.splitlines(keepends=True):
+        partial += line
+        if rule.check(partial):
+            break
+    assert partial.count("\n") == INTERVIEW_ENTITIES.count("\n") + 3
+
+
+def test_two_mirrors_then_a_real_relationship_or_a_packed_reply_go_on() -> None:
+    from graphrag.index.records import RecordStop
+
+    mirrors = INTERVIEW_MIRRORS.splitlines(keepends=True)
+    real = "relationship|Desmond Hale|Port Aldry|mayor of|8\n"
+    assert RecordStop().check(INTERVIEW_ENTITIES + "".join(mirrors[:2]) + real) is None
+    packed = "".join(
+        f"[1] {line}" for line in (INTERVIEW_ENTITIES + INTERVIEW_MIRRORS).splitlines(keepends=True)
+    )
+    assert RecordStop().check(packed) is None

@@ -10,6 +10,7 @@ benchmarks/index_cost.py measures this set as "lean", and a researcher can turn 
   relationships, as a looping reply is;
 * ``summary_threshold_tokens``: descriptions short enough are joined, not summarized;
 * ``stop_repeats``: a reply ends where its repetition loop starts;
+* ``stop_report_copies``: a report ends at a finding that copies its summary or a finding;
 * ``pack_documents_tokens``: short documents share an extraction call;
 * ``min_report_entities``: communities smaller than this get a template report;
 * ``report_max_findings``, ``report_explanation_sentences``: shorter reports;
@@ -30,6 +31,7 @@ LEAN_SETTING_NAMES = (
     "relationships_follow_up",
     "summary_threshold_tokens",
     "stop_repeats",
+    "stop_report_copies",
     "pack_documents_tokens",
     "min_report_entities",
     "report_max_findings",

@@ -37,6 +37,7 @@ DEFAULT_STRENGTH = 5  # a relationship whose strength is missing or unreadable (
 # A packed call (several documents in one prompt) labels each record with its document: "[2] (...)"
 _LABEL = re.compile(r"^\[\s*(\w{1,12})\s*\]\s*")
 REPEATED = "repeated record"
+MIRRORED = "entities restated as relationships to their types"
 EXAMPLE_COPIED = "worked example copied"
 _KIND = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*$', re.IGNORECASE)
 # A delimiter the model wrote without one of its ends ("<|" or "|>"): one reply of the demo's
@@ -246,7 +247,9 @@ def parse_records(text: str) -> ParsedRecords:
 class RecordStop:
     """The stop rule of a streamed record reply (``index.stop_repeats``): end it where a
     repetition loop starts, i.e. at the first of ``run`` consecutive lines that each repeat an
-    earlier line word for word; with ``example_keys``, also at the first line naming an entity
+    earlier line word for word, or at the first of ``mirror_run`` relationships in a row that
+    restate entities as relationships to their own types; with ``example_keys``, also at the
+    first line naming an entity
     of the prompt's worked example that the text does not mention. Fed the growing reply, it
     reads each complete line once.
 
@@ -258,11 +261,16 @@ class RecordStop:
     loop rule alone loses none of (benchmarks/index_cost.py --modes --lean).
     """
 
-    def __init__(self, example_keys: frozenset[str] = frozenset(), run: int = 2) -> None:
+    def __init__(
+        self, example_keys: frozenset[str] = frozenset(), run: int = 2, mirror_run: int = 3
+    ) -> None:
         self.example_keys = example_keys
         self.run = run
+        self.mirror_run = mirror_run
         self._seen: set[str] = set()
         self._repeats: list[int] = []  # starts of the current run of repeated lines
+        self._types: dict[str, str] = {}  # entity name key -> type key (unlabelled records)
+        self._mirrors: list[int] = []  # starts of the current run of mirrored entities
         self._read = 0  # characters of the reply already read, always at a line start
 
     @classmethod
@@ -302,11 +310,30 @@ class RecordStop:
                 if identity not in self._seen:
                     self._seen.add(identity)
                     self._repeats = []
+                    if self._mirrored(kind, record, start):
+                        return self._mirrors[0], MIRRORED
                     continue
                 self._repeats.append(start)
                 if len(self._repeats) >= self.run:
                     return self._repeats[0], REPEATED
         return None
+
+    def _mirrored(self, kind: str, record: dict[str, Any], start: int) -> bool:
+        """Whether ``record`` ends a run of ``mirror_run`` relationships that each restate an
+        entity as a relationship to its own type ("Storm Corvin|event|A storm in 2012"):
+        the other loop of the 1.5B model, which lists every entity again that way until
+        the reply ends (17 such lines closed the demo interview's reply in two of five cold
+        runs). A packed reply (labelled records) is never stopped so: its later documents
+        would be lost."""
+        if record.get("label") is not None:
+            return False
+        if kind == "entity":
+            self._types[name_key(record["name"])] = name_key(str(record.get("type", "")))
+        elif self._types.get(name_key(record["source"])) == name_key(record["target"]):
+            self._mirrors.append(start)
+            return len(self._mirrors) >= self.mirror_run
+        self._mirrors = []
+        return False
 
 
 def first_repeat(partial: str) -> int | None:

@@ -258,6 +258,7 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
             prompts.report_schema(settings.report_max_findings),
             name="community_report",
             max_tokens=settings.report_max_tokens,
+            stop_rule="report_copies" if settings.stop_report_copies else None,
         )
     return tidy_report(report)
 
