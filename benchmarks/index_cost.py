@@ -29,7 +29,8 @@ four formats and counts their tokens, to show how much of the completion budget 
 layout (indentation) and to fields (relationship strength and description, long
 descriptions) rather than to the facts extracted; then the same replies as tuple-delimited
 records, with and without their repeated records; and the share of the recorded community
-reports' tokens that is layout (line breaks and indentation) rather than content.
+reports' tokens that is layout (line breaks and indentation) rather than content, and what
+the copy rule (``index.stop_report_copies``) would have saved on those reports.
 """
 
 from __future__ import annotations
@@ -470,19 +471,27 @@ def _extraction_records(cache: Path) -> list[dict[str, Any]]:
     return ResponseCache(cache, "replay").records(EXTRACTION_SCHEMA_NAME)
 
 
-def report_layout(cache: Path) -> str:
-    """Return how many completion tokens the recorded community reports spend on layout: the
-    prompt asks for JSON on one line, the model mostly pretty-prints it anyway; and how many
-    the same reports take as plain lines (no keys, quotes or brackets either)."""
-    returned = compact = lines = replies = 0
+def _report_replies(cache: Path) -> list[tuple[dict[str, Any], str, dict[str, Any]]]:
+    """Return (record, reply text, parsed report) of every recorded JSON community report
+    whose reply parses as a JSON object."""
+    found = []
     for record in ResponseCache(cache, "replay").records(REPORT_SCHEMA_NAME):
         text = record["response"]["choices"][0]["message"]["content"] or ""
         try:
             value = json.loads(text)
         except ValueError:
             continue
-        if not isinstance(value, dict):
-            continue
+        if isinstance(value, dict):
+            found.append((record, text, value))
+    return found
+
+
+def report_layout(cache: Path) -> str:
+    """Return how many completion tokens the recorded community reports spend on layout: the
+    prompt asks for JSON on one line, the model mostly pretty-prints it anyway; and how many
+    the same reports take as plain lines (no keys, quotes or brackets either)."""
+    returned = compact = lines = replies = 0
+    for _, text, value in _report_replies(cache):
         replies += 1
         returned += count_tokens(text)
         compact += count_tokens(_compact(value))
@@ -493,6 +502,125 @@ def report_layout(cache: Path) -> str:
         f"{replies} community report replies in {cache}: {returned:,} tokens as returned, "
         f"{compact:,} as compact JSON ({1 - compact / returned:.1%} layout), "
         f"{lines:,} as plain lines ({1 - lines / returned:.1%} fewer)"
+    )
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _norm(text: Any) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def _copied(report: dict[str, Any], index: int) -> bool:
+    """Whether finding ``index`` starts as (the first 60 characters of) an earlier text of
+    its report: the summary, the rating explanation or another finding's texts."""
+    from graphrag.index.report_stop import COPY_CHARS, MIN_JUDGED
+
+    finding = report["findings"][index]
+    earlier = [_norm(report.get("summary", "")), _norm(report.get("rating_explanation", ""))]
+    earlier += [_norm(f[k]) for f in report["findings"][:index] for k in ("summary", "explanation")]
+    heads = [_norm(finding[k])[:COPY_CHARS] for k in ("summary", "explanation")]
+    return any(len(h) >= MIN_JUDGED and any(e[: len(h)] == h for e in earlier) for h in heads)
+
+
+def _new_sentences(report: dict[str, Any], findings: list[dict[str, Any]], kept: int) -> set:
+    """Return the sentences (20+ characters) of ``findings[kept:]`` that neither the report's
+    summary and rating explanation nor its first ``kept`` findings hold."""
+    known = " ".join(
+        [_norm(report.get("summary", "")), _norm(report.get("rating_explanation", ""))]
+        + [_norm(f[k]) for f in findings[:kept] for k in ("summary", "explanation")]
+    )
+    return {
+        sentence
+        for f in findings[kept:]
+        for k in ("summary", "explanation")
+        for sentence in map(_norm, _SENTENCE.split(str(f[k])))
+        if len(sentence) >= 20 and sentence not in known
+    }
+
+
+def _copy_rule(cache: Path) -> dict[str, int]:
+    """Stream every recorded JSON report reply of ``cache`` to the copy rule, one token at a
+    time, and count: replies, findings, findings that start as earlier text, replies ended,
+    findings kept, completion tokens recorded and saved (generated after the rule saw the
+    copy), finding sentences the summary does not hold, and those a stop leaves out."""
+    from graphrag.index.report_stop import ReportCopyStop
+    from graphrag.tokens import decode, encode
+
+    n = dict.fromkeys(
+        ("replies", "findings", "copies", "stopped", "kept", "recorded", "saved", "new", "lost"), 0
+    )
+    for record, text, report in _report_replies(cache):
+        count = len(report["findings"])
+        generated = int(record["response"]["usage"]["completion_tokens"])
+        n["replies"] += 1
+        n["findings"] += count
+        n["recorded"] += generated
+        n["copies"] += sum(_copied(report, i) for i in range(count))
+        n["new"] += len(_new_sentences(report, report["findings"], 0))
+        rule, partial, seen, cut = ReportCopyStop(), "", 0, None
+        for token in encode(text):
+            partial, seen = partial + decode([token]), seen + 1
+            if (cut := rule.check(partial)) is not None:
+                break
+        left = count if cut is None else len(json.loads(rule.close(text[: cut[0]]))["findings"])
+        n["kept"] += left
+        if cut is not None:
+            n["stopped"] += 1
+            n["saved"] += max(generated - seen, 0)
+            n["lost"] += len(_new_sentences(report, report["findings"], left))
+    return n
+
+
+def report_copies(cache: Path) -> str:
+    """Return what the copy rule (``index.stop_report_copies``) would have saved on the
+    recorded JSON community reports: the tokens the model generated after the rule saw the
+    copy are what it saves; the findings' sentences that the kept report does not already
+    hold, left out by a stop, are what it loses."""
+    n = _copy_rule(cache)
+    if not n["replies"]:
+        return f"no parseable community report replies in {cache}"
+    return (
+        f"copy rule (index.stop_report_copies) over {n['replies']} community report replies "
+        f"in {cache}: {n['copies']} of {n['findings']} findings start as earlier text of their "
+        f"report; the rule ends {n['stopped']} replies, keeps {n['kept']} findings and saves "
+        f"{n['saved']:,} of {n['recorded']:,} completion tokens "
+        f"({n['saved'] / n['recorded']:.1%}); of the {n['new']} finding sentences the summary "
+        f"does not hold, {n['lost']} are left out"
+    )
+
+
+def stop_rules(index: Path, cache: Path) -> str:
+    """Return what today's stop rules would have saved on a live run's own recorded replies
+    (``cache``, the run's cache folder): each record reply read by the loop rule
+    (``index.stop_repeats``: repeats and mirrored entities) and each JSON report streamed to
+    the copy rule; the run's completion tokens per 1,000 corpus tokens before and after."""
+    from graphrag.index.records import RecordStop, parse_records
+
+    manifest = json.loads((index / "index.json").read_text())
+    corpus_tokens = int(manifest["summary"]["counts"]["corpus_tokens"])
+    completion = sum(s.get("completion_tokens", 0) for s in manifest["summary"]["stages"].values())
+    ended = saved = 0
+    for record in ResponseCache(cache, "replay").records():
+        if record["request"].get("response_format") or record.get("stopped_early"):
+            continue
+        text = (record["response"]["choices"][0]["message"]["content"] or "") + "\n"
+        parsed = parse_records(text)
+        if not (parsed.entities or parsed.relationships):
+            continue
+        cut = RecordStop().check(text)
+        if cut is not None:
+            ended += 1
+            saved += count_tokens(text[cut[0] :])
+    reports = _copy_rule(cache)
+    after = completion - saved - reports["saved"]
+    return (
+        f"today's stop rules over {index}'s recorded replies: {ended} record replies end "
+        f"earlier ({saved:,} completion tokens after the stop), {reports['stopped']} reports "
+        f"({reports['saved']:,}); completion tokens per 1,000 corpus tokens "
+        f"{completion * PER / corpus_tokens:,.0f} as run, {after * PER / corpus_tokens:,.0f} "
+        "with the rules"
     )
 
 
@@ -562,12 +690,19 @@ def main() -> None:
     parser.add_argument("--corpus", default="data/kestrel_bay/docs")
     parser.add_argument("--gold", default="data/kestrel_bay/gold_graph.json")
     parser.add_argument("--cache", default="data/llm_cache")
+    parser.add_argument(
+        "--stop-rules",
+        action="store_true",
+        help="with --index: what today's stop rules would have saved on that live run's own "
+        "replies, read from --cache (default: the index folder's cache/)",
+    )
     args = parser.parse_args()
     cache = _repo_path(args.cache)
     if args.json_formats:
         print(json_formats(cache))
         print(records_cost(cache))
         print(report_layout(cache))
+        print(report_copies(cache))
     elif args.modes:
         gold = _repo_path(args.gold) if args.gold else None
         corpus = _repo_path(args.corpus)
@@ -577,7 +712,11 @@ def main() -> None:
             print(packing([corpus, _repo_path(args.packing_corpus)], (300, 600, 1000)))
             print(loop_cut(cache))
     else:
-        print(index_cost(_repo_path(args.index)))
+        index = _repo_path(args.index)
+        print(index_cost(index))
+        if args.stop_rules:
+            cached = "--cache" in sys.argv[1:]
+            print(stop_rules(index, cache if cached else index / "cache"))
 
 
 if __name__ == "__main__":
