@@ -512,14 +512,20 @@ def _norm(text: Any) -> str:
     return " ".join(str(text).split()).casefold()
 
 
+def _report_texts(report: dict[str, Any], findings: list[dict[str, Any]]) -> list[str]:
+    """Return the report's summary and rating explanation and each of ``findings``' summary
+    and explanation, whitespace collapsed and case folded."""
+    texts = [report.get("summary", ""), report.get("rating_explanation", "")]
+    return [_norm(t) for t in texts + [f[k] for f in findings for k in ("summary", "explanation")]]
+
+
 def _copied(report: dict[str, Any], index: int) -> bool:
     """Whether finding ``index`` starts as (the first 60 characters of) an earlier text of
     its report: the summary, the rating explanation or another finding's texts."""
     from graphrag.index.report_stop import COPY_CHARS, MIN_JUDGED
 
     finding = report["findings"][index]
-    earlier = [_norm(report.get("summary", "")), _norm(report.get("rating_explanation", ""))]
-    earlier += [_norm(f[k]) for f in report["findings"][:index] for k in ("summary", "explanation")]
+    earlier = _report_texts(report, report["findings"][:index])
     heads = [_norm(finding[k])[:COPY_CHARS] for k in ("summary", "explanation")]
     return any(len(h) >= MIN_JUDGED and any(e[: len(h)] == h for e in earlier) for h in heads)
 
@@ -527,10 +533,7 @@ def _copied(report: dict[str, Any], index: int) -> bool:
 def _new_sentences(report: dict[str, Any], findings: list[dict[str, Any]], kept: int) -> set:
     """Return the sentences (20+ characters) of ``findings[kept:]`` that neither the report's
     summary and rating explanation nor its first ``kept`` findings hold."""
-    known = " ".join(
-        [_norm(report.get("summary", "")), _norm(report.get("rating_explanation", ""))]
-        + [_norm(f[k]) for f in findings[:kept] for k in ("summary", "explanation")]
-    )
+    known = " ".join(_report_texts(report, findings[:kept]))
     return {
         sentence
         for f in findings[kept:]
@@ -689,15 +692,18 @@ def main() -> None:
     parser.add_argument("--packing-corpus", default="data/musique/docs")
     parser.add_argument("--corpus", default="data/kestrel_bay/docs")
     parser.add_argument("--gold", default="data/kestrel_bay/gold_graph.json")
-    parser.add_argument("--cache", default="data/llm_cache")
+    parser.add_argument(
+        "--cache",
+        help="the recorded cache (default data/llm_cache; with --stop-rules, INDEX/cache)",
+    )
     parser.add_argument(
         "--stop-rules",
         action="store_true",
         help="with --index: what today's stop rules would have saved on that live run's own "
-        "replies, read from --cache (default: the index folder's cache/)",
+        "replies, read from --cache",
     )
     args = parser.parse_args()
-    cache = _repo_path(args.cache)
+    cache = _repo_path(args.cache or "data/llm_cache")
     if args.json_formats:
         print(json_formats(cache))
         print(records_cost(cache))
@@ -715,8 +721,7 @@ def main() -> None:
         index = _repo_path(args.index)
         print(index_cost(index))
         if args.stop_rules:
-            cached = "--cache" in sys.argv[1:]
-            print(stop_rules(index, cache if cached else index / "cache"))
+            print(stop_rules(index, _repo_path(args.cache) if args.cache else index / "cache"))
 
 
 if __name__ == "__main__":

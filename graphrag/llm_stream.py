@@ -81,7 +81,7 @@ async def read_stream(
     if response.headers.get("content-type", "").startswith("application/json"):
         await response.aread()  # a server that ignored stream=True: its reply is whole
         return response.json(), None
-    parts: list[str] = []
+    text = ""
     finish, usage, first, stopped, chunks = None, None, {}, None, 0
     try:
         async for line in response.aiter_lines():
@@ -99,13 +99,12 @@ async def read_stream(
                 finish = choice.get("finish_reason") or finish
             if not new:
                 continue
-            parts.append(new)
+            text += new
             chunks += 1
-            if rule is not None and (cut := rule.check("".join(parts))) is not None:
+            if rule is not None and (cut := rule.check(text)) is not None:
                 offset, stopped = cut
-                kept = "".join(parts)[:offset]
                 close = getattr(rule, "close", None)
-                parts = [close(kept) if close else kept]
+                text = close(text[:offset]) if close else text[:offset]
                 break
     finally:
         await response.aclose()
@@ -124,7 +123,7 @@ async def read_stream(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": "".join(parts)},
+                "message": {"role": "assistant", "content": text},
                 "finish_reason": "stop" if stopped else finish,
             }
         ],

@@ -496,8 +496,6 @@ ANSWER_LENGTH = {  # by query.answer_style, as GLOBAL_REDUCE_LENGTH for global's
     "context items you used by their numbers in square brackets, like [1] or [2, 3]. Finish "
     "every sentence.",
 }
-ANSWER_SYSTEM = _ANSWER_TASK + ANSWER_LENGTH["sentences"]
-ANSWER_SYSTEM_PARAGRAPHS = _ANSWER_TASK + ANSWER_LENGTH["paragraphs"]
 
 
 def answer(question: str, context: str, style: str = "sentences") -> Messages:

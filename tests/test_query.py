@@ -574,7 +574,7 @@ def test_only_short_answer_sets_ask_for_a_final_answer_line(
     short = fake_llm.requests[-1]["messages"]
 
     assert plain[0]["content"] in (
-        prompts.ANSWER_SYSTEM,
+        prompts.answer("q", "")[0]["content"],
         prompts.global_reduce("q", "p")[0]["content"],
     )
     # The instruction follows the question, the system prompt stays the plain one.
@@ -600,7 +600,7 @@ def test_answer_style_paragraphs_changes_only_the_answer_prompt_s_length_rule(
     assert plain["max_tokens"] == 250 and body["max_tokens"] == 600
     assert body["messages"][1:] == plain["messages"][1:]
     assert body["messages"][0]["content"] in (
-        prompts.ANSWER_SYSTEM_PARAGRAPHS,
+        prompts.answer("q", "", "paragraphs")[0]["content"],
         prompts.global_reduce("q", "p", "paragraphs")[0]["content"],
     )
     assert "paragraphs" in body["messages"][0]["content"]

@@ -249,9 +249,8 @@ class RecordStop:
     repetition loop starts, i.e. at the first of ``run`` consecutive lines that each repeat an
     earlier line word for word, or at the first of ``mirror_run`` relationships in a row that
     restate entities as relationships to their own types; with ``example_keys``, also at the
-    first line naming an entity
-    of the prompt's worked example that the text does not mention. Fed the growing reply, it
-    reads each complete line once.
+    first line naming an entity of the prompt's worked example that the text does not
+    mention. Fed the growing reply, it reads each complete line once.
 
     Why two repeats in a row, word for word: a lone repeat is often a near-duplicate ("Lena
     Marsh" then "Councillor Lena Marsh"), after which the model goes on with new records; a
