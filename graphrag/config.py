@@ -269,7 +269,9 @@ class QuerySettings:
     global_include_rank: bool = True  # show each report's rank (0-10) in the map context
     global_min_rank: float = 0.0  # map only reports ranked at least this
     global_dynamic_selection: bool = False  # rate reports from the root down; map relevant ones
-    global_dynamic_threshold: int = 2  # relevance rating (0-5) a report needs (Microsoft: > 1)
+    # the relevance a report needs, as the mean rating 0-5 under the digits' probabilities
+    # (Microsoft GraphRAG: a rating > 1)
+    global_dynamic_threshold: float = 2.0
     global_dynamic_max_ratings: int = 16  # rating calls per question, at most
     # tokens of the community's own entity descriptions (most connected first) shown under an
     # LLM-written report in the map (0: the report alone, as Microsoft GraphRAG). A 1.5B

@@ -15,6 +15,7 @@ usage helpers are re-exported.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import weakref
 from collections.abc import Callable
@@ -75,9 +76,28 @@ class Completion:
     cache_key: str | None = None  # where the reply is recorded (None when the cache is off)
     stopped_early: str | None = None  # why a stop rule ended the reply (graphrag/llm_stream.py)
     # The first reply token's most likely alternatives, token -> log-probability, when the
-    # request asked for ``top_logprobs`` and the endpoint gave them (graphrag/eval/pairwise.py
-    # reads a rating's distribution from them).
+    # request asked for ``top_logprobs`` and the endpoint gave them (``expected_grade`` reads a
+    # rating's distribution from them).
     first_token_logprobs: dict[str, float] = field(default_factory=dict)
+
+
+def expected_grade(completion: Completion, scale: tuple[int, ...]) -> float:
+    """Return the mean of the digits of ``scale`` under the probabilities the model gave them
+    as its first token (G-Eval's weighting: a graded judgment, not the one digit a small
+    model replies to nearly everything); the replied digit when the endpoint gave none."""
+    digits = {str(d): d for d in scale}
+    weights = {
+        digits[token.strip()]: math.exp(logprob)
+        for token, logprob in completion.first_token_logprobs.items()
+        if token.strip() in digits
+    }
+    if weights:
+        total = math.fsum(weights.values())
+        return math.fsum(d * w for d, w in weights.items()) / total
+    text = completion.text.strip()
+    if text[:1] in digits:
+        return float(digits[text[:1]])
+    raise ValueError(f"the reply {text[:40]!r} is not a grade {scale[0]}-{scale[-1]}")
 
 
 def _retryable(err: BaseException) -> bool:

@@ -3,22 +3,17 @@ to the report it came from (ties split), and the counts over the recorded map ca
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 
-from conftest import RECORDED_CACHE, REPO_ROOT
+from conftest import RECORDED_CACHE, load_benchmark
 
 from graphrag import prompts
 from graphrag.llm_cache import ResponseCache
 
 
 def global_map():
-    path = REPO_ROOT / "benchmarks" / "global_map.py"
-    spec = importlib.util.spec_from_file_location("global_map", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("global_map")
 
 
 REPORTS = [

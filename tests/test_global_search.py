@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 
 import numpy as np
@@ -310,7 +311,8 @@ def test_the_map_fails_when_every_batch_fails(
 
 
 def rater(demo_index: Index, ratings: dict[int, int]):
-    """A fake model rating each report by its community (unlisted: 0); maps answer one point."""
+    """A fake model rating each report by its community (unlisted: 0), one digit or
+    {digit: probability}; maps answer one point."""
     reports = demo_index.community_reports
     community_of = dict(zip(reports[S.FULL_CONTENT], reports[S.COMMUNITY], strict=True))
 
@@ -319,7 +321,11 @@ def rater(demo_index: Index, ratings: dict[int, int]):
             report = (
                 body["messages"][1]["content"].removeprefix("Report:\n").split("\n\nQuestion: ")[0]
             )
-            return json.dumps({"rating": ratings.get(int(community_of[report]), 0)})
+            rating = ratings.get(int(community_of[report]), 0)
+            if isinstance(rating, dict):  # {digit: probability}
+                top = {str(d): math.log(p) for d, p in rating.items()}
+                return Reply(content=str(max(rating, key=rating.get)), top_logprobs=top)
+            return Reply(content=str(rating), top_logprobs={str(rating): 0.0})
         return answer_maps(body)
 
     return reply, community_of
@@ -394,6 +400,28 @@ def test_dynamic_selection_never_reads_an_irrelevant_subtree(
 
     assert rated(fake_llm, community_of) == roots
     assert [c for r in map_calls(fake_llm) for c in mapped(r)] == [relevant_root]
+
+
+def test_a_rating_is_the_mean_under_the_digit_probabilities_not_the_digit_replied(
+    musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    # The 1.5B model replied 3 to 44 of 54 reports, relevant or not: a greedy rating kept
+    # every report. Read as a distribution, a "3" spread towards 0 falls below the threshold.
+    index = musique_index
+    roots = unsplit_roots(index)
+    doubtful, sure = roots[0], roots[1]
+    ratings = {doubtful: {3: 0.4, 0: 0.35, 1: 0.25}, sure: {3: 0.4, 4: 0.3, 5: 0.3}}
+    reply, community_of = rater(index, ratings)
+    settings = make_settings(fake_llm.base_url, query=EVERY_RATING)
+    fake_llm.respond_with(reply)
+
+    answer = GlobalSearch(index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+
+    # 0.4 * 3 + 0.25 * 1 = 1.45 < 2 <= 0.4 * 3 + 0.3 * 4 + 0.3 * 5 = 3.9
+    assert [c for r in map_calls(fake_llm) for c in mapped(r)] == [sure]
+    assert answer.sources == [f"report:{sure}"]
+    rates = [r for r in fake_llm.requests if kind_of(r) == "rate"]
+    assert all(r["max_tokens"] == 1 and r["top_logprobs"] == 10 for r in rates)
 
 
 def test_dynamic_selection_stops_at_its_rating_budget(

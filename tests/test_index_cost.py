@@ -3,20 +3,15 @@ the demo's recorded extraction replies, and extraction calls with document packi
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
-from conftest import RECORDED_CACHE, REPO_ROOT
+from conftest import RECORDED_CACHE, REPO_ROOT, load_benchmark
 
 from graphrag.index.report_lines import format_report_lines, parse_report_lines
 
 
 def index_cost():
-    path = REPO_ROOT / "benchmarks" / "index_cost.py"
-    spec = importlib.util.spec_from_file_location("index_cost", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("index_cost")
 
 
 def test_the_loop_rule_alone_cuts_tokens_but_no_grounded_entity() -> None:

@@ -155,8 +155,6 @@ def answering_model(body: dict) -> str:
         return json.dumps({"sentences": [{"n": 1, "score": 60}]})
     if name == "drift_step":
         return json.dumps({"answer": "Mara Okafor leads it [0].", "score": 70, "follow_ups": []})
-    if name == "relevance_rating":
-        return json.dumps({"rating": 4})
     if name:
         raise AssertionError(f"unexpected schema {name}")
     return "Mara Okafor has led the Kestrel Bay Marine Institute since 2016 [1]."

@@ -29,7 +29,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag.coroutines import run_sync
 from graphrag.eval import stats
-from graphrag.llm import ChatLLM, Completion
+from graphrag.llm import ChatLLM, Completion, expected_grade
 from graphrag.llm_cache import CacheMissError
 
 CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
@@ -77,21 +77,8 @@ def parse_pairs(text: str, methods: list[str]) -> list[tuple[str, str]]:
 
 
 def expected_rating(completion: Completion) -> float:
-    """Return the mean grade under the probabilities of the digits of ``RATING_SCALE`` among
-    the first token's alternatives; the replied digit when the endpoint gave none."""
-    scale = {str(d): d for d in prompts.RATING_SCALE}
-    weights = {
-        scale[token.strip()]: math.exp(logprob)
-        for token, logprob in completion.first_token_logprobs.items()
-        if token.strip() in scale
-    }
-    if weights:
-        total = math.fsum(weights.values())
-        return math.fsum(d * w for d, w in weights.items()) / total
-    text = completion.text.strip()
-    if text[:1] in scale:
-        return float(scale[text[:1]])
-    raise ValueError(f"the judge's reply {text[:40]!r} is not a grade 1-5")
+    """Return the judge's grade: the mean of ``RATING_SCALE`` under the digits' probabilities."""
+    return expected_grade(completion, prompts.RATING_SCALE)
 
 
 async def rate_answer(llm: ChatLLM, question: str, answer: str) -> dict[str, float]:

@@ -37,6 +37,7 @@ from graphrag.coroutines import gather_with_progress
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
+from graphrag.llm import expected_grade
 from graphrag.llm_cache import CacheMissError
 from graphrag.query.base import (
     CITATION,
@@ -54,6 +55,20 @@ from graphrag.query.map_context import (
     report_batches,
     restates_question,
 )
+
+# Alternatives asked for a relevance rating's one token: the six digits are among them.
+RATING_ALTERNATIVES = 10
+
+
+def relevance_request(question: str, report: str) -> dict:
+    """Return the chat request that rates one report (``ChatLLM.achat``'s arguments)."""
+    return {
+        "messages": prompts.rate_relevance(question, report),
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "top_logprobs": RATING_ALTERNATIVES,
+    }
+
 
 # The steps one answer dropped (tolerant map, failed ratings), collected across its tasks.
 _failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
@@ -172,14 +187,11 @@ class GlobalSearch(Method):
             reports = reports[reports[S.RANK] >= self.params.global_min_rank]
         return reports.sort_values(S.COMMUNITY).reset_index(drop=True)
 
-    async def arate(self, question: str, report: str) -> int:
-        reply = await self.llm.ajson(
-            prompts.rate_relevance(question, report),
-            prompts.relevance_rating_schema(),
-            name="relevance_rating",
-            max_tokens=20,
-        )
-        return int(reply["rating"])
+    async def arate(self, question: str, report: str) -> float:
+        """Return the report's relevance to the question, 0-5: the mean rating under the
+        probabilities of the six digits (one reply token)."""
+        completion = await self.llm.achat(**relevance_request(question, report))
+        return expected_grade(completion, prompts.RELEVANCE_SCALE)
 
     async def dynamic_reports(self, question: str) -> pd.DataFrame:
         """Return the reports found relevant top-down from the root communities.
