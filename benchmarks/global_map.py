@@ -105,8 +105,9 @@ def question_sets(root: Path) -> dict[str, str]:
 # call with the entities' facts under each LLM report, the extractive map (picked report
 # sentences, read verbatim by the reduce), and both (the defaults); these read the points in
 # score order (Microsoft's). Last, both with equal scores ordered by similarity to the
-# question (global_point_order). The compact-JSON arm is the defaults with the map's replies
-# asked for as compact JSON (LLM_SETTINGS: llm.json_mode = "llguidance").
+# question (global_point_order); and both with the community's relationships under every
+# report (global_report_relations_tokens). The compact-JSON arm is the defaults with the map's
+# replies asked for as compact JSON (LLM_SETTINGS: llm.json_mode = "llguidance").
 SCORE_ORDER = {"global_point_order": "score"}
 MICROSOFT_MAP = {"global_map_style": "points", "global_report_facts_tokens": 0, **SCORE_ORDER}
 FACTS = {"global_report_facts_tokens": 200}
@@ -137,6 +138,10 @@ ARMS = {
     "extractive sentences + entity facts + question order": {
         **EXTRACTIVE_FACTS,
         "global_point_order": "score_then_question",
+    },
+    "extractive sentences + entity facts + relations": {
+        **EXTRACTIVE_FACTS,
+        "global_report_relations_tokens": 300,
     },
 }
 

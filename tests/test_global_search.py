@@ -610,6 +610,45 @@ def test_report_facts_follow_llm_reports_within_budget_and_are_the_contexts(
         assert context.startswith(reports.loc[community, S.FULL_CONTENT])
 
 
+def test_relations_follow_every_report_within_budget_most_connected_first(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    from graphrag import tokens
+
+    budget = 150
+    query = {"global_level": 1, "global_report_relations_tokens": budget}
+    settings = make_settings(fake_llm.base_url, query=query)
+    fake_llm.respond_with(answer_maps)
+    GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
+
+    reports = demo_index.community_reports.set_index(S.COMMUNITY)
+    owned = demo_index.communities.set_index(S.COMMUNITY)[S.RELATIONSHIP_IDS]
+    relationships = demo_index.relationships
+    pair = relationships[S.SOURCE_ENTITY] + " -> " + relationships[S.TARGET_ENTITY]
+    degree = dict(zip(relationships[S.ID], relationships[S.COMBINED_DEGREE], strict=True))
+    with_relations = set()
+    for request in map_calls(fake_llm):
+        community = mapped(request)[0]
+        prompt = request["messages"][1]["content"]
+        assert "\n\nFacts:\n" not in prompt  # entity facts are their own setting (0 here)
+        if "\n\nRelations:\n" not in prompt:
+            assert not len(owned[community])
+            continue
+        with_relations.add(reports.loc[community, S.CONTEXT_SOURCE])
+        lines = prompt.split("\n\nRelations:\n", 1)[1].split("\n\nQuestion")[0].splitlines()
+        assert tokens.count_tokens("\n".join(lines)) <= budget + len(lines)
+        labels = [line[2:].split(": ", 1)[0] for line in lines]
+        mine = relationships[relationships[S.ID].isin(set(owned[community]))]
+        assert set(labels) <= set(pair[mine.index])
+        ranks = [
+            max(degree[i] for i in mine.loc[pair[mine.index] == label, S.ID]) for label in labels
+        ]
+        assert ranks == sorted(ranks, reverse=True)
+        for line in lines:  # a description the report already quotes is not repeated
+            assert line.split(": ", 1)[1][:60] not in reports.loc[community, S.FULL_CONTENT]
+    assert with_relations >= {"template", "entities"}  # under every kind of report
+
+
 # --------------------------------------------------------------------------- extractive map
 
 
