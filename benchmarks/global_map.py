@@ -106,8 +106,10 @@ def question_sets(root: Path) -> dict[str, str]:
 # sentences, read verbatim by the reduce), and both (the defaults); these read the points in
 # score order (Microsoft's). Last, both with equal scores ordered by similarity to the
 # question (global_point_order); and both with the community's relationships under every
-# report (global_report_relations_tokens). The compact-JSON arm is the defaults with the map's
-# replies asked for as compact JSON (LLM_SETTINGS: llm.json_mode = "llguidance").
+# report (global_report_relations_tokens); and the defaults with the map picking up to 10
+# sentences a report and a reduce of 2,500 tokens, about naive RAG's context (the defaults'
+# picks fill about 900 tokens). The compact-JSON arm is the defaults with the map's replies
+# asked for as compact JSON (LLM_SETTINGS: llm.json_mode = "llguidance").
 SCORE_ORDER = {"global_point_order": "score"}
 MICROSOFT_MAP = {"global_map_style": "points", "global_report_facts_tokens": 0, **SCORE_ORDER}
 FACTS = {"global_report_facts_tokens": 200}
@@ -142,6 +144,11 @@ ARMS = {
     "extractive sentences + entity facts + relations": {
         **EXTRACTIVE_FACTS,
         "global_report_relations_tokens": 300,
+    },
+    "extractive sentences + entity facts + 10 picks a report + 2500-token reduce": {
+        **EXTRACTIVE_FACTS,
+        "global_map_max_points": 10,
+        "global_reduce_tokens": 2500,
     },
 }
 
