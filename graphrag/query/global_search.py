@@ -147,11 +147,12 @@ class GlobalSearch(Method):
         return reports.assign(**{S.FULL_CONTENT: texts})
 
     def _entity_facts(self, community: pd.Series) -> list[tuple[str, str]]:
-        """(title, description) of the community's entities, most connected first."""
+        """(title, description) of the community's entities, most connected first; a title
+        held by two entities once, at the first one's place with the last one's text."""
         entities = self.index.entities.set_index(S.ID)
         ids = [i for i in community[S.ENTITY_IDS] if i in entities.index]
         ranked = entities.loc[ids].sort_values(S.DEGREE, ascending=False, kind="stable")
-        return list(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True))
+        return list(dict(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True)).items())
 
     def _relation_facts(self, community: pd.Series) -> list[tuple[str, str]]:
         """("source -> target", description) of the community's relationships, most connected
