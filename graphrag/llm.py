@@ -81,6 +81,21 @@ class Completion:
     first_token_logprobs: dict[str, float] = field(default_factory=dict)
 
 
+# First-token alternatives a grade asks for: every digit of a 0-5 or 1-5 scale is among them.
+GRADE_ALTERNATIVES = 10
+
+
+def grade_request(messages: list[dict[str, str]]) -> dict[str, Any]:
+    """Return the :meth:`ChatLLM.achat` arguments of a one-digit grade (a judge's rating, a
+    report's relevance): one greedy token with its alternatives, read by ``expected_grade``."""
+    return {
+        "messages": messages,
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "top_logprobs": GRADE_ALTERNATIVES,
+    }
+
+
 def expected_grade(completion: Completion, scale: tuple[int, ...]) -> float:
     """Return the mean of the digits of ``scale`` under the probabilities the model gave them
     as its first token (G-Eval's weighting: a graded judgment, not the one digit a small

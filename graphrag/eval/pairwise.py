@@ -29,7 +29,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag.coroutines import run_sync
 from graphrag.eval import stats
-from graphrag.llm import ChatLLM, Completion, expected_grade
+from graphrag.llm import ChatLLM, Completion, expected_grade, grade_request
 from graphrag.llm_cache import CacheMissError
 
 CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
@@ -57,7 +57,6 @@ JUDGEMENT_COLUMNS = [
 # by 0.02-0.59 (6 of 6 on every criterion, the smallest gap 0.025 to 0.09 by criterion);
 # a band of 0.25 tied 3 to 5 of the 6 by criterion.
 TIE_BAND = 0.05
-TOP_LOGPROBS = 10  # alternatives asked for the grade token: the five digits are among them
 
 
 def parse_pairs(text: str, methods: list[str]) -> list[tuple[str, str]]:
@@ -87,10 +86,7 @@ async def rate_answer(llm: ChatLLM, question: str, answer: str) -> dict[str, flo
     ratings = {}
     for criterion in CRITERIA:
         completion = await llm.achat(
-            prompts.answer_rating(question, answer, criterion),
-            max_tokens=1,
-            temperature=0.0,
-            top_logprobs=TOP_LOGPROBS,
+            **grade_request(prompts.answer_rating(question, answer, criterion))
         )
         ratings[criterion] = expected_rating(completion)
     return ratings

@@ -38,7 +38,7 @@ from graphrag.coroutines import gather_with_progress
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
-from graphrag.llm import expected_grade
+from graphrag.llm import expected_grade, grade_request
 from graphrag.llm_cache import CacheMissError
 from graphrag.query.base import (
     CITATION,
@@ -57,18 +57,10 @@ from graphrag.query.map_context import (
     restates_question,
 )
 
-# Alternatives asked for a relevance rating's one token: the six digits are among them.
-RATING_ALTERNATIVES = 10
-
 
 def relevance_request(question: str, report: str) -> dict:
     """Return the chat request that rates one report (``ChatLLM.achat``'s arguments)."""
-    return {
-        "messages": prompts.rate_relevance(question, report),
-        "max_tokens": 1,
-        "temperature": 0.0,
-        "top_logprobs": RATING_ALTERNATIVES,
-    }
+    return grade_request(prompts.rate_relevance(question, report))
 
 
 # The steps one answer dropped (tolerant map, failed ratings), collected across its tasks.
