@@ -47,6 +47,7 @@ from typing import Any
 from graphrag.config import REPO_ROOT, repo_relative
 from graphrag.index.lean import LEAN_INDEX_SETTINGS
 from graphrag.index.report_lines import format_report_lines
+from graphrag.index.report_stop import COPY_CHARS, MIN_JUDGED, ReportCopyStop, normalized
 from graphrag.llm_cache import ResponseCache
 from graphrag.tokens import count_tokens
 
@@ -509,7 +510,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def _norm(text: Any) -> str:
-    return " ".join(str(text).split()).casefold()
+    """Normalize as the copy rule does (``report_stop.normalized``), for any JSON value."""
+    return normalized(str(text))
 
 
 def _report_texts(report: dict[str, Any], findings: list[dict[str, Any]]) -> list[str]:
@@ -522,8 +524,6 @@ def _report_texts(report: dict[str, Any], findings: list[dict[str, Any]]) -> lis
 def _copied(report: dict[str, Any], index: int) -> bool:
     """Whether finding ``index`` starts as (the first 60 characters of) an earlier text of
     its report: the summary, the rating explanation or another finding's texts."""
-    from graphrag.index.report_stop import COPY_CHARS, MIN_JUDGED
-
     finding = report["findings"][index]
     earlier = _report_texts(report, report["findings"][:index])
     heads = [_norm(finding[k])[:COPY_CHARS] for k in ("summary", "explanation")]
@@ -548,7 +548,6 @@ def _copy_rule(cache: Path) -> dict[str, int]:
     time, and count: replies, findings, findings that start as earlier text, replies ended,
     findings kept, completion tokens recorded and saved (generated after the rule saw the
     copy), finding sentences the summary does not hold, and those a stop leaves out."""
-    from graphrag.index.report_stop import ReportCopyStop
     from graphrag.tokens import decode, encode
 
     n = dict.fromkeys(

@@ -30,7 +30,8 @@ REPORT_COPY = "finding copies earlier report text"
 CLOSE = "\n  ]\n}"
 
 
-def _norm(text: str) -> str:
+def normalized(text: str) -> str:
+    """``text`` as the rule compares it: whitespace collapsed, case folded."""
     return " ".join(text.split()).casefold()
 
 
@@ -80,7 +81,7 @@ class ReportCopyStop:
                     text = "".join(self._chars)
                     if not self._is_value:
                         self._last_key = (self._start, text)
-                    elif stop := self._read_value(_norm(text), partial):
+                    elif stop := self._read_value(normalized(text), partial):
                         return stop
                 else:
                     self._chars.append(ch)
@@ -95,7 +96,7 @@ class ReportCopyStop:
         self._pos = len(partial)
         if self._in_string and self._is_value and self._in_findings:
             # a value still arriving: judged as soon as COPY_CHARS of it are in
-            text = _norm("".join(self._chars))
+            text = normalized("".join(self._chars))
             if len(text) >= COPY_CHARS:
                 return self._judge(text, partial)
         return None
