@@ -175,6 +175,11 @@ class IndexSettings:
     # merge "KBMI" into "Kestrel Bay Marine Institute" when the text defines it or the initials of a
     # co-occurring entity spell it (index/aliases.py)
     merge_aliases: bool = True
+    # keep only description sentences whose names and numbers the chunk they were extracted
+    # from contains (index/grounding.py; dropped sentences go to the dropped table). Off:
+    # turning it on re-records every graph method's answers (benchmarks/description_grounding.py
+    # measures what it drops: 3 of 176 demo sentences, 80 of 1,321 MuSiQue sentences)
+    ground_descriptions: bool = False
     # records format: stream each extraction reply and end it where a repetition loop starts
     # (two lines in a row repeating earlier ones), keeping what came before (llm_stream.py)
     stop_repeats: bool = True

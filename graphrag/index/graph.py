@@ -12,6 +12,7 @@ from graphrag import prompts, tokens
 from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
 from graphrag.index.aliases import find_alias_pairs, merge_alias_mentions
+from graphrag.index.grounding import ground_mentions
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
 from graphrag.index.sentence_edges import add_sentence_edges
 from graphrag.llm import ChatLLM
@@ -122,16 +123,25 @@ def merge_graph_mentions(
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Return (entities, relationships, dropped) merged from the mentions as the settings ask:
     ``merge_aliases`` first merges acronyms into the long names the text defines
-    (index/aliases.py; ``dropped`` holds the edges that became self-loops); each pair's
+    (index/aliases.py; ``dropped`` holds the edges that became self-loops, and with
+    ``ground_descriptions`` the description sentences their chunk does not support,
+    index/grounding.py); each pair's
     descriptions are kept for :func:`summarize_relationships`; with
     ``sentence_edges_max_entities``, pairs a short sentence names together and the LLM did
     not relate are added (index/sentence_edges.py)."""
     dropped = pd.DataFrame(columns=S.DROPPED_COLUMNS)
+    if settings.ground_descriptions:
+        entity_mentions, lost_entities = ground_mentions(entity_mentions, text_units, [S.TITLE])
+        relationship_mentions, lost_relationships = ground_mentions(
+            relationship_mentions, text_units, [S.SOURCE_KEY, S.TARGET_KEY]
+        )
+        dropped = pd.concat([lost_entities, lost_relationships], ignore_index=True)
     if settings.merge_aliases:
         pairs = find_alias_pairs(entity_mentions, text_units)
-        entity_mentions, relationship_mentions, dropped = merge_alias_mentions(
+        entity_mentions, relationship_mentions, loops = merge_alias_mentions(
             entity_mentions, relationship_mentions, pairs
         )
+        dropped = pd.concat([dropped, loops], ignore_index=True)
     entities = merge_entities(entity_mentions, by_frequency=True)
     relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=True)
     relationships = add_sentence_edges(

@@ -35,6 +35,7 @@ from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
 from graphrag.index.aliases import ALIAS_SELF_LOOP
 from graphrag.index.graph import merge_graph_mentions
+from graphrag.index.grounding import UNGROUNDED
 from graphrag.index.lazy_reports import is_lazy
 from graphrag.index.pipeline import (
     IndexContext,
@@ -343,9 +344,11 @@ def _update_llm(
     kept_errors = index.errors[
         index.errors[S.STAGE].isin(["extract", "glean"]) & ~index.errors[S.ITEM_ID].isin(gone)
     ]
-    # alias self-loops are found again over every kept and new mention (graph["dropped"])
+    # alias self-loops and ungrounded sentences are found again over every kept and new
+    # mention (graph["dropped"])
     kept_dropped = index.dropped[
-        ~index.dropped[S.TEXT_UNIT_ID].isin(gone) & (index.dropped[S.REASON] != ALIAS_SELF_LOOP)
+        ~index.dropped[S.TEXT_UNIT_ID].isin(gone)
+        & ~index.dropped[S.REASON].isin([ALIAS_SELF_LOOP, UNGROUNDED])
     ]
     loops = [graph["dropped"]] if len(graph["dropped"]) else []
     dropped = pd.concat([kept_dropped, new["dropped"], *loops], ignore_index=True)
