@@ -20,7 +20,7 @@ batch is dropped and named in ``Answer.failures`` (the answer fails only when ev
 did); ``global_dynamic_selection`` rates the reports from the root down and maps only the
 relevant ones (see ``dynamic_reports``). ``global_report_facts_tokens`` adds, under each
 LLM-written report, the descriptions of its community's entities the report did not already
-quote, and ``global_report_relations_tokens`` its relationships (``with_facts``).
+quote, and ``global_report_relations_tokens`` its relationships (``map_context.with_facts``).
 ``contexts`` are the texts the map read for the reports the kept points came from (the ones
 a point cites, else its batch) and ``sources`` those reports.
 """
@@ -55,6 +55,7 @@ from graphrag.query.map_context import (
     numbered_sentences,
     report_batches,
     restates_question,
+    with_facts,
 )
 
 
@@ -96,68 +97,19 @@ def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, d
     return kept
 
 
-def _facts_block(heading: str, facts: list[tuple[str, str]], text: str, budget: int) -> str:
-    """Return "\n\n<heading>:" and the "- label: fact" lines that fit ``budget`` tokens (each
-    fact cut to half of it), leaving out a fact whose start ``text`` already quotes; "" when
-    none fits."""
-    lines = []
-    for label, fact in facts:
-        fact = " ".join(str(fact).split())
-        if fact and fact[:60] not in text:
-            lines.append(f"- {label}: {tokens.truncate(fact, budget // 2)}")
-    kept = tokens.pack(lines, budget, overhead=1)
-    return f"\n\n{heading}:\n" + "\n".join(lines[k] for k in kept) if kept else ""
-
-
 class GlobalSearch(Method):
     name = "global"
 
     def with_facts(self, reports: pd.DataFrame) -> pd.DataFrame:
-        """Return ``reports`` with each report's text followed by facts of its community.
-
-        Under an LLM-written report (template reports are entity lists already): its
-        entities' descriptions, most connected entity first, within
-        ``global_report_facts_tokens``. Under every report: its relationships, most connected
-        first, within ``global_report_relations_tokens``. Each fact is cut to half of its
-        budget; one the report already quotes is left out.
-        """
-        entity_budget = self.params.global_report_facts_tokens
-        relation_budget = self.params.global_report_relations_tokens
-        if (entity_budget <= 0 and relation_budget <= 0) or reports.empty:
-            return reports
-        communities = self.index.communities.set_index(S.COMMUNITY)
-        texts = []
-        for _, report in reports.iterrows():
-            text = report[S.FULL_CONTENT]
-            community = communities.loc[int(report[S.COMMUNITY])]
-            if entity_budget > 0 and report[S.CONTEXT_SOURCE] != "template":
-                text += _facts_block("Facts", self._entity_facts(community), text, entity_budget)
-            if relation_budget > 0:
-                relations = self._relation_facts(community)
-                text += _facts_block("Relations", relations, text, relation_budget)
-            texts.append(text)
-        return reports.assign(**{S.FULL_CONTENT: texts})
-
-    def _entity_facts(self, community: pd.Series) -> list[tuple[str, str]]:
-        """(title, description) of the community's entities, most connected first; a title
-        held by two entities once, at the first one's place with the last one's text."""
-        entities = self.index.entities.set_index(S.ID)
-        ids = [i for i in community[S.ENTITY_IDS] if i in entities.index]
-        ranked = entities.loc[ids].sort_values(S.DEGREE, ascending=False, kind="stable")
-        return list(dict(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True)).items())
-
-    def _relation_facts(self, community: pd.Series) -> list[tuple[str, str]]:
-        """("source -> target", description) of the community's relationships, most connected
-        first (Microsoft GraphRAG's order for a report's context), then by weight."""
-        relationships = self.index.relationships.set_index(S.ID)
-        ids = [i for i in community[S.RELATIONSHIP_IDS] if i in relationships.index]
-        ranked = relationships.loc[ids].sort_values(
-            [S.COMBINED_DEGREE, S.WEIGHT], ascending=False, kind="stable"
+        """Return ``reports`` with their community's facts under each (``map_context``)."""
+        return with_facts(
+            reports,
+            self.index.communities,
+            self.index.entities,
+            self.index.relationships,
+            self.params.global_report_facts_tokens,
+            self.params.global_report_relations_tokens,
         )
-        return [
-            (f"{row[S.SOURCE_ENTITY]} -> {row[S.TARGET_ENTITY]}", row[S.DESCRIPTION])
-            for _, row in ranked.iterrows()
-        ]
 
     def level_reports(self, question: str) -> pd.DataFrame:
         """Return the reports ``global_level`` names (-1: the level the data chooses)."""

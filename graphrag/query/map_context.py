@@ -4,8 +4,9 @@ Pure functions over report tables and text, no LLM: the reports packed into map 
 (``report_batches``, ``batch_text``), the numbered sentences of the extractive map
 (``report_sentences``, ``numbered_sentences``), and the two checks on a map point (the
 reports it came from, ``came_from``; whether it only restates the question,
-``restates_question``). Kept apart from ``global_search.py``, which holds the calls, so that
-file reads as the steps of one answer.
+``restates_question``), and the facts of a report's community shown under it
+(``with_facts``). Kept apart from ``global_search.py``, which holds the calls, so that file
+reads as the steps of one answer.
 """
 
 from __future__ import annotations
@@ -124,3 +125,71 @@ def numbered_sentences(
             lines.append(line)
             numbered.append((community, sentence))
     return "\n".join(lines), numbered
+
+
+def facts_block(heading: str, facts: list[tuple[str, str]], text: str, budget: int) -> str:
+    """Return "\n\n<heading>:" and the "- label: fact" lines that fit ``budget`` tokens (each
+    fact cut to half of it), leaving out a fact whose start ``text`` already quotes; "" when
+    none fits."""
+    lines = []
+    for label, fact in facts:
+        fact = " ".join(str(fact).split())
+        if fact and fact[:60] not in text:
+            lines.append(f"- {label}: {tokens.truncate(fact, budget // 2)}")
+    kept = tokens.pack(lines, budget, overhead=1)
+    return f"\n\n{heading}:\n" + "\n".join(lines[k] for k in kept) if kept else ""
+
+
+def entity_facts(entities: pd.DataFrame, community: pd.Series) -> list[tuple[str, str]]:
+    """(title, description) of the community's entities, most connected first; a title
+    held by two entities once, at the first one's place with the last one's text."""
+    entities = entities.set_index(S.ID)
+    ids = [i for i in community[S.ENTITY_IDS] if i in entities.index]
+    ranked = entities.loc[ids].sort_values(S.DEGREE, ascending=False, kind="stable")
+    return list(dict(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True)).items())
+
+
+def relation_facts(relationships: pd.DataFrame, community: pd.Series) -> list[tuple[str, str]]:
+    """("source -> target", description) of the community's relationships, most connected
+    first (Microsoft GraphRAG's order for a report's context), then by weight."""
+    relationships = relationships.set_index(S.ID)
+    ids = [i for i in community[S.RELATIONSHIP_IDS] if i in relationships.index]
+    ranked = relationships.loc[ids].sort_values(
+        [S.COMBINED_DEGREE, S.WEIGHT], ascending=False, kind="stable"
+    )
+    return [
+        (f"{row[S.SOURCE_ENTITY]} -> {row[S.TARGET_ENTITY]}", row[S.DESCRIPTION])
+        for _, row in ranked.iterrows()
+    ]
+
+
+def with_facts(
+    reports: pd.DataFrame,
+    communities: pd.DataFrame,
+    entities: pd.DataFrame,
+    relationships: pd.DataFrame,
+    entity_budget: int,
+    relation_budget: int,
+) -> pd.DataFrame:
+    """Return ``reports`` with each report's text followed by facts of its community.
+
+    Under an LLM-written report (template reports are entity lists already): its entities'
+    descriptions, most connected entity first, within ``entity_budget`` tokens
+    (``query.global_report_facts_tokens``). Under every report: its relationships, most
+    connected first, within ``relation_budget`` (``global_report_relations_tokens``). Each
+    fact is cut to half of its budget; one the report already quotes is left out.
+    """
+    if (entity_budget <= 0 and relation_budget <= 0) or reports.empty:
+        return reports
+    by_id = communities.set_index(S.COMMUNITY)
+    texts = []
+    for _, report in reports.iterrows():
+        text = report[S.FULL_CONTENT]
+        community = by_id.loc[int(report[S.COMMUNITY])]
+        if entity_budget > 0 and report[S.CONTEXT_SOURCE] != "template":
+            text += facts_block("Facts", entity_facts(entities, community), text, entity_budget)
+        if relation_budget > 0:
+            relations = relation_facts(relationships, community)
+            text += facts_block("Relations", relations, text, relation_budget)
+        texts.append(text)
+    return reports.assign(**{S.FULL_CONTENT: texts})
