@@ -1,15 +1,20 @@
 """benchmarks/global_map.py: splitting a map prompt into its reports, attributing a point
-to the report it came from (ties split), and the counts over the recorded map calls."""
+to the report it came from (ties split), and the counts over the recorded map calls;
+benchmarks/global_funnel.py: its stages narrow, replayed on the recorded thematic map."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
-from conftest import RECORDED_CACHE, load_benchmark
+import pandas as pd
+from conftest import RECORDED_CACHE, REPO_ROOT, load_benchmark
 
 from graphrag import prompts
+from graphrag.llm import ChatLLM
 from graphrag.llm_cache import ResponseCache
+from graphrag.query.global_search import GlobalSearch
 
 
 def global_map():
@@ -69,3 +74,36 @@ def test_every_recorded_map_prompt_splits_into_as_many_reports_as_it_labels() ->
         assert all(label.match(r) for r in reports)
     counts = module.position_counts(records)
     assert sum(sum(c.values()) for c in counts.values()) > 200
+
+
+def test_first_k_is_exactly_the_leading_sentences() -> None:
+    funnel = load_benchmark("global_funnel")
+    assert funnel.first_k([2, 1, 3]) and funnel.first_k([1])
+    assert not funnel.first_k([]) and not funnel.first_k([1, 3]) and not funnel.first_k([2])
+
+
+def test_the_funnel_narrows_stage_by_stage_on_the_recorded_thematic_map(
+    demo_index, replay_settings, replay_embedder
+) -> None:
+    """Replayed on the demo's thematic questions: each stage holds a subset of the text of
+    the one before (shown ⊇ picked ⊇ the reduce's input ⊇ its first items), so no stage can
+    hit more keywords than the one before it."""
+    funnel = load_benchmark("global_funnel")
+    path = REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl"
+    questions = [json.loads(line) for line in path.read_text().splitlines()][:6]
+    method = GlobalSearch(demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder)
+    table = pd.DataFrame([asyncio.run(funnel.question_funnel(method, q, 8)) for q in questions])
+    assert (table["shown"] >= table["picked"]).all()
+    assert (table["picked"] >= table["reduce_input"]).all()
+    assert (table["reduce_input"] >= table["first_8"]).all()
+    assert (table["first_k_calls"] <= table["long_calls"]).all() and table["long_calls"].sum() > 0
+    records = pd.read_parquet(REPO_ROOT / "reports" / "kestrel_bay_thematic" / "records.parquet")
+    table = funnel.with_recorded(table, records, questions)
+    assert (table["naive_context"] > 0).all()  # naive's recorded context is read, not empty
+    first = records[
+        (records["question_id"] == questions[0]["id"]) & (records["method"] == "global")
+    ]
+    expected = re.sub(r"\s+", " ", first["answer"].iloc[0])
+    keywords = list(questions[0]["answer_keywords"])
+    hits = sum(k.lower() in expected.lower() for k in keywords) / len(keywords)
+    assert table["global_answer"].iloc[0] == hits

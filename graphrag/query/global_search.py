@@ -212,6 +212,23 @@ class GlobalSearch(Method):
         reports = self.index.community_reports
         return dict(zip(reports[S.COMMUNITY].astype(int), reports[S.FULL_CONTENT], strict=True))
 
+    def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
+        """Return the chosen reports, with their facts, packed into the map's batches."""
+        return report_batches(
+            self.with_facts(chosen),
+            self.params.global_batch_tokens,
+            self.settings.llm.seed,
+            self.params.global_reports_per_call,
+        )
+
+    async def apick_sentences(self, question: str, text: str) -> dict:
+        """Return one extractive map call's reply: {sentences: [{n, score}]} for ``text``,
+        a batch's numbered sentences (``numbered_sentences``)."""
+        schema = prompts.map_sentences_schema(self.params.global_map_max_points)
+        return await self.llm.ajson(
+            prompts.global_map_sentences(question, text), schema, name="map_sentences"
+        )
+
     async def amap(self, question: str) -> list[tuple[int, str, list[int]]]:
         """Return (score, point, communities it came from) for every nonzero point.
 
@@ -223,11 +240,8 @@ class GlobalSearch(Method):
         else:
             await self.aensure_reports()  # the level is chosen from every level's reports
             chosen = self.level_reports(question)
-        chosen = self.with_facts(chosen)
+        batches = self.map_batches(chosen)
         budget = self.params.global_batch_tokens
-        batches = report_batches(
-            chosen, budget, self.settings.llm.seed, self.params.global_reports_per_call
-        )
         if self.params.global_map_style == "sentences":
             return await self.amap_sentences(question, batches)
         schema = prompts.map_points_schema(self.params.global_map_max_points)
@@ -271,15 +285,8 @@ class GlobalSearch(Method):
         score. A number outside the batch's list is ignored."""
         budget = self.params.global_batch_tokens
         shown = [numbered_sentences(b, budget, self.params.global_include_rank) for b in batches]
-        schema = prompts.map_sentences_schema(self.params.global_map_max_points)
         results = await gather_with_progress(
-            (
-                self.llm.ajson(
-                    prompts.global_map_sentences(question, text), schema, name="map_sentences"
-                )
-                for text, numbered in shown
-                if numbered
-            ),
+            (self.apick_sentences(question, text) for text, numbered in shown if numbered),
             "global map",
             disable=True,
         )
