@@ -269,7 +269,9 @@ class QuerySettings:
     # map scores nearly every point 100; GlobalSearch.order_points). Not the default: on the
     # 18 thematic questions it moved neither keyword hit nor the pairwise judgment against
     # naive RAG (benchmarks/global_map.py prints its arm)
-    global_point_order: Literal["score", "score_then_question"] = "score"
+    # "score_then_report": equal scores one report at a time in turn (by_report_in_turn); not
+    # the default either: its first items hold more keywords, its answers fewer (README)
+    global_point_order: Literal["score", "score_then_question", "score_then_report"] = "score"
     # Global search per Microsoft GraphRAG (query/global_search.py)
     global_include_rank: bool = True  # show each report's rank (0-10) in the map context
     global_min_rank: float = 0.0  # map only reports ranked at least this

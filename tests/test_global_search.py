@@ -6,6 +6,7 @@ tested on the MuSiQue index (LLM-free, levels 0-3). Model replies are scripted."
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import math
@@ -14,14 +15,15 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import FakeLLM, Reply, prompt_kind
+from conftest import REPO_ROOT, FakeLLM, Reply, prompt_kind
 
 from graphrag import prompts
+from graphrag.eval.metrics import keyword_hit_rate
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM, LLMError
-from graphrag.query.global_search import GlobalSearch
+from graphrag.query.global_search import GlobalSearch, by_report_in_turn
 
 QUESTION = "What are the main themes?"
 MAPPED = re.compile(r"(?m)^\[(\d+)\] ")
@@ -780,3 +782,46 @@ def test_equal_scores_are_read_nearest_the_question_first_and_score_still_comes_
     plain = make_settings(query={"global_point_order": "score"})
     method = GlobalSearch(demo_index, plain, ChatLLM(plain), replay_embedder)
     assert method.order_points(question, points) == points
+
+
+def test_equal_scores_are_read_one_report_at_a_time_in_turn() -> None:
+    points = [
+        (100, "a1 [2]", [2]),
+        (100, "a2 [2]", [2]),
+        (100, "a3 [2]", [2]),
+        (100, "b1 [9]", [9]),
+        (80, "c1 [4]", [4]),
+        (100, "c2 [4]", [4]),
+        (80, "b2 [9]", [9]),
+        (100, "d1 [2, 9]", [2, 9]),
+    ]
+    ordered = by_report_in_turn(points)
+    assert [p[1] for p in ordered] == [
+        "a1 [2]",  # reports in the order their first point came: 2, 9, 4, then 2 and 9 together
+        "b1 [9]",
+        "c2 [4]",
+        "d1 [2, 9]",
+        "a2 [2]",
+        "a3 [2]",
+        "c1 [4]",  # score still comes first; at 80, the same rule
+        "b2 [9]",
+    ]
+    assert by_report_in_turn([]) == [] and by_report_in_turn(points[:1]) == points[:1]
+
+
+def test_the_report_turn_order_puts_more_communities_first_on_the_recorded_map(
+    demo_index: Index, make_settings, replay_settings, replay_embedder
+) -> None:
+    """On the recorded thematic map of the demo: the reduce's first 8 points come from more
+    reports in turn than in score order, and hold at least as many answer keywords."""
+    path = REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl"
+    question = json.loads(path.read_text().splitlines()[0])
+    method = GlobalSearch(demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder)
+    points = asyncio.run(method.amap(question["question"]))
+    plain, in_turn = points[:8], by_report_in_turn(points)[:8]
+    assert sorted(by_report_in_turn(points)) == sorted(points)
+    sources = [len({tuple(p[2]) for p in first}) for first in (plain, in_turn)]
+    assert sources[1] > sources[0]
+    keywords = list(question["answer_keywords"])
+    hits = [keyword_hit_rate(" ".join(p[1] for p in first), keywords) for first in (plain, in_turn)]
+    assert hits[1] >= hits[0]
