@@ -344,6 +344,10 @@ class EvalSettings:
     # paper's criteria (comprehensiveness, diversity, ...) are for global, sensemaking
     # questions; empty: every question.
     pairwise_types: list[str] = field(default_factory=lambda: ["global"])
+    # the pairwise judgment also rates each judged method against a closed-book answer (the
+    # model's answer with no corpus text, HyDE's passage): whether the judge rewards what the
+    # corpus says (eval/pairwise.py, CLOSED_BOOK)
+    pairwise_closed_book: bool = True
 
 
 @dataclass

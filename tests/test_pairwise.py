@@ -198,13 +198,18 @@ def test_eval_command_judges_the_global_questions_from_the_recorded_ratings(
     assert main([*argv.split(), "--types", "global", "--quiet", "--out", str(out)]) == 0
     judgements = pd.read_csv(out / "pairwise.csv")
     n_global = int((load_questions(questions)["type"] == "global").sum())
-    assert len(judgements) == 3 * n_global * len(pw.CRITERIA)  # pairs + 2 methods' controls
+    # the pairs, 2 methods' controls, and 2 methods against the closed-book answer
+    assert len(judgements) == 5 * n_global * len(pw.CRITERIA)
     assert set(judgements["status"]) == {pw.SCORED}
+    reference = judgements[judgements["method_b"] == pw.CLOSED_BOOK]
+    assert sorted(reference["method_a"].unique()) == ["global", "naive"]
+    assert reference["question_id"].nunique() == n_global
     assert judgements[["rating_a", "rating_b"]].stack().between(1, 5).all()
     rates = pw.win_rates(judgements)
     summary = (out / "summary.md").read_text()
     assert "## Head-to-head (pairwise judge)" in summary
     assert pw.control_lines(rates)[-1] in summary
+    assert pw.closed_book_lines(rates)[-1] in summary
 
 
 def test_unrecorded_pairwise_judgements_are_reported_not_recorded(
@@ -223,10 +228,13 @@ def test_unrecorded_pairwise_judgements_are_reported_not_recorded(
     out = tmp_path / "report"
     assert main([*argv.split(), *options.split(), "--out", str(out)]) == 0
     judgements = pd.read_csv(out / "pairwise.csv")
-    # the 3 questions' pairs, and 3 planted controls per method of the pair (default 6 each,
-    # one per answered question)
-    assert len(judgements) == (3 + 2 * 3) * len(pw.CRITERIA)
-    assert set(judgements["status"]) == {pw.NOT_RECORDED}
+    # the 3 questions' pairs, 3 planted controls per method of the pair (default 6 each, one
+    # per answered question), and each method against the 3 closed-book answers
+    assert len(judgements) == (3 + 2 * 3 + 2 * 3) * len(pw.CRITERIA)
+    paired = judgements[judgements["method_b"] != pw.CLOSED_BOOK]
+    assert set(paired["status"]) == {pw.NOT_RECORDED}
+    # PPR's answers were never rated; one of HyDE's was, with its closed-book reference
+    assert set(judgements[judgements["method_a"] == "ppr"]["status"]) == {pw.NOT_RECORDED}
     assert (judgements["method_a"] == pw.CONTROL_A).sum() == 2 * 3 * len(pw.CRITERIA)
     summary = (out / "summary.md").read_text()
     assert "| hyde | ppr | comprehensiveness | — | 0 | 0 | 3 |" in summary
@@ -260,3 +268,51 @@ def test_the_report_says_on_which_criteria_the_judge_passed_its_controls() -> No
     assert line.endswith("it passed on comprehensiveness.")
     everything = judgements.assign(score_a=1.0)
     assert "every criterion" in pw.control_lines(pw.win_rates(everything))[-1]
+
+
+def closed_book_model(body: dict) -> Reply | str:
+    """The fake judge, and a closed-book passage for HyDE's prompt (which fails for q02)."""
+    if body.get("max_tokens") != 1:
+        question = body["messages"][-1]["content"]
+        if QUESTIONS["question"].iloc[1] in question:
+            return Reply(status=500, content="server error")
+        return "Unknown."
+    return fake_judge(body)
+
+
+def test_each_judged_method_meets_one_closed_book_answer_per_question(
+    make_settings, fake_llm: FakeLLM
+) -> None:
+    fake_llm.respond_with(closed_book_model)
+    llm = ChatLLM(make_settings(fake_llm.base_url, llm={"max_retries": 0}))
+    rows = []
+    for qid in QUESTIONS["id"]:
+        rows.append((qid, "local", "The Council founded it in 1998 with Saltmere.", None))
+        rows.append((qid, "naive", "In 1998.", None))
+    rows[-1] = (rows[-1][0], "naive", "", "LLMError: no answer")  # the last naive failed
+    judgements = pw.run_pairwise(
+        llm, records(rows), QUESTIONS, [("local", "naive")], 2, controls=0, closed_book_tokens=40
+    )
+    passages = [r for r in fake_llm.requests if r.get("max_tokens") == 40]
+    assert len(passages) == len(QUESTIONS)  # one per question, shared by both methods
+    reference = judgements[judgements["method_b"] == pw.CLOSED_BOOK]
+    by_question = reference.groupby("question_id")["method_a"].unique().map(sorted)
+    assert by_question[QUESTIONS["id"].iloc[0]] == ["local", "naive"]
+    assert by_question[QUESTIONS["id"].iloc[-1]] == ["local"]  # a failed answer meets none
+    failed = reference[reference["question_id"] == QUESTIONS["id"].iloc[1]]
+    # no passage: the rows say the judge failed, and count as no win
+    assert set(failed["status"]) == {pw.JUDGE_FAILED} and failed["score_a"].isna().all()
+    assert failed["error"].str.startswith("closed-book answer:").all()
+    scored = reference[reference["status"] == pw.SCORED]
+    scored = scored.set_index(["method_a", "criterion"]).sort_index()
+    # comprehensiveness grades length: the long local answer beats the short passage, and
+    # "In 1998." ties it
+    assert (scored.loc[("local", "comprehensiveness"), "score_a"] == 1.0).all()
+    assert (scored.loc[("naive", "comprehensiveness"), "score_a"] == 0.5).all()
+    line = pw.closed_book_lines(pw.win_rates(judgements))[-1]
+    assert line.startswith("Against a closed-book answer") and "Not above it" in line
+    assert "naive 0.500" in line and "local 1.000" in line
+    assert line.endswith(
+        "Not above it (the CI reaches 0.5): naive; a win rate of this method may reward "
+        "fluency, not what the corpus says."
+    )

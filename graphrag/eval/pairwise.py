@@ -15,7 +15,9 @@ answer's ratings are shared by every pair it is in (one recorded call per answer
 criterion). A method that failed to answer loses to one that answered (0, no judge call);
 two failures tie. A rating that cannot be read is a counted failure; in replay, one never
 recorded is reported as not recorded, never as a number. Planted controls (a question's own
-answer against another question's) measure whether the judge reads the answers at all.
+answer against another question's) measure whether the judge reads the answers at all, and
+a closed-book reference (each method against an answer written with no corpus text) whether
+it rewards what the corpus says.
 """
 
 from __future__ import annotations
@@ -192,6 +194,69 @@ def control_jobs(
     return jobs
 
 
+# The closed-book reference: each method of the judged pairs against an answer the model
+# writes with no corpus text (HyDE's passage, ``prompts.hypothetical_passage``: the same
+# request, so HyDE's recorded passages serve), per question. The control above checks that
+# the judge reads the answers; this one shows whether it rewards what the corpus says over
+# fluent text from nowhere. It is no pass/fail control (a method may truly lose to it), so
+# it is read as a floor: a method that does not beat it has shown the judge nothing a
+# corpus-blind answer would not. The 1.5B judge rated local search's demo answers below
+# closed-book ones on the thematic questions (reports/kestrel_bay_thematic).
+CLOSED_BOOK = "reference: closed-book answer"
+
+
+async def closed_book_answer(llm: ChatLLM, question: str, max_tokens: int) -> pd.Series:
+    """Return the closed-book answer to ``question`` as a record (method ``CLOSED_BOOK``);
+    a failed call is kept as the record's ``answer_error``, a replay miss re-raised."""
+    try:
+        reply = await llm.achat(prompts.hypothetical_passage(question), max_tokens=max_tokens)
+    except CacheMissError:
+        raise
+    except Exception as err:  # noqa: BLE001 - named in the rows, not a crash
+        return pd.Series({"method": CLOSED_BOOK, "answer": "", "answer_error": repr(err)})
+    return pd.Series({"method": CLOSED_BOOK, "answer": reply.text.strip(), "answer_error": None})
+
+
+async def judge_against_closed_book(
+    llm: ChatLLM, question: pd.Series, records: list[pd.Series], max_tokens: int
+) -> list[dict]:
+    """Return the rows of each answered record in ``records`` (one question's answers by the
+    judged methods) against the question's closed-book answer. When that answer cannot be
+    had, the rows say so (not recorded, or judge failed) rather than counting a win."""
+    answered_records = [r for r in records if answered(r)]
+    if not answered_records:
+        return []
+    try:
+        closed = await closed_book_answer(llm, question["question"], max_tokens)
+    except CacheMissError:
+        closed, status = None, NOT_RECORDED
+    else:
+        status = JUDGE_FAILED if isinstance(closed["answer_error"], str) else SCORED
+    if status != SCORED:
+        return [
+            _row(
+                {
+                    "question_id": question["id"],
+                    "type": question["type"],
+                    "method_a": record["method"],
+                    "method_b": CLOSED_BOOK,
+                },
+                criterion,
+                math.nan,
+                math.nan,
+                math.nan,
+                status,
+                None if closed is None else f"closed-book answer: {closed['answer_error'][:200]}",
+            )
+            for record in answered_records
+            for criterion in CRITERIA
+        ]
+    groups = await asyncio.gather(
+        *(judge_question(llm, question, record, closed) for record in answered_records)
+    )
+    return [row for group in groups for row in group]
+
+
 def run_pairwise(
     llm: ChatLLM,
     records: pd.DataFrame,
@@ -199,27 +264,34 @@ def run_pairwise(
     pairs: list[tuple[str, str]],
     in_flight: int,
     controls: int = DEFAULT_CONTROLS,
+    closed_book_tokens: int = 0,
 ) -> pd.DataFrame:
     """Return every judgement row (``JUDGEMENT_COLUMNS``) for ``pairs`` over the questions,
     then those of up to ``controls`` planted control pairs per method of the pairs
     (:data:`CONTROL_A` vs :data:`CONTROL_B`), which measure whether the judge reads the
-    answers at all."""
+    answers at all, then, with ``closed_book_tokens`` > 0, each method of the pairs against
+    a closed-book answer of at most that many tokens (:data:`CLOSED_BOOK`)."""
     by_key = {(r["question_id"], r["method"]): r for _, r in records.iterrows()}
     jobs = [
-        (q, by_key[(q["id"], a)], by_key[(q["id"], b)])
+        (judge_question, (q, by_key[(q["id"], a)], by_key[(q["id"], b)]))
         for _, q in questions.iterrows()
         for a, b in pairs
         if (q["id"], a) in by_key and (q["id"], b) in by_key
     ]
-    for method in dict.fromkeys(m for pair in pairs for m in pair) if controls > 0 else []:
-        jobs += control_jobs(by_key, questions, method, controls)
+    methods = list(dict.fromkeys(m for pair in pairs for m in pair))
+    for method in methods if controls > 0 else []:
+        jobs += [(judge_question, job) for job in control_jobs(by_key, questions, method, controls)]
+    for _, q in questions.iterrows() if closed_book_tokens > 0 else []:
+        own = [by_key[(q["id"], m)] for m in methods if (q["id"], m) in by_key]
+        jobs.append((judge_against_closed_book, (q, own, closed_book_tokens)))
 
     async def run() -> list[list[dict]]:
         gate = asyncio.Semaphore(max(1, in_flight))
 
         async def one(job: tuple) -> list[dict]:
+            judge, arguments = job
             async with gate:
-                return await judge_question(llm, *job)
+                return await judge(llm, *arguments)
 
         return await asyncio.gather(*(one(job) for job in jobs))
 
@@ -292,4 +364,37 @@ def control_lines(rates: pd.DataFrame) -> list[str]:
         + ("that criterion" if len(failed) == 1 else "those criteria")
         + " say nothing about the methods"
         + (f"; it passed on {', '.join(passed)}." if passed else "."),
+    ]
+
+
+def closed_book_lines(rates: pd.DataFrame) -> list[str]:
+    """Return the report's generated line on the closed-book reference: per judged method,
+    its win rate over the closed-book answer on comprehensiveness, and which methods' CIs
+    reach 0.5 there (their wins over other methods then show nothing a corpus-blind answer
+    would not); ``rates`` is :func:`win_rates`' table."""
+    rows = rates[
+        (rates["method_b"] == CLOSED_BOOK)
+        & (rates["criterion"] == "comprehensiveness")
+        & (rates["n"] > 0)
+    ]
+    if rows.empty:
+        return []
+    parts = [
+        f"{r.method_a} {r.win_rate:.3f} [{r.low:.3f}, {r.high:.3f}]"
+        for r in rows.itertuples(index=False)
+    ]
+    unproven = rows[rows["low"] <= 0.5]["method_a"].tolist()
+    return [
+        "",
+        "Against a closed-book answer (the model's answer with no corpus text), win rate on "
+        "comprehensiveness: "
+        + "; ".join(parts)
+        + "."
+        + (
+            f" Not above it (the CI reaches 0.5): {', '.join(unproven)}; a win rate of "
+            + ("this method" if len(unproven) == 1 else "these methods")
+            + " may reward fluency, not what the corpus says."
+            if unproven
+            else " Every judged method is rated above it."
+        ),
     ]

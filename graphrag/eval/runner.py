@@ -291,8 +291,9 @@ def run_evaluation(
         pairs = pairwise.parse_pairs(pairwise_pairs, methods)
         kinds = settings.eval.pairwise_types
         judged = questions[questions["type"].isin(kinds)] if kinds else questions
+        closed_book = settings.query.hyde_max_tokens if settings.eval.pairwise_closed_book else 0
         judgements = pairwise.run_pairwise(
-            llm, records, judged, pairs, in_flight, pairwise_controls
+            llm, records, judged, pairs, in_flight, pairwise_controls, closed_book
         )
     gold_path = gold_graph or default_gold_graph(questions_path)
     gold = load_gold_graph(gold_path) if gold_path else None
@@ -324,6 +325,11 @@ def run_evaluation(
             "judge temperature": 0.0,
             "judge control pairs per metric": judge_controls,
             **({"pairwise control pairs": pairwise_controls} if pairwise_pairs else {}),
+            **(
+                {"pairwise closed-book reference": settings.eval.pairwise_closed_book}
+                if pairwise_pairs
+                else {}
+            ),
         },
         "generated_by": command or "python -m graphrag eval",
     }

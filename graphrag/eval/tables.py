@@ -17,7 +17,7 @@ import pandas as pd
 
 from graphrag.eval import judge_validity, stats
 from graphrag.eval.analysis import Analysis, answer_failures, failed_in
-from graphrag.eval.pairwise import TIE_BAND
+from graphrag.eval.pairwise import TIE_BAND, closed_book_lines
 from graphrag.eval.pairwise import control_lines as pairwise_control_lines
 from graphrag.eval.stats import column_mean, summary_row
 
@@ -335,7 +335,10 @@ def pairwise_section(analysis: Analysis) -> list[str]:
         "loss 0) with a 95% bootstrap CI; above 0.5 favours A. The control rows measure the "
         "judge: a question's own answer against the answer to another question, which a judge "
         "that reads them rates higher on every criterion (win rate 1.0); where a criterion's "
-        "control is near 0.5, that criterion's win rates say nothing about the methods.",
+        "control is near 0.5, that criterion's win rates say nothing about the methods. The "
+        "reference rows rate each method against a closed-book answer, written by the model "
+        "with no corpus text: a fluent answer from nowhere, which a method drawing on the "
+        "corpus should beat.",
         "",
         *(
             table(
@@ -356,6 +359,7 @@ def pairwise_section(analysis: Analysis) -> list[str]:
             else ["No pair was judged."]
         ),
         *pairwise_control_lines(rates),
+        *closed_book_lines(rates),
     ]
 
 
