@@ -22,6 +22,7 @@ from graphrag.index.grounding import (
 )
 from graphrag.index.incremental import update_index
 from graphrag.index.pipeline import build_index
+from graphrag.index.run_summary import grounding_line
 from graphrag.index.store import load_index
 from graphrag.llm import ChatLLM
 
@@ -166,3 +167,19 @@ def test_benchmark_counts_the_demo_index(demo_index, tmp_path) -> None:
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     unsupported, sentences = rows.loc["all", "unsupported"], rows.loc["all", "sentences"]
     assert f"recorded index {unsupported} of {sentences} sentences are unsupported" in readme
+
+
+def test_the_run_summary_counts_unsupported_sentences_and_those_dropped(demo_index) -> None:
+    counts = demo_index.manifest["summary"]["counts"]
+    table = unsupported_sentences(
+        demo_index.entities, demo_index.relationships, demo_index.text_units
+    )
+    assert counts["description_sentences"] == len(table)
+    assert counts["unsupported_description_sentences"] == (table["missing"].map(len) > 0).sum()
+    assert counts["ungrounded_sentences_dropped"] == 0  # off by default
+    assert grounding_line(counts).endswith("(index.ground_descriptions drops them)")
+    on = {**counts, "unsupported_description_sentences": 0, "ungrounded_sentences_dropped": 4}
+    assert grounding_line(on) == (
+        f"description sentences naming a name or number their chunks lack: 0 of "
+        f"{len(table)}; 4 more dropped by index.ground_descriptions"
+    )

@@ -18,6 +18,7 @@ import pandas as pd
 from graphrag.config import repo_relative
 from graphrag.index import schemas as S
 from graphrag.index.extract import NOT_IN_CHUNK, SELF_LOOP
+from graphrag.index.grounding import UNGROUNDED, unsupported_sentences
 from graphrag.usage import Usage, track_usage
 
 Tables = dict[str, pd.DataFrame]
@@ -53,6 +54,7 @@ class IndexSummary:
             f"communities {c['communities']} ({levels}), reports {c['community_reports']}",
             f"names dropped as not in their chunk: {c.get('ungrounded_names_dropped', 0)}, "
             f"self-loops dropped: {c.get('self_loops_dropped', 0)} (see the dropped table)",
+            grounding_line(c),
             f"failed items {len(self.failed)}"
             + "".join(f"\n  {f[S.STAGE]} {f[S.ITEM_ID]}: {f[S.ERROR][:200]}" for f in self.failed),
         ]
@@ -112,4 +114,31 @@ def index_counts(tables: Tables) -> dict[str, Any]:
         "community_reports": len(tables["community_reports"]),
         "ungrounded_names_dropped": int((tables["dropped"]["reason"] == NOT_IN_CHUNK).sum()),
         "self_loops_dropped": int((tables["dropped"]["reason"] == SELF_LOOP).sum()),
+        **grounding_counts(tables),
     }
+
+
+def grounding_counts(tables: Tables) -> dict[str, int]:
+    """Return the description sentences of the index, those naming a name or number none of
+    their chunks holds (index/grounding.py), and those ``index.ground_descriptions`` dropped."""
+    sentences = unsupported_sentences(
+        tables["entities"], tables["relationships"], tables["text_units"]
+    )
+    return {
+        "description_sentences": len(sentences),
+        "unsupported_description_sentences": int((sentences["missing"].map(len) > 0).sum()),
+        "ungrounded_sentences_dropped": int((tables["dropped"]["reason"] == UNGROUNDED).sum()),
+    }
+
+
+def grounding_line(counts: dict[str, Any]) -> str:
+    """Return the run summary's line on description grounding (index/grounding.py)."""
+    unsupported = counts.get("unsupported_description_sentences", 0)
+    dropped = counts.get("ungrounded_sentences_dropped", 0)
+    line = (
+        f"description sentences naming a name or number their chunks lack: {unsupported} of "
+        f"{counts.get('description_sentences', 0)}"
+    )
+    if dropped:
+        return line + f"; {dropped} more dropped by index.ground_descriptions"
+    return line + (" (index.ground_descriptions drops them)" if unsupported else "")
