@@ -256,6 +256,11 @@ class QuerySettings:
     # report of a batch (benchmarks/global_map.py), and on the demo's global questions one
     # report per call hits more keywords for about the same model seconds
     global_reports_per_call: int = 1
+    # the seed of the map's report shuffle (-1: llm.seed). Microsoft GraphRAG shuffles the
+    # reports with a fixed seed too; another seed reorders the batches, and with one report a
+    # call only the order in which the reduce reads the points changes
+    # (benchmarks/global_noise.py measures what that does to the answers)
+    global_shuffle_seed: int = -1
     global_map_max_points: int = 4  # points (or picked sentences) one map call returns
     # "points": the map writes points in its own words (Microsoft GraphRAG); "sentences": it
     # picks numbered sentences of the reports and the reduce reads those sentences verbatim

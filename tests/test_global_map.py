@@ -5,6 +5,7 @@ benchmarks/global_funnel.py: its stages narrow, replayed on the recorded themati
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 
@@ -12,6 +13,7 @@ import pandas as pd
 from conftest import RECORDED_CACHE, REPO_ROOT, load_benchmark
 
 from graphrag import prompts
+from graphrag.index import schemas as S
 from graphrag.llm import ChatLLM
 from graphrag.llm_cache import ResponseCache
 from graphrag.query.global_search import GlobalSearch
@@ -107,3 +109,73 @@ def test_the_funnel_narrows_stage_by_stage_on_the_recorded_thematic_map(
     keywords = list(questions[0]["answer_keywords"])
     hits = sum(k.lower() in expected.lower() for k in keywords) / len(keywords)
     assert table["global_answer"].iloc[0] == hits
+
+
+def test_a_shuffle_seed_changes_only_the_order_the_reduce_reads(
+    demo_index, make_settings, replay_settings, replay_embedder
+) -> None:
+    """With one report a map call, another report-shuffle seed asks the same map prompts
+    (all replayed) and gives the reduce the same picks in another order."""
+    path = REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl"
+    question = json.loads(path.read_text().splitlines()[0])["question"]  # recorded
+    default = GlobalSearch(demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder)
+    assert default.shuffle_seed == replay_settings.llm.seed  # -1: the LLM's seed
+    query = dataclasses.replace(replay_settings.query, global_shuffle_seed=1)
+    other_settings = dataclasses.replace(replay_settings, query=query)
+    other = GlobalSearch(demo_index, other_settings, ChatLLM(other_settings), replay_embedder)
+    assert other.shuffle_seed == 1
+    chosen = default.level_reports(question)
+    orders = [
+        [int(b[S.COMMUNITY].iloc[0]) for b in method.map_batches(chosen)]
+        for method in (default, other)
+    ]
+    assert sorted(orders[0]) == sorted(orders[1]) and orders[0] != orders[1]
+    points = [asyncio.run(method.amap(question)) for method in (default, other)]
+    assert sorted(points[0]) == sorted(points[1]) and points[0] != points[1]
+
+
+def test_noise_tables_read_each_seeds_records_and_win_rates() -> None:
+    noise = load_benchmark("global_noise")
+
+    def run(hits: list[float], win: float) -> dict:
+        records = pd.DataFrame(
+            {
+                "question_id": ["q1", "q2", "q1", "q2"],
+                "method": ["global", "global", "naive", "naive"],
+                "keyword_hit_rate": [*hits, 1.0, 1.0],
+            }
+        )
+        rates = pd.DataFrame(
+            [
+                {
+                    "method_a": "global",
+                    "method_b": "naive",
+                    "criterion": "comprehensiveness",
+                    "win_rate": win,
+                    "low": win - 0.1,
+                    "high": win + 0.1,
+                }
+            ]
+        )
+        return {"records": records, "rates": rates}
+
+    runs = {7: run([0.5, 1.0], 0.5), 1: run([0.0, 1.0], 0.75)}
+    table = noise.seed_rows(runs).set_index("seed")
+    assert table.loc[7, "keyword_hit"] == 0.75 and table.loc[1, "keyword_hit"] == 0.5
+    assert table.loc[1, "comprehensiveness"] == 0.75 and table.loc[1, "low"] == 0.65
+    spread = noise.per_question_spread(runs)
+    assert spread.loc["q1"].tolist() == [0.5, 0.0] and spread.loc["q2"].tolist() == [1.0, 1.0]
+
+
+def test_the_readme_noise_table_replays_for_a_recorded_seed(demo_index, tmp_path) -> None:
+    """Seed 1's row of the README's table, replayed from the recorded answers and ratings
+    (every call a cache hit: the replay settings' endpoint is a closed port)."""
+    noise = load_benchmark("global_noise")
+    questions = REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl"
+    run = noise.seed_run(str(demo_index.path), str(questions), 1, "replay", tmp_path / "seed1")
+    (row,) = noise.seed_rows({1: run}).itertuples(index=False)
+    line = (
+        f"| 1 | {row.keyword_hit:.3f} | {row.comprehensiveness:.3f} "
+        f"[{row.low:.3f}, {row.high:.3f}] |"
+    )
+    assert line in (REPO_ROOT / "README.md").read_text(encoding="utf-8")

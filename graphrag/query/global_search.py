@@ -165,7 +165,7 @@ class GlobalSearch(Method):
         levels = sorted(self.index.communities[S.LEVEL].unique(), reverse=True)
         for level in levels:
             chosen = self.ranked_enough(self.rolled_up(int(level)))
-            if len(report_batches(chosen, budget, self.settings.llm.seed)) <= most:
+            if len(report_batches(chosen, budget, self.shuffle_seed)) <= most:
                 return chosen
         chosen = self.rolled_up(int(levels[-1])) if levels else self.index.community_reports
         rows = [
@@ -238,12 +238,18 @@ class GlobalSearch(Method):
         reports = self.index.community_reports
         return dict(zip(reports[S.COMMUNITY].astype(int), reports[S.FULL_CONTENT], strict=True))
 
+    @property
+    def shuffle_seed(self) -> int:
+        """The seed of the report shuffle: ``global_shuffle_seed``, else ``llm.seed``."""
+        seed = self.params.global_shuffle_seed
+        return self.settings.llm.seed if seed < 0 else seed
+
     def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
         """Return the chosen reports, with their facts, packed into the map's batches."""
         return report_batches(
             self.with_facts(chosen),
             self.params.global_batch_tokens,
-            self.settings.llm.seed,
+            self.shuffle_seed,
             self.params.global_reports_per_call,
         )
 
