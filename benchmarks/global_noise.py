@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag.config import REPO_ROOT
-from graphrag.eval import pairwise
+from graphrag.eval import pairwise, stats
 from graphrag.workbench import Workbench
 
 
@@ -47,7 +47,11 @@ def seed_run(index: str, questions: str, seed: int, cache: str, out: Path) -> di
             judge_controls=0,
         )
     judgements = pd.read_csv(Path(result.out) / "pairwise.csv")
-    return {"records": result.records, "rates": pairwise.win_rates(judgements)}
+    return {
+        "records": result.records,
+        "judgements": judgements,
+        "rates": pairwise.win_rates(judgements),
+    }
 
 
 def seed_rows(runs: dict[int, dict]) -> pd.DataFrame:
@@ -71,6 +75,22 @@ def seed_rows(runs: dict[int, dict]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def pooled(runs: dict[int, dict], criterion: str = "comprehensiveness") -> stats.Estimate:
+    """Return global's win rate over naive on ``criterion`` averaged over the seeds per
+    question, with a bootstrap CI over questions: the estimate the order does not pick."""
+    scores = []
+    for run in runs.values():
+        judged = run["judgements"]
+        judged = judged[
+            (judged["method_a"] == "global")
+            & (judged["method_b"] == "naive")
+            & (judged["criterion"] == criterion)
+            & (judged["status"] == pairwise.SCORED)
+        ]
+        scores.append(judged.set_index("question_id")["score_a"])
+    return stats.bootstrap_ci(pd.concat(scores, axis=1).mean(axis=1))
 
 
 def per_question_spread(runs: dict[int, dict]) -> pd.DataFrame:
@@ -113,6 +133,11 @@ def main() -> None:
     print(
         f"Questions whose keyword hit differs between seeds: {int((moved > 0).sum())} of "
         f"{len(spread)}; by half or more: {int((moved >= 0.5).sum())}"
+    )
+    estimate = pooled(runs)
+    print(
+        f"Comprehensiveness win rate averaged over the seeds per question: {estimate.mean:.3f} "
+        f"[{estimate.low:.3f}, {estimate.high:.3f}] (n={estimate.n})"
     )
     print(
         f"Range of the mean keyword hit over seeds: {table['keyword_hit'].min():.3f} to "

@@ -165,6 +165,23 @@ def test_noise_tables_read_each_seeds_records_and_win_rates() -> None:
     assert table.loc[1, "comprehensiveness"] == 0.75 and table.loc[1, "low"] == 0.65
     spread = noise.per_question_spread(runs)
     assert spread.loc["q1"].tolist() == [0.5, 0.0] and spread.loc["q2"].tolist() == [1.0, 1.0]
+    judged = {
+        seed: pd.DataFrame(
+            {
+                "question_id": ["q1", "q2", "q1"],
+                "method_a": ["global", "global", "control: its own answer"],
+                "method_b": ["naive", "naive", "control: another question's answer"],
+                "criterion": ["comprehensiveness"] * 3,
+                "score_a": scores,
+                "status": ["scored"] * 3,
+            }
+        )
+        for seed, scores in ((7, [1.0, 0.5, 0.0]), (1, [0.0, 0.5, 0.0]))
+    }
+    for seed, frame in judged.items():
+        runs[seed]["judgements"] = frame
+    estimate = noise.pooled(runs)  # q1: (1 + 0) / 2, q2: 0.5; the control row left out
+    assert estimate.n == 2 and estimate.mean == 0.5
 
 
 def test_the_readme_noise_table_replays_for_a_recorded_seed(demo_index, tmp_path) -> None:
