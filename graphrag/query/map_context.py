@@ -141,18 +141,18 @@ def facts_block(heading: str, facts: list[tuple[str, str]], text: str, budget: i
 
 
 def entity_facts(entities: pd.DataFrame, community: pd.Series) -> list[tuple[str, str]]:
-    """(title, description) of the community's entities, most connected first; a title
-    held by two entities once, at the first one's place with the last one's text."""
-    entities = entities.set_index(S.ID)
+    """(title, description) of the community's entities (``entities`` indexed by id), most
+    connected first; a title held by two entities once, at the first one's place with the
+    last one's text."""
     ids = [i for i in community[S.ENTITY_IDS] if i in entities.index]
     ranked = entities.loc[ids].sort_values(S.DEGREE, ascending=False, kind="stable")
     return list(dict(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True)).items())
 
 
 def relation_facts(relationships: pd.DataFrame, community: pd.Series) -> list[tuple[str, str]]:
-    """("source -> target", description) of the community's relationships, most connected
-    first (Microsoft GraphRAG's order for a report's context), then by weight."""
-    relationships = relationships.set_index(S.ID)
+    """("source -> target", description) of the community's relationships
+    (``relationships`` indexed by id), most connected first (Microsoft GraphRAG's order for
+    a report's context), then by weight."""
     ids = [i for i in community[S.RELATIONSHIP_IDS] if i in relationships.index]
     ranked = relationships.loc[ids].sort_values(
         [S.COMBINED_DEGREE, S.WEIGHT], ascending=False, kind="stable"
@@ -182,6 +182,7 @@ def with_facts(
     if (entity_budget <= 0 and relation_budget <= 0) or reports.empty:
         return reports
     by_id = communities.set_index(S.COMMUNITY)
+    entities, relationships = entities.set_index(S.ID), relationships.set_index(S.ID)
     texts = []
     for _, report in reports.iterrows():
         text = report[S.FULL_CONTENT]
