@@ -115,6 +115,12 @@ def expected_grade(completion: Completion, scale: tuple[int, ...]) -> float:
     raise ValueError(f"the reply {text[:40]!r} is not a grade {scale[0]}-{scale[-1]}")
 
 
+def error_summary(err: BaseException, limit: int = 300) -> str:
+    """Return how a failure is recorded in a row or a list of failures: the exception's
+    type and its message on one line, cut to ``limit`` characters."""
+    return f"{type(err).__name__}: {' '.join(str(err).split())[:limit]}"
+
+
 def _retryable(err: BaseException) -> bool:
     if isinstance(err, openai.APIConnectionError):
         from graphrag.local_llm import EmbeddedServerError

@@ -22,7 +22,7 @@ from typing import Any
 from graphrag import tokens
 from graphrag.config import Settings
 from graphrag.embeddings import Embedder
-from graphrag.llm import ChatLLM
+from graphrag.llm import ChatLLM, error_summary
 from graphrag.llm_cache import CacheMissError
 from graphrag.usage import Usage, track_usage
 
@@ -239,7 +239,7 @@ class Judge:
             except CacheMissError:
                 raise
             except Exception as err:  # noqa: BLE001 - kept as this item's failure
-                error = f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
+                error = error_summary(err)
         if len(self.llm.cache.misses) > misses_before:
             # ragas may swallow the transport's exception; replay must still fail loudly.
             raise CacheMissError(self.llm.cache.misses[-1])

@@ -31,7 +31,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag.coroutines import run_sync
 from graphrag.eval import stats
-from graphrag.llm import ChatLLM, Completion, expected_grade, grade_request
+from graphrag.llm import ChatLLM, Completion, error_summary, expected_grade, grade_request
 from graphrag.llm_cache import CacheMissError
 
 CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
@@ -131,7 +131,7 @@ async def judge_question(
     except CacheMissError:
         status, error = NOT_RECORDED, None  # its message names a machine path
     except Exception as err:  # noqa: BLE001 - a judge failure is a counted row, not a crash
-        status, error = JUDGE_FAILED, f"{type(err).__name__}: {' '.join(str(err).split())[:200]}"
+        status, error = JUDGE_FAILED, error_summary(err, 200)
     else:
         return [
             _row(base, c, score(ratings_a[c], ratings_b[c]), ratings_a[c], ratings_b[c], SCORED)
@@ -205,56 +205,50 @@ def control_jobs(
 CLOSED_BOOK = "reference: closed-book answer"
 
 
-async def closed_book_answer(llm: ChatLLM, question: str, max_tokens: int) -> pd.Series:
-    """Return the closed-book answer to ``question`` as a record (method ``CLOSED_BOOK``);
-    a failed call is kept as the record's ``answer_error``, a replay miss re-raised."""
-    try:
-        reply = await llm.achat(prompts.hypothetical_passage(question), max_tokens=max_tokens)
-    except CacheMissError:
-        raise
-    except Exception as err:  # noqa: BLE001 - named in the rows, not a crash
-        return pd.Series({"method": CLOSED_BOOK, "answer": "", "answer_error": repr(err)})
-    return pd.Series({"method": CLOSED_BOOK, "answer": reply.text.strip(), "answer_error": None})
-
-
 async def judge_against_closed_book(
     llm: ChatLLM, question: pd.Series, records: list[pd.Series], max_tokens: int
 ) -> list[dict]:
     """Return the rows of each answered record in ``records`` (one question's answers by the
-    judged methods) against the question's closed-book answer. When that answer cannot be
-    had, the rows say so (not recorded, or judge failed) rather than counting a win."""
+    judged methods) against the question's closed-book answer, asked once. When that answer
+    cannot be had, the rows say so (not recorded, or judge failed) rather than counting a
+    win."""
     answered_records = [r for r in records if answered(r)]
     if not answered_records:
         return []
     try:
-        closed = await closed_book_answer(llm, question["question"], max_tokens)
+        reply = await llm.achat(
+            prompts.hypothetical_passage(question["question"]), max_tokens=max_tokens
+        )
     except CacheMissError:
-        closed, status = None, NOT_RECORDED
+        status, error = NOT_RECORDED, None  # its message names a machine path
+    except Exception as err:  # noqa: BLE001 - named in the rows, not a crash
+        status, error = JUDGE_FAILED, f"closed-book answer: {error_summary(err, 200)}"
     else:
-        status = JUDGE_FAILED if isinstance(closed["answer_error"], str) else SCORED
-    if status != SCORED:
-        return [
-            _row(
-                {
-                    "question_id": question["id"],
-                    "type": question["type"],
-                    "method_a": record["method"],
-                    "method_b": CLOSED_BOOK,
-                },
-                criterion,
-                math.nan,
-                math.nan,
-                math.nan,
-                status,
-                None if closed is None else f"closed-book answer: {closed['answer_error'][:200]}",
-            )
-            for record in answered_records
-            for criterion in CRITERIA
-        ]
-    groups = await asyncio.gather(
-        *(judge_question(llm, question, record, closed) for record in answered_records)
-    )
-    return [row for group in groups for row in group]
+        closed = pd.Series(
+            {"method": CLOSED_BOOK, "answer": reply.text.strip(), "answer_error": None}
+        )
+        groups = await asyncio.gather(
+            *(judge_question(llm, question, record, closed) for record in answered_records)
+        )
+        return [row for group in groups for row in group]
+    return [
+        _row(
+            {
+                "question_id": question["id"],
+                "type": question["type"],
+                "method_a": record["method"],
+                "method_b": CLOSED_BOOK,
+            },
+            criterion,
+            math.nan,
+            math.nan,
+            math.nan,
+            status,
+            error,
+        )
+        for record in answered_records
+        for criterion in CRITERIA
+    ]
 
 
 def run_pairwise(

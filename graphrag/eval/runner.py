@@ -26,6 +26,7 @@ from graphrag.eval.questions import QuestionSetError, load_questions
 from graphrag.eval.report import write_report
 from graphrag.index import schemas as S
 from graphrag.index.quality import load_gold_graph
+from graphrag.llm import error_summary
 from graphrag.llm_cache import CacheMissError
 from graphrag.query.base import Method
 from graphrag.query.registry import UnknownMethodError
@@ -129,7 +130,7 @@ async def evaluate_pair(
     except CacheMissError:
         raise
     except Exception as err:  # noqa: BLE001 - a failed answer is a record, not a crash
-        error = f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
+        error = error_summary(err)
         record.update(
             answer="",
             answer_error=error,

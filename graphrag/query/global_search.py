@@ -38,7 +38,7 @@ from graphrag.coroutines import gather_with_progress
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
-from graphrag.llm import expected_grade, grade_request
+from graphrag.llm import error_summary, expected_grade, grade_request
 from graphrag.llm_cache import CacheMissError
 from graphrag.query.base import (
     CITATION,
@@ -78,7 +78,7 @@ def _drop(step: str, err: BaseException) -> None:
         raise err
     failures = _failures.get()
     if failures is not None:
-        failures.append(f"{step}: {type(err).__name__}: {' '.join(str(err).split())[:300]}")
+        failures.append(f"{step}: {error_summary(err)}")
 
 
 def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, dict]]:
