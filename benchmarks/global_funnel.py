@@ -34,6 +34,7 @@ import pandas as pd
 
 from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import keyword_hit_rate
+from graphrag.query.global_search import usable_picks
 from graphrag.query.map_context import numbered_sentences
 from graphrag.workbench import Workbench
 
@@ -57,8 +58,7 @@ async def question_funnel(method, question: dict, first: int) -> dict:
         if not numbered:
             continue
         reply = await method.apick_sentences(question["question"], text)
-        picks = [p["n"] for p in reply["sentences"] if p["score"] > 0]
-        picks = [n for n in picks if 1 <= n <= len(numbered)]
+        picks = [p["n"] for p in usable_picks(reply, len(numbered))]
         shown_sentences += [s for _, s in numbered]
         picked += [numbered[n - 1][1] for n in picks]
         if len(numbered) > SHORT_LIST:

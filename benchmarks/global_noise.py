@@ -32,8 +32,8 @@ from graphrag.workbench import Workbench
 
 
 def seed_run(index: str, questions: str, seed: int, cache: str, out: Path) -> dict:
-    """Return (records, win rates) of naive and global search with the reports shuffled by
-    ``seed``."""
+    """Return the records, pairwise judgements and win rates of naive and global search
+    with the reports shuffled by ``seed``."""
     overrides = {"query": {"global_shuffle_seed": seed}}
     with Workbench(cache=cache, overrides=overrides) as bench:
         bench.load(index)

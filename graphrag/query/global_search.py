@@ -97,6 +97,12 @@ def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, d
     return kept
 
 
+def usable_picks(reply: dict, count: int) -> list[dict]:
+    """Return the picks of one extractive map reply that count: scored above 0, numbering
+    one of the batch's ``count`` sentences."""
+    return [p for p in reply["sentences"] if p["score"] > 0 and 1 <= p["n"] <= count]
+
+
 def by_report_in_turn(points: list[tuple[int, str, list[int]]]) -> list[tuple[int, str, list[int]]]:
     """Return ``points`` by score, points of equal score one report at a time in turn: the
     first point of each report (reports in the order their first point came), then each
@@ -329,10 +335,9 @@ class GlobalSearch(Method):
         picked = []
         for position, result in _tolerated(results, in_batch):
             numbered = mapped[position][1]
-            for pick in result["sentences"]:
-                if pick["score"] > 0 and 1 <= pick["n"] <= len(numbered):
-                    community, sentence = numbered[pick["n"] - 1]
-                    picked.append((pick["score"], sentence, community))
+            for pick in usable_picks(result, len(numbered)):
+                community, sentence = numbered[pick["n"] - 1]
+                picked.append((pick["score"], sentence, community))
         picked.sort(key=lambda p: -p[0])
         seen: set[str] = set()
         points = []
