@@ -34,8 +34,7 @@ import pandas as pd
 
 from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import keyword_hit_rate
-from graphrag.query.global_search import usable_picks
-from graphrag.query.map_context import numbered_sentences
+from graphrag.query.map_context import numbered_sentences, usable_picks
 from graphrag.workbench import Workbench
 
 SHORT_LIST = 6  # a call shown more sentences than this picking 1..k shows position bias

@@ -261,6 +261,11 @@ class QuerySettings:
     # call only the order in which the reduce reads the points changes
     # (benchmarks/global_noise.py measures what that does to the answers)
     global_shuffle_seed: int = -1
+    # seeds of further report orders: the reduce drafts one answer per order (the
+    # global_shuffle_seed one first) and one more call merges the drafts (GlobalSearch.awrite;
+    # [] : one reduce call, as Microsoft GraphRAG). The 1.5B reduce keeps different keywords
+    # under different orders (benchmarks/global_noise.py)
+    global_reduce_seeds: list[int] = field(default_factory=list)
     global_map_max_points: int = 4  # points (or picked sentences) one map call returns
     # "points": the map writes points in its own words (Microsoft GraphRAG); "sentences": it
     # picks numbered sentences of the reports and the reduce reads those sentences verbatim

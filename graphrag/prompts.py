@@ -628,6 +628,23 @@ def global_reduce(question: str, points: str, style: str = "sentences") -> Messa
     return _msgs(system, f"Points:\n{points}\n\nQuestion: {question}")
 
 
+def global_merge(question: str, drafts: list[str], style: str = "sentences") -> Messages:
+    """Global search's last call with ``query.global_reduce_seeds``: one answer from the
+    reduce's drafts, each written from the same points read in another order."""
+    system = (
+        "You merge draft answers to one question into one final answer. Each draft was "
+        "written from the same analysts' points read in a different order, so each may keep "
+        "facts the others left out. Keep every distinct fact the drafts give, with its names, "
+        "places, dates and numbers as written and its report citations like [2], and say each "
+        "fact once. Use only the drafts. If none of them answers the question, say that you "
+        f"do not know. {GLOBAL_REDUCE_LENGTH[style]}"
+    )
+    labelled = "\n\n".join(
+        f"Draft {chr(ord('A') + i)}:\n{draft.strip()}" for i, draft in enumerate(drafts)
+    )
+    return _msgs(system, f"{labelled}\n\nQuestion: {question}")
+
+
 NO_RELEVANT_REPORTS = (
     "I do not know: none of the community reports contains information relevant to this question."
 )

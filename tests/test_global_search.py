@@ -23,7 +23,8 @@ from graphrag.index import schemas as S
 from graphrag.index.communities import rolled_up_level
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM, LLMError
-from graphrag.query.global_search import GlobalSearch, by_report_in_turn
+from graphrag.query.global_search import GlobalSearch
+from graphrag.query.point_order import by_report_in_turn
 
 QUESTION = "What are the main themes?"
 MAPPED = re.compile(r"(?m)^\[(\d+)\] ")

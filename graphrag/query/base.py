@@ -98,6 +98,9 @@ class Retrieval:
 
     items: list[ContextItem]
     ranking: list[str]
+    # global search with ``query.global_reduce_seeds``: the items in each order the reduce
+    # drafts an answer from (``items`` is then all of them, what the model was shown)
+    orders: list[list[ContextItem]] = field(default_factory=list)
 
 
 ITEM_OVERHEAD_TOKENS = 4  # the "[n] " label and the blank line between items
@@ -209,6 +212,11 @@ class Method:
             messages = prompts.with_final_answer_line(messages)
         return await self.final_answer(messages)
 
+    async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
+        """Return the answer written from ``retrieval`` (one call over its items; global
+        search drafts one per order and merges them)."""
+        return await self.agenerate(question, retrieval.items, short_answer)
+
     async def final_answer(self, messages: list[dict[str, str]]) -> str:
         """Return the model's final answer to ``messages``, guarded against repetition loops
         (query/loops.py): every method's last call goes through here."""
@@ -226,7 +234,7 @@ class Method:
         with track_usage() as usage:
             retrieval = await self.aretrieve_ranked(question)
             items = retrieval.items
-            text = await self.agenerate(question, items, short_answer)
+            text = await self.awrite(question, retrieval, short_answer)
         cited = [items[n - 1].source for n in cited_numbers(text) if 0 < n <= len(items)]
         return Answer(
             question=question,

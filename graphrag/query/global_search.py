@@ -1,28 +1,27 @@
 """Global search: map-reduce over the community reports of one level.
 
-Map: the reports, shuffled with a fixed seed and packed into batches that fit
-``query.global_batch_tokens`` (and hold at most ``query.global_reports_per_call`` reports:
-a small model reads the first report of a long batch and little of the rest), are read
-concurrently. With ``global_map_style = "sentences"`` the map is extractive: it
-picks numbered sentences of the reports (``map_context.report_sentences``) with a 0-100
-score, and the reduce reads those sentences verbatim, since a 1.5B model's own points
-paraphrase names and dates away. With ``"points"`` (Microsoft GraphRAG's map) each call
-writes JSON points with a 0-100 helpfulness score; points scored 0 are dropped, and so are
-points that only restate the question (``restates_question``). Reduce: the best points or
-sentences that fit ``query.global_reduce_tokens``, best score first (``order_points``), become
-the final answer. When none survives, the answer says so without a reduce call rather than
-inventing one. What the map reads is built in ``map_context.py``.
+Map: the reports (``report_selection.py`` chooses them), shuffled with a fixed seed and
+packed into batches that fit ``query.global_batch_tokens`` and hold at most
+``global_reports_per_call`` reports (a small model reads the first report of a long batch
+and little of the rest), are read concurrently. With ``global_map_style = "sentences"`` the
+map is extractive: it picks numbered sentences of the reports with a 0-100 score, and the
+reduce reads them verbatim, since a 1.5B model's own points paraphrase names and dates away.
+With ``"points"`` (Microsoft GraphRAG's map) each call writes JSON points with a 0-100
+score; points scored 0, and points that only restate the question, are dropped. What the
+map reads is built in ``map_context.py``. Reduce: the best points that fit
+``global_reduce_tokens`` (``point_order.py`` orders them) become the final answer; with
+``global_reduce_seeds`` the reduce drafts one answer per report order and one call merges
+the drafts (``awrite``). When no point survives, the answer says so without a reduce call.
 
-Per Microsoft GraphRAG's behaviour: a level is a whole-graph view (each entity's deepest
-community at or above it, ``rolled_up_level``); each report's rank is shown in the map
-context (``global_include_rank``); ``global_min_rank`` drops low-ranked reports; a failed map
-batch is dropped and named in ``Answer.failures`` (the answer fails only when every batch
-did); ``global_dynamic_selection`` rates the reports from the root down and maps only the
-relevant ones (see ``dynamic_reports``). ``global_report_facts_tokens`` adds, under each
-LLM-written report, the descriptions of its community's entities the report did not already
-quote, and ``global_report_relations_tokens`` its relationships (``map_context.with_facts``).
-``contexts`` are the texts the map read for the reports the kept points came from (the ones
-a point cites, else its batch) and ``sources`` those reports.
+Per Microsoft GraphRAG's behaviour: a level is a whole-graph view; each report's rank is
+shown in the map context (``global_include_rank``); ``global_min_rank`` drops low-ranked
+reports; a failed map batch is dropped and named in ``Answer.failures`` (the answer fails
+only when every batch did); ``global_dynamic_selection`` rates the reports from the root
+down and maps only the relevant ones. ``global_report_facts_tokens`` adds, under each
+LLM-written report, its entities' descriptions, and ``global_report_relations_tokens`` its
+relationships (``map_context.with_facts``). ``contexts`` are the texts the map read for the
+reports the kept points came from (the ones a point cites, else its batch) and ``sources``
+those reports.
 """
 
 from __future__ import annotations
@@ -30,39 +29,48 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Iterable
 
-import numpy as np
 import pandas as pd
 
 from graphrag import prompts, tokens
 from graphrag.coroutines import gather_with_progress
 from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
-from graphrag.index.communities import rolled_up_level
-from graphrag.llm import error_summary, expected_grade, grade_request
+from graphrag.llm import error_summary, expected_grade
 from graphrag.llm_cache import CacheMissError
 from graphrag.query.base import (
     CITATION,
     Answer,
     ContextItem,
     Method,
+    Retrieval,
     cited_numbers,
     fit_items,
 )
 from graphrag.query.map_context import (
-    REPORT_OVERHEAD_TOKENS,
     batch_text,
     came_from,
     numbered_sentences,
     report_batches,
     restates_question,
+    usable_picks,
     with_facts,
 )
-
-
-def relevance_request(question: str, report: str) -> dict:
-    """Return the chat request that rates one report (``ChatLLM.achat``'s arguments)."""
-    return grade_request(prompts.rate_relevance(question, report))
-
+from graphrag.query.point_order import (
+    Pick,
+    Point,
+    batch_ranks,
+    by_question,
+    by_report_in_turn,
+    cited_sentences,
+    ranked,
+)
+from graphrag.query.report_selection import (
+    auto_level,
+    level_view,
+    ranked_enough,
+    relevance_request,
+    top_down,
+)
 
 # The steps one answer dropped (tolerant map, failed ratings), collected across its tasks.
 _failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
@@ -97,38 +105,6 @@ def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, d
     return kept
 
 
-def usable_picks(reply: dict, count: int) -> list[dict]:
-    """Return the picks of one extractive map reply that count: scored above 0, numbering
-    one of the batch's ``count`` sentences."""
-    return [p for p in reply["sentences"] if p["score"] > 0 and 1 <= p["n"] <= count]
-
-
-def by_report_in_turn(points: list[tuple[int, str, list[int]]]) -> list[tuple[int, str, list[int]]]:
-    """Return ``points`` by score, points of equal score one report at a time in turn: the
-    first point of each report (reports in the order their first point came), then each
-    one's second, and so on; a report's points keep their order.
-
-    Why the option: the 1.5B map scores nearly every pick 100, so score order is report
-    order, and the reduce's first items come from two or three reports
-    (benchmarks/global_funnel.py: the first 8 of about 31 items held 0.241 of the 18
-    thematic questions' keywords; in turn, 0.574). Why not the default: recorded on those
-    questions, the answers hit fewer keywords (0.389 against 0.519) and the pairwise
-    judgment against naive RAG stayed a tie (README).
-    """
-    order: dict[int, list[int]] = {}
-    for position, point in enumerate(points):
-        order.setdefault(point[0], []).append(position)
-    ranked: list[int] = []
-    for score in sorted(order, reverse=True):
-        queues: dict[tuple[int, ...], list[int]] = {}
-        for position in order[score]:
-            queues.setdefault(tuple(points[position][2]), []).append(position)
-        lists = list(queues.values())
-        while any(lists):
-            ranked += [queue.pop(0) for queue in lists if queue]
-    return [points[p] for p in ranked]
-
-
 class GlobalSearch(Method):
     name = "global"
 
@@ -144,53 +120,30 @@ class GlobalSearch(Method):
         )
 
     def level_reports(self, question: str) -> pd.DataFrame:
-        """Return the reports ``global_level`` names (-1: the level the data chooses)."""
-        level = self.params.global_level
-        if level < 0:
-            return self.ranked_enough(self.auto_level_reports(question))
-        return self.ranked_enough(self.rolled_up(level))
-
-    def rolled_up(self, level: int) -> pd.DataFrame:
-        """Return the reports of the whole-graph view of ``level`` (``rolled_up_level``)."""
-        reports = self.index.community_reports
-        view = rolled_up_level(self.index.communities, level)
-        return reports[reports[S.COMMUNITY].isin(view[S.COMMUNITY])]
-
-    def auto_level_reports(self, question: str) -> pd.DataFrame:
-        """Return the reports of the level the data chooses (``global_level = -1``).
-
-        The deepest whole-graph level whose reports (those ``global_min_rank`` keeps) the map
-        packs into at most ``global_max_batches`` batches: the most detail the map budget
-        can read. When even the root level does not
-        fit (a corpus of many unrelated topics, e.g. a multi-hop benchmark's paragraphs),
-        the root level's reports closest to the question in embedding space, as many as fit
-        in that budget: a cheaper map than Microsoft's, which reads every report.
-        """
-        budget = self.params.global_batch_tokens
-        most = self.params.global_max_batches
-        levels = sorted(self.index.communities[S.LEVEL].unique(), reverse=True)
-        for level in levels:
-            chosen = self.ranked_enough(self.rolled_up(int(level)))
-            if len(report_batches(chosen, budget, self.shuffle_seed)) <= most:
-                return chosen
-        chosen = self.rolled_up(int(levels[-1])) if levels else self.index.community_reports
-        rows = [
-            int(i)
-            for i in np.flatnonzero(
-                self.index.community_reports[S.COMMUNITY].isin(chosen[S.COMMUNITY])
+        """Return the reports ``global_level`` names (-1: the level the data chooses,
+        ``report_selection.auto_level``), those ranked at least ``global_min_rank``."""
+        reports, communities = self.index.community_reports, self.index.communities
+        min_rank = self.params.global_min_rank
+        if self.params.global_level >= 0:
+            return ranked_enough(
+                level_view(reports, communities, self.params.global_level), min_rank
             )
-        ]
-        vector = self.embedder.embed_one(question)
-        ranked = cosine_top_k(vector, self.vectors.reports[rows], len(rows))
-        texts = [self.index.community_reports[S.FULL_CONTENT].iloc[rows[r]] for r, _ in ranked]
-        kept = tokens.pack(texts, budget * most, overhead=REPORT_OVERHEAD_TOKENS)
-        return self.index.community_reports.iloc[[rows[ranked[k][0]] for k in kept]]
 
-    def ranked_enough(self, reports: pd.DataFrame) -> pd.DataFrame:
-        """Return the reports ranked at least ``global_min_rank``, by community number."""
-        if self.params.global_min_rank > 0:
-            reports = reports[reports[S.RANK] >= self.params.global_min_rank]
-        return reports.sort_values(S.COMMUNITY).reset_index(drop=True)
+        def closest(rows: list[int]) -> list[int]:
+            vector = self.embedder.embed_one(question)
+            matrix = self.vectors.reports[rows]
+            return [rows[r] for r, _ in cosine_top_k(vector, matrix, len(rows))]
+
+        chosen = auto_level(
+            reports,
+            communities,
+            min_rank,
+            self.params.global_batch_tokens,
+            self.params.global_max_batches,
+            self.shuffle_seed,
+            closest,
+        )
+        return ranked_enough(chosen, min_rank)
 
     async def arate(self, question: str, report: str) -> float:
         """Return the report's relevance to the question, 0-5: the mean rating under the
@@ -199,43 +152,19 @@ class GlobalSearch(Method):
         return expected_grade(completion, prompts.RELEVANCE_SCALE)
 
     async def dynamic_reports(self, question: str) -> pd.DataFrame:
-        """Return the reports found relevant top-down from the root communities.
-
-        Microsoft GraphRAG's dynamic community selection: rate the level-0 reports; a report
-        rated at least ``global_dynamic_threshold`` is kept and its children are rated next
-        (a relevant child replaces its parent); an irrelevant report's subtree is never
-        read. At most ``global_dynamic_max_ratings`` rating calls; a failed rating counts as
-        irrelevant and is named in ``Answer.failures``.
-        """
-        communities = self.index.communities.set_index(S.COMMUNITY)
-        roots = communities.index[communities[S.LEVEL] == communities[S.LEVEL].min()]
-        text_of = await self.report_texts(roots)
-        queue = sorted(int(c) for c in roots if c in text_of)
-        budget = self.params.global_dynamic_max_ratings
-        relevant: set[int] = set()
-        while queue and budget > 0:
-            queue, budget = queue[:budget], budget - min(len(queue), budget)
-            ratings = await gather_with_progress(
-                (self.arate(question, text_of[c]) for c in queue),
-                "rate reports",
-                disable=True,
-            )
-            rated = []
-            for community, rating in zip(queue, ratings, strict=True):
-                if isinstance(rating, Exception):
-                    _drop(f"rating of report {community}", rating)
-                elif rating >= self.params.global_dynamic_threshold:
-                    rated.append((rating, community))
-            following = []
-            for _, community in sorted(rated, key=lambda r: -r[0]):
-                relevant.add(community)
-                relevant.discard(int(communities.loc[community, S.PARENT]))
-                following += [int(c) for c in communities.loc[community, S.CHILDREN]]
-            if budget > 0:
-                text_of = await self.report_texts(following)
-            queue = [c for c in following if c in text_of]
-        reports = self.index.community_reports
-        return self.ranked_enough(reports[reports[S.COMMUNITY].isin(relevant)])
+        """Return the reports Microsoft GraphRAG's dynamic selection finds relevant
+        (``report_selection.top_down``); a failed rating is named in ``Answer.failures``."""
+        relevant = await top_down(
+            self.index.communities,
+            self.report_texts,
+            lambda text: self.arate(question, text),
+            self.params.global_dynamic_threshold,
+            self.params.global_dynamic_max_ratings,
+            _drop,
+        )
+        reports = self.index.community_reports  # after the lazy index wrote what was read
+        chosen = reports[reports[S.COMMUNITY].isin(relevant)]
+        return ranked_enough(chosen, self.params.global_min_rank)
 
     async def report_texts(self, communities: Iterable[int]) -> dict[int, str]:
         """Return {community: report text} once ``communities`` have their reports (a lazy
@@ -267,8 +196,15 @@ class GlobalSearch(Method):
             prompts.global_map_sentences(question, text), schema, name="map_sentences"
         )
 
-    async def amap(self, question: str) -> list[tuple[int, str, list[int]]]:
-        """Return (score, point, communities it came from) for every nonzero point.
+    async def amap(self, question: str) -> list[Point]:
+        """Return (score, point, communities it came from) for every nonzero point, in the
+        order of the report shuffle (``order_points`` may reorder them)."""
+        return (await self.amap_orders(question, [self.shuffle_seed]))[0]
+
+    async def amap_orders(self, question: str, seeds: list[int]) -> list[list[Point]]:
+        """Map once; return the points ranked as the report shuffle under each of ``seeds``
+        would rank them (``point_order.batch_ranks``): best score first, equal scores by
+        their batch's place in that shuffle.
 
         A point comes from the reports of its batch that it cites (the whole batch when it
         cites none).
@@ -279,9 +215,23 @@ class GlobalSearch(Method):
             await self.aensure_reports()  # the level is chosen from every level's reports
             chosen = self.level_reports(question)
         batches = self.map_batches(chosen)
-        budget = self.params.global_batch_tokens
         if self.params.global_map_style == "sentences":
-            return await self.amap_sentences(question, batches)
+            picks = await self.amap_sentences(question, batches)
+        else:
+            picks = await self.amap_points(question, batches)
+        orders = []
+        for seed in seeds:
+            ordered = ranked(picks, batch_ranks(chosen, batches, seed))
+            if self.params.global_map_style == "sentences":
+                orders.append(cited_sentences(ordered))
+            else:
+                orders.append([(p.score, p.text, p.communities) for p in ordered])
+        return orders
+
+    async def amap_points(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
+        """Microsoft GraphRAG's map: each batch's points in the model's words, in batch
+        order; points scored 0, empty or restating the question are dropped."""
+        budget = self.params.global_batch_tokens
         schema = prompts.map_points_schema(self.params.global_map_max_points)
         results = await gather_with_progress(
             (
@@ -302,25 +252,24 @@ class GlobalSearch(Method):
         for position, result in _tolerated(results, in_batch):
             communities = in_batch[position]
             points += [
-                (
+                Pick(
                     p["score"],
                     p["description"].strip(),
                     came_from(p["description"], communities),
+                    position,
                 )
                 for p in result["points"]
                 if p["score"] > 0
                 and p["description"].strip()
                 and not restates_question(p["description"], question)
             ]
-        return sorted(points, key=lambda p: -p[0])
+        return points
 
-    async def amap_sentences(
-        self, question: str, batches: list[pd.DataFrame]
-    ) -> list[tuple[int, str, list[int]]]:
+    async def amap_sentences(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
         """The extractive map: each batch's numbered sentences, the picked ones returned as
-        (score, sentence with its report's citation, [community]), best first; a sentence
-        picked from several reports (a parent repeats its child) is kept once, at its best
-        score. A number outside the batch's list is ignored."""
+        picks of (score, sentence, [community]) in batch order (``cited_sentences`` keeps a
+        sentence picked from several reports once). A number outside the batch's list is
+        ignored."""
         budget = self.params.global_batch_tokens
         shown = [numbered_sentences(b, budget, self.params.global_include_rank) for b in batches]
         results = await gather_with_progress(
@@ -328,59 +277,92 @@ class GlobalSearch(Method):
             "global map",
             disable=True,
         )
-        mapped = [
-            (b, numbered) for b, (_, numbered) in zip(batches, shown, strict=True) if numbered
-        ]
-        in_batch = [[int(c) for c in b[S.COMMUNITY]] for b, _ in mapped]
-        picked = []
-        for position, result in _tolerated(results, in_batch):
-            numbered = mapped[position][1]
+        mapped = [(position, numbered) for position, (_, numbered) in enumerate(shown) if numbered]
+        in_batch = [[int(c) for c in batches[position][S.COMMUNITY]] for position, _ in mapped]
+        picks = []
+        for kept, result in _tolerated(results, in_batch):
+            position, numbered = mapped[kept]
             for pick in usable_picks(result, len(numbered)):
                 community, sentence = numbered[pick["n"] - 1]
-                picked.append((pick["score"], sentence, community))
-        picked.sort(key=lambda p: -p[0])
-        seen: set[str] = set()
-        points = []
-        for score, sentence, community in picked:
-            if sentence.casefold() not in seen:
-                seen.add(sentence.casefold())
-                points.append((score, f"{sentence} [{community}]", [community]))
-        return points
+                picks.append(Pick(pick["score"], sentence, [community], position))
+        return picks
 
-    def order_points(
-        self, question: str, points: list[tuple[int, str, list[int]]]
-    ) -> list[tuple[int, str, list[int]]]:
-        """Return ``points`` best first: by the map's score and, with
-        ``global_point_order = "score_then_question"``, points of equal score by their
-        embedding similarity to the question (their report citations left out).
-
-        Why the option: Microsoft GraphRAG orders by score alone, but the 1.5B map scores
-        nearly every point it picks 100, so score order is report order, and the reduce, which
-        reads the first points first (and only what fits ``global_reduce_tokens``), listed the
-        festival's funding and the mayor's title in answer to a question on natural habitats.
-        Why not the default: on the 18 thematic questions its answers read more on topic but
-        scored no better, in keyword hit or in the pairwise judgment against naive RAG
-        (benchmarks/global_map.py prints its arm). The embedder is local; no LLM call changes.
-        """
+    def order_points(self, question: str, points: list[Point]) -> list[Point]:
+        """Return ``points`` in the order ``global_point_order`` names: by score alone
+        (Microsoft GraphRAG's, the default), equal scores nearest the question first
+        (``point_order.by_question``; the embedder is local, no LLM call) or one report at a
+        time in turn (``point_order.by_report_in_turn``)."""
         if self.params.global_point_order == "score" or len(points) < 2:
             return points
         if self.params.global_point_order == "score_then_report":
             return by_report_in_turn(points)
         vectors = self.embedder.embed([CITATION.sub("", text).strip() for _, text, _ in points])
         query = self.embedder.embed_one(question)
-        similarity = dict(cosine_top_k(query, vectors, len(points)))
-        order = sorted(range(len(points)), key=lambda i: (-points[i][0], -similarity[i]))
-        return [points[i] for i in order]
+        return by_question(points, dict(cosine_top_k(query, vectors, len(points))))
 
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        points = self.order_points(question, await self.amap(question))
+    def reduce_items(self, question: str, points: list[Point]) -> list[ContextItem]:
+        """Return the points the reduce reads, in ``order_points``' order, as many as fit
+        ``global_reduce_tokens``."""
         items = [
             ContextItem(
                 ",".join(f"report:{c}" for c in communities), f"(importance {score}) {text}"
             )
-            for score, text, communities in points
+            for score, text, communities in self.order_points(question, points)
         ]
         return fit_items(items, self.params.global_reduce_tokens)
+
+    async def aretrieve(self, question: str) -> list[ContextItem]:
+        return self.reduce_items(question, await self.amap(question))
+
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        """Return what the reduce reads; with ``global_reduce_seeds``, every distinct order
+        of it (``Retrieval.orders``) and as items all the points any order holds."""
+        seeds = [self.shuffle_seed, *self.params.global_reduce_seeds]
+        orders: dict[tuple, list[ContextItem]] = {}
+        for points in await self.amap_orders(question, seeds):
+            items = self.reduce_items(question, points)
+            orders.setdefault(tuple((i.source, i.text) for i in items), items)
+        if len(orders) == 1:
+            return Retrieval(next(iter(orders.values())), [])
+        shown = {(i.source, i.text): i for items in orders.values() for i in items}
+        return Retrieval(list(shown.values()), [], list(orders.values()))
+
+    async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
+        """Return the reduce's answer; with several orders (``global_reduce_seeds``), one
+        draft per order, then one call that merges the distinct drafts.
+
+        Why: the 1.5B reduce keeps different answer keywords when it reads the same points
+        in another order (benchmarks/global_noise.py: 8 of 18 thematic questions' keyword hit
+        changed between seeds, 7 by half or more). A failed draft is dropped and named in
+        ``Answer.failures`` (the answer fails only when every draft did); a failed merge
+        leaves the first draft.
+        """
+        if len(retrieval.orders) < 2:
+            return await self.agenerate(question, retrieval.items, short_answer)
+        replies = await gather_with_progress(
+            (self.agenerate(question, items, short_answer) for items in retrieval.orders),
+            "global drafts",
+            disable=True,
+        )
+        drafts = []
+        for number, reply in enumerate(replies, start=1):
+            if isinstance(reply, Exception):
+                _drop(f"reduce draft {number}", reply)
+            else:
+                drafts.append(reply)
+        if not drafts:
+            raise next(r for r in replies if isinstance(r, Exception))
+        distinct = list(dict.fromkeys(drafts))
+        if len(distinct) == 1:
+            return distinct[0]
+        messages = prompts.global_merge(question, distinct, self.params.answer_style)
+        if short_answer:
+            messages = prompts.with_final_answer_line(messages)
+        try:
+            return await self.final_answer(messages)
+        except Exception as err:  # noqa: BLE001 - named in failures; the first draft stands
+            _drop("merge of the drafts", err)
+            return distinct[0]
 
     async def agenerate(
         self, question: str, items: list[ContextItem], short_answer: bool = False

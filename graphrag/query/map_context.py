@@ -11,7 +11,6 @@ reads as the steps of one answer.
 
 from __future__ import annotations
 
-import random
 import re
 
 import pandas as pd
@@ -19,6 +18,7 @@ import pandas as pd
 from graphrag import prompts, tokens
 from graphrag.index import schemas as S
 from graphrag.query.base import CITATION, cited_numbers
+from graphrag.query.point_order import shuffled
 
 REPORT_OVERHEAD_TOKENS = 6  # a report's "[n] " label and the blank line between reports
 
@@ -28,11 +28,16 @@ def report_batches(
 ) -> list[pd.DataFrame]:
     """Return the reports shuffled (fixed seed) and packed into batches within ``budget``
     tokens and, when ``per_call`` > 0, of at most that many reports."""
-    order = list(range(len(reports)))
-    random.Random(seed).shuffle(order)
+    order = shuffled(len(reports), seed)
     texts = [reports[S.FULL_CONTENT].iloc[i] for i in order]
     groups = tokens.batches(texts, budget, REPORT_OVERHEAD_TOKENS, max_items=per_call)
     return [reports.iloc[[order[p] for p in group]] for group in groups]
+
+
+def usable_picks(reply: dict, count: int) -> list[dict]:
+    """Return the picks of one extractive map reply that count: scored above 0, numbering
+    one of the batch's ``count`` sentences."""
+    return [p for p in reply["sentences"] if p["score"] > 0 and 1 <= p["n"] <= count]
 
 
 def batch_text(batch: pd.DataFrame, budget: int, include_rank: bool = False) -> str:
