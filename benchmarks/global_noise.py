@@ -1,6 +1,6 @@
 """How much global search's scores move when nothing but an arbitrary order changes.
 
-Run: .venv/bin/python benchmarks/global_noise.py [--seeds 7,1,2] [--record]
+Run: .venv/bin/python benchmarks/global_noise.py [--seeds 7,1,2] [--drafts 1,2] [--record]
      [--index output/kestrel_bay] [--questions data/kestrel_bay/thematic_questions.jsonl]
 
 Global search shuffles the reports with a fixed seed before the map
@@ -12,6 +12,11 @@ global search on the question set (replay; ``--record`` asks the live model for 
 missing) and prints global's mean keyword hit, its pairwise win rate over naive RAG on
 comprehensiveness with its CI, and, over all seeds, how many questions' keyword hit
 differs between seeds and by how much.
+
+With ``--drafts 1,2`` it also evaluates global search with ``query.global_reduce_seeds`` set
+to those seeds, under the first of ``--seeds``: the reduce drafts an answer under each order
+and one call merges the drafts. Its row prints the same figures, and each row the LLM calls
+and tokens per global answer.
 
 Why it is kept: every arm of global search in the README moves the reduce's input, and a
 difference between arms is only worth reading when it is larger than what a new seed alone
@@ -31,10 +36,13 @@ from graphrag.eval import pairwise, stats
 from graphrag.workbench import Workbench
 
 
-def seed_run(index: str, questions: str, seed: int, cache: str, out: Path) -> dict:
+def seed_run(
+    index: str, questions: str, seed: int, cache: str, out: Path, drafts: tuple[int, ...] = ()
+) -> dict:
     """Return the records, pairwise judgements and win rates of naive and global search
-    with the reports shuffled by ``seed``."""
-    overrides = {"query": {"global_shuffle_seed": seed}}
+    with the reports shuffled by ``seed`` (and the reduce drafted under the ``drafts`` seeds'
+    orders too, ``query.global_reduce_seeds``)."""
+    overrides = {"query": {"global_shuffle_seed": seed, "global_reduce_seeds": list(drafts)}}
     with Workbench(cache=cache, overrides=overrides) as bench:
         bench.load(index)
         result = bench.evaluate(
@@ -54,12 +62,14 @@ def seed_run(index: str, questions: str, seed: int, cache: str, out: Path) -> di
     }
 
 
-def seed_rows(runs: dict[int, dict]) -> pd.DataFrame:
-    """Return one row per seed: global's mean keyword hit and comprehensiveness win rate."""
+def seed_rows(runs: dict) -> pd.DataFrame:
+    """Return one row per run (keyed by its seed or label): global's mean keyword hit,
+    comprehensiveness win rate over naive RAG, and LLM calls and tokens per answer."""
     rows = []
     for seed, run in runs.items():
         records, rates = run["records"], run["rates"]
-        hit = records[records["method"] == "global"]["keyword_hit_rate"].mean()
+        answers = records[records["method"] == "global"]
+        hit = answers["keyword_hit_rate"].mean()
         (rate,) = rates[
             (rates["method_a"] == "global")
             & (rates["method_b"] == "naive")
@@ -72,6 +82,8 @@ def seed_rows(runs: dict[int, dict]) -> pd.DataFrame:
                 "comprehensiveness": rate.win_rate,
                 "low": rate.low,
                 "high": rate.high,
+                "calls": answers["llm_calls"].mean(),
+                "tokens": (answers["prompt_tokens"] + answers["completion_tokens"]).mean(),
             }
         )
     return pd.DataFrame(rows)
@@ -112,22 +124,35 @@ def main() -> None:
     parser.add_argument(
         "--questions", default=str(REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl")
     )
+    parser.add_argument(
+        "--drafts", default="", help="reduce seeds of the drafts arm (e.g. 1,2; none: no arm)"
+    )
     parser.add_argument("--record", action="store_true", help="ask the live model for misses")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
+    drafts = tuple(int(s) for s in args.drafts.split(",") if s)
     cache = "on" if args.record else "replay"
     with tempfile.TemporaryDirectory() as folder:
         runs = {
             seed: seed_run(args.index, args.questions, seed, cache, Path(folder) / str(seed))
             for seed in seeds
         }
+        if drafts:
+            label = f"{seeds[0]} + drafts {','.join(map(str, drafts))}"
+            arm = seed_run(args.index, args.questions, seeds[0], cache, Path(folder) / "d", drafts)
     table = seed_rows(runs)
     print("Global search by report-shuffle seed (comprehensiveness: win rate over naive RAG):")
-    for row in table.itertuples(index=False):
+    rows = table.itertuples(index=False)
+    if drafts:
+        rows = [*rows, *seed_rows({label: arm}).itertuples(index=False)]
+    for row in rows:
         print(
-            f"  seed {row.seed:<4} keyword hit {row.keyword_hit:.3f}   comprehensiveness "
-            f"{row.comprehensiveness:.3f} [{row.low:.3f}, {row.high:.3f}]"
+            f"  seed {row.seed!s:<4} keyword hit {row.keyword_hit:.3f}   comprehensiveness "
+            f"{row.comprehensiveness:.3f} [{row.low:.3f}, {row.high:.3f}]   per answer "
+            f"{row.calls:.1f} calls, {row.tokens:,.0f} tokens"
         )
+    if len(runs) < 2:
+        return
     spread = per_question_spread(runs)
     moved = spread.max(axis=1) - spread.min(axis=1)
     print(

@@ -143,6 +143,9 @@ def test_noise_tables_read_each_seeds_records_and_win_rates() -> None:
                 "question_id": ["q1", "q2", "q1", "q2"],
                 "method": ["global", "global", "naive", "naive"],
                 "keyword_hit_rate": [*hits, 1.0, 1.0],
+                "llm_calls": [10, 13, 1, 1],
+                "prompt_tokens": [100, 200, 10, 10],
+                "completion_tokens": [20, 40, 5, 5],
             }
         )
         rates = pd.DataFrame(
@@ -163,6 +166,7 @@ def test_noise_tables_read_each_seeds_records_and_win_rates() -> None:
     table = noise.seed_rows(runs).set_index("seed")
     assert table.loc[7, "keyword_hit"] == 0.75 and table.loc[1, "keyword_hit"] == 0.5
     assert table.loc[1, "comprehensiveness"] == 0.75 and table.loc[1, "low"] == 0.65
+    assert table.loc[7, "calls"] == 11.5 and table.loc[7, "tokens"] == 180  # global's only
     spread = noise.per_question_spread(runs)
     assert spread.loc["q1"].tolist() == [0.5, 0.0] and spread.loc["q2"].tolist() == [1.0, 1.0]
     judged = {
