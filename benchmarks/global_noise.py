@@ -26,6 +26,7 @@ does to the same answers.
 from __future__ import annotations
 
 import argparse
+import math
 import tempfile
 from pathlib import Path
 
@@ -62,31 +63,58 @@ def seed_run(
     }
 
 
+def comprehensiveness(rates: pd.DataFrame, method: str, against: str) -> pd.Series | None:
+    """Return the win-rate row of ``method`` over ``against`` on comprehensiveness (None
+    when the run judged no such pair)."""
+    rows = rates[
+        (rates["method_a"] == method)
+        & (rates["method_b"] == against)
+        & (rates["criterion"] == "comprehensiveness")
+    ]
+    return rows.iloc[0] if len(rows) else None
+
+
 def seed_rows(runs: dict) -> pd.DataFrame:
-    """Return one row per run (keyed by its seed or label): global's mean keyword hit,
-    comprehensiveness win rate over naive RAG, and LLM calls and tokens per answer."""
+    """Return one row per run (keyed by its seed or label): global's mean keyword hit (and
+    naive RAG's), comprehensiveness win rate over naive RAG and over the closed-book answer
+    (naive's too; NaN when not judged), and LLM calls and tokens per global answer."""
     rows = []
     for seed, run in runs.items():
         records, rates = run["records"], run["rates"]
         answers = records[records["method"] == "global"]
-        hit = answers["keyword_hit_rate"].mean()
-        (rate,) = rates[
-            (rates["method_a"] == "global")
-            & (rates["method_b"] == "naive")
-            & (rates["criterion"] == "comprehensiveness")
-        ].itertuples(index=False)
+        rate = comprehensiveness(rates, "global", "naive")
+        closed_book = comprehensiveness(rates, "global", pairwise.CLOSED_BOOK)
+        naive_closed_book = comprehensiveness(rates, "naive", pairwise.CLOSED_BOOK)
         rows.append(
             {
                 "seed": seed,
-                "keyword_hit": hit,
+                "keyword_hit": answers["keyword_hit_rate"].mean(),
+                "naive_keyword_hit": records.loc[
+                    records["method"] == "naive", "keyword_hit_rate"
+                ].mean(),
                 "comprehensiveness": rate.win_rate,
                 "low": rate.low,
                 "high": rate.high,
+                "over_closed_book": math.nan if closed_book is None else closed_book.win_rate,
+                "naive_over_closed_book": (
+                    math.nan if naive_closed_book is None else naive_closed_book.win_rate
+                ),
                 "calls": answers["llm_calls"].mean(),
                 "tokens": (answers["prompt_tokens"] + answers["completion_tokens"]).mean(),
             }
         )
     return pd.DataFrame(rows)
+
+
+def row_line(row: tuple) -> str:
+    """Return one printed line of ``seed_rows`` (the README quotes them)."""
+    return (
+        f"seed {row.seed!s:<4} keyword hit {row.keyword_hit:.3f} (naive "
+        f"{row.naive_keyword_hit:.3f})   comprehensiveness {row.comprehensiveness:.3f} "
+        f"[{row.low:.3f}, {row.high:.3f}], over the closed-book answer "
+        f"{row.over_closed_book:.3f} (naive {row.naive_over_closed_book:.3f})   per answer "
+        f"{row.calls:.1f} calls, {row.tokens:,.0f} tokens"
+    )
 
 
 def pooled(runs: dict[int, dict], criterion: str = "comprehensiveness") -> stats.Estimate:
@@ -146,11 +174,7 @@ def main() -> None:
     if drafts:
         rows = [*rows, *seed_rows({label: arm}).itertuples(index=False)]
     for row in rows:
-        print(
-            f"  seed {row.seed!s:<4} keyword hit {row.keyword_hit:.3f}   comprehensiveness "
-            f"{row.comprehensiveness:.3f} [{row.low:.3f}, {row.high:.3f}]   per answer "
-            f"{row.calls:.1f} calls, {row.tokens:,.0f} tokens"
-        )
+        print(f"  {row_line(row)}")
     if len(runs) < 2:
         return
     spread = per_question_spread(runs)

@@ -200,3 +200,17 @@ def test_the_readme_noise_table_replays_for_a_recorded_seed(demo_index, tmp_path
         f"[{row.low:.3f}, {row.high:.3f}] |"
     )
     assert line in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_drafts_lines_replay_on_the_held_out_questions(demo_index, tmp_path) -> None:
+    """The README's held-out lines of the reduce-drafts arm: the default and the arm,
+    replayed from the recorded answers and ratings (the replay endpoint is a closed port)."""
+    noise = load_benchmark("global_noise")
+    questions = REPO_ROOT / "data" / "kestrel_bay" / "heldout_thematic_questions.jsonl"
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    for label, drafts in ((7, ()), ("7 + drafts 1,2", (1, 2))):
+        run = noise.seed_run(
+            str(demo_index.path), str(questions), 7, "replay", tmp_path / str(label), drafts
+        )
+        (row,) = noise.seed_rows({label: run}).itertuples(index=False)
+        assert f"  {noise.row_line(row)}\n" in readme, noise.row_line(row)
