@@ -330,7 +330,7 @@ def test_the_readme_results_block_is_the_summary_of_the_committed_reports() -> N
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     reports = [
         load_report(REPO_ROOT / "reports" / name)
-        for name in ("kestrel_bay", "kestrel_bay_thematic", "musique")
+        for name in ("kestrel_bay", "kestrel_bay_thematic", "kestrel_bay_heldout", "musique")
     ]
     retrieval = [
         summary_section(REPO_ROOT / "reports" / name)
