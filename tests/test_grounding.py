@@ -183,3 +183,37 @@ def test_the_run_summary_counts_unsupported_sentences_and_those_dropped(demo_ind
         f"description sentences naming a name or number their chunks lack: 0 of "
         f"{len(table)}; 4 more dropped by index.ground_descriptions"
     )
+
+
+def test_answer_check_skips_list_marks_and_possessives_and_flags_invented_names() -> None:
+    bench = load_benchmark("answer_grounding")
+    corpus = "Tidewell Aquaculture lost 30,000 salmon at Corran Island."
+    records = pd.DataFrame(
+        {
+            "question_id": ["q1", "q1", "q2"],
+            "method": ["global", "naive", "global"],
+            "answer": [
+                "Tidewell's pens broke.\n6. **Corran Island** lost 30,000 salmon.",
+                "Tidewell lost salmon.",
+                "The storm hit Cliftonport in 2012.",
+            ],
+            "answer_error": [None, None, None],
+        }
+    )
+    table = bench.answer_sentences(records, corpus)
+    flagged = table[table["missing"].map(bool)]
+    assert flagged["missing"].tolist() == [["Cliftonport", "2012"]]
+    assert "6." not in table["sentence"].tolist()  # a bare list number is no sentence
+    rows = bench.by_method(table)
+    assert rows.loc["global", "answers"] == 2 and rows.loc["global", "answer_share"] == 0.5
+    assert rows.loc["naive", "sentence_share"] == 0.0
+
+
+def test_the_readme_answer_check_is_the_committed_reports() -> None:
+    """The README's printout is generated from the committed reports' answers."""
+    bench = load_benchmark("answer_grounding")
+    corpus = bench.corpus_text(REPO_ROOT / "data" / "kestrel_bay" / "docs")
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    for report in bench.DEFAULT_REPORTS:
+        for line in bench.report_lines(REPO_ROOT / report, corpus):
+            assert f"\n  {line}\n" in readme, line
