@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag.config import REPO_ROOT
+from graphrag.documents import load_documents
 from graphrag.index.grounding import missing_terms
 from graphrag.index.nlp_extract import sentences
 
@@ -37,10 +38,10 @@ DEFAULT_REPORTS = (
 )
 
 
-def corpus_text(folder: Path) -> str:
-    """Return every document of ``folder`` (.md and .txt) as one text."""
-    files = sorted([*folder.glob("*.md"), *folder.glob("*.txt")])
-    return "\n\n".join(f.read_text(encoding="utf-8") for f in files if f.name != "README.md")
+def corpus_text(path: Path) -> str:
+    """Return every document of the corpus at ``path`` as one text, read as the indexer
+    reads it (``documents.load_documents``: a folder of .txt/.md files or a .jsonl)."""
+    return "\n\n".join(load_documents(path).documents["text"])
 
 
 LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*])(?:\s+|$)")  # "1. " or "- " opening a list item

@@ -134,7 +134,7 @@ class GlobalSearch(Method):
             matrix = self.vectors.reports[rows]
             return [rows[r] for r, _ in cosine_top_k(vector, matrix, len(rows))]
 
-        chosen = auto_level(
+        return auto_level(
             reports,
             communities,
             min_rank,
@@ -143,7 +143,6 @@ class GlobalSearch(Method):
             self.shuffle_seed,
             closest,
         )
-        return ranked_enough(chosen, min_rank)
 
     async def arate(self, question: str, report: str) -> float:
         """Return the report's relevance to the question, 0-5: the mean rating under the
