@@ -5,8 +5,9 @@ Run: .venv/bin/python benchmarks/replay_index.py [--warm] [--input data/kestrel_
 
 The index is rebuilt into a temporary folder with ``cache.mode = "replay"`` (no model is
 started; a request missing from the cache ends the run with exit code 2) and a fresh
-embeddings cache, so every vector is computed (cold). ``--warm`` first runs that cold pass to
-fill the embeddings cache, then times a second pass that reuses it.
+embeddings cache, twice: first with no recorded vectors, so every vector is computed (cold),
+then reading the committed packs (``embeddings.recorded_path``) as a clean checkout does.
+``--warm`` adds a third pass that reuses the cold pass's embeddings cache.
 
 In replay every LLM call is answered from disk, so "time inside LLM calls" is the cache
 look-up time (hash the request, read and parse one JSON file, build the openai response) and
@@ -70,13 +71,9 @@ class TimedLLM(ChatLLM):
         return total
 
 
-def replay(input_path: Path, config: Path | None, embeddings_cache: Path, label: str) -> None:
+def replay(input_path: Path, config: Path | None, embeddings: dict[str, str], label: str) -> None:
     settings = load_settings(
-        config,
-        overrides={
-            "cache": {"mode": "replay"},
-            "embeddings": {"cache_path": str(embeddings_cache)},
-        },
+        config, overrides={"cache": {"mode": "replay"}, "embeddings": embeddings}
     )
     llm = TimedLLM(settings)
     with tempfile.TemporaryDirectory(prefix="replay_index_") as out:
@@ -153,11 +150,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="replay_embeddings_") as folder:
-        embeddings_cache = Path(folder) / "embeddings.sqlite"
-        cold, warm = "cold replay (fresh embeddings cache)", "warm replay (embeddings cache reused)"
-        replay(args.input, args.config, embeddings_cache, cold)
+        computed = {"cache_path": str(Path(folder) / "embeddings.sqlite"), "recorded_path": ""}
+        replay(args.input, args.config, computed, "cold replay (every vector computed)")
+        recorded = {"cache_path": str(Path(folder) / "fresh.sqlite")}  # packs as configured
+        replay(args.input, args.config, recorded, "replay reading the recorded vectors")
         if args.warm:
-            replay(args.input, args.config, embeddings_cache, warm)
+            replay(args.input, args.config, computed, "warm replay (embeddings cache reused)")
 
 
 if __name__ == "__main__":

@@ -109,6 +109,11 @@ class EmbeddingSettings:
     batch_size: int = 32
     window_overlap: int = 32  # word pieces shared by consecutive windows of a long text
     cache_path: str = ".cache/embeddings.sqlite"
+    # Committed vectors, read before the cache above and never written by a run: the same
+    # text embeds differently in the last bits on another CPU (AVX-512 or AVX2 kernels), so
+    # a replay is the same number for number everywhere only if its vectors are recorded
+    # too (scripts/record_vectors.sh adds a pack). "" reads none.
+    recorded_path: str = "data/vector_cache"
 
 
 @dataclass

@@ -3,10 +3,18 @@
 The default model reads at most 256 word pieces. A longer text is split into overlapping
 windows of word pieces, each window embedded, and the window vectors averaged (weighted by
 length) and normalized, so no text is silently judged on its first 256 pieces only.
+
+Vectors come first from the recorded packs (``embeddings.recorded_path``, committed, read
+only), then from the run's SQLite cache, and only then from the model. The same text embeds
+to vectors that differ in the last bits from one CPU to another (the kernels differ with
+AVX-512 and AVX2), which reaches the sixth decimal of a committed score; the packs hold the
+vectors the recorded replays embed, so a replay gives the same bits on every machine, as
+the recorded LLM cache gives the same replies.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import os
@@ -19,9 +27,68 @@ import numpy as np
 
 from graphrag.config import Settings
 
+PACK_GLOB = "vectors-*.npz"  # a pack: ``keys`` (cache keys) and ``vectors`` (one row each)
+
 
 class EmbeddingError(RuntimeError):
-    """The embedding model could not be found or loaded; the message names the setting."""
+    """The embedding model or a recorded pack could not be read; the message names which."""
+
+
+@functools.lru_cache(maxsize=4)
+def _read_packs(folder: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    vectors: dict[str, np.ndarray] = {}
+    for name in names:
+        path = Path(folder) / name
+        try:
+            with np.load(path, allow_pickle=False) as pack:
+                keys, rows = pack["keys"], pack["vectors"]
+        except (OSError, ValueError, KeyError) as err:
+            raise EmbeddingError(f"recorded vectors {path} could not be read: {err}") from err
+        rows.flags.writeable = False  # shared by every Embedder of the process
+        vectors.update(zip(keys.tolist(), rows, strict=True))
+    return vectors
+
+
+def recorded_vectors(folder: Path) -> dict[str, np.ndarray]:
+    """Return the vectors of every pack in ``folder`` by cache key (none if it is missing).
+
+    Read once per process and set of packs; the arrays are read-only.
+    """
+    names = tuple(sorted(p.name for p in folder.glob(PACK_GLOB))) if folder.is_dir() else ()
+    return _read_packs(str(folder), names) if names else {}
+
+
+def write_pack(folder: Path, cache_path: Path) -> Path | None:
+    """Add to ``folder`` one pack of the vectors in the SQLite cache that no pack holds yet.
+
+    A pack is never rewritten: recording more adds a file named by its content, so the
+    committed folder grows by whole files as ``data/llm_cache`` does. Returns the new pack,
+    or None when the cache holds nothing new.
+    """
+    if not cache_path.is_file():
+        raise EmbeddingError(f"no vector cache at {cache_path} to record from")
+    have = recorded_vectors(folder)
+    with sqlite3.connect(cache_path) as db:
+        rows = [
+            (key, np.frombuffer(blob, dtype=np.float32))
+            for key, blob in db.execute("SELECT key, v FROM vectors ORDER BY key")
+            if key not in have
+        ]
+    if not rows:
+        return None
+    sizes = sorted({len(vector) for _, vector in rows})
+    if len(sizes) > 1:
+        raise EmbeddingError(
+            f"{cache_path} holds vectors of {sizes} dimensions (several models): record one "
+            "model's cache at a time"
+        )
+    keys = np.array([key for key, _ in rows])
+    vectors = np.stack([vector for _, vector in rows])
+    digest = hashlib.sha256(keys.tobytes() + vectors.tobytes()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"vectors-{digest}.npz"
+    np.savez_compressed(path, keys=keys, vectors=vectors)
+    return path
 
 
 def resolve_model_path(model: str) -> Path:
@@ -61,6 +128,12 @@ class Embedder:
         self._lock = threading.Lock()
 
     @cached_property
+    def recorded(self) -> dict[str, np.ndarray]:
+        """The committed vectors (``embeddings.recorded_path``), by cache key."""
+        folder = self.settings.embeddings.recorded_path
+        return recorded_vectors(self.settings.resolve_path(folder)) if folder else {}
+
+    @cached_property
     def model(self):  # noqa: ANN201 - sentence_transformers is imported lazily (slow import)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -87,10 +160,11 @@ class Embedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         """Return an (n, d) float32 array of unit vectors, one row per text."""
         keys = [self._key(t) for t in texts]
-        found: dict[str, np.ndarray] = {}
+        found = {k: self.recorded[k] for k in keys if k in self.recorded}
+        cached = list(dict.fromkeys(k for k in keys if k not in found))
         with self._lock:
-            for start in range(0, len(keys), 500):
-                batch = keys[start : start + 500]
+            for start in range(0, len(cached), 500):
+                batch = cached[start : start + 500]
                 marks = ",".join("?" * len(batch))
                 rows = self._db.execute(f"SELECT key, v FROM vectors WHERE key IN ({marks})", batch)
                 found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import DEMO_DOCS
 
-from graphrag.embeddings import Embedder, EmbeddingError, cosine_top_k, resolve_model_path
+from graphrag.embeddings import (
+    Embedder,
+    EmbeddingError,
+    cosine_top_k,
+    recorded_vectors,
+    resolve_model_path,
+    write_pack,
+)
+from graphrag.index.schemas import DESCRIPTION_EMBEDDING
 
 
 @pytest.fixture
@@ -108,3 +119,59 @@ def test_similar_sentences_score_higher(make_embedder) -> None:
     assert [row for row, _ in ranked] == [1, 0]
     assert ranked[0][1] == pytest.approx(float(query @ close), abs=1e-6)
     assert cosine_top_k(query, np.zeros((0, 384), dtype=np.float32), 3) == []
+
+
+def test_recorded_packs_are_read_first_and_grow_by_whole_files(
+    make_embedder, make_settings, tmp_path, spy: list[list[str]]
+) -> None:
+    packs = tmp_path / "packs"
+    first = make_settings(
+        embeddings={"cache_path": str(tmp_path / "a.sqlite"), "recorded_path": str(packs)}
+    )
+    texts = ["Gull Point farm", "Storm Corvin in 2012"]
+    computed = make_embedder(first).embed(texts)
+    pack = write_pack(packs, tmp_path / "a.sqlite")
+    assert pack is not None and pack.parent == packs and pack.name.startswith("vectors-")
+    assert write_pack(packs, tmp_path / "a.sqlite") is None  # nothing new to record
+
+    # Another run with an empty cache of its own reads the pack: no model, no cache rows.
+    second = make_settings(
+        embeddings={"cache_path": str(tmp_path / "b.sqlite"), "recorded_path": str(packs)}
+    )
+    reader = Embedder(second)
+    np.testing.assert_array_equal(reader.embed(texts[::-1]), computed[::-1])
+    assert "model" not in reader.__dict__ and len(spy) == 1
+    with sqlite3.connect(tmp_path / "b.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM vectors").fetchone() == (0,)
+
+    # A text no pack holds is computed and cached; recording adds a second pack with it alone.
+    embedder = make_embedder(second)
+    fresh = embedder.embed([texts[0], "Northgate Foundation"])
+    assert spy[1:] == [["Northgate Foundation"]]
+    added = write_pack(packs, tmp_path / "b.sqlite")
+    assert added is not None and added != pack
+    with np.load(added) as contents:
+        assert contents["keys"].tolist() == [embedder._key("Northgate Foundation")]
+        np.testing.assert_array_equal(contents["vectors"][0], fresh[1])
+    assert len(recorded_vectors(packs)) == 3
+    # Turned off, the packs are not read.
+    off = make_settings(embeddings={"cache_path": str(tmp_path / "c.sqlite"), "recorded_path": ""})
+    assert Embedder(off).recorded == {}
+
+
+def test_a_bad_pack_or_a_missing_cache_is_named(tmp_path) -> None:
+    with pytest.raises(EmbeddingError, match="no vector cache at .*missing.sqlite"):
+        write_pack(tmp_path, tmp_path / "missing.sqlite")
+    (tmp_path / "vectors-broken.npz").write_bytes(b"not a zip")
+    with pytest.raises(EmbeddingError, match="vectors-broken.npz could not be read"):
+        recorded_vectors(tmp_path)
+
+
+def test_the_demo_index_vectors_are_the_committed_ones(replay_embedder, demo_index) -> None:
+    """Every entity vector of the demo's index is a recorded one, bit for bit, so the index
+    and every ranking over it are the same on every CPU (scripts/record_vectors.sh)."""
+    entities = pd.read_parquet(demo_index.path / "entities.parquet")
+    recorded = {vector.tobytes() for vector in replay_embedder.recorded.values()}
+    stored = [np.asarray(v, dtype=np.float32).tobytes() for v in entities[DESCRIPTION_EMBEDDING]]
+    assert len(stored) > 20
+    assert sum(vector in recorded for vector in stored) == len(stored)

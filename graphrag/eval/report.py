@@ -37,15 +37,15 @@ COST_VS_QUALITY_PNG = "cost_vs_quality.png"
 JUDGE_CONTROLS_CSV = "judge_controls.csv"
 PAIRWISE_CSV = "pairwise.csv"
 RUN_JSON = "run.json"
-# Scores computed from embeddings (answer relevancy) carry float32 noise: the same replayed
-# answers scored 1.0 on one machine and 1.0000000000000002 on another, and differed by up to
-# 2.2e-7 between two machines' CPUs. Past the 6th decimal a score is noise, and noise can
-# split an exact tie (a saturated 1.0 against another), which a paired test then counts as a
-# difference. Rounded to this many decimals before anything is computed or written, equal
-# scores stay equal everywhere; a value whose noise straddles a rounding boundary can still
-# differ by one unit in the last decimal. Only these scores are rounded: the judge-free
-# metrics are fractions computed the same way on every machine, and rounding them would
-# change their paired tests' ties.
+# Scores computed from embeddings (answer relevancy) carry float noise: the same replayed
+# answers scored 1.0 on one machine and 1.0000000000000002 on another. Freshly computed
+# vectors also differed by up to 2.2e-7 between two machines' CPUs; replays now read
+# recorded vectors (embeddings.recorded_path), which leaves the last bits of the dot
+# products. Past the 6th decimal a score is noise, and noise can split an exact tie (a
+# saturated 1.0 against another), which a paired test then counts as a difference. Rounded
+# to this many decimals before anything is computed or written, equal scores stay equal
+# everywhere. Only these scores are rounded: the judge-free metrics are fractions computed
+# the same way on every machine, and rounding them would change their paired tests' ties.
 DECIMALS = 6
 EMBEDDING_SCORED = ("answer_relevancy",)
 
