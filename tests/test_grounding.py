@@ -10,6 +10,7 @@ import pandas as pd
 from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model, load_benchmark
 
 from graphrag.config import REPO_ROOT, IndexSettings
+from graphrag.eval.metrics import CorpusTerms
 from graphrag.index import schemas as S
 from graphrag.index.graph import merge_graph_mentions
 from graphrag.index.grounding import (
@@ -187,10 +188,11 @@ def test_the_run_summary_counts_unsupported_sentences_and_those_dropped(demo_ind
 
 def test_answer_check_skips_list_marks_and_possessives_and_flags_invented_names() -> None:
     bench = load_benchmark("answer_grounding")
-    corpus = "Tidewell Aquaculture lost 30,000 salmon at Corran Island."
+    corpus = CorpusTerms(["Tidewell Aquaculture lost 30,000 salmon at Corran Island."])
     records = pd.DataFrame(
         {
             "question_id": ["q1", "q1", "q2"],
+            "question": ["What did Tidewell lose?"] * 2 + ["Where did the 2012 storm hit?"],
             "method": ["global", "naive", "global"],
             "answer": [
                 "Tidewell's pens broke.\n6. **Corran Island** lost 30,000 salmon.",
@@ -200,20 +202,31 @@ def test_answer_check_skips_list_marks_and_possessives_and_flags_invented_names(
             "answer_error": [None, None, None],
         }
     )
-    table = bench.answer_sentences(records, corpus)
+    table = bench.answer_table(records, corpus)
     flagged = table[table["missing"].map(bool)]
-    assert flagged["missing"].tolist() == [["Cliftonport", "2012"]]
+    assert flagged["missing"].tolist() == [["Cliftonport"]]  # the question names 2012
     assert "6." not in table["sentence"].tolist()  # a bare list number is no sentence
     rows = bench.by_method(table)
     assert rows.loc["global", "answers"] == 2 and rows.loc["global", "answer_share"] == 0.5
     assert rows.loc["naive", "sentence_share"] == 0.0
 
 
-def test_the_readme_answer_check_is_the_committed_reports() -> None:
-    """The README's printout is generated from the committed reports' answers."""
+def test_the_readme_answer_check_is_the_committed_reports_and_the_recorded_closed_book() -> None:
+    """The README's printout is generated from the committed reports' answers and from the
+    recorded closed-book answers (HyDE's passages), which fail the check far more often than
+    naive RAG's answers on the demo's fact questions."""
     bench = load_benchmark("answer_grounding")
-    corpus = bench.corpus_text(REPO_ROOT / "data" / "kestrel_bay" / "docs")
+    corpus = bench.corpus_terms(REPO_ROOT / "data" / "kestrel_bay" / "docs")
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     for report in bench.DEFAULT_REPORTS:
         for line in bench.report_lines(REPO_ROOT / report, corpus):
             assert f"\n  {line}\n" in readme, line
+    closed = {}
+    for questions in bench.DEFAULT_CLOSED_BOOK:
+        lines = bench.closed_book_lines(REPO_ROOT / questions, corpus)
+        for line in lines:
+            assert f"\n  {line}\n" in readme, line
+        closed[questions] = float(lines[1].split("grounded_sentences ")[1].split()[0])
+    naive = pd.read_parquet(REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet")
+    naive = naive[naive["method"] == "naive"]["grounded_sentences"].mean()
+    assert closed["data/kestrel_bay/questions.jsonl"] < naive - 0.3

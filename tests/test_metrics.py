@@ -11,11 +11,13 @@ import pytest
 from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import (
     RECALL_K,
+    CorpusTerms,
     EvidenceIndex,
     exact_match,
     final_answer,
     gold_entities_of,
     gold_entity_reach,
+    grounded_sentences,
     judge_free_columns,
     normalize_answer,
     token_f1,
@@ -171,6 +173,8 @@ def test_a_failed_answer_scores_zero_and_short_sets_get_em(demo_index: Index, tm
     assert scored.loc[0, "keyword_hit_rate"] == 1.0 and scored.loc[0, "evidence_recall"] == 1.0
     failed = scored.loc[1]
     assert failed["keyword_hit_rate"] == failed["evidence_recall"] == 0.0
+    assert failed["grounded_sentences"] == 0.0  # the demo says "30,000" and "Corran Island"
+    assert scored.loc[0, "grounded_sentences"] == scored.loc[2, "grounded_sentences"] == 1.0
     assert failed[f"recall_at_{RECALL_K}"] == 0.0
     # The demo's references are sentences: EM and F1 do not apply (NaN), even to a failure.
     assert math.isnan(failed["exact_match"]) and math.isnan(failed["token_f1"])
@@ -183,6 +187,22 @@ def test_a_failed_answer_scores_zero_and_short_sets_get_em(demo_index: Index, tm
     scored = judge_free_columns(records, short, demo_index)
     assert scored.loc[0, "exact_match"] == 1.0 and scored.loc[0, "short_answer"] == "Corran"
     assert scored.loc[1, "exact_match"] == 0.0 and scored.loc[1, "token_f1"] == 0.0
+
+
+def test_grounded_sentences_counts_sentences_naming_only_what_the_corpus_or_question_holds() -> (
+    None
+):
+    corpus = CorpusTerms(["Tidewell Aquaculture lost 30,000 salmon at Corran Island in 2021."])
+    question = "What did the Gull Point farm lose?"
+    assert grounded_sentences("Tidewell's pens broke. It lost 30000 salmon.", corpus) == 1.0
+    # An invented town and a year no document holds: one sentence of two fails.
+    answer = "Tidewell lost salmon in 2021. The storm hit Cliftonport in 2012."
+    assert grounded_sentences(answer, corpus) == 0.5
+    # "Gull Point" is the question's: repeating it invents nothing; a bare list number and
+    # bold are no names; case does not matter; a whole word only ("Corran" is not "Corr").
+    listed = "1. **Gull Point** lost nothing.\n2. corran island was hit. It hit Corr Island too."
+    assert grounded_sentences(listed, corpus, question) == pytest.approx(2 / 3)
+    assert math.isnan(grounded_sentences("", corpus))
 
 
 # --------------------------------------------------------------------------- real answers
@@ -217,6 +237,23 @@ def test_recorded_global_answers_read_no_document(committed: pd.DataFrame) -> No
     assert rows[f"recall_at_{RECALL_K}"].isna().all()  # it ranks no text units
     # Its map points still name gold entities on some questions.
     assert rows["gold_entity_reach"].max() > 0
+
+
+def test_recorded_chunk_answers_are_grounded_and_global_ones_less(
+    demo_index: Index, committed: pd.DataFrame
+) -> None:
+    """Naive RAG's recorded answers name only what the demo's documents name; global
+    search's, written from model-written reports, name an invented town ("Cliftonport") and
+    numbers no document holds in some answers."""
+    by_method = committed.groupby("method")["grounded_sentences"]
+    assert by_method.min()["naive"] == 1.0
+    assert by_method.mean()["global"] < 1.0
+    corpus = CorpusTerms(demo_index.text_units[S.TEXT])
+    cliftonport = committed[committed["answer"].str.contains("Cliftonport")]
+    assert len(cliftonport) > 0
+    for row in cliftonport.itertuples(index=False):
+        expected = grounded_sentences(row.answer, corpus, row.question)
+        assert row.grounded_sentences == expected < 1.0
 
 
 def test_recorded_local_search_no_longer_reaches_every_document(committed: pd.DataFrame) -> None:

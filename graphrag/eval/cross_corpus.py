@@ -41,6 +41,7 @@ QUALITY_METRICS = (
     "recall_at_5",
     "keyword_hit_rate",
     "gold_entity_reach",
+    "grounded_sentences",
 )
 ALL_HOPS = "all_hops_found"
 COST_METRICS = (

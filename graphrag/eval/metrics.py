@@ -15,6 +15,16 @@ Retrieval is scored over what the model actually read, never over what an id cou
 * **gold_entity_reach**: the share of the question's gold entities whose name (or an alias)
   the prompt's contexts mention as a whole word.
 
+What the answer wrote is scored against the references (``keyword_hit_rate``, exact match,
+token F1) and against the corpus:
+
+* **grounded_sentences**: the share of the answer's sentences whose every name (a capitalized
+  word after the first, an acronym) and number the corpus or the question holds as a whole
+  word (the description check of ``index/grounding.py``). A graph method reads descriptions
+  and reports a 1.5B model wrote, which name towns and dates no document does; this counts
+  how many reach the answer, with no judge. It misses a wrong claim made of the corpus's own
+  words ("founded by" the wrong person), so it is a ceiling on what is grounded.
+
 A method that failed to answer scores 0 on every judge-free metric that applies to the
 question (it read nothing and answered nothing); NaN means only "does not apply".
 """
@@ -31,6 +41,8 @@ from collections.abc import Iterable
 import pandas as pd
 
 from graphrag.index import schemas as S
+from graphrag.index.grounding import sentence_terms
+from graphrag.index.nlp_extract import sentences
 from graphrag.index.store import Index
 
 RECALL_K = 5
@@ -41,7 +53,10 @@ JUDGE_FREE_METRICS = (
     "evidence_recall",
     f"recall_at_{RECALL_K}",
     "gold_entity_reach",
+    "grounded_sentences",
 )
+LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*])(?:\s+|$)")  # "1. " or "- " opening a list item
+POSSESSIVE = re.compile(r"['’]s\b")  # "Tidewell's" names Tidewell
 SHORT_ANSWER_FORMAT = "short"
 _FINAL_LINE = re.compile(r"^[\s*#>_-]*answer[\s*_]*:[\s*_]*(.+?)[\s*_]*$", re.IGNORECASE)
 
@@ -162,6 +177,56 @@ class EvidenceIndex:
         return len(found) / len(set(support))
 
 
+_DIGIT_GROUP = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # the comma of "30,000"
+
+
+class CorpusTerms:
+    """The corpus's text, asked whether it holds a term as a whole word (case-insensitive,
+    digit-group commas ignored so "30000" is "30,000"; each term is looked up once)."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.text = _DIGIT_GROUP.sub("", "\n\n".join(texts).lower())
+        self._held: dict[str, bool] = {}
+
+    def holds(self, term: str) -> bool:
+        term = _DIGIT_GROUP.sub("", term.lower())
+        if term not in self._held:
+            pattern = rf"(?<!\w){re.escape(term)}(?!\w)"
+            self._held[term] = re.search(pattern, self.text) is not None
+        return self._held[term]
+
+
+def answer_sentences(answer: str) -> list[tuple[str, str]]:
+    """Return (sentence, its checked form) for each sentence of ``answer``: a list item's
+    number, Markdown bold and a possessive "'s" are not names, and a list number the
+    splitter left on its own is no sentence."""
+    out = []
+    for sentence in sentences(answer):
+        checked = POSSESSIVE.sub("", LIST_MARK.sub("", sentence.replace("**", "")))
+        if checked.strip():
+            out.append((sentence, checked))
+    return out
+
+
+def unsupported_terms(sentence: str, corpus: CorpusTerms, question: str = "") -> list[str]:
+    """Return the names and numbers of a (checked) sentence that neither the corpus nor the
+    question holds."""
+    asked = CorpusTerms([question]) if question else None
+    return [
+        term
+        for term in sentence_terms(sentence)
+        if not corpus.holds(term) and not (asked and asked.holds(term))
+    ]
+
+
+def grounded_sentences(answer: str, corpus: CorpusTerms, question: str = "") -> float:
+    """Return the share of the answer's sentences with no unsupported term (NaN if none)."""
+    checked = [c for _, c in answer_sentences(answer)]
+    if not checked:
+        return math.nan
+    return sum(not unsupported_terms(c, corpus, question) for c in checked) / len(checked)
+
+
 def _named(entities: list[list[str]], text: str) -> set[int]:
     """Return the positions of ``entities`` (each [name, *aliases]) that ``text`` names.
 
@@ -221,6 +286,7 @@ def judge_free_columns(
     use those instead.
     """
     evidence = EvidenceIndex(index)
+    corpus = CorpusTerms(index.text_units[S.TEXT])
     by_id = questions.set_index("id")
     entities_of = {q: _question_entities(row, gold) for q, row in by_id.iterrows()}
     # recall@k applies to the methods that rank text units (any of their records has a ranking).
@@ -247,6 +313,10 @@ def judge_free_columns(
                 else math.nan
             ),
             "gold_entity_reach": gold_entity_reach(contexts, entities_of[record.question_id]),
+            # A failed answer has no sentence but applies, so it scores 0 below, like the rest.
+            "grounded_sentences": (
+                0.0 if failed else grounded_sentences(record.answer, corpus, question["question"])
+            ),
         }
         if failed:
             scores = {k: v if math.isnan(v) else 0.0 for k, v in scores.items()}
