@@ -9,6 +9,7 @@ import copy
 import json
 import re
 import shutil
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -684,3 +685,60 @@ def test_chunk_methods_fill_the_shared_budget_in_rank_order(
     top_k_settings = make_settings(fake_llm.base_url, query={"chunk_context": "top_k", "top_k": 3})
     top_k = scripted_method(demo_index, top_k_settings, fake_llm, replay_embedder, name)
     assert len(top_k.answer(question("q01")).contexts) == 3
+
+
+TEXT_HEAVY = REPO_ROOT / "data" / "kestrel_bay" / "local_text_heavy.toml"
+QUESTION_SETS = {
+    "kestrel_bay": "questions.jsonl",
+    "kestrel_bay_thematic": "thematic_questions.jsonl",
+    "kestrel_bay_heldout": "heldout_thematic_questions.jsonl",
+}
+
+
+def text_heavy_line(report: str, fresh: pd.DataFrame) -> str:
+    """The README's line for one question set: keyword hit and evidence recall of local
+    search with more source text, beside the committed report's local and naive."""
+    committed = pd.read_parquet(REPO_ROOT / "reports" / report / "records.parquet")
+    mean = committed.groupby("method")[["keyword_hit_rate", "evidence_recall"]].mean()
+    return (
+        f"{report} (n={len(fresh)}): keyword hit {fresh['keyword_hit_rate'].mean():.3f} "
+        f"(default local {mean.loc['local', 'keyword_hit_rate']:.3f}, naive "
+        f"{mean.loc['naive', 'keyword_hit_rate']:.3f}); evidence recall "
+        f"{fresh['evidence_recall'].mean():.3f} (default local "
+        f"{mean.loc['local', 'evidence_recall']:.3f}, naive "
+        f"{mean.loc['naive', 'evidence_recall']:.3f})"
+    )
+
+
+def test_text_heavy_local_search_replays_on_every_question_set(
+    demo_index: Index, replay_settings: Settings, tmp_path
+) -> None:
+    """data/kestrel_bay/local_text_heavy.toml's local answers are recorded on all three
+    question sets: they replay with no model, their prompts hold more source text than the
+    default's, and the README's lines are generated from them."""
+    shares = tomllib.loads(TEXT_HEAVY.read_text())["query"]
+    settings = with_query(replay_settings, **shares)
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    by_set: dict[str, pd.DataFrame] = {}
+    with Workbench(settings=settings) as bench:
+        bench.load(demo_index.path)
+        for report, questions in QUESTION_SETS.items():
+            result = bench.evaluate(
+                REPO_ROOT / "data" / "kestrel_bay" / questions,
+                out=tmp_path / report,
+                methods=["local"],
+                metrics=[],
+                progress=False,
+            )
+            fresh = result.records
+            assert (fresh["answer_error"].fillna("") == "").all()
+            line = text_heavy_line(report, fresh)
+            assert f"\n  {line}\n" in readme, line
+            by_set[report] = fresh
+
+    def text_units_read(records: pd.DataFrame) -> float:
+        return records["sources"].map(lambda s: sum(x.startswith("text_unit:") for x in s)).mean()
+
+    default = pd.read_parquet(REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet")
+    default = default[default["method"] == "local"]
+    assert text_units_read(by_set["kestrel_bay"]) > text_units_read(default)
