@@ -66,13 +66,14 @@ def answer_table(records: pd.DataFrame, corpus: CorpusTerms) -> pd.DataFrame:
     rows = []
     answered = records[records["answer_error"].isna() | (records["answer_error"] == "")]
     for record in answered.itertuples(index=False):
+        asked = CorpusTerms([str(record.question)])
         for sentence, checked in answer_sentences(str(record.answer)):
             rows.append(
                 {
                     "method": record.method,
                     "question_id": record.question_id,
                     "sentence": sentence,
-                    "missing": unsupported_terms(checked, corpus, str(record.question)),
+                    "missing": unsupported_terms(checked, corpus, asked),
                 }
             )
     return pd.DataFrame(rows, columns=["method", "question_id", "sentence", "missing"])

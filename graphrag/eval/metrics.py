@@ -208,14 +208,13 @@ def answer_sentences(answer: str) -> list[tuple[str, str]]:
     return out
 
 
-def unsupported_terms(sentence: str, corpus: CorpusTerms, question: str = "") -> list[str]:
+def unsupported_terms(sentence: str, corpus: CorpusTerms, asked: CorpusTerms) -> list[str]:
     """Return the names and numbers of a (checked) sentence that neither the corpus nor the
-    question holds."""
-    asked = CorpusTerms([question]) if question else None
+    question (``asked``, its text as CorpusTerms) holds."""
     return [
         term
         for term in sentence_terms(sentence)
-        if not corpus.holds(term) and not (asked and asked.holds(term))
+        if not corpus.holds(term) and not asked.holds(term)
     ]
 
 
@@ -224,7 +223,8 @@ def grounded_sentences(answer: str, corpus: CorpusTerms, question: str = "") -> 
     checked = [c for _, c in answer_sentences(answer)]
     if not checked:
         return math.nan
-    return sum(not unsupported_terms(c, corpus, question) for c in checked) / len(checked)
+    asked = CorpusTerms([question])
+    return sum(not unsupported_terms(c, corpus, asked) for c in checked) / len(checked)
 
 
 def _named(entities: list[list[str]], text: str) -> set[int]:
