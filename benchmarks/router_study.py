@@ -42,6 +42,9 @@ def routing_scores(
 ) -> tuple[pd.DataFrame, int]:
     """Return the mean ``metric`` per strategy and the number of questions it is taken over."""
     table = records.pivot_table(index="question_id", columns="method", values=metric)
+    # the router's own recorded answers are one of the strategies compared, not a method it
+    # could route to
+    table = table.drop(columns="router", errors="ignore")
     routed = predicted.set_index("id")["kind"].map(routes)
     needed = sorted(set(routed) | {"naive"})
     table = table.dropna(subset=[m for m in needed if m in table])
@@ -50,12 +53,26 @@ def routing_scores(
     means = table.mean()
     strategies = {
         "always naive": means["naive"],
-        f"always best single ({means.idxmax()}, chosen in hindsight)": means.max(),
+        f"always best single ({'/'.join(means.index[means == means.max()])}, chosen in "
+        "hindsight)": means.max(),
         "router": sum(router) / len(router),
         "per-question oracle (upper bound)": table.max(axis=1).mean(),
     }
     frame = pd.DataFrame({"strategy": list(strategies), metric: list(strategies.values())})
     return frame, len(table)
+
+
+def summary_line(scores: pd.DataFrame, metric: str, n: int) -> str:
+    """The strategies' means in one line, as the README quotes them."""
+    values = scores.set_index("strategy")[metric]
+    best = next(s for s in values.index if s.startswith("always best single"))
+    picked = best.removeprefix("always best single (").split(",")[0]
+    return (
+        f"{metric} on {n} questions: always naive {values['always naive']:.3f}, always the "
+        f"best single method {values[best]:.3f} ({picked}, picked in hindsight), router "
+        f"{values['router']:.3f}, per-question oracle "
+        f"{values['per-question oracle (upper bound)']:.3f}"
+    )
 
 
 def main() -> None:
@@ -88,6 +105,7 @@ def main() -> None:
     scores, n = routing_scores(predicted, records, routes, args.metric)
     print(f"\n{args.metric} on the {n} questions with every needed answer recorded:")
     print(scores.to_string(index=False))
+    print(summary_line(scores, args.metric, n))
     print(f"\nmean {args.metric} per method and question type (recorded answers):")
     print(
         records.pivot_table(

@@ -128,8 +128,8 @@ def test_unknown_key_in_the_file_is_named(tmp_path: Path) -> None:
 
 
 def test_budget_shares_that_do_not_fit_one_budget_are_named() -> None:
-    with pytest.raises(SettingsError, match=r"query\.local_text_unit_share \(0\.9\).*at most 1"):
-        load_settings(env={"GRAPHRAG_QUERY__LOCAL_TEXT_UNIT_SHARE": "0.9"})
+    with pytest.raises(SettingsError, match=r"query\.local_text_unit_share \(0\.96\).*at most 1"):
+        load_settings(env={"GRAPHRAG_QUERY__LOCAL_TEXT_UNIT_SHARE": "0.96"})
     with pytest.raises(SettingsError, match=r"query\.drift_local_community_share \(-0\.1\)"):
         load_settings(env={}, overrides={"query": {"drift_local_community_share": -0.1}})
     assert load_settings(env={}, overrides={"query": {"local_text_unit_share": 0.8}})

@@ -196,7 +196,8 @@ def test_a_follow_up_reads_local_search_with_drift_s_own_shares(
     local = LocalSearch(demo_index, own, ChatLLM(own), replay_embedder)
     read = [i.text for i in run_sync(local.aretrieve("Question 1?"))]
     assert all(text in step["messages"][1]["content"] for text in read)
-    assert settings.query.local_text_unit_share == 0.7  # the local method's stays its own
+    default = make_settings(fake_llm.base_url).query.local_text_unit_share
+    assert settings.query.local_text_unit_share == default  # the local method's stays its own
     local_default = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
     assert [i.text for i in run_sync(local_default.aretrieve("Question 1?"))] != read
 

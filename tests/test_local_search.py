@@ -240,7 +240,9 @@ def selected_entities(method: LocalSearch, q: str) -> list[str]:
     return [method.index.entities[S.ID].iloc[r] for r in method.select_entities(q)]
 
 
-@pytest.mark.parametrize("unit_share", [0.5, 0.7])  # Microsoft's share, and the default
+# Microsoft's text-unit share (with a fifth for reports, as before session 27), and the
+# defaults (0.85 and 0.05)
+@pytest.mark.parametrize("shares", [(0.5, 0.2), None])
 @pytest.mark.parametrize("window", [2048, 4096])
 @pytest.mark.parametrize("qid", DEMO_QUESTIONS)
 def test_context_on_the_demo_fits_the_window_and_reads_the_selection(
@@ -249,11 +251,13 @@ def test_context_on_the_demo_fits_the_window_and_reads_the_selection(
     replay_embedder,
     window: int,
     qid: str,
-    unit_share: float,
+    shares: tuple[float, float] | None,
 ) -> None:
-    settings = local_settings(
-        with_window(replay_settings, window), local_text_unit_share=unit_share
-    )
+    settings = with_window(replay_settings, window)
+    if shares:
+        settings = local_settings(
+            settings, local_text_unit_share=shares[0], local_community_share=shares[1]
+        )
     method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
     q = question(qid)
     budget = method.context_budget(q)
@@ -295,9 +299,9 @@ def test_context_on_the_demo_fits_the_window_and_reads_the_selection(
     assert entities and entities == [e for e in selected if e in entities]
     assert len(kept_of["text_unit"]) >= 1 and len(kept_of["text_unit"]) < len(retrieval.ranking)
     if window == 4096:
-        if unit_share == 0.5:  # the graph's 0.3 of the budget holds every description
+        if shares:  # the graph's 0.3 of the budget holds every description
             assert entities == selected, "every selected entity's description, in order"
-        assert kept_of["report"], "a report of the selection fits a 4,096-token window's share"
+            assert kept_of["report"], "a report of the selection fits a fifth of the budget"
 
     communities = demo_index.communities.set_index(S.COMMUNITY)
     reports = [int(s.removeprefix("report:")) for s in sources if s.startswith("report:")]

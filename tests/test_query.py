@@ -687,7 +687,7 @@ def test_chunk_methods_fill_the_shared_budget_in_rank_order(
     assert len(top_k.answer(question("q01")).contexts) == 3
 
 
-TEXT_HEAVY = REPO_ROOT / "data" / "kestrel_bay" / "local_text_heavy.toml"
+BALANCED = REPO_ROOT / "data" / "kestrel_bay" / "local_balanced.toml"
 QUESTION_SETS = {
     "kestrel_bay": "questions.jsonl",
     "kestrel_bay_thematic": "thematic_questions.jsonl",
@@ -695,28 +695,31 @@ QUESTION_SETS = {
 }
 
 
-def text_heavy_line(report: str, fresh: pd.DataFrame) -> str:
-    """The README's line for one question set: keyword hit and evidence recall of local
-    search with more source text, beside the committed report's local and naive."""
+def local_shares_line(report: str, before: pd.DataFrame) -> str:
+    """The README's line for one question set: keyword hit and evidence recall of the
+    committed report's local search (the default shares) beside local search under the
+    shares it had before (``before``, replayed) and naive RAG."""
     committed = pd.read_parquet(REPO_ROOT / "reports" / report / "records.parquet")
     mean = committed.groupby("method")[["keyword_hit_rate", "evidence_recall"]].mean()
     return (
-        f"{report} (n={len(fresh)}): keyword hit {fresh['keyword_hit_rate'].mean():.3f} "
-        f"(default local {mean.loc['local', 'keyword_hit_rate']:.3f}, naive "
+        f"{report} (n={len(before)}): keyword hit {mean.loc['local', 'keyword_hit_rate']:.3f} "
+        f"(before {before['keyword_hit_rate'].mean():.3f}, naive "
         f"{mean.loc['naive', 'keyword_hit_rate']:.3f}); evidence recall "
-        f"{fresh['evidence_recall'].mean():.3f} (default local "
-        f"{mean.loc['local', 'evidence_recall']:.3f}, naive "
+        f"{mean.loc['local', 'evidence_recall']:.3f} (before "
+        f"{before['evidence_recall'].mean():.3f}, naive "
         f"{mean.loc['naive', 'evidence_recall']:.3f})"
     )
 
 
-def test_text_heavy_local_search_replays_on_every_question_set(
+def test_local_search_before_its_text_share_rose_replays_on_every_question_set(
     demo_index: Index, replay_settings: Settings, tmp_path
 ) -> None:
-    """data/kestrel_bay/local_text_heavy.toml's local answers are recorded on all three
-    question sets: they replay with no model, their prompts hold more source text than the
-    default's, and the README's lines are generated from them."""
-    shares = tomllib.loads(TEXT_HEAVY.read_text())["query"]
+    """Local search's answers under its previous budget shares
+    (data/kestrel_bay/local_balanced.toml) are recorded on all three question sets: they
+    replay with no model, the default's prompts hold more source text than theirs, and the
+    README's lines comparing the two are generated from them."""
+    shares = tomllib.loads(BALANCED.read_text())["query"]
+    assert shares["local_text_unit_share"] < replay_settings.query.local_text_unit_share
     settings = with_query(replay_settings, **shares)
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     by_set: dict[str, pd.DataFrame] = {}
@@ -730,15 +733,15 @@ def test_text_heavy_local_search_replays_on_every_question_set(
                 metrics=[],
                 progress=False,
             )
-            fresh = result.records
-            assert (fresh["answer_error"].fillna("") == "").all()
-            line = text_heavy_line(report, fresh)
+            before = result.records
+            assert (before["answer_error"].fillna("") == "").all()
+            line = local_shares_line(report, before)
             assert f"\n  {line}\n" in readme, line
-            by_set[report] = fresh
+            by_set[report] = before
 
     def text_units_read(records: pd.DataFrame) -> float:
         return records["sources"].map(lambda s: sum(x.startswith("text_unit:") for x in s)).mean()
 
     default = pd.read_parquet(REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet")
     default = default[default["method"] == "local"]
-    assert text_units_read(by_set["kestrel_bay"]) > text_units_read(default)
+    assert text_units_read(default) > text_units_read(by_set["kestrel_bay"])

@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import FakeLLM, empty_settings_file
 
-from graphrag.config import REPO_ROOT, Settings, SettingsError
+from graphrag.config import REPO_ROOT, Settings, SettingsError, load_settings
 from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm import ChatLLM, run_sync, track_usage
@@ -175,3 +175,29 @@ def test_cli_query_prints_the_route(demo_index: Index, capsys, monkeypatch, tmp_
     assert main([*args, question]) == 0
     out = capsys.readouterr().out
     assert out.startswith("=== router") and "  route: fact -> local\n" in out
+
+
+def test_the_readme_s_routing_figures_are_the_committed_report_s() -> None:
+    """benchmarks/router_study.py over the committed demo report: the router's own recorded
+    answers score what routing each question to its method's answer scores, and the README
+    quotes the strategies' line it prints."""
+    import pandas as pd
+    from conftest import load_benchmark
+
+    study = load_benchmark("router_study")
+    settings = load_settings(env={})
+    questions = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl")
+    predicted = study.classify_set(questions, settings.query.router_prototype_top)
+    records = pd.read_parquet(REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet")
+    routes = {
+        "fact": settings.query.router_fact_method,
+        "multi_hop": settings.query.router_multi_hop_method,
+        "thematic": settings.query.router_thematic_method,
+    }
+    scores, n = study.routing_scores(predicted, records, routes, "keyword_hit_rate")
+    recorded = records[records["method"] == "router"]["keyword_hit_rate"].mean()
+    assert n == 24
+    assert scores.set_index("strategy").loc["router"].iloc[0] == pytest.approx(recorded)
+    assert "router" not in scores["strategy"].iloc[1]  # the best single method is a method
+    line = study.summary_line(scores, "keyword_hit_rate", n)
+    assert f"\n  {line}\n" in (REPO_ROOT / "README.md").read_text(encoding="utf-8"), line
