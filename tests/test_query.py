@@ -695,20 +695,37 @@ QUESTION_SETS = {
 }
 
 
-def local_shares_line(report: str, before: pd.DataFrame) -> str:
-    """The README's line for one question set: keyword hit and evidence recall of the
-    committed report's local search (the default shares) beside local search under the
-    shares it had before (``before``, replayed) and naive RAG."""
+LINE_METRICS = {"keyword_hit_rate": "keyword hit", "evidence_recall": "evidence recall"}
+# MuSiQue's local answers were recorded with half of local's budget for text units and a
+# fifth for reports (data/musique/graphrag.toml pinned them) before the defaults changed
+MUSIQUE_BEFORE = {"local_text_unit_share": 0.5, "local_community_share": 0.2}
+
+
+def local_shares_line(report: str, before: pd.DataFrame, metrics: dict[str, str]) -> str:
+    """The README's line for one question set: the committed report's local search (the
+    default shares) beside local search under the shares it had before (``before``,
+    replayed) and naive RAG, on ``metrics``, and the context tokens of both."""
     committed = pd.read_parquet(REPO_ROOT / "reports" / report / "records.parquet")
-    mean = committed.groupby("method")[["keyword_hit_rate", "evidence_recall"]].mean()
-    return (
-        f"{report} (n={len(before)}): keyword hit {mean.loc['local', 'keyword_hit_rate']:.3f} "
-        f"(before {before['keyword_hit_rate'].mean():.3f}, naive "
-        f"{mean.loc['naive', 'keyword_hit_rate']:.3f}); evidence recall "
-        f"{mean.loc['local', 'evidence_recall']:.3f} (before "
-        f"{before['evidence_recall'].mean():.3f}, naive "
-        f"{mean.loc['naive', 'evidence_recall']:.3f})"
+    mean = committed.groupby("method")[[*metrics, "context_tokens"]].mean()
+    parts = [
+        f"{name} {mean.loc['local', m]:.3f} (before {before[m].mean():.3f}, naive "
+        f"{mean.loc['naive', m]:.3f})"
+        for m, name in metrics.items()
+    ]
+    tokens = (
+        f"context tokens {mean.loc['local', 'context_tokens']:,.0f} "
+        f"(before {before['context_tokens'].mean():,.0f})"
     )
+    return f"{report} (n={len(before)}): " + "; ".join([*parts, tokens])
+
+
+def text_units_read(records: pd.DataFrame) -> float:
+    return records["sources"].map(lambda s: sum(x.startswith("text_unit:") for x in s)).mean()
+
+
+def committed_local(report: str) -> pd.DataFrame:
+    records = pd.read_parquet(REPO_ROOT / "reports" / report / "records.parquet")
+    return records[records["method"] == "local"]
 
 
 def test_local_search_before_its_text_share_rose_replays_on_every_question_set(
@@ -735,13 +752,37 @@ def test_local_search_before_its_text_share_rose_replays_on_every_question_set(
             )
             before = result.records
             assert (before["answer_error"].fillna("") == "").all()
-            line = local_shares_line(report, before)
+            line = local_shares_line(report, before, LINE_METRICS)
             assert f"\n  {line}\n" in readme, line
             by_set[report] = before
 
-    def text_units_read(records: pd.DataFrame) -> float:
-        return records["sources"].map(lambda s: sum(x.startswith("text_unit:") for x in s)).mean()
+    assert text_units_read(committed_local("kestrel_bay")) > text_units_read(by_set["kestrel_bay"])
 
-    default = pd.read_parquet(REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet")
-    default = default[default["method"] == "local"]
-    assert text_units_read(default) > text_units_read(by_set["kestrel_bay"])
+
+def test_local_search_on_musique_before_its_shares_changed_replays(
+    musique_index: Index, musique_settings: Settings, tmp_path
+) -> None:
+    """MuSiQue's local answers under the shares data/musique/graphrag.toml pinned before
+    (MUSIQUE_BEFORE) are recorded: they replay with no model, and the README's line
+    comparing them with the committed report's is generated from them. Every paragraph a
+    selected entity leads to fits either budget, so the new shares read fewer tokens."""
+    assert musique_settings.query.local_text_unit_share > MUSIQUE_BEFORE["local_text_unit_share"]
+    settings = with_query(musique_settings, **MUSIQUE_BEFORE)
+    limit = int((REPO_ROOT / "data" / "musique" / "recorded_eval_limit").read_text())
+    with Workbench(settings=settings) as bench:
+        bench.load(musique_index.path)
+        before = bench.evaluate(
+            REPO_ROOT / "data" / "musique" / "questions.jsonl",
+            out=tmp_path / "musique",
+            methods=["local"],
+            metrics=[],
+            limit=limit,
+            progress=False,
+        ).records
+    assert (before["answer_error"].fillna("") == "").all()
+    metrics = {**LINE_METRICS, "exact_match": "exact match", "token_f1": "token F1"}
+    line = local_shares_line("musique", before, metrics)
+    assert f"\n  {line}\n" in (REPO_ROOT / "README.md").read_text(encoding="utf-8"), line
+    now = committed_local("musique")
+    assert now["context_tokens"].mean() < before["context_tokens"].mean()
+    assert text_units_read(now) >= text_units_read(before)
