@@ -18,7 +18,6 @@ from graphrag.index.extract import extract_graph
 from graphrag.index.extract_records import MALFORMED_RECORD, REPEATED_RECORDS
 from graphrag.index.records import (
     COMPLETE,
-    first_repeat,
     parse_records,
     records_from_json_reply,
     to_records,
@@ -57,9 +56,19 @@ def test_a_complete_json_reply_round_trips_through_records(reply: str) -> None:
     ) + len(value["relationships"])
 
 
+def first_repeat(records: str) -> int | None:
+    """The character offset of the first line the parser drops as a repeat, or None."""
+    offset = 0
+    for line in records.splitlines(keepends=True):
+        if parse_records(records[: offset + len(line)]).duplicates:
+            return offset
+        offset += len(line)
+    return None
+
+
 def test_recorded_repetition_loops_are_dropped_and_located() -> None:
     """The demo's replies repeat records (the 1.5B model's loops): the parser keeps one of
-    each, and first_repeat points at the first repeated line."""
+    each, and the first line it drops repeats a record kept before it."""
     total_repeats = 0
     for reply, _ in REPLIES:
         records = records_from_json_reply(reply)
@@ -162,13 +171,6 @@ def test_several_records_on_one_line_and_repeats() -> None:
     # a repeat that differs only in case is still the same record
     same = '("entity"<|>KBMI<|>org<|>A marine institute.)\n("entity"<|>kbmi<|>org<|>a marine inst'
     assert parse_records(same + "itute.)").duplicates == 1
-
-
-def test_first_repeat_waits_for_a_complete_line() -> None:
-    record = '("entity"<|>KBMI<|>organization<|>A marine institute.)\n'
-    assert first_repeat(record) is None
-    assert first_repeat(record + record[:20]) is None  # the repeat is still arriving
-    assert first_repeat(record + record) == len(record)
 
 
 def test_the_worked_example_says_what_the_json_example_says() -> None:

@@ -12,7 +12,7 @@ or the same fields in the pipe style (``index.record_style``), read the same way
 Why lines: a record is complete the moment its line ends, so a reply cut off at the token
 cap keeps every finished record (a cut-off JSON reply parses as nothing), and a repetition
 loop (the 1.5B model emits the same records until the cap: 28% of the demo's recorded
-extraction tokens) is visible record by record: :func:`first_repeat` finds where it starts so
+extraction tokens) is visible record by record: :class:`RecordStop` finds where it starts so
 a streaming caller can stop there, and the parser drops the repeats.
 
 Nothing here raises on model output: a line that cannot be read is returned in
@@ -333,25 +333,6 @@ class RecordStop:
             return len(self._mirrors) >= self.mirror_run
         self._mirrors = []
         return False
-
-
-def first_repeat(partial: str) -> int | None:
-    """Return the character offset where the first repeated record of ``partial`` (a reply
-    still arriving) starts, or None: the first record the parser would drop as a repeat.
-    Only complete lines count (the last line may still be growing)."""
-    seen: set[tuple] = set()
-    offset = 0
-    for line in partial.splitlines(keepends=True):
-        if not line.endswith("\n"):
-            break
-        record, kind, _ = parse_record(line.strip()) if line.strip() else (None, "", [])
-        if record is not None:
-            identity = _identity(kind, record)
-            if identity in seen:
-                return offset
-            seen.add(identity)
-        offset += len(line)
-    return None
 
 
 def records_from_json_reply(reply: str) -> str:
