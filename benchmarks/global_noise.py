@@ -1,7 +1,7 @@
 """How much global search's scores move when nothing but an arbitrary order changes.
 
 Run: .venv/bin/python benchmarks/global_noise.py [--seeds 7,1,2] [--drafts 1,2] [--record]
-     [--index output/kestrel_bay] [--questions data/kestrel_bay/thematic_questions.jsonl]
+     [--index output/kestrel_bay] [--questions data/kestrel_bay/thematic_questions.jsonl[,...]]
 
 Global search shuffles the reports with a fixed seed before the map
 (``query.global_shuffle_seed``; -1, the default, takes ``llm.seed`` = 7). With one report a
@@ -17,6 +17,9 @@ With ``--drafts 1,2`` it also evaluates global search with ``query.global_reduce
 to those seeds, under the first of ``--seeds``: the reduce drafts an answer under each order
 and one call merges the drafts. Its row prints the same figures, and each row the LLM calls
 and tokens per global answer.
+
+``--questions`` takes several files, comma-separated: their answers and ratings are pooled
+into one row per seed or arm (more questions, a narrower interval).
 
 Why it is kept: every arm of global search in the README moves the reduce's input, and a
 difference between arms is only worth reading when it is larger than what a new seed alone
@@ -44,22 +47,27 @@ def seed_run(
     with the reports shuffled by ``seed`` (and the reduce drafted under the ``drafts`` seeds'
     orders too, ``query.global_reduce_seeds``)."""
     overrides = {"query": {"global_shuffle_seed": seed, "global_reduce_seeds": list(drafts)}}
+    records, judgements = [], []
     with Workbench(cache=cache, overrides=overrides) as bench:
         bench.load(index)
-        result = bench.evaluate(
-            questions,
-            out=out,
-            methods=["naive", "global"],
-            metrics=[],
-            progress=False,
-            pairwise_pairs="global:naive",
-            judge_controls=0,
-        )
-    judgements = pd.read_csv(Path(result.out) / "pairwise.csv")
+        # several question files (comma-separated) are pooled: their question ids differ
+        for number, path in enumerate(questions.split(",")):
+            result = bench.evaluate(
+                path,
+                out=out / str(number),
+                methods=["naive", "global"],
+                metrics=[],
+                progress=False,
+                pairwise_pairs="global:naive",
+                judge_controls=0,
+            )
+            records.append(result.records)
+            judgements.append(pd.read_csv(Path(result.out) / "pairwise.csv"))
+    judged = pd.concat(judgements, ignore_index=True)
     return {
-        "records": result.records,
-        "judgements": judgements,
-        "rates": pairwise.win_rates(judgements),
+        "records": pd.concat(records, ignore_index=True),
+        "judgements": judged,
+        "rates": pairwise.win_rates(judged),
     }
 
 

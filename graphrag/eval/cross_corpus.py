@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag.config import REPO_ROOT
-from graphrag.eval import judge_validity, stats
+from graphrag.eval import judge_validity, pairwise, stats
 from graphrag.eval.analysis import Analysis, analyse
 from graphrag.eval.hops import HOPS_CSV, all_hops_found
 from graphrag.eval.judge import JUDGE_CALLS
@@ -74,6 +74,7 @@ class CorpusReport:
     tests: pd.DataFrame
     # further indexes of the same corpus (another index.method), from `summarize --index`
     other_index_costs: list[dict[str, Any]] = field(default_factory=list)
+    judgements: pd.DataFrame | None = None  # pairwise.csv: one row per question, pair, criterion
 
     @property
     def n_questions(self) -> int:
@@ -189,11 +190,12 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
         "n_resamples": int(run.get("n_resamples", stats.DEFAULT_RESAMPLES)),
         "seed": int(run.get("seed", stats.DEFAULT_SEED)),
     }
+    judgements = _optional_csv(folder / "pairwise.csv")
     analysis = analyse(
         records,
         ragas,
         controls=_optional_csv(folder / "judge_controls.csv"),
-        judgements=_optional_csv(folder / "pairwise.csv"),
+        judgements=judgements,
         **options,
     )
     if baseline not in analysis.methods:
@@ -219,9 +221,59 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
         hops=hops if hops is not None and not hops.empty else None,
         index_cost=_stored_index_cost(run, meta),
         tests=pd.DataFrame(columns=TEST_COLUMNS),
+        judgements=judgements,
     )
     report.tests = compare_with_baseline(report, baseline)
     return report
+
+
+@dataclass
+class PooledPairwise:
+    """The pairwise judgements of several question sets over one index, pooled."""
+
+    index: str
+    reports: list[str]
+    n_questions: int
+    win_rates: pd.DataFrame
+
+
+def pooled_pairwise(reports: Sequence[CorpusReport]) -> list[PooledPairwise]:
+    """Return, per index that two or more reports judged pairwise, the win rates over all
+    their questions at once: one set's win rates rest on 6 to 18 questions, too few for a
+    CI to exclude 0.5 unless nearly every question is won. A question in two sets (the
+    demo's global questions are also thematic ones, answered by the same method on the same
+    settings, so rated the same) is counted once, from the first report that judged it."""
+    by_index: dict[str, list[CorpusReport]] = {}
+    for report in reports:
+        if report.judgements is not None and not report.judgements.empty:
+            by_index.setdefault(str(report.meta.get("index", "")), []).append(report)
+    pooled = []
+    for index, group in by_index.items():
+        if len(group) < 2 or not index:
+            continue
+        # one judgement: the same question, pair and criterion rated the same (the ratings
+        # are the recorded replies to the same answers); a control row names no method, so
+        # the ratings tell its answers apart
+        keys = ["question_id", "method_a", "method_b", "criterion", "rating_a", "rating_b"]
+        kept: list[pd.DataFrame] = []
+        seen: set[tuple] = set()
+        for report in group:
+            frame = report.judgements
+            key = pd.Series(list(zip(*(frame[k] for k in keys), strict=True)), index=frame.index)
+            kept.append(frame[~key.isin(seen)])
+            seen |= set(key)
+        judgements = pd.concat(kept, ignore_index=True)
+        first = group[0].analysis
+        rates = pairwise.win_rates(judgements, n_resamples=first.n_resamples, seed=first.seed)
+        pooled.append(
+            PooledPairwise(
+                index=index,
+                reports=[r.name for r in group],
+                n_questions=int(judgements["question_id"].nunique()),
+                win_rates=rates,
+            )
+        )
+    return pooled
 
 
 def _score_tables(report: CorpusReport) -> dict[str, pd.DataFrame]:

@@ -27,6 +27,7 @@ from graphrag.eval.cross_corpus import (
     answer_metric,
     attach_index_costs,
     load_report,
+    pooled_pairwise,
     significant,
 )
 from graphrag.eval.cross_corpus_reading import reading_section
@@ -40,6 +41,7 @@ from graphrag.eval.tables import (
     number,
     pairwise_section,
     table,
+    win_rate_lines,
 )
 
 
@@ -224,6 +226,24 @@ def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
     return lines
 
 
+def pooled_section(reports: Sequence[CorpusReport]) -> list[str]:
+    """The head-to-head pooled over the question sets judged on one index (none when no
+    index has two)."""
+    lines: list[str] = []
+    for pooled in pooled_pairwise(reports):
+        lines += [
+            "## Head-to-head, question sets pooled",
+            "",
+            f"The pairwise judgements of {', '.join(pooled.reports)} (index "
+            f"{md(pooled.index)}) taken together: {pooled.n_questions} distinct questions; "
+            "a judgement two sets share (the same question, pair, criterion and ratings) "
+            "counts once. Read as each report's own head-to-head section.",
+            "",
+            *win_rate_lines(pooled.win_rates),
+        ]
+    return lines
+
+
 def render_summary(
     reports: Sequence[CorpusReport],
     baseline: str = BASELINE,
@@ -249,6 +269,7 @@ def render_summary(
         header,
         headline_section(reports, baseline),
         reading_section(reports, baseline),
+        *([pooled] if (pooled := pooled_section(reports)) else []),
         *(corpus_section(report, baseline) for report in reports),
         *retrieval,
     ]
@@ -274,6 +295,7 @@ def readme_block(
         *_demoted(headline_section(reports, baseline)),
         "",
         *_demoted(reading_section(reports, baseline)),
+        *(["", *_demoted(pooled)] if (pooled := pooled_section(reports)) else []),
         *(line for section in retrieval for line in ["", *_demoted(section)]),
         README_END,
     ]

@@ -310,20 +310,6 @@ def pairwise_section(analysis: Analysis) -> list[str]:
     rates = analysis.win_rates
     if rates is None:
         return []
-    rows = [
-        [
-            md(r.method_a),
-            md(r.method_b),
-            r.criterion,
-            MISSING if r.n == 0 else with_ci(r.win_rate, r.low, r.high),
-            str(r.n),
-            str(r.judge_failed),
-            str(r.not_recorded),
-            number(r.mean_rating_a),
-            number(r.mean_rating_b),
-        ]
-        for r in rates.itertuples(index=False)
-    ]
     return [
         "## Head-to-head (pairwise judge)",
         "",
@@ -340,6 +326,28 @@ def pairwise_section(analysis: Analysis) -> list[str]:
         "with no corpus text: a fluent answer from nowhere, which a method drawing on the "
         "corpus should beat.",
         "",
+        *win_rate_lines(rates),
+    ]
+
+
+def win_rate_lines(rates: pd.DataFrame) -> list[str]:
+    """The win-rate table of :func:`pairwise.win_rates` and the generated lines on the
+    judge's controls and the closed-book reference (a report's, or a pooled one's)."""
+    rows = [
+        [
+            md(r.method_a),
+            md(r.method_b),
+            r.criterion,
+            MISSING if r.n == 0 else with_ci(r.win_rate, r.low, r.high),
+            str(r.n),
+            str(r.judge_failed),
+            str(r.not_recorded),
+            number(r.mean_rating_a),
+            number(r.mean_rating_b),
+        ]
+        for r in rates.itertuples(index=False)
+    ]
+    return [
         *(
             table(
                 [
