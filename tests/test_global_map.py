@@ -208,14 +208,15 @@ def test_the_readme_noise_table_replays_for_a_recorded_seed(demo_index, tmp_path
     [
         ["heldout_thematic_questions.jsonl"],
         ["thematic_questions.jsonl", "heldout_thematic_questions.jsonl"],
+        ["questions.jsonl"],
     ],
-    ids=["held-out", "pooled"],
+    ids=["held-out", "pooled", "demo"],
 )
 def test_the_readme_drafts_lines_replay(demo_index, tmp_path, files: list[str]) -> None:
-    """The README's lines of the reduce-drafts arm on the held-out questions and on all 30
-    pooled: the default and the arm, replayed from the recorded answers and ratings (the
-    replay endpoint is a closed port). Pooled, the arm's interval lies above 0.5, as the
-    README says, and the default's does not."""
+    """The README's lines of the reduce-drafts arm on the held-out questions, on all 30
+    thematic ones pooled and on the demo set: the default and the arm, replayed from the
+    recorded answers and ratings (the replay endpoint is a closed port). Pooled, the arm's
+    interval lies above 0.5, as the README says, and the default's does not."""
     noise = load_benchmark("global_noise")
     questions = ",".join(str(REPO_ROOT / "data" / "kestrel_bay" / f) for f in files)
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
@@ -229,3 +230,4 @@ def test_the_readme_drafts_lines_replay(demo_index, tmp_path, files: list[str]) 
         rows[label] = row
     if len(files) > 1:
         assert rows["7 + drafts 1,2"].low > 0.5 >= rows[7].low
+    assert rows["7 + drafts 1,2"].calls == rows[7].calls + 3  # two drafts and the merge
