@@ -24,6 +24,7 @@ import pandas as pd
 from graphrag.config import REPO_ROOT, load_settings
 from graphrag.embeddings import Embedder
 from graphrag.query.router import QUESTION_SET_TYPE, PrototypeClassifier
+from graphrag.query.router import routes as router_routes
 
 
 def classify_set(questions: pd.DataFrame, top: int) -> pd.DataFrame:
@@ -90,11 +91,7 @@ def main() -> None:
     wrong = predicted[predicted["predicted"] != predicted["type"]]
     for row in wrong.itertuples(index=False):
         print(f"  {row.id} {row.type} -> {row.predicted}: {row.question}")
-    routes = {
-        "fact": settings.query.router_fact_method,
-        "multi_hop": settings.query.router_multi_hop_method,
-        "thematic": settings.query.router_thematic_method,
-    }
+    routes = router_routes(settings.query)
     kind_of_type = {t: k for k, t in QUESTION_SET_TYPE.items()}
     right_route = predicted["type"].map(kind_of_type).map(routes) == predicted["kind"].map(routes)
     print(

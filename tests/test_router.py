@@ -16,7 +16,7 @@ from graphrag.query.base import Answer, Method
 from graphrag.query.global_search import GlobalSearch
 from graphrag.query.local import LocalSearch
 from graphrag.query.registry import OPT_IN_METHODS, make_methods
-from graphrag.query.router import KINDS, PROTOTYPES, PrototypeClassifier, Router
+from graphrag.query.router import KINDS, PROTOTYPES, PrototypeClassifier, Router, routes
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 
@@ -189,12 +189,7 @@ def test_the_readme_s_routing_figures_are_the_committed_report_s() -> None:
     questions = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl")
     predicted = study.classify_set(questions, settings.query.router_prototype_top)
     records = pd.read_parquet(REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet")
-    routes = {
-        "fact": settings.query.router_fact_method,
-        "multi_hop": settings.query.router_multi_hop_method,
-        "thematic": settings.query.router_thematic_method,
-    }
-    scores, n = study.routing_scores(predicted, records, routes, "keyword_hit_rate")
+    scores, n = study.routing_scores(predicted, records, routes(settings.query), "keyword_hit_rate")
     recorded = records[records["method"] == "router"]["keyword_hit_rate"].mean()
     assert n == 24
     assert scores.set_index("strategy").loc["router"].iloc[0] == pytest.approx(recorded)

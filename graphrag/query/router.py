@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from graphrag import prompts
-from graphrag.config import SettingsError
+from graphrag.config import QuerySettings, SettingsError
 from graphrag.embeddings import Embedder
 from graphrag.query.base import Answer, ContextItem, Method, Retrieval
 from graphrag.usage import track_usage
@@ -108,6 +108,11 @@ class PrototypeClassifier:
         return max(scores, key=scores.__getitem__)
 
 
+def routes(params: QuerySettings) -> dict[str, str]:
+    """Return the method each kind of question is answered with (``query.router_*_method``)."""
+    return {kind: getattr(params, f"router_{kind}_method") for kind in KINDS}
+
+
 class Router(Method):
     """Classify the question, then answer it with the method configured for its kind."""
 
@@ -116,11 +121,7 @@ class Router(Method):
     def __init__(self, *args: Any, methods: Mapping[str, Method] | None = None, **kw: Any) -> None:
         """Take :class:`Method`'s arguments; ``methods`` gives ready routed-to methods by name."""
         super().__init__(*args, **kw)
-        self.routes = {
-            "fact": self.params.router_fact_method,
-            "multi_hop": self.params.router_multi_hop_method,
-            "thematic": self.params.router_thematic_method,
-        }
+        self.routes = routes(self.params)
         from graphrag.query.registry import ALL_METHODS  # the registry imports this module
 
         for kind, method in self.routes.items():
