@@ -103,17 +103,19 @@ def question_sets(root: Path) -> dict[str, str]:
 # alone): packed batches, one report per map call, and dynamic community selection (reports
 # rated from the root down, only the relevant ones mapped, one per call). Then one report per
 # call with the entities' facts under each LLM report, the extractive map (picked report
-# sentences, read verbatim by the reduce), and both (the defaults); these read the points in
-# score order (Microsoft's). Last, both with equal scores ordered by similarity to the
-# question (global_point_order); and both with the community's relationships under every
-# report (global_report_relations_tokens); and the defaults with the map picking up to 10
-# sentences a report and a reduce of 2,500 tokens, about naive RAG's context (the defaults'
-# picks fill about 900 tokens). The compact-JSON arm is the defaults with the map's replies
-# asked for as compact JSON (LLM_SETTINGS: llm.json_mode = "llguidance").
-SCORE_ORDER = {"global_point_order": "score"}
+# sentences, read verbatim by the reduce), and both (the map of the defaults); these read the
+# points in score order (Microsoft's) and have one reduce call, as they were recorded. Then
+# both with equal scores ordered by similarity to the question (global_point_order); with
+# the community's relationships under every report (global_report_relations_tokens); with
+# the map picking up to 10 sentences a report and a reduce of 2,500 tokens, about naive
+# RAG's context (4 picks fill about 900 tokens); and with the map's replies asked for as
+# compact JSON (LLM_SETTINGS: llm.json_mode = "llguidance"). Last, the defaults: the
+# extractive map with facts, whose reduce drafts under three report orders and one call
+# merges the drafts (global_reduce_seeds).
+SCORE_ORDER = {"global_point_order": "score", "global_reduce_seeds": []}
 MICROSOFT_MAP = {"global_map_style": "points", "global_report_facts_tokens": 0, **SCORE_ORDER}
 FACTS = {"global_report_facts_tokens": 200}
-EXTRACTIVE_FACTS = {  # the defaults
+EXTRACTIVE_FACTS = {
     "global_reports_per_call": 1,
     "global_map_style": "sentences",
     **FACTS,
@@ -149,6 +151,10 @@ ARMS = {
         **EXTRACTIVE_FACTS,
         "global_map_max_points": 10,
         "global_reduce_tokens": 2500,
+    },
+    "extractive sentences + entity facts + reduce drafts (the defaults)": {
+        **EXTRACTIVE_FACTS,
+        "global_reduce_seeds": [1, 2],
     },
 }
 

@@ -98,7 +98,7 @@ def test_the_recorded_merge_reads_the_seed_runs_answers_as_its_drafts(
     assert len(retrieval.orders) == 3
     drafts = [asyncio.run(method.agenerate(question, items)) for items in retrieval.orders]
     for seed, draft in zip((7, 1, 2), drafts, strict=True):
-        alone = with_query(replay_settings, global_shuffle_seed=seed)
+        alone = with_query(replay_settings, global_shuffle_seed=seed, global_reduce_seeds=[])
         single = GlobalSearch(demo_index, alone, ChatLLM(alone), replay_embedder)
         assert draft == single.answer(question).text
     answer = method.answer(question)

@@ -344,7 +344,13 @@ def rated(fake: FakeLLM, community_of: dict[str, int]) -> list[int]:
 
 
 # MuSiQue has 67 roots: a rating budget that lets every root and child be rated
-EVERY_RATING = {"global_dynamic_selection": True, "global_dynamic_max_ratings": 1000}
+# one reduce call (no drafts under further report orders): the calls counted are the
+# selection's and the map's
+EVERY_RATING = {
+    "global_dynamic_selection": True,
+    "global_dynamic_max_ratings": 1000,
+    "global_reduce_seeds": [],
+}
 
 
 def split_community(index: Index) -> tuple[int, list[int]]:

@@ -540,6 +540,10 @@ def test_answer_usage_counts_the_methods_calls(
             fake_settings.query.global_reports_per_call,
         )
     )
+    # global: the map's batches, then the reduce. Every scripted map call returns the same
+    # point, so every report order (query.global_reduce_seeds) gives the reduce the same
+    # prompt, and it is written once: no draft repeats another's prompt
+    assert fake_settings.query.global_reduce_seeds
     expected = {"naive": 1, "local": 1, "hyde": 2, "multi_query": 2, "global": batches + 1}
     assert answer.usage.calls == fake_llm.calls == expected[name]
     assert answer.usage.cache_hits == 0
@@ -616,10 +620,11 @@ def test_paragraph_answers_of_the_thematic_set_replay_from_the_recorded_cache(
     (no model), each longer than its recorded sentence-form answer to the same question."""
     thematic = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl")
     text = thematic.set_index("id").loc["t01", "question"]
-    styled = with_query(replay_settings, answer_style="paragraphs", answer_max_tokens=600)
+    # recorded with one reduce call (paragraphs.toml pins it), as the sentence form
+    single = with_query(replay_settings, global_reduce_seeds=[])
+    styled = with_query(single, answer_style="paragraphs", answer_max_tokens=600)
     names = ["naive", "global"]
-    short = make_methods(demo_index, names, replay_settings, ChatLLM(replay_settings),
-                         replay_embedder)  # fmt: skip
+    short = make_methods(demo_index, names, single, ChatLLM(single), replay_embedder)
     long = make_methods(demo_index, names, styled, ChatLLM(styled), replay_embedder)
     for name in names:
         sentences, paragraphs = short[name].answer(text), long[name].answer(text)
