@@ -231,3 +231,44 @@ def test_the_readme_drafts_lines_replay(demo_index, tmp_path, files: list[str]) 
     if len(files) > 1:
         assert rows["7 + drafts 1,2"].low > 0.5 >= rows[7].low
     assert rows["7 + drafts 1,2"].calls == rows[7].calls + 3  # two drafts and the merge
+
+
+# The arms whose lines the README quotes for each question set over the demo index
+# (output/kestrel_bay; the tuple index's lines are not replayed here).
+EXTRACTIVE = "extractive sentences + entity facts"
+README_ARMS = {
+    "questions.jsonl": [
+        "one report per call",
+        "points + entity facts",
+        "extractive sentences",
+        EXTRACTIVE,
+        f"{EXTRACTIVE} + reduce drafts (the defaults)",
+    ],
+    "thematic_questions.jsonl": [
+        "one report per call",
+        EXTRACTIVE,
+        f"{EXTRACTIVE} + question order",
+        f"{EXTRACTIVE} + relations",
+        f"{EXTRACTIVE} + 10 picks a report + 2500-token reduce",
+        f"{EXTRACTIVE} + reduce drafts (the defaults)",
+    ],
+    "heldout_thematic_questions.jsonl": [
+        "one report per call",
+        EXTRACTIVE,
+        f"{EXTRACTIVE} + reduce drafts (the defaults)",
+    ],
+}
+
+
+@pytest.mark.parametrize("questions", list(README_ARMS))
+def test_the_readme_map_arm_lines_replay(demo_index, questions: str) -> None:
+    """Every arm line the README quotes from ``global_map.py --compare output/kestrel_bay``
+    replays from the recorded cache, word for word: an arm whose recorded answers a later
+    change no longer reproduces (a new prompt, a re-asked loop) fails here, not silently
+    as "not recorded on this index"."""
+    path = REPO_ROOT / "data" / "kestrel_bay" / questions
+    lines = global_map().compare(demo_index.path, path, "replay", README_ARMS[questions])
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(lines) == len(README_ARMS[questions])
+    for line in lines:
+        assert f"  {line}\n" in readme, line
