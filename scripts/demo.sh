@@ -2,7 +2,7 @@
 # The main job: set up, index the bundled Kestrel Bay corpus with the embedded model and the
 # default settings, show every method's answer to one question, and write the comparison
 # report to reports/kestrel_bay (and the thematic head-to-head to reports/kestrel_bay_thematic,
-# its held-out questions' to reports/kestrel_bay_heldout);
+# its held-out questions' to reports/kestrel_bay_heldout and reports/kestrel_bay_second_heldout);
 # then the MuSiQue report (reports/musique, its NLP-mode index
 # and the recorded answers, settings in data/musique/graphrag.toml) and the cross-corpus
 # summary reports/SUMMARY.md. Recorded LLM responses in data/llm_cache make this fast on a
@@ -48,6 +48,11 @@ cache_args=()
 .venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
   --questions data/kestrel_bay/heldout_thematic_questions.jsonl --methods naive,global,local \
   --metrics none --pairwise global:naive,local:naive --out reports/kestrel_bay_heldout --quiet
+# 12 more (s01-s12), written after global search's reduce drafts were chosen on the 30 above
+# and before any method answered them: global search against naive RAG, recorded.
+.venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
+  --questions data/kestrel_bay/second_heldout_thematic_questions.jsonl --methods naive,global \
+  --metrics none --pairwise global:naive --out reports/kestrel_bay_second_heldout --quiet
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
 # a method recorded on the first N questions only (none, or e.g. drift=10: minutes per
@@ -66,6 +71,6 @@ musique=(--config data/musique/graphrag.toml)
 .venv/bin/python -m graphrag --config data/musique/llm_index.toml --cache replay index \
   --input data/musique/docs --out output/musique_llm --method llm --quiet
 .venv/bin/python -m graphrag summarize reports/kestrel_bay reports/kestrel_bay_thematic \
-  reports/kestrel_bay_heldout reports/musique \
+  reports/kestrel_bay_heldout reports/kestrel_bay_second_heldout reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
   --index output/musique_llm --out reports/SUMMARY.md --readme README.md

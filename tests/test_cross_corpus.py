@@ -330,7 +330,13 @@ def test_the_readme_results_block_is_the_summary_of_the_committed_reports() -> N
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     reports = [
         load_report(REPO_ROOT / "reports" / name)
-        for name in ("kestrel_bay", "kestrel_bay_thematic", "kestrel_bay_heldout", "musique")
+        for name in (
+            "kestrel_bay",
+            "kestrel_bay_thematic",
+            "kestrel_bay_heldout",
+            "kestrel_bay_second_heldout",
+            "musique",
+        )
     ]
     retrieval = [
         summary_section(REPO_ROOT / "reports" / name)
@@ -398,44 +404,50 @@ def test_model_seconds_from_several_or_unnamed_machines_are_flagged() -> None:
 
 
 def test_pairwise_judgements_of_sets_on_one_index_are_pooled_once_each() -> None:
-    """The demo's three question sets were judged pairwise on one index: pooled, global
-    against naive rests on all 30 distinct questions (the demo's 6 global questions are
-    thematic ones too, judged the same, so counted once), every judgement of the three
-    reports is in the pool exactly once, and MuSiQue (no pairwise) adds nothing."""
+    """The demo's four question sets were judged pairwise on one index: pooled, global
+    against naive rests on all 42 distinct questions (the demo's 6 global questions are
+    thematic ones too, judged the same, so counted once), local against naive on the 30 of
+    the sets that judged it, every judgement of the four reports is in the pool exactly
+    once, and MuSiQue (no pairwise) adds nothing."""
     from graphrag.eval import pairwise
     from graphrag.eval.cross_corpus import pooled_pairwise
 
-    names = ("kestrel_bay", "kestrel_bay_thematic", "kestrel_bay_heldout", "musique")
+    names = (
+        "kestrel_bay",
+        "kestrel_bay_thematic",
+        "kestrel_bay_heldout",
+        "kestrel_bay_second_heldout",
+        "musique",
+    )
     reports = [load_report(REPO_ROOT / "reports" / name) for name in names]
+    judged = reports[:4]
     (pooled,) = pooled_pairwise(reports)
-    assert pooled.reports == list(names[:3]) and pooled.index == "output/kestrel_bay"
+    assert pooled.reports == list(names[:4]) and pooled.index == "output/kestrel_bay"
     rates = pooled.win_rates.set_index(["method_a", "method_b", "criterion"])
-    ids = {q for r in reports[:3] for q in r.analysis.records["question_id"] if q[0] in "qth"}
+    ids = {q for r in judged for q in r.analysis.records["question_id"] if q[0] in "qths"}
     global_ids = {q for q in ids if not q.startswith("q") or int(q[1:]) >= 19}
-    assert rates.loc[("global", "naive", "comprehensiveness"), "n"] == len(global_ids) == 30
+    assert rates.loc[("global", "naive", "comprehensiveness"), "n"] == len(global_ids) == 42
+    assert rates.loc[("local", "naive", "comprehensiveness"), "n"] == 30  # not the 4th set
     assert rates.loc[("drift", "naive", "comprehensiveness"), "n"] == 6  # the demo's only
     # the README's prose: pooled, global search (with its reduce drafts, the default) wins
     # over naive RAG on comprehensiveness with an interval above 0.5
     assert rates.loc[("global", "naive", "comprehensiveness"), "low"] > 0.5
 
     keys = ["question_id", "method_a", "method_b", "criterion", "rating_a", "rating_b"]
-    union = pd.concat([r.judgements for r in reports[:3]]).drop_duplicates(subset=keys)
+    union = pd.concat([r.judgements for r in judged]).drop_duplicates(subset=keys)
     control = union[union["method_a"].str.startswith("control")]
     one = control[control["criterion"] == "comprehensiveness"]
     assert rates.loc[
         (one["method_a"].iloc[0], one["method_b"].iloc[0], "comprehensiveness"), "n"
     ] == len(one)
-    assert (
-        len(one)
-        > max(  # more control pairs than any one set had
-            (
-                r.judgements["method_a"].str.startswith("control")
-                & (r.judgements["criterion"] == "comprehensiveness")
-            ).sum()
-            for r in reports[:3]
-        )
+    assert len(one) > max(  # more control pairs than any one set had
+        (
+            r.judgements["method_a"].str.startswith("control")
+            & (r.judgements["criterion"] == "comprehensiveness")
+        ).sum()
+        for r in judged
     )
     expected = pairwise.win_rates(union).set_index(["method_a", "method_b", "criterion"])
     pd.testing.assert_frame_equal(rates, expected)
     assert "## Head-to-head, question sets pooled" in render_summary(reports)
-    assert "question sets pooled" not in render_summary(reports[3:])
+    assert "question sets pooled" not in render_summary(reports[4:])
