@@ -20,9 +20,10 @@ reports chosen differ per question, so there the first report is a different one
 Part 2 (``--compare INDEX``, replay; ``--record`` asks the live model for what is missing):
 global search on the demo's global questions, one line per arm of ``ARMS`` (Microsoft's map
 with ``global_reports_per_call`` 0 or 1 or dynamic community selection; entity facts under
-the reports; the extractive map; both): keyword hit rate, LLM calls, prompt and completion
-tokens and model seconds per answer. An arm with a request missing from the cache is printed
-as not recorded on that index.
+the reports; the extractive map; both, and its variants, with one reduce call; last, the
+defaults, whose reduce is drafted under three report orders and merged): keyword hit rate,
+LLM calls, prompt and completion tokens and model seconds per answer. An arm with a request
+missing from the cache is printed as not recorded on that index.
 """
 
 from __future__ import annotations

@@ -274,8 +274,9 @@ class QuerySettings:
     # global_shuffle_seed one first) and one more call merges the drafts (GlobalSearch.awrite;
     # [] : one reduce call, as Microsoft GraphRAG). The 1.5B reduce keeps different keywords
     # under different orders (benchmarks/global_noise.py); with [1, 2] global search's
-    # comprehensiveness win rate over naive RAG is the first whose interval lies above 0.5
-    # (30 thematic questions), for 3 more calls and about 60% more tokens (README)
+    # comprehensiveness win rate over naive RAG was the first whose interval lies above 0.5
+    # (30 thematic questions), and it held on 12 written afterwards, for 3 more calls and
+    # about 60% more tokens (README, "Drafts under several orders")
     global_reduce_seeds: list[int] = field(default_factory=lambda: [1, 2])
     global_map_max_points: int = 4  # points (or picked sentences) one map call returns
     # "points": the map writes points in its own words (Microsoft GraphRAG); "sentences": it
