@@ -49,10 +49,11 @@ cache_args=()
   --questions data/kestrel_bay/heldout_thematic_questions.jsonl --methods naive,global,local \
   --metrics none --pairwise global:naive,local:naive --out reports/kestrel_bay_heldout --quiet
 # 12 more (s01-s12), written after global search's reduce drafts were chosen on the 30 above
-# and before any method answered them: global search against naive RAG, recorded.
+# and before any method answered them: the same methods and pairs, recorded.
 .venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
-  --questions data/kestrel_bay/second_heldout_thematic_questions.jsonl --methods naive,global \
-  --metrics none --pairwise global:naive --out reports/kestrel_bay_second_heldout --quiet
+  --questions data/kestrel_bay/second_heldout_thematic_questions.jsonl \
+  --methods naive,global,local --metrics none --pairwise global:naive,local:naive \
+  --out reports/kestrel_bay_second_heldout --quiet
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
 # a method recorded on the first N questions only (none, or e.g. drift=10: minutes per
