@@ -31,8 +31,6 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.config import REPO_ROOT
-from graphrag.documents import load_documents
 from graphrag.eval.metrics import (
     CorpusTerms,
     answer_sentences,
@@ -40,6 +38,8 @@ from graphrag.eval.metrics import (
     unsupported_terms,
 )
 from graphrag.eval.questions import load_questions
+from graphrag.settings import REPO_ROOT
+from graphrag.text.documents import load_documents
 from graphrag.workbench import Workbench
 
 DEFAULT_REPORTS = (

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.config import REPO_ROOT
-from graphrag.index.grounding import unsupported_sentences
+from graphrag.index.extract.grounding import unsupported_sentences
+from graphrag.settings import REPO_ROOT
 
 DEFAULT_INDEXES = ("output/kestrel_bay", "output/musique_llm")
 

@@ -27,9 +27,9 @@ from collections import Counter
 
 import pandas as pd
 
-from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import keyword_hit_rate
 from graphrag.eval.questions import load_questions
+from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 
 

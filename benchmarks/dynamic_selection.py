@@ -31,10 +31,10 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.config import REPO_ROOT
 from graphrag.index import schemas as S
-from graphrag.llm import expected_grade
-from graphrag.usage import Usage, track_usage
+from graphrag.llm.client import expected_grade
+from graphrag.llm.usage import Usage, track_usage
+from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 
 THRESHOLDS = (1.0, 1.5, 2.0, 2.5, 3.0)
@@ -62,7 +62,7 @@ def auc(scores: list[float], labels: list[bool]) -> float:
 
 async def rate_all(method, questions: list[dict]) -> pd.DataFrame:
     """Rate every (report, question), report by report (two reports at a time)."""
-    from graphrag.query.global_search import relevance_request
+    from graphrag.query.global_search.search import relevance_request
 
     text_of = await method.report_texts(method.index.communities[S.COMMUNITY])
     rows = []

@@ -32,9 +32,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import keyword_hit_rate
-from graphrag.query.map_context import numbered_sentences, usable_picks
+from graphrag.query.global_search.map_context import numbered_sentences, usable_picks
+from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 
 SHORT_LIST = 6  # a call shown more sentences than this picking 1..k shows position bias

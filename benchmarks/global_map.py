@@ -34,8 +34,8 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from graphrag.config import REPO_ROOT
-from graphrag.llm_cache import ResponseCache
+from graphrag.llm.cache import ResponseCache
+from graphrag.settings import REPO_ROOT
 
 QUESTIONS = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
 
@@ -174,7 +174,7 @@ def compare(
 
     asked = load_questions(questions)
     asked = asked[asked["type"] == "global"]
-    from graphrag.llm import CacheMissError
+    from graphrag.llm.client import CacheMissError
 
     lines = []
     unknown = sorted(set(arms or ()) - set(ARMS))

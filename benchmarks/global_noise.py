@@ -35,8 +35,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.config import REPO_ROOT
 from graphrag.eval import pairwise, stats
+from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 
 

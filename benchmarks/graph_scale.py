@@ -128,8 +128,8 @@ def _peak_mib() -> float:
 
 def child(edges: int, algorithm: str, seed: int) -> None:
     """Run the three stages for one (size, algorithm), printing one JSON line per stage."""
-    from graphrag.index.communities import communities_table, detect_communities
-    from graphrag.index.graph import build_graph
+    from graphrag.index.graph.communities import communities_table, detect_communities
+    from graphrag.index.graph.merge import build_graph
 
     # Import the engine before timing: its import (seconds for graspologic) is paid once per
     # process and is not part of the clustering cost.

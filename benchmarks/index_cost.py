@@ -44,12 +44,12 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from graphrag.config import REPO_ROOT, repo_relative
 from graphrag.index.lean import LEAN_INDEX_SETTINGS
-from graphrag.index.report_lines import format_report_lines
-from graphrag.index.report_stop import COPY_CHARS, MIN_JUDGED, ReportCopyStop, normalized
-from graphrag.llm_cache import ResponseCache
-from graphrag.tokens import count_tokens
+from graphrag.index.reports.lines import format_report_lines
+from graphrag.index.reports.stop import COPY_CHARS, MIN_JUDGED, ReportCopyStop, normalized
+from graphrag.llm.cache import ResponseCache
+from graphrag.settings import REPO_ROOT, repo_relative
+from graphrag.text.tokens import count_tokens
 
 PER = 1000  # costs are per this many corpus tokens
 EXTRACTION_SCHEMA_NAME = "graph_extraction"
@@ -190,7 +190,7 @@ def json_formats(cache: Path) -> str:
     for name, counts in rows.items():
         lines.append(f"{name:<44}{mean(counts):>13.0f}{mean(counts) / recorded:>12.2f}")
     lines.append(
-        "tokens counted with graphrag.tokens.count_tokens (the Qwen2.5 vocabulary); the ratio is "
+        "tokens counted with graphrag.text.tokens.count_tokens (the Qwen2.5 vocabulary); the ratio is "
         "mean tokens over mean recorded completion_tokens"
     )
     return "\n".join(lines)
@@ -228,11 +228,11 @@ def _mode_row(mode: str, corpus: Path, gold: Path | None, cache: Path) -> dict[s
     import tempfile
     import time
 
-    from graphrag.config import load_settings
+    from graphrag.index.extract.quality import extraction_quality, load_gold_graph
     from graphrag.index.pipeline import build_index
-    from graphrag.index.quality import extraction_quality, load_gold_graph
     from graphrag.index.store import load_index
-    from graphrag.llm import CacheMissError, ChatLLM
+    from graphrag.llm.client import CacheMissError, ChatLLM
+    from graphrag.settings import load_settings
 
     with tempfile.TemporaryDirectory(prefix=f"index_cost_{mode}_") as folder:
         settings = load_settings(
@@ -342,8 +342,8 @@ def modes(corpus: Path, gold: Path | None, cache: Path, names: tuple[str, ...]) 
 
 
 def _text_units(corpus: Path) -> Any:
-    from graphrag.config import load_settings
-    from graphrag.documents import chunk_documents, load_documents
+    from graphrag.settings import load_settings
+    from graphrag.text.documents import chunk_documents, load_documents
 
     chunking = load_settings(env={}).chunking
     documents = load_documents(corpus, chunking.max_document_tokens).documents
@@ -360,7 +360,7 @@ def packing(corpora: list[Path], budgets: tuple[int, ...]) -> str:
     """Return the extraction calls of each corpus with document packing off and at each
     budget (no LLM call: packing depends only on the chunks' token counts)."""
     from graphrag.index import schemas as S
-    from graphrag.index.extract_records import pack_text_units
+    from graphrag.index.extract.record_calls import pack_text_units
 
     lines = []
     for corpus in corpora:
@@ -400,8 +400,8 @@ def loop_cut(cache: Path) -> str:
     the model generated), and the grounded records after the stop (names the chunk mentions,
     not repeats of kept ones) are what the stop would lose."""
     from graphrag import prompts
-    from graphrag.config import load_settings
-    from graphrag.index.records import RecordStop, records_from_json_reply
+    from graphrag.index.extract.records import RecordStop, records_from_json_reply
+    from graphrag.settings import load_settings
 
     types = load_settings(env={}).index.entity_types
     records = _extraction_records(cache)
@@ -448,8 +448,8 @@ def loop_cut(cache: Path) -> str:
 def _grounded_lost(text: str, offset: int, chunk: str) -> tuple[int, int]:
     """Return (entities, relationships) after ``offset`` of a record reply that its chunk
     grounds and that the text before ``offset`` does not already hold."""
-    from graphrag.index.extract import mentioned
-    from graphrag.index.records import parse_records
+    from graphrag.index.extract.records import parse_records
+    from graphrag.index.extract.stage import mentioned
 
     def grounded(part: str, kind: str) -> set[str]:
         parsed = parse_records(part)
@@ -548,7 +548,7 @@ def _copy_rule(cache: Path) -> dict[str, int]:
     time, and count: replies, findings, findings that start as earlier text, replies ended,
     findings kept, completion tokens recorded and saved (generated after the rule saw the
     copy), finding sentences the summary does not hold, and those a stop leaves out."""
-    from graphrag.tokens import decode, encode
+    from graphrag.text.tokens import decode, encode
 
     n = dict.fromkeys(
         ("replies", "findings", "copies", "stopped", "kept", "recorded", "saved", "new", "lost"), 0
@@ -598,7 +598,7 @@ def stop_rules(index: Path, cache: Path) -> str:
     (``cache``, the run's cache folder): each record reply read by the loop rule
     (``index.stop_repeats``: repeats and mirrored entities) and each JSON report streamed to
     the copy rule; the run's completion tokens per 1,000 corpus tokens before and after."""
-    from graphrag.index.records import RecordStop, parse_records
+    from graphrag.index.extract.records import RecordStop, parse_records
 
     manifest = json.loads((index / "index.json").read_text())
     corpus_tokens = int(manifest["summary"]["counts"]["corpus_tokens"])
@@ -629,7 +629,7 @@ def stop_rules(index: Path, cache: Path) -> str:
 def records_cost(cache: Path) -> str:
     """Return what the recorded JSON extraction replies would cost as record lines, with and
     without their repeated records (every reply, cut-off ones included)."""
-    from graphrag.index.records import parse_records, records_from_json_reply, to_records
+    from graphrag.index.extract.records import parse_records, records_from_json_reply, to_records
 
     recorded = as_records = unique = repeats = records = cut = 0
     for record in _extraction_records(cache):
@@ -656,11 +656,11 @@ def records_cost(cache: Path) -> str:
 def summary_threshold(cache: Path, corpus: Path, thresholds: tuple[int, ...]) -> str:
     """Return how many description-summary calls each threshold leaves, from the recorded
     extraction of ``corpus`` (no LLM call: the extraction replies are replayed)."""
-    from graphrag.config import load_settings
-    from graphrag.documents import chunk_documents, load_documents
-    from graphrag.index.extract import extract_graph
-    from graphrag.index.graph import merge_entities, needs_summary
-    from graphrag.llm import ChatLLM
+    from graphrag.index.extract.stage import extract_graph
+    from graphrag.index.graph.merge import merge_entities, needs_summary
+    from graphrag.llm.client import ChatLLM
+    from graphrag.settings import load_settings
+    from graphrag.text.documents import chunk_documents, load_documents
 
     settings = load_settings(overrides={"cache": {"mode": "replay", "path": str(cache)}})
     documents = load_documents(corpus, settings.chunking.max_document_tokens).documents

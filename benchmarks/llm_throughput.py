@@ -37,8 +37,8 @@ from pathlib import Path
 
 import httpx
 
-from graphrag.config import REPO_ROOT, load_settings
-from graphrag.local_llm import EmbeddedServer, probe_binary
+from graphrag.llm.embedded.server import EmbeddedServer, probe_binary
+from graphrag.settings import REPO_ROOT, load_settings
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from graphrag.config import REPO_ROOT
+from graphrag.settings import REPO_ROOT
 
 ORDERS = ("shared_mentions", "entity_rank", "question")
 SCORES = ("evidence_recall", "recall_at_2", "recall_at_5")
@@ -84,7 +84,7 @@ def order_rows(name: str, index: Path, questions: Path, config: Path | None) -> 
 def share_rows(
     name: str, index: Path, questions: Path, config: Path | None, shares: list[float]
 ) -> None:
-    from graphrag.config import load_settings
+    from graphrag.settings import load_settings
 
     reports = load_settings(config).query.local_community_share
     for share in shares:

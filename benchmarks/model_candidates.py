@@ -14,10 +14,10 @@ import re
 import time
 from pathlib import Path
 
-from graphrag.config import load_settings
-from graphrag.index.extract import extract_chunk, name_key
-from graphrag.llm import ChatLLM, run_sync, track_usage
-from graphrag.weights import assemble_weights
+from graphrag.index.extract.stage import extract_chunk, name_key
+from graphrag.llm.client import ChatLLM, run_sync, track_usage
+from graphrag.llm.embedded.weights import assemble_weights
+from graphrag.settings import load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "data/kestrel_bay/docs/01_kbmi_profile.md"

@@ -23,10 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from graphrag.config import REPO_ROOT, Settings, load_settings
 from graphrag.index.pipeline import build_index
 from graphrag.index.run_summary import IndexSummary
-from graphrag.llm import CacheMissError, ChatLLM, LLMError
+from graphrag.llm.client import CacheMissError, ChatLLM, LLMError
+from graphrag.settings import REPO_ROOT, Settings, load_settings
 
 TARGET_OUTSIDE_SHARE = 0.10
 

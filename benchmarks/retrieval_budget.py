@@ -23,12 +23,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag import Workbench, tokens
+from graphrag import Workbench
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
 from graphrag.eval.stats import bootstrap_ci, paired_test
-from graphrag.llm import run_sync
+from graphrag.llm.client import run_sync
 from graphrag.query.base import Method, fit_items, items_tokens
+from graphrag.text import tokens
 
 
 def chunks_within(method: Method, rows: list[int], budget: int) -> list[str]:

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.config import REPO_ROOT, load_settings
-from graphrag.embeddings import Embedder
 from graphrag.query.router import QUESTION_SET_TYPE, PrototypeClassifier
 from graphrag.query.router import routes as router_routes
+from graphrag.settings import REPO_ROOT, load_settings
+from graphrag.text.embeddings import Embedder
 
 
 def classify_set(questions: pd.DataFrame, top: int) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from graphrag.config import Settings, SettingsError
+from graphrag.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
     from graphrag.workbench import Workbench
@@ -28,7 +28,7 @@ def _workbench(args: argparse.Namespace) -> Workbench:
 
 
 def cmd_llm(args: argparse.Namespace) -> int:
-    from graphrag.usage import track_usage
+    from graphrag.llm.usage import track_usage
 
     with _workbench(args) as bench:
         llm, model = bench.llm, bench.settings.llm.model
@@ -71,7 +71,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         summary = bench.index(args.input, args.out, progress=not args.quiet, skip_bad=args.skip_bad)
         print(summary.render())
         if args.gold:
-            from graphrag.index.quality import extraction_quality, load_gold_graph
+            from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 
             index = bench.index_in_use
             quality = extraction_quality(
@@ -222,8 +222,8 @@ def cmd_crossfit(args: argparse.Namespace) -> int:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from graphrag.config import repo_relative
     from graphrag.eval.cross_corpus_page import write_summary
+    from graphrag.settings import repo_relative
 
     out = write_summary(
         args.reports,
@@ -249,8 +249,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from graphrag.graph_page import write_interactive_graph
     from graphrag.index.store import load_index
+    from graphrag.report.graph_page import write_interactive_graph
 
     communities = [int(c) for c in args.communities.split(",")] if args.communities else None
     out = write_interactive_graph(
@@ -464,18 +464,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"settings error: {err}", file=sys.stderr)
         return 2
     except Exception as err:  # noqa: BLE001 - the CLI's job is to show it plainly
-        from graphrag.documents import DocumentError
-        from graphrag.embeddings import EmbeddingError
         from graphrag.eval.benchmarks import BenchmarkError
         from graphrag.eval.cross_corpus import SummaryError
         from graphrag.eval.questions import QuestionSetError
         from graphrag.eval.retrieval import RetrievalEvalError
+        from graphrag.index.extract.quality import GoldGraphError
         from graphrag.index.incremental import IncrementalError
-        from graphrag.index.quality import GoldGraphError
         from graphrag.index.store import IndexLoadError
-        from graphrag.llm_cache import LLMError
-        from graphrag.local_llm import EmbeddedServerError
+        from graphrag.llm.cache import LLMError
+        from graphrag.llm.embedded.server import EmbeddedServerError
         from graphrag.query.registry import UnknownMethodError
+        from graphrag.text.documents import DocumentError
+        from graphrag.text.embeddings import EmbeddingError
 
         known = (
             BenchmarkError,

@@ -154,7 +154,7 @@ _EXAMPLE_GRAPH = (
 
 def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
     """Extraction with one tuple-delimited record per line (``index.extraction_format =
-    "records"``; parsed by graphrag/index/records.py). Must return record lines, then
+    "records"``; parsed by graphrag/index/extract/records.py). Must return record lines, then
     <|COMPLETE|>."""
     return _with_worked_example(_records_system(entity_types), EXAMPLE_RECORDS, text)
 
@@ -460,7 +460,7 @@ def community_report(
     prompt is the one the graph-only reports were recorded with). ``explanation_sentences``:
     a finding's explanation at most (the 1.5B model fills the room it is given with
     restatement, so fewer sentences cost fewer tokens, not facts). ``form``: JSON
-    (``report_schema``) or plain lines (:func:`graphrag.index.report_lines.parse_report_lines`)."""
+    (``report_schema``) or plain lines (:func:`graphrag.index.reports.lines.parse_report_lines`)."""
     text_rule = (
         " The data ends with source text: take the findings' events, outcomes, dates and "
         "figures from it, and cite it like (text 2)."

@@ -19,17 +19,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag.config import Settings, load_settings
+from graphrag.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from graphrag.embeddings import Embedder
     from graphrag.eval.runner import EvalResult
     from graphrag.index.run_summary import IndexSummary
     from graphrag.index.store import Index
-    from graphrag.llm import ChatLLM
+    from graphrag.llm.client import ChatLLM
     from graphrag.query.base import Answer, IndexVectors, Method
+    from graphrag.text.embeddings import Embedder
 
 
 class Workbench:
@@ -67,7 +67,7 @@ class Workbench:
     def llm(self) -> ChatLLM:
         """The chat client; the embedded server starts only when a request misses the cache."""
         if self._llm is None:
-            from graphrag.llm import ChatLLM
+            from graphrag.llm.client import ChatLLM
 
             self._llm = ChatLLM(self.settings)
         return self._llm
@@ -75,7 +75,7 @@ class Workbench:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from graphrag.embeddings import Embedder
+            from graphrag.text.embeddings import Embedder
 
             self._embedder = Embedder(self.settings)
         return self._embedder
@@ -143,7 +143,7 @@ class Workbench:
 
     def query(self, question: str, method: str = "local") -> Answer:
         """Answer ``question`` with one method: text, contexts, sources, cost and time."""
-        from graphrag.coroutines import run_sync
+        from graphrag.llm.coroutines import run_sync
 
         return run_sync(self.aquery(question, method))
 
@@ -151,7 +151,7 @@ class Workbench:
         """Every named method's answer to one question; their calls run concurrently."""
         import asyncio
 
-        from graphrag.coroutines import run_sync
+        from graphrag.llm.coroutines import run_sync
 
         chosen = self.methods(methods)
 

@@ -1,7 +1,7 @@
 """Shared fixtures: isolated settings, a fake OpenAI-compatible endpoint, the real embedder.
 
 The fake endpoint is a real HTTP server on 127.0.0.1 (a free port, a background thread) that
-answers ``POST /v1/chat/completions``. The real :class:`graphrag.llm.ChatLLM` talks to it over
+answers ``POST /v1/chat/completions``. The real :class:`graphrag.llm.client.ChatLLM` talks to it over
 HTTP, so the cache, retries, concurrency bound and JSON repair are all exercised for real; only
 the model's replies are scripted.
 """
@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graphrag.config import REPO_ROOT, Settings, load_settings
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
+from graphrag.settings import REPO_ROOT, Settings, load_settings
 
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
 NO_ENDPOINT = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
@@ -299,7 +299,7 @@ def make_llm(fake_llm: FakeLLM, make_settings: Callable[..., Settings]) -> Calla
 @pytest.fixture(scope="session")
 def embedding_model(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The real sentence-transformers model, loaded once for the session (offline)."""
-    from graphrag.embeddings import Embedder
+    from graphrag.text.embeddings import Embedder
 
     folder = tmp_path_factory.mktemp("embedding_model")
     settings = load_settings(
@@ -317,7 +317,7 @@ def make_embedder(embedding_model: Any, make_settings: Callable[..., Settings]) 
     The loaded model is shared between instances (loading it takes seconds); the cache, the
     windowing and the pooling are each instance's own.
     """
-    from graphrag.embeddings import Embedder
+    from graphrag.text.embeddings import Embedder
 
     def build(settings: Settings | None = None) -> Embedder:
         embedder = Embedder(settings or make_settings())
@@ -501,7 +501,7 @@ def replay_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 def replay_embedder(replay_settings: Settings, embedding_model: Any) -> Any:
     """An Embedder over the replay settings' vector cache, sharing the loaded model (the
     MuSiQue settings embed with the same settings)."""
-    from graphrag.embeddings import Embedder
+    from graphrag.text.embeddings import Embedder
 
     embedder = Embedder(replay_settings)
     embedder.__dict__["model"] = embedding_model
@@ -553,8 +553,8 @@ def musique_index(
 def replayed_mentions(settings: Settings) -> Any:
     """Return the demo's (entity mentions, relationship mentions, text units) from the
     recorded extraction replies of ``settings``."""
-    from graphrag.documents import chunk_documents, load_documents
-    from graphrag.index.extract import extract_graph
+    from graphrag.index.extract.stage import extract_graph
+    from graphrag.text.documents import chunk_documents, load_documents
 
     chunking = settings.chunking
     documents = load_documents(DEMO_DOCS, chunking.max_document_tokens).documents
@@ -604,8 +604,8 @@ def karate_index() -> dict[str, pd.DataFrame]:
     import networkx as nx
 
     from graphrag.index import schemas as S
-    from graphrag.index.communities import communities_table, detect_communities
-    from graphrag.index.graph import add_degrees
+    from graphrag.index.graph.communities import communities_table, detect_communities
+    from graphrag.index.graph.merge import add_degrees
 
     graph = nx.Graph()
     for a, b, data in nx.karate_club_graph().edges(data=True):

@@ -12,9 +12,11 @@ import pytest
 from conftest import JSON_EXTRACTION, REPO_ROOT, FakeLLM, chunk_text, indexing_model, report_reply
 from test_graph import entity_mentions, relationship_mentions
 
-from graphrag.documents import chunk_documents, load_documents
 from graphrag.index import schemas as S
-from graphrag.index.aliases import (
+from graphrag.index.extract.nlp import extract_graph_nlp
+from graphrag.index.extract.quality import extraction_quality, load_gold_graph
+from graphrag.index.extract.stage import name_key
+from graphrag.index.graph.aliases import (
     ALIAS_SELF_LOOP,
     definitions,
     find_alias_pairs,
@@ -22,13 +24,11 @@ from graphrag.index.aliases import (
     is_acronym,
     merge_alias_mentions,
 )
-from graphrag.index.extract import name_key
 from graphrag.index.incremental import update_index
-from graphrag.index.nlp_extract import extract_graph_nlp
 from graphrag.index.pipeline import IndexContext, build_index, graph_stage
-from graphrag.index.quality import extraction_quality, load_gold_graph
 from graphrag.index.store import load_index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
+from graphrag.text.documents import chunk_documents, load_documents
 
 KBMI, LONG = "kbmi", "kestrel bay marine institute"
 

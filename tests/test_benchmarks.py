@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 
 from graphrag.cli import main
-from graphrag.config import REPO_ROOT
-from graphrag.documents import chunk_documents, load_documents
 from graphrag.eval.benchmarks import (
     BenchmarkError,
     Paragraph,
@@ -18,6 +16,8 @@ from graphrag.eval.benchmarks import (
     read_hotpotqa,
 )
 from graphrag.eval.questions import load_questions
+from graphrag.settings import REPO_ROOT
+from graphrag.text.documents import chunk_documents, load_documents
 
 MUSIQUE = REPO_ROOT / "data" / "musique"
 SHARED_SOURCE = REPO_ROOT.parent / "shared" / "datasets" / "musique"

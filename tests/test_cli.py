@@ -162,7 +162,7 @@ def test_eval_leaves_the_control_counts_to_the_eval_package(demo_index, monkeypa
     import subprocess
     import sys
 
-    from graphrag.config import REPO_ROOT
+    from graphrag.settings import REPO_ROOT
     from graphrag.workbench import Workbench
 
     passed: list[dict] = []

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from graphrag.index import schemas as S
-from graphrag.index.communities import communities_table, detect_communities
+from graphrag.index.graph.communities import communities_table, detect_communities
 
 ALGORITHMS = ["graspologic", "leidenalg"]
 

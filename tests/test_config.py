@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from graphrag.config import REPO_ROOT, Settings, SettingsError, load_settings
-from graphrag.llm import EMBEDDED_PLACEHOLDER_URL, ChatLLM
+from graphrag.llm.client import EMBEDDED_PLACEHOLDER_URL, ChatLLM
+from graphrag.settings import REPO_ROOT, Settings, SettingsError, load_settings
 
 pytestmark = pytest.mark.usefixtures("isolated_cwd")  # no graphrag.toml but the tests' own
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from graphrag import viz
 from graphrag.cli import main
-from graphrag.config import REPO_ROOT
 from graphrag.eval import judge_validity, stats
 from graphrag.eval.cross_corpus import SummaryError, compare_with_baseline, index_cost, load_report
 from graphrag.eval.cross_corpus_page import render_summary, write_summary
 from graphrag.eval.hops import HOP_COLUMNS
-from graphrag.eval.report import write_report
+from graphrag.report import plots as viz
+from graphrag.report.folder import write_report
+from graphrag.settings import REPO_ROOT
 
 DEMO = REPO_ROOT / "reports" / "kestrel_bay"
 METHODS = ("naive", "ppr", "global")

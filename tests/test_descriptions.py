@@ -9,14 +9,14 @@ from test_graph import entity_mentions, relationship_mentions
 
 from graphrag import prompts
 from graphrag.index import schemas as S
-from graphrag.index.graph import (
+from graphrag.index.graph.merge import (
     merge_entities,
     merge_relationships,
     packed_descriptions,
     summarize_entities,
     summarize_relationships,
 )
-from graphrag.tokens import count_tokens
+from graphrag.text.tokens import count_tokens
 
 
 def described_lines(body: dict) -> list[str]:

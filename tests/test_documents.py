@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS
 
-from graphrag import tokens
-from graphrag.documents import DocumentError, chunk_documents, load_documents
 from graphrag.index import schemas as S
+from graphrag.text import tokens
+from graphrag.text.documents import DocumentError, chunk_documents, load_documents
 
 
 def write(path: Path, content: str | bytes) -> Path:

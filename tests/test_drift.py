@@ -12,12 +12,12 @@ import pytest
 from conftest import FakeLLM, Reply, index_texts, load_benchmark, prompt_kind
 
 from graphrag import prompts
-from graphrag.config import REPO_ROOT
 from graphrag.eval.questions import load_questions
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
 from graphrag.query.drift import DRIFTSearch
+from graphrag.settings import REPO_ROOT
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 QUESTION = QUESTIONS.loc["q11", "question"]
@@ -177,7 +177,7 @@ def test_a_follow_up_reads_local_search_with_drift_s_own_shares(
 ) -> None:
     """DRIFT's follow-ups read local search's context with their own budget shares (as
     Microsoft's DRIFT configures its local step), whatever the local method's are."""
-    from graphrag.coroutines import run_sync
+    from graphrag.llm.coroutines import run_sync
     from graphrag.query.local import LocalSearch
 
     shares = {"drift_local_text_unit_share": units, "drift_local_community_share": reports}

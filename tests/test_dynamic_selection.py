@@ -14,8 +14,8 @@ import pytest
 from conftest import REPO_ROOT, load_benchmark
 
 from graphrag.index import schemas as S
-from graphrag.llm import ChatLLM
-from graphrag.query.global_search import GlobalSearch
+from graphrag.llm.client import ChatLLM
+from graphrag.query.global_search.search import GlobalSearch
 
 THEMATIC = REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl"
 

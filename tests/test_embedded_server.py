@@ -18,10 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from graphrag.config import load_settings
-from graphrag.llm import ChatLLM
-from graphrag.local_llm import EmbeddedServer, EmbeddedServerError, probe_binary, prune_logs
-from graphrag.weights import WeightsError, WeightSpec, assemble_weights
+from graphrag.llm.client import ChatLLM
+from graphrag.llm.embedded.server import (
+    EmbeddedServer,
+    EmbeddedServerError,
+    probe_binary,
+    prune_logs,
+)
+from graphrag.llm.embedded.weights import WeightsError, WeightSpec, assemble_weights
+from graphrag.settings import load_settings
 
 QUESTION = [{"role": "user", "content": "What is 17 + 25? Reply with the number only."}]
 
@@ -88,8 +93,8 @@ def test_no_server_outlives_a_sigkilled_parent(tmp_path):
     script = textwrap.dedent(
         f"""
         import time
-        from graphrag.config import load_settings
-        from graphrag.local_llm import EmbeddedServer
+        from graphrag.settings import load_settings
+        from graphrag.llm.embedded.server import EmbeddedServer
         settings = load_settings(env={{}}, overrides={{
             "embedded": {{"parallel": 1, "ctx_size": 2048}},
             "cache": {{"path": {str(tmp_path / "cache")!r}}}}})
@@ -167,7 +172,7 @@ def test_two_processes_assembling_at_once_get_one_verified_file(tmp_path):
         import sys
         sys.path.insert(0, {str(tmp_path / "pkgs")!r})
         from pathlib import Path
-        from graphrag.weights import WeightSpec, assemble_weights
+        from graphrag.llm.embedded.weights import WeightSpec, assemble_weights
         spec = WeightSpec(*{[spec.name, spec.package_prefix, spec.parts, spec.size, spec.sha256]!r})
         print(assemble_weights(spec, Path({str(home)!r})))
         """

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS
 
-from graphrag.embeddings import (
+from graphrag.index.schemas import DESCRIPTION_EMBEDDING
+from graphrag.text.embeddings import (
     Embedder,
     EmbeddingError,
     cosine_top_k,
@@ -17,7 +18,6 @@ from graphrag.embeddings import (
     resolve_model_path,
     write_pack,
 )
-from graphrag.index.schemas import DESCRIPTION_EMBEDDING
 
 
 @pytest.fixture

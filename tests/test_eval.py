@@ -12,14 +12,14 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, FakeLLM, Reply
 
-from graphrag.config import REPO_ROOT
 from graphrag.eval.judge import JUDGE_CALLS, Judge
 from graphrag.eval.metrics import keyword_hit_rate
 from graphrag.eval.questions import QuestionSetError, load_questions
 from graphrag.eval.runner import evaluate_pair, interleave_types
 from graphrag.index.store import Index
-from graphrag.llm import CacheMissError, ChatLLM, run_sync
+from graphrag.llm.client import CacheMissError, ChatLLM, run_sync
 from graphrag.query.naive import NaiveRAG
+from graphrag.settings import REPO_ROOT
 
 QUESTIONS_FILE = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
 DEMO_DOCUMENTS = {p.stem for p in DEMO_DOCS.glob("*.md")}

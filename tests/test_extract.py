@@ -7,10 +7,8 @@ import json
 import pytest
 from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, chunk_text, extraction_reply, names_in
 
-from graphrag.config import IndexSettings
-from graphrag.documents import chunk_documents, load_documents
 from graphrag.index import schemas as S
-from graphrag.index.extract import (
+from graphrag.index.extract.stage import (
     REPEATED_NAME,
     SELF_LOOP,
     display_name,
@@ -20,6 +18,8 @@ from graphrag.index.extract import (
     name_key,
     parse_extraction,
 )
+from graphrag.settings import IndexSettings
+from graphrag.text.documents import chunk_documents, load_documents
 
 # --------------------------------------------------------------------------- names
 

@@ -15,9 +15,9 @@ from conftest import RECORDED_CACHE, REPO_ROOT, load_benchmark
 
 from graphrag import prompts
 from graphrag.index import schemas as S
-from graphrag.llm import ChatLLM
-from graphrag.llm_cache import ResponseCache
-from graphrag.query.global_search import GlobalSearch
+from graphrag.llm.cache import ResponseCache
+from graphrag.llm.client import ChatLLM
+from graphrag.query.global_search.search import GlobalSearch
 
 
 def global_map():

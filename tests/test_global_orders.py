@@ -17,9 +17,15 @@ from conftest import REPO_ROOT, FakeLLM, Reply, prompt_kind
 
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM, LLMError
-from graphrag.query.global_search import GlobalSearch
-from graphrag.query.point_order import Pick, batch_ranks, cited_sentences, ranked, shuffled
+from graphrag.llm.client import ChatLLM, LLMError
+from graphrag.query.global_search.point_order import (
+    Pick,
+    batch_ranks,
+    cited_sentences,
+    ranked,
+    shuffled,
+)
+from graphrag.query.global_search.search import GlobalSearch
 
 QUESTION = "What are the main themes?"
 KINDS = {

@@ -20,11 +20,11 @@ from conftest import REPO_ROOT, FakeLLM, Reply, prompt_kind
 from graphrag import prompts
 from graphrag.eval.metrics import keyword_hit_rate
 from graphrag.index import schemas as S
-from graphrag.index.communities import rolled_up_level
+from graphrag.index.graph.communities import rolled_up_level
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM, LLMError
-from graphrag.query.global_search import GlobalSearch
-from graphrag.query.point_order import by_report_in_turn
+from graphrag.llm.client import ChatLLM, LLMError
+from graphrag.query.global_search.point_order import by_report_in_turn
+from graphrag.query.global_search.search import GlobalSearch
 
 QUESTION = "What are the main themes?"
 MAPPED = re.compile(r"(?m)^\[(\d+)\] ")
@@ -140,8 +140,8 @@ def test_global_with_rolled_up_levels_maps_the_whole_graph_view(
 def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
     musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    from graphrag import tokens
-    from graphrag.query.map_context import report_batches
+    from graphrag.query.global_search.map_context import report_batches
+    from graphrag.text import tokens
 
     index = musique_index  # a hierarchy to choose from: the demo has two small levels
 
@@ -547,8 +547,8 @@ def test_the_recorded_map_replies_hold_echoes_and_answers_that_look_like_them() 
     worded from the question ("... is Dutch."), is not an echo."""
     from conftest import RECORDED_CACHE
 
-    from graphrag.llm_cache import ResponseCache
-    from graphrag.query.map_context import restates_question
+    from graphrag.llm.cache import ResponseCache
+    from graphrag.query.global_search.map_context import restates_question
 
     echoes = high = kept = 0
     for record in ResponseCache(RECORDED_CACHE, "replay").records("map_points"):
@@ -573,8 +573,7 @@ def test_the_recorded_map_replies_hold_echoes_and_answers_that_look_like_them() 
 def test_report_facts_follow_llm_reports_within_budget_and_are_the_contexts(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    from graphrag import tokens
-
+    from graphrag.text import tokens
     budget = 120
     # one report of the view marked a template (an entity list): it is shown as it is
     index = copy.copy(demo_index)
@@ -622,8 +621,7 @@ def test_report_facts_follow_llm_reports_within_budget_and_are_the_contexts(
 def test_relations_follow_every_report_within_budget_most_connected_first(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    from graphrag import tokens
-
+    from graphrag.text import tokens
     budget = 150
     query = {"global_level": 1, "global_report_relations_tokens": budget}
     settings = make_settings(fake_llm.base_url, query=query)
@@ -662,7 +660,7 @@ def test_relations_follow_every_report_within_budget_most_connected_first(
 
 
 def test_report_sentences_keep_the_report_words_and_label_each_list_item() -> None:
-    from graphrag.query.map_context import report_sentences
+    from graphrag.query.global_search.map_context import report_sentences
 
     text = (
         "# Storm Corvin and the Harbour\n\n"
@@ -689,7 +687,7 @@ def test_report_sentences_keep_the_report_words_and_label_each_list_item() -> No
 
 
 def test_report_sentences_of_every_demo_report_come_from_its_text(demo_index: Index) -> None:
-    from graphrag.query.map_context import report_sentences
+    from graphrag.query.global_search.map_context import report_sentences
 
     for text in demo_index.community_reports[S.FULL_CONTENT]:
         sentences = report_sentences(text)
@@ -707,7 +705,7 @@ REPORT_HEAD = re.compile(r"(?m)^Report \[(\d+)\]")
 def test_extractive_map_hands_the_picked_sentences_verbatim_to_the_reduce(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    from graphrag.query.map_context import report_sentences
+    from graphrag.query.global_search.map_context import report_sentences
 
     shown: dict[int, list[str]] = {}
 
@@ -757,7 +755,7 @@ def test_a_replay_miss_ends_the_answer_rather_than_counting_as_a_failed_rating(
     # Dynamic selection counts a failed rating as irrelevant and goes on; a rating that was
     # never recorded is no failure of the model, and counted as one it gave "nothing
     # relevant" answers nobody recorded (benchmarks/global_map.py printed them as results).
-    from graphrag.llm import CacheMissError
+    from graphrag.llm.client import CacheMissError
 
     query = {"global_dynamic_selection": True}
     settings = make_settings(fake_llm.base_url, cache={"mode": "replay"}, query=query)

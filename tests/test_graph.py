@@ -6,8 +6,8 @@ import pandas as pd
 from conftest import FakeLLM, Reply
 
 from graphrag.index import schemas as S
-from graphrag.index.extract import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
-from graphrag.index.graph import (
+from graphrag.index.extract.stage import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
+from graphrag.index.graph.merge import (
     add_degrees,
     build_graph,
     merge_entities,

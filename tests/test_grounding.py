@@ -9,11 +9,9 @@ import shutil
 import pandas as pd
 from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model, load_benchmark
 
-from graphrag.config import REPO_ROOT, IndexSettings
 from graphrag.eval.metrics import CorpusTerms
 from graphrag.index import schemas as S
-from graphrag.index.graph import merge_graph_mentions
-from graphrag.index.grounding import (
+from graphrag.index.extract.grounding import (
     UNGROUNDED,
     ground_mentions,
     missing_terms,
@@ -21,11 +19,13 @@ from graphrag.index.grounding import (
     split_grounded,
     unsupported_sentences,
 )
+from graphrag.index.graph.merge import merge_graph_mentions
 from graphrag.index.incremental import update_index
 from graphrag.index.pipeline import build_index
 from graphrag.index.run_summary import grounding_line
 from graphrag.index.store import load_index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
+from graphrag.settings import REPO_ROOT, IndexSettings
 
 HALLUCINATED = "Founded in Cliftonport."  # no demo document names the town
 

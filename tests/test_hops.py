@@ -8,8 +8,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from graphrag import viz
-from graphrag.config import REPO_ROOT
 from graphrag.eval.hops import (
     all_hops_found,
     found_table,
@@ -23,6 +21,8 @@ from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
+from graphrag.report import plots as viz
+from graphrag.settings import REPO_ROOT
 
 PARAGRAPHS = {
     "p_film": "Blue Harbour is a 1961 film directed by Ana Lind.",

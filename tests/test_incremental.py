@@ -14,7 +14,7 @@ from graphrag.index import schemas as S
 from graphrag.index.incremental import IncrementalError, read_mentions, update_index
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import load_index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
 
 COOPERATIVE = "02_cooperative_history"  # the only document naming the boat "Marianne"
 

@@ -7,7 +7,7 @@ import re
 
 from conftest import RECORDED_CACHE, REPO_ROOT, load_benchmark
 
-from graphrag.index.report_lines import format_report_lines, parse_report_lines
+from graphrag.index.reports.lines import format_report_lines, parse_report_lines
 
 
 def index_cost():

@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, FakeLLM
 
-from graphrag import tokens
-from graphrag.config import REPO_ROOT
-from graphrag.embeddings import Embedder
 from graphrag.eval import judge_validity as jv
 from graphrag.eval.judge import Judge
 from graphrag.eval.questions import load_questions
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
+from graphrag.settings import REPO_ROOT
+from graphrag.text import tokens
+from graphrag.text.embeddings import Embedder
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl")
 COMMITTED = REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet"

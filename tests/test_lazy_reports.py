@@ -21,19 +21,19 @@ import pytest
 from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model, replayed_index
 from test_reports import context_of
 
-from graphrag.coroutines import run_sync
 from graphrag.index import schemas as S
 from graphrag.index.incremental import update_index
-from graphrag.index.lazy_reports import (
+from graphrag.index.pipeline import IndexContext, build_index, prose_communities, write_reports
+from graphrag.index.reports.lazy import (
     aensure_reports,
     built_settings,
     is_lazy,
     missing_communities,
 )
-from graphrag.index.pipeline import IndexContext, build_index, prose_communities, write_reports
 from graphrag.index.store import Index, load_index
-from graphrag.llm import ChatLLM
-from graphrag.query.global_search import GlobalSearch
+from graphrag.llm.client import ChatLLM
+from graphrag.llm.coroutines import run_sync
+from graphrag.query.global_search.search import GlobalSearch
 from graphrag.query.local import LocalSearch
 from graphrag.query.naive import NaiveRAG
 

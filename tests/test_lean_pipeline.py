@@ -12,11 +12,11 @@ from pathlib import Path
 from conftest import REPO_ROOT, FakeLLM, indexing_model, names_in, prompt_kind, report_reply
 
 from graphrag.index import schemas as S
-from graphrag.index.extract_records import pack_text_units
+from graphrag.index.extract.record_calls import pack_text_units
 from graphrag.index.lean import LEAN_INDEX_SETTINGS as LEAN
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import load_index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
 
 OPENINGS = {
     "records": "You build a knowledge graph from a text. Reply with one record per line",
@@ -133,7 +133,7 @@ def test_the_default_pipeline_indexes_the_demo_from_its_recorded_live_run(demo_i
     the gold graph (recorded: 4.85 calls, 1,485 completion tokens, 0.89 and 0.57)."""
     from conftest import DEMO_DOCS
 
-    from graphrag.index.quality import extraction_quality, load_gold_graph
+    from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 
     summary = demo_index.manifest["summary"]
     assert summary["failed"] == []

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from conftest import FakeLLM, prompt_kind, report_reply
 
-from graphrag.config import Settings
 from graphrag.index import schemas as S
 from graphrag.index.pipeline import IndexContext, write_reports
-from graphrag.index.reports import report_title_and_summary
-from graphrag.llm import ChatLLM, track_usage
+from graphrag.index.reports.write import report_title_and_summary
+from graphrag.llm.client import ChatLLM, track_usage
+from graphrag.settings import Settings
 
 REPORT_OPENINGS = {"report": "You write a report"}
 

@@ -15,11 +15,11 @@ import math
 import pytest
 
 from graphrag import prompts
-from graphrag.config import load_settings
-from graphrag.embeddings import Embedder
 from graphrag.eval.judge import Judge
-from graphrag.index.extract import extract_chunk, name_key
-from graphrag.llm import ChatLLM, parse_json_output, run_sync, track_usage
+from graphrag.index.extract.stage import extract_chunk, name_key
+from graphrag.llm.client import ChatLLM, parse_json_output, run_sync, track_usage
+from graphrag.settings import load_settings
+from graphrag.text.embeddings import Embedder
 
 pytestmark = pytest.mark.live_llm
 
@@ -132,7 +132,7 @@ def test_live_report_is_streamed_under_its_schema_and_valid(live):
     """The default report call (``index.stop_report_copies``): a JSON-schema request streamed
     from llama.cpp, read by the copy rule as it arrives; whether or not the rule stops it,
     what is recorded is one schema-valid report, and it replays."""
-    from graphrag.index.reports import _write_report
+    from graphrag.index.reports.write import _write_report
 
     settings, llm = live
     assert settings.index.stop_report_copies

@@ -14,7 +14,8 @@ import openai
 import pytest
 from conftest import FakeLLM, Reply
 
-from graphrag.llm import (
+from graphrag.llm.cache import request_key
+from graphrag.llm.client import (
     CacheMissError,
     ChatLLM,
     JSONOutputError,
@@ -25,7 +26,6 @@ from graphrag.llm import (
     run_sync,
     track_usage,
 )
-from graphrag.llm_cache import request_key
 
 SCHEMA = {
     "type": "object",
@@ -90,8 +90,8 @@ def test_a_record_names_the_machine_its_seconds_are_from(fake_llm: FakeLLM, make
     """Sessions change machines, so a recorded call's seconds say which machine they are
     from: a server on this machine by its CPU and cores, another endpoint by its host.
     A replay reports the recorded host; a record from before hosts were is "unknown"."""
-    from graphrag.llm_cache import EMBEDDED_HOST, recording_host
-    from graphrag.usage import Usage
+    from graphrag.llm.cache import EMBEDDED_HOST, recording_host
+    from graphrag.llm.usage import Usage
 
     here = recording_host("127.0.0.1")
     assert here.endswith(f", {os.cpu_count()} cores") and not here.startswith(",")
@@ -341,7 +341,7 @@ def test_repair_prompt_and_reasks_fit_the_context(fake_llm: FakeLLM, make_llm) -
         '{"answer": 3}',
     )
     assert llm.json(user("q"), SCHEMA, max_tokens=100) == {"answer": 3}
-    from graphrag.tokens import message_tokens
+    from graphrag.text.tokens import message_tokens
 
     for body in fake_llm.requests:
         assert message_tokens(body["messages"]) + body["max_tokens"] <= 300
@@ -690,7 +690,7 @@ def test_run_sync_inside_a_running_loop_keeps_usage_scopes(fake_llm: FakeLLM, ma
     # caller's track_usage must still see the calls made there.
     import asyncio
 
-    from graphrag.llm import run_sync, track_usage
+    from graphrag.llm.client import run_sync, track_usage
 
     llm = make_llm()
     fake_llm.script("first")

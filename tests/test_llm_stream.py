@@ -10,17 +10,18 @@ import json
 import pytest
 from conftest import RECORDED_CACHE, FakeLLM, Reply
 
-from graphrag import prompts, tokens
-from graphrag.index.extract import extract_graph
-from graphrag.index.extract_records import MALFORMED_RECORD, STOPPED_EARLY
-from graphrag.index.records import (
+from graphrag import prompts
+from graphrag.index.extract.record_calls import MALFORMED_RECORD, STOPPED_EARLY
+from graphrag.index.extract.records import (
     EXAMPLE_COPIED,
     REPEATED,
     parse_records,
     records_from_json_reply,
 )
-from graphrag.llm import ChatLLM, run_sync
-from graphrag.llm_cache import ResponseCache, request_key
+from graphrag.index.extract.stage import extract_graph
+from graphrag.llm.cache import ResponseCache, request_key
+from graphrag.llm.client import ChatLLM, run_sync
+from graphrag.text import tokens
 
 TYPES = ["person", "organization", "geo", "event", "technology"]
 TEXT = "Mara Okafor directs the Kestrel Bay Marine Institute, which studies the Corvin Reef."

@@ -15,11 +15,10 @@ import pytest
 from conftest import FakeLLM
 from test_query import QUESTIONS, question
 
-from graphrag import prompts, tokens
-from graphrag.config import Settings
+from graphrag import prompts
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM, run_sync
+from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import ContextItem, auto_budget, items_tokens, number_items
 from graphrag.query.local import (
     LocalSearch,
@@ -28,7 +27,9 @@ from graphrag.query.local import (
     units_by_entity_rank,
     units_by_shared_mentions,
 )
-from graphrag.tokens import message_tokens
+from graphrag.settings import Settings
+from graphrag.text import tokens
+from graphrag.text.tokens import message_tokens
 
 DEMO_QUESTIONS = ["q01", "q08", "q11"]
 

@@ -8,7 +8,6 @@ import math
 import pandas as pd
 import pytest
 
-from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import (
     RECALL_K,
     CorpusTerms,
@@ -24,8 +23,9 @@ from graphrag.eval.metrics import (
 )
 from graphrag.eval.questions import load_questions
 from graphrag.index import schemas as S
-from graphrag.index.quality import load_gold_graph
+from graphrag.index.extract.quality import load_gold_graph
 from graphrag.index.store import Index
+from graphrag.settings import REPO_ROOT
 
 DEMO = REPO_ROOT / "data" / "kestrel_bay"
 COMMITTED = REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet"

@@ -10,16 +10,16 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, FakeLLM, nlp_settings
 
-from graphrag.config import REPO_ROOT, load_settings
-from graphrag.documents import chunk_documents, load_documents
 from graphrag.index import schemas as S
-from graphrag.index.nlp_extract import acronym_aliases, extract_graph_nlp, sentences
+from graphrag.index.extract.nlp import acronym_aliases, extract_graph_nlp, sentences
+from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.nlp_stages import nlp_graph
 from graphrag.index.pipeline import build_index
-from graphrag.index.quality import extraction_quality, load_gold_graph
 from graphrag.index.store import load_index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
 from graphrag.query.registry import ALL_METHODS, make_methods
+from graphrag.settings import REPO_ROOT, load_settings
+from graphrag.text.documents import chunk_documents, load_documents
 
 GOLD = REPO_ROOT / "data" / "kestrel_bay" / "gold_graph.json"
 

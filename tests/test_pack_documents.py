@@ -11,12 +11,12 @@ import pytest
 from conftest import REPO_ROOT, FakeLLM, Reply, names_in
 
 from graphrag import prompts
-from graphrag.config import SettingsError
-from graphrag.documents import chunk_documents, load_documents
 from graphrag.index import schemas as S
-from graphrag.index.extract import NOT_IN_CHUNK, extract_graph, mentioned
-from graphrag.index.extract_records import pack_text_units
-from graphrag.index.records import RecordStop
+from graphrag.index.extract.record_calls import pack_text_units
+from graphrag.index.extract.records import RecordStop
+from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph, mentioned
+from graphrag.settings import SettingsError
+from graphrag.text.documents import chunk_documents, load_documents
 
 MUSIQUE_DOCS = REPO_ROOT / "data" / "musique" / "docs"
 
@@ -131,7 +131,7 @@ def test_packing_needs_the_record_format(make_llm, musique_units) -> None:
 
 
 def test_the_packed_worked_example_is_the_single_one_split_in_two() -> None:
-    from graphrag.index.records import parse_records
+    from graphrag.index.extract.records import parse_records
 
     single = parse_records(prompts.EXAMPLE_RECORDS)
     packed = parse_records(prompts.EXAMPLE_PACKED_RECORDS)

@@ -12,10 +12,10 @@ import pytest
 from conftest import FakeLLM, Reply, empty_settings_file
 
 from graphrag.cli import main
-from graphrag.config import REPO_ROOT
 from graphrag.eval import pairwise as pw
 from graphrag.eval.questions import load_questions
-from graphrag.llm import ChatLLM, Completion
+from graphrag.llm.client import ChatLLM, Completion
+from graphrag.settings import REPO_ROOT
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").head(4)
 RATED = re.compile(r"Question: (.*)\n\nAnswer:\n(.*)\n\nCriterion: (\w+)\.", re.DOTALL)

@@ -18,12 +18,12 @@ from conftest import (
     plain_frame,
 )
 
-from graphrag.documents import chunk_documents, load_documents
 from graphrag.index import schemas as S
-from graphrag.index.extract import name_key
+from graphrag.index.extract.stage import name_key
 from graphrag.index.pipeline import STAGES, build_index
 from graphrag.index.store import load_index
-from graphrag.llm import CacheMissError
+from graphrag.llm.client import CacheMissError
+from graphrag.text.documents import chunk_documents, load_documents
 
 CHUNKING = {"size": 200, "overlap": 40}
 
@@ -74,7 +74,7 @@ def index_settings(make_settings, fake_llm: FakeLLM, vector_cache: Path):
 
 
 def build(folder: Path, out: Path, settings, make_embedder):
-    from graphrag.llm import ChatLLM
+    from graphrag.llm.client import ChatLLM
 
     return build_index(
         folder,

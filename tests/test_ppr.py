@@ -13,11 +13,10 @@ import pandas as pd
 import pytest
 from conftest import FakeLLM
 
-from graphrag.config import REPO_ROOT, Settings
 from graphrag.eval.questions import load_questions
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM, run_sync
+from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import items_tokens
 from graphrag.query.ppr import (
     PPRRetrieval,
@@ -27,6 +26,7 @@ from graphrag.query.ppr import (
     personalized_pagerank,
     rank_chunks,
 )
+from graphrag.settings import REPO_ROOT, Settings
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import DEMO_DOCS
 
 from graphrag.index import schemas as S
-from graphrag.index.quality import GoldGraphError, extraction_quality, load_gold_graph
+from graphrag.index.extract.quality import GoldGraphError, extraction_quality, load_gold_graph
 
 GOLD = {
     "entities": [

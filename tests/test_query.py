@@ -18,12 +18,11 @@ import pandas as pd
 import pytest
 from conftest import FakeLLM, index_texts, prompt_kind
 
-from graphrag import prompts, tokens
-from graphrag.config import REPO_ROOT, Settings
+from graphrag import prompts
 from graphrag.eval.questions import load_questions
 from graphrag.index import schemas as S
 from graphrag.index.store import Index, IndexLoadError, load_index
-from graphrag.llm import ChatLLM, run_sync
+from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import (
     ITEM_OVERHEAD_TOKENS,
     RANKING_DEPTH,
@@ -31,13 +30,15 @@ from graphrag.query.base import (
     ContextItem,
     cited_numbers,
 )
-from graphrag.query.global_search import GlobalSearch
+from graphrag.query.global_search.map_context import report_batches
+from graphrag.query.global_search.search import GlobalSearch
 from graphrag.query.hyde import HyDE
 from graphrag.query.local import LocalSearch
-from graphrag.query.map_context import report_batches
 from graphrag.query.multi_query import MultiQuery, reciprocal_rank_fusion
 from graphrag.query.naive import NaiveRAG
 from graphrag.query.registry import METHODS, make_methods
+from graphrag.settings import REPO_ROOT, Settings
+from graphrag.text import tokens
 from graphrag.workbench import Workbench
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")

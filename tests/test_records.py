@@ -12,18 +12,18 @@ import pytest
 from conftest import RECORDED_CACHE, FakeLLM, Reply
 
 from graphrag import prompts
-from graphrag.config import IndexSettings
 from graphrag.index import schemas as S
-from graphrag.index.extract import extract_graph
-from graphrag.index.extract_records import MALFORMED_RECORD, REPEATED_RECORDS
-from graphrag.index.records import (
+from graphrag.index.extract.record_calls import MALFORMED_RECORD, REPEATED_RECORDS
+from graphrag.index.extract.records import (
     COMPLETE,
     parse_records,
     records_from_json_reply,
     to_records,
 )
-from graphrag.llm import ChatLLM
-from graphrag.llm_cache import ResponseCache
+from graphrag.index.extract.stage import extract_graph
+from graphrag.llm.cache import ResponseCache
+from graphrag.llm.client import ChatLLM
+from graphrag.settings import IndexSettings
 
 
 def recorded_extractions() -> list[tuple[str, str]]:
@@ -246,8 +246,8 @@ def test_recorded_replies_read_the_same_in_the_pipe_style() -> None:
     """Every recorded record reply (demo and MuSiQue), rewritten in the pipe style
     (``index.record_style = "pipe"``), gives as many entities and relationships; each line the
     rewrite converted gives the same record; and the replies take fewer tokens."""
-    from graphrag import tokens
-    from graphrag.index.records import parse_record
+    from graphrag.index.extract.records import parse_record
+    from graphrag.text import tokens
 
     replies = recorded_record_replies()
     assert len(replies) >= 12
@@ -349,7 +349,7 @@ INTERVIEW_MIRRORS = "".join(
 
 
 def test_entities_restated_as_relationships_to_their_types_end_the_reply() -> None:
-    from graphrag.index.records import MIRRORED, RecordStop
+    from graphrag.index.extract.records import MIRRORED, RecordStop
 
     reply = INTERVIEW_ENTITIES + INTERVIEW_MIRRORS
     assert RecordStop().check(reply) == (len(INTERVIEW_ENTITIES), MIRRORED)
@@ -365,7 +365,7 @@ def test_entities_restated_as_relationships_to_their_types_end_the_reply() -> No
 
 
 def test_two_mirrors_then_a_real_relationship_or_a_packed_reply_go_on() -> None:
-    from graphrag.index.records import RecordStop
+    from graphrag.index.extract.records import RecordStop
 
     mirrors = INTERVIEW_MIRRORS.splitlines(keepends=True)
     real = "relationship|Desmond Hale|Port Aldry|mayor of|8\n"

@@ -11,10 +11,10 @@ import pytest
 from conftest import REPO_ROOT, FakeLLM, names_in
 
 from graphrag import prompts
-from graphrag.documents import chunk_documents, load_documents
 from graphrag.index import schemas as S
-from graphrag.index.extract import NOT_IN_CHUNK, extract_graph, mentioned, name_key
-from graphrag.index.extract_records import ASKED_AGAIN
+from graphrag.index.extract.record_calls import ASKED_AGAIN
+from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph, mentioned, name_key
+from graphrag.text.documents import chunk_documents, load_documents
 
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
 MUSIQUE_DOCS = REPO_ROOT / "data" / "musique" / "docs"
@@ -117,7 +117,7 @@ def test_packed_documents_that_got_the_example_back_are_asked_alone(
 ) -> None:
     units = chunk_documents(load_documents(MUSIQUE_DOCS, 200_000).documents, 600, 100)
     units = units.iloc[:10].reset_index(drop=True)
-    from graphrag.index.extract_records import pack_text_units
+    from graphrag.index.extract.record_calls import pack_text_units
 
     first_pack = pack_text_units(units, 600)[0]
     # chosen by content, not by arrival: two slots may deliver the second pack first

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
-from graphrag import viz
-from graphrag.eval.report import write_report
 from graphrag.eval.stats import RecordsError, compare_methods, summarize
+from graphrag.report import plots as viz
+from graphrag.report.folder import write_report
 
 RAGAS = ["faithfulness", "answer_relevancy", "context_recall"]
 METHODS = ("naive", "hyde", "local")

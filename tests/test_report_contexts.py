@@ -13,15 +13,16 @@ from test_reports import (
     run,
 )
 
-from graphrag import prompts, tokens
+from graphrag import prompts
 from graphrag.index import schemas as S
-from graphrag.index.reports import (
+from graphrag.index.reports.write import (
     CHILD_SUMMARY_HEADER,
     ChildCommunity,
     community_context,
     report_text,
     report_title_and_summary,
 )
+from graphrag.text import tokens
 
 
 def string_caps(schema: dict) -> list[str]:
@@ -55,7 +56,7 @@ def test_schema_caps_are_the_loop_guards() -> None:
 
 
 def test_tidy_text_drops_a_loop_and_never_ends_mid_word() -> None:
-    from graphrag.index.reports import tidy_text
+    from graphrag.index.reports.write import tidy_text
 
     loop = "It was founded in 1998. " + "It studies kelp farms. " * 40
     looped = loop[:300]  # the schema's cap met inside the loop, mid-word
@@ -72,7 +73,7 @@ def test_the_recorded_report_loop_is_tidied() -> None:
     """The live demo re-index recorded a KBMI report whose summary looped for 1,200 tokens:
     under the loop-guard caps such a string ends at its cap, and tidying leaves each sentence
     once."""
-    from graphrag.index.reports import tidy_text
+    from graphrag.index.reports.write import tidy_text
 
     cap = prompts.REPORT_CAPS["summary"]
     sentence = (
@@ -89,7 +90,7 @@ def test_a_repeated_finding_is_kept_once() -> None:
     """A report over the demo's pipe-style graph (recorded live) wrote one KBMI finding three
     times; tidying keeps the first, in order, and leaves a report without repeats as it
     was."""
-    from graphrag.index.reports import tidy_report
+    from graphrag.index.reports.write import tidy_report
 
     kbmi = {
         "summary": "The Kestrel Bay Marine Institute is a marine research institute.",
@@ -347,7 +348,7 @@ def test_source_text_is_whole_chunks_most_shared_first_within_budget(musique_ind
     """Over the MuSiQue index: a community's source text holds only its own chunks, whole,
     within the budget; the chunk naming the most of its entities is always among them; they
     read in corpus order; no budget, no section."""
-    from graphrag.index.reports import SOURCE_TEXT_HEADER, source_text
+    from graphrag.index.reports.write import SOURCE_TEXT_HEADER, source_text
 
     units = musique_index.text_units
     text_of = dict(zip(units[S.HUMAN_ID].astype(str), units[S.TEXT], strict=True))

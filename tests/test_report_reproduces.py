@@ -6,10 +6,10 @@ import math
 
 import pandas as pd
 
-from graphrag.config import REPO_ROOT
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
-from graphrag.eval.report import machine_independent
 from graphrag.eval.runner import recorded_run
+from graphrag.report.folder import machine_independent
+from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 
 CORPUS = REPO_ROOT / "data" / "kestrel_bay"

@@ -10,12 +10,13 @@ import json
 import pytest
 from conftest import RECORDED_CACHE, FakeLLM, Reply
 
-from graphrag import prompts, tokens
-from graphrag.index.report_stop import COPY_CHARS, REPORT_COPY, ReportCopyStop
-from graphrag.index.reports import write_community_reports
-from graphrag.llm import ChatLLM, run_sync
-from graphrag.llm_attempts import parse_json_output
-from graphrag.llm_cache import ResponseCache
+from graphrag import prompts
+from graphrag.index.reports.stop import COPY_CHARS, REPORT_COPY, ReportCopyStop
+from graphrag.index.reports.write import write_community_reports
+from graphrag.llm.cache import ResponseCache
+from graphrag.llm.client import ChatLLM, run_sync
+from graphrag.llm.replies import parse_json_output
+from graphrag.text import tokens
 
 
 def norm(text: str) -> str:

@@ -12,10 +12,11 @@ import pandas as pd
 import pytest
 from conftest import FakeLLM
 
-from graphrag import prompts, tokens
+from graphrag import prompts
 from graphrag.index import schemas as S
-from graphrag.index.report_lines import parse_report_lines
-from graphrag.index.reports import report_text, write_community_reports
+from graphrag.index.reports.lines import parse_report_lines
+from graphrag.index.reports.write import report_text, write_community_reports
+from graphrag.text import tokens
 
 ENTITY_HEADER = "Entities (id|name|type|description)"
 RELATIONSHIP_HEADER = "Relationships (id|source|target|description)"
@@ -240,7 +241,7 @@ def test_the_demo_s_recorded_plain_line_reports_parse_unless_they_looped() -> No
     token cap inside a repeating summary, which is why the form is not the default."""
     from conftest import RECORDED_CACHE
 
-    from graphrag.llm_cache import ResponseCache
+    from graphrag.llm.cache import ResponseCache
 
     replies = [
         r["response"]["choices"][0]

@@ -8,15 +8,15 @@ import json
 import pytest
 from conftest import FakeLLM, empty_settings_file
 
-from graphrag.config import REPO_ROOT, Settings, SettingsError, load_settings
 from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM, run_sync, track_usage
+from graphrag.llm.client import ChatLLM, run_sync, track_usage
 from graphrag.query.base import Answer, Method
-from graphrag.query.global_search import GlobalSearch
+from graphrag.query.global_search.search import GlobalSearch
 from graphrag.query.local import LocalSearch
 from graphrag.query.registry import OPT_IN_METHODS, make_methods
 from graphrag.query.router import KINDS, PROTOTYPES, PrototypeClassifier, Router, routes
+from graphrag.settings import REPO_ROOT, Settings, SettingsError, load_settings
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 

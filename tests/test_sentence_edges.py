@@ -7,16 +7,16 @@ from __future__ import annotations
 import pandas as pd
 from conftest import DEMO_DOCS, RECORDED_CACHE
 
-from graphrag.config import REPO_ROOT, load_settings
-from graphrag.documents import load_documents
 from graphrag.index import schemas as S
-from graphrag.index.extract import name_key
-from graphrag.index.graph import merge_entities, merge_graph_mentions, merge_relationships
+from graphrag.index.extract.quality import extraction_quality, load_gold_graph
+from graphrag.index.extract.stage import name_key
+from graphrag.index.graph.merge import merge_entities, merge_graph_mentions, merge_relationships
+from graphrag.index.graph.sentence_edges import add_sentence_edges, named_in
 from graphrag.index.lean import LEAN_INDEX_SETTINGS
 from graphrag.index.pipeline import IndexContext, chunk_stage, extract_stage
-from graphrag.index.quality import extraction_quality, load_gold_graph
-from graphrag.index.sentence_edges import add_sentence_edges, named_in
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
+from graphrag.settings import REPO_ROOT, load_settings
+from graphrag.text.documents import load_documents
 
 TEXT = (
     "Ilse Varga left KBMI in 2017 to found the Bluewrack Kelp Company at Gull Point. "

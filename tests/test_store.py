@@ -12,9 +12,9 @@ import pytest
 from conftest import plain_frame
 
 from graphrag.index import schemas as S
-from graphrag.index.communities import communities_table, detect_communities
-from graphrag.index.graph import add_degrees, build_graph
-from graphrag.index.reports import REPORT_COLUMNS
+from graphrag.index.graph.communities import communities_table, detect_communities
+from graphrag.index.graph.merge import add_degrees, build_graph
+from graphrag.index.reports.write import REPORT_COLUMNS
 from graphrag.index.store import (
     FORMAT_VERSION,
     GRAPHML,

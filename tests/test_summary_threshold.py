@@ -12,9 +12,9 @@ import pytest
 from conftest import FakeLLM, replayed_mentions
 
 from graphrag.index import schemas as S
-from graphrag.index.graph import merge_graph_mentions, needs_summary, summarize_entities
-from graphrag.llm import ChatLLM, track_usage
-from graphrag.tokens import count_tokens
+from graphrag.index.graph.merge import merge_graph_mentions, needs_summary, summarize_entities
+from graphrag.llm.client import ChatLLM, track_usage
+from graphrag.text.tokens import count_tokens
 
 
 @pytest.fixture(scope="module")

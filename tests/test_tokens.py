@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphrag import tokens
+from graphrag.text import tokens
 
 
 def test_known_qwen_ids() -> None:

@@ -8,8 +8,8 @@ from html.parser import HTMLParser
 from typing import Any
 
 from graphrag.cli import main
-from graphrag.graph_page import interactive_graph_html
-from graphrag.viz import community_of
+from graphrag.report.graph_page import interactive_graph_html
+from graphrag.report.plots import community_of
 
 
 class _Resources(HTMLParser):

@@ -26,12 +26,12 @@ from typing import Any
 
 import pandas as pd
 
-from graphrag.config import REPO_ROOT
 from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.analysis import Analysis, analyse
 from graphrag.eval.hops import HOPS_CSV, all_hops_found
 from graphrag.eval.judge import JUDGE_CALLS
-from graphrag.eval.tables import RUN_FIELDS
+from graphrag.report.analysis import Analysis, analyse
+from graphrag.report.tables import RUN_FIELDS
+from graphrag.settings import REPO_ROOT
 
 BASELINE = "naive"
 QUALITY_METRICS = (

@@ -16,7 +16,6 @@ from typing import Any
 
 import pandas as pd
 
-from graphrag.config import repo_relative
 from graphrag.eval import stats
 from graphrag.eval.cross_corpus import (
     ALL_HOPS,
@@ -33,7 +32,7 @@ from graphrag.eval.cross_corpus import (
 from graphrag.eval.cross_corpus_reading import reading_section
 from graphrag.eval.hops import hop_shares, shares_table
 from graphrag.eval.retrieval import summary_section as retrieval_summary_section
-from graphrag.eval.tables import (
+from graphrag.report.tables import (
     RUN_FIELDS,
     baseline_tests_table,
     cell,
@@ -43,6 +42,7 @@ from graphrag.eval.tables import (
     table,
     win_rate_lines,
 )
+from graphrag.settings import repo_relative
 
 
 def _marker(report: CorpusReport, metric: str, method: str) -> str:

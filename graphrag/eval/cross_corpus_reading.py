@@ -15,7 +15,6 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import stats
-from graphrag.eval.analysis import partial_methods
 from graphrag.eval.cross_corpus import (
     COST_METRICS,
     CorpusReport,
@@ -25,8 +24,9 @@ from graphrag.eval.cross_corpus import (
 )
 from graphrag.eval.hops import hop_shares
 from graphrag.eval.stats import frontier
-from graphrag.eval.tables import md, number, p_phrase, p_text, signed, with_ci
-from graphrag.usage import UNKNOWN_HOST
+from graphrag.llm.usage import UNKNOWN_HOST
+from graphrag.report.analysis import partial_methods
+from graphrag.report.tables import md, number, p_phrase, p_text, signed, with_ci
 
 
 def _claim(row: Any, baseline: str) -> str:

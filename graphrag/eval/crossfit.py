@@ -31,7 +31,7 @@ from graphrag.eval.retrieval import (
     read_report,
     write_report,
 )
-from graphrag.eval.tables import MISSING, md, number, table
+from graphrag.report.tables import MISSING, md, number, table
 
 SETTING_KEY = "query settings not at their defaults"
 SELECTION = "selection.csv"

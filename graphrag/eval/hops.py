@@ -21,7 +21,7 @@ import pandas as pd
 from graphrag.eval import stats
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.stats import summary_row
-from graphrag.eval.tables import cell, md, table
+from graphrag.report.tables import cell, md, table
 
 HOPS_CSV = "hops.csv"
 HOP_COLUMNS = ["question_id", "method", "hop", "hops", "support", "found"]

@@ -19,12 +19,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from graphrag import tokens
-from graphrag.config import Settings
-from graphrag.embeddings import Embedder
-from graphrag.llm import ChatLLM, error_summary
-from graphrag.llm_cache import CacheMissError
-from graphrag.usage import Usage, track_usage
+from graphrag.llm.cache import CacheMissError
+from graphrag.llm.client import ChatLLM, error_summary
+from graphrag.llm.usage import Usage, track_usage
+from graphrag.settings import Settings
+from graphrag.text import tokens
+from graphrag.text.embeddings import Embedder
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # no telemetry from an offline tool
 

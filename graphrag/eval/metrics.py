@@ -41,8 +41,8 @@ from collections.abc import Iterable
 import pandas as pd
 
 from graphrag.index import schemas as S
-from graphrag.index.grounding import sentence_terms
-from graphrag.index.nlp_extract import sentences
+from graphrag.index.extract.grounding import sentence_terms
+from graphrag.index.extract.nlp import sentences
 from graphrag.index.store import Index
 
 RECALL_K = 5

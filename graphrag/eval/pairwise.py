@@ -29,10 +29,10 @@ import math
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.coroutines import run_sync
 from graphrag.eval import stats
-from graphrag.llm import ChatLLM, Completion, error_summary, expected_grade, grade_request
-from graphrag.llm_cache import CacheMissError
+from graphrag.llm.cache import CacheMissError
+from graphrag.llm.client import ChatLLM, Completion, error_summary, expected_grade, grade_request
+from graphrag.llm.coroutines import run_sync
 
 CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
 SCORED, JUDGE_FAILED, NOT_RECORDED, NO_ANSWER = (

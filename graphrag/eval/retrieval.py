@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from graphrag import tokens
-from graphrag.config import QuerySettings, Settings, repo_relative
-from graphrag.coroutines import gather_with_progress, run_sync
 from graphrag.eval import hops, stats
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
-from graphrag.eval.tables import (
+from graphrag.index import schemas as S
+from graphrag.llm.coroutines import gather_with_progress, run_sync
+from graphrag.llm.usage import track_usage
+from graphrag.query.base import Method
+from graphrag.report.tables import (
     MISSING,
     baseline_tests_table,
     cell,
@@ -41,9 +42,8 @@ from graphrag.eval.tables import (
     table,
     with_ci,
 )
-from graphrag.index import schemas as S
-from graphrag.query.base import Method
-from graphrag.usage import track_usage
+from graphrag.settings import QuerySettings, Settings, repo_relative
+from graphrag.text import tokens
 
 if TYPE_CHECKING:
     from graphrag.workbench import Workbench

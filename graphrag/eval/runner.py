@@ -15,21 +15,21 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from tqdm import tqdm
 
-from graphrag.config import repo_relative
-from graphrag.coroutines import run_sync
 from graphrag.eval import judge_validity, pairwise
 from graphrag.eval.cross_corpus import index_cost
 from graphrag.eval.hops import has_decompositions, hop_evidence
 from graphrag.eval.judge import JUDGE_CALLS, Judge
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
 from graphrag.eval.questions import QuestionSetError, load_questions
-from graphrag.eval.report import write_report
 from graphrag.index import schemas as S
-from graphrag.index.quality import load_gold_graph
-from graphrag.llm import error_summary
-from graphrag.llm_cache import CacheMissError
+from graphrag.index.extract.quality import load_gold_graph
+from graphrag.llm.cache import CacheMissError
+from graphrag.llm.client import error_summary
+from graphrag.llm.coroutines import run_sync
 from graphrag.query.base import Method
 from graphrag.query.registry import UnknownMethodError
+from graphrag.report.folder import write_report
+from graphrag.settings import repo_relative
 
 if TYPE_CHECKING:
     from graphrag.workbench import Workbench

@@ -29,14 +29,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.config import Settings
-from graphrag.documents import load_documents
-from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
-from graphrag.index.aliases import ALIAS_SELF_LOOP
-from graphrag.index.graph import merge_graph_mentions
-from graphrag.index.grounding import UNGROUNDED
-from graphrag.index.lazy_reports import is_lazy
+from graphrag.index.extract.grounding import UNGROUNDED
+from graphrag.index.graph.aliases import ALIAS_SELF_LOOP
+from graphrag.index.graph.merge import merge_graph_mentions
 from graphrag.index.pipeline import (
     IndexContext,
     chunk_stage,
@@ -48,10 +44,14 @@ from graphrag.index.pipeline import (
     stages_for,
     write_reports,
 )
+from graphrag.index.reports.lazy import is_lazy
 from graphrag.index.run_summary import index_counts, stage_lines, timed, total_usage
 from graphrag.index.store import load_index, write_index
-from graphrag.llm import ChatLLM
-from graphrag.usage import Usage
+from graphrag.llm.client import ChatLLM
+from graphrag.llm.usage import Usage
+from graphrag.settings import Settings
+from graphrag.text.documents import load_documents
+from graphrag.text.embeddings import Embedder
 
 MENTIONS = "mentions"  # folder in the index holding each chunk's extracted mentions
 MENTION_TABLES = ("entity_mentions", "relationship_mentions")

@@ -1,6 +1,6 @@
 """The lean LLM pipeline (issue 13): the ``index.*`` defaults that cut LLM work, by name.
 
-These are the defaults (graphrag/config.py holds their values, this module only names them);
+These are the defaults (graphrag/settings/__init__.py holds their values, this module only names them);
 benchmarks/index_cost.py measures this set as "lean", and a researcher can turn each off:
 
 * ``extraction_format = "records"``: a record reply keeps its finished records when cut off;
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphrag.config import IndexSettings
+from graphrag.settings import IndexSettings
 
 LEAN_SETTING_NAMES = (
     "extraction_format",

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from graphrag.coroutines import gather_with_progress, run_sync
 from graphrag.index import schemas as S
-from graphrag.llm_cache import CacheMissError
+from graphrag.llm.cache import CacheMissError
+from graphrag.llm.coroutines import gather_with_progress, run_sync
 
 T = TypeVar("T")
 

@@ -14,13 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.config import IndexSettings, Settings
-from graphrag.documents import chunk_documents, load_documents
-from graphrag.embeddings import Embedder
 from graphrag.index import schemas as S
-from graphrag.index.communities import communities_table, detect_communities
-from graphrag.index.extract import extract_graph
-from graphrag.index.graph import (
+from graphrag.index.extract.stage import extract_graph
+from graphrag.index.graph.communities import communities_table, detect_communities
+from graphrag.index.graph.merge import (
     add_degrees,
     build_graph,
     fact_texts,
@@ -28,10 +25,13 @@ from graphrag.index.graph import (
     summarize_entities,
     summarize_relationships,
 )
-from graphrag.index.reports import REPORT_COLUMNS, write_community_reports
+from graphrag.index.reports.write import REPORT_COLUMNS, write_community_reports
 from graphrag.index.run_summary import IndexSummary, Tables, index_counts, timed, total_usage
 from graphrag.index.store import write_index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
+from graphrag.settings import IndexSettings, Settings
+from graphrag.text.documents import chunk_documents, load_documents
+from graphrag.text.embeddings import Embedder
 
 
 @dataclass

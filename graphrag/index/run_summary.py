@@ -15,11 +15,11 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from graphrag.config import repo_relative
 from graphrag.index import schemas as S
-from graphrag.index.extract import NOT_IN_CHUNK, SELF_LOOP
-from graphrag.index.grounding import UNGROUNDED, unsupported_sentences
-from graphrag.usage import Usage, track_usage
+from graphrag.index.extract.grounding import UNGROUNDED, unsupported_sentences
+from graphrag.index.extract.stage import NOT_IN_CHUNK, SELF_LOOP
+from graphrag.llm.usage import Usage, track_usage
+from graphrag.settings import repo_relative
 
 Tables = dict[str, pd.DataFrame]
 T = TypeVar("T")

@@ -18,16 +18,17 @@ from typing import Any
 
 import numpy as np
 
-from graphrag import prompts, tokens
-from graphrag.config import Settings
-from graphrag.coroutines import run_sync
-from graphrag.embeddings import Embedder, cosine_top_k
+from graphrag import prompts
 from graphrag.index import schemas as S
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
+from graphrag.llm.coroutines import run_sync
+from graphrag.llm.usage import Usage, track_usage
 from graphrag.query.loops import answer_text
-from graphrag.tokens import message_tokens
-from graphrag.usage import Usage, track_usage
+from graphrag.settings import Settings
+from graphrag.text import tokens
+from graphrag.text.embeddings import Embedder, cosine_top_k
+from graphrag.text.tokens import message_tokens
 
 
 @dataclass
@@ -195,7 +196,7 @@ class Method:
         """Make sure ``communities`` (None: all) have their reports before they are read: a
         lazy index writes the missing ones now (``index/lazy_reports.py``); an eager index
         already has them."""
-        from graphrag.index.lazy_reports import aensure_reports
+        from graphrag.index.reports.lazy import aensure_reports
 
         await aensure_reports(self.index, communities, self.llm, self.embedder)
 

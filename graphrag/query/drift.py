@@ -25,14 +25,15 @@ import time
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from graphrag import prompts, tokens
-from graphrag.coroutines import gather_with_progress
-from graphrag.embeddings import cosine_top_k
+from graphrag import prompts
 from graphrag.index import schemas as S
-from graphrag.llm_cache import CacheMissError
+from graphrag.llm.cache import CacheMissError
+from graphrag.llm.coroutines import gather_with_progress
+from graphrag.llm.usage import track_usage
 from graphrag.query.base import Answer, ContextItem, Method, cited_numbers, fit_items, number_items
 from graphrag.query.local import LocalSearch
-from graphrag.usage import track_usage
+from graphrag.text import tokens
+from graphrag.text.embeddings import cosine_top_k
 
 DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced back to
 

@@ -20,10 +20,10 @@ from collections import Counter
 
 import pandas as pd
 
-from graphrag.embeddings import cosine_top_k
 from graphrag.index import schemas as S
-from graphrag.index.communities import rolled_up_level
+from graphrag.index.graph.communities import rolled_up_level
 from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items_tokens
+from graphrag.text.embeddings import cosine_top_k
 
 
 def selection_level(communities: pd.DataFrame, selected: set[str]) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 LOOP_RUN = 2  # repeats of earlier sentences in a row that make a loop

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag.index import schemas as S
-from graphrag.index.graph import fact_texts
+from graphrag.index.graph.merge import fact_texts
 from graphrag.query.base import RANKING_DEPTH, ContextItem, Method, Retrieval
 
 ENTITY = "entity:"

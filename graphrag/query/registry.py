@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from graphrag.config import Settings
-from graphrag.embeddings import Embedder
 from graphrag.index.store import Index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
 from graphrag.query.base import IndexVectors, Method
 from graphrag.query.drift import DRIFTSearch
-from graphrag.query.global_search import GlobalSearch
+from graphrag.query.global_search.search import GlobalSearch
 from graphrag.query.hyde import HyDE
 from graphrag.query.local import LocalSearch
 from graphrag.query.multi_query import MultiQuery
 from graphrag.query.naive import NaiveRAG
 from graphrag.query.ppr import PPRRetrieval
 from graphrag.query.router import Router
+from graphrag.settings import Settings
+from graphrag.text.embeddings import Embedder
 
 METHODS: dict[str, type[Method]] = {
     "naive": NaiveRAG,

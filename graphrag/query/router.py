@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 
 from graphrag import prompts
-from graphrag.config import QuerySettings, SettingsError
-from graphrag.embeddings import Embedder
+from graphrag.llm.usage import track_usage
 from graphrag.query.base import Answer, ContextItem, Method, Retrieval
-from graphrag.usage import track_usage
+from graphrag.settings import QuerySettings, SettingsError
+from graphrag.text.embeddings import Embedder
 
 KINDS = ("fact", "multi_hop", "thematic")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import FakeLLM
 from faults.ledger import record
 
-from graphrag.llm import ResponseCache
+from graphrag.llm.client import ResponseCache
 
 WORKERS = Path(__file__).with_name("workers.py")
 

@@ -19,10 +19,10 @@ from conftest import JSON_EXTRACTION, FakeLLM, Reply, indexing_model, names_in, 
 from faults.ledger import record
 
 from graphrag.index import schemas as S
-from graphrag.index.extract import name_key
+from graphrag.index.extract.stage import name_key
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import load_index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
 
 CHUNKING = {"size": 200, "overlap": 40}
 ENDPOINT = Path(__file__).with_name("fake_endpoint.py")

@@ -17,13 +17,13 @@ from conftest import JSON_EXTRACTION, FakeLLM, chunk_text, indexing_model, plain
 from faults.ledger import record
 
 from graphrag import prompts
-from graphrag.documents import DocumentError
 from graphrag.index import schemas as S
 from graphrag.index.pipeline import build_index
-from graphrag.index.reports import community_context
+from graphrag.index.reports.write import community_context
 from graphrag.index.store import load_index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
 from graphrag.query.naive import NaiveRAG
+from graphrag.text.documents import DocumentError
 
 BAD_FILES = {
     "empty.md": ("\n \t\n", "the document is empty"),

@@ -21,7 +21,7 @@ from faults.ledger import record
 from graphrag.index import schemas as S
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import load_index
-from graphrag.llm import ChatLLM
+from graphrag.llm.client import ChatLLM
 
 WORKERS = Path(__file__).with_name("workers.py")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from graphrag.config import load_settings  # noqa: E402
+from graphrag.settings import load_settings  # noqa: E402
 
 
 def settings(base_url: str, cache: str, embeddings: str, folder: Path):  # noqa: ANN201
@@ -36,8 +36,8 @@ def settings(base_url: str, cache: str, embeddings: str, folder: Path):  # noqa:
 def put(root: str, key: str, n: str, tag: str, ready: str, go: str) -> None:
     import threading
 
-    from graphrag import llm_cache
-    from graphrag.llm import ResponseCache
+    from graphrag.llm import cache as llm_cache
+    from graphrag.llm.client import ResponseCache
 
     class SameThreadIds:
         """Thread ids often coincide across processes (the main thread's usually does): the
@@ -60,7 +60,7 @@ def put(root: str, key: str, n: str, tag: str, ready: str, go: str) -> None:
 
 
 def ask(base_url: str, cache: str, ready: str, go: str) -> None:
-    from graphrag.llm import ChatLLM
+    from graphrag.llm.client import ChatLLM
 
     folder = Path(ready).parent
     llm = ChatLLM(settings(base_url, cache, str(folder / "e.sqlite"), folder))

@@ -1,0 +1,1 @@
+"""Entities and relationships out of text units: LLM (JSON or records) and LLM-free."""

@@ -1,0 +1,117 @@
+"""Descriptions held to their sources: a sentence may name only what its chunk names.
+
+A 1.5B extractor writes descriptions from what it knows as well as from what it read: the
+demo's graph places Storm Corvin, the Regional Council and the Tide Festival "in
+Cliftonport", a town no document names, and MuSiQue's puts a Malaysian reservoir "in
+southern Africa ... near the border between Zambia and Zimbabwe". Every graph method reads
+these sentences as facts of the corpus, and a report or an answer repeats them.
+
+The check needs no model: a sentence is *unsupported* when it holds a name (a capitalized
+word after its first word, or an acronym) or a number that the text it was extracted from
+does not contain, compared case-insensitively as a whole word. It misses a wrong claim made
+of words the chunk holds ("founded by" on the wrong entity), and it drops true world
+knowledge the chunk does not state ("Country in Europe"): both are what "use only the data
+given" asks of the extractor.
+
+:func:`unsupported_sentences` measures an index (``benchmarks/description_grounding.py``);
+with ``index.ground_descriptions`` each extracted mention keeps only its supported sentences
+(:func:`ground_mentions`), and the sentences it loses go to the ``dropped`` table.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from graphrag.index import schemas as S
+from graphrag.index.extract.nlp import sentences
+
+UNGROUNDED = "ungrounded description"  # the dropped table's reason
+_TERM = re.compile(r"^(?:[A-Z][\w'-]*|\d[\d,.:/]*\d|\d)$")
+_PUNCT = "\"'()[]{},.;:!?“”‘’"
+
+
+def sentence_terms(sentence: str) -> list[str]:
+    """Return the names and numbers of a sentence: capitalized words after the first word
+    (which is capitalized anyway), acronyms and numbers anywhere."""
+    words = [w.strip(_PUNCT) for w in sentence.split()]
+    terms = []
+    for i, word in enumerate(words):
+        if not _TERM.match(word) or (len(word) == 1 and not word.isdigit()):
+            continue  # "A", "I": no name
+        if i == 0 and not word[0].isdigit() and not word.isupper():
+            continue
+        terms.append(word)
+    return terms
+
+
+def missing_terms(sentence: str, source: str) -> list[str]:
+    """Return the terms of ``sentence`` that ``source`` does not contain as a whole word."""
+    lowered = source.lower()
+    return [
+        term
+        for term in sentence_terms(sentence)
+        if not re.search(rf"(?<!\w){re.escape(term.lower())}(?!\w)", lowered)
+    ]
+
+
+def split_grounded(description: str, source: str) -> tuple[str, list[str]]:
+    """Return (the supported sentences joined, the unsupported sentences)."""
+    kept, dropped = [], []
+    for sentence in sentences(description or ""):
+        (dropped if missing_terms(sentence, source) else kept).append(sentence)
+    return " ".join(kept), dropped
+
+
+def ground_mentions(
+    mentions: pd.DataFrame, text_units: pd.DataFrame, name_columns: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (the mentions with only supported sentences, the dropped sentences' rows).
+
+    Each mention is checked against the one chunk it was extracted from; a mention whose
+    every sentence is unsupported keeps an empty description (the entity or relationship
+    stays: the chunk names it). ``name_columns`` name the mention in the dropped table.
+    """
+    text_of = dict(zip(text_units[S.ID], text_units[S.TEXT], strict=True))
+    grounded = mentions.copy()
+    rows = []
+    for i, row in enumerate(mentions.itertuples(index=False)):
+        unit = getattr(row, S.TEXT_UNIT_ID)
+        kept, dropped = split_grounded(getattr(row, S.DESCRIPTION), text_of.get(unit, ""))
+        if not dropped:
+            continue
+        grounded.iloc[i, grounded.columns.get_loc(S.DESCRIPTION)] = kept
+        name = " -> ".join(str(getattr(row, c)) for c in name_columns)
+        rows += [
+            {S.TEXT_UNIT_ID: unit, S.NAME: name, S.REASON: UNGROUNDED, S.DESCRIPTION: s}
+            for s in dropped
+        ]
+    return grounded, pd.DataFrame(rows, columns=S.DROPPED_COLUMNS)
+
+
+def unsupported_sentences(
+    entities: pd.DataFrame, relationships: pd.DataFrame, text_units: pd.DataFrame
+) -> pd.DataFrame:
+    """Return one row per description sentence of a built index: kind ("entity" or
+    "relationship"), name, sentence and its missing terms (empty when supported), each
+    checked against all the chunks its entity or relationship was extracted from."""
+    text_of = dict(zip(text_units[S.ID], text_units[S.TEXT], strict=True))
+    rows = []
+    tables = [
+        ("entity", entities, entities[S.TITLE]),
+        (
+            "relationship",
+            relationships,
+            relationships[S.SOURCE_ENTITY] + " -> " + relationships[S.TARGET_ENTITY],
+        ),
+    ]
+    for kind, table, names in tables:
+        for name, description, units in zip(
+            names, table[S.DESCRIPTION], table[S.TEXT_UNIT_IDS], strict=True
+        ):
+            source = " ".join(text_of.get(u, "") for u in units)
+            for sentence in sentences(description or ""):
+                missing = missing_terms(sentence, source)
+                rows.append({"kind": kind, "name": name, "sentence": sentence, "missing": missing})
+    return pd.DataFrame(rows, columns=["kind", "name", "sentence", "missing"])

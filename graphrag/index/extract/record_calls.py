@@ -1,0 +1,178 @@
+"""Extraction in the record format (``index.extraction_format = "records"``): one plain-text
+call per chunk whose reply is parsed line by line (graphrag/index/extract/records.py).
+
+A reply cut off at the token cap is not a failure here, unlike a cut-off JSON reply: every
+record finished before the cap is kept, and the unfinished last line is reported. Malformed
+lines and the count of repeated records become rows of the index's ``dropped`` table (with
+why), never an exception. Gleaning is not offered in this format yet.
+
+Short documents can share one call (``index.pack_documents_tokens``): each is labelled in the
+prompt, each record carries its document's label, and every record goes back to its own text
+unit (checked against that unit's text), so provenance stays per document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from graphrag import prompts
+from graphrag.index import schemas as S
+from graphrag.index.extract.records import ParsedRecords, parse_records
+from graphrag.index.extract.stage import mentioned
+from graphrag.llm.client import ChatLLM
+from graphrag.settings import IndexSettings
+from graphrag.text.tokens import message_tokens
+
+MALFORMED_RECORD = "malformed record line"
+REPEATED_RECORDS = "repeated records dropped"
+STOPPED_EARLY = "reply stopped early (index.stop_repeats)"
+ASKED_AGAIN = "first reply named nothing the text mentions; asked again (index.reextract_empty)"
+# Completion room per document of a packed call: a short paragraph's records (~9 at ~25
+# tokens) with some spare.
+PACKED_TOKENS_PER_DOCUMENT = 300
+
+
+async def extract_chunk_records(
+    llm: ChatLLM, text: str, settings: IndexSettings, again: bool = False
+) -> dict[str, Any]:
+    """Return the chunk's extraction in the JSON format's shape; ``"kept_out"`` lists
+    (name, reason, detail) of malformed lines and repeats for the dropped table. ``again``:
+    asked with the second worked example (``index.reextract_empty``)."""
+    build = prompts.extract_graph_records_again if again else prompts.extract_graph_records
+    messages = _styled(build(text, settings.entity_types), settings)
+    reply, stops = await _records_reply(llm, messages, settings)
+    parsed = parse_records(reply)
+    return {**parsed.extraction(), "errors": [], "kept_out": _kept_out(parsed, stops)}
+
+
+def _styled(messages: list[dict[str, str]], settings: IndexSettings) -> list[dict[str, str]]:
+    """Return the extraction ``messages`` in the record style the settings ask for."""
+    return prompts.in_pipe_style(messages) if settings.record_style == "pipe" else messages
+
+
+async def _records_reply(
+    llm: ChatLLM,
+    messages: list[dict[str, str]],
+    settings: IndexSettings,
+    max_tokens: int | None = None,
+) -> tuple[str, list[str]]:
+    """Return the record reply to ``messages`` and why it was stopped early, if it was.
+
+    A loop usually starts in the entity records (the demo: all 9 of its loops), and a reply
+    stopped there has no relationship yet: then one more call asks for the relationships
+    only, with the kept entities as the model's previous turn. The same follows a reply cut
+    off at the token cap before its first relationship (the demo's lean re-index: the
+    institute profile's 11 entities, descriptions copied from the text, filled all 1,024
+    tokens), its unfinished last line left out of that turn. With
+    ``index.relationships_follow_up``, a reply that ended normally with two or more entities
+    and no relationship is followed up the same way.
+    """
+    rule = None
+    if settings.stop_repeats:
+        rule = "records_and_example" if settings.stop_example_copies else "records"
+    completion = await llm.achat(messages, max_tokens=max_tokens, stop_rule=rule)
+    reply, stops = completion.text, [completion.stopped_early]
+    capped = completion.finish_reason == "length" and not completion.stopped_early
+    cut = completion.stopped_early or capped
+    # index.relationships_follow_up: a finished reply that named entities and no relationship
+    # (a quarter of the recorded first replies: tests/test_records.py) is asked for them too;
+    # otherwise only a cut reply is read here (the caller parses every reply anyway)
+    first = parse_records(reply) if cut or settings.relationships_follow_up else None
+    if first is not None and not first.relationships and (cut or len(first.entities) >= 2):
+        kept = reply.rpartition("\n")[0] if capped else reply
+        follow_up = await llm.achat(
+            prompts.relationships_after_loop(messages, kept.rstrip("\n")),
+            max_tokens=max_tokens,
+            stop_rule=rule,
+        )
+        reply = reply.rstrip("\n") + "\n" + follow_up.text
+        stops.append(follow_up.stopped_early)
+    return reply, [s for s in stops if s]
+
+
+def _kept_out(parsed: ParsedRecords, stops: list[str]) -> list[tuple[str, str, str]]:
+    """Return (name, reason, detail) rows of the dropped table for what a reply got wrong."""
+    kept_out = [
+        (line[:200], MALFORMED_RECORD, f"line {n}: {why}") for n, line, why in parsed.malformed
+    ]
+    if parsed.duplicates:
+        kept_out.append((f"{parsed.duplicates} records", REPEATED_RECORDS, ""))
+    kept_out += [("the rest of the reply", STOPPED_EARLY, why) for why in stops]
+    return kept_out
+
+
+# --------------------------------------------------------------------------- packed documents
+
+
+def pack_text_units(text_units: pd.DataFrame, budget: int) -> list[list[int]]:
+    """Return the extraction calls as groups of row positions of ``text_units``: consecutive
+    units that are each a whole document are packed while their tokens add up to at most
+    ``budget``; any other unit (a chunk of a longer document) is a call of its own.
+
+    Why: a corpus of short paragraphs (multi-hop benchmarks) pays the extraction prompt's
+    fixed part (instructions and worked example) once per paragraph otherwise.
+    """
+    document_of = text_units[S.DOCUMENT_IDS].map(lambda ids: ids[0] if len(ids) == 1 else None)
+    units_per_document = document_of.value_counts()
+    groups: list[list[int]] = []
+    packed, size = [], 0
+    for position, (document, n_tokens) in enumerate(
+        zip(document_of, text_units[S.N_TOKENS], strict=True)
+    ):
+        whole = document is not None and units_per_document[document] == 1
+        if packed and (not whole or size + n_tokens > budget):
+            groups.append(packed)
+            packed, size = [], 0
+        if whole and n_tokens < budget:
+            packed.append(position)
+            size += n_tokens
+        else:
+            groups.append([position])
+    if packed:
+        groups.append(packed)
+    return groups
+
+
+def _packed_room(llm: ChatLLM, messages: list[dict[str, str]], documents: int) -> int:
+    """Return the completion room of a packed call: ``llm.max_tokens``, or more with many
+    documents (a cut-off reply loses the records of the last ones), within the context."""
+    room = max(llm.settings.llm.max_tokens, documents * PACKED_TOKENS_PER_DOCUMENT)
+    limit = llm.context_limit()
+    return room if limit is None else max(1, min(room, limit - message_tokens(messages)))
+
+
+def _record_unit(kind: str, record: dict[str, Any], texts: list[str]) -> int:
+    """Return the position (in ``texts``) of the document a packed record belongs to: its
+    label when that document mentions every name of the record, else the first document
+    that does, else its label (grounding then drops it), else the first document."""
+    names = [record["name"]] if kind == "entity" else [record["source"], record["target"]]
+    label = record.pop("label", None)
+    labelled = int(label) - 1 if label and label.isdigit() and int(label) <= len(texts) else None
+    fits = [i for i, text in enumerate(texts) if all(mentioned(n, text) for n in names)]
+    if labelled is not None and (labelled in fits or not fits):
+        return labelled
+    return fits[0] if fits else 0
+
+
+async def extract_packed_records(
+    llm: ChatLLM, texts: list[str], settings: IndexSettings
+) -> list[dict[str, Any]]:
+    """Return one extraction per document of a packed call, in the shape of
+    :func:`extract_chunk_records`; what the reply got wrong as a whole (malformed lines,
+    repeats, an early stop) is listed with the first document."""
+    messages = _styled(prompts.extract_graph_records_packed(texts, settings.entity_types), settings)
+    reply, stops = await _records_reply(
+        llm, messages, settings, _packed_room(llm, messages, len(texts))
+    )
+    parsed = parse_records(reply)
+    results: list[dict[str, Any]] = [
+        {"entities": [], "relationships": [], "errors": [], "kept_out": []} for _ in texts
+    ]
+    for kind, records in (("entity", parsed.entities), ("relationship", parsed.relationships)):
+        for record in records:
+            unit = results[_record_unit(kind, record, texts)]
+            unit["entities" if kind == "entity" else "relationships"].append(record)
+    results[0]["kept_out"] = _kept_out(parsed, stops)
+    return results

@@ -1,0 +1,359 @@
+"""Extraction replies as one tuple-delimited record per line (Microsoft GraphRAG's format),
+parsed strictly and repaired locally, with repeated records removed.
+
+    ("entity"<|>Lena Ortiz<|>person<|>Chairs the Dunmore Rowing Club.)
+    ("relationship"<|>Lena Ortiz<|>Dunmore Rowing Club<|>chairs<|>9)
+    <|COMPLETE|>
+
+or the same fields in the pipe style (``index.record_style``), read the same way:
+
+    entity|Lena Ortiz|person|Chairs the Dunmore Rowing Club.
+
+Why lines: a record is complete the moment its line ends, so a reply cut off at the token
+cap keeps every finished record (a cut-off JSON reply parses as nothing), and a repetition
+loop (the 1.5B model emits the same records until the cap: 28% of the demo's recorded
+extraction tokens) is visible record by record: :class:`RecordStop` finds where it starts so
+a streaming caller can stop there, and the parser drops the repeats.
+
+Nothing here raises on model output: a line that cannot be read is returned in
+``malformed`` with its number and why; a line that can be read after a local repair (missing
+parenthesis or quotes, several records on one line, a strength written "8.0" or missing)
+is kept and listed in ``repaired``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphrag.index.extract.stage import mentioned, name_key
+
+TUPLE = "<|>"
+RECORD = "##"
+COMPLETE = "<|COMPLETE|>"
+DEFAULT_STRENGTH = 5  # a relationship whose strength is missing or unreadable (1-10 scale)
+# A packed call (several documents in one prompt) labels each record with its document: "[2] (...)"
+_LABEL = re.compile(r"^\[\s*(\w{1,12})\s*\]\s*")
+REPEATED = "repeated record"
+MIRRORED = "entities restated as relationships to their types"
+EXAMPLE_COPIED = "worked example copied"
+_KIND = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*$', re.IGNORECASE)
+# A delimiter the model wrote without one of its ends ("<|" or "|>"): one reply of the demo's
+# lean re-index wrote every delimiter so and lost its 17 records before this repair
+_LOOSE_TUPLE = re.compile(r"<\|>|<\||\|>")
+# The pipe style (``index.record_style = "pipe"``): "entity|Lena Ortiz|person|Chairs the club."
+# Same fields, a sixth fewer completion tokens than the tuple style's ("entity"<|>...) on the
+# recorded demo and MuSiQue replies. Either style is read whatever the setting.
+PIPE = "|"
+_PIPE_RECORD = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*\|(?!>)', re.IGNORECASE)
+
+
+@dataclass
+class ParsedRecords:
+    """What a reply held: the extraction in the JSON reply's shape, and what was wrong."""
+
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    relationships: list[dict[str, Any]] = field(default_factory=list)
+    malformed: list[tuple[int, str, str]] = field(default_factory=list)  # (line, text, why)
+    repaired: list[tuple[int, str]] = field(default_factory=list)  # (line, what was repaired)
+    duplicates: int = 0
+    complete: bool = False  # the completion marker was reached
+
+    def extraction(self) -> dict[str, list[dict[str, Any]]]:
+        """Return ``{"entities": [...], "relationships": [...]}`` as the JSON format gives."""
+        return {"entities": self.entities, "relationships": self.relationships}
+
+
+def to_records(extraction: dict[str, Any]) -> str:
+    """Return an extraction (the JSON format's dict) as record lines, completion marker last."""
+    lines = [
+        f'("entity"{TUPLE}{e["name"]}{TUPLE}{e["type"]}{TUPLE}{e["description"]})'
+        for e in extraction.get("entities", [])
+    ]
+    lines += [
+        f'("relationship"{TUPLE}{r["source"]}{TUPLE}{r["target"]}{TUPLE}{r["description"]}'
+        f"{TUPLE}{r['strength']})"
+        for r in extraction.get("relationships", [])
+    ]
+    return "\n".join([*lines, COMPLETE])
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    """Return (line number, record text) pairs: ``##`` also ends a record, blank lines go."""
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for part in line.split(RECORD):
+            if part.strip():
+                out.append((number, part.strip()))
+    return out
+
+
+def _strip_record(line: str) -> tuple[str, list[str]]:
+    """Return the record's inside without its parentheses, and the repairs made."""
+    repairs = []
+    if line.startswith("(") and line.endswith(")"):
+        return line[1:-1], repairs
+    if line.startswith("("):
+        repairs.append("closing parenthesis added")
+        return line[1:], repairs
+    if line.endswith(")"):
+        repairs.append("opening parenthesis added")
+        return line[:-1], repairs
+    repairs.append("parentheses added")
+    return line, repairs
+
+
+def _field(value: str) -> str:
+    return value.strip().strip("\"'").strip()
+
+
+def _strength(value: str) -> tuple[int | None, str | None]:
+    try:
+        number = float(_field(value))
+    except ValueError:
+        return None, None
+    if not number.is_integer() or not 1 <= number <= 10:
+        rounded = min(10, max(1, round(number)))
+        return rounded, f"strength {value.strip()!r} read as {rounded}"
+    return int(number), None if _field(value) == str(int(number)) else "strength as integer"
+
+
+def split_label(line: str) -> tuple[str | None, str]:
+    """Return (the document label of a packed call's record line or None, the record)."""
+    match = _LABEL.match(line)
+    return (match.group(1), line[match.end() :]) if match else (None, line)
+
+
+def parse_record(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
+    """Return (record or None, its kind or why it failed, repairs) of one record line; a
+    labelled line's record carries its ``label``."""
+    label, line = split_label(line)
+    record, kind, repairs = _parse_unlabelled(line)
+    if record is not None and label is not None:
+        record["label"] = label
+    return record, kind, repairs
+
+
+def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
+    if TUPLE not in line and _PIPE_RECORD.match(line):  # index.record_style = "pipe"
+        inside, repairs = line, []
+        if line.startswith("(") and line.endswith(")"):
+            inside = line[1:-1]
+        fields = inside.split(PIPE)
+    else:
+        inside, repairs = _strip_record(line)
+        fields = inside.split(TUPLE)
+    if not _KIND.match(fields[0]) and _KIND.match(_LOOSE_TUPLE.split(inside)[0]):
+        fields = _LOOSE_TUPLE.split(inside.removesuffix(">"))
+        repairs.append("delimiters written without one of their ends read as <|>")
+    match = _KIND.match(fields[0])
+    if not match:
+        return None, f"not an entity or relationship record: {fields[0][:40]!r}", repairs
+    kind = match.group(1).lower()
+    values = [_field(v) for v in fields[1:]]
+    if kind == "entity" and _relationship_as_entity(values):
+        kind = "relationship"
+        repairs.append("relationship written as an entity record read as a relationship")
+        if _strength(values[-1])[0] is None:  # source, target, target's type, description
+            values = [values[0], values[1], values[3]]
+    if kind == "entity" and len(values) == 2 and " " in values[1]:  # name, description
+        values = [values[0], "unknown", values[1]]
+        repairs.append("entity record without a type read with type unknown")
+    if kind == "relationship" and len(values) == 2 and values[0] and " " in values[1]:
+        # a name and a sentence, no target: a fact about that entity (MuSiQue's LLM index:
+        # "Seattle <|> average annual snowfall ... is 6.8 inches"), kept as its description
+        kind, values = "entity", [values[0], "unknown", values[1]]
+        repairs.append("relationship record without a target read as an entity description")
+    if kind == "entity":
+        if len(values) < 3 or not values[0]:
+            return None, f"entity record with {len(values)} of 3 fields", repairs
+        if len(values) > 3:  # the delimiter inside the description
+            repairs.append("extra delimiters kept in the description")
+            values = [*values[:2], " ".join(values[2:])]
+        name, kind_name, description = values
+        return {"name": name, "type": kind_name, "description": description}, "entity", repairs
+    if len(values) < 3 or not values[0] or not values[1]:
+        return None, f"relationship record with {len(values)} of 4 fields", repairs
+    strength, note = (None, None) if len(values) < 4 else _strength(values[-1])
+    if strength is None:
+        strength = DEFAULT_STRENGTH
+        repairs.append(f"missing or unreadable strength set to {DEFAULT_STRENGTH}")
+        description = " ".join(values[2:]) if len(values) > 4 else values[2]
+    else:
+        description = " ".join(values[2:-1])
+    if note:
+        repairs.append(note)
+    record = {
+        "source": values[0],
+        "target": values[1],
+        "description": description,
+        "strength": strength,
+    }
+    return record, "relationship", repairs
+
+
+def _relationship_as_entity(values: list[str]) -> bool:
+    """Whether an "entity" record's four fields are a relationship: source, target,
+    description and a strength, or source, target, the target's type (one lowercase word) and
+    a description. Once the 1.5B model has begun so, it writes every relationship of the reply
+    under the entity label (the demo's lean re-index: 21 such records in two replies)."""
+    if len(values) != 4 or not values[1] or values[1][0].islower():
+        return False
+    strength_last = _strength(values[3])[0] is not None
+    type_third = re.fullmatch(r"[a-z]{2,20}", values[2]) is not None
+    return strength_last or type_third
+
+
+def _identity(kind: str, record: dict[str, Any]) -> tuple:
+    """Return what makes two records the same: kind, label, normalized names, description."""
+    label = record.get("label")
+    if kind == "entity":
+        return kind, label, name_key(record["name"]), record["description"].casefold()
+    ends = (name_key(record["source"]), name_key(record["target"]))
+    return kind, label, *ends, record["description"].casefold()
+
+
+def _names(kind: str, record: dict[str, Any]) -> tuple[str, ...]:
+    return (record["name"],) if kind == "entity" else (record["source"], record["target"])
+
+
+def parse_records(text: str) -> ParsedRecords:
+    """Return the records of a reply: repaired where a local fix suffices, malformed lines
+    listed (never raised), and every repeat of an earlier record dropped and counted."""
+    parsed = ParsedRecords()
+    seen: set[tuple] = set()
+    for number, line in _lines(text):
+        if line == COMPLETE or line.endswith(COMPLETE):
+            parsed.complete = True
+            line = line.removesuffix(COMPLETE).strip()
+            if not line:
+                continue
+        record, kind, repairs = parse_record(line)
+        if record is None:
+            parsed.malformed.append((number, line, kind))
+            continue
+        identity = _identity(kind, record)
+        if identity in seen:
+            parsed.duplicates += 1
+            continue
+        seen.add(identity)
+        parsed.repaired += [(number, r) for r in repairs]
+        (parsed.entities if kind == "entity" else parsed.relationships).append(record)
+    return parsed
+
+
+class RecordStop:
+    """The stop rule of a streamed record reply (``index.stop_repeats``): end it where a
+    repetition loop starts, i.e. at the first of ``run`` consecutive lines that each repeat an
+    earlier line word for word, or at the first of ``mirror_run`` relationships in a row that
+    restate entities as relationships to their own types; with ``example_keys``, also at the
+    first line naming an entity of the prompt's worked example that the text does not
+    mention. Fed the growing reply, it reads each complete line once.
+
+    Why two repeats in a row, word for word: a lone repeat is often a near-duplicate ("Lena
+    Marsh" then "Councillor Lena Marsh"), after which the model goes on with new records; a
+    loop repeats a block. Why example copies are opt-in (``index.stop_example_copies``): the
+    model writes the example's names with this text's and then goes on with real records; on
+    the demo's recorded replies, stopping there too would lose 40 grounded entities that the
+    loop rule alone loses none of (benchmarks/index_cost.py --modes --lean).
+    """
+
+    def __init__(
+        self, example_keys: frozenset[str] = frozenset(), run: int = 2, mirror_run: int = 3
+    ) -> None:
+        self.example_keys = example_keys
+        self.run = run
+        self.mirror_run = mirror_run
+        self._seen: set[str] = set()
+        self._repeats: list[int] = []  # starts of the current run of repeated lines
+        self._types: dict[str, str] = {}  # entity name key -> type key (unlabelled records)
+        self._mirrors: list[int] = []  # starts of the current run of mirrored entities
+        self._read = 0  # characters of the reply already read, always at a line start
+
+    @classmethod
+    def for_request(cls, body: dict[str, Any]) -> RecordStop:
+        """Return the loop rule (repeats only) for a chat request."""
+        return cls()
+
+    @classmethod
+    def with_example(cls, body: dict[str, Any]) -> RecordStop:
+        """Return the rule that also stops at a copy of the worked example: its names are those
+        of the records in the request's earlier assistant turns that its last message does not
+        mention."""
+        messages = body.get("messages") or []
+        text = str(messages[-1].get("content", "")) if messages else ""
+        keys = set()
+        for message in messages[:-1]:
+            if message.get("role") != "assistant":
+                continue
+            for _, line in _lines(str(message.get("content", ""))):
+                record, kind, _ = parse_record(line)
+                if record is not None:
+                    keys |= {name_key(n) for n in _names(kind, record) if not mentioned(n, text)}
+        return cls(frozenset(keys))
+
+    def check(self, partial: str) -> tuple[int, str] | None:
+        """Return (offset of the line to stop at, why) once the reply should end, else None.
+        Only complete lines are read (the last line may still be growing)."""
+        while (end := partial.find("\n", self._read)) >= 0:
+            start, self._read = self._read, end + 1
+            for part in partial[start:end].split(RECORD):
+                record, kind, _ = parse_record(part.strip()) if part.strip() else (None, "", [])
+                if record is None:
+                    continue
+                if any(name_key(n) in self.example_keys for n in _names(kind, record)):
+                    return start, EXAMPLE_COPIED
+                identity = " ".join(part.split()).casefold()
+                if identity not in self._seen:
+                    self._seen.add(identity)
+                    self._repeats = []
+                    if self._mirrored(kind, record, start):
+                        return self._mirrors[0], MIRRORED
+                    continue
+                self._repeats.append(start)
+                if len(self._repeats) >= self.run:
+                    return self._repeats[0], REPEATED
+        return None
+
+    def _mirrored(self, kind: str, record: dict[str, Any], start: int) -> bool:
+        """Whether ``record`` ends a run of ``mirror_run`` relationships that each restate an
+        entity as a relationship to its own type ("Storm Corvin|event|A storm in 2012"):
+        the other loop of the 1.5B model, which lists every entity again that way until
+        the reply ends (17 such lines closed the demo interview's reply in two of five cold
+        runs). A packed reply (labelled records) is never stopped so: its later documents
+        would be lost."""
+        if record.get("label") is not None:
+            return False
+        if kind == "entity":
+            self._types[name_key(record["name"])] = name_key(str(record.get("type", "")))
+        elif self._types.get(name_key(record["source"])) == name_key(record["target"]):
+            self._mirrors.append(start)
+            return len(self._mirrors) >= self.mirror_run
+        self._mirrors = []
+        return False
+
+
+def records_from_json_reply(reply: str) -> str:
+    """Return the record lines of a JSON extraction reply, even one cut off at the token cap:
+    every complete entity or relationship object in it, in order (no completion marker when
+    the JSON is cut off). Converts the recorded JSON replies to measure the record format."""
+    try:
+        value = json.loads(reply)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return to_records(value)
+    decoder = json.JSONDecoder()
+    found: dict[str, list[dict[str, Any]]] = {"entities": [], "relationships": []}
+    for start in (m.start() for m in re.finditer(r"\{", reply)):
+        try:
+            item, _ = decoder.raw_decode(reply, start)
+        except ValueError:
+            continue
+        if isinstance(item, dict) and {"name", "type", "description"} <= item.keys():
+            found["entities"].append(item)
+        elif isinstance(item, dict) and {"source", "target", "description"} <= item.keys():
+            found["relationships"].append({"strength": DEFAULT_STRENGTH, **item})
+    return to_records(found).removesuffix(COMPLETE).rstrip("\n")

@@ -1,0 +1,357 @@
+"""Entities and relationships per text unit, by one schema-constrained LLM call per chunk."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+import pandas as pd
+
+from graphrag import prompts
+from graphrag.index import schemas as S
+from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
+from graphrag.llm.cache import CacheMissError, canonical_json
+from graphrag.llm.client import ChatLLM
+from graphrag.settings import IndexSettings, SettingsError
+
+ENTITY_COLUMNS = [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
+RELATIONSHIP_COLUMNS = [
+    S.SOURCE_ENTITY,
+    S.TARGET_ENTITY,
+    S.SOURCE_KEY,
+    S.TARGET_KEY,
+    S.DESCRIPTION,
+    S.STRENGTH,
+    S.TEXT_UNIT_ID,
+]
+_EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
+_SPACE = re.compile(r"\s+")
+_POSSESSIVE = re.compile(r"['’]s$")
+# Leading titles dropped from the merge key, so "Director Mara Okafor" merges with "Mara Okafor".
+_HONORIFIC = re.compile(
+    r"^(?:dr|mr|mrs|ms|prof|professor|sir|dame|director|mayor|"
+    r"councillor|councilor|captain|capt)\.? (?=\S+ \S)"
+)
+
+
+def display_name(raw: str) -> str:
+    """Return a name tidied for display: NFKC, single spaces, no quotes or edge punctuation."""
+    text = _SPACE.sub(" ", unicodedata.normalize("NFKC", raw)).strip()
+    return _EDGE_PUNCT.sub("", text.strip("\"'`")).strip()
+
+
+def name_key(raw: str, aliases: dict[str, str] | None = None) -> str:
+    """Return the key entities are merged on: case-folded, punctuation-light, alias-resolved.
+
+    "The Kestrel Bay Marine Institute", "kestrel bay marine institute." and (with an alias
+    configured) "KBMI" all give the same key.
+    """
+    key = _POSSESSIVE.sub("", display_name(raw)).casefold()
+    key = re.sub(r"^the ", "", key)
+    key = _HONORIFIC.sub("", key)
+    key = re.sub(r"[^\w\s&-]", "", key)
+    key = _SPACE.sub(" ", key).strip()
+    if aliases:
+        table = _alias_table(aliases)
+        key = table.get(key, key)
+    return key
+
+
+def _alias_table(aliases: dict[str, str]) -> dict[str, str]:
+    return {name_key(alias): name_key(canonical) for alias, canonical in aliases.items()}
+
+
+def mentioned(name: str, text: str) -> bool:
+    """Return whether ``text`` mentions ``name``: the name itself, or each of its words of three
+    or more letters (so "Director Mara Okafor" is found in "... Director Okafor ... Mara ...")."""
+    folded = text.casefold()
+    name = display_name(name).casefold()
+    if name and name in folded:
+        return True
+    words = [w for w in re.findall(r"\w+", name) if len(w) >= 3]
+    return bool(words) and all(re.search(rf"\b{re.escape(w)}", folded) for w in words)
+
+
+def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
+    """Return the extraction without the entities ``text`` never mentions, nor the
+    relationships that touch them, and the names dropped.
+
+    A small model copies names from the prompt's worked example, or invents background
+    entities; neither belongs in the graph of this chunk.
+    """
+    dropped = {
+        display_name(e["name"]) for e in raw.get("entities", []) if not mentioned(e["name"], text)
+    }
+    dropped |= {
+        display_name(name)
+        for r in raw.get("relationships", [])
+        for name in (r["source"], r["target"])
+        if not mentioned(name, text)
+    }
+    kept = {
+        "entities": [e for e in raw.get("entities", []) if display_name(e["name"]) not in dropped],
+        "relationships": [
+            r
+            for r in raw.get("relationships", [])
+            if display_name(r["source"]) not in dropped and display_name(r["target"]) not in dropped
+        ],
+    }
+    return kept, sorted(dropped)
+
+
+NOT_IN_CHUNK = "not mentioned in its chunk"
+SELF_LOOP = "relationship of an entity with itself"
+# Kept out of the graph because merging it would change the description-summary prompts of
+# the recorded demo cache (it would no longer replay); kept here with its text instead.
+REPEATED_NAME = "another description of a name already listed in this chunk"
+
+
+def parse_extraction(
+    raw: dict[str, Any],
+    text_unit_id: str,
+    settings: IndexSettings,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return entity rows, relationship rows and dropped items of one chunk's JSON.
+
+    A relationship whose endpoint the model did not list as an entity keeps its endpoint: the
+    endpoint is added as an entity of unknown type rather than losing the relationship. A
+    name listed twice (same key) keeps its first entry in the graph and every other distinct
+    description as a dropped row; a relationship of an entity with itself is not an edge and
+    is a dropped row too: nothing the model said is lost.
+    """
+    entities: list[dict[str, Any]] = []
+    relationships, dropped = [], []
+    seen: dict[str, set[str]] = {}
+    for item in raw.get("entities", []):
+        title = display_name(item["name"])
+        key = name_key(title, settings.aliases)
+        description = item["description"].strip()
+        if not key or description in seen.get(key, ()):
+            continue
+        if key in seen:
+            seen[key].add(description)
+            dropped.append(_dropped(text_unit_id, title, REPEATED_NAME, description))
+            continue
+        seen[key] = {description}
+        entities.append(
+            {
+                S.TITLE: title,
+                S.NAME_KEY: key,
+                S.TYPE: item["type"],
+                S.DESCRIPTION: description,
+                S.TEXT_UNIT_ID: text_unit_id,
+            }
+        )
+    for item in raw.get("relationships", []):
+        source, target = display_name(item["source"]), display_name(item["target"])
+        source_key, target_key = (
+            name_key(source, settings.aliases),
+            name_key(target, settings.aliases),
+        )
+        if not source_key or not target_key:
+            continue
+        if source_key == target_key:
+            name, description = f"{source} -> {target}", item["description"].strip()
+            dropped.append(_dropped(text_unit_id, name, SELF_LOOP, description))
+            continue
+        for title, key in ((source, source_key), (target, target_key)):
+            if key not in seen:
+                seen[key] = {""}
+                entities.append(
+                    {
+                        S.TITLE: title,
+                        S.NAME_KEY: key,
+                        S.TYPE: "unknown",
+                        S.DESCRIPTION: "",
+                        S.TEXT_UNIT_ID: text_unit_id,
+                    }
+                )
+        relationships.append(
+            {
+                S.SOURCE_ENTITY: source,
+                S.TARGET_ENTITY: target,
+                S.SOURCE_KEY: source_key,
+                S.TARGET_KEY: target_key,
+                S.DESCRIPTION: item["description"].strip(),
+                S.STRENGTH: int(item["strength"]),
+                S.TEXT_UNIT_ID: text_unit_id,
+            }
+        )
+    return entities, relationships, dropped
+
+
+def _dropped(text_unit_id: str, name: str, reason: str, description: str = "") -> dict[str, str]:
+    return {
+        S.TEXT_UNIT_ID: text_unit_id,
+        S.NAME: name,
+        S.REASON: reason,
+        S.DESCRIPTION: description,
+    }
+
+
+async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dict[str, Any]:
+    """Return the merged JSON of the first extraction and any gleaning rounds for one chunk.
+
+    A gleaning round that fails keeps what the rounds before it found; its error is listed
+    under ``"errors"`` (and becomes an errors row), so the next run tries it again. With
+    ``index.gleaning_check`` a round runs only if a yes/no call says the last reply missed
+    something.
+    """
+    if settings.extraction_format == "records":
+        from graphrag.index.extract.record_calls import extract_chunk_records
+
+        return await extract_chunk_records(llm, text, settings)
+    schema = prompts.extraction_schema(
+        settings.entity_types, settings.max_entities_per_chunk, settings.max_relationships_per_chunk
+    )
+    messages = prompts.extract_graph(text, settings.entity_types)
+    result = await llm.ajson(messages, schema, name="graph_extraction")
+    merged = {
+        "entities": list(result["entities"]),
+        "relationships": list(result["relationships"]),
+        "errors": [],
+    }
+    for round_number in range(1, settings.gleanings + 1):
+        try:
+            if settings.gleaning_check and not await _worth_gleaning(llm, messages, result):
+                break
+            messages = prompts.glean_more(messages, canonical_json(result))
+            result = await llm.ajson(messages, schema, name="graph_extraction")
+        except CacheMissError:
+            raise
+        except Exception as err:  # noqa: BLE001 - kept as the chunk's gleaning error
+            merged["errors"].append(f"gleaning round {round_number}: {type(err).__name__}: {err}")
+            break
+        if not result["entities"] and not result["relationships"]:
+            break
+        merged["entities"] += result["entities"]
+        merged["relationships"] += result["relationships"]
+    return merged
+
+
+def _extraction_calls(text_units: pd.DataFrame, settings: IndexSettings) -> list[list[int]]:
+    """Return the row positions of ``text_units`` each extraction call reads: one unit per
+    call, or short whole documents packed together (``index.pack_documents_tokens``)."""
+    if not settings.pack_documents_tokens:
+        return [[i] for i in range(len(text_units))]
+    if settings.extraction_format != "records":
+        raise SettingsError(
+            "setting index.pack_documents_tokens needs index.extraction_format = 'records' "
+            "(a packed call's records carry their document's label)"
+        )
+    from graphrag.index.extract.record_calls import pack_text_units
+
+    return pack_text_units(text_units, settings.pack_documents_tokens)
+
+
+async def _extract_packed(
+    llm: ChatLLM, texts: list[str], settings: IndexSettings
+) -> list[dict[str, Any]]:
+    from graphrag.index.extract.record_calls import extract_packed_records
+
+    return await extract_packed_records(llm, texts, settings)
+
+
+async def _worth_gleaning(
+    llm: ChatLLM, messages: list[dict[str, str]], result: dict[str, Any]
+) -> bool:
+    """Return whether the model says its last reply missed something (a 2-token Y/N call,
+    far cheaper than a gleaning round that finds nothing)."""
+    completion = await llm.achat(
+        prompts.glean_check(messages, canonical_json(result)),
+        max_tokens=prompts.GLEAN_CHECK_MAX_TOKENS,
+    )
+    return completion.text.strip().upper().startswith("Y")
+
+
+def reextract_empty(
+    units: list[tuple[str, str]],
+    results: list[dict[str, Any] | None],
+    llm: ChatLLM,
+    settings: IndexSettings,
+    progress: bool,
+) -> list[dict[str, str]]:
+    """Ask again, alone and with another worked example, for each unit whose first reply
+    named nothing its text mentions; replace its result in place; return the error rows.
+
+    Why: the 1.5B model sometimes answers the prompt's worked example instead of the text,
+    word for word (the same reply when asked twice, and when told so in a follow-up turn), and
+    grounding then leaves the unit out of the graph: on the demo the cooperative's history, so
+    local search could not reach its founding year. A packed call's reply can also skip a
+    document (MuSiQue's packed LLM index: 22 of its 26 paragraphs without an entity). Each
+    unit is asked again once at most.
+    The first reply's names stay in the dropped table, with why the unit was asked again.
+    """
+    from graphrag.index.extract.record_calls import ASKED_AGAIN, extract_chunk_records
+
+    empty = []
+    for i, ((_, text), result) in enumerate(zip(units, results, strict=True)):
+        if result is None:
+            continue
+        grounded, _ = drop_names_not_in_text(result, text)
+        if not grounded["entities"] and not grounded["relationships"]:
+            empty.append(i)
+    if not empty:
+        return []
+    calls = [extract_chunk_records(llm, units[i][1], settings, again=True) for i in empty]
+    again, errors = run_llm_stage("extract_again", [units[i][0] for i in empty], calls, progress)
+    for i, result in zip(empty, again, strict=True):
+        first = results[i]
+        if result is None or first is None:
+            continue
+        names = sorted({display_name(e["name"]) for e in first["entities"]})
+        note = ("the first reply", ASKED_AGAIN, "; ".join(names)[:200])
+        result["kept_out"] = [*first.get("kept_out", []), note, *result["kept_out"]]
+        results[i] = result
+    return errors
+
+
+def extract_graph(
+    text_units: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Return (entity mentions, relationship mentions, errors, dropped), one call per chunk
+    (or per pack of short documents, each document's mentions kept under its own chunk).
+
+    A chunk whose call fails for good (endpoint down, output invalid after repair rounds) is
+    kept in the errors table with its error, counted in the run summary and tried again on
+    the next run; the other chunks' work is kept (a failed gleaning round is a "glean" row
+    beside the chunk's first round). Names the chunk never mentions (see
+    :func:`drop_names_not_in_text`) and self-loops are listed in ``dropped`` (text_unit_id,
+    name, reason).
+    """
+    units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
+    groups = _extraction_calls(text_units, settings)
+    calls = [
+        extract_chunk(llm, units[group[0]][1], settings)
+        if len(group) == 1
+        else _extract_packed(llm, [units[i][1] for i in group], settings)
+        for group in groups
+    ]
+    call_results, errors = run_llm_stage(
+        "extract", ["+".join(units[i][0] for i in group) for group in groups], calls, progress
+    )
+    results: list[dict[str, Any] | None] = [None] * len(units)
+    for group, result in zip(groups, call_results, strict=True):
+        for i, part in zip(group, [result] if len(group) == 1 else result or [], strict=False):
+            results[i] = part
+    if settings.reextract_empty and settings.extraction_format == "records":
+        errors += reextract_empty(units, results, llm, settings, progress)
+    entity_rows, relationship_rows, dropped_rows = [], [], []
+    for (unit_id, text), result in zip(units, results, strict=True):
+        if result is None:
+            continue
+        errors += [error_row("glean", unit_id, error) for error in result["errors"]]
+        dropped_rows += [_dropped(unit_id, *item) for item in result.get("kept_out", [])]
+        result, ungrounded = drop_names_not_in_text(result, text)
+        dropped_rows += [_dropped(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
+        entities, relationships, dropped = parse_extraction(result, unit_id, settings)
+        entity_rows += entities
+        relationship_rows += relationships
+        dropped_rows += dropped
+    return (
+        pd.DataFrame(entity_rows, columns=ENTITY_COLUMNS),
+        pd.DataFrame(relationship_rows, columns=RELATIONSHIP_COLUMNS),
+        error_table(errors),
+        pd.DataFrame(dropped_rows, columns=S.DROPPED_COLUMNS),
+    )

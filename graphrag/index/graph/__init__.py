@@ -1,0 +1,1 @@
+"""Mentions merged into the entity graph, aliases, sentence edges, communities."""

@@ -1,0 +1,349 @@
+"""Merge entity and relationship mentions into the entities/relationships tables and a graph."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import networkx as nx
+import pandas as pd
+
+from graphrag import prompts
+from graphrag.index import schemas as S
+from graphrag.index.extract.grounding import ground_mentions
+from graphrag.index.graph.aliases import find_alias_pairs, merge_alias_mentions
+from graphrag.index.graph.sentence_edges import add_sentence_edges
+from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
+from graphrag.llm.client import ChatLLM
+from graphrag.prompts import Messages
+from graphrag.settings import IndexSettings
+from graphrag.text import tokens
+
+
+def stable_id(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _most_common(values: pd.Series) -> str:
+    """Return the most frequent value; ties go to the first seen, so merges are stable."""
+    counts = Counter(values)
+    best = max(counts.values())
+    return next(v for v in values if counts[v] == best)
+
+
+def _unique(values) -> list:  # noqa: ANN001 - any iterable of hashables
+    return list(dict.fromkeys(v for v in values if v))
+
+
+def _by_frequency(values) -> list[str]:  # noqa: ANN001 - any iterable of strings
+    """Return the distinct values, most frequent first, then longest, then first seen: the
+    order in which descriptions are packed into a summary's input budget."""
+    counts = Counter(v for v in values if v)
+    return sorted(counts, key=lambda v: (-counts[v], -len(v)))
+
+
+def merge_entities(mentions: pd.DataFrame, by_frequency: bool = False) -> pd.DataFrame:
+    """Return one row per name key: display title, type, distinct descriptions, text units.
+
+    The title is the most frequent surface form and the type the most frequent known type;
+    ``S.DESCRIPTIONS`` keeps every distinct description until :func:`summarize_entities`, in
+    the order first seen, or (``by_frequency``, the LLM pipeline's summaries) most frequent and
+    longest first.
+    """
+    distinct = _by_frequency if by_frequency else _unique
+    rows = []
+    for key, group in mentions.groupby(S.NAME_KEY, sort=True):
+        known = group[group[S.TYPE] != "unknown"][S.TYPE]
+        rows.append(
+            {
+                S.ID: stable_id("entity", key),
+                S.TITLE: _most_common(group[S.TITLE]),
+                S.NAME_KEY: key,
+                S.TYPE: _most_common(known) if len(known) else "unknown",
+                S.DESCRIPTIONS: distinct(group[S.DESCRIPTION]),
+                S.TEXT_UNIT_IDS: _unique(group[S.TEXT_UNIT_ID]),
+            }
+        )
+    frame = pd.DataFrame(
+        rows, columns=[S.ID, S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTIONS, S.TEXT_UNIT_IDS]
+    )
+    frame[S.FREQUENCY] = frame[S.TEXT_UNIT_IDS].map(len)
+    return frame
+
+
+def merge_relationships(
+    mentions: pd.DataFrame, entities: pd.DataFrame, keep_descriptions: bool = False
+) -> pd.DataFrame:
+    """Return one row per unordered entity pair; weight is the sum of mention strengths.
+
+    The description is the distinct descriptions joined with "; "; ``keep_descriptions``
+    (the LLM pipeline) also keeps them as a list, most frequent first, in ``S.DESCRIPTIONS``
+    for :func:`summarize_relationships`.
+    """
+    title_of = dict(zip(entities[S.NAME_KEY], entities[S.TITLE], strict=True))
+    id_of = dict(zip(entities[S.NAME_KEY], entities[S.ID], strict=True))
+    mentions = mentions.copy()
+    mentions["pair"] = [
+        tuple(sorted(p)) for p in zip(mentions[S.SOURCE_KEY], mentions[S.TARGET_KEY], strict=True)
+    ]
+    rows = []
+    for pair, group in mentions.groupby("pair", sort=True):
+        first = group.iloc[0]  # keep the direction in which the pair was first stated
+        source, target = first[S.SOURCE_KEY], first[S.TARGET_KEY]
+        rows.append(
+            {
+                S.ID: stable_id("relationship", *pair),
+                S.SOURCE_ENTITY: title_of[source],
+                S.TARGET_ENTITY: title_of[target],
+                S.SOURCE_ID: id_of[source],
+                S.TARGET_ID: id_of[target],
+                S.DESCRIPTION: "; ".join(_unique(group[S.DESCRIPTION])),
+                S.WEIGHT: float(group[S.STRENGTH].sum()),
+                S.TEXT_UNIT_IDS: _unique(group[S.TEXT_UNIT_ID]),
+                S.DESCRIPTIONS: _by_frequency(group[S.DESCRIPTION]),
+            }
+        )
+    columns = [
+        S.ID,
+        S.SOURCE_ENTITY,
+        S.TARGET_ENTITY,
+        S.SOURCE_ID,
+        S.TARGET_ID,
+        S.DESCRIPTION,
+        S.WEIGHT,
+        S.TEXT_UNIT_IDS,
+    ]
+    return pd.DataFrame(rows, columns=columns + [S.DESCRIPTIONS] * keep_descriptions)
+
+
+def merge_graph_mentions(
+    entity_mentions: pd.DataFrame,
+    relationship_mentions: pd.DataFrame,
+    text_units: pd.DataFrame,
+    settings: IndexSettings,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Return (entities, relationships, dropped) merged from the mentions as the settings ask:
+    ``merge_aliases`` first merges acronyms into the long names the text defines
+    (index/aliases.py; ``dropped`` holds the edges that became self-loops, and with
+    ``ground_descriptions`` the description sentences their chunk does not support,
+    index/grounding.py); each pair's
+    descriptions are kept for :func:`summarize_relationships`; with
+    ``sentence_edges_max_entities``, pairs a short sentence names together and the LLM did
+    not relate are added (index/sentence_edges.py)."""
+    dropped = pd.DataFrame(columns=S.DROPPED_COLUMNS)
+    if settings.ground_descriptions:
+        entity_mentions, lost_entities = ground_mentions(entity_mentions, text_units, [S.TITLE])
+        relationship_mentions, lost_relationships = ground_mentions(
+            relationship_mentions, text_units, [S.SOURCE_KEY, S.TARGET_KEY]
+        )
+        dropped = pd.concat([lost_entities, lost_relationships], ignore_index=True)
+    if settings.merge_aliases:
+        pairs = find_alias_pairs(entity_mentions, text_units)
+        entity_mentions, relationship_mentions, loops = merge_alias_mentions(
+            entity_mentions, relationship_mentions, pairs
+        )
+        dropped = pd.concat([dropped, loops], ignore_index=True)
+    entities = merge_entities(entity_mentions, by_frequency=True)
+    relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=True)
+    relationships = add_sentence_edges(
+        relationships,
+        entities,
+        entity_mentions,
+        text_units,
+        settings.sentence_edges_max_entities,
+    )
+    return entities, relationships, dropped
+
+
+async def _summary(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int) -> str:
+    return await llm.atext(messages, name="description_summary", max_tokens=max_tokens)
+
+
+def needs_summary(descriptions: list[str], threshold_tokens: int) -> bool:
+    """Return whether the joined descriptions exceed ``threshold_tokens`` (0: always)."""
+    if threshold_tokens <= 0:
+        return True
+    return tokens.count_tokens(" ".join(descriptions)) > threshold_tokens
+
+
+def packed_descriptions(descriptions: list[str], budget: int) -> list[str]:
+    """Return the descriptions a summary reads: in their order (most frequent, longest
+    first), each that still fits in ``budget`` tokens with its "- " bullet and line break."""
+    return [descriptions[i] for i in tokens.pack(descriptions, budget, overhead=2)]
+
+
+def summary_words(max_tokens: int) -> int:
+    """Return the words a summary may ask for so it ends before ``max_tokens`` (an English
+    word is ~1.3 tokens; the rest is headroom, so the reply is not cut off)."""
+    return max_tokens * 3 // 5
+
+
+def _summary_prompt(title: str, descriptions: list[str], settings: IndexSettings) -> Messages:
+    packed = packed_descriptions(descriptions, settings.summary_input_tokens)
+    return prompts.summarize_descriptions(title, packed, summary_words(settings.summary_max_tokens))
+
+
+def _summarize_rows(
+    frame: pd.DataFrame,
+    rows: list[int],
+    messages: list[Messages],
+    fallback: list[str],
+    stage: str,
+    llm: ChatLLM,
+    settings: IndexSettings,
+    progress: bool,
+) -> tuple[list[str], list[dict]]:
+    """Return the description of every row of ``frame`` (``fallback`` unless the LLM
+    summarized it) and the error rows: a failed, empty or cut-off summary keeps the fallback,
+    so no fact is lost, and is an errors row, so the next run asks again."""
+    results, errors = run_llm_stage(
+        stage,
+        [frame[S.ID].iloc[i] for i in rows],
+        [_summary(llm, m, settings.summary_max_tokens) for m in messages],
+        progress,
+    )
+    descriptions = list(fallback)
+    for i, result in zip(rows, results, strict=True):
+        if result:
+            descriptions[i] = result
+        elif result is not None:  # an empty summary is no summary: keep the joined text
+            errors.append(error_row(stage, frame[S.ID].iloc[i], "empty summary"))
+    return descriptions, errors
+
+
+def fact_texts(relationships: pd.DataFrame) -> list[str]:
+    """Return each relationship read as a fact, "source -> target: description" (HippoRAG 2
+    matches a question against facts; the embed stage stores their vectors for PPR)."""
+    return [
+        f"{s} -> {t}: {d}"
+        for s, t, d in zip(
+            relationships[S.SOURCE_ENTITY],
+            relationships[S.TARGET_ENTITY],
+            relationships[S.DESCRIPTION],
+            strict=True,
+        )
+    ]
+
+
+def summarize_entities(
+    entities: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (entities with one ``description``, errors): the LLM merges several, and only then.
+
+    With ``settings.summary_threshold_tokens`` > 0, several descriptions are merged by the LLM
+    only when their joined text is longer than that many tokens; shorter ones are joined as
+    they are (nano-graphrag's rule: a call saved where the joined text is short anyway).
+    A summary that fails (or comes back empty, or cut off) keeps the joined descriptions, so
+    no fact is lost, and is an errors row (stage "summarize"), so the next run asks again.
+    A summary reads at most ``summary_input_tokens`` of descriptions (packed in their order)
+    and may write ``summary_max_tokens``, asked to keep every date, number and name.
+    """
+    entities = entities.copy()
+    several = [
+        i
+        for i, d in enumerate(entities[S.DESCRIPTIONS])
+        if len(d) > 1 and needs_summary(d, settings.summary_threshold_tokens)
+    ]
+    messages = [
+        _summary_prompt(entities[S.TITLE].iloc[i], entities[S.DESCRIPTIONS].iloc[i], settings)
+        for i in several
+    ]
+    joined = [" ".join(d) for d in entities[S.DESCRIPTIONS]]
+    descriptions, errors = _summarize_rows(
+        entities, several, messages, joined, "summarize", llm, settings, progress
+    )
+    entities[S.DESCRIPTION] = descriptions
+    return entities.drop(columns=[S.DESCRIPTIONS]), error_table(errors)
+
+
+def needs_relationship_summary(descriptions: list[str], settings: IndexSettings) -> bool:
+    """Return whether a pair's descriptions are many enough, or long enough, for a summary."""
+    if len(descriptions) < 2:
+        return False
+    return len(descriptions) > settings.relationship_summary_min or (
+        tokens.count_tokens("; ".join(descriptions)) > settings.relationship_summary_tokens
+    )
+
+
+def summarize_relationships(
+    relationships: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (relationships with one ``description``, errors): a pair stated with
+    more than ``relationship_summary_min`` descriptions, or longer than
+    ``relationship_summary_tokens`` joined, gets an LLM summary read from the same packed input
+    budget as entities; the rest keep the "; " join (also the fallback of a failed summary)."""
+    many = [
+        i
+        for i, d in enumerate(relationships[S.DESCRIPTIONS])
+        if needs_relationship_summary(d, settings)
+    ]
+    words = summary_words(settings.summary_max_tokens)
+    messages = [
+        prompts.summarize_relationship(
+            relationships[S.SOURCE_ENTITY].iloc[i],
+            relationships[S.TARGET_ENTITY].iloc[i],
+            packed_descriptions(
+                relationships[S.DESCRIPTIONS].iloc[i], settings.summary_input_tokens
+            ),
+            words,
+        )
+        for i in many
+    ]
+    descriptions, errors = _summarize_rows(
+        relationships,
+        many,
+        messages,
+        list(relationships[S.DESCRIPTION]),
+        "summarize_relationships",
+        llm,
+        settings,
+        progress,
+    )
+    relationships = relationships.assign(**{S.DESCRIPTION: descriptions})
+    return relationships.drop(columns=[S.DESCRIPTIONS]), error_table(errors)
+
+
+def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph:
+    """Return the undirected entity graph: nodes keyed by entity id, edges weighted."""
+    graph = nx.Graph()
+    graph.add_nodes_from(
+        (node, {S.TITLE: title, S.TYPE: kind, S.DESCRIPTION: description})
+        for node, title, kind, description in zip(
+            entities[S.ID],
+            entities[S.TITLE],
+            entities[S.TYPE],
+            entities[S.DESCRIPTION],
+            strict=True,
+        )
+    )
+    graph.add_edges_from(
+        (source, target, {S.ID: rid, S.WEIGHT: weight, S.DESCRIPTION: description})
+        for source, target, rid, weight, description in zip(
+            relationships[S.SOURCE_ID],
+            relationships[S.TARGET_ID],
+            relationships[S.ID],
+            relationships[S.WEIGHT],
+            relationships[S.DESCRIPTION],
+            strict=True,
+        )
+    )
+    return graph
+
+
+def add_degrees(
+    entities: pd.DataFrame, relationships: pd.DataFrame, graph: nx.Graph
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the tables with node degree and relationship combined degree filled in."""
+    degree = dict(graph.degree())
+    entities = entities.assign(**{S.DEGREE: entities[S.ID].map(degree).fillna(0).astype(int)})
+    relationships = relationships.assign(
+        **{
+            S.COMBINED_DEGREE: [
+                degree.get(s, 0) + degree.get(t, 0)
+                for s, t in zip(relationships[S.SOURCE_ID], relationships[S.TARGET_ID], strict=True)
+            ]
+        }
+    )
+    for frame in (entities, relationships):
+        frame.insert(1, S.HUMAN_ID, range(len(frame)))
+    return entities, relationships

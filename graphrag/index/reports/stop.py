@@ -1,0 +1,134 @@
+"""The stop rule of a streamed JSON community report (``index.stop_report_copies``): end the
+reply at the first finding that copies text the report already holds, and close the JSON.
+
+Why: the 1.5B model often fills a report's findings with copies, of the report's summary or
+of the finding before, word for word: over the 235 recorded report replies, 278 of 622
+findings start as an earlier text of their report does (``benchmarks/index_cost.py
+--json-formats``); in the demo's first cold live run all three findings of one report were
+its summary again. A copy tells a reader nothing the report does not already say
+(``tidy_report`` drops a finding that repeats an earlier one's summary), so those tokens buy
+nothing. A stop rule (graphrag/llm/stream.py)
+ends the stream where such a finding starts; the kept text is closed as JSON (``]}``), so
+the reply parses and validates like any other and is recorded as it was kept. Replies
+recorded before this rule replay unchanged: a rule only acts on a live stream.
+
+What counts as a copy: a finding's summary or explanation whose first ``COPY_CHARS``
+characters (whitespace collapsed, case folded) equal the start of the report's summary or
+rating explanation, or of another finding's summary or explanation. A string that ends
+shorter than ``MIN_JUDGED`` characters is not judged. The first finding is never cut, so a
+report always keeps one (the schema's ``minItems``); it can be a copy of the summary.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+COPY_CHARS = 60  # characters of a string compared with the start of an earlier one
+MIN_JUDGED = 30  # a complete string shorter than this is not judged
+REPORT_COPY = "finding copies earlier report text"
+CLOSE = "\n  ]\n}"
+
+
+def normalized(text: str) -> str:
+    """``text`` as the rule compares it: whitespace collapsed, case folded."""
+    return " ".join(text.split()).casefold()
+
+
+class ReportCopyStop:
+    """Fed the growing text of a JSON report reply (the schema's key order: title, summary,
+    rating, rating_explanation, findings), returns where to stop once a finding after the
+    first copies earlier text. Reads each character once: a small scanner keeps which
+    string it is in, whether that string is a key or a value, and where each finding's
+    object starts."""
+
+    def __init__(self) -> None:
+        self._pos = 0
+        self._in_string = False
+        self._escaped = False
+        self._is_value = False  # the current string is a value (a ':' came before it)
+        self._start = 0  # where the current string's opening quote is
+        self._chars: list[str] = []
+        self._last_key: tuple[int, str] | None = None  # (offset, text) of the last key string
+        self._key = ""
+        self._value_next = False  # the next string is a value
+        self._in_findings = False
+        self._finding = -1  # index of the finding being read
+        self._finding_start = 0  # offset of its '{'
+        self._earlier: list[tuple[int, str]] = []  # (finding index or -1, normalized text)
+
+    @classmethod
+    def for_request(cls, body: dict[str, Any]) -> ReportCopyStop:
+        """Return the rule for a chat request (it needs nothing from it)."""
+        return cls()
+
+    def close(self, kept: str) -> str:
+        """Return the kept text closed as JSON: the findings array and the report end."""
+        return kept.rstrip().removesuffix(",").rstrip() + CLOSE
+
+    def check(self, partial: str) -> tuple[int, str] | None:
+        """Return (offset of the copying finding's '{', why) once the reply should end."""
+        for i in range(self._pos, len(partial)):
+            ch = partial[i]
+            if self._in_string:
+                if self._escaped:
+                    self._escaped = False
+                    self._chars.append(ch)
+                elif ch == "\\":
+                    self._escaped = True
+                elif ch == '"':
+                    self._in_string = False
+                    text = "".join(self._chars)
+                    if not self._is_value:
+                        self._last_key = (self._start, text)
+                    elif stop := self._read_value(normalized(text), partial):
+                        return stop
+                else:
+                    self._chars.append(ch)
+            elif ch == '"':
+                self._in_string, self._start, self._chars = True, i, []
+                self._is_value = self._value_next
+            elif ch == ":" and self._last_key is not None:
+                self._read_key(*self._last_key, partial)
+                self._last_key, self._value_next = None, True
+            elif not ch.isspace():
+                self._value_next = False
+        self._pos = len(partial)
+        if self._in_string and self._is_value and self._in_findings:
+            # a value still arriving: judged as soon as COPY_CHARS of it are in
+            text = normalized("".join(self._chars))
+            if len(text) >= COPY_CHARS:
+                return self._judge(text, partial)
+        return None
+
+    def _read_key(self, start: int, key: str, partial: str) -> None:
+        self._key = key
+        if key == "findings" and not self._in_findings:
+            self._in_findings = True
+        elif self._in_findings and key == "summary":
+            self._finding += 1
+            self._finding_start = partial.rfind("{", 0, start)
+
+    def _read_value(self, text: str, partial: str) -> tuple[int, str] | None:
+        """Judge a complete value string (in a finding), then remember it."""
+        if not self._in_findings:
+            if self._key in ("summary", "rating_explanation"):
+                self._earlier.append((-1, text))
+            return None
+        stop = self._judge(text, partial) if len(text) >= MIN_JUDGED else None
+        self._earlier.append((self._finding, text))
+        return stop
+
+    def _judge(self, text: str, partial: str) -> tuple[int, str] | None:
+        if self._finding < 1:
+            return None
+        head = text[:COPY_CHARS]
+        for finding, earlier in self._earlier:
+            if finding != self._finding and earlier[: len(head)] == head:
+                kept = partial[: self._finding_start]
+                try:
+                    json.loads(self.close(kept))
+                except ValueError:
+                    return None  # not at a point where closing gives JSON: let it run
+                return self._finding_start, REPORT_COPY
+        return None

@@ -1,0 +1,358 @@
+"""Community reports: one LLM-written JSON report per community, leaves first.
+
+A community's context lists its entities and relationships (highest degree first) within
+``report_context_tokens``, as Microsoft GraphRAG's context builder does: a parent whose
+context overflows swaps its largest sub-communities' entity lists for their reports one at a
+time until it fits, and a parent with written children always starts from their summaries,
+so it builds on them; this is why the deepest level is written first. The prompt's strings
+have no schema length caps but loop guards (a grammar-enforced ``maxLength`` cuts mid-word).
+After the graph context comes the community's own source text (``report_text_tokens``): the
+chunks that mention the most of its entities, whole, so findings keep what descriptions lost.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from graphrag import prompts
+from graphrag.index import schemas as S
+from graphrag.index.llm_stage import arun_llm_stage, error_table
+from graphrag.index.reports.lines import parse_report_lines
+from graphrag.llm.client import ChatLLM
+from graphrag.llm.coroutines import run_sync
+from graphrag.settings import IndexSettings
+from graphrag.text import tokens
+
+REPORT_COLUMNS = [
+    *S.COMMUNITY_KEY_COLUMNS,
+    S.SUMMARY,
+    S.FULL_CONTENT,
+    S.RATING,
+    S.RATING_EXPLANATION,
+    S.FINDINGS,
+    S.SIZE,
+    S.CONTEXT_SOURCE,
+]
+CHILD_REPORT_HEADER = "Reports of its sub-communities"
+CHILD_SUMMARY_HEADER = "Summaries of its sub-communities (id|title|summary)"
+SOURCE_TEXT_HEADER = "Source text (id|text)"
+
+
+def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
+    """Return the leading lines that fit in ``budget`` tokens, and whether all did (a table's
+    rows are ranked: packing stops at the first row that does not fit)."""
+    kept = tokens.pack(lines, budget, overhead=1, skip=False)
+    return [lines[i] for i in kept], len(kept) == len(lines)
+
+
+def _entity_rows(community: pd.Series, entities: pd.DataFrame) -> pd.DataFrame:
+    """Return the community's entities, highest degree first."""
+    rows = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
+    return rows.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
+
+
+def _relationship_rows(community: pd.Series, relationships: pd.DataFrame) -> pd.DataFrame:
+    """Return the community's relationships, highest combined degree and weight first."""
+    rows = relationships[relationships[S.ID].isin(community[S.RELATIONSHIP_IDS])]
+    return rows.sort_values(
+        [S.COMBINED_DEGREE, S.WEIGHT, S.HUMAN_ID], ascending=[False, False, True]
+    )
+
+
+def _entity_lines(community: pd.Series, entities: pd.DataFrame) -> list[str]:
+    rows = _entity_rows(community, entities)
+    cell = prompts.table_cell  # LLM-written fields must not add columns or rows
+    return [
+        f"{r[S.HUMAN_ID]}|{cell(r[S.TITLE])}|{cell(r[S.TYPE])}|{cell(r[S.DESCRIPTION])}"
+        for _, r in rows.iterrows()
+    ]
+
+
+def _relationship_lines(community: pd.Series, relationships: pd.DataFrame) -> list[str]:
+    rows = _relationship_rows(community, relationships)
+    cell = prompts.table_cell
+    return [
+        f"{r[S.HUMAN_ID]}|{cell(r[S.SOURCE_ENTITY])}|{cell(r[S.TARGET_ENTITY])}|"
+        f"{cell(r[S.DESCRIPTION])}"
+        for _, r in rows.iterrows()
+    ]
+
+
+def report_text(report: dict) -> str:
+    """Return a report as the Markdown that query methods read (``full_content``)."""
+    findings = "\n".join(f"- {f['summary']}: {f['explanation']}" for f in report["findings"])
+    return f"# {report['title']}\n\n{report['summary']}\n\n{findings}"
+
+
+@dataclass
+class ChildCommunity:
+    """A sub-community as its parent's context sees it: its number, its entities, and its
+    report's full text (None when it has none)."""
+
+    community: int
+    entity_ids: list[str]
+    report: str | None
+
+
+def report_title_and_summary(full_content: str) -> tuple[str, str]:
+    """Return (title, summary) of a report's ``full_content`` (as :func:`report_text` wrote it)."""
+    head, _, rest = full_content.partition("\n\n")
+    return head.removeprefix("# "), rest.partition("\n\n")[0]
+
+
+def community_context(
+    community: pd.Series,
+    entities: pd.DataFrame,
+    relationships: pd.DataFrame,
+    children: list[ChildCommunity],
+    budget: int,
+) -> tuple[str, str]:
+    """Return (context text, source) for one community within ``budget`` tokens.
+
+    Sections, in order: full reports of the substituted sub-communities, one-line summaries of
+    the other written ones, then the entities and relationships still listed. While the whole
+    does not fit, the largest written sub-community (by tokens of its own entity and internal
+    relationship lines) is substituted: its lines leave, its report comes in. ``source`` says
+    what the parent built on: "entities" (no written children), "child_summaries" (none
+    substituted), "mixed" (some), "child_reports" (every written child substituted).
+    """
+    entity_order = list(_entity_rows(community, entities)[S.ID])
+    entity_line = dict(zip(entity_order, _entity_lines(community, entities), strict=True))
+    rel_rows = _relationship_rows(community, relationships)
+    rel_ends = list(zip(rel_rows[S.SOURCE_ID], rel_rows[S.TARGET_ID], strict=True))
+    rel_lines = _relationship_lines(community, relationships)
+    written = [c for c in children if c.report]
+
+    def own_lines(child: ChildCommunity) -> list[str]:
+        inside = set(child.entity_ids)
+        return [entity_line[e] for e in entity_order if e in inside] + [
+            line
+            for line, (a, b) in zip(rel_lines, rel_ends, strict=True)
+            if a in inside and b in inside
+        ]
+
+    by_size = sorted(
+        written, key=lambda c: (-sum(tokens.count_tokens(x) for x in own_lines(c)), c.community)
+    )
+    for substituted in range(len(by_size) + 1):
+        swapped = by_size[:substituted]
+        gone = {e for c in swapped for e in c.entity_ids}
+        lines = []
+        if swapped:
+            lines += [CHILD_REPORT_HEADER, *(c.report for c in swapped)]
+        rest = [c for c in written if c not in swapped]
+        if rest:
+            lines.append(CHILD_SUMMARY_HEADER)
+            for c in rest:
+                title, summary = report_title_and_summary(c.report)
+                lines.append(
+                    f"{c.community}|{prompts.table_cell(title)}|{prompts.table_cell(summary)}"
+                )
+        lines += ["Entities (id|name|type|description)"]
+        lines += [entity_line[e] for e in entity_order if e not in gone]
+        lines += ["Relationships (id|source|target|description)"]
+        lines += [
+            line
+            for line, (a, b) in zip(rel_lines, rel_ends, strict=True)
+            if not (a in gone and b in gone)
+        ]
+        kept, complete = _fit(lines, budget)
+        if complete:
+            break
+    if not written:
+        source = "entities"
+    elif not swapped:
+        source = "child_summaries"
+    else:
+        source = "child_reports" if len(swapped) == len(written) else "mixed"
+    return "\n".join(kept), source
+
+
+def source_text(community: pd.Series, text_units: pd.DataFrame | None, budget: int) -> str:
+    """Return the community's source text section within ``budget`` tokens ("" when none).
+
+    The chunks its entities were extracted from, those mentioning the most of its entities
+    first (then in corpus order), each whole: a cut chunk would end mid-sentence, and a
+    skipped large one leaves room for a smaller one. Descriptions merged by a 1.5B model keep
+    who is what but drop most dates, numbers and outcomes; the text keeps them, so the report
+    can (Microsoft GraphRAG writes its text-based reports from the text units alone).
+    """
+    if budget <= 0 or text_units is None or not len(community[S.TEXT_UNIT_IDS]):
+        return ""
+    rows = text_units[text_units[S.ID].isin(set(community[S.TEXT_UNIT_IDS]))]
+    members = set(community[S.ENTITY_IDS])
+    shared = [len(members.intersection(ids)) for ids in rows[S.ENTITY_IDS]]
+    rows = rows.assign(_shared=shared).sort_values(["_shared", S.HUMAN_ID], ascending=[False, True])
+    lines = [f"{r[S.HUMAN_ID]}|{prompts.table_cell(r[S.TEXT])}" for _, r in rows.iterrows()]
+    header = tokens.count_tokens(SOURCE_TEXT_HEADER) + 1
+    kept = tokens.pack(lines, budget - header, overhead=1, skip=True)
+    if not kept:
+        return ""
+    # shown in corpus order, so a community's events read in the order the documents tell them
+    order = sorted(kept, key=lambda i: int(rows[S.HUMAN_ID].iloc[i]))
+    return "\n".join([SOURCE_TEXT_HEADER, *(lines[i] for i in order)])
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def tidy_text(text: str, cap: int) -> str:
+    """Return ``text`` without repeated sentences and, when it met its ``cap`` (a loop guard
+    of the report schema), cut back to its last whole sentence (else its last whole word):
+    a stored report never repeats itself or ends mid-word."""
+    sentences = list(dict.fromkeys(s.strip() for s in _SENTENCE_END.split(text.strip()) if s))
+    tidy = " ".join(sentences)
+    if len(text) < cap:
+        return tidy
+    whole = [s for s in sentences if s.endswith((".", "!", "?"))]
+    if whole:
+        return " ".join(whole)
+    return tidy.rsplit(" ", 1)[0] if " " in tidy else tidy
+
+
+def tidy_report(report: dict) -> dict:
+    """Return a report with every string tidied (:func:`tidy_text`) and without a finding
+    whose summary repeats an earlier one's (the model loops: 4 of the 12 reports over the
+    demo's graph once wrote one finding two or three times)."""
+    caps = prompts.REPORT_CAPS
+    first: dict[str, dict] = {}
+    for finding in report["findings"]:
+        first.setdefault(finding["summary"].strip(), finding)
+    findings = list(first.values())
+    return {
+        **report,
+        "title": tidy_text(report["title"], caps["title"]),
+        "summary": tidy_text(report["summary"], caps["summary"]),
+        "rating_explanation": tidy_text(report["rating_explanation"], caps["rating_explanation"]),
+        "findings": [
+            {
+                "summary": tidy_text(f["summary"], caps["finding_summary"]),
+                "explanation": tidy_text(f["explanation"], caps["finding_explanation"]),
+            }
+            for f in findings
+        ],
+    }
+
+
+async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> dict:
+    messages = prompts.community_report(
+        context,
+        settings.report_max_findings,
+        SOURCE_TEXT_HEADER in context,
+        settings.report_explanation_sentences,
+        settings.report_format,
+    )
+    if settings.report_format == "lines":
+        report = await llm.atext(
+            messages,
+            name="community_report",
+            max_tokens=settings.report_max_tokens,
+            parse=lambda text: parse_report_lines(text, settings.report_max_findings),
+        )
+    else:
+        report = await llm.ajson(
+            messages,
+            prompts.report_schema(settings.report_max_findings),
+            name="community_report",
+            max_tokens=settings.report_max_tokens,
+            stop_rule="report_copies" if settings.stop_report_copies else None,
+        )
+    return tidy_report(report)
+
+
+def _context(
+    community: pd.Series,
+    communities: pd.DataFrame,
+    entities: pd.DataFrame,
+    relationships: pd.DataFrame,
+    done: dict[int, str],
+    settings: IndexSettings,
+    text_units: pd.DataFrame | None = None,
+) -> tuple[str, str]:
+    """Return one community's (context, source), its children's reports taken from ``done``
+    and, after them, its source text (:func:`source_text`, ``index.report_text_tokens``)."""
+    entity_ids = dict(zip(communities[S.COMMUNITY], communities[S.ENTITY_IDS], strict=True))
+    # a child outside ``communities`` (incremental runs) has a report but no entity list here:
+    # it is summarized, never substituted
+    children = [
+        ChildCommunity(int(k), list(entity_ids.get(k, [])), done.get(k))
+        for k in community[S.CHILDREN]
+    ]
+    context, source = community_context(
+        community, entities, relationships, children, settings.report_context_tokens
+    )
+    text = source_text(community, text_units, settings.report_text_tokens)
+    return (f"{context}\n{text}" if text else context), source
+
+
+def write_community_reports(*args: Any, **kwargs: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`awrite_community_reports` run to completion, for the indexing stages."""
+    return run_sync(awrite_community_reports(*args, **kwargs))
+
+
+async def awrite_community_reports(
+    communities: pd.DataFrame,
+    entities: pd.DataFrame,
+    relationships: pd.DataFrame,
+    llm: ChatLLM,
+    settings: IndexSettings,
+    progress: bool = True,
+    known_reports: dict[int, str] | None = None,
+    hierarchy: pd.DataFrame | None = None,
+    text_units: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (community_reports, errors): reports per level, deepest level first, each
+    level's calls run concurrently. ``known_reports`` ({community: full_content}) are the
+    reports of communities not in ``communities`` that a parent may read (incremental
+    indexing rewrites only the communities that changed; a lazy index's query writes only
+    those it reads). ``hierarchy`` (default ``communities``) gives the children's entity
+    lists, so a parent written alone sees its children as a full run would (lazy reports).
+    ``text_units`` (with their ``entity_ids``) give each context its source text; None: the
+    graph context alone."""
+    done: dict[int, str] = dict(known_reports or {})
+    lookup = communities if hierarchy is None else hierarchy
+    rows, errors = [], []
+    for level in sorted(communities[S.LEVEL].unique(), reverse=True):
+        batch = communities[communities[S.LEVEL] == level]
+        contexts = [
+            _context(c, lookup, entities, relationships, done, settings, text_units)
+            for _, c in batch.iterrows()
+        ]
+        results, failed = await arun_llm_stage(
+            "reports",
+            list(batch[S.ID]),
+            [_write_report(llm, text, settings) for text, _ in contexts],
+            progress,
+        )
+        errors += failed
+        for (_, community), (_, source), result in zip(
+            batch.iterrows(), contexts, results, strict=True
+        ):
+            if result is None:
+                continue
+            full = report_text(result)
+            done[int(community[S.COMMUNITY])] = full
+            rows.append(
+                {
+                    S.ID: community[S.ID],
+                    S.HUMAN_ID: int(community[S.HUMAN_ID]),
+                    S.COMMUNITY: int(community[S.COMMUNITY]),
+                    S.LEVEL: int(level),
+                    S.PARENT: int(community[S.PARENT]),
+                    S.CHILDREN: community[S.CHILDREN],
+                    S.TITLE: result["title"],
+                    S.SUMMARY: result["summary"],
+                    S.FULL_CONTENT: full,
+                    S.RATING: float(result["rating"]),
+                    S.RATING_EXPLANATION: result["rating_explanation"],
+                    S.FINDINGS: result["findings"],
+                    S.SIZE: int(community[S.SIZE]),
+                    S.CONTEXT_SOURCE: source,
+                }
+            )
+    reports = pd.DataFrame(rows, columns=REPORT_COLUMNS).sort_values(S.COMMUNITY)
+    return reports.reset_index(drop=True), error_table(errors)

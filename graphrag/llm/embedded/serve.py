@@ -1,0 +1,89 @@
+"""The embedded model's server process: llama.cpp's own HTTP server through ``xllamacpp``.
+
+Run by :mod:`graphrag.llm.embedded.server` as ``python -m graphrag.llm.embedded.serve ...``, never imported by
+the workbench itself. It lives in a child process rather than in the caller's because a
+native crash (an unsupported instruction, an out-of-memory kill) must end the server, not the
+researcher's run or Jupyter kernel; the caller then sees a dead server and restarts it.
+
+Why xllamacpp: its Linux wheel is built for portability (AVX2/FMA/F16C, no AVX-512 or AMX
+assumed), so one PyPI package serves the model on any x86-64 CPU with AVX2, Intel or AMD. The
+prebuilt ``llama-server`` binaries on PyPI are compiled for the machine that built them and
+die with SIGILL elsewhere.
+
+The process never outlives its parent: it holds the read end of a pipe whose only write end
+the parent keeps, so when the parent dies, however (SIGKILL included, e.g. a killed Jupyter
+kernel), the read returns end-of-file and this process exits. A poll of the parent pid backs
+that up in case a forked grandchild inherited the write end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+
+
+def _exit_when_parent_dies(parent_fd: int, parent_pid: int) -> None:
+    def wait_pipe() -> None:
+        try:
+            while os.read(parent_fd, 1):
+                pass
+        except OSError:
+            pass
+        os._exit(0)
+
+    def poll_pid() -> None:
+        while True:
+            time.sleep(2.0)
+            if os.getppid() != parent_pid:
+                os._exit(0)
+
+    threading.Thread(target=wait_pipe, daemon=True).start()
+    threading.Thread(target=poll_pid, daemon=True).start()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="serve a GGUF model with xllamacpp on 127.0.0.1")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--alias", required=True)
+    parser.add_argument("--ctx-size", type=int, required=True)
+    parser.add_argument("--parallel", type=int, required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--batch-size", type=int, required=True)
+    parser.add_argument("--cache-reuse", type=int, default=0)
+    parser.add_argument("--ready-file", required=True, help="JSON {url, pid} is written here")
+    parser.add_argument("--parent-fd", type=int, required=True)
+    parser.add_argument("--parent-pid", type=int, required=True)
+    args = parser.parse_args(argv)
+    _exit_when_parent_dies(args.parent_fd, args.parent_pid)
+
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.model_alias = {args.alias}
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0  # the server binds a free port itself: no race between choosing and binding
+    params.n_ctx = args.ctx_size
+    params.n_parallel = args.parallel
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads
+    params.n_batch = args.batch_size
+    params.cache_prompt = True  # reuse a slot's KV cache for a shared prompt prefix
+    params.n_cache_reuse = args.cache_reuse
+    server = xllamacpp.Server(params)
+    ready = {"url": server.listening_address, "pid": os.getpid()}
+    tmp = f"{args.ready_file}.{os.getpid()}.tmp"
+    with open(tmp, "w") as handle:
+        json.dump(ready, handle)
+    os.replace(tmp, args.ready_file)
+    print(f"graphrag.llm.embedded.serve: ready {json.dumps(ready)}", file=sys.stderr, flush=True)
+    threading.Event().wait()  # serve until killed or orphaned
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

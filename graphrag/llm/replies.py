@@ -1,0 +1,260 @@
+"""Checked replies: JSON valid against a schema (or non-empty text), repaired and re-attempted.
+
+:meth:`ChatLLM.ajson <graphrag.llm.client.ChatLLM.ajson>` and :meth:`~graphrag.llm.client.ChatLLM.atext`
+come here. One attempt asks through :meth:`ChatLLM.achat <graphrag.llm.client.ChatLLM.achat>` (the
+one call path), widens a reply cut off at ``max_tokens`` once and shows an invalid reply back
+to the model for repair, all bounded by the context size. A reply that fails its check is
+kept (marked ``invalid`` in the cache) but never ends a call for good: the next run replays
+the failed attempt and asks again with another ``seed``, so a replay reaches the attempt that
+succeeded. Every request an attempt sends must be exactly the one a later replay looks up, so
+this logic lives in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import jsonschema
+
+from graphrag.llm.cache import CacheMissError, LLMError, canonical_json
+from graphrag.llm.usage import track_usage
+from graphrag.text import tokens
+
+if TYPE_CHECKING:
+    from graphrag.llm.client import ChatLLM
+
+T = TypeVar("T")
+
+
+class JSONOutputError(LLMError):
+    """The model's output stayed invalid against the schema after every repair round."""
+
+
+class _FailedAttempt(Exception):  # noqa: N818 - internal signal, not an error for users
+    """One :meth:`ChatLLM.ajson` attempt ended invalid; ``live`` if it asked the model."""
+
+    def __init__(self, error: str, live: bool) -> None:
+        super().__init__(error)
+        self.error, self.live = error, live
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def parse_json_output(text: str, schema: dict[str, Any]) -> Any:
+    """Return the JSON value in ``text`` if it validates against ``schema``; raise ValueError."""
+    match = _FENCE.match(text)
+    raw = match.group(1) if match else text.strip()
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not valid JSON ({err.msg} at character {err.pos})") from err
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as err:
+        where = "/".join(str(p) for p in err.absolute_path) or "the top level"
+        raise ValueError(f"schema violation at {where}: {err.message[:200]}") from err
+    return value
+
+
+LLGUIDANCE_COMPACT = {"whitespace_flexible": False}  # llguidance's JSON options: no layout
+
+
+def json_request(
+    json_mode: str, messages: list[dict[str, str]], schema: dict[str, Any], name: str
+) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """Return the messages and the request fields (``response_format`` or ``grammar``) that
+    ask for JSON in ``json_mode``.
+
+    ``json_schema`` hands the schema to the endpoint; ``llguidance`` hands it over as
+    llama.cpp's llguidance grammar with its whitespace option off, so the reply is compact
+    JSON (the endpoint's json_schema path allows any layout, and the 1.5B model pretty-prints
+    what it is asked to write on one line); otherwise the schema is written into the system
+    message (and ``json_object`` asks for any JSON value).
+    """
+    if json_mode == "json_schema":
+        return messages, {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": True},
+            }
+        }
+    if json_mode == "llguidance":
+        # Key order kept: llguidance writes an object's properties in the schema's order.
+        compact = json.dumps(
+            {"x-guidance": LLGUIDANCE_COMPACT, **schema}, ensure_ascii=False, separators=(",", ":")
+        )
+        return messages, {"grammar": f"%llguidance {{}}\nstart: %json {compact}"}
+    instruction = (
+        "Reply with one JSON value only, no prose, valid against this JSON "
+        f"schema:\n{canonical_json(schema)}"
+    )
+    first, rest = messages[0], messages[1:]
+    if first["role"] == "system":
+        messages = [
+            {"role": "system", "content": f"{first['content']}\n\n{instruction}"},
+            *rest,
+        ]
+    else:
+        messages = [{"role": "system", "content": instruction}, *messages]
+    fields = {"response_format": {"type": "json_object"}} if json_mode == "json_object" else {}
+    return messages, fields
+
+
+def _cut_reply(text: str, room: int) -> str:
+    """Return ``text`` cut to ``room`` tokens with a visible mark; untouched if it fits."""
+    mark = " …[cut]"
+    if tokens.count_tokens(text) <= room:
+        return text
+    return tokens.truncate(text, max(room - tokens.count_tokens(mark), 0)) + mark
+
+
+async def json_reply(
+    llm: ChatLLM,
+    messages: list[dict[str, str]],
+    schema: dict[str, Any],
+    name: str,
+    max_tokens: int | None,
+    stop_rule: str | None = None,
+) -> Any:
+    """Return ``llm``'s reply parsed as JSON valid against ``schema`` (see ChatLLM.ajson)."""
+    messages, fields = json_request(llm.settings.llm.json_mode, messages, schema, name)
+    if stop_rule:
+        fields = {**fields, "stop_rule": stop_rule}
+    return await _attempts(
+        llm,
+        name,
+        lambda seed: _json_attempt(llm, messages, schema, max_tokens, fields, seed),
+    )
+
+
+async def text_reply(
+    llm: ChatLLM,
+    messages: list[dict[str, str]],
+    name: str,
+    max_tokens: int | None,
+    parse: Callable[[str], T] | None = None,
+) -> T | str:
+    """Return ``llm``'s plain-text reply, stripped, or what ``parse`` makes of it: a reply
+    ``parse`` rejects (ValueError) is a failed attempt like an empty one (see ChatLLM.atext)."""
+
+    async def attempt(seed: int) -> T | str:
+        try:
+            with track_usage() as usage:
+                completion = await llm.achat(messages, max_tokens=max_tokens, seed=seed)
+        except CacheMissError as miss:
+            miss.first_call_of_attempt = True
+            raise
+        text = completion.text.strip()
+        error = "the reply was cut off at max_tokens" if text else "the reply is empty"
+        if text and completion.finish_reason != "length":
+            if parse is None:
+                return text
+            try:
+                return parse(text)
+            except ValueError as err:
+                error = str(err)
+        live = usage.calls > usage.cache_hits
+        if completion.cache_key and live:
+            llm.cache.annotate(completion.cache_key, invalid=error)
+        raise _FailedAttempt(error, live)
+
+    return await _attempts(llm, name, attempt)
+
+
+async def _attempts(llm: ChatLLM, name: str, attempt: Callable[[int], Awaitable[T]]) -> T:
+    """Return the result of the first attempt that succeeds, one new attempt per run.
+
+    Attempt n asks with ``llm.seed + n``. Attempts already in the cache are replayed (free)
+    until one succeeds; after a live attempt fails the call fails, naming the seed the next
+    run will use. In replay mode a recorded failure with no later attempt is reproduced.
+    """
+    seed = llm.settings.llm.seed
+    last_failure: JSONOutputError | None = None
+    while True:
+        try:
+            return await attempt(seed)
+        except _FailedAttempt as failed:
+            final = JSONOutputError(
+                f"{name}: the model's reply stayed invalid (attempt "
+                f"{seed - llm.settings.llm.seed + 1}, seed {seed}): {failed.error}; the "
+                f"next run asks again with seed {seed + 1}"
+            )
+            if failed.live or llm.cache.mode == "off":
+                raise final from None
+            last_failure = final
+        except CacheMissError as miss:
+            if last_failure is None or not miss.first_call_of_attempt:
+                raise
+            # Replay holds the failed attempts but no later one: the recorded run ended
+            # in this failure, so replay reproduces it.
+            llm.cache.misses.remove(str(miss))
+            raise last_failure from None
+        seed += 1
+
+
+async def _json_attempt(
+    llm: ChatLLM,
+    messages: list[dict[str, str]],
+    schema: dict[str, Any],
+    max_tokens: int | None,
+    fields: dict[str, Any],
+    seed: int,
+) -> Any:
+    """Return the parsed reply of one attempt; raise :class:`_FailedAttempt` if invalid.
+
+    A reply cut off at ``max_tokens`` is asked again once with twice the room (the same
+    prompt, so only a truncated reply costs more). An invalid reply is shown back to the
+    model with the validation error (a new prompt, so the cache records the repair too)
+    up to ``llm.json_repair_rounds`` times. With a known context size, the re-asked room
+    and the bad reply shown in a repair are cut so that prompt + reply fit in it.
+    """
+    limit = llm.context_limit()
+    budget = max_tokens or llm.settings.llm.max_tokens
+    widened, live, first = False, False, True
+    error = ""
+    rounds = 0
+    while rounds <= llm.settings.llm.json_repair_rounds:
+        if limit is not None:
+            budget = min(budget, max(limit - tokens.message_tokens(messages), 1))
+        try:
+            with track_usage() as usage:
+                completion = await llm.achat(messages, max_tokens=budget, seed=seed, **fields)
+        except CacheMissError as miss:
+            miss.first_call_of_attempt = first
+            raise
+        first = False
+        live = live or usage.calls > usage.cache_hits
+        try:
+            return parse_json_output(completion.text, schema)
+        except ValueError as err:
+            error = str(err)
+            if completion.cache_key and usage.calls > usage.cache_hits:
+                # Marked when recorded, so replaying the committed cache rewrites nothing.
+                llm.cache.annotate(completion.cache_key, invalid=error)
+            if completion.finish_reason == "length" and not widened:
+                room = 2 * budget
+                if limit is not None:
+                    room = min(room, limit - tokens.message_tokens(messages))
+                widened = True
+                if room > budget:
+                    budget = room
+                    continue
+            if completion.finish_reason == "length":
+                error += " (the reply was cut off at max_tokens: be shorter)"
+            rounds += 1
+            request = f"That reply is invalid: {error}. Reply again with the corrected JSON only."
+            shown = completion.text
+            if limit is not None:
+                fixed = tokens.message_tokens([*messages, {"content": request}, {"content": ""}])
+                shown = _cut_reply(shown, limit - budget - fixed)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": shown},
+                {"role": "user", "content": request},
+            ]
+    rounds_done = llm.settings.llm.json_repair_rounds
+    raise _FailedAttempt(f"JSON still invalid after {rounds_done} repair rounds: {error}", live)

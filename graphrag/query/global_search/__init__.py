@@ -1,0 +1,1 @@
+"""Global search: map over community reports, reduce into one answer."""

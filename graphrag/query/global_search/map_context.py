@@ -1,0 +1,202 @@
+"""What global search's map reads, and how its points are read back.
+
+Pure functions over report tables and text, no LLM: the reports packed into map batches
+(``report_batches``, ``batch_text``), the numbered sentences of the extractive map
+(``report_sentences``, ``numbered_sentences``), and the two checks on a map point (the
+reports it came from, ``came_from``; whether it only restates the question,
+``restates_question``), and the facts of a report's community shown under it
+(``with_facts``). Kept apart from ``global_search.py``, which holds the calls, so that file
+reads as the steps of one answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from graphrag import prompts
+from graphrag.index import schemas as S
+from graphrag.query.base import CITATION, cited_numbers
+from graphrag.query.global_search.point_order import shuffled
+from graphrag.text import tokens
+
+REPORT_OVERHEAD_TOKENS = 6  # a report's "[n] " label and the blank line between reports
+
+
+def report_batches(
+    reports: pd.DataFrame, budget: int, seed: int, per_call: int = 0
+) -> list[pd.DataFrame]:
+    """Return the reports shuffled (fixed seed) and packed into batches within ``budget``
+    tokens and, when ``per_call`` > 0, of at most that many reports."""
+    order = shuffled(len(reports), seed)
+    texts = [reports[S.FULL_CONTENT].iloc[i] for i in order]
+    groups = tokens.batches(texts, budget, REPORT_OVERHEAD_TOKENS, max_items=per_call)
+    return [reports.iloc[[order[p] for p in group]] for group in groups]
+
+
+def usable_picks(reply: dict, count: int) -> list[dict]:
+    """Return the picks of one extractive map reply that count: scored above 0, numbering
+    one of the batch's ``count`` sentences."""
+    return [p for p in reply["sentences"] if p["score"] > 0 and 1 <= p["n"] <= count]
+
+
+def batch_text(batch: pd.DataFrame, budget: int, include_rank: bool = False) -> str:
+    # A single report larger than the batch budget is cut rather than skipped.
+    return "\n\n".join(
+        f"[{int(r[S.COMMUNITY])}] "
+        + (f"(rank {float(r[S.RANK]):g}) " if include_rank else "")
+        + prompts.neutralize_citations(tokens.truncate(r[S.FULL_CONTENT], budget))
+        for _, r in batch.iterrows()
+    )
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _content_stems(text: str) -> set[str]:
+    """Return the words of four or more letters, and every number, cut to six characters: a
+    crude stem ("changed" meets "change") that needs no language data."""
+    return {
+        w[:6] for w in _WORD.findall(text.casefold()) if len(w) > 3 or any(c.isdigit() for c in w)
+    }
+
+
+def restates_question(point: str, question: str) -> bool:
+    """Whether every content word of ``point`` (citations aside) is already in ``question``:
+    the point tells the reduce nothing the question did not. The 1.5B model's map writes such
+    echoes with high scores ("The Kestrel Bay Fishing Cooperative's relationships with
+    scientists, conservationists, and companies changed over time.", 80), and its reduce then
+    builds a generic answer around them; a point that adds a name or a number is kept."""
+    words = _content_stems(CITATION.sub(" ", point))
+    return bool(words) and words <= _content_stems(question)
+
+
+def came_from(description: str, communities: list[int]) -> list[int]:
+    """Return the batch reports a point cites, or the whole batch when it cites none of them."""
+    cited = [c for c in cited_numbers(description) if c in communities]
+    return cited or communities
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_LABEL_WORDS = 8  # "Storm Corvin: ..." labels a list item; a longer head is a sentence
+_TEMPLATE_COUNTS = re.compile(r"^\d+ entities \(")  # a template report's head: counts only
+
+
+def report_sentences(text: str) -> list[str]:
+    """Return the sentences of a report's text for the extractive map, in order.
+
+    The heading, bare labels ("Facts:") and a template's counts line are left out, list
+    items are split into their sentences, and an item labelled by a short name ("Storm
+    Corvin: Storm that occurred on 14 October 2022. Emergency fund ...") gives each of its
+    sentences that name, so a picked sentence still says what it is about. Sentences of
+    fewer than four words say too little to pick, and a sentence is listed once.
+    """
+    sentences: list[str] = []
+    for line in text.splitlines():
+        line = line.strip().removeprefix("- ").replace(".: ", ". ")
+        if not line or line.startswith("#") or _TEMPLATE_COUNTS.match(line):
+            continue
+        label, _, rest = line.partition(": ")
+        labelled = bool(rest) and len(label.split()) <= _LABEL_WORDS
+        prefix = f"{label}: " if labelled else ""
+        for part in _SENTENCE_END.split(rest if labelled else line):
+            sentence = prefix + part.strip()
+            if len(part.split()) >= 4 and sentence not in sentences:
+                sentences.append(sentence)
+    return sentences
+
+
+def numbered_sentences(
+    batch: pd.DataFrame, budget: int, include_rank: bool
+) -> tuple[str, list[tuple[int, str]]]:
+    """Return the extractive map's text for ``batch`` and (community, sentence) per number.
+
+    Each report opens with its number, rank and title; its sentences follow, numbered across
+    the batch; sentences past ``budget`` tokens are left out (the last report's tail)."""
+    lines: list[str] = []
+    numbered: list[tuple[int, str]] = []
+    used = 0
+    for _, report in batch.iterrows():
+        community = int(report[S.COMMUNITY])
+        title = prompts.neutralize_citations(str(report[S.TITLE]))
+        rank = f" (rank {float(report[S.RANK]):g})" if include_rank else ""
+        lines.append(f"Report [{community}]{rank}: {title}")
+        used += tokens.count_tokens(lines[-1])
+        for sentence in report_sentences(report[S.FULL_CONTENT]):
+            line = f"({len(numbered) + 1}) {prompts.neutralize_citations(sentence)}"
+            used += tokens.count_tokens(line) + 1
+            if used > budget:
+                break
+            lines.append(line)
+            numbered.append((community, sentence))
+    return "\n".join(lines), numbered
+
+
+def facts_block(heading: str, facts: list[tuple[str, str]], text: str, budget: int) -> str:
+    """Return "\n\n<heading>:" and the "- label: fact" lines that fit ``budget`` tokens (each
+    fact cut to half of it), leaving out a fact whose start ``text`` already quotes; "" when
+    none fits."""
+    lines = []
+    for label, fact in facts:
+        fact = " ".join(str(fact).split())
+        if fact and fact[:60] not in text:
+            lines.append(f"- {label}: {tokens.truncate(fact, budget // 2)}")
+    kept = tokens.pack(lines, budget, overhead=1)
+    return f"\n\n{heading}:\n" + "\n".join(lines[k] for k in kept) if kept else ""
+
+
+def entity_facts(entities: pd.DataFrame, community: pd.Series) -> list[tuple[str, str]]:
+    """(title, description) of the community's entities (``entities`` indexed by id), most
+    connected first; a title held by two entities once, at the first one's place with the
+    last one's text."""
+    ids = [i for i in community[S.ENTITY_IDS] if i in entities.index]
+    ranked = entities.loc[ids].sort_values(S.DEGREE, ascending=False, kind="stable")
+    return list(dict(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True)).items())
+
+
+def relation_facts(relationships: pd.DataFrame, community: pd.Series) -> list[tuple[str, str]]:
+    """("source -> target", description) of the community's relationships
+    (``relationships`` indexed by id), most connected first (Microsoft GraphRAG's order for
+    a report's context), then by weight."""
+    ids = [i for i in community[S.RELATIONSHIP_IDS] if i in relationships.index]
+    ranked = relationships.loc[ids].sort_values(
+        [S.COMBINED_DEGREE, S.WEIGHT], ascending=False, kind="stable"
+    )
+    return [
+        (f"{row[S.SOURCE_ENTITY]} -> {row[S.TARGET_ENTITY]}", row[S.DESCRIPTION])
+        for _, row in ranked.iterrows()
+    ]
+
+
+def with_facts(
+    reports: pd.DataFrame,
+    communities: pd.DataFrame,
+    entities: pd.DataFrame,
+    relationships: pd.DataFrame,
+    entity_budget: int,
+    relation_budget: int,
+) -> pd.DataFrame:
+    """Return ``reports`` with each report's text followed by facts of its community.
+
+    Under an LLM-written report (template reports are entity lists already): its entities'
+    descriptions, most connected entity first, within ``entity_budget`` tokens
+    (``query.global_report_facts_tokens``). Under every report: its relationships, most
+    connected first, within ``relation_budget`` (``global_report_relations_tokens``). Each
+    fact is cut to half of its budget; one the report already quotes is left out.
+    """
+    if (entity_budget <= 0 and relation_budget <= 0) or reports.empty:
+        return reports
+    by_id = communities.set_index(S.COMMUNITY)
+    entities, relationships = entities.set_index(S.ID), relationships.set_index(S.ID)
+    texts = []
+    for _, report in reports.iterrows():
+        text = report[S.FULL_CONTENT]
+        community = by_id.loc[int(report[S.COMMUNITY])]
+        if entity_budget > 0 and report[S.CONTEXT_SOURCE] != "template":
+            text += facts_block("Facts", entity_facts(entities, community), text, entity_budget)
+        if relation_budget > 0:
+            relations = relation_facts(relationships, community)
+            text += facts_block("Relations", relations, text, relation_budget)
+        texts.append(text)
+    return reports.assign(**{S.FULL_CONTENT: texts})

@@ -1,0 +1,411 @@
+"""Global search: map-reduce over the community reports of one level.
+
+Map: the reports (``report_selection.py`` chooses them), shuffled with a fixed seed and
+packed into batches that fit ``query.global_batch_tokens`` and hold at most
+``global_reports_per_call`` reports (a small model reads the first report of a long batch
+and little of the rest), are read concurrently. With ``global_map_style = "sentences"`` the
+map is extractive: it picks numbered sentences of the reports with a 0-100 score, and the
+reduce reads them verbatim, since a 1.5B model's own points paraphrase names and dates away.
+With ``"points"`` (Microsoft GraphRAG's map) each call writes JSON points with a 0-100
+score; points scored 0, and points that only restate the question, are dropped. What the
+map reads is built in ``map_context.py``. Reduce: the best points that fit
+``global_reduce_tokens`` (``point_order.py`` orders them) become the final answer. By
+default (``global_reduce_seeds = [1, 2]``) the reduce drafts one answer per report order
+and one call merges the drafts (``awrite``): the 1.5B reduce keeps different facts under
+different orders, and the merged answer wins the head-to-head against naive RAG more often;
+``[]`` is Microsoft GraphRAG's single reduce call. When no point survives, the answer says
+so without a reduce call.
+
+Per Microsoft GraphRAG's behaviour: a level is a whole-graph view; each report's rank is
+shown in the map context (``global_include_rank``); ``global_min_rank`` drops low-ranked
+reports; a failed map batch is dropped and named in ``Answer.failures`` (the answer fails
+only when every batch did); ``global_dynamic_selection`` rates the reports from the root
+down and maps only the relevant ones. ``global_report_facts_tokens`` adds, under each
+LLM-written report, its entities' descriptions, and ``global_report_relations_tokens`` its
+relationships (``map_context.with_facts``). ``contexts`` are the texts the map read for the
+reports the kept points came from (the ones a point cites, else its batch) and ``sources``
+those reports.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterable
+
+import pandas as pd
+
+from graphrag import prompts
+from graphrag.index import schemas as S
+from graphrag.llm.cache import CacheMissError
+from graphrag.llm.client import error_summary, expected_grade
+from graphrag.llm.coroutines import gather_with_progress
+from graphrag.query.base import (
+    CITATION,
+    Answer,
+    ContextItem,
+    Method,
+    Retrieval,
+    cited_numbers,
+    fit_items,
+)
+from graphrag.query.global_search.map_context import (
+    batch_text,
+    came_from,
+    numbered_sentences,
+    report_batches,
+    restates_question,
+    usable_picks,
+    with_facts,
+)
+from graphrag.query.global_search.point_order import (
+    Pick,
+    Point,
+    batch_ranks,
+    by_question,
+    by_report_in_turn,
+    cited_sentences,
+    ranked,
+)
+from graphrag.query.global_search.report_selection import (
+    auto_level,
+    level_view,
+    ranked_enough,
+    relevance_request,
+    top_down,
+)
+from graphrag.text import tokens
+from graphrag.text.embeddings import cosine_top_k
+
+# The steps one answer dropped (tolerant map, failed ratings), collected across its tasks.
+_failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "global_failures", default=None
+)
+
+
+def _drop(step: str, err: BaseException) -> None:
+    """Name a failed step in ``Answer.failures`` and go on; a replay's cache miss is no
+    failure of the model but a call never recorded, so it ends the answer (the tolerant map
+    would otherwise give an answer nobody recorded)."""
+    if isinstance(err, CacheMissError):
+        raise err
+    failures = _failures.get()
+    if failures is not None:
+        failures.append(f"{step}: {error_summary(err)}")
+
+
+def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, dict]]:
+    """Return (position, reply) for the map calls that answered; a failed one is dropped and
+    named by its batch's ``communities`` (``_drop``), and the map fails only when every call
+    did."""
+    failed = [r for r in replies if isinstance(r, Exception)]
+    if failed and len(failed) == len(replies):
+        raise failed[0]  # a map with no batch left has nothing to say
+    kept = []
+    for position, (reply, batch) in enumerate(zip(replies, communities, strict=True)):
+        if isinstance(reply, Exception):
+            _drop(f"map batch of reports {batch}", reply)
+        else:
+            kept.append((position, reply))
+    return kept
+
+
+class GlobalSearch(Method):
+    name = "global"
+
+    def with_facts(self, reports: pd.DataFrame) -> pd.DataFrame:
+        """Return ``reports`` with their community's facts under each (``map_context``)."""
+        return with_facts(
+            reports,
+            self.index.communities,
+            self.index.entities,
+            self.index.relationships,
+            self.params.global_report_facts_tokens,
+            self.params.global_report_relations_tokens,
+        )
+
+    def level_reports(self, question: str) -> pd.DataFrame:
+        """Return the reports ``global_level`` names (-1: the level the data chooses,
+        ``report_selection.auto_level``), those ranked at least ``global_min_rank``."""
+        reports, communities = self.index.community_reports, self.index.communities
+        min_rank = self.params.global_min_rank
+        if self.params.global_level >= 0:
+            return ranked_enough(
+                level_view(reports, communities, self.params.global_level), min_rank
+            )
+
+        def closest(rows: list[int]) -> list[int]:
+            vector = self.embedder.embed_one(question)
+            matrix = self.vectors.reports[rows]
+            return [rows[r] for r, _ in cosine_top_k(vector, matrix, len(rows))]
+
+        return auto_level(
+            reports,
+            communities,
+            min_rank,
+            self.params.global_batch_tokens,
+            self.params.global_max_batches,
+            self.shuffle_seed,
+            closest,
+        )
+
+    async def arate(self, question: str, report: str) -> float:
+        """Return the report's relevance to the question, 0-5: the mean rating under the
+        probabilities of the six digits (one reply token)."""
+        completion = await self.llm.achat(**relevance_request(question, report))
+        return expected_grade(completion, prompts.RELEVANCE_SCALE)
+
+    async def dynamic_reports(self, question: str) -> pd.DataFrame:
+        """Return the reports Microsoft GraphRAG's dynamic selection finds relevant
+        (``report_selection.top_down``); a failed rating is named in ``Answer.failures``."""
+        relevant = await top_down(
+            self.index.communities,
+            self.report_texts,
+            lambda text: self.arate(question, text),
+            self.params.global_dynamic_threshold,
+            self.params.global_dynamic_max_ratings,
+            _drop,
+        )
+        reports = self.index.community_reports  # after the lazy index wrote what was read
+        chosen = reports[reports[S.COMMUNITY].isin(relevant)]
+        return ranked_enough(chosen, self.params.global_min_rank)
+
+    async def report_texts(self, communities: Iterable[int]) -> dict[int, str]:
+        """Return {community: report text} once ``communities`` have their reports (a lazy
+        index writes them now, with the sub-communities each one reads)."""
+        await self.aensure_reports(communities)
+        reports = self.index.community_reports
+        return dict(zip(reports[S.COMMUNITY].astype(int), reports[S.FULL_CONTENT], strict=True))
+
+    @property
+    def shuffle_seed(self) -> int:
+        """The seed of the report shuffle: ``global_shuffle_seed``, else ``llm.seed``."""
+        seed = self.params.global_shuffle_seed
+        return self.settings.llm.seed if seed < 0 else seed
+
+    def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
+        """Return the chosen reports, with their facts, packed into the map's batches."""
+        return report_batches(
+            self.with_facts(chosen),
+            self.params.global_batch_tokens,
+            self.shuffle_seed,
+            self.params.global_reports_per_call,
+        )
+
+    async def apick_sentences(self, question: str, text: str) -> dict:
+        """Return one extractive map call's reply: {sentences: [{n, score}]} for ``text``,
+        a batch's numbered sentences (``numbered_sentences``)."""
+        schema = prompts.map_sentences_schema(self.params.global_map_max_points)
+        return await self.llm.ajson(
+            prompts.global_map_sentences(question, text), schema, name="map_sentences"
+        )
+
+    async def amap(self, question: str) -> list[Point]:
+        """Return (score, point, communities it came from) for every nonzero point, in the
+        order of the report shuffle (``order_points`` may reorder them)."""
+        return (await self.amap_orders(question, [self.shuffle_seed]))[0]
+
+    async def amap_orders(self, question: str, seeds: list[int]) -> list[list[Point]]:
+        """Map once; return the points ranked as the report shuffle under each of ``seeds``
+        would rank them (``point_order.batch_ranks``): best score first, equal scores by
+        their batch's place in that shuffle.
+
+        A point comes from the reports of its batch that it cites (the whole batch when it
+        cites none).
+        """
+        if self.params.global_dynamic_selection:
+            chosen = await self.dynamic_reports(question)
+        else:
+            await self.aensure_reports()  # the level is chosen from every level's reports
+            chosen = self.level_reports(question)
+        batches = self.map_batches(chosen)
+        if self.params.global_map_style == "sentences":
+            picks = await self.amap_sentences(question, batches)
+        else:
+            picks = await self.amap_points(question, batches)
+        orders = []
+        for seed in seeds:
+            ordered = ranked(picks, batch_ranks(chosen, batches, seed))
+            if self.params.global_map_style == "sentences":
+                orders.append(cited_sentences(ordered))
+            else:
+                orders.append([(p.score, p.text, p.communities) for p in ordered])
+        return orders
+
+    async def amap_points(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
+        """Microsoft GraphRAG's map: each batch's points in the model's words, in batch
+        order; points scored 0, empty or restating the question are dropped."""
+        budget = self.params.global_batch_tokens
+        schema = prompts.map_points_schema(self.params.global_map_max_points)
+        results = await gather_with_progress(
+            (
+                self.llm.ajson(
+                    prompts.global_map(
+                        question, batch_text(b, budget, self.params.global_include_rank)
+                    ),
+                    schema,
+                    name="map_points",
+                )
+                for b in batches
+            ),
+            "global map",
+            disable=True,
+        )
+        in_batch = [[int(c) for c in b[S.COMMUNITY]] for b in batches]
+        points = []
+        for position, result in _tolerated(results, in_batch):
+            communities = in_batch[position]
+            points += [
+                Pick(
+                    p["score"],
+                    p["description"].strip(),
+                    came_from(p["description"], communities),
+                    position,
+                )
+                for p in result["points"]
+                if p["score"] > 0
+                and p["description"].strip()
+                and not restates_question(p["description"], question)
+            ]
+        return points
+
+    async def amap_sentences(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
+        """The extractive map: each batch's numbered sentences, the picked ones returned as
+        picks of (score, sentence, [community]) in batch order (``cited_sentences`` keeps a
+        sentence picked from several reports once). A number outside the batch's list is
+        ignored."""
+        budget = self.params.global_batch_tokens
+        shown = [numbered_sentences(b, budget, self.params.global_include_rank) for b in batches]
+        results = await gather_with_progress(
+            (self.apick_sentences(question, text) for text, numbered in shown if numbered),
+            "global map",
+            disable=True,
+        )
+        mapped = [(position, numbered) for position, (_, numbered) in enumerate(shown) if numbered]
+        in_batch = [[int(c) for c in batches[position][S.COMMUNITY]] for position, _ in mapped]
+        picks = []
+        for kept, result in _tolerated(results, in_batch):
+            position, numbered = mapped[kept]
+            for pick in usable_picks(result, len(numbered)):
+                community, sentence = numbered[pick["n"] - 1]
+                picks.append(Pick(pick["score"], sentence, [community], position))
+        return picks
+
+    def order_points(self, question: str, points: list[Point]) -> list[Point]:
+        """Return ``points`` in the order ``global_point_order`` names: by score alone
+        (Microsoft GraphRAG's, the default), equal scores nearest the question first
+        (``point_order.by_question``; the embedder is local, no LLM call) or one report at a
+        time in turn (``point_order.by_report_in_turn``)."""
+        if self.params.global_point_order == "score" or len(points) < 2:
+            return points
+        if self.params.global_point_order == "score_then_report":
+            return by_report_in_turn(points)
+        vectors = self.embedder.embed([CITATION.sub("", text).strip() for _, text, _ in points])
+        query = self.embedder.embed_one(question)
+        return by_question(points, dict(cosine_top_k(query, vectors, len(points))))
+
+    def reduce_items(self, question: str, points: list[Point]) -> list[ContextItem]:
+        """Return the points the reduce reads, in ``order_points``' order, as many as fit
+        ``global_reduce_tokens``."""
+        items = [
+            ContextItem(
+                ",".join(f"report:{c}" for c in communities), f"(importance {score}) {text}"
+            )
+            for score, text, communities in self.order_points(question, points)
+        ]
+        return fit_items(items, self.params.global_reduce_tokens)
+
+    async def aretrieve(self, question: str) -> list[ContextItem]:
+        return self.reduce_items(question, await self.amap(question))
+
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        """Return what the reduce reads; with ``global_reduce_seeds``, every distinct order
+        of it (``Retrieval.orders``) and as items all the points any order holds. Orders are
+        told apart by the texts the reduce prompt holds, so no draft repeats another's
+        prompt."""
+        seeds = [self.shuffle_seed, *self.params.global_reduce_seeds]
+        orders: dict[tuple, list[ContextItem]] = {}
+        for points in await self.amap_orders(question, seeds):
+            items = self.reduce_items(question, points)
+            orders.setdefault(tuple(i.text for i in items), items)
+        if len(orders) == 1:
+            return Retrieval(next(iter(orders.values())), [])
+        shown = {(i.source, i.text): i for items in orders.values() for i in items}
+        return Retrieval(list(shown.values()), [], list(orders.values()))
+
+    async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
+        """Return the reduce's answer; with several orders (``global_reduce_seeds``), one
+        draft per order, then one call that merges the distinct drafts.
+
+        Why: the 1.5B reduce keeps different answer keywords when it reads the same points
+        in another order (benchmarks/global_noise.py: 8 of 18 thematic questions' keyword hit
+        changed between seeds, 7 by half or more). Why it is the default: over the demo's 30
+        thematic questions the merged answers win the head-to-head against naive RAG more
+        often than one reduce's, and they still win on 12 written after that choice, for 3
+        more calls (README, "Drafts under several orders"). A failed draft is dropped and
+        named in ``Answer.failures`` (the answer fails only when every draft did); a failed
+        merge leaves the first draft.
+        """
+        if len(retrieval.orders) < 2:
+            return await self.agenerate(question, retrieval.items, short_answer)
+        replies = await gather_with_progress(
+            (self.agenerate(question, items, short_answer) for items in retrieval.orders),
+            "global drafts",
+            disable=True,
+        )
+        drafts = []
+        for number, reply in enumerate(replies, start=1):
+            if isinstance(reply, Exception):
+                _drop(f"reduce draft {number}", reply)
+            else:
+                drafts.append(reply)
+        if not drafts:
+            raise next(r for r in replies if isinstance(r, Exception))
+        distinct = list(dict.fromkeys(drafts))
+        if len(distinct) == 1:
+            return distinct[0]
+        messages = prompts.global_merge(question, distinct, self.params.answer_style)
+        if short_answer:
+            messages = prompts.with_final_answer_line(messages)
+        try:
+            return await self.final_answer(messages)
+        except Exception as err:  # noqa: BLE001 - named in failures; the first draft stands
+            _drop("merge of the drafts", err)
+            return distinct[0]
+
+    async def agenerate(
+        self, question: str, items: list[ContextItem], short_answer: bool = False
+    ) -> str:
+        if not items:
+            return prompts.NO_RELEVANT_REPORTS
+        points = "\n".join(f"- {item.text}" for item in items)
+        messages = prompts.global_reduce(question, points, self.params.answer_style)
+        if short_answer:
+            messages = prompts.with_final_answer_line(messages)
+        return await self.final_answer(messages)
+
+    async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
+        failures: list[str] = []
+        token = _failures.set(failures)
+        try:
+            answer = await super().aanswer(question, short_answer)
+        finally:
+            _failures.reset(token)
+        answer.failures = failures
+        # One item stands for a batch of reports: list each report once, as its own source.
+        answer.sources = list(dict.fromkeys(s for item in answer.sources for s in item.split(",")))
+        reports = self.index.community_reports
+        cited = reports[[f"report:{c}" in answer.sources for c in reports[S.COMMUNITY]]]
+        shown = self.with_facts(cited)  # what the map read, for the reports it drew on
+        text_of = dict(
+            zip(
+                (f"report:{c}" for c in shown[S.COMMUNITY]),
+                shown[S.FULL_CONTENT],
+                strict=True,
+            )
+        )
+        answer.contexts = [text_of[s] for s in answer.sources]
+        answer.context_tokens = sum(tokens.count_tokens(c) for c in answer.contexts)
+        # The reduce step cites community numbers, not item numbers.
+        known = {f"report:{c}" for c in self.index.community_reports[S.COMMUNITY]}
+        answer.cited = [f"report:{n}" for n in cited_numbers(answer.text) if f"report:{n}" in known]
+        return answer

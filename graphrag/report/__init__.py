@@ -1,0 +1,1 @@
+"""What a reader sees: report folders, tables, the reading, plots, the graph page."""

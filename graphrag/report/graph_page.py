@@ -1,0 +1,152 @@
+"""The entity graph as an interactive HTML page that needs no network (pyvis, inlined).
+
+Zoom and drag; hover a node or an edge for its description and sources (document and text
+unit ids); colour by community at a chosen level; keep only some communities; the page's own
+menus highlight a node's neighbourhood or filter by attribute. The layout is the static
+figure's seeded spring layout with physics off, so a page is the same on every run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import networkx as nx
+import numpy as np
+
+from graphrag.index import schemas as S
+from graphrag.index.store import Index
+from graphrag.report.plots import community_of
+
+# Interactive view. pyvis renders vis-network; with ``cdn_resources="in_line"`` it inlines
+# vis-network and tom-select (the filter menu) from its wheel, but its page template still links
+# bootstrap from a CDN whatever the mode. Bootstrap only styles the menu cards, so those links
+# are dropped: the page then needs no network at all.
+_REMOTE_LINK = re.compile(r"<link\b[^>]*\bhref=\"https?://[^\"]*\"[^>]*>", re.IGNORECASE)
+_REMOTE_SCRIPT = re.compile(
+    r"<script\b[^>]*\bsrc=\"https?://[^\"]*\"[^>]*>\s*</script>", re.IGNORECASE
+)
+# vis-network's tooltip is one unwrapped line; a description needs wrapping and line breaks.
+# ("div." outranks the library's own rule, which its script may add after this one.)
+_TOOLTIP_STYLE = "<style>div.vis-tooltip{white-space:pre-wrap;max-width:34em}</style>"
+_NO_COMMUNITY = "none"
+
+
+def _hex(rgba: tuple[float, ...]) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*(round(255 * v) for v in rgba[:3]))
+
+
+def _documents_of(index: Index) -> dict[str, list[str]]:
+    """Return text unit id -> the document ids it was cut from."""
+    units = index.text_units
+    return {u: list(d) for u, d in zip(units[S.ID], units[S.DOCUMENT_IDS], strict=True)}
+
+
+def _sources_line(unit_ids: list[str], documents: dict[str, list[str]]) -> str:
+    docs = dict.fromkeys(d for u in unit_ids for d in documents.get(u, []))
+    return f"documents: {', '.join(docs) or '-'}\ntext units: {', '.join(unit_ids) or '-'}"
+
+
+def interactive_graph_html(
+    index: Index,
+    level: int = 0,
+    communities: list[int] | None = None,
+    seed: int = 7,
+    height: str = "750px",
+) -> str:
+    """Return a self-contained HTML page of the entity graph that opens without a network.
+
+    Zoom and drag with the mouse; hovering a node shows its type, community, description and
+    sources (documents and text unit ids), hovering an edge its description and weight. Nodes
+    are coloured by their community at ``level``; ``communities`` keeps only the entities of
+    those communities (at ``level``), and the page's filter menu filters further by community,
+    type or any node attribute. Positions are the static plot's seeded spring layout, with
+    physics off, so the picture is the same on every run and settles at once.
+    """
+    from pyvis.network import Network
+
+    graph = index.graph()
+    membership = community_of(index, level)
+    if communities is not None:
+        keep = set(communities)
+        graph = graph.subgraph(n for n in graph if membership.get(n) in keep).copy()
+    position = nx.spring_layout(graph, seed=seed, k=0.6, weight="weight") if len(graph) else {}
+    palette = plt.get_cmap("tab20")
+    ordered = sorted(set(membership.values()))
+    colour = {c: _hex(palette(i % 20)) for i, c in enumerate(ordered)}
+    documents = _documents_of(index)
+    units_of = dict(zip(index.entities[S.ID], index.entities[S.TEXT_UNIT_IDS], strict=True))
+    relationship_units = dict(
+        zip(index.relationships[S.ID], index.relationships[S.TEXT_UNIT_IDS], strict=True)
+    )
+
+    net = Network(
+        height=height, width="100%", select_menu=True, filter_menu=True, cdn_resources="in_line"
+    )
+    # The select menu lists node ids, so a node is named by its title (and id, if titles clash).
+    titles = Counter(data["title"] for _, data in graph.nodes(data=True))
+    name = {
+        n: d["title"] if titles[d["title"]] == 1 else f"{d['title']} ({n})"
+        for n, d in graph.nodes(data=True)
+    }
+    for node, data in graph.nodes(data=True):
+        community = membership.get(node)
+        x, y = position[node]
+        net.add_node(
+            name[node],
+            label=data["title"],
+            title=(
+                f"{data['title']} ({data['type']}), "
+                + (
+                    f"level-{level} community {community}"
+                    if community is not None
+                    else f"in no level-{level} community"
+                )
+                + f"\n\n{data['description']}\n\n"
+                + _sources_line(list(units_of.get(node, [])), documents)
+            ),
+            color=colour.get(community, "#bfbfbf"),
+            size=6 + 4 * float(np.sqrt(graph.degree(node))),
+            x=float(x) * 500,
+            y=float(y) * 500,
+            community=_NO_COMMUNITY if community is None else str(community),
+            type=data["type"],
+        )
+    for source, target, data in graph.edges(data=True):
+        net.add_edge(
+            name[source],
+            name[target],
+            title=(
+                f"{graph.nodes[source]['title']} - {graph.nodes[target]['title']} "
+                f"(weight {data['weight']:g})\n\n{data['description']}\n\n"
+                + _sources_line(list(relationship_units.get(data["id"], [])), documents)
+            ),
+            width=1 + float(np.log1p(data["weight"])),
+        )
+    net.toggle_physics(False)
+    html = net.generate_html()
+    html = _REMOTE_SCRIPT.sub("", _REMOTE_LINK.sub("", html))
+    return html.replace("</head>", _TOOLTIP_STYLE + "\n</head>", 1)
+
+
+def write_interactive_graph(index: Index, out: str | Path, **options: Any) -> Path:
+    """Write :func:`interactive_graph_html` to ``out`` and return the path."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(interactive_graph_html(index, **options), encoding="utf-8")
+    return out
+
+
+def notebook_frame(html: str, height: int = 1000) -> Any:
+    """Return the page as an IPython HTML iframe (``srcdoc``): it needs no file or server."""
+    from IPython.display import HTML
+
+    # wrapped in a div: IPython warns about a bare <iframe> (it suggests a URL-based IFrame)
+    return HTML(
+        f'<div><iframe srcdoc="{escape(html, quote=True)}" width="100%" height="{height}" '
+        'style="border:none"></iframe></div>'
+    )

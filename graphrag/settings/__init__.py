@@ -1,0 +1,37 @@
+"""One settings tree for the whole workbench: the sections (one module each) and the loader.
+
+Import what you need from here: ``from graphrag.settings import Settings, load_settings``.
+"""
+
+from graphrag.settings.eval import EvalSettings
+from graphrag.settings.index import ChunkingSettings, IndexSettings
+from graphrag.settings.load import (
+    REPO_ROOT,
+    Settings,
+    SettingsError,
+    load_settings,
+    repo_relative,
+)
+from graphrag.settings.models import (
+    CacheSettings,
+    EmbeddedServerSettings,
+    EmbeddingSettings,
+    LLMSettings,
+)
+from graphrag.settings.query import QuerySettings
+
+__all__ = [
+    "REPO_ROOT",
+    "CacheSettings",
+    "ChunkingSettings",
+    "EmbeddedServerSettings",
+    "EmbeddingSettings",
+    "EvalSettings",
+    "IndexSettings",
+    "LLMSettings",
+    "QuerySettings",
+    "Settings",
+    "SettingsError",
+    "load_settings",
+    "repo_relative",
+]

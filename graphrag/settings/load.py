@@ -1,0 +1,184 @@
+"""One settings tree for the whole workbench, loaded from TOML and the environment.
+
+Precedence, lowest first: the defaults below, a TOML file (``graphrag.toml`` in the working
+directory, or the file named by ``GRAPHRAG_CONFIG`` or passed explicitly), then environment
+variables ``GRAPHRAG_<SECTION>__<KEY>`` (for example ``GRAPHRAG_LLM__BASE_URL``). The shortcut
+``GRAPHRAG_CACHE=on|off|replay`` sets ``cache.mode``. With no settings at all, the embedded
+model is used, so a fresh checkout works offline.
+
+The sections are defined one module each beside this one (models, index, query, eval); this
+module assembles them into ``Settings`` and loads and checks them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from graphrag.settings.eval import EvalSettings
+from graphrag.settings.index import ChunkingSettings, IndexSettings
+from graphrag.settings.models import (
+    CacheSettings,
+    EmbeddedServerSettings,
+    EmbeddingSettings,
+    LLMSettings,
+)
+from graphrag.settings.query import QuerySettings
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def repo_relative(path: str | Path) -> str:
+    """Return ``path`` relative to the repository when it lies inside it, else as given.
+
+    Committed reports and notebook outputs must not record one machine's layout.
+    """
+    try:
+        return Path(path).resolve().relative_to(REPO_ROOT.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+class SettingsError(ValueError):
+    """A setting is unknown, malformed or out of range; the message names it."""
+
+
+@dataclass
+class Settings:
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    embedded: EmbeddedServerSettings = field(default_factory=EmbeddedServerSettings)
+    cache: CacheSettings = field(default_factory=CacheSettings)
+    embeddings: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
+    index: IndexSettings = field(default_factory=IndexSettings)
+    query: QuerySettings = field(default_factory=QuerySettings)
+    eval: EvalSettings = field(default_factory=EvalSettings)
+
+    def resolve_path(self, value: str) -> Path:
+        """Return ``value`` as a path; relative paths are taken from the repository root."""
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else REPO_ROOT / path
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _coerce(value: Any, annotation: Any, name: str) -> Any:
+    """Return ``value`` converted to the annotated type, or raise naming the setting."""
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        choices = typing.get_args(annotation)
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit() and value not in choices:
+            value = int(value)  # a number choice given as text (environment variables)
+        if value not in choices:
+            raise SettingsError(
+                f"setting {name}={value!r}: expected one of {', '.join(map(str, choices))}"
+            )
+        return value
+    if origin in (list, dict):
+        if isinstance(value, str):
+            import json
+
+            try:
+                value = json.loads(value)
+            except ValueError as err:
+                raise SettingsError(
+                    f"setting {name}: expected JSON for a {origin.__name__}"
+                ) from err
+        if not isinstance(value, origin):
+            raise SettingsError(f"setting {name}: expected a {origin.__name__}, got {value!r}")
+        return value
+    if origin is types.UnionType:
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    try:
+        if annotation is bool and isinstance(value, str):
+            if value.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                raise ValueError(value)
+            return value.lower() in ("1", "true", "yes", "on")
+        if annotation in (int, float) and isinstance(value, bool):
+            raise ValueError(value)
+        if annotation is int and isinstance(value, float) and not value.is_integer():
+            raise ValueError(value)  # int() would silently drop the fraction
+        return annotation(value)
+    except (TypeError, ValueError) as err:
+        raise SettingsError(
+            f"setting {name}={value!r}: expected {getattr(annotation, '__name__', annotation)}"
+        ) from err
+
+
+def _apply(section: Any, values: dict[str, Any], prefix: str) -> None:
+    hints = typing.get_type_hints(type(section))
+    known = {f.name for f in dataclasses.fields(section)}
+    for key, value in values.items():
+        name = f"{prefix}.{key}"
+        if key not in known:
+            raise SettingsError(f"unknown setting {name} (known: {', '.join(sorted(known))})")
+        current = getattr(section, key)
+        if dataclasses.is_dataclass(current):
+            if not isinstance(value, dict):
+                raise SettingsError(f"setting {name} is a section; expected a table")
+            _apply(current, value, name)
+        else:
+            setattr(section, key, _coerce(value, hints[key], name))
+
+
+def load_settings(
+    path: str | os.PathLike[str] | None = None,
+    env: typing.Mapping[str, str] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Settings:
+    """Return the settings from defaults, the TOML file, the environment and ``overrides``."""
+    env = os.environ if env is None else env
+    settings = Settings()
+    if path is None and env.get("GRAPHRAG_CONFIG"):
+        path = env["GRAPHRAG_CONFIG"]
+    if path is None and Path("graphrag.toml").is_file():
+        path = "graphrag.toml"
+    if path is not None:
+        file = Path(path)
+        if not file.is_file():
+            raise SettingsError(f"settings file {file} does not exist")
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as err:
+            raise SettingsError(f"settings file {file}: {err}") from err
+        _apply(settings, data, str(file))
+    env_values: dict[str, Any] = {}
+    for key, value in env.items():
+        if key.startswith("GRAPHRAG_") and "__" in key:
+            section, _, name = key[len("GRAPHRAG_") :].lower().partition("__")
+            env_values.setdefault(section, {})[name] = value
+    if "GRAPHRAG_CACHE" in env:
+        env_values.setdefault("cache", {})["mode"] = env["GRAPHRAG_CACHE"]
+    _apply(settings, env_values, "env:GRAPHRAG")
+    if overrides:
+        _apply(settings, overrides, "override")
+    _validate(settings)
+    return settings
+
+
+def _validate(settings: Settings) -> None:
+    if settings.chunking.overlap >= settings.chunking.size:
+        raise SettingsError("setting chunking.overlap must be smaller than chunking.size")
+    if settings.llm.concurrency < 1:
+        raise SettingsError("setting llm.concurrency must be at least 1")
+    if settings.embedded.parallel < 1:
+        raise SettingsError("setting embedded.parallel must be at least 1")
+    q = settings.query
+    for units, reports in (
+        ("local_text_unit_share", "local_community_share"),
+        ("drift_local_text_unit_share", "drift_local_community_share"),
+    ):
+        a, b = getattr(q, units), getattr(q, reports)
+        if min(a, b) < 0 or a + b > 1:
+            raise SettingsError(
+                f"settings query.{units} ({a}) and query.{reports} ({b}) must be shares of "
+                "one budget: each at least 0, together at most 1"
+            )
+

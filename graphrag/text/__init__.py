@@ -1,0 +1,1 @@
+"""Text in: documents, tokens and embeddings."""

