@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.llm.client import expected_grade
 from graphrag.llm.usage import Usage, track_usage
 from graphrag.settings import REPO_ROOT

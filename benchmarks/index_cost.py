@@ -351,7 +351,7 @@ def _text_units(corpus: Path) -> Any:
 
 
 def _corpus_tokens(corpus: Path) -> int:
-    from graphrag.index import schemas as S
+    from graphrag import schemas as S
 
     return int(_text_units(corpus)[S.N_TOKENS].sum())
 
@@ -359,7 +359,7 @@ def _corpus_tokens(corpus: Path) -> int:
 def packing(corpora: list[Path], budgets: tuple[int, ...]) -> str:
     """Return the extraction calls of each corpus with document packing off and at each
     budget (no LLM call: packing depends only on the chunks' token counts)."""
-    from graphrag.index import schemas as S
+    from graphrag import schemas as S
     from graphrag.index.extract.record_calls import pack_text_units
 
     lines = []

@@ -603,7 +603,7 @@ def karate_index() -> dict[str, pd.DataFrame]:
     """Entities, relationships and a two-level community hierarchy of the karate club."""
     import networkx as nx
 
-    from graphrag.index import schemas as S
+    from graphrag import schemas as S
     from graphrag.index.graph.communities import communities_table, detect_communities
     from graphrag.index.graph.merge import add_degrees
 

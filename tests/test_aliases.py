@@ -12,7 +12,7 @@ import pytest
 from conftest import JSON_EXTRACTION, REPO_ROOT, FakeLLM, chunk_text, indexing_model, report_reply
 from test_graph import entity_mentions, relationship_mentions
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.nlp import extract_graph_nlp
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.extract.stage import name_key

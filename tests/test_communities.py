@@ -8,7 +8,7 @@ import networkx as nx
 import pandas as pd
 import pytest
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.graph.communities import communities_table, detect_communities
 
 ALGORITHMS = ["graspologic", "leidenalg"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from conftest import ANSWERED_ON_DEFAULTS, index_texts
 
+from graphrag import schemas as S
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
-from graphrag.index import schemas as S
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM

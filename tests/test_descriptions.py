@@ -8,7 +8,7 @@ from conftest import FakeLLM
 from test_graph import entity_mentions, relationship_mentions
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.graph.merge import (
     merge_entities,
     merge_relationships,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.text import tokens
 from graphrag.text.documents import DocumentError, chunk_documents, load_documents
 

@@ -12,8 +12,8 @@ import pytest
 from conftest import FakeLLM, Reply, index_texts, load_benchmark, prompt_kind
 
 from graphrag import prompts
+from graphrag import schemas as S
 from graphrag.eval.questions import load_questions
-from graphrag.index import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.query.drift import DRIFTSearch

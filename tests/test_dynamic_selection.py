@@ -13,7 +13,7 @@ import math
 import pytest
 from conftest import REPO_ROOT, load_benchmark
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.llm.client import ChatLLM
 from graphrag.query.global_search.search import GlobalSearch
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS
 
-from graphrag.index.schemas import DESCRIPTION_EMBEDDING
+from graphrag.schemas import DESCRIPTION_EMBEDDING
 from graphrag.text.embeddings import (
     Embedder,
     EmbeddingError,

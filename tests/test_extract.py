@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, chunk_text, extraction_reply, names_in
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.stage import (
     REPEATED_NAME,
     SELF_LOOP,

@@ -14,7 +14,7 @@ import pytest
 from conftest import RECORDED_CACHE, REPO_ROOT, load_benchmark
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.llm.cache import ResponseCache
 from graphrag.llm.client import ChatLLM
 from graphrag.query.global_search.search import GlobalSearch

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from conftest import REPO_ROOT, FakeLLM, Reply, prompt_kind
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, LLMError
 from graphrag.query.global_search.point_order import (

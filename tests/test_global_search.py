@@ -18,8 +18,8 @@ import pytest
 from conftest import REPO_ROOT, FakeLLM, Reply, prompt_kind
 
 from graphrag import prompts
+from graphrag import schemas as S
 from graphrag.eval.metrics import keyword_hit_rate
-from graphrag.index import schemas as S
 from graphrag.index.graph.communities import rolled_up_level
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, LLMError

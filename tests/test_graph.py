@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from conftest import FakeLLM, Reply
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.stage import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
 from graphrag.index.graph.merge import (
     add_degrees,

@@ -9,8 +9,8 @@ import shutil
 import pandas as pd
 from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model, load_benchmark
 
+from graphrag import schemas as S
 from graphrag.eval.metrics import CorpusTerms
-from graphrag.index import schemas as S
 from graphrag.index.extract.grounding import (
     UNGROUNDED,
     ground_mentions,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from graphrag import schemas as S
 from graphrag.eval.hops import (
     all_hops_found,
     found_table,
@@ -19,7 +20,6 @@ from graphrag.eval.hops import (
 )
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
-from graphrag.index import schemas as S
 from graphrag.index.store import Index
 from graphrag.report import plots as viz
 from graphrag.settings import REPO_ROOT

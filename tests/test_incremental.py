@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model, nlp_settings
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.incremental import IncrementalError, read_mentions, update_index
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import load_index

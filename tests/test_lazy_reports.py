@@ -21,7 +21,7 @@ import pytest
 from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model, replayed_index
 from test_reports import context_of
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.incremental import update_index
 from graphrag.index.pipeline import IndexContext, build_index, prose_communities, write_reports
 from graphrag.index.reports.lazy import (

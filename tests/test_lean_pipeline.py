@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import REPO_ROOT, FakeLLM, indexing_model, names_in, prompt_kind, report_reply
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.record_calls import pack_text_units
 from graphrag.index.lean import LEAN_INDEX_SETTINGS as LEAN
 from graphrag.index.pipeline import build_index

@@ -16,7 +16,7 @@ from conftest import FakeLLM
 from test_query import QUESTIONS, question
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import ContextItem, auto_budget, items_tokens, number_items

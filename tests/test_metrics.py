@@ -8,6 +8,7 @@ import math
 import pandas as pd
 import pytest
 
+from graphrag import schemas as S
 from graphrag.eval.metrics import (
     RECALL_K,
     CorpusTerms,
@@ -22,7 +23,6 @@ from graphrag.eval.metrics import (
     token_f1,
 )
 from graphrag.eval.questions import load_questions
-from graphrag.index import schemas as S
 from graphrag.index.extract.quality import load_gold_graph
 from graphrag.index.store import Index
 from graphrag.settings import REPO_ROOT

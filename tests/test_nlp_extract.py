@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, FakeLLM, nlp_settings
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.nlp import acronym_aliases, extract_graph_nlp, sentences
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.nlp_stages import nlp_graph

@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO_ROOT, FakeLLM, Reply, names_in
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.record_calls import pack_text_units
 from graphrag.index.extract.records import RecordStop
 from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph, mentioned

@@ -18,7 +18,7 @@ from conftest import (
     plain_frame,
 )
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.stage import name_key
 from graphrag.index.pipeline import STAGES, build_index
 from graphrag.index.store import load_index

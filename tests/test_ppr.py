@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from conftest import FakeLLM
 
+from graphrag import schemas as S
 from graphrag.eval.questions import load_questions
-from graphrag.index import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import items_tokens

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.quality import GoldGraphError, extraction_quality, load_gold_graph
 
 GOLD = {

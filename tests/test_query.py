@@ -19,8 +19,8 @@ import pytest
 from conftest import FakeLLM, index_texts, prompt_kind
 
 from graphrag import prompts
+from graphrag import schemas as S
 from graphrag.eval.questions import load_questions
-from graphrag.index import schemas as S
 from graphrag.index.store import Index, IndexLoadError, load_index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import (

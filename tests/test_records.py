@@ -12,7 +12,7 @@ import pytest
 from conftest import RECORDED_CACHE, FakeLLM, Reply
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.record_calls import MALFORMED_RECORD, REPEATED_RECORDS
 from graphrag.index.extract.records import (
     COMPLETE,

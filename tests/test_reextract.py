@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO_ROOT, FakeLLM, names_in
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.record_calls import ASKED_AGAIN
 from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph, mentioned, name_key
 from graphrag.text.documents import chunk_documents, load_documents

@@ -14,7 +14,7 @@ from test_reports import (
 )
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.reports.write import (
     CHILD_SUMMARY_HEADER,
     ChildCommunity,

@@ -13,7 +13,7 @@ import pytest
 from conftest import FakeLLM
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.reports.lines import parse_report_lines
 from graphrag.index.reports.write import report_text, write_community_reports
 from graphrag.text import tokens

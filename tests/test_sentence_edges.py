@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 from conftest import DEMO_DOCS, RECORDED_CACHE
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.extract.stage import name_key
 from graphrag.index.graph.merge import merge_entities, merge_graph_mentions, merge_relationships

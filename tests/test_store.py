@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import plain_frame
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.graph.communities import communities_table, detect_communities
 from graphrag.index.graph.merge import add_degrees, build_graph
 from graphrag.index.reports.write import REPORT_COLUMNS

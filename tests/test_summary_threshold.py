@@ -11,7 +11,7 @@ import dataclasses
 import pytest
 from conftest import FakeLLM, replayed_mentions
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.graph.merge import merge_graph_mentions, needs_summary, summarize_entities
 from graphrag.llm.client import ChatLLM, track_usage
 from graphrag.text.tokens import count_tokens

@@ -40,7 +40,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.grounding import sentence_terms
 from graphrag.index.extract.nlp import sentences
 from graphrag.index.store import Index

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from graphrag import schemas as S
 from graphrag.eval import hops, stats
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
-from graphrag.index import schemas as S
 from graphrag.llm.coroutines import gather_with_progress, run_sync
 from graphrag.llm.usage import track_usage
 from graphrag.query.base import Method

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from tqdm import tqdm
 
+from graphrag import schemas as S
 from graphrag.eval import judge_validity, pairwise
 from graphrag.eval.cross_corpus import index_cost
 from graphrag.eval.hops import has_decompositions, hop_evidence
 from graphrag.eval.judge import JUDGE_CALLS, Judge
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
 from graphrag.eval.questions import QuestionSetError, load_questions
-from graphrag.index import schemas as S
 from graphrag.index.extract.quality import load_gold_graph
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import error_summary

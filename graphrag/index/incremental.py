@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.grounding import UNGROUNDED
 from graphrag.index.graph.aliases import ALIAS_SELF_LOOP
 from graphrag.index.graph.merge import merge_graph_mentions

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.coroutines import gather_with_progress, run_sync
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.nlp import extract_graph_nlp, keep_frequent, pmi_weights, trim_text
 from graphrag.index.graph.merge import add_degrees, build_graph, merge_entities, merge_relationships
 from graphrag.index.reports.write import REPORT_COLUMNS, report_text

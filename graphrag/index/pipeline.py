@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.stage import extract_graph
 from graphrag.index.graph.communities import communities_table, detect_communities
 from graphrag.index.graph.merge import (

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.grounding import UNGROUNDED, unsupported_sentences
 from graphrag.index.extract.stage import NOT_IN_CHUNK, SELF_LOOP
 from graphrag.llm.usage import Usage, track_usage

@@ -22,7 +22,7 @@ import networkx as nx
 import pandas as pd
 import pyarrow
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 
 MANIFEST = "index.json"
 GRAPHML = "graph.graphml"

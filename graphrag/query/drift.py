@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.coroutines import gather_with_progress
 from graphrag.llm.usage import track_usage

@@ -20,7 +20,7 @@ from collections import Counter
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.graph.communities import rolled_up_level
 from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items_tokens
 from graphrag.text.embeddings import cosine_top_k

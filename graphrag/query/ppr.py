@@ -28,7 +28,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.graph.merge import fact_texts
 from graphrag.query.base import RANKING_DEPTH, ContextItem, Method, Retrieval
 

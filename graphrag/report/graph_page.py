@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import networkx as nx
 import numpy as np
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.report.plots import community_of
 

@@ -22,8 +22,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from graphrag import schemas as S
 from graphrag.eval.stats import column_mean, frontier, summary_row
-from graphrag.index import schemas as S
 from graphrag.index.store import Index
 
 QUALITY_PANELS = ("keyword_hit_rate", "faithfulness")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.text import tokens
 
 TEXT_SUFFIXES = (".txt", ".md")

@@ -18,7 +18,7 @@ import pytest
 from conftest import JSON_EXTRACTION, FakeLLM, Reply, indexing_model, names_in, plain_frame
 from faults.ledger import record
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.stage import name_key
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import load_index

@@ -17,7 +17,7 @@ from conftest import JSON_EXTRACTION, FakeLLM, chunk_text, indexing_model, plain
 from faults.ledger import record
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.pipeline import build_index
 from graphrag.index.reports.write import community_context
 from graphrag.index.store import load_index

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from faults.ledger import record
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.store import MANIFEST, Index, IndexLoadError, load_index, write_index
 
 

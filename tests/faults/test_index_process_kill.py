@@ -18,7 +18,7 @@ import pytest
 from conftest import DEMO_DOCS, FakeLLM, indexing_model, plain_frame
 from faults.ledger import record
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import load_index
 from graphrag.llm.client import ChatLLM

@@ -24,7 +24,7 @@ import re
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.nlp import sentences
 
 UNGROUNDED = "ungrounded description"  # the dropped table's reason

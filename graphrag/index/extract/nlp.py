@@ -29,7 +29,7 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.stage import (
     ENTITY_COLUMNS,
     RELATIONSHIP_COLUMNS,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.stage import name_key
 
 

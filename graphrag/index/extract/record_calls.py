@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.records import ParsedRecords, parse_records
 from graphrag.index.extract.stage import mentioned
 from graphrag.llm.client import ChatLLM

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
 from graphrag.llm.cache import CacheMissError, canonical_json
 from graphrag.llm.client import ChatLLM

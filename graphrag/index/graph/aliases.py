@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.stage import mentioned, name_key
 
 ALIAS_SELF_LOOP = "relationship of an alias with its long name"

@@ -15,7 +15,7 @@ from collections import defaultdict
 import networkx as nx
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 
 COMMUNITY_COLUMNS = [
     *S.COMMUNITY_KEY_COLUMNS,

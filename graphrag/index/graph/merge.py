@@ -9,7 +9,7 @@ import networkx as nx
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.grounding import ground_mentions
 from graphrag.index.graph.aliases import find_alias_pairs, merge_alias_mentions
 from graphrag.index.graph.sentence_edges import add_sentence_edges

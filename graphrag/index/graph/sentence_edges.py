@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.extract.nlp import sentences, trim_text
 from graphrag.index.extract.stage import display_name
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.pipeline import prose_communities
 from graphrag.index.reports.write import awrite_community_reports
 from graphrag.index.store import Index

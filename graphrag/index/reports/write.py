@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.llm_stage import arun_llm_stage, error_table
 from graphrag.index.reports.lines import parse_report_lines
 from graphrag.llm.client import ChatLLM

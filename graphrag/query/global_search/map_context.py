@@ -16,7 +16,7 @@ import re
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.query.base import CITATION, cited_numbers
 from graphrag.query.global_search.point_order import shuffled
 from graphrag.text import tokens

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 
 Point = tuple[int, str, list[int]]
 

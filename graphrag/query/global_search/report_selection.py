@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.index.graph.communities import rolled_up_level
 from graphrag.llm.client import grade_request
 from graphrag.llm.coroutines import gather_with_progress

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.index import schemas as S
+from graphrag import schemas as S
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import error_summary, expected_grade
 from graphrag.llm.coroutines import gather_with_progress
