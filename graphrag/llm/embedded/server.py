@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -32,8 +33,9 @@ import uuid
 from pathlib import Path
 
 import httpx
+from filelock import FileLock
 
-from graphrag.llm.embedded.weights import assemble_weights, file_lock, graphrag_home
+from graphrag.llm.embedded.weights import INSTALL_EMBEDDED, assemble_weights, graphrag_home
 from graphrag.settings import Settings
 
 __all__ = ["EmbeddedServer", "EmbeddedServerError", "probe_binary"]
@@ -185,6 +187,12 @@ class EmbeddedServer:
                 "-a", self.settings.llm.model,
                 "--no-webui",
             ]  # fmt: skip
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise EmbeddedServerError(
+                "the embedded model's engine xllamacpp is not installed: it comes with the "
+                f"[embedded] extra; {INSTALL_EMBEDDED}, or set llm.base_url to an endpoint "
+                "of your own"
+            )
         return [
             sys.executable, "-m", "graphrag.llm.embedded.serve",
             "--model", str(model_file),
@@ -232,7 +240,7 @@ class EmbeddedServer:
             problem = probe_binary(self._binary())
             if problem:
                 self._fall_back(problem)
-        with file_lock(self.home / "server.lock"):
+        with FileLock(self.home / "server.lock"):
             try:
                 found = self._reuse_or_start(model_file)
             except EmbeddedServerError as err:

@@ -7,8 +7,6 @@ third-party repackagings. Nothing is downloaded at run time.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import importlib.util
 import os
@@ -16,6 +14,11 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from filelock import FileLock
+
+# What a user who installed only the core runs to get the embedded model.
+INSTALL_EMBEDDED = 'pip install "graphrag-workbench[embedded]" (scripts/setup.sh installs it)'
 
 
 class WeightsError(RuntimeError):
@@ -49,16 +52,6 @@ def graphrag_home() -> Path:
     return home
 
 
-@contextlib.contextmanager
-def file_lock(path: Path):  # noqa: ANN202 - an exclusive lock shared by every process
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _part_files(spec: WeightSpec) -> list[Path]:
     files: list[Path] = []
     for number in range(1, spec.parts + 1):
@@ -66,8 +59,9 @@ def _part_files(spec: WeightSpec) -> list[Path]:
         found = importlib.util.find_spec(module)
         if found is None or not found.submodule_search_locations:
             raise WeightsError(
-                f"model weights package {module.replace('_', '-')} is not installed; run the "
-                "README's set-up command (it installs the pinned weight packages)"
+                f"model weights package {module.replace('_', '-')} is not installed: the "
+                f"embedded model comes with the [embedded] extra; {INSTALL_EMBEDDED}, or set "
+                "embedded.model_file, or use an endpoint of your own (llm.base_url)"
             )
         data = Path(next(iter(found.submodule_search_locations))) / "data"
         candidates = sorted(data.glob("part*.bin"))
@@ -104,7 +98,7 @@ def assemble_weights(spec: WeightSpec = DEFAULT_WEIGHTS, home: Path | None = Non
     if _verified(target, verified, spec):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(target.with_suffix(".lock")):
+    with FileLock(target.with_suffix(".lock")):
         if _verified(target, verified, spec):  # another process finished while we waited
             return target
         parts = _part_files(spec)
