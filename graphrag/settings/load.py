@@ -13,6 +13,7 @@ module assembles them into ``Settings`` and loads and checks them.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import tomllib
 import types
@@ -83,8 +84,6 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
         return value
     if origin in (list, dict):
         if isinstance(value, str):
-            import json
-
             try:
                 value = json.loads(value)
             except ValueError as err:

@@ -1,0 +1,68 @@
+"""The package's shape: no module past 400 lines, and imports at the top of a module, where a
+reader (and import-linter's layers contract) sees them, except for a short list of optional or
+heavy dependencies that only some paths need."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "graphrag"
+MAX_LINES = 400
+
+# Top-level package names a function may import, each for a reason a user would feel.
+IMPORTED_WHEN_NEEDED = {
+    "xllamacpp": "the [embedded] extra; only the server's child process loads it",
+    "pyvis": "the [notebooks] extra; only the interactive graph page",
+    "IPython": "the [notebooks] extra; only inside a notebook",
+    "ragas": "about 2.5 s to import; only the judged metrics",
+    "sentence_transformers": "about 6 s to import (torch); only when text is embedded",
+    "transformers": "comes with sentence_transformers; only when text is embedded",
+    "graspologic": "about 5 s to import; only when communities are detected",
+    "igraph": "only the leidenalg community backend",
+    "leidenalg": "only the leidenalg community backend",
+}
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _imports_inside_functions(tree: ast.AST) -> list[tuple[int, str]]:
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import):
+                found += [(node.lineno, alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                found.append((node.lineno, "." * node.level + (node.module or "")))
+    return sorted(set(found))
+
+
+def test_no_module_is_longer_than_400_lines():
+    long = [
+        f"{path.relative_to(PACKAGE.parent)}: {lines} lines"
+        for path in _modules()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    ]
+    assert not long, f"modules over {MAX_LINES} lines (split them):\n" + "\n".join(long)
+
+
+def test_imports_sit_at_the_top_of_a_module():
+    inside = []
+    for path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for line, name in _imports_inside_functions(tree):
+            if name.split(".")[0] not in IMPORTED_WHEN_NEEDED:
+                inside.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {name}")
+    assert not inside, (
+        "imports inside functions (move them to the top; a cycle they hid is a layering "
+        "problem to solve, see the import contract in pyproject.toml):\n" + "\n".join(inside)
+    )
+
+
+def test_the_detector_sees_an_import_inside_a_function():
+    tree = ast.parse("import os\n\ndef f():\n    import json\n    from . import x\n")
+    assert _imports_inside_functions(tree) == [(4, "json"), (5, ".")]
