@@ -7,23 +7,29 @@ from dataclasses import dataclass, field
 
 @dataclass
 class EvalSettings:
+    """How ``graphrag eval`` answers the questions, judges the answers and states the spread."""
+
     methods: list[str] = field(
         default_factory=lambda: ["naive", "hyde", "multi_query", "local", "global"]
     )
-    # Methods added to ``methods`` and to ``query --method all``, e.g. ["drift", "ppr"]; empty
-    # by default (scripts/demo.sh names PPR and the router, whose demo answers are recorded).
+    """Retrieval methods ``graphrag eval`` answers with, by registered name (``--methods``)."""
+    # scripts/demo.sh names PPR and the router, whose demo answers are recorded.
     opt_in_methods: list[str] = field(default_factory=list)
+    """Methods added to ``methods`` and to ``query --method all``, e.g. ["drift", "ppr"]."""
     metrics: list[str] = field(
         default_factory=lambda: ["faithfulness", "answer_relevancy", "context_recall"]
     )
+    """RAGAS metrics the judge model scores: faithfulness, answer_relevancy, context_recall."""
     bootstrap_samples: int = 2000
+    """Resamples of each bootstrap confidence interval in the evaluation tables."""
     seed: int = 2024
+    """Seed of the bootstrap resamples and of the judge-validity control sample."""
     answer_relevancy_strictness: int = 1
-    # The questions the pairwise judge reads (``eval --pairwise``), by type: the GraphRAG
-    # paper's criteria (comprehensiveness, diversity, ...) are for global, sensemaking
-    # questions; empty: every question.
+    """Questions RAGAS answer relevancy generates back from each answer (one judge call each)."""
+    # The GraphRAG paper's pairwise criteria (comprehensiveness, diversity, ...) are for global,
+    # sensemaking questions.
     pairwise_types: list[str] = field(default_factory=lambda: ["global"])
-    # the pairwise judgment also rates each judged method against a closed-book answer (the
-    # model's answer with no corpus text, HyDE's passage): whether the judge rewards what the
-    # corpus says (eval/pairwise.py, CLOSED_BOOK)
+    """Question types the pairwise judge reads (``eval --pairwise``); empty: every question."""
+    # Whether the judge rewards what the corpus says (eval/pairwise.py, CLOSED_BOOK).
     pairwise_closed_book: bool = True
+    """Also rate each judged method against a closed-book answer (the model's, no corpus text)."""

