@@ -1,9 +1,9 @@
 """Checked replies: JSON valid against a schema (or non-empty text), repaired and re-attempted.
 
-:meth:`ChatLLM.ajson <graphrag.llm.client.ChatLLM.ajson>` and :meth:`~graphrag.llm.client.ChatLLM.atext`
-come here. One attempt asks through :meth:`ChatLLM.achat <graphrag.llm.client.ChatLLM.achat>` (the
-one call path), widens a reply cut off at ``max_tokens`` once and shows an invalid reply back
-to the model for repair, all bounded by the context size. A reply that fails its check is
+``ChatLLM.ajson`` and ``ChatLLM.atext`` (graphrag/llm/client.py) come here. One attempt asks
+through ``ChatLLM.achat`` (the one call path), widens a reply cut off at ``max_tokens`` once,
+mends a whole reply's JSON slips locally (``json_repair``) and shows a reply still invalid
+back to the model for repair, all bounded by the context size. A reply that fails its check is
 kept (marked ``invalid`` in the cache) but never ends a call for good: the next run replays
 the failed attempt and asks again with another ``seed``, so a replay reaches the attempt that
 succeeded. Every request an attempt sends must be exactly the one a later replay looks up, so
@@ -12,11 +12,13 @@ this logic lives in one place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import json_repair
 import jsonschema
 
 from graphrag.llm.cache import CacheMissError, LLMError, canonical_json
@@ -41,23 +43,46 @@ class _FailedAttempt(Exception):  # noqa: N818 - internal signal, not an error f
         self.error, self.live = error, live
 
 
+class JSONSyntaxError(ValueError):
+    """A reply is not JSON at all (as opposed to JSON that breaks its schema)."""
+
+
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
-def parse_json_output(text: str, schema: dict[str, Any]) -> Any:
-    """Return the JSON value in ``text`` if it validates against ``schema``; raise ValueError."""
+def _unfenced(text: str) -> str:
     match = _FENCE.match(text)
-    raw = match.group(1) if match else text.strip()
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"not valid JSON ({err.msg} at character {err.pos})") from err
+    return match.group(1) if match else text.strip()
+
+
+def _validated(value: Any, schema: dict[str, Any]) -> Any:
     try:
         jsonschema.validate(value, schema)
     except jsonschema.ValidationError as err:
         where = "/".join(str(p) for p in err.absolute_path) or "the top level"
         raise ValueError(f"schema violation at {where}: {err.message[:200]}") from err
     return value
+
+
+def parse_json_output(text: str, schema: dict[str, Any]) -> Any:
+    """Return the JSON value in ``text`` if it validates against ``schema``; raise ValueError
+    (:class:`JSONSyntaxError` if it is not JSON at all)."""
+    try:
+        value = json.loads(_unfenced(text))
+    except json.JSONDecodeError as err:
+        raise JSONSyntaxError(f"not valid JSON ({err.msg} at character {err.pos})") from err
+    return _validated(value, schema)
+
+
+def mend_json_output(text: str, schema: dict[str, Any]) -> Any:
+    """Return the JSON value ``json_repair`` mends ``text`` into (a missing comma or quote, a
+    trailing comma, an unclosed bracket, prose around the value) if it validates against
+    ``schema``; raise ValueError."""
+    try:
+        value = json_repair.loads(_unfenced(text))
+    except (ValueError, TypeError, RecursionError) as err:
+        raise ValueError(f"json_repair could not mend the reply ({err})") from err
+    return _validated(value, schema)
 
 
 LLGUIDANCE_COMPACT = {"whitespace_flexible": False}  # llguidance's JSON options: no layout
@@ -207,7 +232,8 @@ async def _json_attempt(
     """Return the parsed reply of one attempt; raise :class:`_FailedAttempt` if invalid.
 
     A reply cut off at ``max_tokens`` is asked again once with twice the room (the same
-    prompt, so only a truncated reply costs more). An invalid reply is shown back to the
+    prompt, so only a truncated reply costs more). A whole reply that is not JSON is mended
+    locally if :func:`mend_json_output` can; an invalid reply is shown back to the
     model with the validation error (a new prompt, so the cache records the repair too)
     up to ``llm.json_repair_rounds`` times. With a known context size, the re-asked room
     and the bad reply shown in a repair are cut so that prompt + reply fit in it.
@@ -232,6 +258,14 @@ async def _json_attempt(
             return parse_json_output(completion.text, schema)
         except ValueError as err:
             error = str(err)
+            # A whole reply with a JSON slip is mended here, with no request; a reply cut off
+            # at max_tokens is not (mending would close it and keep only what came before the
+            # cut): it is asked again with more room. None of the committed cache's invalid
+            # replies is mended this way, so its recorded repair requests are still the ones
+            # a replay asks for.
+            if isinstance(err, JSONSyntaxError) and completion.finish_reason != "length":
+                with contextlib.suppress(ValueError):
+                    return mend_json_output(completion.text, schema)
             if completion.cache_key and usage.calls > usage.cache_hits:
                 # Marked when recorded, so replaying the committed cache rewrites nothing.
                 llm.cache.annotate(completion.cache_key, invalid=error)
