@@ -91,6 +91,12 @@ def test_every_template_says_which_placeholders_it_takes() -> None:
                 assert f"${placeholder}" in header, (name, section, placeholder)
 
 
+def test_the_docs_name_every_template() -> None:
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "prompts.md").read_text()
+    for name in prompts.template_names():
+        assert f"| `{name}` |" in docs, name
+
+
 def test_a_template_keeps_json_braces_and_drops_its_header() -> None:
     system = load_template("global_map").text("system")
     assert '{"points": []}' in system and "#" not in system

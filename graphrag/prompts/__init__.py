@@ -28,7 +28,6 @@ from graphrag.prompts.index import (
     PACKED_NOTE,
     REPORT_FORMS,
     SECOND_EXAMPLE_RECORDS,
-    Messages,
     community_report,
     extract_graph,
     extract_graph_records,
@@ -62,6 +61,7 @@ from graphrag.prompts.loader import (
     template_names,
     use_prompt_dir,
 )
+from graphrag.prompts.messages import Messages
 from graphrag.prompts.query import (
     ANSWER_LENGTH,
     GLOBAL_REDUCE_LENGTH,

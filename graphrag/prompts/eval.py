@@ -7,8 +7,7 @@ The text is in ``templates/<name>.txt``; these builders fill it and assemble the
 from __future__ import annotations
 
 from graphrag.prompts.loader import load_template, packaged_template
-
-Messages = list[dict[str, str]]
+from graphrag.prompts.messages import Messages, system_and_user
 
 FINAL_ANSWER_INSTRUCTION = packaged_template("with_final_answer_line").text("instruction")
 
@@ -55,4 +54,4 @@ def answer_rating(question: str, answer: str, criterion: str) -> Messages:
         criterion=criterion,
         meaning=prompt.text(f"criterion_{criterion}"),
     )
-    return [{"role": "system", "content": prompt.text("system")}, {"role": "user", "content": user}]
+    return system_and_user(prompt.text("system"), user)

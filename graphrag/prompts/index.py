@@ -11,13 +11,7 @@ from collections.abc import Callable
 
 from graphrag.prompts.guards import fence_document
 from graphrag.prompts.loader import load_template, packaged_template
-
-Messages = list[dict[str, str]]
-
-
-def _msgs(system: str, user: str) -> Messages:
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-
+from graphrag.prompts.messages import Messages, system_and_user
 
 # --------------------------------------------------------------------------- extraction
 # One worked example, shown as a previous turn: it teaches the compact one-line form (the
@@ -163,7 +157,7 @@ def _descriptions(descriptions: list[str]) -> str:
 def summarize_descriptions(name: str, descriptions: list[str], max_words: int) -> Messages:
     """Plain text: one description merging several of one entity, every fact kept."""
     prompt = load_template("summarize_descriptions")
-    return _msgs(
+    return system_and_user(
         prompt.render("system", max_words=max_words),
         prompt.render("user", name=name, descriptions=_descriptions(descriptions)),
     )
@@ -174,7 +168,7 @@ def summarize_relationship(
 ) -> Messages:
     """Plain text: one description of how two entities relate, merged from several."""
     prompt = load_template("summarize_relationship")
-    return _msgs(
+    return system_and_user(
         prompt.render("system", max_words=max_words),
         prompt.render(
             "user", source=source, target=target, descriptions=_descriptions(descriptions)
@@ -194,7 +188,7 @@ def _report_form(form: str) -> Callable[[int, int], str]:
     return build
 
 
-# index.report_format: how a report is asked for (index/reports.py parses either)
+# index.report_format: how a report is asked for (index/reports/ parses either)
 REPORT_FORMS = {"json": _report_form("json"), "lines": _report_form("lines")}
 
 
@@ -218,4 +212,4 @@ def community_report(
         form=REPORT_FORMS[form](max_findings, explanation_sentences),
         text_rule=f" {prompt.text('text_rule')}" if with_text else "",
     )
-    return _msgs(system, prompt.render("user", context=context))
+    return system_and_user(system, prompt.render("user", context=context))

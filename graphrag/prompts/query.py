@@ -7,12 +7,7 @@ The text is in ``templates/<name>.txt``; these builders fill it and assemble the
 from __future__ import annotations
 
 from graphrag.prompts.loader import load_template, packaged_template
-
-Messages = list[dict[str, str]]
-
-
-def _msgs(system: str, user: str) -> Messages:
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+from graphrag.prompts.messages import Messages, system_and_user
 
 
 def _lengths(name: str) -> dict[str, str]:
@@ -31,7 +26,7 @@ GLOBAL_REDUCE_LENGTH = _lengths("global_reduce")  # by query.answer_style
 
 def answer(question: str, context: str, style: str = "sentences") -> Messages:
     prompt = load_template("answer")
-    return _msgs(
+    return system_and_user(
         prompt.render("system", length=prompt.text(f"length_{style}")),
         prompt.render("user", context=context, question=question),
     )
@@ -40,19 +35,21 @@ def answer(question: str, context: str, style: str = "sentences") -> Messages:
 def hypothetical_passage(question: str) -> Messages:
     """HyDE: a passage that would answer the question; returns plain text."""
     prompt = load_template("hypothetical_passage")
-    return _msgs(prompt.text("system"), prompt.render("user", question=question))
+    return system_and_user(prompt.text("system"), prompt.render("user", question=question))
 
 
 def rephrase(question: str, n: int) -> Messages:
     """Multi-query: must return {queries: [n strings]}."""
     prompt = load_template("rephrase")
-    return _msgs(prompt.render("system", n=n), prompt.render("user", question=question))
+    return system_and_user(prompt.render("system", n=n), prompt.render("user", question=question))
 
 
 def global_map(question: str, reports: str) -> Messages:
     """Global search map step: must return {points: [{description, score 0-100}]}."""
     prompt = load_template("global_map")
-    return _msgs(prompt.text("system"), prompt.render("user", reports=reports, question=question))
+    return system_and_user(
+        prompt.text("system"), prompt.render("user", reports=reports, question=question)
+    )
 
 
 def global_map_sentences(question: str, sentences: str) -> Messages:
@@ -60,7 +57,7 @@ def global_map_sentences(question: str, sentences: str) -> Messages:
     numbers of the report sentences that help answer, so the reduce reads the reports' own
     words rather than the model's paraphrase of them."""
     prompt = load_template("global_map_sentences")
-    return _msgs(
+    return system_and_user(
         prompt.text("system"), prompt.render("user", sentences=sentences, question=question)
     )
 
@@ -71,7 +68,7 @@ def _reduce_length(style: str) -> str:
 
 def global_reduce(question: str, points: str, style: str = "sentences") -> Messages:
     prompt = load_template("global_reduce")
-    return _msgs(
+    return system_and_user(
         prompt.render("system", length=_reduce_length(style)),
         prompt.render("user", points=points, question=question),
     )
@@ -85,7 +82,7 @@ def global_merge(question: str, drafts: list[str], style: str = "sentences") -> 
         prompt.render("draft", letter=chr(ord("A") + i), draft=draft.strip())
         for i, draft in enumerate(drafts)
     )
-    return _msgs(
+    return system_and_user(
         prompt.render("system", length=_reduce_length(style)),
         prompt.render("user", drafts=labelled, question=question),
     )
@@ -106,7 +103,7 @@ NO_DRIFT_ANSWERS = "I do not know: the search found nothing relevant to this que
 def drift_primer(question: str, reports: str, max_follow_ups: int) -> Messages:
     """DRIFT primer over the community reports closest to a hypothetical answer."""
     prompt = load_template("drift_primer")
-    return _msgs(
+    return system_and_user(
         prompt.render("system", max_follow_ups=max_follow_ups),
         prompt.render("user", reports=reports, question=question),
     )
@@ -115,7 +112,7 @@ def drift_primer(question: str, reports: str, max_follow_ups: int) -> Messages:
 def drift_follow_up(question: str, follow_up: str, context: str, max_follow_ups: int) -> Messages:
     """DRIFT step: a follow-up question answered from a local-search context."""
     prompt = load_template("drift_follow_up")
-    return _msgs(
+    return system_and_user(
         prompt.render("system", max_follow_ups=max_follow_ups),
         prompt.render("user", context=context, question=question, follow_up=follow_up),
     )
@@ -124,7 +121,9 @@ def drift_follow_up(question: str, follow_up: str, context: str, max_follow_ups:
 def drift_reduce(question: str, answers: str) -> Messages:
     """DRIFT final answer from the ranked intermediate answers; returns plain text."""
     prompt = load_template("drift_reduce")
-    return _msgs(prompt.text("system"), prompt.render("user", answers=answers, question=question))
+    return system_and_user(
+        prompt.text("system"), prompt.render("user", answers=answers, question=question)
+    )
 
 
 # --------------------------------------------------------------------------- dynamic selection
@@ -140,7 +139,9 @@ def rate_relevance(question: str, report: str) -> Messages:
     """The report comes first: the ratings of one report for many questions share its prefix
     in the server's cache."""
     prompt = load_template("rate_relevance")
-    return _msgs(prompt.text("system"), prompt.render("user", report=report, question=question))
+    return system_and_user(
+        prompt.text("system"), prompt.render("user", report=report, question=question)
+    )
 
 
 # --------------------------------------------------------------------------- router
@@ -149,4 +150,4 @@ def rate_relevance(question: str, report: str) -> Messages:
 def question_kind(question: str) -> Messages:
     """Router: the kind of a question; returns JSON {"kind": "fact"|"multi_hop"|"thematic"}."""
     prompt = load_template("question_kind")
-    return _msgs(prompt.text("system"), prompt.render("user", question=question))
+    return system_and_user(prompt.text("system"), prompt.render("user", question=question))
