@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag.prompts import use_prompt_dir
 from graphrag.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -55,6 +56,11 @@ class Workbench:
                 merged["cache"] = {**merged.get("cache", {}), "mode": cache}
             settings = load_settings(config, overrides=merged)
         self.settings = settings
+        # the prompt builders are called deep inside every stage and method, so the user's
+        # prompt folder is set once here, for the process (the last Workbench made decides)
+        use_prompt_dir(
+            settings.resolve_path(settings.prompts.dir) if settings.prompts.dir else None
+        )
         self._llm: ChatLLM | None = None
         self._embedder: Embedder | None = None
         self._index: Index | None = None

@@ -216,6 +216,7 @@ def test_settings_round_trip_to_a_dict() -> None:
         "index",
         "query",
         "eval",
+        "prompts",
     }
 
 

@@ -18,6 +18,7 @@ from graphrag.settings.models import (
     EmbeddingSettings,
     LLMSettings,
 )
+from graphrag.settings.prompts import PromptSettings
 from graphrag.settings.query import QuerySettings
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "EvalSettings",
     "IndexSettings",
     "LLMSettings",
+    "PromptSettings",
     "QuerySettings",
     "Settings",
     "SettingsError",

@@ -30,6 +30,7 @@ from graphrag.settings.models import (
     EmbeddingSettings,
     LLMSettings,
 )
+from graphrag.settings.prompts import PromptSettings
 from graphrag.settings.query import QuerySettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +61,7 @@ class Settings:
     index: IndexSettings = field(default_factory=IndexSettings)
     query: QuerySettings = field(default_factory=QuerySettings)
     eval: EvalSettings = field(default_factory=EvalSettings)
+    prompts: PromptSettings = field(default_factory=PromptSettings)
 
     def resolve_path(self, value: str) -> Path:
         """Return ``value`` as a path; relative paths are taken from the repository root."""

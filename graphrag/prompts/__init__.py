@@ -1,0 +1,147 @@
+"""Every prompt the workbench sends, loaded by name from template files, with the JSON schema
+it must return where it returns JSON.
+
+Written for a 1.5B instruct model running at ~10 completion tokens/s: short instructions,
+compact one-line JSON, and hard caps in every schema. The text of each prompt is a plain file,
+``templates/<name>.txt``, that says at its top what the prompt must return and which
+placeholders it takes; a user's own prompt folder (setting ``prompts.dir``) overrides any of
+them by name (:func:`export_templates` writes the packaged ones there to start from; see
+docs/prompts.md). Python keeps what is logic: the builders below, which fill the templates
+and assemble the messages (their names and signatures are the interface callers use), the
+JSON schemas, and the guards that keep document text from reading as instructions.
+"""
+
+from __future__ import annotations
+
+from graphrag.prompts.eval import (
+    FINAL_ANSWER_INSTRUCTION,
+    PAIRWISE_CRITERIA,
+    RATING_SCALE,
+    answer_rating,
+    with_final_answer_line,
+)
+from graphrag.prompts.guards import FENCE_NOTE, fence_document, neutralize_citations, table_cell
+from graphrag.prompts.index import (
+    EXAMPLE_PACKED_RECORDS,
+    EXAMPLE_RECORDS,
+    GLEAN_CHECK_MAX_TOKENS,
+    PACKED_NOTE,
+    REPORT_FORMS,
+    SECOND_EXAMPLE_RECORDS,
+    community_report,
+    extract_graph,
+    extract_graph_records,
+    extract_graph_records_again,
+    extract_graph_records_packed,
+    glean_check,
+    glean_more,
+    in_pipe_style,
+    packed_text,
+    pipe_style,
+    relationships_after_loop,
+    summarize_descriptions,
+    summarize_relationship,
+)
+from graphrag.prompts.json_schemas import (
+    REPORT_CAPS,
+    drift_step_schema,
+    extraction_schema,
+    map_points_schema,
+    map_sentences_schema,
+    question_kind_schema,
+    rephrasings_schema,
+    report_schema,
+)
+from graphrag.prompts.loader import (
+    PromptTemplate,
+    PromptTemplateError,
+    export_templates,
+    load_template,
+    prompt_dir,
+    template_names,
+    use_prompt_dir,
+)
+from graphrag.prompts.messages import Messages
+from graphrag.prompts.query import (
+    ANSWER_LENGTH,
+    GLOBAL_REDUCE_LENGTH,
+    NO_DRIFT_ANSWERS,
+    NO_RELEVANT_REPORTS,
+    RELEVANCE_SCALE,
+    answer,
+    drift_follow_up,
+    drift_primer,
+    drift_reduce,
+    global_map,
+    global_map_sentences,
+    global_merge,
+    global_reduce,
+    hypothetical_passage,
+    question_kind,
+    rate_relevance,
+    rephrase,
+)
+
+__all__ = [
+    "ANSWER_LENGTH",
+    "EXAMPLE_PACKED_RECORDS",
+    "EXAMPLE_RECORDS",
+    "FENCE_NOTE",
+    "FINAL_ANSWER_INSTRUCTION",
+    "GLEAN_CHECK_MAX_TOKENS",
+    "GLOBAL_REDUCE_LENGTH",
+    "Messages",
+    "NO_DRIFT_ANSWERS",
+    "NO_RELEVANT_REPORTS",
+    "PACKED_NOTE",
+    "PAIRWISE_CRITERIA",
+    "PromptTemplate",
+    "PromptTemplateError",
+    "RATING_SCALE",
+    "RELEVANCE_SCALE",
+    "REPORT_CAPS",
+    "REPORT_FORMS",
+    "SECOND_EXAMPLE_RECORDS",
+    "answer",
+    "answer_rating",
+    "community_report",
+    "drift_follow_up",
+    "drift_primer",
+    "drift_reduce",
+    "drift_step_schema",
+    "export_templates",
+    "extract_graph",
+    "extract_graph_records",
+    "extract_graph_records_again",
+    "extract_graph_records_packed",
+    "extraction_schema",
+    "fence_document",
+    "glean_check",
+    "glean_more",
+    "global_map",
+    "global_map_sentences",
+    "global_merge",
+    "global_reduce",
+    "hypothetical_passage",
+    "in_pipe_style",
+    "load_template",
+    "map_points_schema",
+    "map_sentences_schema",
+    "neutralize_citations",
+    "packed_text",
+    "pipe_style",
+    "prompt_dir",
+    "question_kind",
+    "question_kind_schema",
+    "rate_relevance",
+    "relationships_after_loop",
+    "rephrase",
+    "rephrasings_schema",
+    "report_schema",
+    "summarize_descriptions",
+    "summarize_relationship",
+    "table_cell",
+    "template_names",
+    "use_prompt_dir",
+    "with_final_answer_line",
+]

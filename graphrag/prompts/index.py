@@ -1,0 +1,215 @@
+"""The prompts of indexing: graph extraction (JSON or records, with its worked examples and
+follow-up turns), description summaries and community reports.
+
+The text is in ``templates/<name>.txt``; these builders fill it and assemble the messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from graphrag.prompts.guards import fence_document
+from graphrag.prompts.loader import load_template, packaged_template
+from graphrag.prompts.messages import Messages, system_and_user
+
+# --------------------------------------------------------------------------- extraction
+# One worked example, shown as a previous turn: it teaches the compact one-line form (the
+# model pretty-prints JSON otherwise: ~35% more completion tokens measured on the demo) and
+# descriptions that state only what the text says.
+
+
+def _example_turns(system: str, example_text: str, example_reply: str, text: str) -> Messages:
+    """The record extraction messages: the worked example as a previous turn, then the text,
+    each in extract_graph_records's user turn."""
+    user = load_template("extract_graph_records")
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user.render("user", text=example_text)},
+        {"role": "assistant", "content": example_reply},
+        {"role": "user", "content": user.render("user", text=text)},
+    ]
+
+
+def extract_graph(text: str, entity_types: list[str]) -> Messages:
+    """Extraction as JSON (``extraction_schema``)."""
+    prompt = load_template("extract_graph")
+    return [
+        {
+            "role": "system",
+            "content": prompt.render("system", entity_types=", ".join(entity_types)),
+        },
+        {"role": "user", "content": prompt.render("user", text=prompt.text("example_text"))},
+        {"role": "assistant", "content": prompt.text("example_reply")},
+        {"role": "user", "content": prompt.render("user", text=fence_document(text))},
+    ]
+
+
+def _records_system(entity_types: list[str]) -> str:
+    return load_template("extract_graph_records").render(
+        "system", entity_types=", ".join(entity_types)
+    )
+
+
+def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
+    """Extraction with one tuple-delimited record per line (``index.extraction_format =
+    "records"``; parsed by graphrag/index/extract/records.py). Must return record lines, then
+    <|COMPLETE|>."""
+    example = load_template("extract_graph_records")
+    return _example_turns(
+        _records_system(entity_types),
+        example.text("example_text"),
+        example.text("example_reply"),
+        fence_document(text),
+    )
+
+
+def extract_graph_records_again(text: str, entity_types: list[str]) -> Messages:
+    """The record extraction of one text, asked again with another worked example
+    (``index.reextract_empty``): for a text whose first reply named nothing it mentions,
+    usually because the 1.5B model copied the first example's records word for word (the
+    demo's cooperative history), or a packed reply skipped it. Same reply format."""
+    example = load_template("extract_graph_records_again")
+    return _example_turns(
+        _records_system(entity_types),
+        example.text("example_text"),
+        example.text("example_reply"),
+        fence_document(text),
+    )
+
+
+def extract_graph_records_packed(texts: list[str], entity_types: list[str]) -> Messages:
+    """Extraction of several short documents in one call (``index.pack_documents_tokens``):
+    each document is labelled [1], [2], ...; must return record lines each starting with the
+    label of the document it comes from, then <|COMPLETE|>."""
+    example = load_template("extract_graph_records_packed")
+    system = f"{_records_system(entity_types)}\n{example.text('packed_note')}"
+    return _example_turns(
+        system, example.text("example_text"), example.text("example_reply"), packed_text(texts)
+    )
+
+
+def packed_text(texts: list[str]) -> str:
+    """Return documents as one labelled text: "[1] first...", blank line, "[2] second..."."""
+    return "\n\n".join(f"[{n}] {fence_document(t)}" for n, t in enumerate(texts, start=1))
+
+
+# The packaged worked examples (a test checks the records say what the JSON example says).
+EXAMPLE_RECORDS = packaged_template("extract_graph_records").text("example_reply")
+SECOND_EXAMPLE_RECORDS = packaged_template("extract_graph_records_again").text("example_reply")
+EXAMPLE_PACKED_RECORDS = packaged_template("extract_graph_records_packed").text("example_reply")
+PACKED_NOTE = "\n" + packaged_template("extract_graph_records_packed").text("packed_note")
+
+_TUPLE_RECORD = re.compile(r'\("(entity|relationship)"<\|>(.*?)\)(?=[:\n]|$)', re.MULTILINE)
+
+
+def pipe_style(text: str) -> str:
+    """Return ``text`` with each tuple-style record, ``("entity"<|>name<|>type<|>...)``, in the
+    pipe style, ``entity|name|type|...`` (``index.record_style = "pipe"``)."""
+    return _TUPLE_RECORD.sub(lambda m: f"{m[1]}|{m[2].replace('<|>', '|')}", text)
+
+
+def in_pipe_style(messages: Messages) -> Messages:
+    """Return record-extraction ``messages`` with their format description and worked
+    examples in the pipe style; the user turns (the texts) are left as they are."""
+    return [
+        m if m["role"] == "user" else {**m, "content": pipe_style(m["content"])} for m in messages
+    ]
+
+
+def _after_reply(previous: Messages, reply: str, ask: str) -> Messages:
+    """The conversation so far, the model's ``reply`` to it, and one more user turn ``ask``:
+    how every follow-up of an extraction call is asked."""
+    return [*previous, {"role": "assistant", "content": reply}, {"role": "user", "content": ask}]
+
+
+def glean_more(previous: Messages, previous_reply: str) -> Messages:
+    """A gleaning round: show the first reply and ask only for what was missed."""
+    return _after_reply(previous, previous_reply, load_template("glean_more").text("user"))
+
+
+def relationships_after_loop(previous: Messages, kept_reply: str) -> Messages:
+    """After a record reply stopped in a repetition loop before any relationship record
+    (``index.stop_repeats``): ask for the relationship records only. Must return record lines,
+    then <|COMPLETE|>."""
+    ask = load_template("relationships_after_loop").text("user")
+    return _after_reply(previous, kept_reply, ask)
+
+
+def glean_check(previous: Messages, previous_reply: str) -> Messages:
+    """Whether a gleaning round is worth it (``index.gleaning_check``): must answer Y or N.
+    Microsoft GraphRAG asks the same before each further gleaning round."""
+    return _after_reply(previous, previous_reply, load_template("glean_check").text("user"))
+
+
+GLEAN_CHECK_MAX_TOKENS = 2  # "Y" or "N" and an end token
+
+
+# --------------------------------------------------------------------------- graph
+# Return plain text. Summaries keep facts: every date, number and name (a 1.5B model asked for
+# "at most two sentences" dropped them), within a length asked for in words.
+
+
+def _descriptions(descriptions: list[str]) -> str:
+    return "\n".join(f"- {d}" for d in descriptions)
+
+
+def summarize_descriptions(name: str, descriptions: list[str], max_words: int) -> Messages:
+    """Plain text: one description merging several of one entity, every fact kept."""
+    prompt = load_template("summarize_descriptions")
+    return system_and_user(
+        prompt.render("system", max_words=max_words),
+        prompt.render("user", name=name, descriptions=_descriptions(descriptions)),
+    )
+
+
+def summarize_relationship(
+    source: str, target: str, descriptions: list[str], max_words: int
+) -> Messages:
+    """Plain text: one description of how two entities relate, merged from several."""
+    prompt = load_template("summarize_relationship")
+    return system_and_user(
+        prompt.render("system", max_words=max_words),
+        prompt.render(
+            "user", source=source, target=target, descriptions=_descriptions(descriptions)
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def _report_form(form: str) -> Callable[[int, int], str]:
+    def build(max_findings: int, explanation_sentences: int) -> str:
+        return load_template("community_report").render(
+            f"form_{form}", max_findings=max_findings, explanation_sentences=explanation_sentences
+        )
+
+    return build
+
+
+# index.report_format: how a report is asked for (index/reports/ parses either)
+REPORT_FORMS = {"json": _report_form("json"), "lines": _report_form("lines")}
+
+
+def community_report(
+    context: str,
+    max_findings: int,
+    with_text: bool = False,
+    explanation_sentences: int = 3,
+    form: str = "json",
+) -> Messages:
+    """A community report (``report_schema``) that keeps its sources' facts and, when the
+    data starts with sub-community reports, builds on them. ``with_text``: the data ends with
+    source text, which the findings are to draw their events and figures from (without it the
+    prompt is the one the graph-only reports were recorded with). ``explanation_sentences``:
+    a finding's explanation at most (the 1.5B model fills the room it is given with
+    restatement, so fewer sentences cost fewer tokens, not facts). ``form``: JSON
+    (``report_schema``) or plain lines (:func:`graphrag.index.reports.lines.parse_report_lines`)."""
+    prompt = load_template("community_report")
+    system = prompt.render(
+        "system",
+        form=REPORT_FORMS[form](max_findings, explanation_sentences),
+        text_rule=f" {prompt.text('text_rule')}" if with_text else "",
+    )
+    return system_and_user(system, prompt.render("user", context=context))

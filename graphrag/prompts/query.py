@@ -1,0 +1,153 @@
+"""The prompts of querying: the answer from numbered context, HyDE, multi-query, global
+search (map, reduce, merge, dynamic selection), DRIFT and the router.
+
+The text is in ``templates/<name>.txt``; these builders fill it and assemble the messages.
+"""
+
+from __future__ import annotations
+
+from graphrag.prompts.loader import load_template, packaged_template
+from graphrag.prompts.messages import Messages, system_and_user
+
+
+def _lengths(name: str) -> dict[str, str]:
+    """Return the packaged length rules of prompt ``name``, by ``query.answer_style``."""
+    template = packaged_template(name)
+    return {
+        key.removeprefix("length_"): template.text(key)
+        for key in template.sections
+        if key.startswith("length_")
+    }
+
+
+ANSWER_LENGTH = _lengths("answer")  # by query.answer_style, as GLOBAL_REDUCE_LENGTH for reduce
+GLOBAL_REDUCE_LENGTH = _lengths("global_reduce")  # by query.answer_style
+
+
+def answer(question: str, context: str, style: str = "sentences") -> Messages:
+    prompt = load_template("answer")
+    return system_and_user(
+        prompt.render("system", length=prompt.text(f"length_{style}")),
+        prompt.render("user", context=context, question=question),
+    )
+
+
+def hypothetical_passage(question: str) -> Messages:
+    """HyDE: a passage that would answer the question; returns plain text."""
+    prompt = load_template("hypothetical_passage")
+    return system_and_user(prompt.text("system"), prompt.render("user", question=question))
+
+
+def rephrase(question: str, n: int) -> Messages:
+    """Multi-query: must return {queries: [n strings]}."""
+    prompt = load_template("rephrase")
+    return system_and_user(prompt.render("system", n=n), prompt.render("user", question=question))
+
+
+def global_map(question: str, reports: str) -> Messages:
+    """Global search map step: must return {points: [{description, score 0-100}]}."""
+    prompt = load_template("global_map")
+    return system_and_user(
+        prompt.text("system"), prompt.render("user", reports=reports, question=question)
+    )
+
+
+def global_map_sentences(question: str, sentences: str) -> Messages:
+    """Global search's extractive map step: must return {sentences: [{n, score 0-100}]}, the
+    numbers of the report sentences that help answer, so the reduce reads the reports' own
+    words rather than the model's paraphrase of them."""
+    prompt = load_template("global_map_sentences")
+    return system_and_user(
+        prompt.text("system"), prompt.render("user", sentences=sentences, question=question)
+    )
+
+
+def _reduce_length(style: str) -> str:
+    return load_template("global_reduce").text(f"length_{style}")
+
+
+def global_reduce(question: str, points: str, style: str = "sentences") -> Messages:
+    prompt = load_template("global_reduce")
+    return system_and_user(
+        prompt.render("system", length=_reduce_length(style)),
+        prompt.render("user", points=points, question=question),
+    )
+
+
+def global_merge(question: str, drafts: list[str], style: str = "sentences") -> Messages:
+    """Global search's last call with ``query.global_reduce_seeds``: one answer from the
+    reduce's drafts, each written from the same points read in another order."""
+    prompt = load_template("global_merge")
+    labelled = "\n\n".join(
+        prompt.render("draft", letter=chr(ord("A") + i), draft=draft.strip())
+        for i, draft in enumerate(drafts)
+    )
+    return system_and_user(
+        prompt.render("system", length=_reduce_length(style)),
+        prompt.render("user", drafts=labelled, question=question),
+    )
+
+
+# Answers given without asking the model (it is never sent these).
+NO_RELEVANT_REPORTS = (
+    "I do not know: none of the community reports contains information relevant to this question."
+)
+NO_DRIFT_ANSWERS = "I do not know: the search found nothing relevant to this question."
+
+
+# --------------------------------------------------------------------------- DRIFT search
+# The primer and every follow-up step must return ``drift_step_schema``; the reduce returns
+# plain text.
+
+
+def drift_primer(question: str, reports: str, max_follow_ups: int) -> Messages:
+    """DRIFT primer over the community reports closest to a hypothetical answer."""
+    prompt = load_template("drift_primer")
+    return system_and_user(
+        prompt.render("system", max_follow_ups=max_follow_ups),
+        prompt.render("user", reports=reports, question=question),
+    )
+
+
+def drift_follow_up(question: str, follow_up: str, context: str, max_follow_ups: int) -> Messages:
+    """DRIFT step: a follow-up question answered from a local-search context."""
+    prompt = load_template("drift_follow_up")
+    return system_and_user(
+        prompt.render("system", max_follow_ups=max_follow_ups),
+        prompt.render("user", context=context, question=question, follow_up=follow_up),
+    )
+
+
+def drift_reduce(question: str, answers: str) -> Messages:
+    """DRIFT final answer from the ranked intermediate answers; returns plain text."""
+    prompt = load_template("drift_reduce")
+    return system_and_user(
+        prompt.text("system"), prompt.render("user", answers=answers, question=question)
+    )
+
+
+# --------------------------------------------------------------------------- dynamic selection
+# Global search's dynamic community selection: one digit of RELEVANCE_SCALE for one report,
+# read as the mean grade under the digits' probabilities (llm.expected_grade). The 1.5B model's
+# greedy rating was 3 for 44 of the 54 reports it rated, relevant or not, so the rating pruned
+# nothing; Microsoft GraphRAG asks several samples and takes the most common.
+
+RELEVANCE_SCALE = (0, 1, 2, 3, 4, 5)
+
+
+def rate_relevance(question: str, report: str) -> Messages:
+    """The report comes first: the ratings of one report for many questions share its prefix
+    in the server's cache."""
+    prompt = load_template("rate_relevance")
+    return system_and_user(
+        prompt.text("system"), prompt.render("user", report=report, question=question)
+    )
+
+
+# --------------------------------------------------------------------------- router
+
+
+def question_kind(question: str) -> Messages:
+    """Router: the kind of a question; returns JSON {"kind": "fact"|"multi_hop"|"thematic"}."""
+    prompt = load_template("question_kind")
+    return system_and_user(prompt.text("system"), prompt.render("user", question=question))

@@ -1,0 +1,231 @@
+"""Prompts: every builder renders byte for byte what it rendered before the text moved into
+template files (tests/data/prompt_renders.json, written by tests/prompt_renders.py from the
+code before the move), so the recorded LLM cache replays untouched; a user's prompt folder
+overrides a prompt by name and is checked against it; the templates export to a folder."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import string
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prompt_renders import FIXTURE, render
+
+from graphrag import prompts
+from graphrag.prompts import PromptTemplateError, load_template
+from graphrag.prompts.loader import PACKAGED_DIR
+from graphrag.settings import load_settings
+from graphrag.workbench import Workbench
+
+RENDERS = json.loads(FIXTURE.read_text(encoding="utf-8"))
+
+# Constants whose words now live only in the templates, where the renders below cover them.
+MOVED_INTO_TEMPLATES = {
+    "FACTS_RULE": ["summarize_descriptions", "summarize_relationship", "community_report"],
+}
+
+
+@pytest.fixture(autouse=True)
+def packaged_prompts() -> Iterator[None]:
+    """Every test starts and ends with the packaged prompts only (the folder is process-wide)."""
+    prompts.use_prompt_dir(None)
+    yield
+    prompts.use_prompt_dir(None)
+
+
+def _plain(value: object) -> object:
+    return json.loads(json.dumps(value))
+
+
+# ---------------------------------------------------------------- byte-identical to before
+
+
+@pytest.mark.parametrize(
+    "case", RENDERS["cases"], ids=[f"{c['call']}-{i}" for i, c in enumerate(RENDERS["cases"])]
+)
+def test_every_builder_renders_what_it_rendered_before(case: dict) -> None:
+    assert _plain(render(case["call"], case["args"], case["kwargs"])) == case["result"]
+
+
+def test_every_constant_is_what_it_was_before() -> None:
+    for name, before in RENDERS["constants"].items():
+        if name in MOVED_INTO_TEMPLATES:
+            for template in MOVED_INTO_TEMPLATES[name]:
+                assert before in load_template(template).sections["system"].template, template
+            continue
+        value = getattr(prompts, name)
+        if name == "REPORT_FORMS":
+            value = {form: build(4, 3) for form, build in value.items()}
+        assert _plain(value) == before, name
+
+
+def test_the_fixture_covers_every_builder() -> None:
+    builders = {
+        name for name in prompts.__all__ if callable(getattr(prompts, name)) and name.islower()
+    }
+    loading = {
+        "export_templates",
+        "load_template",
+        "prompt_dir",
+        "template_names",
+        "use_prompt_dir",
+    }
+    assert builders - loading == {case["call"] for case in RENDERS["cases"]}
+
+
+# ---------------------------------------------------------------- the packaged templates
+
+
+def test_every_template_says_which_placeholders_it_takes() -> None:
+    names = prompts.template_names()
+    assert len(names) == 24 and "answer" in names and "extract_graph_records" in names
+    for name in names:
+        template = load_template(name)
+        header = (PACKAGED_DIR / f"{name}.txt").read_text(encoding="utf-8").split("\n=== ")[0]
+        assert header.startswith(f"# {name}: ") and "Placeholders:" in header, name
+        for section in template.sections:
+            for placeholder in template.placeholders(section):
+                assert f"${placeholder}" in header, (name, section, placeholder)
+
+
+def test_the_docs_name_every_template() -> None:
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "prompts.md").read_text()
+    for name in prompts.template_names():
+        assert f"| `{name}` |" in docs, name
+
+
+def test_a_template_keeps_json_braces_and_drops_its_header() -> None:
+    system = load_template("global_map").text("system")
+    assert '{"points": []}' in system and "#" not in system
+    assert prompts.global_map("q?", "[1] r")[0]["content"] == system
+
+
+# ---------------------------------------------------------------- the user's prompt folder
+
+
+def _override(folder: Path, name: str, edit: tuple[str, str]) -> Path:
+    """Write the packaged template ``name`` into ``folder`` with one text replaced."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text = (PACKAGED_DIR / f"{name}.txt").read_text(encoding="utf-8")
+    assert edit[0] in text
+    path = folder / f"{name}.txt"
+    path.write_text(text.replace(*edit), encoding="utf-8")
+    return path
+
+
+def test_an_override_changes_its_prompt_and_no_other(tmp_path: Path) -> None:
+    before = prompts.answer("Who chairs it?", "[1] Lena Ortiz chairs it.")
+    other = prompts.drift_reduce("Who chairs it?", "[1] Lena Ortiz does.")
+    _override(tmp_path, "answer", ("You answer a question", "You answer one question"))
+    prompts.use_prompt_dir(tmp_path)
+    after = prompts.answer("Who chairs it?", "[1] Lena Ortiz chairs it.")
+    assert after[0]["content"] == before[0]["content"].replace(
+        "You answer a question", "You answer one question"
+    )
+    assert after[1] == before[1]  # the question and context are still filled in
+    assert prompts.drift_reduce("Who chairs it?", "[1] Lena Ortiz does.") == other
+    prompts.use_prompt_dir(None)
+    assert prompts.answer("Who chairs it?", "[1] Lena Ortiz chairs it.") == before
+
+
+def test_an_override_of_a_worked_example_reaches_the_records_prompts(tmp_path: Path) -> None:
+    _override(tmp_path, "extract_graph_records", ("Lena Ortiz", "Lena Ortez"))
+    prompts.use_prompt_dir(tmp_path)
+    messages = prompts.extract_graph_records("A text.", ["person"])
+    assert "Lena Ortez" in messages[1]["content"] and "Lena Ortez" in messages[2]["content"]
+    assert prompts.EXAMPLE_RECORDS != messages[2]["content"]  # the constant stays packaged
+
+
+def test_an_override_missing_a_placeholder_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    path = _override(tmp_path, "answer", ("Context:\n$context\n\n", ""))
+    with pytest.raises(PromptTemplateError, match=r"answer\.txt: section 'user' lacks") as err:
+        prompts.use_prompt_dir(tmp_path)
+    assert str(path) in str(err.value) and "$context" in str(err.value)
+    assert prompts.prompt_dir() is None  # the folder was refused, the packaged prompts stay
+
+
+def test_an_override_edited_after_it_was_checked_is_checked_again(tmp_path: Path) -> None:
+    path = _override(tmp_path, "rephrase", ("$n different ways", "several different ways"))
+    with pytest.raises(PromptTemplateError, match=r"lacks placeholder\(s\) \$n"):
+        prompts.use_prompt_dir(tmp_path)
+    path.write_text((PACKAGED_DIR / "rephrase.txt").read_text(encoding="utf-8"))
+    prompts.use_prompt_dir(tmp_path)
+    _override(tmp_path, "rephrase", ("$question", "$questoin"))
+    with pytest.raises(
+        PromptTemplateError,
+        match=r"rephrase\.txt: .* lacks .*\$question .*; it uses unknown .*\$questoin",
+    ):
+        prompts.rephrase("Who?", 3)
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "message"),
+    [
+        ("answer", ("=== length_paragraphs", "=== length_essay"), r"missing: \['length_parag"),
+        ("question_kind", ("Classify", "Costs $5: classify"), r"'\$' that starts no placeholder"),
+        ("glean_check", ("=== user\n", ""), r"glean_check\.txt:\d+: text before the first"),
+    ],
+)
+def test_a_malformed_override_is_an_error_naming_the_file(
+    tmp_path: Path, name: str, edit: tuple[str, str], message: str
+) -> None:
+    _override(tmp_path, name, edit)
+    with pytest.raises(PromptTemplateError, match=message):
+        prompts.use_prompt_dir(tmp_path)
+
+
+def test_a_misspelt_override_or_a_missing_folder_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "anwser.txt").write_text("=== system\nx\n")
+    with pytest.raises(PromptTemplateError, match=r"anwser\.txt: no prompt is named 'anwser'"):
+        prompts.use_prompt_dir(tmp_path)
+    with pytest.raises(PromptTemplateError, match=r"setting prompts\.dir"):
+        prompts.use_prompt_dir(tmp_path / "nowhere")
+    (tmp_path / "anwser.txt").unlink()
+    (tmp_path / "README.md").write_text("notes")  # other files are the user's own business
+    prompts.use_prompt_dir(tmp_path)
+    assert prompts.prompt_dir() == tmp_path
+
+
+def test_the_workbench_reads_the_prompt_folder_from_settings(tmp_path: Path) -> None:
+    _override(tmp_path, "hypothetical_passage", ("three or four", "two or three"))
+    settings = load_settings(env={"GRAPHRAG_PROMPTS__DIR": str(tmp_path)})
+    assert settings.prompts.dir == str(tmp_path)
+    Workbench(settings=settings)
+    assert prompts.prompt_dir() == tmp_path
+    assert "two or three" in prompts.hypothetical_passage("Who?")[0]["content"]
+    Workbench(settings=load_settings(env={}))
+    assert prompts.prompt_dir() is None
+    assert "three or four" in prompts.hypothetical_passage("Who?")[0]["content"]
+
+
+# ---------------------------------------------------------------- export
+
+
+def test_export_writes_every_template_and_they_render_the_same(tmp_path: Path) -> None:
+    written = prompts.export_templates(tmp_path / "my_prompts")
+    assert sorted(p.stem for p in written) == prompts.template_names()
+    for path in written:
+        assert filecmp.cmp(path, PACKAGED_DIR / path.name, shallow=False)
+    prompts.use_prompt_dir(tmp_path / "my_prompts")  # every exported file passes the checks
+    for case in RENDERS["cases"]:
+        assert _plain(render(case["call"], case["args"], case["kwargs"])) == case["result"]
+
+
+def test_export_never_overwrites_a_users_edits_unless_asked(tmp_path: Path) -> None:
+    prompts.export_templates(tmp_path)
+    edited = tmp_path / "answer.txt"
+    edited.write_text(edited.read_text().replace("You answer", "You reply"))
+    with pytest.raises(FileExistsError, match=r"overwrite=True"):
+        prompts.export_templates(tmp_path)
+    assert "You reply" in edited.read_text()
+    prompts.export_templates(tmp_path, overwrite=True)
+    assert "You reply" not in edited.read_text()
+
+
+def test_placeholders_are_string_template_names() -> None:
+    template = load_template("drift_follow_up")
+    assert template.placeholders("user") == {"context", "question", "follow_up"}
+    assert isinstance(template.sections["user"], string.Template)
