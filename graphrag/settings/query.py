@@ -31,6 +31,11 @@ def _method_defaults() -> dict[str, Any]:
     return {name: cls() for name, cls in METHOD_SETTINGS.items() if cls is not None}
 
 
+def copy_methods(methods: dict[str, Any]) -> dict[str, Any]:
+    """Return a copy of the method tables whose sections can be changed independently."""
+    return {name: dataclasses.replace(section) for name, section in methods.items()}
+
+
 @dataclass
 class QuerySettings:
     """What every retrieval method shares: the answer call, the context budget, the chunks."""
@@ -56,6 +61,18 @@ class QuerySettings:
     """Frequency penalty of the one re-ask of an answer that loops (0: cut the loop only)."""
     methods: dict[str, Any] = field(default_factory=_method_defaults)
     """Each method's own settings by method name, the [query.<method>] tables."""
+
+    def changed(self, values: dict[str, Any]) -> QuerySettings:
+        """Return a copy with ``values`` set, by the names :meth:`flat` gives (no type check:
+        for code and tests; files and the environment go through ``load_settings``)."""
+        copy = dataclasses.replace(self, methods=copy_methods(self.methods))
+        for name, value in values.items():
+            table, _, key = name.rpartition(".")
+            section = copy.methods[table] if table else copy
+            if not hasattr(section, key) or key == "methods":
+                raise AttributeError(f"no setting query.{name}")
+            setattr(section, key, value)
+        return copy
 
     def flat(self) -> dict[str, Any]:
         """Return every setting by its name below ``query``: ``top_k``, ``local.top_entities``."""
