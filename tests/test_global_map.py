@@ -263,8 +263,7 @@ README_ARMS = {
     "thematic_questions.jsonl": [
         "one report per call",
         EXTRACTIVE,
-        f"{EXTRACTIVE} + question order",
-        f"{EXTRACTIVE} + relations",
+        # (the "+ question order" and "+ relations" arms' settings left the core in #45)
         f"{EXTRACTIVE} + 10 picks a report + 2500-token reduce",
         f"{EXTRACTIVE} + reduce drafts (the defaults)",
     ],
