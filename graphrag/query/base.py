@@ -100,7 +100,7 @@ class Retrieval:
 
     items: list[ContextItem]
     ranking: list[str]
-    # global search with ``query.global_reduce_seeds``: the items in each order the reduce
+    # global search with ``query.global.reduce_seeds``: the items in each order the reduce
     # drafts an answer from (``items`` is then all of them, what the model was shown)
     orders: list[list[ContextItem]] = field(default_factory=list)
 

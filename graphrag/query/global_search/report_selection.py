@@ -41,7 +41,7 @@ def auto_level(
     seed: int,
     closest: Callable[[list[int]], list[int]],
 ) -> pd.DataFrame:
-    """Return the reports of the level the data chooses (``global_level = -1``), those
+    """Return the reports of the level the data chooses (``query.global.level = -1``), those
     ranked at least ``min_rank``, by community number (as ``ranked_enough`` returns them).
 
     The deepest whole-graph level whose reports (those ``min_rank`` keeps) the map packs
