@@ -36,7 +36,7 @@ def test_the_cli_lists_bm25_among_the_methods(capsys) -> None:
 
 def test_words_are_lower_cased_and_stop_words_dropped() -> None:
     assert tokenize(["Who founded the Kestrel Bay Marine Institute?"]) == [
-        ["founded", "kestrel", "bay", "marine", "institute"]
+        ["who", "founded", "kestrel", "bay", "marine", "institute"]
     ]
 
 
@@ -75,5 +75,5 @@ def test_a_question_of_stop_words_alone_keeps_the_index_order(
     demo_index: Index, replay_settings: Settings, replay_embedder
 ) -> None:
     method = BM25Retrieval(demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder)
-    assert method.ranking("Who is it?") == list(range(len(demo_index.text_units)))
+    assert method.ranking("Is it to be?") == list(range(len(demo_index.text_units)))
     assert np.all(method.scorer.get_scores(["kestrel"]) >= 0)
