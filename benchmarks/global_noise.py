@@ -36,7 +36,7 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag.eval import pairwise, stats
-from graphrag.settings import REPO_ROOT
+from graphrag.settings import REPO_ROOT, load_settings
 from graphrag.workbench import Workbench
 
 
@@ -46,7 +46,12 @@ def seed_run(
     """Return the records, pairwise judgements and win rates of naive and global search
     with the reports shuffled by ``seed`` (and the reduce drafted under the ``drafts`` seeds'
     orders too, ``query.global.reduce_seeds``)."""
-    overrides = {"query": {"global_shuffle_seed": seed, "global": {"reduce_seeds": list(drafts)}}}
+    query: dict = {"global": {"reduce_seeds": list(drafts)}}
+    if seed != load_settings().llm.seed:
+        # another shuffle seed alone was query.global_shuffle_seed, removed from the core in
+        # #45: this stops with the SettingsError that says so
+        query["global_shuffle_seed"] = seed
+    overrides = {"query": query}
     records, judgements = [], []
     with Workbench(cache=cache, overrides=overrides) as bench:
         bench.load(index)
