@@ -222,4 +222,4 @@ def _validate(settings: Settings) -> None:
     for name, section in q.methods.items():
         check = getattr(section, "validate", None)
         if check is not None:
-            check(f"query.{name}", list(METHOD_SETTINGS))
+            check(f"query.{name}", sorted(METHOD_SETTINGS))
