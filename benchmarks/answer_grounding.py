@@ -120,7 +120,7 @@ def closed_book_lines(questions: Path, corpus: CorpusTerms) -> list[str]:
         passages = [
             bench.llm.chat(
                 prompts.hypothetical_passage(question),
-                max_tokens=bench.settings.query.hyde_max_tokens,
+                max_tokens=bench.settings.query.methods["hyde"].max_tokens,
             ).text.strip()
             for question in questions_table["question"]
         ]

@@ -10,7 +10,7 @@ keyword hit of what each stage holds:
 
 1. every sentence the extractive map was shown (the chosen reports, with their facts);
 2. the sentences it picked;
-3. the reduce's input (the picks that fit ``query.global_reduce_tokens``, in the reduce's
+3. the reduce's input (the picks that fit ``query.global.reduce_tokens``, in the reduce's
    order) and its first ``--first`` items;
 4. the recorded final answer (the report's ``records.parquet``),
 
@@ -49,8 +49,8 @@ async def question_funnel(method, question: dict, first: int) -> dict:
     """Return the keyword hit of each stage of global search's map on one question, and its
     map calls' position counts."""
     await method.aensure_reports()
-    budget = method.params.global_batch_tokens
-    include_rank = method.params.global_include_rank
+    budget = method.options.batch_tokens
+    include_rank = method.options.include_rank
     shown_sentences, picked, calls, biased = [], [], 0, 0
     for batch in method.map_batches(method.level_reports(question["question"])):
         text, numbered = numbered_sentences(batch, budget, include_rank)

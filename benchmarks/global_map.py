@@ -11,7 +11,7 @@ relevance. Each point the model listed is attributed to the report whose words i
 most (the points rarely cite report numbers), and the points are counted by the position of
 that report. A model that read the whole batch would spread its points over the positions
 about evenly; the 1.5B model's points pile up on the first report, which is why
-``query.global_reports_per_call`` exists. Printed per batch size: calls, points, and each
+``query.global.reports_per_call`` exists. Printed per batch size: calls, points, and each
 position's share of the points, then the first position's share against an even 1/size,
 over all calls and per question set (``data/*/questions.jsonl``). The shuffle's seed is
 fixed, so on the demo's five reports the same report leads every batch; on MuSiQue the
@@ -106,56 +106,49 @@ def question_sets(root: Path) -> dict[str, str]:
 # call with the entities' facts under each LLM report, the extractive map (picked report
 # sentences, read verbatim by the reduce), and both (the map of the defaults); these read the
 # points in score order (Microsoft's) and have one reduce call, as they were recorded. Then
-# both with equal scores ordered by similarity to the question (global_point_order); with
-# the community's relationships under every report (global_report_relations_tokens); with
-# the map picking up to 10 sentences a report and a reduce of 2,500 tokens, about naive
-# RAG's context (4 picks fill about 900 tokens); and with the map's replies asked for as
+# both with equal scores ordered by similarity to the question (global_point_order, removed);
+# with the community's relationships under every report (global_report_relations_tokens,
+# removed); with the map picking up to 10 sentences a report and a reduce of 2,500 tokens,
+# about naive RAG's context (4 picks fill about 900 tokens); and with the map's replies asked for as
 # compact JSON (LLM_SETTINGS: llm.json_mode = "llguidance"). Last, the defaults: the
 # extractive map with facts, whose reduce drafts under three report orders and one call
-# merges the drafts (global_reduce_seeds).
-SCORE_ORDER = {"global_point_order": "score", "global_reduce_seeds": []}
-MICROSOFT_MAP = {"global_map_style": "points", "global_report_facts_tokens": 0, **SCORE_ORDER}
-FACTS = {"global_report_facts_tokens": 200}
-EXTRACTIVE_FACTS = {
-    "global_reports_per_call": 1,
-    "global_map_style": "sentences",
-    **FACTS,
-    **SCORE_ORDER,
-}
+# merges the drafts (query.global.reduce_seeds).
+# Arms are [query] overrides; global search's own settings are its [query.global] table. The
+# three arms whose settings were removed from the core (#45: dynamic selection,
+# global_point_order, global_report_relations_tokens) keep their old names and now stop with
+# the SettingsError that says so.
+SINGLE_REDUCE = {"reduce_seeds": []}
+MICROSOFT_MAP = {"map_style": "points", "report_facts_tokens": 0, **SINGLE_REDUCE}
+FACTS = {"report_facts_tokens": 200}
+EXTRACTIVE_FACTS = {"reports_per_call": 1, "map_style": "sentences", **FACTS, **SINGLE_REDUCE}
 COMPACT_ARM = "extractive sentences + entity facts + compact JSON"
 LLM_SETTINGS = {COMPACT_ARM: {"json_mode": "llguidance"}}
 ARMS = {
-    "packed batches": {**MICROSOFT_MAP, "global_reports_per_call": 0},
-    "one report per call": {**MICROSOFT_MAP, "global_reports_per_call": 1},
+    "packed batches": {"global": {**MICROSOFT_MAP, "reports_per_call": 0}},
+    "one report per call": {"global": {**MICROSOFT_MAP, "reports_per_call": 1}},
     "dynamic selection": {
-        **MICROSOFT_MAP,
-        "global_reports_per_call": 1,
+        "global": {**MICROSOFT_MAP, "reports_per_call": 1},
         "global_dynamic_selection": True,
     },
-    "points + entity facts": {**MICROSOFT_MAP, "global_reports_per_call": 1, **FACTS},
+    "points + entity facts": {"global": {**MICROSOFT_MAP, "reports_per_call": 1, **FACTS}},
     "extractive sentences": {
-        **MICROSOFT_MAP,
-        "global_reports_per_call": 1,
-        "global_map_style": "sentences",
+        "global": {**MICROSOFT_MAP, "reports_per_call": 1, "map_style": "sentences"}
     },
-    "extractive sentences + entity facts": EXTRACTIVE_FACTS,
-    COMPACT_ARM: EXTRACTIVE_FACTS,
+    "extractive sentences + entity facts": {"global": EXTRACTIVE_FACTS},
+    COMPACT_ARM: {"global": EXTRACTIVE_FACTS},
     "extractive sentences + entity facts + question order": {
-        **EXTRACTIVE_FACTS,
+        "global": EXTRACTIVE_FACTS,
         "global_point_order": "score_then_question",
     },
     "extractive sentences + entity facts + relations": {
-        **EXTRACTIVE_FACTS,
+        "global": EXTRACTIVE_FACTS,
         "global_report_relations_tokens": 300,
     },
     "extractive sentences + entity facts + 10 picks a report + 2500-token reduce": {
-        **EXTRACTIVE_FACTS,
-        "global_map_max_points": 10,
-        "global_reduce_tokens": 2500,
+        "global": {**EXTRACTIVE_FACTS, "map_max_points": 10, "reduce_tokens": 2500}
     },
     "extractive sentences + entity facts + reduce drafts (the defaults)": {
-        **EXTRACTIVE_FACTS,
-        "global_reduce_seeds": [1, 2],
+        "global": {**EXTRACTIVE_FACTS, "reduce_seeds": [1, 2]}
     },
 }
 

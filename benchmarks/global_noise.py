@@ -13,7 +13,7 @@ missing) and prints global's mean keyword hit, its pairwise win rate over naive 
 comprehensiveness with its CI, and, over all seeds, how many questions' keyword hit
 differs between seeds and by how much.
 
-With ``--drafts 1,2`` it also evaluates global search with ``query.global_reduce_seeds`` set
+With ``--drafts 1,2`` it also evaluates global search with ``query.global.reduce_seeds`` set
 to those seeds, under the first of ``--seeds``: the reduce drafts an answer under each order
 and one call merges the drafts. Its row prints the same figures, and each row the LLM calls
 and tokens per global answer.
@@ -36,7 +36,7 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag.eval import pairwise, stats
-from graphrag.settings import REPO_ROOT
+from graphrag.settings import REPO_ROOT, load_settings
 from graphrag.workbench import Workbench
 
 
@@ -45,8 +45,13 @@ def seed_run(
 ) -> dict:
     """Return the records, pairwise judgements and win rates of naive and global search
     with the reports shuffled by ``seed`` (and the reduce drafted under the ``drafts`` seeds'
-    orders too, ``query.global_reduce_seeds``)."""
-    overrides = {"query": {"global_shuffle_seed": seed, "global_reduce_seeds": list(drafts)}}
+    orders too, ``query.global.reduce_seeds``)."""
+    query: dict = {"global": {"reduce_seeds": list(drafts)}}
+    if seed != load_settings().llm.seed:
+        # another shuffle seed alone was query.global_shuffle_seed, removed from the core in
+        # #45: this stops with the SettingsError that says so
+        query["global_shuffle_seed"] = seed
+    overrides = {"query": query}
     records, judgements = [], []
     with Workbench(cache=cache, overrides=overrides) as bench:
         bench.load(index)

@@ -1,4 +1,4 @@
-"""Local search's text units: their order (``query.local_text_unit_order``) and their share of
+"""Local search's text units: their order (``query.local.text_unit_order``) and their share of
 the budget (``--shares``), measured on what local search shows the model: evidence recall of
 the context and recall@2 / recall@5 of its ranked text units.
 
@@ -20,7 +20,7 @@ pass=output/kb_first_pass:data/kestrel_bay/questions.jsonl"``. Each cell is the 
 bootstrap CI] over the question set.
 
 ``--shares`` measures instead how much of local search's budget its text units get
-(``query.local_text_unit_share``, reports keeping ``local_community_share`` while it fits
+(``query.local.text_unit_share``, reports keeping ``community_share`` while it fits
 beside it, the graph items the rest), in the order each index's settings give, beside naive
 RAG's context at the same budget; context tokens are the mean tokens local search put in
 the prompt.
@@ -76,7 +76,7 @@ def cells(records, scores) -> list[str]:
 
 def order_rows(name: str, index: Path, questions: Path, config: Path | None) -> None:
     for order in ORDERS:
-        query = {"local_text_unit_order": order}
+        query = {"local": {"text_unit_order": order}}
         records = retrieval_records(index, questions, config, query, ["local"])
         print(f"| {name} | {order} | " + " | ".join(cells(records, SCORES)) + " |")
 
@@ -86,10 +86,11 @@ def share_rows(
 ) -> None:
     from graphrag.settings import load_settings
 
-    reports = load_settings(config).query.local_community_share
+    reports = load_settings(config).query.methods["local"].community_share
     for share in shares:
         # reports keep their share while it fits beside the text units'
-        query = {"local_text_unit_share": share, "local_community_share": min(reports, 1 - share)}
+        own = {"text_unit_share": share, "community_share": min(reports, 1 - share)}
+        query = {"local": own}
         records = retrieval_records(index, questions, config, query, ["local", "naive"])
         local, naive = (records[records["method"] == m] for m in ("local", "naive"))
         tokens = f"{local['context_tokens'].mean():,.0f}"
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", action="append", help="NAME=INDEX:QUESTIONS[:CONFIG]")
     parser.add_argument(
-        "--shares", help="comma-separated local_text_unit_share values to compare instead"
+        "--shares", help="comma-separated query.local.text_unit_share values to compare instead"
     )
     args = parser.parse_args(argv)
     shares = [float(s) for s in args.shares.split(",")] if args.shares else None

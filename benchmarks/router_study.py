@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.query.router import QUESTION_SET_TYPE, PrototypeClassifier
+from graphrag.query.router import PROTOTYPE_TOP, QUESTION_SET_TYPE, PrototypeClassifier
 from graphrag.query.router import routes as router_routes
 from graphrag.settings import REPO_ROOT, load_settings
 from graphrag.text.embeddings import Embedder
@@ -84,14 +84,14 @@ def main() -> None:
     args = parser.parse_args()
     settings = load_settings(env={})
     questions = pd.read_json(Path(args.questions), lines=True)
-    predicted = classify_set(questions, settings.query.router_prototype_top)
+    predicted = classify_set(questions, PROTOTYPE_TOP)
     right = predicted["predicted"] == predicted["type"]
     print(f"classifier accuracy: {right.mean():.3f} ({right.sum()}/{len(predicted)})")
     print(pd.crosstab(predicted["type"], predicted["predicted"], margins=True).to_string())
     wrong = predicted[predicted["predicted"] != predicted["type"]]
     for row in wrong.itertuples(index=False):
         print(f"  {row.id} {row.type} -> {row.predicted}: {row.question}")
-    routes = router_routes(settings.query)
+    routes = router_routes(settings.query.methods["router"])
     kind_of_type = {t: k for k, t in QUESTION_SET_TYPE.items()}
     right_route = predicted["type"].map(kind_of_type).map(routes) == predicted["kind"].map(routes)
     print(

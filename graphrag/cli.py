@@ -14,6 +14,13 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from graphrag.query.registry import (
+    ALL_METHODS,
+    METHODS,
+    OPT_IN_METHODS,
+    UnknownMethodError,
+    method_names,
+)
 from graphrag.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -100,14 +107,10 @@ def _update_index(args: argparse.Namespace, bench: Workbench) -> int:
 
 def _opt_in(args: argparse.Namespace, settings: Settings) -> list[str]:
     """Return the opt-in methods that ``all`` (or the default evaluation) includes."""
-    from graphrag.query.registry import OPT_IN_METHODS
-
     return [*settings.eval.opt_in_methods, *(OPT_IN_METHODS if args.opt_in else [])]
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from graphrag.query.registry import method_names
-
     with _workbench(args) as bench:
         methods = method_names(args.method.split(","), _opt_in(args, bench.settings))
         bench.load(args.index)
@@ -150,8 +153,6 @@ def _method_limits(text: str) -> dict[str, int]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from graphrag.query.registry import method_names
-
     with _workbench(args) as bench:
         settings = bench.settings
         opt_in = _opt_in(args, settings)
@@ -311,13 +312,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--method",
         default="local",
-        help="naive, hyde, multi_query, local, global, drift, ppr, router, a comma list, or all "
-        "(the first five, plus eval.opt_in_methods)",
+        help=f"{', '.join(ALL_METHODS)}, a comma list, or all (the default methods "
+        f"{', '.join(METHODS)}, plus eval.opt_in_methods)",
     )
     p.add_argument(
         "--opt-in",
         action="store_true",
-        help="`all` also includes drift, ppr and router (opt-in methods)",
+        help=f"`all` also includes the opt-in methods ({', '.join(OPT_IN_METHODS)})",
     )
     p.add_argument("--json", action="store_true", help="print answers as JSON")
     p.set_defaults(func=cmd_query)
@@ -329,7 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--methods", help="comma list, or all (default: eval.methods + eval.opt_in_methods)"
     )
     p.add_argument(
-        "--opt-in", action="store_true", help="also evaluate drift, ppr and router (opt-in)"
+        "--opt-in",
+        action="store_true",
+        help=f"also evaluate the opt-in methods ({', '.join(OPT_IN_METHODS)})",
     )
     p.add_argument("--metrics", help="comma list of RAGAS metrics, or none (default: eval.metrics)")
     p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")
@@ -473,7 +476,6 @@ def main(argv: list[str] | None = None) -> int:
         from graphrag.index.store import IndexLoadError
         from graphrag.llm.cache import LLMError
         from graphrag.llm.embedded.server import EmbeddedServerError
-        from graphrag.query.registry import UnknownMethodError
         from graphrag.text.documents import DocumentError
         from graphrag.text.embeddings import EmbeddingError
 

@@ -20,6 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag.prompts import use_prompt_dir
+
+# The registry registers every method and its [query.<method>] settings on import, so it is
+# imported with the front door, before any settings are loaded.
+from graphrag.query.registry import METHODS, make_methods
 from graphrag.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -126,7 +130,6 @@ class Workbench:
     def methods(self, names: list[str] | None = None) -> dict[str, Method]:
         """The named retrieval methods over the loaded index (all by default), built once."""
         from graphrag.query.base import IndexVectors
-        from graphrag.query.registry import METHODS, make_methods
 
         names = list(names or METHODS)
         missing = [n for n in names if n not in self._methods]

@@ -27,7 +27,7 @@ config=(--config data/musique/graphrag.toml)
 # The candidate runs go to output/ (about a minute each); the cross-fitted report is committed.
 runs=()
 for weight in 1.0 0.5 0.2 0.1 0.05 0.02; do
-  GRAPHRAG_QUERY__PPR_PASSAGE_WEIGHT=$weight .venv/bin/python -m graphrag "${config[@]}" \
+  GRAPHRAG_QUERY__PPR__PASSAGE_WEIGHT=$weight .venv/bin/python -m graphrag "${config[@]}" \
     --cache replay retrieval --index output/musique_full_nlp \
     --questions data/musique_full/questions.jsonl --methods naive,ppr \
     --out "output/musique_ppr_sweep/w$weight" --quiet

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from graphrag.llm.client import EMBEDDED_PLACEHOLDER_URL, ChatLLM
 from graphrag.settings import REPO_ROOT, Settings, SettingsError, load_settings
+from graphrag.settings.query import REMOVED, RENAMED
 
 pytestmark = pytest.mark.usefixtures("isolated_cwd")  # no graphrag.toml but the tests' own
 
@@ -128,11 +130,85 @@ def test_unknown_key_in_the_file_is_named(tmp_path: Path) -> None:
 
 
 def test_budget_shares_that_do_not_fit_one_budget_are_named() -> None:
-    with pytest.raises(SettingsError, match=r"query\.local_text_unit_share \(0\.96\).*at most 1"):
-        load_settings(env={"GRAPHRAG_QUERY__LOCAL_TEXT_UNIT_SHARE": "0.96"})
-    with pytest.raises(SettingsError, match=r"query\.drift_local_community_share \(-0\.1\)"):
-        load_settings(env={}, overrides={"query": {"drift_local_community_share": -0.1}})
-    assert load_settings(env={}, overrides={"query": {"local_text_unit_share": 0.8}})
+    with pytest.raises(SettingsError, match=r"query\.local\.text_unit_share \(0\.96\).*at most 1"):
+        load_settings(env={"GRAPHRAG_QUERY__LOCAL__TEXT_UNIT_SHARE": "0.96"})
+    with pytest.raises(SettingsError, match=r"query\.drift\.local_community_share \(-0\.1\)"):
+        load_settings(env={}, overrides={"query": {"drift": {"local_community_share": -0.1}}})
+    assert load_settings(env={}, overrides={"query": {"local": {"text_unit_share": 0.8}}})
+
+
+def test_a_method_table_loads_from_the_file_and_from_the_environment(tmp_path: Path) -> None:
+    path = write_toml(
+        tmp_path, "[query]\nanswer_max_tokens = 300\n[query.local]\ntop_entities = 5\n"
+    )
+    settings = load_settings(
+        path=path,
+        env={"GRAPHRAG_QUERY__GLOBAL__REDUCE_SEEDS": "[]", "GRAPHRAG_QUERY__PPR__DAMPING": "0.7"},
+    )
+    assert settings.query.answer_max_tokens == 300
+    assert settings.query.methods["local"].top_entities == 5
+    assert settings.query.methods["global"].reduce_seeds == []
+    assert settings.query.methods["ppr"].damping == pytest.approx(0.7)
+    assert settings.to_dict()["query"]["local"]["top_entities"] == 5  # as the TOML names it
+    assert settings.query.flat()["local.top_entities"] == 5
+    with pytest.raises(SettingsError, match=r"unknown setting .*query\.local\.top_entitie\b"):
+        load_settings(env={"GRAPHRAG_QUERY__LOCAL__TOP_ENTITIE": "5"})
+    with pytest.raises(SettingsError, match=r"query\.local is a table"):
+        load_settings(env={}, overrides={"query": {"local": 5}})
+    with pytest.raises(SettingsError, match=r"method naive has no settings of its own"):
+        load_settings(env={}, overrides={"query": {"naive": {"top_k": 5}}})
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("local_text_unit_share", "query.local.text_unit_share"),
+        ("hyde_max_tokens", "query.hyde.max_tokens"),
+        ("rephrasings", "query.multi_query.rephrasings"),
+        ("global_map_style", "query.global.map_style"),
+        ("ppr_passage_weight", "query.ppr.passage_weight"),
+        ("drift_local_community_share", "query.drift.local_community_share"),
+        ("router_fact_method", "query.router.fact_method"),
+    ],
+)
+def test_an_old_flat_name_fails_naming_its_new_place(tmp_path: Path, old: str, new: str) -> None:
+    path = write_toml(tmp_path, f"[query]\n{old} = 1\n")
+    with pytest.raises(SettingsError, match=f"query.{old} is now {new}") as info:
+        load_settings(path=path, env={})
+    assert "GRAPHRAG_" + new.upper().replace(".", "__") in str(info.value)
+    with pytest.raises(SettingsError, match=f"is now {new}"):
+        load_settings(env={f"GRAPHRAG_QUERY__{old.upper()}": "1"})
+
+
+def test_every_old_name_maps_to_a_setting_that_exists() -> None:
+    flat = Settings().query.flat()
+    assert {RENAMED[old] for old in RENAMED} <= set(flat)
+    assert not set(REMOVED) & set(flat)
+
+
+@pytest.mark.parametrize(
+    "removed",
+    ["global_point_order", "global_dynamic_selection", "ppr_seed_entities", "global_shuffle_seed"],
+)
+def test_a_removed_setting_fails_saying_so(removed: str) -> None:
+    with pytest.raises(SettingsError, match=f"query.{removed} was removed"):
+        load_settings(env={}, overrides={"query": {removed: 1}})
+
+
+def test_top_k_under_the_budget_context_is_rejected() -> None:
+    """Under chunk_context = "budget" every chunk method fills the budget and the ranking is
+    RANKING_DEPTH deep, so a top_k of its own would silently do nothing."""
+    with pytest.raises(SettingsError, match=r"query\.top_k=5 does nothing.*budget"):
+        load_settings(env={"GRAPHRAG_QUERY__TOP_K": "5"})
+    chosen = load_settings(env={}, overrides={"query": {"top_k": 5, "chunk_context": "top_k"}})
+    assert chosen.query.top_k == 5
+
+
+@pytest.mark.parametrize("route", ["router", "oracle"])
+def test_a_router_route_to_itself_or_to_no_method_is_rejected(route: str) -> None:
+    with pytest.raises(SettingsError, match=f"query.router.thematic_method='{route}'"):
+        load_settings(env={"GRAPHRAG_QUERY__ROUTER__THEMATIC_METHOD": route})
+    assert load_settings(env={"GRAPHRAG_QUERY__ROUTER__THEMATIC_METHOD": "drift"})
 
 
 def test_unknown_section_and_unknown_env_key_are_named() -> None:
@@ -226,11 +302,18 @@ def test_a_corpus_settings_file_pins_only_what_differs_from_the_defaults() -> No
     to it), and must go."""
     config = REPO_ROOT / "data" / "musique" / "graphrag.toml"
     pinned = tomllib.loads(config.read_text(encoding="utf-8"))
-    defaults = Settings()
-    same = [
-        f"{section}.{key}"
-        for section, values in pinned.items()
-        for key, value in values.items()
-        if getattr(getattr(defaults, section), key) == value
-    ]
-    assert pinned and same == []
+    assert pinned and defaults_among(pinned, Settings()) == []
+
+
+def defaults_among(pinned: dict, section: object, prefix: str = "") -> list[str]:
+    """Return the names of the settings in ``pinned`` (a TOML tree) equal to their default in
+    ``section`` (the default tree; a [query.<method>] table is a section too)."""
+    same = []
+    for key, value in pinned.items():
+        tables = getattr(section, "methods", {}) if prefix == "query." else {}
+        default = tables[key] if key in tables else getattr(section, key)
+        if isinstance(value, dict) and dataclasses.is_dataclass(default):
+            same += defaults_among(value, default, f"{prefix}{key}.")
+        elif default == value:
+            same.append(f"{prefix}{key}")
+    return same

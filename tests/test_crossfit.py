@@ -25,7 +25,7 @@ def candidate_runs(musique_index, musique_settings, tmp_path_factory):
     """Naive RAG and PPR on the first MuSiQue questions, once per passage weight."""
     folders = []
     for weight in WEIGHTS:
-        query = dataclasses.replace(musique_settings.query, ppr_passage_weight=weight)
+        query = musique_settings.query.changed({"ppr.passage_weight": weight})
         settings = dataclasses.replace(musique_settings, query=query)
         out = tmp_path_factory.mktemp("crossfit") / f"w{weight}"
         with Workbench(settings=settings) as bench:

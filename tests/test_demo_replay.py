@@ -74,7 +74,7 @@ def test_recorded_demo_answers_replay(
         # Global sources are reports of the level it maps (the level the data chooses, rolled
         # up); its contexts what the map read of the reports the kept points came from: the
         # report's text, and under an LLM-written one its entities' facts
-        # (query.global_report_facts_tokens), never anything else.
+        # (query.global.report_facts_tokens), never anything else.
         global_search = method.method("global") if name == "router" else method
         mapped = global_search.level_reports(question)[S.COMMUNITY]
         assert set(answer.sources) <= {f"report:{c}" for c in mapped}

@@ -79,7 +79,7 @@ def test_follow_ups_are_bounded_however_many_the_model_asks(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, followups, depth
 ) -> None:
     settings = make_settings(
-        fake_llm.base_url, query={"drift_followups": followups, "drift_depth": depth}
+        fake_llm.base_url, query={"drift": {"followups": followups, "depth": depth}}
     )
     fake_llm.respond_with(Curious())
     method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
@@ -105,7 +105,7 @@ def test_follow_ups_are_bounded_however_many_the_model_asks(
 def test_rounds_take_the_follow_ups_of_the_best_parents_first(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    settings = make_settings(fake_llm.base_url, query={"drift_followups": 2, "drift_depth": 3})
+    settings = make_settings(fake_llm.base_url, query={"drift": {"followups": 2, "depth": 3}})
     fake_llm.respond_with(Curious())
     method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -128,7 +128,7 @@ def test_primer_reads_the_reports_closest_to_the_hypothetical_answer(
 ) -> None:
     reports = demo_index.community_reports
     target = reports.sort_values(S.COMMUNITY).iloc[-1]
-    settings = make_settings(fake_llm.base_url, query={"drift_depth": 0, "drift_top_reports": 3})
+    settings = make_settings(fake_llm.base_url, query={"drift": {"depth": 0, "top_reports": 3}})
     fake_llm.respond_with(Curious(passage=target[S.FULL_CONTENT]))
     method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -146,7 +146,7 @@ def test_primer_reads_the_reports_closest_to_the_hypothetical_answer(
 def test_contexts_are_the_ranked_answers_and_what_they_read(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    settings = make_settings(fake_llm.base_url, query={"drift_followups": 2, "drift_depth": 1})
+    settings = make_settings(fake_llm.base_url, query={"drift": {"followups": 2, "depth": 1}})
     model = Curious()
     fake_llm.respond_with(model)
     method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
@@ -180,9 +180,9 @@ def test_a_follow_up_reads_local_search_with_drift_s_own_shares(
     from graphrag.llm.coroutines import run_sync
     from graphrag.query.local import LocalSearch
 
-    shares = {"drift_local_text_unit_share": units, "drift_local_community_share": reports}
+    shares = {"local_text_unit_share": units, "local_community_share": reports}
     settings = make_settings(
-        fake_llm.base_url, query={"drift_followups": 1, "drift_depth": 1, **shares}
+        fake_llm.base_url, query={"drift": {"followups": 1, "depth": 1, **shares}}
     )
     fake_llm.respond_with(Curious())
     method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
@@ -191,13 +191,13 @@ def test_a_follow_up_reads_local_search_with_drift_s_own_shares(
     step = next(r for r in fake_llm.requests if kind_of(r) == "step")
     own = make_settings(
         fake_llm.base_url,
-        query={"local_text_unit_share": units, "local_community_share": reports},
+        query={"local": {"text_unit_share": units, "community_share": reports}},
     )
     local = LocalSearch(demo_index, own, ChatLLM(own), replay_embedder)
     read = [i.text for i in run_sync(local.aretrieve("Question 1?"))]
     assert all(text in step["messages"][1]["content"] for text in read)
-    default = make_settings(fake_llm.base_url).query.local_text_unit_share
-    assert settings.query.local_text_unit_share == default  # the local method's stays its own
+    default = make_settings(fake_llm.base_url).query.methods["local"].text_unit_share
+    assert settings.query.methods["local"].text_unit_share == default  # local's stays its own
     local_default = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
     assert [i.text for i in run_sync(local_default.aretrieve("Question 1?"))] != read
 
@@ -205,7 +205,7 @@ def test_a_follow_up_reads_local_search_with_drift_s_own_shares(
 def test_a_failed_follow_up_is_dropped_and_named(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    settings = make_settings(fake_llm.base_url, query={"drift_followups": 2, "drift_depth": 1})
+    settings = make_settings(fake_llm.base_url, query={"drift": {"followups": 2, "depth": 1}})
     model = Curious()
     model.fail = {"Question 1?"}
     fake_llm.respond_with(model)
@@ -222,7 +222,7 @@ def test_a_failed_follow_up_is_dropped_and_named(
 def test_nothing_useful_answers_so_without_a_reduce(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    settings = make_settings(fake_llm.base_url, query={"drift_followups": 1, "drift_depth": 1})
+    settings = make_settings(fake_llm.base_url, query={"drift": {"followups": 1, "depth": 1}})
 
     def useless(body: dict) -> str:
         if kind_of(body) == "passage":
@@ -244,7 +244,7 @@ def test_a_second_run_replays_every_call_from_the_cache(
 ) -> None:
     # Concurrent follow-ups must not change any prompt between runs, or a recorded DRIFT
     # answer could never replay.
-    settings = make_settings(fake_llm.base_url, query={"drift_followups": 3, "drift_depth": 2})
+    settings = make_settings(fake_llm.base_url, query={"drift": {"followups": 3, "depth": 2}})
     fake_llm.respond_with(Curious())
     method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -268,11 +268,11 @@ def test_the_recorded_demo_steps_replay_within_the_follow_up_bound(
     steps_of = load_benchmark("drift_steps")
     method = DRIFTSearch(demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder)
     steps = steps_of.step_table(method, QUESTIONS.reset_index())
-    params = replay_settings.query
+    params = replay_settings.query.methods["drift"]
     per_question = steps.groupby("question_id")
     assert per_question.ngroups == len(QUESTIONS)
     assert (per_question["depth"].apply(lambda d: (d == 0).sum()) == 1).all()  # one primer
-    assert steps["depth"].max() <= params.drift_depth
-    assert (per_question.size() <= 1 + params.drift_followups * params.drift_depth).all()
+    assert steps["depth"].max() <= params.depth
+    assert (per_question.size() <= 1 + params.followups * params.depth).all()
     # the benchmark's reading: every order it prints is a mean keyword hit
     assert all(0 <= steps_of.first_read(steps, tie) <= 1 for tie in steps_of.ORDERS.values())

@@ -1,5 +1,5 @@
 """Global search's reduce over several orders of the same points
-(``query.global_reduce_seeds``): the orders are the ones other report-shuffle seeds give,
+(``query.global.reduce_seeds``): the orders are the ones other report-shuffle seeds give,
 with no new map call; one draft per distinct order, one merge call over the distinct
 drafts, and failures that cost a draft, not the answer. Orders are checked on the recorded
 demo map; drafts and the merge with scripted replies."""
@@ -39,7 +39,16 @@ THEMATIC = REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl"
 
 
 def with_query(settings, **query):
-    return dataclasses.replace(settings, query=dataclasses.replace(settings.query, **query))
+    """Return ``settings`` with global search's own settings ([query.global]) changed."""
+    return dataclasses.replace(
+        settings, query=settings.query.changed({f"global.{k}": v for k, v in query.items()})
+    )
+
+
+def seeded(seed: int, *args) -> GlobalSearch:
+    """Return a global search whose reports are shuffled with ``seed`` rather than llm.seed
+    (which every request carries: changing it would change every recorded prompt)."""
+    return type("SeededGlobalSearch", (GlobalSearch,), {"shuffle_seed": seed})(*args)
 
 
 # --------------------------------------------------------------------------- orders
@@ -86,8 +95,8 @@ def test_each_order_is_the_one_its_seed_gives_with_no_new_map_call(
     orders = asyncio.run(default.amap_orders(question, [default.shuffle_seed, 1, 2]))
     assert orders[0] == asyncio.run(default.amap(question))
     for seed, order in zip((1, 2), orders[1:], strict=True):
-        settings = with_query(replay_settings, global_shuffle_seed=seed)
-        other = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+        settings = replay_settings
+        other = seeded(seed, demo_index, settings, ChatLLM(settings), replay_embedder)
         assert order == asyncio.run(other.amap(question))
         assert sorted(order) == sorted(orders[0]) and order != orders[0]
 
@@ -98,14 +107,14 @@ def test_the_recorded_merge_reads_the_seed_runs_answers_as_its_drafts(
     """With seeds [1, 2], the drafts are the answers global search gives under those seeds
     alone (replayed), and the merge that reads them replays too."""
     question = json.loads(THEMATIC.read_text().splitlines()[0])["question"]
-    settings = with_query(replay_settings, global_reduce_seeds=[1, 2])
+    settings = with_query(replay_settings, reduce_seeds=[1, 2])
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
     retrieval = asyncio.run(method.aretrieve_ranked(question))
     assert len(retrieval.orders) == 3
     drafts = [asyncio.run(method.agenerate(question, items)) for items in retrieval.orders]
     for seed, draft in zip((7, 1, 2), drafts, strict=True):
-        alone = with_query(replay_settings, global_shuffle_seed=seed, global_reduce_seeds=[])
-        single = GlobalSearch(demo_index, alone, ChatLLM(alone), replay_embedder)
+        alone = with_query(replay_settings, reduce_seeds=[])
+        single = seeded(seed, demo_index, alone, ChatLLM(alone), replay_embedder)
         assert draft == single.answer(question).text
     answer = method.answer(question)
     assert answer.text not in drafts and answer.failures == []
@@ -142,10 +151,12 @@ def read_order(body: dict) -> str:
 
 def ensemble(make_settings, fake_llm: FakeLLM, seeds: list[int]) -> object:
     query = {
-        "global_level": 0,
-        "global_map_style": "sentences",
-        "global_reduce_tokens": 100_000,
-        "global_reduce_seeds": seeds,
+        "global": {
+            "level": 0,
+            "map_style": "sentences",
+            "reduce_tokens": 100_000,
+            "reduce_seeds": seeds,
+        }
     }
     return make_settings(fake_llm.base_url, query=query)
 

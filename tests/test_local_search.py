@@ -24,7 +24,6 @@ from graphrag.query.local import (
     LocalSearch,
     ranked_relationships,
     selection_level,
-    units_by_entity_rank,
     units_by_shared_mentions,
 )
 from graphrag.settings import Settings
@@ -35,10 +34,12 @@ DEMO_QUESTIONS = ["q01", "q08", "q11"]
 
 
 def local_settings(settings: Settings, **query: Any) -> Settings:
-    """Return a copy of ``settings`` with some query settings changed."""
+    """Return a copy of ``settings`` with some query settings changed: shared ones by name,
+    local search's own (``[query.local]``) by their name there."""
     changed = copy.deepcopy(settings)
     for key, value in query.items():
-        setattr(changed.query, key, value)
+        shared = hasattr(changed.query, key)
+        setattr(changed.query if shared else changed.query.methods["local"], key, value)
     return changed
 
 
@@ -90,14 +91,14 @@ def test_the_budget_is_sized_to_the_models_window(
 
     settings.query.max_context_tokens = 1000
     assert method.context_budget(q) == 1000
-    settings.query.local_context_tokens = 700
-    assert method.context_budget(q) == 700, "a positive local_context_tokens wins"
+    settings.query.methods["local"].context_tokens = 700
+    assert method.context_budget(q) == 700, "a positive query.local.context_tokens wins"
 
 
 def test_an_unknown_window_uses_the_cap(make_settings) -> None:
     settings = make_settings()  # an endpoint whose window is unknown
     method = LocalSearch(SimpleNamespace(), settings, ChatLLM(settings), None)
-    assert settings.query.local_context_tokens == 0
+    assert settings.query.methods["local"].context_tokens == 0
     assert method.context_budget("anything") == settings.query.max_context_tokens == 3000
 
 
@@ -152,7 +153,7 @@ def test_selection_level_is_the_deepest_holding_every_clustered_selected_entity(
 def test_reports_are_read_from_one_rolled_up_level(
     make_settings, selected: set[str], level: int, reports: list[str]
 ) -> None:
-    settings = local_settings(make_settings(), local_community_level=level)
+    settings = local_settings(make_settings(), community_level=level)
     index = SimpleNamespace(communities=COMMUNITIES, community_reports=REPORTS)
     method = LocalSearch(index, settings, None, None)
     assert [i.text for i in method.report_items(selected)] == reports
@@ -215,20 +216,6 @@ def test_relationships_to_unselected_entities_are_capped_inside_ones_are_not() -
     ]
 
 
-def test_text_units_follow_the_best_entity_then_its_relationships_in_them() -> None:
-    # A matched best, then B. A's relationships come from u2 (twice) and u3; B's from u4.
-    relationships = relationship_frame([("A", "X", 1.0), ("A", "Y", 1.0), ("A", "B", 1.0)])
-    relationships = relationships.assign(**{S.TEXT_UNIT_IDS: [["u2"], ["u2", "u3"], ["u4"]]})
-    units_of = [["u1", "u3", "u2"], ["u4", "u1", "u5"]]
-    assert units_by_entity_rank(["A", "B"], units_of, relationships) == [
-        "u2",  # A's, holding two of A's relationships
-        "u3",  # A's, one
-        "u1",  # A's, none (also B's: ranked by its best entity)
-        "u4",  # B's, holding B's relationship
-        "u5",
-    ]
-
-
 def test_shared_mention_order_puts_units_naming_most_selected_entities_first() -> None:
     units_of = [["u1", "u3"], ["u4", "u1"], ["u4", "u1", "u2"]]
     assert units_by_shared_mentions(units_of) == ["u1", "u4", "u3", "u2"]
@@ -256,9 +243,7 @@ def test_context_on_the_demo_fits_the_window_and_reads_the_selection(
 ) -> None:
     settings = with_window(replay_settings, window)
     if shares:
-        settings = local_settings(
-            settings, local_text_unit_share=shares[0], local_community_share=shares[1]
-        )
+        settings = local_settings(settings, text_unit_share=shares[0], community_share=shares[1])
     method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
     q = question(qid)
     budget = method.context_budget(q)
@@ -273,8 +258,8 @@ def test_context_on_the_demo_fits_the_window_and_reads_the_selection(
     # chunks are long: in a 2,048-token window not every selected entity's description or
     # any report fits its share).
     sources = [i.source for i in items]
-    unit_share = int(budget * settings.query.local_text_unit_share)
-    report_share = int(budget * settings.query.local_community_share)
+    unit_share = int(budget * settings.query.methods["local"].text_unit_share)
+    report_share = int(budget * settings.query.methods["local"].community_share)
     graph_share = budget - unit_share - report_share
     selected = selected_entities(method, q)
     selected_set = set(selected)
@@ -318,7 +303,7 @@ def test_context_on_the_demo_fits_the_window_and_reads_the_selection(
         if s.startswith("relationship:")
     ]
     assert ends == sorted(ends, reverse=True), "relationships between selected ones first"
-    assert ends.count(1) <= settings.query.local_max_relationships
+    assert ends.count(1) <= settings.query.methods["local"].max_relationships
 
 
 def test_local_search_finds_the_festival_answer_on_the_demo(
@@ -366,7 +351,7 @@ def test_question_order_reads_the_selections_units_nearest_the_question_first(
 ) -> None:
     import numpy as np
 
-    settings = local_settings(replay_settings, local_text_unit_order="question")
+    settings = local_settings(replay_settings, text_unit_order="question")
     method = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
     q = question(qid)
     rows = method.select_entities(q)
@@ -379,10 +364,10 @@ def test_question_order_reads_the_selections_units_nearest_the_question_first(
     scores = vectors[[position[u] for u in units]] @ replay_embedder.embed_one(q)
     assert all(a >= b - 1e-6 for a, b in zip(scores, scores[1:], strict=False))
     # the same candidates as the other orders: only the order differs
-    for order in ("shared_mentions", "entity_rank"):
+    for order in ("shared_mentions",):
         other = LocalSearch(
             demo_index,
-            local_settings(replay_settings, local_text_unit_order=order),
+            local_settings(replay_settings, text_unit_order=order),
             ChatLLM(settings),
             replay_embedder,
         )

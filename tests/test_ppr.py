@@ -147,17 +147,6 @@ def test_seeds_from_facts_are_divided_by_how_many_chunks_name_the_entity() -> No
     assert wide == pytest.approx(
         {"entity:trust": 0.8, "entity:pier": 0.4, "entity:mayor": 0.2, "entity:festival": 0.1}
     )
-    # Entities matched by description add their own similarity, divided the same way.
-    direct = entity_seeds(
-        ends,
-        scores,
-        counts,
-        top_n=5,
-        entity_ids=["fair", "festival"],
-        entity_scores=np.array([0.6, 0.1]),
-    )
-    assert direct["entity:fair"] == pytest.approx(0.6)
-    assert direct["entity:festival"] == pytest.approx(0.1 + 0.1 / 4)
 
 
 class WordEmbedder:
@@ -193,8 +182,9 @@ def test_method_follows_the_graph_from_the_matched_fact(make_settings, fake_llm:
     # "harbour trust funded" matches the fact trust -> pier; c1 is one hop away, c2 two.
     # Dense similarity alone would put c3 ("festival had a fair") last and c2 near the bottom.
     # HippoRAG 2's weak dense seeds (0.05), so that the walk's pull is what ranks the chunks.
-    query = {"chunk_context": "top_k", "top_k": 2, "ppr_top_entities": 1}
-    settings = make_settings(fake_llm.base_url, query={**query, "ppr_passage_weight": 0.05})
+    own = {"top_entities": 1, "passage_weight": 0.05}
+    query = {"chunk_context": "top_k", "top_k": 2, "ppr": own}
+    settings = make_settings(fake_llm.base_url, query=query)
     fake_llm.script("The Harbour Trust funded it [1].")
     method = PPRRetrieval(hand_made_index(), settings, ChatLLM(settings), WordEmbedder())
 

@@ -51,10 +51,10 @@ def question(qid: str) -> str:
 
 
 def with_query(settings: Settings, **values: Any) -> Settings:
-    """Return a copy of ``settings`` with some ``query`` settings changed."""
+    """Return a copy of ``settings`` with some ``query`` settings changed, named as
+    ``QuerySettings.flat`` names them (``**{"local.context_tokens": 300}``)."""
     changed = copy.deepcopy(settings)
-    for key, value in values.items():
-        setattr(changed.query, key, value)
+    changed.query = changed.query.changed(values)
     return changed
 
 
@@ -81,7 +81,7 @@ def map_communities(body: dict) -> list[int]:
 
 
 # global search's map as Microsoft GraphRAG's: points from the reports alone (scripted here)
-MICROSOFT_MAP = {"global_map_style": "points", "global_report_facts_tokens": 0}
+MICROSOFT_MAP = {"map_style": "points", "report_facts_tokens": 0}  # [query.global]
 
 
 @pytest.fixture
@@ -95,7 +95,7 @@ def fake_settings(make_settings, fake_llm: FakeLLM) -> Settings:
     """The defaults over a scripted endpoint, reading top_k chunks and mapping the demo's
     roots with Microsoft's map (points, as the script writes them): the tests using it count
     exact contexts and map calls."""
-    query = {"chunk_context": "top_k", "global_level": 0, **MICROSOFT_MAP}
+    query = {"chunk_context": "top_k", "global": {"level": 0, **MICROSOFT_MAP}}
     return make_settings(fake_llm.base_url, query=query)
 
 
@@ -151,7 +151,9 @@ BUDGETS = [300, 800, 1500]
 
 
 def local_items(index: Index, settings: Settings, embedder, llm, qid: str, budget: int):
-    method = LocalSearch(index, with_query(settings, local_context_tokens=budget), llm, embedder)
+    method = LocalSearch(
+        index, with_query(settings, **{"local.context_tokens": budget}), llm, embedder
+    )
     return run_sync(method.aretrieve(question(qid)))
 
 
@@ -188,7 +190,7 @@ def test_local_context_is_the_graph_around_the_closest_entities(
         question(qid)
     )
     top = entities[S.ID].iloc[np.argsort(-scores, kind="stable")]
-    selected = list(top[: replay_settings.query.local_top_entities])
+    selected = list(top[: replay_settings.query.methods["local"].top_entities])
     chosen = [i.source.removeprefix("entity:") for i in items if i.source.startswith("entity:")]
     assert chosen == [e for e in selected if e in chosen], "most similar entities, in order"
 
@@ -337,8 +339,8 @@ def split_budget(index: Index, level: int = 0) -> int:
 def roots_in_batches(budget: int) -> dict:
     """Query settings that map the demo's roots with Microsoft's map in batches of ``budget``
     tokens (as many reports per call as the budget holds)."""
-    batches = {"global_batch_tokens": budget, "global_level": 0, "global_reports_per_call": 0}
-    return {**batches, **MICROSOFT_MAP}
+    batches = {"batch_tokens": budget, "level": 0, "reports_per_call": 0}
+    return {"global": {**batches, **MICROSOFT_MAP}}
 
 
 def scored_map(body: dict) -> str:
@@ -533,18 +535,19 @@ def test_answer_usage_counts_the_methods_calls(
     answer = method.answer(question("q01"))
 
     assert isinstance(answer, Answer) and answer.method == name
+    own = fake_settings.query.methods["global"]
     batches = len(
         report_batches(
-            level_reports(demo_index, fake_settings.query.global_level),
-            fake_settings.query.global_batch_tokens,
+            level_reports(demo_index, own.level),
+            own.batch_tokens,
             fake_settings.llm.seed,
-            fake_settings.query.global_reports_per_call,
+            own.reports_per_call,
         )
     )
     # global: the map's batches, then the reduce. Every scripted map call returns the same
-    # point, so every report order (query.global_reduce_seeds) gives the reduce the same
+    # point, so every report order (query.global.reduce_seeds) gives the reduce the same
     # prompt, and it is written once: no draft repeats another's prompt
-    assert fake_settings.query.global_reduce_seeds
+    assert own.reduce_seeds
     expected = {"naive": 1, "local": 1, "hyde": 2, "multi_query": 2, "global": batches + 1}
     assert answer.usage.calls == fake_llm.calls == expected[name]
     assert answer.usage.cache_hits == 0
@@ -622,7 +625,7 @@ def test_paragraph_answers_of_the_thematic_set_replay_from_the_recorded_cache(
     thematic = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl")
     text = thematic.set_index("id").loc["t01", "question"]
     # recorded with one reduce call (paragraphs.toml pins it), as the sentence form
-    single = with_query(replay_settings, global_reduce_seeds=[])
+    single = with_query(replay_settings, **{"global.reduce_seeds": []})
     styled = with_query(single, answer_style="paragraphs", answer_max_tokens=600)
     names = ["naive", "global"]
     short = make_methods(demo_index, names, single, ChatLLM(single), replay_embedder)
@@ -704,7 +707,7 @@ QUESTION_SETS = {
 LINE_METRICS = {"keyword_hit_rate": "keyword hit", "evidence_recall": "evidence recall"}
 # MuSiQue's local answers were recorded with half of local's budget for text units and a
 # fifth for reports (data/musique/graphrag.toml pinned them) before the defaults changed
-MUSIQUE_BEFORE = {"local_text_unit_share": 0.5, "local_community_share": 0.2}
+MUSIQUE_BEFORE = {"local.text_unit_share": 0.5, "local.community_share": 0.2}
 
 
 def local_shares_line(report: str, before: pd.DataFrame, metrics: dict[str, str]) -> str:
@@ -741,9 +744,9 @@ def test_local_search_before_its_text_share_rose_replays_on_every_question_set(
     (data/kestrel_bay/local_balanced.toml) are recorded on all three question sets: they
     replay with no model, the default's prompts hold more source text than theirs, and the
     README's lines comparing the two are generated from them."""
-    shares = tomllib.loads(BALANCED.read_text())["query"]
-    assert shares["local_text_unit_share"] < replay_settings.query.local_text_unit_share
-    settings = with_query(replay_settings, **shares)
+    shares = tomllib.loads(BALANCED.read_text())["query"]["local"]
+    assert shares["text_unit_share"] < replay_settings.query.methods["local"].text_unit_share
+    settings = with_query(replay_settings, **{f"local.{k}": v for k, v in shares.items()})
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     by_set: dict[str, pd.DataFrame] = {}
     with Workbench(settings=settings) as bench:
@@ -772,7 +775,8 @@ def test_local_search_on_musique_before_its_shares_changed_replays(
     (MUSIQUE_BEFORE) are recorded: they replay with no model, and the README's line
     comparing them with the committed report's is generated from them. Every paragraph a
     selected entity leads to fits either budget, so the new shares read fewer tokens."""
-    assert musique_settings.query.local_text_unit_share > MUSIQUE_BEFORE["local_text_unit_share"]
+    now_share = musique_settings.query.methods["local"].text_unit_share
+    assert now_share > MUSIQUE_BEFORE["local.text_unit_share"]
     settings = with_query(musique_settings, **MUSIQUE_BEFORE)
     limit = int((REPO_ROOT / "data" / "musique" / "recorded_eval_limit").read_text())
     with Workbench(settings=settings) as bench:

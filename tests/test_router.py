@@ -15,7 +15,14 @@ from graphrag.query.base import Answer, Method
 from graphrag.query.global_search.search import GlobalSearch
 from graphrag.query.local import LocalSearch
 from graphrag.query.registry import OPT_IN_METHODS, make_methods
-from graphrag.query.router import KINDS, PROTOTYPES, PrototypeClassifier, Router, routes
+from graphrag.query.router import (
+    KINDS,
+    PROTOTYPE_TOP,
+    PROTOTYPES,
+    PrototypeClassifier,
+    Router,
+    routes,
+)
 from graphrag.settings import REPO_ROOT, Settings, SettingsError, load_settings
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
@@ -101,7 +108,7 @@ def test_router_answers_with_the_method_set_for_the_kind(
 ) -> None:
     settings = make_settings(
         fake_llm.base_url,
-        query={"router_fact_method": "ppr", "router_thematic_method": "drift"},
+        query={"router": {"fact_method": "ppr", "thematic_method": "drift"}},
     )
     router, canned = _router(settings, make_embedder(settings))
     fake_llm.respond_with(lambda body: "done")
@@ -116,7 +123,7 @@ def test_router_answers_with_the_method_set_for_the_kind(
 def test_llm_classifier_makes_one_short_call_counted_in_the_cost(
     fake_llm: FakeLLM, make_settings, make_embedder
 ) -> None:
-    settings = make_settings(fake_llm.base_url, query={"router_classifier": "llm"})
+    settings = make_settings(fake_llm.base_url, query={"router": {"classifier": "llm"}})
     router, canned = _router(settings, make_embedder(settings))
     fake_llm.script(json.dumps({"kind": "thematic"}), "global answer")
     answer = router.answer("Who founded the bakery?")
@@ -126,9 +133,16 @@ def test_llm_classifier_makes_one_short_call_counted_in_the_cost(
     assert fake_llm.requests[0]["max_tokens"] <= 60
 
 
-def test_a_route_to_an_unknown_method_names_the_setting(make_settings, make_embedder) -> None:
-    settings = make_settings(query={"router_thematic_method": "oracle"})
-    with pytest.raises(SettingsError, match="router_thematic_method='oracle'"):
+@pytest.mark.parametrize("route", ["oracle", "router"])
+def test_a_route_to_no_method_or_to_the_router_names_the_setting(
+    make_settings, make_embedder, route: str
+) -> None:
+    with pytest.raises(SettingsError, match=f"query.router.thematic_method='{route}'"):
+        make_settings(query={"router": {"thematic_method": route}})
+    # settings made in code skip the loader: the router checks its routes when it is made
+    settings = make_settings()
+    settings.query = settings.query.changed({"router.thematic_method": route})
+    with pytest.raises(SettingsError, match=f"query.router.thematic_method='{route}'"):
         _router(settings, make_embedder(settings))
 
 
@@ -187,9 +201,11 @@ def test_the_readme_s_routing_figures_are_the_committed_report_s() -> None:
     study = load_benchmark("router_study")
     settings = load_settings(env={})
     questions = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl")
-    predicted = study.classify_set(questions, settings.query.router_prototype_top)
+    predicted = study.classify_set(questions, PROTOTYPE_TOP)
     records = pd.read_parquet(REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet")
-    scores, n = study.routing_scores(predicted, records, routes(settings.query), "keyword_hit_rate")
+    scores, n = study.routing_scores(
+        predicted, records, routes(settings.query.methods["router"]), "keyword_hit_rate"
+    )
     recorded = records[records["method"] == "router"]["keyword_hit_rate"].mean()
     assert n == 24
     assert scores.set_index("strategy").loc["router"].iloc[0] == pytest.approx(recorded)

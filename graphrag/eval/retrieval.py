@@ -205,10 +205,10 @@ def reading(tests: pd.DataFrame, alpha: float) -> list[str]:
 def changed_query_settings(settings: Settings) -> str:
     """Return the ``query.*`` settings that differ from their defaults ("k = v, ..."): a
     sensitivity run says on its page what it changed."""
-    defaults = dataclasses.asdict(QuerySettings())
+    defaults = QuerySettings().flat()
     return ", ".join(
         f"{key} = {value}"
-        for key, value in dataclasses.asdict(settings.query).items()
+        for key, value in settings.query.flat().items()
         if defaults.get(key) != value
     )
 

@@ -292,7 +292,8 @@ def run_evaluation(
         pairs = pairwise.parse_pairs(pairwise_pairs, methods)
         kinds = settings.eval.pairwise_types
         judged = questions[questions["type"].isin(kinds)] if kinds else questions
-        closed_book = settings.query.hyde_max_tokens if settings.eval.pairwise_closed_book else 0
+        hyde = settings.query.methods["hyde"]
+        closed_book = hyde.max_tokens if settings.eval.pairwise_closed_book else 0
         judgements = pairwise.run_pairwise(
             llm, records, judged, pairs, in_flight, pairwise_controls, closed_book
         )

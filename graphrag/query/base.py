@@ -20,6 +20,7 @@ import numpy as np
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.reports.lazy import aensure_reports
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
@@ -99,7 +100,7 @@ class Retrieval:
 
     items: list[ContextItem]
     ranking: list[str]
-    # global search with ``query.global_reduce_seeds``: the items in each order the reduce
+    # global search with ``query.global.reduce_seeds``: the items in each order the reduce
     # drafts an answer from (``items`` is then all of them, what the model was shown)
     orders: list[list[ContextItem]] = field(default_factory=list)
 
@@ -170,9 +171,14 @@ def _matrix(column: Any) -> np.ndarray:
 
 
 class Method:
-    """Base of the retrieval methods: retrieve context items, then answer from them."""
+    """Base of the retrieval methods: retrieve context items, then answer from them.
 
-    name = "method"
+    A method is one module: a subclass registered with ``@register(name, settings=...)``
+    (``query/registry.py``) that overrides :meth:`aretrieve_ranked` (and :meth:`aretrieve`);
+    the answer call, its budget and its loop guard are shared here (docs/methods.md).
+    """
+
+    name = "method"  # set by @register
 
     def __init__(
         self,
@@ -181,10 +187,15 @@ class Method:
         llm: ChatLLM,
         embedder: Embedder,
         vectors: IndexVectors | None = None,
+        options: Any = None,
     ) -> None:
+        """``options``: the method's own settings instead of ``settings.query.methods[name]``
+        (DRIFT's follow-ups run local search with their own shares)."""
         self.index = index
         self.settings = settings
-        self.params = settings.query  # the query settings (top_k, budgets, …)
+        self.params = settings.query  # the shared query settings (top_k, budgets, …)
+        # the method's own settings: its [query.<name>] table (None for a method without)
+        self.options = options if options is not None else self.params.methods.get(self.name)
         self.llm = llm
         self.embedder = embedder
         self.vectors = vectors or IndexVectors(index)
@@ -196,8 +207,6 @@ class Method:
         """Make sure ``communities`` (None: all) have their reports before they are read: a
         lazy index writes the missing ones now (``index/lazy_reports.py``); an eager index
         already has them."""
-        from graphrag.index.reports.lazy import aensure_reports
-
         await aensure_reports(self.index, communities, self.llm, self.embedder)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
@@ -287,6 +296,13 @@ class Method:
             return self.text_unit_items(rows[: self.params.top_k])
         return fit_items(self.text_unit_items(rows[:CHUNK_DEPTH]), self.answer_budget(question))
 
+    def ranking_depth(self) -> int:
+        """How many ranked text units ``Answer.ranking`` keeps: ``RANKING_DEPTH``, or
+        ``top_k`` when more are shown (chunk_context "top_k")."""
+        if self.params.chunk_context == "top_k":
+            return max(self.params.top_k, RANKING_DEPTH)
+        return RANKING_DEPTH
+
     def chunk_depth(self) -> int:
         """How deep a chunk ranking must go for :meth:`chunk_context` and recall@k."""
         if self.params.chunk_context == "top_k":
@@ -299,7 +315,7 @@ class Method:
         rows = self.text_unit_ranking(query_vector, self.chunk_depth())
         return Retrieval(
             self.chunk_context(rows, question),
-            self.text_unit_ids(rows[: max(self.params.top_k, RANKING_DEPTH)]),
+            self.text_unit_ids(rows[: self.ranking_depth()]),
         )
 
     def text_unit_ids(self, rows: list[int]) -> list[str]:

@@ -1,17 +1,17 @@
 """DRIFT search (Microsoft GraphRAG): a global primer, local follow-ups, one ranked reduce.
 
 1. **Primer.** The LLM writes a hypothetical answer (HyDE's prompt, so the call is shared
-   with the ``hyde`` method's cache); its embedding picks the ``drift_top_reports`` closest
-   community reports, fitted into ``drift_primer_tokens``. One call over them returns JSON:
-   an intermediate answer, a 0-100 score and at most ``drift_followups`` follow-up questions.
-2. **Follow-ups.** For ``drift_depth`` rounds, the ``drift_followups`` pending questions
+   with the ``hyde`` method's cache); its embedding picks the ``top_reports`` closest
+   community reports, fitted into ``primer_tokens``. One call over them returns JSON:
+   an intermediate answer, a 0-100 score and at most ``followups`` follow-up questions.
+2. **Follow-ups.** For ``depth`` rounds, the ``followups`` pending questions
    whose parent step scored best are each answered from a local-search context (the
-   ``local`` method's retrieval, with DRIFT's own ``drift_local_*`` budget shares) by a
+   ``local`` method's retrieval, with DRIFT's own ``local_*`` budget shares) by a
    call returning the same JSON, concurrently; their new follow-ups join the queue. At most
-   ``drift_followups * drift_depth`` local steps run, however many questions the model asks.
+   ``followups * depth`` local steps run, however many questions the model asks.
    A failed step is dropped and named in ``Answer.failures``; the search goes on.
 3. **Reduce.** The intermediate answers, best score first (score 0 and blank ones dropped),
-   fitted into ``drift_reduce_tokens``, become the final answer.
+   fitted into ``reduce_tokens``, become the final answer.
 
 ``contexts`` are what the final answer was written from: the intermediate answers given to
 the reduce, then the report and text-unit texts those answers were written from; ``sources``
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -31,11 +32,37 @@ from graphrag.llm.cache import CacheMissError
 from graphrag.llm.coroutines import gather_with_progress
 from graphrag.llm.usage import track_usage
 from graphrag.query.base import Answer, ContextItem, Method, cited_numbers, fit_items, number_items
-from graphrag.query.local import LocalSearch
+from graphrag.query.local import LocalSearch, check_shares
+from graphrag.query.registry import register
 from graphrag.text import tokens
 from graphrag.text.embeddings import cosine_top_k
 
 DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced back to
+
+
+@dataclass
+class DriftSettings:
+    """``[query.drift]``: Microsoft GraphRAG's DRIFT search."""
+
+    top_reports: int = 5
+    """Community reports nearest the hypothetical answer that the primer reads."""
+    primer_tokens: int = 2000
+    """Tokens of those reports in the primer call, at most."""
+    followups: int = 3
+    """Follow-up questions answered per round (and asked per step, at most)."""
+    depth: int = 2
+    """Rounds of follow-ups: at most followups * depth local steps."""
+    step_max_tokens: int = 300
+    """Completion tokens of the primer or of one follow-up step."""
+    reduce_tokens: int = 1500
+    """Tokens of intermediate answers the final reduce reads, at most."""
+    local_text_unit_share: float = 0.5
+    """Share of a follow-up's local-search budget the text units take."""
+    local_community_share: float = 0.2
+    """Share of a follow-up's local-search budget the community reports take."""
+
+    def validate(self, name: str, methods: Collection[str]) -> None:
+        check_shares(self, name, "local_text_unit_share", "local_community_share")
 
 
 @dataclass
@@ -54,44 +81,47 @@ def _key(question: str) -> str:
     return " ".join(question.lower().split()).rstrip("?")
 
 
+@register("drift", settings=DriftSettings, opt_in=True, order=60)
 class DRIFTSearch(Method):
-    name = "drift"
+    options: DriftSettings
 
     @cached_property
     def local(self) -> LocalSearch:
         """Return the local search that answers follow-ups, with DRIFT's own context shares."""
-        query = dataclasses.replace(
-            self.params,
-            local_text_unit_share=self.params.drift_local_text_unit_share,
-            local_community_share=self.params.drift_local_community_share,
+        own = dataclasses.replace(
+            self.params.methods["local"],
+            text_unit_share=self.options.local_text_unit_share,
+            community_share=self.options.local_community_share,
         )
-        settings = dataclasses.replace(self.settings, query=query)
-        return LocalSearch(self.index, settings, self.llm, self.embedder, self.vectors)
+        return LocalSearch(
+            self.index, self.settings, self.llm, self.embedder, self.vectors, options=own
+        )
 
     async def primer_reports(self, question: str) -> list[ContextItem]:
         """Return the reports closest to a hypothetical answer, within the primer budget."""
         passage = await self.llm.achat(
-            prompts.hypothetical_passage(question), max_tokens=self.params.hyde_max_tokens
+            prompts.hypothetical_passage(question),
+            max_tokens=self.params.methods["hyde"].max_tokens,
         )
         vector = self.embedder.embed_one(passage.text.strip() or question)
         await self.aensure_reports()  # the primer ranks every report
         reports = self.index.community_reports
-        ranked = cosine_top_k(vector, self.vectors.reports, self.params.drift_top_reports)
+        ranked = cosine_top_k(vector, self.vectors.reports, self.options.top_reports)
         items = [
             ContextItem(
                 f"report:{int(reports[S.COMMUNITY].iloc[r])}", reports[S.FULL_CONTENT].iloc[r]
             )
             for r, _ in ranked
         ]
-        return fit_items(items, self.params.drift_primer_tokens)
+        return fit_items(items, self.options.primer_tokens)
 
     async def astep(self, messages: list[dict[str, str]], query: str, depth: int) -> Step:
-        n = self.params.drift_followups
+        n = self.options.followups
         reply = await self.llm.ajson(
             messages,
             prompts.drift_step_schema(n),
             name="drift_step",
-            max_tokens=self.params.drift_step_max_tokens,
+            max_tokens=self.options.step_max_tokens,
         )
         return Step(
             query=query,
@@ -107,7 +137,7 @@ class DRIFTSearch(Method):
         # primer's citations name communities.
         text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
         step = await self.astep(
-            prompts.drift_primer(question, text, self.params.drift_followups), question, 0
+            prompts.drift_primer(question, text, self.options.followups), question, 0
         )
         step.read = reports
         return step
@@ -115,7 +145,7 @@ class DRIFTSearch(Method):
     async def afollow_up(self, question: str, follow_up: str, depth: int) -> Step:
         items = await self.local.aretrieve(follow_up)
         messages = prompts.drift_follow_up(
-            question, follow_up, number_items(items), self.params.drift_followups
+            question, follow_up, number_items(items), self.options.followups
         )
         step = await self.astep(messages, follow_up, depth)
         step.read = [i for i in items if i.source.startswith(DRIFT_SOURCE_KINDS)]
@@ -135,10 +165,10 @@ class DRIFTSearch(Method):
                     pending.append((step.score, follow_up))
 
         queue(primer)
-        for depth in range(1, self.params.drift_depth + 1):
+        for depth in range(1, self.options.depth + 1):
             pending.sort(key=lambda p: -p[0])  # stable: ties keep the order they were asked
-            chosen = [f for _, f in pending[: self.params.drift_followups]]
-            del pending[: self.params.drift_followups]
+            chosen = [f for _, f in pending[: self.options.followups]]
+            del pending[: self.options.followups]
             if not chosen:
                 break
             results = await gather_with_progress(
@@ -159,7 +189,7 @@ class DRIFTSearch(Method):
         useful = sorted((s for s in steps if s.score > 0 and s.answer), key=lambda s: -s.score)
         # fit_items keeps priority order; the item source carries the step's position.
         items = [ContextItem(str(i), s.answer) for i, s in enumerate(useful)]
-        kept = fit_items(items, self.params.drift_reduce_tokens)
+        kept = fit_items(items, self.options.reduce_tokens)
         return [useful[int(item.source)] for item in kept]
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:

@@ -6,16 +6,26 @@ embedding space to the passage that really answers it (Gao et al., 2022).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from graphrag import prompts
 from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.registry import register
 
 
+@dataclass
+class HydeSettings:
+    """``[query.hyde]``."""
+
+    max_tokens: int = 160
+    """Tokens of the hypothetical passage, at most (DRIFT's primer writes the same passage)."""
+
+
+@register("hyde", settings=HydeSettings, order=20)
 class HyDE(Method):
-    name = "hyde"
-
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         passage = await self.llm.achat(
-            prompts.hypothetical_passage(question), max_tokens=self.params.hyde_max_tokens
+            prompts.hypothetical_passage(question), max_tokens=self.options.max_tokens
         )
         return self.ranked_text_units(
             self.embedder.embed_one(passage.text.strip() or question), question

@@ -1,15 +1,15 @@
 """Local search: entities near the question, and what the graph holds around them.
 
 The question's embedding picks the top entities by description similarity. Around them come
-their relationships, the text units they were extracted from (the best-matching entity's
-first, each entity's by how many of its relationships a unit holds) and the community
+their relationships, the text units they were extracted from (those nearest the question
+first, or those most selected entities mention) and the community
 reports they belong to (those holding most selected entities first, then by rating). Text
 units and reports get fixed shares of the budget, the graph (entities, then relationships)
 the rest.
 
 It follows Microsoft GraphRAG's reading: a budget sized to the model's window
 (``Method.answer_budget``); entities take the graph share first; relationships between
-selected entities first, then at most ``local_max_relationships`` to unselected entities,
+selected entities first, then at most ``max_relationships`` to unselected entities,
 ranked by their links into the selection (:func:`ranked_relationships`); the reports of one
 rolled-up level (:func:`selection_level`).
 """
@@ -17,13 +17,55 @@ rolled-up level (:func:`selection_level`).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Literal
 
 import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.graph.communities import rolled_up_level
 from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items_tokens
+from graphrag.query.registry import register
+from graphrag.settings import SettingsError
 from graphrag.text.embeddings import cosine_top_k
+
+
+def check_shares(settings: object, prefix: str, units: str, reports: str) -> None:
+    """Raise unless the text-unit and report shares (fields ``units`` and ``reports`` of
+    ``settings``, the table ``prefix``) are shares of one budget."""
+    a, b = getattr(settings, units), getattr(settings, reports)
+    if min(a, b) < 0 or a + b > 1:
+        raise SettingsError(
+            f"settings {prefix}.{units} ({a}) and {prefix}.{reports} ({b}) must be shares of "
+            "one budget: each at least 0, together at most 1"
+        )
+
+
+@dataclass
+class LocalSettings:
+    """``[query.local]``: Microsoft GraphRAG's local search, with a small model's shares."""
+
+    top_entities: int = 8
+    """Entities picked by description similarity to the question."""
+    context_tokens: int = 0
+    """The context budget; 0: what the model's window leaves (Method.answer_budget)."""
+    # 0.85 (Microsoft's: 0.5): the 1.5B model answers from passages better than from
+    # descriptions (docs/research-log.md, "Local search with more source text").
+    text_unit_share: float = 0.85
+    """Share of the budget the text units take (more if the graph items leave room)."""
+    # "question" put the gold evidence in the context more often on the demo and MuSiQue.
+    text_unit_order: Literal["question", "shared_mentions"] = "question"
+    """Order of the entities' text units: "question" (nearest first) or "shared_mentions"."""
+    community_share: float = 0.05
+    """Share of the budget the community reports take (0.05: about one short report)."""
+    community_level: int = -1
+    """Level of the reports read; -1: the deepest level holding every selected entity."""
+    max_relationships: int = 20
+    """Relationships to entities outside the selection, at most."""
+
+    def validate(self, name: str, methods: Collection[str]) -> None:
+        check_shares(self, name, "text_unit_share", "community_share")
 
 
 def selection_level(communities: pd.DataFrame, selected: set[str]) -> int:
@@ -62,28 +104,6 @@ def ranked_relationships(relationships: pd.DataFrame, selected: set[str], cap: i
     return pd.concat([inside, outside.drop(columns="links")])
 
 
-def units_by_entity_rank(
-    entity_ids: list[str], units_of: list[list[str]], relationships: pd.DataFrame
-) -> list[str]:
-    """Return the selected entities' text units in Microsoft GraphRAG's local-search order.
-
-    Each unit is ranked by the best-matching entity that has it (``entity_ids`` is in match
-    order, ``units_of`` its units), then by how many of that entity's relationships were
-    extracted from it: the passage that says most about the top entity comes first.
-    """
-    touches = relationships[S.SOURCE_ID].isin(entity_ids) | relationships[S.TARGET_ID].isin(
-        entity_ids
-    )
-    related = relationships[touches]
-    rank: dict[str, tuple[int, int]] = {}
-    for position, (entity, units) in enumerate(zip(entity_ids, units_of, strict=True)):
-        own = related[(related[S.SOURCE_ID] == entity) | (related[S.TARGET_ID] == entity)]
-        counts = Counter(u for ids in own[S.TEXT_UNIT_IDS] for u in ids)
-        for unit in units:
-            rank.setdefault(unit, (position, -counts[unit]))
-    return sorted(rank, key=lambda u: rank[u])
-
-
 def units_by_shared_mentions(units_of: list[list[str]]) -> list[str]:
     """Return the units that most selected entities mention first (ties: best entity first)."""
     mentions: Counter[str] = Counter()
@@ -95,18 +115,19 @@ def units_by_shared_mentions(units_of: list[list[str]]) -> list[str]:
     return sorted(mentions, key=lambda u: (-mentions[u], first_seen[u]))
 
 
+@register("local", settings=LocalSettings, order=40)
 class LocalSearch(Method):
-    name = "local"
+    options: LocalSettings
 
     def context_budget(self, question: str) -> int:
         """Return the context tokens for ``question``: the setting, else the window's room."""
-        if self.params.local_context_tokens > 0:
-            return self.params.local_context_tokens
+        if self.options.context_tokens > 0:
+            return self.options.context_tokens
         return self.answer_budget(question)
 
     def select_entities(self, question: str) -> list[int]:
         vector = self.embedder.embed_one(question)
-        ranked = cosine_top_k(vector, self.vectors.entities, self.params.local_top_entities)
+        ranked = cosine_top_k(vector, self.vectors.entities, self.options.top_entities)
         return [row for row, _ in ranked]
 
     def entity_items(self, rows: list[int]) -> list[ContextItem]:
@@ -122,7 +143,7 @@ class LocalSearch(Method):
 
     def relationship_items(self, selected: set[str]) -> list[ContextItem]:
         ranked = ranked_relationships(
-            self.index.relationships, selected, self.params.local_max_relationships
+            self.index.relationships, selected, self.options.max_relationships
         )
         return [
             ContextItem(
@@ -135,13 +156,10 @@ class LocalSearch(Method):
     def text_unit_items_for(self, selected_rows: list[int], question: str) -> list[ContextItem]:
         entities = self.index.entities
         units_of = [list(entities[S.TEXT_UNIT_IDS].iloc[r]) for r in selected_rows]
-        if self.params.local_text_unit_order == "shared_mentions":
+        if self.options.text_unit_order == "shared_mentions":
             order = units_by_shared_mentions(units_of)
-        elif self.params.local_text_unit_order == "question":
-            order = self.units_by_question(units_of, question)
         else:
-            ids = [entities[S.ID].iloc[r] for r in selected_rows]
-            order = units_by_entity_rank(ids, units_of, self.index.relationships)
+            order = self.units_by_question(units_of, question)
         text_of = dict(zip(self.index.text_units[S.ID], self.index.text_units[S.TEXT], strict=True))
         return [ContextItem(f"text_unit:{u}", text_of[u]) for u in order if u in text_of]
 
@@ -156,9 +174,9 @@ class LocalSearch(Method):
 
     def report_communities(self, selected: set[str]) -> pd.DataFrame:
         """Return the communities whose reports may be read: each entity's community at
-        ``local_community_level`` rolled up."""
+        ``community_level`` rolled up."""
         communities = self.index.communities
-        level = self.params.local_community_level
+        level = self.options.community_level
         if level < 0:
             level = selection_level(communities, selected)
         return rolled_up_level(communities, level)
@@ -190,8 +208,8 @@ class LocalSearch(Method):
         rows = self.select_entities(question)
         selected = {self.index.entities[S.ID].iloc[r] for r in rows}
         budget = self.context_budget(question)
-        unit_budget = int(budget * self.params.local_text_unit_share)
-        report_budget = int(budget * self.params.local_community_share)
+        unit_budget = int(budget * self.options.text_unit_share)
+        report_budget = int(budget * self.options.community_share)
         graph_budget = budget - unit_budget - report_budget
         entities = fit_items(self.entity_items(rows), graph_budget)
         relationships = fit_items(

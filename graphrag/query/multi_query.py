@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 
 from graphrag import prompts
 from graphrag.query.base import RANKING_DEPTH, ContextItem, Method, Retrieval
+from graphrag.query.registry import register
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = 60) -> list[Hashable]:
@@ -21,11 +23,18 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = 60) 
     return sorted(scores, key=lambda item: -scores[item])
 
 
-class MultiQuery(Method):
-    name = "multi_query"
+@dataclass
+class MultiQuerySettings:
+    """``[query.multi_query]``."""
 
+    rephrasings: int = 3
+    """Rephrasings of the question the LLM writes; each is retrieved for, beside the question."""
+
+
+@register("multi_query", settings=MultiQuerySettings, order=30)
+class MultiQuery(Method):
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        n = self.params.rephrasings
+        n = self.options.rephrasings
         result = await self.llm.ajson(
             prompts.rephrase(question, n), prompts.rephrasings_schema(n), name="rephrasings"
         )

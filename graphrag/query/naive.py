@@ -1,13 +1,13 @@
-"""Naive RAG: the top-k text units by embedding similarity to the question."""
+"""Naive RAG: the text units nearest the question by embedding similarity."""
 
 from __future__ import annotations
 
 from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.registry import register
 
 
+@register("naive", order=10)
 class NaiveRAG(Method):
-    name = "naive"
-
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         return self.ranked_text_units(self.embedder.embed_one(question), question)
 

@@ -3,25 +3,26 @@
 No LLM at retrieval time; one answer call with the naive method's prompt. The steps:
 
 1. Embed the question; score every relationship, read as a fact ``source -> target:
-   description``, by cosine similarity (and, with ``ppr_seed_entities``, every entity by its
-   description: not HippoRAG 2's way, and it measured worse on the demo, see the README).
-2. Seed entity nodes: the two ends of the top ``ppr_top_entities`` facts (and the top
-   entities, if asked) get their similarity (summed), divided by the number of chunks the
-   entity appears in, as HippoRAG 2 does: a hub named everywhere says little about where to
-   look. Only the ``ppr_top_entities`` heaviest seeds are kept.
+   description``, by cosine similarity.
+2. Seed entity nodes: the two ends of the top ``top_entities`` facts get their similarity
+   (summed), divided by the number of chunks the entity appears in, as HippoRAG 2 does: a
+   hub named everywhere says little about where to look. Only the ``top_entities``
+   heaviest seeds are kept.
 3. Seed chunk nodes with the question's dense similarity to each chunk, min-max normalized
-   and scaled by ``ppr_passage_weight`` (HippoRAG 2's passage node weight, 0.05), so dense
+   and scaled by ``passage_weight`` (HippoRAG 2's passage node weight, 0.05), so dense
    retrieval breaks ties and rescues a chunk whose entities were missed.
-4. Personalized PageRank (networkx) with damping ``ppr_damping`` (HippoRAG 2: 0.5) over an
+4. Personalized PageRank (networkx) with damping ``damping`` (HippoRAG 2: 0.5) over an
    undirected graph of entity and chunk nodes: entity-entity edges from relationships,
    weighted by relationship weight over the largest weight (so the strongest relationship
    counts as much as one provenance link), and entity-chunk edges of weight 1 from the
    entities' ``text_unit_ids``.
-5. Chunks ranked by PageRank (dense rank breaks ties); the top ``top_k`` are the context.
+5. Chunks ranked by PageRank (dense rank breaks ties); the context is taken from them as
+   the other chunk methods take it (``Method.chunk_context``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 
 import networkx as nx
@@ -30,7 +31,8 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.graph.merge import fact_texts
-from graphrag.query.base import RANKING_DEPTH, ContextItem, Method, Retrieval
+from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.registry import register
 
 ENTITY = "entity:"
 TEXT_UNIT = "text_unit:"
@@ -65,23 +67,14 @@ def entity_seeds(
     fact_scores: np.ndarray,
     chunk_counts: dict[str, int],
     top_n: int,
-    entity_ids: list[str] | None = None,
-    entity_scores: np.ndarray | None = None,
 ) -> dict[str, float]:
-    """Return the seed weight of the ``top_n`` entities best matched by a fact (or directly)."""
+    """Return the seed weight of the ``top_n`` entities best matched by a fact."""
     weights: dict[str, float] = {}
-
-    def add(entity: str, score: float) -> None:
-        weights[entity] = weights.get(entity, 0.0) + max(score, 0.0) / max(
-            chunk_counts.get(entity, 1), 1
-        )
-
-    if entity_ids is not None and entity_scores is not None:
-        for row in np.argsort(-entity_scores, kind="stable")[:top_n]:
-            add(entity_ids[row], float(entity_scores[row]))
     for row in np.argsort(-fact_scores, kind="stable")[:top_n]:
-        for end in fact_ends[row]:
-            add(end, float(fact_scores[row]))
+        for entity in fact_ends[row]:
+            weights[entity] = weights.get(entity, 0.0) + max(float(fact_scores[row]), 0.0) / max(
+                chunk_counts.get(entity, 1), 1
+            )
     heaviest = sorted(weights, key=lambda e: -weights[e])[:top_n]
     return {ENTITY + e: weights[e] for e in heaviest if weights[e] > 0}
 
@@ -111,8 +104,22 @@ def rank_chunks(scores: dict[str, float], dense_order: list[str]) -> list[str]:
     return sorted(dense_order, key=lambda u: (-scores.get(TEXT_UNIT + u, 0.0), position[u]))
 
 
+@dataclass
+class PPRSettings:
+    """``[query.ppr]``: HippoRAG 2's Personalized PageRank over entities and chunks."""
+
+    top_entities: int = 5
+    """Facts whose two ends are seeded, and the seeds kept."""
+    damping: float = 0.5
+    """Probability of following an edge (HippoRAG 2: 0.5)."""
+    # HippoRAG 2: 0.05, for thousands of passages; 1.0 was chosen on the demo (research log).
+    passage_weight: float = 1.0
+    """Weight of the dense question-chunk seeds beside the entity seeds."""
+
+
+@register("ppr", settings=PPRSettings, opt_in=True, order=70)
 class PPRRetrieval(Method):
-    name = "ppr"
+    options: PPRSettings
 
     @cached_property
     def graph(self) -> nx.Graph:
@@ -133,17 +140,14 @@ class PPRRetrieval(Method):
         """Return the personalization of the walk: matched entities and dense chunk scores."""
         entities, rel, units = self.index.entities, self.index.relationships, self.index.text_units
         fact_scores = self.fact_vectors @ question_vector if len(rel) else np.zeros(0)
-        direct = self.params.ppr_seed_entities and len(entities)
         seeds = entity_seeds(
             list(zip(rel[S.SOURCE_ID], rel[S.TARGET_ID], strict=True)),
             fact_scores,
             {e: len(u) for e, u in zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True)},
-            self.params.ppr_top_entities,
-            list(entities[S.ID]) if direct else None,
-            self.vectors.entities @ question_vector if direct else None,
+            self.options.top_entities,
         )
         chunk_scores = self.vectors.text_units @ question_vector
-        seeds.update(chunk_seeds(list(units[S.ID]), chunk_scores, self.params.ppr_passage_weight))
+        seeds.update(chunk_seeds(list(units[S.ID]), chunk_scores, self.options.passage_weight))
         return seeds
 
     def ranking(self, question: str) -> list[int]:
@@ -152,7 +156,7 @@ class PPRRetrieval(Method):
         units = self.index.text_units
         dense_rows = self.text_unit_ranking(vector, len(units))
         dense_order = [units[S.ID].iloc[r] for r in dense_rows]
-        scores = personalized_pagerank(self.graph, self.seeds(vector), self.params.ppr_damping)
+        scores = personalized_pagerank(self.graph, self.seeds(vector), self.options.damping)
         row_of = {u: r for r, u in zip(dense_rows, dense_order, strict=True)}
         return [row_of[u] for u in rank_chunks(scores, dense_order)]
 
@@ -160,10 +164,9 @@ class PPRRetrieval(Method):
         return (await self.aretrieve_ranked(question)).items
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        """The chunk context by PageRank (``Method.chunk_context``), ranked ``RANKING_DEPTH``
-        deep for recall@k."""
+        """The chunk context by PageRank (``Method.chunk_context``), the ranking kept
+        ``Method.ranking_depth`` deep for recall@k."""
         rows = self.ranking(question)
         return Retrieval(
-            self.chunk_context(rows, question),
-            self.text_unit_ids(rows[: max(self.params.top_k, RANKING_DEPTH)]),
+            self.chunk_context(rows, question), self.text_unit_ids(rows[: self.ranking_depth()])
         )

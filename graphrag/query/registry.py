@@ -1,39 +1,78 @@
-"""The retrieval methods by name, so evaluation, notebooks and the CLI treat them alike."""
+"""The retrieval methods by name, so evaluation, notebooks and the CLI treat them alike.
+
+A method registers itself in its own module::
+
+    @register("bm25", settings=BM25Settings, opt_in=True)
+    class BM25Retrieval(Method): ...
+
+and is found without any list naming it: :func:`discover` imports every module of the
+``graphrag.query`` package once. ``settings`` becomes the ``[query.<name>]`` table;
+``opt_in`` methods are left out of ``all`` (and of the default evaluation) unless asked for
+by name, ``eval.opt_in_methods`` or ``--opt-in``, so the default runs keep replaying the
+committed cache.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from collections.abc import Callable
+
+import graphrag.query
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.query.base import IndexVectors, Method
-from graphrag.query.drift import DRIFTSearch
-from graphrag.query.global_search.search import GlobalSearch
-from graphrag.query.hyde import HyDE
-from graphrag.query.local import LocalSearch
-from graphrag.query.multi_query import MultiQuery
-from graphrag.query.naive import NaiveRAG
-from graphrag.query.ppr import PPRRetrieval
-from graphrag.query.router import Router
 from graphrag.settings import Settings
+from graphrag.settings.query import add_method_settings
 from graphrag.text.embeddings import Embedder
 
-METHODS: dict[str, type[Method]] = {
-    "naive": NaiveRAG,
-    "hyde": HyDE,
-    "multi_query": MultiQuery,
-    "local": LocalSearch,
-    "global": GlobalSearch,
-}
+METHODS: dict[str, type[Method]] = {}
+"""The default methods: ``all``, the evaluation and the notebooks run these."""
+OPT_IN_METHODS: dict[str, type[Method]] = {}
+"""Methods run only when asked for (their demo answers are not all recorded)."""
+ALL_METHODS: dict[str, type[Method]] = {}
+"""Every registered method, defaults first."""
 
-# Methods whose demo answers are not recorded yet: named explicitly (``--method drift``), or
-# added by ``eval.opt_in_methods`` / ``--opt-in``, so that the default runs (``all``, the
-# evaluation, the notebooks) keep replaying from the committed cache.
-OPT_IN_METHODS: dict[str, type[Method]] = {
-    "drift": DRIFTSearch,
-    "ppr": PPRRetrieval,
-    "router": Router,  # routes to local / global, whose demo answers are recorded
-}
 
-ALL_METHODS: dict[str, type[Method]] = {**METHODS, **OPT_IN_METHODS}
+class UnknownMethodError(ValueError):
+    """A method name that is not registered; the message lists the known ones."""
+
+
+_ORDER: dict[str, float] = {}
+
+
+def register(
+    name: str, settings: type | None = None, opt_in: bool = False, order: float = 100
+) -> Callable[[type[Method]], type[Method]]:
+    """Return a class decorator that registers a :class:`Method` as ``name``, with its own
+    settings dataclass (the ``[query.<name>]`` table), whether it is opt-in, and its place
+    in the listings (``order``, then name: the order ``all`` runs and reports list them)."""
+
+    def decorate(cls: type[Method]) -> type[Method]:
+        if name in ALL_METHODS and ALL_METHODS[name] is not cls:
+            raise ValueError(f"method {name!r} is registered twice")
+        cls.name = name
+        _ORDER[name] = order
+        listing = OPT_IN_METHODS if opt_in else METHODS
+        listing[name] = cls
+        ranked = sorted(listing.items(), key=lambda m: (_ORDER[m[0]], m[0]))
+        listing.clear()
+        listing.update(ranked)
+        ALL_METHODS.clear()
+        ALL_METHODS.update({**METHODS, **OPT_IN_METHODS})
+        add_method_settings(name, settings)
+        return cls
+
+    return decorate
+
+
+def discover() -> None:
+    """Import every module of ``graphrag.query`` (subpackages too) once, so that each method's
+    ``@register`` runs. The one import by name in the package: it is what lets a new method be
+    one new module, with no list to edit."""
+    prefix = graphrag.query.__name__ + "."
+    for module in pkgutil.walk_packages(graphrag.query.__path__, prefix):
+        importlib.import_module(module.name)
 
 
 def method_names(names: list[str], opt_in: list[str]) -> list[str]:
@@ -42,8 +81,12 @@ def method_names(names: list[str], opt_in: list[str]) -> list[str]:
     return list(dict.fromkeys(expanded))
 
 
-class UnknownMethodError(ValueError):
-    """A method name that is not registered; the message lists the known ones."""
+def method_class(name: str) -> type[Method]:
+    """Return the class registered as ``name``, or raise naming the known ones."""
+    if name not in ALL_METHODS:
+        known = ", ".join(ALL_METHODS)
+        raise UnknownMethodError(f"unknown method {name}; known: {known}")
+    return ALL_METHODS[name]
 
 
 def make_methods(
@@ -61,3 +104,6 @@ def make_methods(
         raise UnknownMethodError(f"unknown method(s) {', '.join(unknown)}; known: {known}")
     vectors = vectors or IndexVectors(index)
     return {n: ALL_METHODS[n](index, settings, llm, embedder, vectors) for n in names}
+
+
+discover()

@@ -7,10 +7,10 @@ and choosing per question gains a few points. The steps:
 1. Classify the question as ``fact``, ``multi_hop`` or ``thematic``. By default with no LLM
    call: the question's embedding is compared with a few hand-written prototype questions per
    kind (``PROTOTYPES``, written for any corpus, not taken from an evaluation set) and the kind
-   whose ``router_prototype_top`` closest prototypes are most similar on average wins. With
-   ``router_classifier = "llm"`` one short JSON call asks the model instead.
-2. Answer with the method that ``router_fact_method`` / ``router_multi_hop_method`` /
-   ``router_thematic_method`` name for that kind (defaults: local, local, global).
+   whose ``PROTOTYPE_TOP`` closest prototypes are most similar on average wins. With
+   ``query.router.classifier = "llm"`` one short JSON call asks the model instead.
+2. Answer with the method that ``fact_method`` / ``multi_hop_method`` / ``thematic_method``
+   (``[query.router]``) name for that kind (defaults: local, local, global).
 
 The router's Answer is the chosen method's, with ``method="router"``, ``route`` saying
 ``"<kind> -> <method>"``, and the cost and time of both steps.
@@ -20,19 +20,22 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from graphrag import prompts
 from graphrag.llm.usage import track_usage
+from graphrag.query import registry
 from graphrag.query.base import Answer, ContextItem, Method, Retrieval
-from graphrag.settings import QuerySettings, SettingsError
+from graphrag.settings import SettingsError
 from graphrag.text.embeddings import Embedder
 
 KINDS = ("fact", "multi_hop", "thematic")
+PROTOTYPE_TOP = 3  # a kind's score: the mean similarity of its 3 closest prototypes
 
 # The question set's ``type`` for each kind (data/*/questions.jsonl say local / multi_hop / global).
 QUESTION_SET_TYPE = {"fact": "local", "multi_hop": "multi_hop", "thematic": "global"}
@@ -85,7 +88,7 @@ class PrototypeClassifier:
         self,
         embedder: Embedder,
         prototypes: Mapping[str, tuple[str, ...]] = PROTOTYPES,
-        top: int = 3,
+        top: int = PROTOTYPE_TOP,
     ) -> None:
         self.embedder = embedder
         self.prototypes = dict(prototypes)
@@ -108,44 +111,61 @@ class PrototypeClassifier:
         return max(scores, key=scores.__getitem__)
 
 
-def routes(params: QuerySettings) -> dict[str, str]:
-    """Return the method each kind of question is answered with (``query.router_*_method``)."""
-    return {kind: getattr(params, f"router_{kind}_method") for kind in KINDS}
+@dataclass
+class RouterSettings:
+    """``[query.router]``: which method answers each kind of question."""
+
+    classifier: Literal["embedding", "llm"] = "embedding"
+    """How a question is classified: "embedding" (prototype questions, no LLM call) or "llm"."""
+    fact_method: str = "local"
+    """The method that answers fact questions (any method but router, e.g. "ppr")."""
+    multi_hop_method: str = "local"
+    """The method that answers multi-hop questions (any method but router, e.g. "ppr")."""
+    thematic_method: str = "global"
+    """The method that answers thematic questions (any method but router, e.g. "drift")."""
+
+    def validate(self, name: str, methods: Collection[str]) -> None:
+        """Raise for a route to the router itself or, when ``methods`` lists the registered
+        methods, to a method that is not one of them."""
+        for kind, method in routes(self).items():
+            if method == "router" or (methods and method not in methods):
+                known = ", ".join(m for m in methods if m != "router")
+                raise SettingsError(
+                    f"setting {name}.{kind}_method={method!r}: not a method the router can "
+                    f"route to; choose one of {known}"
+                )
 
 
+def routes(options: RouterSettings) -> dict[str, str]:
+    """Return the method each kind of question is answered with (``<kind>_method``)."""
+    return {kind: getattr(options, f"{kind}_method") for kind in KINDS}
+
+
+@registry.register("router", settings=RouterSettings, opt_in=True, order=80)
 class Router(Method):
     """Classify the question, then answer it with the method configured for its kind."""
 
-    name = "router"
+    options: RouterSettings
 
     def __init__(self, *args: Any, methods: Mapping[str, Method] | None = None, **kw: Any) -> None:
         """Take :class:`Method`'s arguments; ``methods`` gives ready routed-to methods by name."""
         super().__init__(*args, **kw)
-        self.routes = routes(self.params)
-        from graphrag.query.registry import ALL_METHODS  # the registry imports this module
-
-        for kind, method in self.routes.items():
-            if method not in ALL_METHODS:
-                raise SettingsError(
-                    f"setting query.router_{kind}_method={method!r}: not a method; choose one "
-                    f"of {', '.join(ALL_METHODS)}"
-                )
+        self.options.validate("query.router", list(registry.ALL_METHODS))
+        self.routes = routes(self.options)
         self._methods = dict(methods or {})
-        self.classifier = PrototypeClassifier(self.embedder, top=self.params.router_prototype_top)
+        self.classifier = PrototypeClassifier(self.embedder)
 
     def method(self, name: str) -> Method:
         """Return the routed-to method ``name``, made once over the same index and vectors."""
         if name not in self._methods:
-            from graphrag.query.registry import ALL_METHODS
-
-            self._methods[name] = ALL_METHODS[name](
+            self._methods[name] = registry.method_class(name)(
                 self.index, self.settings, self.llm, self.embedder, self.vectors
             )
         return self._methods[name]
 
     async def aclassify(self, question: str) -> str:
         """Return the question's kind (one of ``KINDS``)."""
-        if self.params.router_classifier == "llm":
+        if self.options.classifier == "llm":
             reply = await self.llm.ajson(
                 prompts.question_kind(question),
                 prompts.question_kind_schema(list(KINDS)),

@@ -2,7 +2,8 @@
 
 Precedence, lowest first: the defaults below, a TOML file (``graphrag.toml`` in the working
 directory, or the file named by ``GRAPHRAG_CONFIG`` or passed explicitly), then environment
-variables ``GRAPHRAG_<SECTION>__<KEY>`` (for example ``GRAPHRAG_LLM__BASE_URL``). The shortcut
+variables ``GRAPHRAG_<SECTION>__<KEY>`` (for example ``GRAPHRAG_LLM__BASE_URL``; a table below a
+section adds one more ``__``: ``GRAPHRAG_QUERY__LOCAL__TOP_ENTITIES``). The shortcut
 ``GRAPHRAG_CACHE=on|off|replay`` sets ``cache.mode``. With no settings at all, the embedded
 model is used, so a fresh checkout works offline.
 
@@ -31,7 +32,7 @@ from graphrag.settings.models import (
     LLMSettings,
 )
 from graphrag.settings.prompts import PromptSettings
-from graphrag.settings.query import QuerySettings
+from graphrag.settings.query import METHOD_SETTINGS, REMOVED, RENAMED, QuerySettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +70,10 @@ class Settings:
         return path if path.is_absolute() else REPO_ROOT / path
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Return the tree as nested dicts, each method's settings as ``query.<method>``."""
+        tree = dataclasses.asdict(self)
+        tree["query"].update(tree["query"].pop("methods"))
+        return tree
 
 
 def _coerce(value: Any, annotation: Any, name: str) -> Any:
@@ -113,13 +117,40 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
         ) from err
 
 
+def _old_name(section: Any, key: str, name: str) -> None:
+    """Raise for a ``query`` setting of round 2 that moved or was removed, naming what now is."""
+    if not isinstance(section, QuerySettings):
+        return
+    if key in RENAMED:
+        new = f"query.{RENAMED[key]}"
+        table, _, field_name = new.rpartition(".")
+        env = "GRAPHRAG_" + new.upper().replace(".", "__")
+        raise SettingsError(
+            f"setting {name} is now {new}: {field_name} in a [{table}] table, or {env}"
+        )
+    if key in REMOVED:
+        raise SettingsError(f"setting {name} was removed: {REMOVED[key]}")
+
+
 def _apply(section: Any, values: dict[str, Any], prefix: str) -> None:
     hints = typing.get_type_hints(type(section))
     known = {f.name for f in dataclasses.fields(section)}
+    # [query.<method>] tables: each method's own settings (settings/query.py)
+    tables = section.methods if isinstance(section, QuerySettings) else {}
+    known -= {"methods"} if isinstance(section, QuerySettings) else set()
     for key, value in values.items():
         name = f"{prefix}.{key}"
+        _old_name(section, key, name)
+        if key in tables:
+            if not isinstance(value, dict):
+                raise SettingsError(f"setting {name} is a table of method {key}'s settings")
+            _apply(tables[key], value, name)
+            continue
         if key not in known:
-            raise SettingsError(f"unknown setting {name} (known: {', '.join(sorted(known))})")
+            if isinstance(section, QuerySettings) and key in METHOD_SETTINGS:
+                raise SettingsError(f"method {key} has no settings of its own ({name})")
+            names = sorted(known | set(tables))
+            raise SettingsError(f"unknown setting {name} (known: {', '.join(names)})")
         current = getattr(section, key)
         if dataclasses.is_dataclass(current):
             if not isinstance(value, dict):
@@ -127,6 +158,21 @@ def _apply(section: Any, values: dict[str, Any], prefix: str) -> None:
             _apply(current, value, name)
         else:
             setattr(section, key, _coerce(value, hints[key], name))
+
+
+def _env_tree(env: typing.Mapping[str, str]) -> dict[str, Any]:
+    """Return ``GRAPHRAG_A__B__C=v`` variables as ``{"a": {"b": {"c": "v"}}}``."""
+    tree: dict[str, Any] = {}
+    for key, value in env.items():
+        if key.startswith("GRAPHRAG_") and "__" in key:
+            *path, name = key[len("GRAPHRAG_") :].lower().split("__")
+            node = tree
+            for part in path:
+                node = node.setdefault(part, {})
+                if not isinstance(node, dict):
+                    raise SettingsError(f"environment variable {key}: {part} is not a table")
+            node[name] = value
+    return tree
 
 
 def load_settings(
@@ -150,15 +196,7 @@ def load_settings(
         except tomllib.TOMLDecodeError as err:
             raise SettingsError(f"settings file {file}: {err}") from err
         _apply(settings, data, str(file))
-    env_values: dict[str, Any] = {}
-    for key, value in env.items():
-        if key.startswith("GRAPHRAG_") and "__" in key:
-            # GRAPHRAG_QUERY__TOP_K is query.top_k; a sub-section nests: GRAPHRAG_A__B__C is a.b.c
-            *sections, name = key[len("GRAPHRAG_") :].lower().split("__")
-            table = env_values
-            for section in sections:
-                table = table.setdefault(section, {})
-            table[name] = value
+    env_values = _env_tree(env)
     if "GRAPHRAG_CACHE" in env:
         env_values.setdefault("cache", {})["mode"] = env["GRAPHRAG_CACHE"]
     _apply(settings, env_values, "env:GRAPHRAG")
@@ -176,14 +214,13 @@ def _validate(settings: Settings) -> None:
     if settings.embedded.parallel < 1:
         raise SettingsError("setting embedded.parallel must be at least 1")
     q = settings.query
-    for units, reports in (
-        ("local_text_unit_share", "local_community_share"),
-        ("drift_local_text_unit_share", "drift_local_community_share"),
-    ):
-        a, b = getattr(q, units), getattr(q, reports)
-        if min(a, b) < 0 or a + b > 1:
-            raise SettingsError(
-                f"settings query.{units} ({a}) and query.{reports} ({b}) must be shares of "
-                "one budget: each at least 0, together at most 1"
-            )
-
+    if q.chunk_context == "budget" and q.top_k != QuerySettings.top_k:
+        raise SettingsError(
+            f"setting query.top_k={q.top_k} does nothing under query.chunk_context = "
+            '"budget" (the chunks that fit the budget are shown); set chunk_context = "top_k" '
+            "or leave top_k out"
+        )
+    for name, section in q.methods.items():
+        check = getattr(section, "validate", None)
+        if check is not None:
+            check(f"query.{name}", sorted(METHOD_SETTINGS))

@@ -155,48 +155,27 @@ def entity_facts(entities: pd.DataFrame, community: pd.Series) -> list[tuple[str
     return list(dict(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True)).items())
 
 
-def relation_facts(relationships: pd.DataFrame, community: pd.Series) -> list[tuple[str, str]]:
-    """("source -> target", description) of the community's relationships
-    (``relationships`` indexed by id), most connected first (Microsoft GraphRAG's order for
-    a report's context), then by weight."""
-    ids = [i for i in community[S.RELATIONSHIP_IDS] if i in relationships.index]
-    ranked = relationships.loc[ids].sort_values(
-        [S.COMBINED_DEGREE, S.WEIGHT], ascending=False, kind="stable"
-    )
-    return [
-        (f"{row[S.SOURCE_ENTITY]} -> {row[S.TARGET_ENTITY]}", row[S.DESCRIPTION])
-        for _, row in ranked.iterrows()
-    ]
-
-
 def with_facts(
     reports: pd.DataFrame,
     communities: pd.DataFrame,
     entities: pd.DataFrame,
-    relationships: pd.DataFrame,
     entity_budget: int,
-    relation_budget: int,
 ) -> pd.DataFrame:
-    """Return ``reports`` with each report's text followed by facts of its community.
-
-    Under an LLM-written report (template reports are entity lists already): its entities'
-    descriptions, most connected entity first, within ``entity_budget`` tokens
-    (``query.global_report_facts_tokens``). Under every report: its relationships, most
-    connected first, within ``relation_budget`` (``global_report_relations_tokens``). Each
-    fact is cut to half of its budget; one the report already quotes is left out.
+    """Return ``reports`` with each LLM-written report's text followed by facts of its
+    community (template reports are entity lists already): its entities' descriptions, most
+    connected entity first, within ``entity_budget`` tokens
+    (``query.global.report_facts_tokens``). Each fact is cut to half of the budget; one the
+    report already quotes is left out.
     """
-    if (entity_budget <= 0 and relation_budget <= 0) or reports.empty:
+    if entity_budget <= 0 or reports.empty:
         return reports
     by_id = communities.set_index(S.COMMUNITY)
-    entities, relationships = entities.set_index(S.ID), relationships.set_index(S.ID)
+    entities = entities.set_index(S.ID)
     texts = []
     for _, report in reports.iterrows():
         text = report[S.FULL_CONTENT]
         community = by_id.loc[int(report[S.COMMUNITY])]
-        if entity_budget > 0 and report[S.CONTEXT_SOURCE] != "template":
+        if report[S.CONTEXT_SOURCE] != "template":
             text += facts_block("Facts", entity_facts(entities, community), text, entity_budget)
-        if relation_budget > 0:
-            relations = relation_facts(relationships, community)
-            text += facts_block("Relations", relations, text, relation_budget)
         texts.append(text)
     return reports.assign(**{S.FULL_CONTENT: texts})

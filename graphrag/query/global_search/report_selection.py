@@ -1,31 +1,22 @@
 """Which community reports global search's map reads.
 
 A whole-graph level (each entity's deepest community at or above it, ``rolled_up_level``),
-given by ``query.global_level`` or chosen by the data (``auto_level``), less the reports
-ranked below ``global_min_rank``; or, with ``global_dynamic_selection``, Microsoft
-GraphRAG's dynamic community selection (``top_down``). Plain functions over the index's
-tables: ``GlobalSearch`` passes in what needs the model (ratings, lazily written reports).
+given by ``query.global.level`` or chosen by the data (``auto_level``), less the reports
+ranked below ``min_rank``. Plain functions over the index's tables: ``GlobalSearch`` passes
+in what needs the embedder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.graph.communities import rolled_up_level
-from graphrag.llm.client import grade_request
-from graphrag.llm.coroutines import gather_with_progress
 from graphrag.query.global_search.map_context import REPORT_OVERHEAD_TOKENS, report_batches
 from graphrag.text import tokens
-
-
-def relevance_request(question: str, report: str) -> dict:
-    """Return the chat request that rates one report (``ChatLLM.achat``'s arguments)."""
-    return grade_request(prompts.rate_relevance(question, report))
 
 
 def level_view(reports: pd.DataFrame, communities: pd.DataFrame, level: int) -> pd.DataFrame:
@@ -50,7 +41,7 @@ def auto_level(
     seed: int,
     closest: Callable[[list[int]], list[int]],
 ) -> pd.DataFrame:
-    """Return the reports of the level the data chooses (``global_level = -1``), those
+    """Return the reports of the level the data chooses (``query.global.level = -1``), those
     ranked at least ``min_rank``, by community number (as ``ranked_enough`` returns them).
 
     The deepest whole-graph level whose reports (those ``min_rank`` keeps) the map packs
@@ -71,46 +62,3 @@ def auto_level(
     texts = [reports[S.FULL_CONTENT].iloc[row] for row in ranked]
     kept = tokens.pack(texts, batch_tokens * max_batches, overhead=REPORT_OVERHEAD_TOKENS)
     return ranked_enough(reports.iloc[[ranked[k] for k in kept]], min_rank)
-
-
-async def top_down(
-    communities: pd.DataFrame,
-    report_texts: Callable[[Iterable[int]], Awaitable[dict[int, str]]],
-    rate: Callable[[str], Awaitable[float]],
-    threshold: float,
-    max_ratings: int,
-    drop: Callable[[str, BaseException], None],
-) -> set[int]:
-    """Return the communities found relevant top-down from the roots.
-
-    Microsoft GraphRAG's dynamic community selection: rate the root reports; a report rated
-    at least ``threshold`` is kept and its children are rated next (a relevant child
-    replaces its parent); an irrelevant report's subtree is never read. At most
-    ``max_ratings`` rating calls; a failed rating counts as irrelevant and goes to ``drop``.
-    """
-    communities = communities.set_index(S.COMMUNITY)
-    roots = communities.index[communities[S.LEVEL] == communities[S.LEVEL].min()]
-    text_of = await report_texts(roots)
-    queue = sorted(int(c) for c in roots if c in text_of)
-    budget = max_ratings
-    relevant: set[int] = set()
-    while queue and budget > 0:
-        queue, budget = queue[:budget], budget - min(len(queue), budget)
-        ratings = await gather_with_progress(
-            (rate(text_of[c]) for c in queue), "rate reports", disable=True
-        )
-        rated = []
-        for community, rating in zip(queue, ratings, strict=True):
-            if isinstance(rating, Exception):
-                drop(f"rating of report {community}", rating)
-            elif rating >= threshold:
-                rated.append((rating, community))
-        following = []
-        for _, community in sorted(rated, key=lambda r: -r[0]):
-            relevant.add(community)
-            relevant.discard(int(communities.loc[community, S.PARENT]))
-            following += [int(c) for c in communities.loc[community, S.CHILDREN]]
-        if budget > 0:
-            text_of = await report_texts(following)
-        queue = [c for c in following if c in text_of]
-    return relevant

@@ -1,28 +1,26 @@
 """Global search: map-reduce over the community reports of one level.
 
-Map: the reports (``report_selection.py`` chooses them), shuffled with a fixed seed and
-packed into batches that fit ``query.global_batch_tokens`` and hold at most
-``global_reports_per_call`` reports (a small model reads the first report of a long batch
-and little of the rest), are read concurrently. With ``global_map_style = "sentences"`` the
+Map: the reports (``report_selection.py`` chooses them), shuffled with ``llm.seed`` and
+packed into batches that fit ``query.global.batch_tokens`` and hold at most
+``reports_per_call`` reports (a small model reads the first report of a long batch
+and little of the rest), are read concurrently. With ``map_style = "sentences"`` the
 map is extractive: it picks numbered sentences of the reports with a 0-100 score, and the
 reduce reads them verbatim, since a 1.5B model's own points paraphrase names and dates away.
 With ``"points"`` (Microsoft GraphRAG's map) each call writes JSON points with a 0-100
 score; points scored 0, and points that only restate the question, are dropped. What the
 map reads is built in ``map_context.py``. Reduce: the best points that fit
-``global_reduce_tokens`` (``point_order.py`` orders them) become the final answer. By
-default (``global_reduce_seeds = [1, 2]``) the reduce drafts one answer per report order
+``reduce_tokens`` (best score first, ``point_order.py``) become the final answer. By
+default (``reduce_seeds = [1, 2]``) the reduce drafts one answer per report order
 and one call merges the drafts (``awrite``): the 1.5B reduce keeps different facts under
 different orders, and the merged answer wins the head-to-head against naive RAG more often;
 ``[]`` is Microsoft GraphRAG's single reduce call. When no point survives, the answer says
 so without a reduce call.
 
 Per Microsoft GraphRAG's behaviour: a level is a whole-graph view; each report's rank is
-shown in the map context (``global_include_rank``); ``global_min_rank`` drops low-ranked
-reports; a failed map batch is dropped and named in ``Answer.failures`` (the answer fails
-only when every batch did); ``global_dynamic_selection`` rates the reports from the root
-down and maps only the relevant ones. ``global_report_facts_tokens`` adds, under each
-LLM-written report, its entities' descriptions, and ``global_report_relations_tokens`` its
-relationships (``map_context.with_facts``). ``contexts`` are the texts the map read for the
+shown in the map context (``include_rank``); ``min_rank`` drops low-ranked reports; a
+failed map batch is dropped and named in ``Answer.failures`` (the answer fails only when
+every batch did). ``report_facts_tokens`` adds, under each LLM-written report, its
+entities' descriptions (``map_context.with_facts``). ``contexts`` are the texts the map read for the
 reports the kept points came from (the ones a point cites, else its batch) and ``sources``
 those reports.
 """
@@ -30,17 +28,17 @@ those reports.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
 
 import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.llm.cache import CacheMissError
-from graphrag.llm.client import error_summary, expected_grade
+from graphrag.llm.client import error_summary
 from graphrag.llm.coroutines import gather_with_progress
 from graphrag.query.base import (
-    CITATION,
     Answer,
     ContextItem,
     Method,
@@ -61,18 +59,11 @@ from graphrag.query.global_search.point_order import (
     Pick,
     Point,
     batch_ranks,
-    by_question,
-    by_report_in_turn,
     cited_sentences,
     ranked,
 )
-from graphrag.query.global_search.report_selection import (
-    auto_level,
-    level_view,
-    ranked_enough,
-    relevance_request,
-    top_down,
-)
+from graphrag.query.global_search.report_selection import auto_level, level_view, ranked_enough
+from graphrag.query.registry import register
 from graphrag.text import tokens
 from graphrag.text.embeddings import cosine_top_k
 
@@ -109,8 +100,42 @@ def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, d
     return kept
 
 
+@dataclass
+class GlobalSettings:
+    """``[query.global]``: map-reduce over community reports (Microsoft GraphRAG's global)."""
+
+    level: int = -1
+    """The community level whose reports the map reads; -1: chosen by the data (auto_level)."""
+    max_batches: int = 3
+    """With the level chosen by the data: the map's budget, in batches of batch_tokens."""
+    batch_tokens: int = 2000
+    """Tokens of reports one map call reads, at most."""
+    # 1: the 1.5B model's points come mostly from the first report of a batch
+    # (docs/research-log.md).
+    reports_per_call: int = 1
+    """Reports one map call reads, at most (0: as many as batch_tokens holds, as Microsoft)."""
+    # Several orders: the 1.5B reduce keeps different facts under each (docs/research-log.md).
+    reduce_seeds: list[int] = field(default_factory=lambda: [1, 2])
+    """Seeds of further report orders: one draft per order, merged by one more call ([]: one)."""
+    map_max_points: int = 4
+    """Points (or picked sentences) one map call returns, at most."""
+    # "sentences": a 1.5B model's own points paraphrase names and dates away.
+    map_style: Literal["points", "sentences"] = "sentences"
+    """The map: "sentences" picks report sentences; "points", Microsoft GraphRAG's map."""
+    reduce_tokens: int = 1500
+    """Tokens of map points the reduce reads, at most."""
+    include_rank: bool = True
+    """Show each report's rank (0-10) in the map context, as Microsoft GraphRAG."""
+    min_rank: float = 0.0
+    """Map only the reports ranked at least this."""
+    # A 1.5B model's reports drop most dates, names and events of their entities.
+    report_facts_tokens: int = 200
+    """Tokens of the community's entity descriptions shown under an LLM-written report (0: none)."""
+
+
+@register("global", settings=GlobalSettings, order=50)
 class GlobalSearch(Method):
-    name = "global"
+    options: GlobalSettings
 
     def with_facts(self, reports: pd.DataFrame) -> pd.DataFrame:
         """Return ``reports`` with their community's facts under each (``map_context``)."""
@@ -118,20 +143,16 @@ class GlobalSearch(Method):
             reports,
             self.index.communities,
             self.index.entities,
-            self.index.relationships,
-            self.params.global_report_facts_tokens,
-            self.params.global_report_relations_tokens,
+            self.options.report_facts_tokens,
         )
 
     def level_reports(self, question: str) -> pd.DataFrame:
-        """Return the reports ``global_level`` names (-1: the level the data chooses,
-        ``report_selection.auto_level``), those ranked at least ``global_min_rank``."""
+        """Return the reports ``level`` names (-1: the level the data chooses,
+        ``report_selection.auto_level``), those ranked at least ``min_rank``."""
         reports, communities = self.index.community_reports, self.index.communities
-        min_rank = self.params.global_min_rank
-        if self.params.global_level >= 0:
-            return ranked_enough(
-                level_view(reports, communities, self.params.global_level), min_rank
-            )
+        min_rank = self.options.min_rank
+        if self.options.level >= 0:
+            return ranked_enough(level_view(reports, communities, self.options.level), min_rank)
 
         def closest(rows: list[int]) -> list[int]:
             vector = self.embedder.embed_one(question)
@@ -142,66 +163,38 @@ class GlobalSearch(Method):
             reports,
             communities,
             min_rank,
-            self.params.global_batch_tokens,
-            self.params.global_max_batches,
+            self.options.batch_tokens,
+            self.options.max_batches,
             self.shuffle_seed,
             closest,
         )
 
-    async def arate(self, question: str, report: str) -> float:
-        """Return the report's relevance to the question, 0-5: the mean rating under the
-        probabilities of the six digits (one reply token)."""
-        completion = await self.llm.achat(**relevance_request(question, report))
-        return expected_grade(completion, prompts.RELEVANCE_SCALE)
-
-    async def dynamic_reports(self, question: str) -> pd.DataFrame:
-        """Return the reports Microsoft GraphRAG's dynamic selection finds relevant
-        (``report_selection.top_down``); a failed rating is named in ``Answer.failures``."""
-        relevant = await top_down(
-            self.index.communities,
-            self.report_texts,
-            lambda text: self.arate(question, text),
-            self.params.global_dynamic_threshold,
-            self.params.global_dynamic_max_ratings,
-            _drop,
-        )
-        reports = self.index.community_reports  # after the lazy index wrote what was read
-        chosen = reports[reports[S.COMMUNITY].isin(relevant)]
-        return ranked_enough(chosen, self.params.global_min_rank)
-
-    async def report_texts(self, communities: Iterable[int]) -> dict[int, str]:
-        """Return {community: report text} once ``communities`` have their reports (a lazy
-        index writes them now, with the sub-communities each one reads)."""
-        await self.aensure_reports(communities)
-        reports = self.index.community_reports
-        return dict(zip(reports[S.COMMUNITY].astype(int), reports[S.FULL_CONTENT], strict=True))
-
     @property
     def shuffle_seed(self) -> int:
-        """The seed of the report shuffle: ``global_shuffle_seed``, else ``llm.seed``."""
-        seed = self.params.global_shuffle_seed
-        return self.settings.llm.seed if seed < 0 else seed
+        """The seed of the report shuffle: ``llm.seed``, as Microsoft GraphRAG shuffles
+        with a fixed seed."""
+        return self.settings.llm.seed
 
     def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
         """Return the chosen reports, with their facts, packed into the map's batches."""
         return report_batches(
             self.with_facts(chosen),
-            self.params.global_batch_tokens,
+            self.options.batch_tokens,
             self.shuffle_seed,
-            self.params.global_reports_per_call,
+            self.options.reports_per_call,
         )
 
     async def apick_sentences(self, question: str, text: str) -> dict:
         """Return one extractive map call's reply: {sentences: [{n, score}]} for ``text``,
         a batch's numbered sentences (``numbered_sentences``)."""
-        schema = prompts.map_sentences_schema(self.params.global_map_max_points)
+        schema = prompts.map_sentences_schema(self.options.map_max_points)
         return await self.llm.ajson(
             prompts.global_map_sentences(question, text), schema, name="map_sentences"
         )
 
     async def amap(self, question: str) -> list[Point]:
         """Return (score, point, communities it came from) for every nonzero point, in the
-        order of the report shuffle (``order_points`` may reorder them)."""
+        order of the report shuffle."""
         return (await self.amap_orders(question, [self.shuffle_seed]))[0]
 
     async def amap_orders(self, question: str, seeds: list[int]) -> list[list[Point]]:
@@ -212,20 +205,17 @@ class GlobalSearch(Method):
         A point comes from the reports of its batch that it cites (the whole batch when it
         cites none).
         """
-        if self.params.global_dynamic_selection:
-            chosen = await self.dynamic_reports(question)
-        else:
-            await self.aensure_reports()  # the level is chosen from every level's reports
-            chosen = self.level_reports(question)
+        await self.aensure_reports()  # the level is chosen from every level's reports
+        chosen = self.level_reports(question)
         batches = self.map_batches(chosen)
-        if self.params.global_map_style == "sentences":
+        if self.options.map_style == "sentences":
             picks = await self.amap_sentences(question, batches)
         else:
             picks = await self.amap_points(question, batches)
         orders = []
         for seed in seeds:
             ordered = ranked(picks, batch_ranks(chosen, batches, seed))
-            if self.params.global_map_style == "sentences":
+            if self.options.map_style == "sentences":
                 orders.append(cited_sentences(ordered))
             else:
                 orders.append([(p.score, p.text, p.communities) for p in ordered])
@@ -234,14 +224,12 @@ class GlobalSearch(Method):
     async def amap_points(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
         """Microsoft GraphRAG's map: each batch's points in the model's words, in batch
         order; points scored 0, empty or restating the question are dropped."""
-        budget = self.params.global_batch_tokens
-        schema = prompts.map_points_schema(self.params.global_map_max_points)
+        budget = self.options.batch_tokens
+        schema = prompts.map_points_schema(self.options.map_max_points)
         results = await gather_with_progress(
             (
                 self.llm.ajson(
-                    prompts.global_map(
-                        question, batch_text(b, budget, self.params.global_include_rank)
-                    ),
+                    prompts.global_map(question, batch_text(b, budget, self.options.include_rank)),
                     schema,
                     name="map_points",
                 )
@@ -273,8 +261,8 @@ class GlobalSearch(Method):
         picks of (score, sentence, [community]) in batch order (``cited_sentences`` keeps a
         sentence picked from several reports once). A number outside the batch's list is
         ignored."""
-        budget = self.params.global_batch_tokens
-        shown = [numbered_sentences(b, budget, self.params.global_include_rank) for b in batches]
+        budget = self.options.batch_tokens
+        shown = [numbered_sentences(b, budget, self.options.include_rank) for b in batches]
         results = await gather_with_progress(
             (self.apick_sentences(question, text) for text, numbered in shown if numbered),
             "global map",
@@ -290,39 +278,26 @@ class GlobalSearch(Method):
                 picks.append(Pick(pick["score"], sentence, [community], position))
         return picks
 
-    def order_points(self, question: str, points: list[Point]) -> list[Point]:
-        """Return ``points`` in the order ``global_point_order`` names: by score alone
-        (Microsoft GraphRAG's, the default), equal scores nearest the question first
-        (``point_order.by_question``; the embedder is local, no LLM call) or one report at a
-        time in turn (``point_order.by_report_in_turn``)."""
-        if self.params.global_point_order == "score" or len(points) < 2:
-            return points
-        if self.params.global_point_order == "score_then_report":
-            return by_report_in_turn(points)
-        vectors = self.embedder.embed([CITATION.sub("", text).strip() for _, text, _ in points])
-        query = self.embedder.embed_one(question)
-        return by_question(points, dict(cosine_top_k(query, vectors, len(points))))
-
     def reduce_items(self, question: str, points: list[Point]) -> list[ContextItem]:
-        """Return the points the reduce reads, in ``order_points``' order, as many as fit
-        ``global_reduce_tokens``."""
+        """Return the points the reduce reads, in their order (best score first), as many as
+        fit ``reduce_tokens``."""
         items = [
             ContextItem(
                 ",".join(f"report:{c}" for c in communities), f"(importance {score}) {text}"
             )
-            for score, text, communities in self.order_points(question, points)
+            for score, text, communities in points
         ]
-        return fit_items(items, self.params.global_reduce_tokens)
+        return fit_items(items, self.options.reduce_tokens)
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
         return self.reduce_items(question, await self.amap(question))
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        """Return what the reduce reads; with ``global_reduce_seeds``, every distinct order
+        """Return what the reduce reads; with ``reduce_seeds``, every distinct order
         of it (``Retrieval.orders``) and as items all the points any order holds. Orders are
         told apart by the texts the reduce prompt holds, so no draft repeats another's
         prompt."""
-        seeds = [self.shuffle_seed, *self.params.global_reduce_seeds]
+        seeds = [self.shuffle_seed, *self.options.reduce_seeds]
         orders: dict[tuple, list[ContextItem]] = {}
         for points in await self.amap_orders(question, seeds):
             items = self.reduce_items(question, points)
@@ -333,15 +308,13 @@ class GlobalSearch(Method):
         return Retrieval(list(shown.values()), [], list(orders.values()))
 
     async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
-        """Return the reduce's answer; with several orders (``global_reduce_seeds``), one
+        """Return the reduce's answer; with several orders (``reduce_seeds``), one
         draft per order, then one call that merges the distinct drafts.
 
         Why: the 1.5B reduce keeps different answer keywords when it reads the same points
-        in another order (benchmarks/global_noise.py: 8 of 18 thematic questions' keyword hit
-        changed between seeds, 7 by half or more). Why it is the default: over the demo's 30
-        thematic questions the merged answers win the head-to-head against naive RAG more
-        often than one reduce's, and they still win on 12 written after that choice, for 3
-        more calls (README, "Drafts under several orders"). A failed draft is dropped and
+        in another order, and the merged answers win the head-to-head against naive RAG more
+        often than one reduce's (docs/research-log.md, "Drafts under several orders"). A
+        failed draft is dropped and
         named in ``Answer.failures`` (the answer fails only when every draft did); a failed
         merge leaves the first draft.
         """

@@ -1,0 +1,64 @@
+"""BM25: the text units that share the question's rarest words, with no embedding and no graph.
+
+A lexical baseline (Robertson and Zaragoza, 2009) that every dense and graph method should
+beat: the text units are scored against the question's words by ``bm25s`` (English stop
+words dropped), and the best-scored ones are the context, as naive RAG takes them
+(``Method.chunk_context``). No LLM call at retrieval; one answer call with naive RAG's prompt.
+It is also the worked example of docs/methods.md: a method is this one module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import bm25s
+import numpy as np
+
+from graphrag import schemas as S
+from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.registry import register
+
+
+@dataclass
+class BM25Settings:
+    """``[query.bm25]``: the two constants of BM25's score."""
+
+    k1: float = 1.5
+    """How fast a word's score saturates as it repeats in a text unit."""
+    b: float = 0.75
+    """How much a long text unit's score is scaled down (0: not at all, 1: fully)."""
+
+
+def tokenize(texts: list[str]) -> list[list[str]]:
+    """Return each text's lower-cased words of two or more characters, stop words dropped."""
+    return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+
+
+@register("bm25", settings=BM25Settings, opt_in=True, order=90)
+class BM25Retrieval(Method):
+    options: BM25Settings
+
+    @cached_property
+    def scorer(self) -> bm25s.BM25:
+        """The BM25 index of the text units, built once per index."""
+        scorer = bm25s.BM25(k1=self.options.k1, b=self.options.b)
+        scorer.index(tokenize(list(self.index.text_units[S.TEXT])), show_progress=False)
+        return scorer
+
+    def ranking(self, question: str) -> list[int]:
+        """Return the rows of the text units, best BM25 score first (ties by row)."""
+        words = tokenize([question])[0]
+        if not words or not len(self.index.text_units):
+            return list(range(len(self.index.text_units)))
+        scores = self.scorer.get_scores(words)
+        return [int(r) for r in np.argsort(-scores, kind="stable")]
+
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        rows = self.ranking(question)
+        return Retrieval(
+            self.chunk_context(rows, question), self.text_unit_ids(rows[: self.ranking_depth()])
+        )
+
+    async def aretrieve(self, question: str) -> list[ContextItem]:
+        return (await self.aretrieve_ranked(question)).items
