@@ -448,8 +448,8 @@ def loop_cut(cache: Path) -> str:
 def _grounded_lost(text: str, offset: int, chunk: str) -> tuple[int, int]:
     """Return (entities, relationships) after ``offset`` of a record reply that its chunk
     grounds and that the text before ``offset`` does not already hold."""
+    from graphrag.index.extract.names import mentioned
     from graphrag.index.extract.records import parse_records
-    from graphrag.index.extract.stage import mentioned
 
     def grounded(part: str, kind: str) -> set[str]:
         parsed = parse_records(part)

@@ -8,14 +8,12 @@ import pytest
 from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, chunk_text, extraction_reply, names_in
 
 from graphrag import schemas as S
+from graphrag.index.extract.names import display_name, mentioned, name_key
 from graphrag.index.extract.stage import (
     REPEATED_NAME,
     SELF_LOOP,
-    display_name,
     drop_names_not_in_text,
     extract_graph,
-    mentioned,
-    name_key,
     parse_extraction,
 )
 from graphrag.settings import IndexSettings

@@ -16,7 +16,8 @@ import pytest
 
 from graphrag import prompts
 from graphrag.eval.judge import Judge
-from graphrag.index.extract.stage import extract_chunk, name_key
+from graphrag.index.extract.names import name_key
+from graphrag.index.extract.stage import extract_chunk
 from graphrag.llm.client import ChatLLM, parse_json_output, run_sync, track_usage
 from graphrag.settings import load_settings
 from graphrag.text.embeddings import Embedder

@@ -12,9 +12,10 @@ from conftest import REPO_ROOT, FakeLLM, Reply, names_in
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.extract.names import mentioned
 from graphrag.index.extract.record_calls import pack_text_units
 from graphrag.index.extract.records import RecordStop
-from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph, mentioned
+from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph
 from graphrag.settings import SettingsError
 from graphrag.text.documents import chunk_documents, load_documents
 

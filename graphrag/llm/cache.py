@@ -28,6 +28,7 @@ import functools
 import hashlib
 import json
 import os
+import platform
 import secrets
 import threading
 import time
@@ -459,8 +460,6 @@ def _cpu_name() -> str:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    import platform
-
     return platform.processor() or platform.machine() or "unknown CPU"
 
 

@@ -39,6 +39,7 @@ from graphrag.llm.cache import (
     canonical_json,
 )
 from graphrag.llm.coroutines import gather_with_progress, run_sync
+from graphrag.llm.embedded.server import EmbeddedServer, EmbeddedServerError
 from graphrag.llm.replies import JSONOutputError, parse_json_output
 from graphrag.llm.stream import STOP_HEADER, STOP_RULES, STOPPED_HEADER
 from graphrag.llm.usage import Usage, track_usage
@@ -123,8 +124,6 @@ def error_summary(err: BaseException, limit: int = 300) -> str:
 
 def _retryable(err: BaseException) -> bool:
     if isinstance(err, openai.APIConnectionError):
-        from graphrag.llm.embedded.server import EmbeddedServerError
-
         return not isinstance(err.__cause__, LLMError | EmbeddedServerError)
     if isinstance(err, openai.APIStatusError):
         return err.status_code == 429 or err.status_code >= 500
@@ -134,8 +133,6 @@ def _retryable(err: BaseException) -> bool:
 def _unwrap(err: BaseException, base_url: str) -> BaseException:
     """Return the error to show the user: cache refusals, a dead embedded server and
     unreachable endpoints by name."""
-    from graphrag.llm.embedded.server import EmbeddedServerError
-
     if isinstance(err.__cause__, LLMError | EmbeddedServerError):
         return err.__cause__
     if isinstance(err, openai.APIConnectionError):
@@ -195,8 +192,6 @@ class ChatLLM:
             self.base_url = settings.llm.base_url
             resolver = upstream
         else:
-            from graphrag.llm.embedded.server import EmbeddedServer
-
             self.server = EmbeddedServer(settings)
             self.base_url = EMBEDDED_PLACEHOLDER_URL
             resolver = upstream or self.server.ensure_running

@@ -19,8 +19,8 @@ import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.extract.names import mentioned
 from graphrag.index.extract.records import ParsedRecords, parse_records
-from graphrag.index.extract.stage import mentioned
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
 from graphrag.text.tokens import message_tokens

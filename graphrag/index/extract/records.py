@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphrag.index.extract.stage import mentioned, name_key
+from graphrag.index.extract.names import mentioned, name_key
 
 TUPLE = "<|>"
 RECORD = "##"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 
 import networkx as nx
@@ -13,15 +12,12 @@ from graphrag import schemas as S
 from graphrag.index.extract.grounding import ground_mentions
 from graphrag.index.graph.aliases import find_alias_pairs, merge_alias_mentions
 from graphrag.index.graph.sentence_edges import add_sentence_edges
+from graphrag.index.ids import stable_id
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
 from graphrag.llm.client import ChatLLM
 from graphrag.prompts import Messages
 from graphrag.settings import IndexSettings
 from graphrag.text import tokens
-
-
-def stable_id(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
 def _most_common(values: pd.Series) -> str:

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.index.pipeline import prose_communities
 from graphrag.index.reports.write import awrite_community_reports
+from graphrag.index.stages import prose_communities
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings

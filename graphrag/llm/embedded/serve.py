@@ -1,7 +1,8 @@
 """The embedded model's server process: llama.cpp's own HTTP server through ``xllamacpp``.
 
-Run by :mod:`graphrag.llm.embedded.server` as ``python -m graphrag.llm.embedded.serve ...``, never imported by
-the workbench itself. It lives in a child process rather than in the caller's because a
+Run by :mod:`graphrag.llm.embedded.server` as ``python -m graphrag.llm.embedded.serve ...``,
+never imported by the workbench itself. It lives in a child process rather than in the
+caller's because a
 native crash (an unsupported instruction, an out-of-memory kill) must end the server, not the
 researcher's run or Jupyter kernel; the caller then sees a dead server and restarts it.
 
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _exit_when_parent_dies(args.parent_fd, args.parent_pid)
 
+    # the optional [embedded] dependency, imported only in the server's own process
     import xllamacpp
 
     params = xllamacpp.CommonParams()
