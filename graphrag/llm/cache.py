@@ -328,7 +328,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                 hit = _hit(self.cache, key, request, streamed)  # another process recorded it
                 if hit is not None:
                     return hit
-                rule = stop_rule(request, body) if streamed else None
+                rule = stop_rule(body) if streamed else None
                 while not self.slots.acquire(blocking=False):
                     await asyncio.sleep(SLOT_POLL_SECONDS)
                 stopped = None

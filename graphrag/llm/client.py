@@ -41,7 +41,7 @@ from graphrag.llm.cache import (
 from graphrag.llm.coroutines import gather_with_progress, run_sync
 from graphrag.llm.embedded.server import EmbeddedServer, EmbeddedServerError
 from graphrag.llm.replies import JSONOutputError, parse_json_output
-from graphrag.llm.stream import STOP_HEADER, STOP_RULES, STOPPED_HEADER
+from graphrag.llm.stream import STOPPED_HEADER, StopRuleFactory, stopping
 from graphrag.llm.usage import Usage, track_usage
 from graphrag.settings import Settings
 
@@ -263,15 +263,17 @@ class ChatLLM:
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
         seed: int | None = None,
-        stop_rule: str | None = None,
+        stop_rule: StopRuleFactory | None = None,
         top_logprobs: int | None = None,
         frequency_penalty: float | None = None,
         grammar: str | None = None,
     ) -> Completion:
         """Return the model's reply to ``messages`` (from the cache when recorded).
 
-        ``stop_rule`` names a rule of graphrag/llm/stream.py (e.g. "records"): the reply is
-        streamed and ended where the rule says (a repetition loop), and recorded as ended.
+        ``stop_rule`` makes the caller's stop rule from the request body (e.g. the indexing's
+        ``RecordStop.for_request``): the reply is streamed and ended where the rule says (a
+        repetition loop), and recorded as ended (graphrag/llm/stream.py). The rule is not sent
+        and not part of the cache key.
         ``top_logprobs``: also ask for that many alternatives per token (OpenAI's
         ``logprobs``); the first token's are in ``Completion.first_token_logprobs``.
         ``frequency_penalty``: OpenAI's (query/loops.py re-asks a looping answer with it).
@@ -286,16 +288,10 @@ class ChatLLM:
             params["frequency_penalty"] = frequency_penalty
         if grammar is not None:
             params["extra_body"] = {"grammar": grammar}
-        if stop_rule and stop_rule not in STOP_RULES:
-            raise ValueError(f"unknown stop rule {stop_rule!r} (known: {', '.join(STOP_RULES)})")
         if stop_rule:
-            params |= {
-                "stream": True,
-                "stream_options": {"include_usage": True},
-                "extra_headers": {STOP_HEADER: stop_rule},
-            }
+            params |= {"stream": True, "stream_options": {"include_usage": True}}
         try:
-            with track_usage() as usage:
+            with track_usage() as usage, stopping(stop_rule):
                 async for attempt in self._retrying():
                     with attempt:
                         raw = await self.async_client().chat.completions.with_raw_response.create(
@@ -331,7 +327,7 @@ class ChatLLM:
         *,
         name: str = "output",
         max_tokens: int | None = None,
-        stop_rule: str | None = None,
+        stop_rule: StopRuleFactory | None = None,
     ) -> Any:
         """Return the model's reply parsed as JSON valid against ``schema``.
 
@@ -342,8 +338,8 @@ class ChatLLM:
         The first attempt's requests are exactly those of a call without retries.
         (graphrag/llm/replies.py)
 
-        ``stop_rule``: as in :meth:`achat` (a rule that closes the JSON it keeps, e.g.
-        "report_copies").
+        ``stop_rule``: as in :meth:`achat` (a rule that closes the JSON it keeps, e.g. the
+        reports' ``ReportCopyStop.for_request``).
         """
         return await llm_attempts.json_reply(self, messages, schema, name, max_tokens, stop_rule)
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import jsonschema
 
 from graphrag.llm.cache import CacheMissError, LLMError, canonical_json
+from graphrag.llm.stream import StopRuleFactory
 from graphrag.llm.usage import track_usage
 from graphrag.text import tokens
 
@@ -118,7 +119,7 @@ async def json_reply(
     schema: dict[str, Any],
     name: str,
     max_tokens: int | None,
-    stop_rule: str | None = None,
+    stop_rule: StopRuleFactory | None = None,
 ) -> Any:
     """Return ``llm``'s reply parsed as JSON valid against ``schema`` (see ChatLLM.ajson)."""
     messages, fields = json_request(llm.settings.llm.json_mode, messages, schema, name)

@@ -22,6 +22,7 @@ from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.llm_stage import arun_llm_stage, error_table
 from graphrag.index.reports.lines import parse_report_lines
+from graphrag.index.reports.stop import ReportCopyStop
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
 from graphrag.settings import IndexSettings
@@ -259,7 +260,7 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
             prompts.report_schema(settings.report_max_findings),
             name="community_report",
             max_tokens=settings.report_max_tokens,
-            stop_rule="report_copies" if settings.stop_report_copies else None,
+            stop_rule=ReportCopyStop.for_request if settings.stop_report_copies else None,
         )
     return tidy_report(report)
 
