@@ -13,7 +13,6 @@ from conftest import RECORDED_CACHE, FakeLLM, Reply
 from graphrag import prompts
 from graphrag.index.extract.record_calls import MALFORMED_RECORD, STOPPED_EARLY
 from graphrag.index.extract.records import (
-    EXAMPLE_COPIED,
     REPEATED,
     RecordStop,
     parse_records,
@@ -97,41 +96,12 @@ def test_a_looping_reply_ends_at_its_first_repeat_and_replays(
     assert fake_llm.calls == 1
 
 
-def test_a_copy_of_the_worked_example_ends_the_reply(fake_llm: FakeLLM, make_llm) -> None:
-    copied = '("entity"<|>Cliffport<|>geo<|>Town where the Dunmore Rowing Club is based.)\n'
-    reply = [*UNIQUE[:2], copied, *UNIQUE[2:]]
-    fake_llm.script(Reply(pieces=[p for line in reply for p in pieces(line)]))
-    llm = make_llm()
-    completion = run_sync(llm.achat(messages(), stop_rule=RecordStop.with_example))
-    assert completion.text == "".join(UNIQUE[:2])
-    assert completion.stopped_early == EXAMPLE_COPIED
-    # the loop rule alone lets it through: the grounding step drops the copied name
-    fake_llm.script(Reply(pieces=[p for line in reply for p in pieces(line)]))
-    whole = run_sync(
-        llm.achat([*messages(), *user_turn("again")], stop_rule=RecordStop.for_request)
-    )
-    assert whole.text == "".join(reply) and whole.stopped_early is None
-
-
 def test_a_lone_repeat_is_not_a_loop(fake_llm: FakeLLM, make_llm) -> None:
     reply = [*UNIQUE[:3], UNIQUE[0], UNIQUE[3], "<|COMPLETE|>"]
     fake_llm.script(Reply(pieces=[p for line in reply for p in pieces(line)]))
     completion = run_sync(make_llm().achat(messages(), stop_rule=RecordStop.for_request))
     assert completion.text == "".join(reply) and completion.stopped_early is None
     assert parse_records(completion.text).duplicates == 1  # the parser drops it
-
-
-def user_turn(text: str) -> list[dict[str, str]]:
-    return [{"role": "assistant", "content": "ok"}, {"role": "user", "content": text}]
-
-
-def test_an_example_name_the_text_mentions_is_not_a_copy(fake_llm: FakeLLM, make_llm) -> None:
-    text = "Lena Ortiz moved from Cliffport to Kestrel Bay."
-    line = '("entity"<|>Cliffport<|>geo<|>Town Lena Ortiz left.)\n'
-    fake_llm.script(Reply(pieces=[line, "<|COMPLETE|>"]))
-    request = prompts.extract_graph_records(text, TYPES)
-    completion = run_sync(make_llm().achat(request, stop_rule=RecordStop.with_example))
-    assert completion.text == line + "<|COMPLETE|>" and completion.stopped_early is None
 
 
 def test_a_stream_without_loop_is_recorded_whole_with_the_servers_usage(

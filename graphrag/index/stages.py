@@ -100,7 +100,7 @@ def merge_and_summarize(
     description_of.update(zip(summarized[S.ID], summarized[S.DESCRIPTION], strict=True))
     entities = entities.drop(columns=[S.DESCRIPTIONS])
     entities[S.DESCRIPTION] = entities[S.ID].map(description_of)
-    relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
+    relationships, more = summarize_relationships(relationships, ctx.llm, ctx.progress)
     entities, relationships = add_degrees(
         entities, relationships, build_graph(entities, relationships)
     )
@@ -191,7 +191,6 @@ def write_reports(
         ctx.settings.index,
         ctx.progress,
         known_reports=known,
-        text_units=tables.get("text_units"),
     )
     if len(templates):
         reports = pd.concat([reports, templates], ignore_index=True)

@@ -65,6 +65,10 @@ __all__ = [
 # which the transport replaces with the embedded server's real address when, and only when, a
 # request misses the cache.
 EMBEDDED_PLACEHOLDER_URL = f"http://{EMBEDDED_HOST}/v1"
+# Seconds before the first retry of a failed call (llm.max_retries); doubled per retry, up to
+# RETRY_BACKOFF_MAX.
+RETRY_BACKOFF = 1.0
+RETRY_BACKOFF_MAX = 30.0
 
 
 @dataclass
@@ -251,7 +255,9 @@ class ChatLLM:
         return AsyncRetrying(
             retry=retry_if_exception(_retryable),
             stop=stop_after_attempt(llm.max_retries + 1),
-            wait=wait_exponential(multiplier=llm.retry_backoff, min=llm.retry_backoff, max=30),
+            wait=wait_exponential(
+                multiplier=RETRY_BACKOFF, min=RETRY_BACKOFF, max=RETRY_BACKOFF_MAX
+            ),
             reraise=True,
         )
 
@@ -266,7 +272,6 @@ class ChatLLM:
         stop_rule: StopRuleFactory | None = None,
         top_logprobs: int | None = None,
         frequency_penalty: float | None = None,
-        grammar: str | None = None,
     ) -> Completion:
         """Return the model's reply to ``messages`` (from the cache when recorded).
 
@@ -277,8 +282,6 @@ class ChatLLM:
         ``top_logprobs``: also ask for that many alternatives per token (OpenAI's
         ``logprobs``); the first token's are in ``Completion.first_token_logprobs``.
         ``frequency_penalty``: OpenAI's (query/loops.py re-asks a looping answer with it).
-        ``grammar``: llama.cpp's constrained-decoding grammar, sent in the request body
-        (``llm.json_mode = "llguidance"``: graphrag/llm/replies.py).
         """
         params = self._params(messages, max_tokens, temperature, response_format, seed)
         if top_logprobs:
@@ -286,8 +289,6 @@ class ChatLLM:
         # sent only when asked, so every key recorded without them stays as it was
         if frequency_penalty is not None:
             params["frequency_penalty"] = frequency_penalty
-        if grammar is not None:
-            params["extra_body"] = {"grammar": grammar}
         if stop_rule:
             params |= {"stream": True, "stream_options": {"include_usage": True}}
         try:

@@ -61,20 +61,14 @@ def parse_json_output(text: str, schema: dict[str, Any]) -> Any:
     return value
 
 
-LLGUIDANCE_COMPACT = {"whitespace_flexible": False}  # llguidance's JSON options: no layout
-
-
 def json_request(
     json_mode: str, messages: list[dict[str, str]], schema: dict[str, Any], name: str
 ) -> tuple[list[dict[str, str]], dict[str, Any]]:
-    """Return the messages and the request fields (``response_format`` or ``grammar``) that
-    ask for JSON in ``json_mode``.
+    """Return the messages and the request fields (``response_format``) that ask for JSON in
+    ``json_mode``.
 
-    ``json_schema`` hands the schema to the endpoint; ``llguidance`` hands it over as
-    llama.cpp's llguidance grammar with its whitespace option off, so the reply is compact
-    JSON (the endpoint's json_schema path allows any layout, and the 1.5B model pretty-prints
-    what it is asked to write on one line); otherwise the schema is written into the system
-    message (and ``json_object`` asks for any JSON value).
+    ``json_schema`` hands the schema to the endpoint; otherwise the schema is written into the
+    system message (and ``json_object`` asks for any JSON value).
     """
     if json_mode == "json_schema":
         return messages, {
@@ -83,12 +77,6 @@ def json_request(
                 "json_schema": {"name": name, "schema": schema, "strict": True},
             }
         }
-    if json_mode == "llguidance":
-        # Key order kept: llguidance writes an object's properties in the schema's order.
-        compact = json.dumps(
-            {"x-guidance": LLGUIDANCE_COMPACT, **schema}, ensure_ascii=False, separators=(",", ":")
-        )
-        return messages, {"grammar": f"%llguidance {{}}\nstart: %json {compact}"}
     instruction = (
         "Reply with one JSON value only, no prose, valid against this JSON "
         f"schema:\n{canonical_json(schema)}"

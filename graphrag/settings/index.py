@@ -26,12 +26,6 @@ class IndexSettings:
     seed: int = 0xDEADBEEF
     community_algorithm: Literal["graspologic", "leidenalg"] = "graspologic"
     report_context_tokens: int = 2000
-    # tokens of the community's own source text (its chunks that mention the most of its
-    # entities, whole) added after the graph context, so a report can keep the dates, numbers
-    # and events that entity descriptions lose (Microsoft GraphRAG's text-based reports); 0:
-    # the graph context alone, the default: on the demo it made global search's answers to the
-    # global questions hit fewer keywords (README, "Reports")
-    report_text_tokens: int = 0
     # a report's findings, at most, and each finding's explanation in sentences, at most: the
     # 1.5B model fills the room it is given with restatement (the demo's 7 LLM reports wrote
     # 4,590 completion tokens with 3 sentences, 3,333 with 2; README, "The pipe style")
@@ -56,17 +50,6 @@ class IndexSettings:
     # records format: a reply that ended with two or more entities and no relationship gets the
     # follow-up call a looping reply gets, asking for the relationships only
     relationships_follow_up: bool = True
-    # Description summaries read descriptions packed into an input budget (most frequent and
-    # longest first) and keep every date, number and name; relationships stated many times are
-    # summarized too (index/graph.py)
-    summary_input_tokens: int = 1500  # descriptions packed into one summary's input
-    summary_max_tokens: int = 200  # a description summary's output budget
-    relationship_summary_min: int = 3  # summarize a pair's descriptions when more than this
-    relationship_summary_tokens: int = 150  # or when joined they exceed this many tokens
-    report_max_tokens: int = 1200  # completion cap of a report
-    # how a report is asked for: "json" (report_schema) or "lines" ("# title", a summary line,
-    # "Rating: n - why", a "- finding: explanation" line each; index/report_lines.py reads it)
-    report_format: Literal["json", "lines"] = "json"
     # merge "KBMI" into "Kestrel Bay Marine Institute" when the text defines it or the initials of a
     # co-occurring entity spell it (index/aliases.py)
     merge_aliases: bool = True
@@ -78,9 +61,6 @@ class IndexSettings:
     # records format: stream each extraction reply and end it where a repetition loop starts
     # (two lines in a row repeating earlier ones), keeping what came before (llm_stream.py)
     stop_repeats: bool = True
-    # with stop_repeats: also end it at the first record naming a worked-example entity the
-    # text does not mention (off: on the demo the model goes on with real records after one)
-    stop_example_copies: bool = False
     # JSON reports: stream each report and end it at the first finding (after the first) that
     # copies the report's summary or another finding, closing the JSON (index/report_stop.py)
     stop_report_copies: bool = True
@@ -104,6 +84,3 @@ class IndexSettings:
     # them names together, the sentence as description, when the LLM did not (0: off; no LLM
     # call; index/sentence_edges.py)
     sentence_edges_max_entities: int = 4
-    # with gleanings > 0: ask a yes/no question (2 tokens) before each gleaning round and
-    # glean only on "yes" (False: glean every round)
-    gleaning_check: bool = False

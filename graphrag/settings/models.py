@@ -19,16 +19,8 @@ class LLMSettings:
     timeout: float = 900.0
     concurrency: int = 4  # requests in flight; the embedded server queues beyond its 2 slots
     max_retries: int = 4
-    retry_backoff: float = 1.0  # seconds before the first retry; doubles per retry, up to 30
     seed: int = 7
-    # How to ask for JSON: "json_schema" (server enforces the schema), "json_object"
-    # (server guarantees JSON only), "prompt" (schema in the prompt; validate and repair), or
-    # "llguidance": the schema as llama.cpp's llguidance grammar with no layout whitespace, so
-    # the reply is compact JSON (the embedded engine has llguidance; a llama.cpp server built
-    # without it, or another endpoint, rejects the request). Not the default: held to one line
-    # the 1.5B model closes arrays sooner (the demo's reports wrote 11 findings, not 17; global
-    # search's map picked nothing: README, "Compact JSON, tried and left off")
-    json_mode: Literal["json_schema", "json_object", "prompt", "llguidance"] = "json_schema"
+    json_mode: Literal["json_schema", "json_object", "prompt"] = "json_schema"
     json_repair_rounds: int = 2
     # Tokens one request may use (prompt + reply); bounds JSON re-asks and repair prompts.
     # 0: the embedded server's per-slot context (embedded.ctx_size / embedded.parallel), and
@@ -55,10 +47,7 @@ class EmbeddedServerSettings:
     parallel: int = 2
     threads: int = 2
     batch_size: int = 512
-    cache_reuse: int = 0  # llama.cpp --cache-reuse: min chunk re-used from a slot's KV by shifting
     startup_timeout: float = 300.0
-    max_restarts: int = 2  # a server that dies mid-run is restarted this many times at most
-    keep_logs: int = 20  # server-*.log files kept in ~/.cache/graphrag-workbench (newest)
 
 
 @dataclass

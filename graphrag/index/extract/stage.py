@@ -153,9 +153,7 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
     """Return the merged JSON of the first extraction and any gleaning rounds for one chunk.
 
     A gleaning round that fails keeps what the rounds before it found; its error is listed
-    under ``"errors"`` (and becomes an errors row), so the next run tries it again. With
-    ``index.gleaning_check`` a round runs only if a yes/no call says the last reply missed
-    something.
+    under ``"errors"`` (and becomes an errors row), so the next run tries it again.
     """
     if settings.extraction_format == "records":
         return await extract_chunk_records(llm, text, settings)
@@ -171,8 +169,6 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
     }
     for round_number in range(1, settings.gleanings + 1):
         try:
-            if settings.gleaning_check and not await _worth_gleaning(llm, messages, result):
-                break
             messages = prompts.glean_more(messages, canonical_json(result))
             result = await llm.ajson(messages, schema, name="graph_extraction")
         except CacheMissError:
@@ -204,18 +200,6 @@ async def _extract_packed(
     llm: ChatLLM, texts: list[str], settings: IndexSettings
 ) -> list[dict[str, Any]]:
     return await extract_packed_records(llm, texts, settings)
-
-
-async def _worth_gleaning(
-    llm: ChatLLM, messages: list[dict[str, str]], result: dict[str, Any]
-) -> bool:
-    """Return whether the model says its last reply missed something (a 2-token Y/N call,
-    far cheaper than a gleaning round that finds nothing)."""
-    completion = await llm.achat(
-        prompts.glean_check(messages, canonical_json(result)),
-        max_tokens=prompts.GLEAN_CHECK_MAX_TOKENS,
-    )
-    return completion.text.strip().upper().startswith("Y")
 
 
 def reextract_empty(

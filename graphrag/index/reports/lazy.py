@@ -99,7 +99,6 @@ async def aensure_reports(
         known_reports=known,
         # the children a parent may substitute, exactly as indexing passes them
         hierarchy=communities[prose_communities(communities, settings)],
-        text_units=index.text_units,
     )
     reports[S.FULL_CONTENT_EMBEDDING] = (
         [list(map(float, v)) for v in embedder.embed(list(reports[S.FULL_CONTENT]))]
