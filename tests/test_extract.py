@@ -16,7 +16,7 @@ from graphrag.index.extract.stage import (
     extract_graph,
     parse_extraction,
 )
-from graphrag.settings import IndexSettings
+from graphrag.settings import IndexSettings, SettingsError, load_settings
 from graphrag.text.documents import chunk_documents, load_documents
 
 # --------------------------------------------------------------------------- names
@@ -281,3 +281,12 @@ def test_gleaning_stops_at_a_round_that_finds_nothing(fake_llm: FakeLLM, make_ll
     entities, _, _, _ = extract_graph(units, llm, llm.settings.index, False)
     assert fake_llm.calls == 2
     assert list(entities[S.TITLE]) == ["Mara Okafor"]
+
+
+def test_gleanings_under_the_records_format_are_rejected_by_name() -> None:
+    """Gleaning rounds are asked in the JSON format only: asked for with records, they would
+    silently do nothing."""
+    with pytest.raises(SettingsError, match=r"index\.gleanings = 2 does nothing with index\.ex"):
+        load_settings(env={}, overrides={"index": {"gleanings": 2}})
+    json_gleaning = {"index": {"gleanings": 2, "extraction_format": "json"}}
+    assert load_settings(env={}, overrides=json_gleaning).index.gleanings == 2
