@@ -90,7 +90,7 @@ def test_a_record_names_the_machine_its_seconds_are_from(fake_llm: FakeLLM, make
     """Sessions change machines, so a recorded call's seconds say which machine they are
     from: a server on this machine by its CPU and cores, another endpoint by its host.
     A replay reports the recorded host; a record from before hosts were is "unknown"."""
-    from graphrag.llm.cache import EMBEDDED_HOST, recording_host
+    from graphrag.llm.transport import EMBEDDED_HOST, recording_host
     from graphrag.llm.usage import Usage
 
     here = recording_host("127.0.0.1")

@@ -3,7 +3,7 @@
 A question's way to the model and back: a method calls :meth:`ChatLLM.achat` (or
 :meth:`ChatLLM.ajson` / :meth:`ChatLLM.atext` for a checked reply, see
 graphrag/llm/replies.py), which sends an ``openai`` request through the
-:class:`~graphrag.llm.cache.RecordingTransport` (cache hit, or one bounded live call that is
+:class:`~graphrag.llm.transport.RecordingTransport` (cache hit, or one bounded live call that is
 stored), with retries on transport errors; the usage of every call is counted in the open
 :func:`~graphrag.llm.usage.track_usage` scopes. The blocking :meth:`ChatLLM.chat` and
 :meth:`ChatLLM.json` run the same coroutines (graphrag/llm/coroutines.py).
@@ -28,12 +28,8 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from graphrag.llm import replies as llm_attempts
 from graphrag.llm.cache import (
-    CACHE_KEY_HEADER,
-    EMBEDDED_HOST,
     CacheMissError,
-    LiveEndpoint,
     LLMError,
-    RecordingTransport,
     ResponseCache,
     UnrecordableRequestError,
     canonical_json,
@@ -42,6 +38,7 @@ from graphrag.llm.coroutines import gather_with_progress, run_sync
 from graphrag.llm.embedded.server import EmbeddedServer, EmbeddedServerError
 from graphrag.llm.replies import JSONOutputError, parse_json_output
 from graphrag.llm.stream import STOPPED_HEADER, StopRuleFactory, stopping
+from graphrag.llm.transport import CACHE_KEY_HEADER, EMBEDDED_HOST, LiveEndpoint, RecordingTransport
 from graphrag.llm.usage import Usage, track_usage
 from graphrag.settings import Settings
 
@@ -61,7 +58,7 @@ __all__ = [
     "track_usage",
 ]
 
-# The base URL the openai client is given for the embedded model (llm_cache.EMBEDDED_HOST),
+# The base URL the openai client is given for the embedded model (transport.EMBEDDED_HOST),
 # which the transport replaces with the embedded server's real address when, and only when, a
 # request misses the cache.
 EMBEDDED_PLACEHOLDER_URL = f"http://{EMBEDDED_HOST}/v1"
