@@ -45,7 +45,6 @@ from statistics import mean
 from typing import Any
 
 from graphrag.index.lean import LEAN_INDEX_SETTINGS
-from graphrag.index.reports.lines import format_report_lines
 from graphrag.index.reports.stop import COPY_CHARS, MIN_JUDGED, ReportCopyStop, normalized
 from graphrag.llm.cache import ResponseCache
 from graphrag.settings import REPO_ROOT, repo_relative
@@ -393,6 +392,57 @@ def _item_starts(reply: str) -> list[int]:
     return starts
 
 
+EXAMPLE_COPIED = "worked example copied"
+
+
+def example_copy_stop(body: dict[str, Any]) -> Any:
+    """Return the loop rule that also stops at the first record naming an entity of the
+    prompt's worked example (the records of its earlier assistant turns) that the text (its
+    last message) does not mention: the arm ``index.stop_example_copies`` that was tried and
+    left off, kept here to measure what it would lose."""
+    from graphrag.index.extract.names import mentioned, name_key
+    from graphrag.index.extract.records import RECORD, RecordStop, parse_record
+
+    def names(kind: str, record: dict[str, Any]) -> list[str]:
+        return [record["name"]] if kind == "entity" else [record["source"], record["target"]]
+
+    def records(text: str) -> list[tuple[str, dict[str, Any]]]:
+        found = []
+        for part in (p.strip() for line in text.splitlines() for p in line.split(RECORD)):
+            record, kind, _ = parse_record(part) if part else (None, "", [])
+            if record is not None:
+                found.append((kind, record))
+        return found
+
+    messages = body.get("messages") or []
+    text = str(messages[-1].get("content", "")) if messages else ""
+    example = {
+        name_key(n)
+        for m in messages[:-1]
+        if m.get("role") == "assistant"
+        for kind, record in records(str(m.get("content", "")))
+        for n in names(kind, record)
+        if not mentioned(n, text)
+    }
+
+    class ExampleCopyStop(RecordStop):
+        def __init__(self) -> None:
+            super().__init__()
+            self._scanned = 0
+
+        def check(self, partial: str) -> tuple[int, str] | None:
+            while (end := partial.find("\n", self._scanned)) >= 0:
+                start, self._scanned = self._scanned, end + 1
+                for kind, record in records(partial[start:end]):
+                    if any(name_key(n) in example for n in names(kind, record)):
+                        return start, EXAMPLE_COPIED
+                if (cut := super().check(partial[: end + 1])) is not None:
+                    return cut
+            return None
+
+    return ExampleCopyStop()
+
+
 def loop_cut(cache: Path) -> str:
     """Return what the repeat detector (``index.stop_repeats``) would have cut from the
     recorded extraction replies: each reply as records, read by the stop rule for its own
@@ -409,7 +459,7 @@ def loop_cut(cache: Path) -> str:
     lines = []
     for rule_name, make_rule in (
         ("loops (stop_repeats)", RecordStop.for_request),
-        ("loops + example copies (stop_example_copies)", RecordStop.with_example),
+        ("loops + example copies (stop_example_copies)", example_copy_stop),
     ):
         stopped = json_cut = lost_entities = lost_relationships = 0
         reasons: dict[str, int] = {}
@@ -448,8 +498,8 @@ def loop_cut(cache: Path) -> str:
 def _grounded_lost(text: str, offset: int, chunk: str) -> tuple[int, int]:
     """Return (entities, relationships) after ``offset`` of a record reply that its chunk
     grounds and that the text before ``offset`` does not already hold."""
+    from graphrag.index.extract.names import mentioned
     from graphrag.index.extract.records import parse_records
-    from graphrag.index.extract.stage import mentioned
 
     def grounded(part: str, kind: str) -> set[str]:
         parsed = parse_records(part)
@@ -485,6 +535,22 @@ def _report_replies(cache: Path) -> list[tuple[dict[str, Any], str, dict[str, An
         if isinstance(value, dict):
             found.append((record, text, value))
     return found
+
+
+def format_report_lines(report: dict) -> str:
+    """Return a report dict as plain lines (``# title``, the summary, ``Rating: n - why``, a
+    ``- summary: explanation`` line per finding; a missing field left empty): what the
+    recorded JSON reports would cost in the plain-lines form that was tried and left off
+    (README, "Reports as plain lines")."""
+    findings = report.get("findings") or []
+    return "\n".join(
+        [
+            f"# {report.get('title', '')}",
+            str(report.get("summary", "")),
+            f"Rating: {report.get('rating', '')} - {report.get('rating_explanation', '')}",
+            *(f"- {f.get('summary', '')}: {f.get('explanation', '')}" for f in findings),
+        ]
+    )
 
 
 def report_layout(cache: Path) -> str:

@@ -14,7 +14,8 @@ import re
 import time
 from pathlib import Path
 
-from graphrag.index.extract.stage import extract_chunk, name_key
+from graphrag.index.extract.names import name_key
+from graphrag.index.extract.stage import extract_chunk
 from graphrag.llm.client import ChatLLM, run_sync, track_usage
 from graphrag.llm.embedded.weights import assemble_weights
 from graphrag.settings import load_settings

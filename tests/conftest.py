@@ -26,11 +26,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from graphrag.llm import client as llm_client
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import REPO_ROOT, Settings, load_settings
 
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
 NO_ENDPOINT = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
+
+
+@pytest.fixture(autouse=True)
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 10 ms backoff before a retry, so a test of retries costs milliseconds."""
+    monkeypatch.setattr(llm_client, "RETRY_BACKOFF", 0.01)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -270,7 +277,7 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
 
     def build(base_url: str = NO_ENDPOINT, **sections: dict[str, Any]) -> Settings:
         overrides: dict[str, dict[str, Any]] = {
-            "llm": {"base_url": base_url, "max_retries": 0, "retry_backoff": 0.01},
+            "llm": {"base_url": base_url, "max_retries": 0},
             "cache": {"path": str(tmp_path / "llm_cache")},
             "embeddings": {"cache_path": str(tmp_path / "embeddings.sqlite")},
         }

@@ -13,9 +13,9 @@ from conftest import JSON_EXTRACTION, REPO_ROOT, FakeLLM, chunk_text, indexing_m
 from test_graph import entity_mentions, relationship_mentions
 
 from graphrag import schemas as S
+from graphrag.index.extract.names import name_key
 from graphrag.index.extract.nlp import extract_graph_nlp
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
-from graphrag.index.extract.stage import name_key
 from graphrag.index.graph.aliases import (
     ALIAS_SELF_LOOP,
     definitions,
@@ -25,7 +25,8 @@ from graphrag.index.graph.aliases import (
     merge_alias_mentions,
 )
 from graphrag.index.incremental import update_index
-from graphrag.index.pipeline import IndexContext, build_index, graph_stage
+from graphrag.index.pipeline import build_index
+from graphrag.index.stages import IndexContext, graph_stage
 from graphrag.index.store import load_index
 from graphrag.llm.client import ChatLLM
 from graphrag.text.documents import chunk_documents, load_documents

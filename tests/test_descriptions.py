@@ -4,11 +4,13 @@ relationship descriptions summarized when many or long."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import FakeLLM
 from test_graph import entity_mentions, relationship_mentions
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.graph import merge
 from graphrag.index.graph.merge import (
     merge_entities,
     merge_relationships,
@@ -62,7 +64,7 @@ def test_packing_keeps_the_order_and_the_budget() -> None:
 
 
 def test_a_summary_reads_a_packed_input_within_its_output_budget(
-    fake_llm: FakeLLM, make_llm
+    fake_llm: FakeLLM, make_llm, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows = [
         ("Hub", "hub", "organization", f"In {1990 + i} the Hub hired {i} divers.", f"u{i}")
@@ -70,7 +72,8 @@ def test_a_summary_reads_a_packed_input_within_its_output_budget(
     ] + [("Solo", "solo", "person", "Only one.", "u0")]
     entities = merge_entities(entity_mentions(*rows), by_frequency=True)
     fake_llm.respond_with(lambda body: "Merged facts.")
-    llm = make_llm(index={"summary_input_tokens": 120})
+    monkeypatch.setattr(merge, "SUMMARY_INPUT_TOKENS", 120)
+    llm = make_llm()
     result, errors = summarize_entities(entities, llm, llm.settings.index, progress=False)
 
     assert errors.empty
@@ -114,7 +117,7 @@ def test_relationship_summary_is_triggered_by_count_or_length(fake_llm: FakeLLM,
     )
     fake_llm.respond_with(lambda body: "Summarized pair.")
     llm = make_llm()
-    result, errors = summarize_relationships(relationships, llm, llm.settings.index, False)
+    result, errors = summarize_relationships(relationships, llm, False)
 
     assert errors.empty
     assert S.DESCRIPTIONS not in result.columns
@@ -138,7 +141,7 @@ def test_a_failed_relationship_summary_keeps_the_joined_text(fake_llm: FakeLLM, 
     relationships = pair_tables({("Ana", "Cy"): [f"project {i}" for i in range(5)]})
     fake_llm.respond_with(lambda body: "")
     llm = make_llm()
-    result, errors = summarize_relationships(relationships, llm, llm.settings.index, False)
+    result, errors = summarize_relationships(relationships, llm, False)
     assert result[S.DESCRIPTION].iloc[0] == "; ".join(f"project {i}" for i in range(5))
     assert errors[S.STAGE].tolist() == ["summarize_relationships"]
 

@@ -8,17 +8,15 @@ import pytest
 from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, chunk_text, extraction_reply, names_in
 
 from graphrag import schemas as S
+from graphrag.index.extract.names import display_name, mentioned, name_key
 from graphrag.index.extract.stage import (
     REPEATED_NAME,
     SELF_LOOP,
-    display_name,
     drop_names_not_in_text,
     extract_graph,
-    mentioned,
-    name_key,
     parse_extraction,
 )
-from graphrag.settings import IndexSettings
+from graphrag.settings import IndexSettings, SettingsError, load_settings
 from graphrag.text.documents import chunk_documents, load_documents
 
 # --------------------------------------------------------------------------- names
@@ -269,58 +267,26 @@ def test_ground_drops_names_the_chunk_never_mentions_and_their_relationships() -
     assert mentioned("mara okafor", text) and not mentioned("Mara Okafor Smith", text)
 
 
-def gleaning_model(answers: dict[str, list[str]]):
-    """Return a fake model for the gleaning check: extraction and gleaning replies in order
-    (``answers["json"]``), Y/N answers to the check in order (``answers["check"]``)."""
-
-    def reply(body: dict) -> str:
-        asked = body["messages"][-1]["content"]
-        return answers["check" if "single letter: Y or N" in asked else "json"].pop(0)
-
-    return reply
-
-
-MORE = {
-    "entities": [{"name": "Jonah Whitlow", "type": "person", "description": "Engineer."}],
-    "relationships": [],
-}
 FIRST = {
     "entities": [{"name": "Mara Okafor", "type": "person", "description": "Director."}],
     "relationships": [],
 }
 
 
-def test_gleaning_check_no_skips_the_gleaning_round(fake_llm: FakeLLM, make_llm) -> None:
-    answers = {"json": [json.dumps(FIRST)], "check": ["N"]}
-    fake_llm.respond_with(gleaning_model(answers))
-    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 2, "gleaning_check": True})
-    units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
-    entities, _, errors, _ = extract_graph(units, llm, llm.settings.index, False)
-    assert fake_llm.calls == 2 and errors.empty  # extraction + one 2-token check
-    assert fake_llm.requests[1]["max_tokens"] == 2
-    assert "response_format" not in fake_llm.requests[1]
-    assert entities[S.NAME_KEY].tolist() == ["mara okafor"]
-    assert answers == {"json": [], "check": []}
-
-
-def test_gleaning_check_yes_gleans_until_a_no(fake_llm: FakeLLM, make_llm) -> None:
-    answers = {"json": [json.dumps(FIRST), json.dumps(MORE)], "check": ["Y", "N"]}
-    fake_llm.respond_with(gleaning_model(answers))
-    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 3, "gleaning_check": True})
-    units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
-    entities, _, errors, _ = extract_graph(units, llm, llm.settings.index, False)
-    # extraction, check (Y), gleaning round, check (N): no second round
-    assert fake_llm.calls == 4 and errors.empty
-    assert "were missed" in fake_llm.last_user(2)
-    assert sorted(entities[S.NAME_KEY]) == ["jonah whitlow", "mara okafor"]
-    assert answers == {"json": [], "check": []}
-
-
-def test_without_the_check_gleaning_asks_no_question(fake_llm: FakeLLM, make_llm) -> None:
+def test_gleaning_stops_at_a_round_that_finds_nothing(fake_llm: FakeLLM, make_llm) -> None:
     nothing = {"entities": [], "relationships": []}
-    answers = {"json": [json.dumps(FIRST), json.dumps(nothing)], "check": []}
-    fake_llm.respond_with(gleaning_model(answers))
+    fake_llm.script(json.dumps(FIRST), json.dumps(nothing))
     llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 2})
     units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
-    extract_graph(units, llm, llm.settings.index, False)
-    assert fake_llm.calls == 2 and answers == {"json": [], "check": []}
+    entities, _, _, _ = extract_graph(units, llm, llm.settings.index, False)
+    assert fake_llm.calls == 2
+    assert list(entities[S.TITLE]) == ["Mara Okafor"]
+
+
+def test_gleanings_under_the_records_format_are_rejected_by_name() -> None:
+    """Gleaning rounds are asked in the JSON format only: asked for with records, they would
+    silently do nothing."""
+    with pytest.raises(SettingsError, match=r"index\.gleanings = 2 does nothing with index\.ex"):
+        load_settings(env={}, overrides={"index": {"gleanings": 2}})
+    json_gleaning = {"index": {"gleanings": 2, "extraction_format": "json"}}
+    assert load_settings(env={}, overrides=json_gleaning).index.gleanings == 2

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from conftest import FakeLLM, Reply
 
 from graphrag import schemas as S
 from graphrag.index.extract.stage import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
+from graphrag.index.graph import merge
 from graphrag.index.graph.merge import (
     add_degrees,
     build_graph,
@@ -103,7 +105,9 @@ def test_merge_relationships_merges_undirected_pairs() -> None:
     assert flipped[S.ID].tolist() == relationships[S.ID].tolist()  # id of the unordered pair
 
 
-def test_summaries_only_for_entities_with_several_descriptions(fake_llm: FakeLLM, make_llm) -> None:
+def test_summaries_only_for_entities_with_several_descriptions(
+    fake_llm: FakeLLM, make_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
     entities = pd.DataFrame(
         {
             S.ID: ["e1", "e2", "e3", "e4", "e5"],
@@ -120,7 +124,8 @@ def test_summaries_only_for_entities_with_several_descriptions(fake_llm: FakeLLM
 
     fake_llm.respond_with(reply)
     # threshold 0: every entity with several descriptions is summarized, however short
-    llm = make_llm(index={"summary_threshold_tokens": 0, "summary_max_tokens": 33})
+    monkeypatch.setattr(merge, "SUMMARY_MAX_TOKENS", 33)
+    llm = make_llm(index={"summary_threshold_tokens": 0})
     result, errors = summarize_entities(entities, llm, llm.settings.index, False)
     assert fake_llm.calls == 3
     asked = sorted(b["messages"][-1]["content"].splitlines()[0] for b in fake_llm.requests)

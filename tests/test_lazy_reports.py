@@ -23,13 +23,14 @@ from test_reports import context_of
 
 from graphrag import schemas as S
 from graphrag.index.incremental import update_index
-from graphrag.index.pipeline import IndexContext, build_index, prose_communities, write_reports
+from graphrag.index.pipeline import build_index
 from graphrag.index.reports.lazy import (
     aensure_reports,
     built_settings,
     is_lazy,
     missing_communities,
 )
+from graphrag.index.stages import IndexContext, prose_communities, write_reports
 from graphrag.index.store import Index, load_index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync

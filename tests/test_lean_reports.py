@@ -12,8 +12,8 @@ from __future__ import annotations
 from conftest import FakeLLM, prompt_kind, report_reply
 
 from graphrag import schemas as S
-from graphrag.index.pipeline import IndexContext, write_reports
 from graphrag.index.reports.write import report_title_and_summary
+from graphrag.index.stages import IndexContext, write_reports
 from graphrag.llm.client import ChatLLM, track_usage
 from graphrag.settings import Settings
 

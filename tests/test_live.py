@@ -16,7 +16,8 @@ import pytest
 
 from graphrag import prompts
 from graphrag.eval.judge import Judge
-from graphrag.index.extract.stage import extract_chunk, name_key
+from graphrag.index.extract.names import name_key
+from graphrag.index.extract.stage import extract_chunk
 from graphrag.llm.client import ChatLLM, parse_json_output, run_sync, track_usage
 from graphrag.settings import load_settings
 from graphrag.text.embeddings import Embedder
@@ -97,35 +98,6 @@ def test_live_ragas_faithfulness_on_one_answer(live):
     assert result.usage.calls >= 2, "faithfulness makes a statements call and a verdict call"
     assert result.error is None, result.error
     assert not math.isnan(result.value) and result.value >= 0.5
-
-
-def test_live_llguidance_json_mode_gets_compact_schema_valid_json(live, tmp_path):
-    """``llm.json_mode = "llguidance"``: the embedded engine takes the schema as an llguidance
-    grammar without layout whitespace, so the reply has no line breaks or indentation (under
-    ``json_schema`` the model pretty-prints it) and still validates."""
-    settings, _ = live
-    compact = dataclasses.replace(
-        settings,
-        llm=dataclasses.replace(settings.llm, json_mode="llguidance"),
-        cache=dataclasses.replace(settings.cache, path=str(tmp_path / "cache")),
-    )
-    llm = ChatLLM(compact)
-    try:
-        schema = prompts.extraction_schema(settings.index.entity_types, 20, 20)
-        messages = [
-            {"role": "system", "content": "List the entities and relationships as JSON."},
-            {"role": "user", "content": PARAGRAPH},
-        ]
-        with track_usage() as usage:
-            value = llm.json(messages, schema, name="extraction")
-        assert usage.calls == 1 and usage.cache_hits == 0
-        parse_json_output(json.dumps(value), schema)  # raises if invalid
-        (recorded,) = [e for e in llm.cache.root.glob("*/*.json")]
-        text = json.loads(recorded.read_text())["response"]["choices"][0]["message"]["content"]
-        relaid = json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
-        assert "\n" not in text and len(text) == len(relaid), text
-    finally:
-        llm.close()
 
 
 def test_live_report_is_streamed_under_its_schema_and_valid(live):

@@ -90,7 +90,7 @@ def test_a_record_names_the_machine_its_seconds_are_from(fake_llm: FakeLLM, make
     """Sessions change machines, so a recorded call's seconds say which machine they are
     from: a server on this machine by its CPU and cores, another endpoint by its host.
     A replay reports the recorded host; a record from before hosts were is "unknown"."""
-    from graphrag.llm.cache import EMBEDDED_HOST, recording_host
+    from graphrag.llm.transport import EMBEDDED_HOST, recording_host
     from graphrag.llm.usage import Usage
 
     here = recording_host("127.0.0.1")
@@ -390,30 +390,6 @@ def test_cache_writes_leave_no_temporary_files(fake_llm: FakeLLM, make_llm) -> N
         llm.chat(user(f"q{i}"))
     assert not list(llm.cache.root.rglob("*.tmp"))
     assert recorded(llm.cache) == 5
-
-
-def test_llguidance_json_mode_sends_the_schema_as_a_compact_grammar_in_its_key_order(
-    fake_llm: FakeLLM, make_llm
-) -> None:
-    llm = make_llm(llm={"json_mode": "llguidance"})
-    schema = {  # properties not in sorted order: the grammar must keep this order
-        "type": "object",
-        "properties": {"title": {"type": "string"}, "answer": {"type": "integer"}},
-        "required": ["title", "answer"],
-        "additionalProperties": False,
-    }
-    fake_llm.script('{"title":"t","answer":"one"}', '{"title":"t","answer":1}')
-    assert llm.json(user("q"), schema) == {"title": "t", "answer": 1}
-    first, repair = fake_llm.requests
-    assert "response_format" not in first and first["messages"] == user("q")
-    head, _, grammar_schema = first["grammar"].partition("start: %json ")
-    assert head == "%llguidance {}\n"
-    sent = json.loads(grammar_schema)
-    assert sent["x-guidance"] == {"whitespace_flexible": False}
-    assert list(sent) == ["x-guidance", *schema] and list(sent["properties"]) == ["title", "answer"]
-    # an invalid reply is repaired under the same grammar, and the result still validated
-    assert repair["grammar"] == first["grammar"]
-    assert "answer" in repair["messages"][-1]["content"]
 
 
 def test_prompt_json_mode_puts_the_schema_in_the_system_message(

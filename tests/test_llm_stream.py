@@ -13,8 +13,8 @@ from conftest import RECORDED_CACHE, FakeLLM, Reply
 from graphrag import prompts
 from graphrag.index.extract.record_calls import MALFORMED_RECORD, STOPPED_EARLY
 from graphrag.index.extract.records import (
-    EXAMPLE_COPIED,
     REPEATED,
+    RecordStop,
     parse_records,
     records_from_json_reply,
 )
@@ -73,7 +73,7 @@ def test_a_looping_reply_ends_at_its_first_repeat_and_replays(
     streamed, generated, unique_text = looping_reply()
     fake_llm.script(Reply(pieces=streamed))
     llm = make_llm()
-    completion = run_sync(llm.achat(messages(), stop_rule="records"))
+    completion = run_sync(llm.achat(messages(), stop_rule=RecordStop.for_request))
     assert completion.text == unique_text
     assert completion.stopped_early == REPEATED
     assert fake_llm.streams_cut == 1 and fake_llm.pieces_sent[0] < len(streamed)
@@ -90,45 +90,18 @@ def test_a_looping_reply_ends_at_its_first_repeat_and_replays(
     assert completion.usage.completion_tokens == generated
     # replay: the same answer and cost from the cache alone
     replay = ChatLLM(make_settings(fake_llm.base_url, cache={"mode": "replay"}))
-    again = run_sync(replay.achat(messages(), stop_rule="records"))
+    again = run_sync(replay.achat(messages(), stop_rule=RecordStop.for_request))
     assert (again.text, again.stopped_early) == (unique_text, REPEATED)
     assert again.usage.cache_hits == 1 and again.usage.completion_tokens == generated
     assert fake_llm.calls == 1
 
 
-def test_a_copy_of_the_worked_example_ends_the_reply(fake_llm: FakeLLM, make_llm) -> None:
-    copied = '("entity"<|>Cliffport<|>geo<|>Town where the Dunmore Rowing Club is based.)\n'
-    reply = [*UNIQUE[:2], copied, *UNIQUE[2:]]
-    fake_llm.script(Reply(pieces=[p for line in reply for p in pieces(line)]))
-    llm = make_llm()
-    completion = run_sync(llm.achat(messages(), stop_rule="records_and_example"))
-    assert completion.text == "".join(UNIQUE[:2])
-    assert completion.stopped_early == EXAMPLE_COPIED
-    # the loop rule alone lets it through: the grounding step drops the copied name
-    fake_llm.script(Reply(pieces=[p for line in reply for p in pieces(line)]))
-    whole = run_sync(llm.achat([*messages(), *user_turn("again")], stop_rule="records"))
-    assert whole.text == "".join(reply) and whole.stopped_early is None
-
-
 def test_a_lone_repeat_is_not_a_loop(fake_llm: FakeLLM, make_llm) -> None:
     reply = [*UNIQUE[:3], UNIQUE[0], UNIQUE[3], "<|COMPLETE|>"]
     fake_llm.script(Reply(pieces=[p for line in reply for p in pieces(line)]))
-    completion = run_sync(make_llm().achat(messages(), stop_rule="records"))
+    completion = run_sync(make_llm().achat(messages(), stop_rule=RecordStop.for_request))
     assert completion.text == "".join(reply) and completion.stopped_early is None
     assert parse_records(completion.text).duplicates == 1  # the parser drops it
-
-
-def user_turn(text: str) -> list[dict[str, str]]:
-    return [{"role": "assistant", "content": "ok"}, {"role": "user", "content": text}]
-
-
-def test_an_example_name_the_text_mentions_is_not_a_copy(fake_llm: FakeLLM, make_llm) -> None:
-    text = "Lena Ortiz moved from Cliffport to Kestrel Bay."
-    line = '("entity"<|>Cliffport<|>geo<|>Town Lena Ortiz left.)\n'
-    fake_llm.script(Reply(pieces=[line, "<|COMPLETE|>"]))
-    request = prompts.extract_graph_records(text, TYPES)
-    completion = run_sync(make_llm().achat(request, stop_rule="records_and_example"))
-    assert completion.text == line + "<|COMPLETE|>" and completion.stopped_early is None
 
 
 def test_a_stream_without_loop_is_recorded_whole_with_the_servers_usage(
@@ -137,7 +110,7 @@ def test_a_stream_without_loop_is_recorded_whole_with_the_servers_usage(
     streamed = [p for line in UNIQUE for p in pieces(line)] + ["<|COMPLETE|>"]
     fake_llm.script(Reply(pieces=streamed))
     llm = make_llm()
-    completion = run_sync(llm.achat(messages(), stop_rule="records"))
+    completion = run_sync(llm.achat(messages(), stop_rule=RecordStop.for_request))
     assert completion.text == "".join(streamed) and completion.stopped_early is None
     assert completion.finish_reason == "stop" and fake_llm.streams_cut == 0
     record = recorded(llm, messages())
@@ -250,7 +223,7 @@ def test_recorded_demo_loops_streamed_token_by_token_end_where_they_start(
     ids = tokens.encode(text)
     fake_llm.script(Reply(pieces=[tokens.decode([i]) for i in ids]))
     request = prompts.extract_graph_records(chunk, TYPES)
-    completion = run_sync(make_llm().achat(request, stop_rule="records"))
+    completion = run_sync(make_llm().achat(request, stop_rule=RecordStop.for_request))
     cut = expected_cut(text)
     assert completion.text == text[:cut] and completion.stopped_early == REPEATED
     assert completion.usage.completion_tokens < len(ids)
@@ -260,13 +233,28 @@ def test_a_server_that_ignores_stream_is_recorded_whole(fake_llm: FakeLLM, make_
     """Some OpenAI-compatible servers answer stream=True with one JSON completion."""
     text = "".join(UNIQUE) + "<|COMPLETE|>"
     fake_llm.script(Reply(text, ignore_stream=True, completion_tokens=77))
-    completion = run_sync(make_llm().achat(messages(), stop_rule="records"))
+    completion = run_sync(make_llm().achat(messages(), stop_rule=RecordStop.for_request))
     assert completion.text == text and completion.stopped_early is None
     assert completion.usage.completion_tokens == 77
     assert fake_llm.requests[0]["stream"] is True
 
 
-def test_an_unknown_stop_rule_is_refused_before_any_request(fake_llm: FakeLLM, make_llm) -> None:
-    with pytest.raises(ValueError, match="unknown stop rule"):
-        run_sync(make_llm().achat(messages(), stop_rule="no-such-rule"))
-    assert fake_llm.calls == 0
+def test_the_stop_rule_is_neither_sent_nor_part_of_the_key(fake_llm: FakeLLM, make_llm) -> None:
+    """The rule is the caller's code, handed to the call: the endpoint sees only the request
+    and ``stream``, and the reply is recorded under the key of the same request unstreamed."""
+    fake_llm.script(Reply(pieces=[p for line in UNIQUE for p in pieces(line)] + ["<|COMPLETE|>"]))
+    llm = make_llm()
+    streamed = run_sync(llm.achat(messages(), stop_rule=RecordStop.for_request))
+    plain = run_sync(llm.achat(messages()))
+    assert plain.cache_key == streamed.cache_key and plain.text == streamed.text
+    assert fake_llm.calls == 1
+    sent = fake_llm.requests[0]
+    assert set(sent) == {
+        "model",
+        "messages",
+        "temperature",
+        "max_tokens",
+        "seed",
+        "stream",
+        "stream_options",
+    }

@@ -124,7 +124,7 @@ def test_demo_corpus_recall_against_the_gold_graph() -> None:
     """Measured, not tuned in the test: 26 of 28 gold entities (the two missed are lower-case
     events, "Port Aldry mayoral election" and "Harrow Shoal case") and 45 of 60 gold pairs."""
     from graphrag.index.nlp_stages import nlp_extract_stage
-    from graphrag.index.pipeline import IndexContext
+    from graphrag.index.stages import IndexContext
 
     settings = load_settings(env={})
     tables = nlp_extract_stage({"text_units": demo_units()}, IndexContext(settings, None, None))

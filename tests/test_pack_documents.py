@@ -12,9 +12,9 @@ from conftest import REPO_ROOT, FakeLLM, Reply, names_in
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.extract.names import mentioned
 from graphrag.index.extract.record_calls import pack_text_units
-from graphrag.index.extract.records import RecordStop
-from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph, mentioned
+from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph
 from graphrag.settings import SettingsError
 from graphrag.text.documents import chunk_documents, load_documents
 
@@ -141,6 +141,3 @@ def test_the_packed_worked_example_is_the_single_one_split_in_two() -> None:
     assert [(r["source"], r["target"]) for r in strip] == [
         (r["source"], r["target"]) for r in single.relationships
     ]
-    # and the stop rule knows its names as the worked example's
-    body = {"messages": prompts.extract_graph_records_packed(["Ann Lee rows."], ["person"])}
-    assert "cliffport" in RecordStop.with_example(body).example_keys

@@ -19,7 +19,7 @@ from conftest import (
 )
 
 from graphrag import schemas as S
-from graphrag.index.extract.stage import name_key
+from graphrag.index.extract.names import name_key
 from graphrag.index.pipeline import STAGES, build_index
 from graphrag.index.store import load_index
 from graphrag.llm.client import CacheMissError

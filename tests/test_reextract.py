@@ -12,8 +12,9 @@ from conftest import REPO_ROOT, FakeLLM, names_in
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.extract.names import mentioned, name_key
 from graphrag.index.extract.record_calls import ASKED_AGAIN
-from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph, mentioned, name_key
+from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph
 from graphrag.text.documents import chunk_documents, load_documents
 
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"

@@ -4,6 +4,7 @@ sub-community reports substituted one at a time, largest first."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from conftest import FakeLLM
 from test_reports import (
     CHILD_HEADER,
@@ -15,6 +16,7 @@ from test_reports import (
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.reports import write
 from graphrag.index.reports.write import (
     CHILD_SUMMARY_HEADER,
     ChildCommunity,
@@ -241,9 +243,12 @@ def test_a_child_without_a_report_is_never_substituted() -> None:
 # --------------------------------------------------------------------------- end to end (fake)
 
 
-def test_reports_over_the_karate_hierarchy(fake_llm: FakeLLM, make_llm, karate_index: dict) -> None:
+def test_reports_over_the_karate_hierarchy(
+    fake_llm: FakeLLM, make_llm, karate_index: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake_llm.respond_with(ReportWriter())
-    llm = make_llm(index={"report_max_tokens": 900, "min_report_entities": 3})
+    monkeypatch.setattr(write, "REPORT_MAX_TOKENS", 900)
+    llm = make_llm(index={"min_report_entities": 3})
     reports, errors = run(karate_index, llm)
     communities = karate_index["communities"]
     assert errors.empty
@@ -342,46 +347,3 @@ def test_contexts_of_the_musique_parents(musique_index) -> None:
         swapped = [c for c in children if c.report in smaller]
         sizes = {c.community: own_tokens(context, c, entities) for c in children}
         assert swapped and max(sizes.values()) in {sizes[c.community] for c in swapped}
-
-
-def test_source_text_is_whole_chunks_most_shared_first_within_budget(musique_index) -> None:
-    """Over the MuSiQue index: a community's source text holds only its own chunks, whole,
-    within the budget; the chunk naming the most of its entities is always among them; they
-    read in corpus order; no budget, no section."""
-    from graphrag.index.reports.write import SOURCE_TEXT_HEADER, source_text
-
-    units = musique_index.text_units
-    text_of = dict(zip(units[S.HUMAN_ID].astype(str), units[S.TEXT], strict=True))
-    checked = 0
-    for _, community in musique_index.communities.iterrows():
-        own = units[units[S.ID].isin(set(community[S.TEXT_UNIT_IDS]))]
-        if len(own) < 2:
-            continue
-        budget = int(own[S.N_TOKENS].max()) + 20  # room for the largest, not for all
-        section = source_text(community, units, budget)
-        assert tokens.count_tokens(section) <= budget
-        header, *lines = section.splitlines()
-        assert header == SOURCE_TEXT_HEADER and lines
-        ids = [line.split("|", 1)[0] for line in lines]
-        assert ids == sorted(ids, key=int)
-        for line in lines:
-            unit_id, text = line.split("|", 1)
-            assert text == prompts.table_cell(text_of[unit_id])
-        assert set(ids) <= set(own[S.HUMAN_ID].astype(str))
-        members = set(community[S.ENTITY_IDS])
-        shared = {
-            str(h): len(members.intersection(e))
-            for h, e in zip(own[S.HUMAN_ID], own[S.ENTITY_IDS], strict=True)
-        }
-        assert max(shared[i] for i in ids) == max(shared.values())
-        assert source_text(community, units, 0) == ""
-        checked += 1
-    assert checked >= 10
-
-
-def test_the_report_prompt_asks_for_the_texts_facts_only_when_it_has_text() -> None:
-    """The graph-only prompt is the one MuSiQue's LLM-mode reports were recorded with."""
-    plain = prompts.community_report("x", 4)[0]["content"]
-    with_text = prompts.community_report("x", 4, with_text=True)[0]["content"]
-    assert "source text" not in plain
-    assert with_text.startswith(plain) and "(text 2)" in with_text

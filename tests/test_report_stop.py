@@ -152,7 +152,7 @@ def test_a_streamed_report_keeps_the_findings_before_the_copy(
     messages = [{"role": "user", "content": "Write the report."}]
     schema = prompts.report_schema(3)
     report = run_sync(
-        llm.ajson(messages, schema, name="community_report", stop_rule="report_copies")
+        llm.ajson(messages, schema, name="community_report", stop_rule=ReportCopyStop.for_request)
     )
     assert [(f["summary"], f["explanation"]) for f in report["findings"]] == findings[:kept]
     assert report["summary"] == SUMMARY
@@ -160,7 +160,9 @@ def test_a_streamed_report_keeps_the_findings_before_the_copy(
     # replay: the kept report from the cache alone
     replay = ChatLLM(make_settings(fake_llm.base_url, cache={"mode": "replay"}))
     again = run_sync(
-        replay.ajson(messages, schema, name="community_report", stop_rule="report_copies")
+        replay.ajson(
+            messages, schema, name="community_report", stop_rule=ReportCopyStop.for_request
+        )
     )
     assert again == report and fake_llm.calls == 1
 
@@ -173,7 +175,7 @@ def test_a_long_copy_is_not_generated(fake_llm: FakeLLM, make_llm) -> None:
     fake_llm.script(Reply(pieces=streamed))
     completion = run_sync(
         make_llm().achat(
-            [{"role": "user", "content": "Write the report."}], stop_rule="report_copies"
+            [{"role": "user", "content": "Write the report."}], stop_rule=ReportCopyStop.for_request
         )
     )
     assert completion.stopped_early == REPORT_COPY

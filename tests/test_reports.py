@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
-from collections import Counter
 
 import jsonschema
 import pandas as pd
-import pytest
 from conftest import FakeLLM
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.index.reports.lines import parse_report_lines
 from graphrag.index.reports.write import report_text, write_community_reports
 from graphrag.text import tokens
 
@@ -173,87 +169,3 @@ def test_an_invalid_report_is_recorded_as_an_error(
         c for c in communities[S.COMMUNITY] if c != leaf[S.COMMUNITY]
     )
     assert fake_llm.calls == len(communities) + 1  # one repair round for the bad one
-
-
-def test_plain_line_reports_are_read_repaired_and_rejected_by_what_they_lack() -> None:
-    reply = (
-        "```\n# **Harrow Shoal** and Seagrass Guardians\n"
-        "Summary: The meadow was found in April 2023.\nIt covers 310 hectares.\n"
-        "**Rating:** 12/10 - It decided the permit.\n"
-        "- Meadow found in 2023: Professor Castellan found it (entities 3).\n"
-        "2. **Permit overturned**: The court ruled on 22 June 2023.\n"
-        "* Cooperative joined\n```"
-    )
-    assert parse_report_lines(reply, max_findings=2) == {
-        "title": "Harrow Shoal and Seagrass Guardians",
-        "summary": "The meadow was found in April 2023. It covers 310 hectares.",
-        "rating": 10.0,
-        "rating_explanation": "It decided the permit.",
-        "findings": [
-            {
-                "summary": "Meadow found in 2023",
-                "explanation": "Professor Castellan found it (entities 3).",
-            },
-            {"summary": "Permit overturned", "explanation": "The court ruled on 22 June 2023."},
-        ],
-    }
-    with pytest.raises(ValueError, match=r"lacks a 'Rating: n - why' line, a '- finding"):
-        parse_report_lines("# Title\nA summary.")
-    with pytest.raises(ValueError, match=r"lacks a '# title' line"):
-        parse_report_lines("A summary.\nRating: 3 - minor.\n- one: fact.")
-
-
-class LinesWriter:
-    """Writes plain-lines reports; the first request's has no finding (to be rejected)."""
-
-    def __init__(self) -> None:
-        self.counter = itertools.count()
-
-    def __call__(self, body: dict) -> str:
-        if next(self.counter) == 0:
-            return "# Club founders\nThe founders.\nRating: 5 - central."
-        lines = len(context_of(body).splitlines())
-        return f"# R\nSeen with {lines} lines.\nRating: 4 - why.\n- fact: detail."
-
-
-def test_report_format_lines_asks_for_lines_and_a_bad_reply_is_an_error_row(
-    fake_llm: FakeLLM, make_llm, karate_index: dict
-) -> None:
-    fake_llm.respond_with(LinesWriter())
-    llm = make_llm(index={"report_format": "lines"})
-    reports, errors = run(karate_index, llm)
-    communities = karate_index["communities"]
-
-    assert all("Reply in plain lines" in b["messages"][0]["content"] for b in fake_llm.requests)
-    assert fake_llm.calls == len(communities)  # a rejected reply is not repaired in-call
-    assert len(errors) == 1
-    assert errors[S.ERROR].iloc[0].startswith("JSONOutputError: community_report")
-    assert "lacks a '- finding: explanation' line" in errors[S.ERROR].iloc[0]
-    assert len(reports) == len(communities) - 1
-    assert (reports[S.RANK] == 4.0).all()
-    assert reports[S.FINDINGS].map(len).eq(1).all()
-    assert reports[S.FULL_CONTENT].str.endswith("- fact: detail.").all()
-
-
-def test_the_demo_s_recorded_plain_line_reports_parse_unless_they_looped() -> None:
-    """The 7 demo reports asked for as plain lines (benchmarks/index_cost.py's "lines" row):
-    a reply that stopped by itself reads as a report with findings; the others ran to the
-    token cap inside a repeating summary, which is why the form is not the default."""
-    from conftest import RECORDED_CACHE
-
-    from graphrag.llm.cache import ResponseCache
-
-    replies = [
-        r["response"]["choices"][0]
-        for r in ResponseCache(RECORDED_CACHE, "replay").records()
-        if "Reply in plain lines" in r["request"]["messages"][0]["content"]
-    ]
-    stopped = [c["message"]["content"] for c in replies if c["finish_reason"] == "stop"]
-    looped = [c["message"]["content"] for c in replies if c["finish_reason"] == "length"]
-    assert len(replies) == 7 and len(looped) == 5
-    for text in stopped:
-        report = parse_report_lines(text)
-        assert report["title"] and report["findings"] and 0 <= report["rating"] <= 10
-    for text in looped:  # one sentence or list item said three times or more
-        pieces = Counter(p.strip() for p in re.split(r"[.,\n]", text) if len(p.strip()) > 8)
-        assert pieces.most_common(1)[0][1] >= 3

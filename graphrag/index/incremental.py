@@ -33,7 +33,11 @@ from graphrag import schemas as S
 from graphrag.index.extract.grounding import UNGROUNDED
 from graphrag.index.graph.aliases import ALIAS_SELF_LOOP
 from graphrag.index.graph.merge import merge_graph_mentions
-from graphrag.index.pipeline import (
+from graphrag.index.nlp_stages import nlp_extract_stage, nlp_graph_stage
+from graphrag.index.pipeline import stages_for
+from graphrag.index.reports.lazy import is_lazy
+from graphrag.index.run_summary import Tables, index_counts, stage_lines, timed, total_usage
+from graphrag.index.stages import (
     IndexContext,
     chunk_stage,
     communities_stage,
@@ -41,11 +45,8 @@ from graphrag.index.pipeline import (
     extract_stage,
     link_text_units,
     merge_and_summarize,
-    stages_for,
     write_reports,
 )
-from graphrag.index.reports.lazy import is_lazy
-from graphrag.index.run_summary import index_counts, stage_lines, timed, total_usage
 from graphrag.index.store import load_index, write_index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.usage import Usage
@@ -55,7 +56,6 @@ from graphrag.text.embeddings import Embedder
 
 MENTIONS = "mentions"  # folder in the index holding each chunk's extracted mentions
 MENTION_TABLES = ("entity_mentions", "relationship_mentions")
-Tables = dict[str, pd.DataFrame]
 
 
 class IncrementalError(ValueError):
@@ -298,8 +298,6 @@ def update_index(
 
 def _rebuild_nlp(base: Tables, ctx: IndexContext, costs: dict) -> tuple[Tables, int]:
     """Run the LLM-free stages again over the kept and new chunks (no LLM call)."""
-    from graphrag.index.nlp_stages import nlp_extract_stage, nlp_graph_stage
-
     tables = timed(costs, "extract", lambda: nlp_extract_stage(base, ctx))
     tables = timed(costs, "graph", lambda: nlp_graph_stage(tables, ctx))
     tables = timed(costs, "communities", lambda: communities_stage(tables, ctx))

@@ -1,241 +1,33 @@
 """The indexing pipeline: an ordered list of stages, each a function from tables to tables.
 
-Read ``STAGES`` top to bottom to see what runs. Every LLM call goes through the recorded
-cache, so an interrupted run resumes by running again: finished calls are free.
+Read ``STAGES`` top to bottom to see what runs (each stage is in graphrag/index/stages.py).
+Every LLM call goes through the recorded cache, so an interrupted run resumes by running
+again: finished calls are free.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-import pandas as pd
-
-from graphrag import schemas as S
-from graphrag.index.extract.stage import extract_graph
-from graphrag.index.graph.communities import communities_table, detect_communities
-from graphrag.index.graph.merge import (
-    add_degrees,
-    build_graph,
-    fact_texts,
-    merge_graph_mentions,
-    summarize_entities,
-    summarize_relationships,
-)
-from graphrag.index.reports.write import REPORT_COLUMNS, write_community_reports
+from graphrag.index import nlp_stages
 from graphrag.index.run_summary import IndexSummary, Tables, index_counts, timed, total_usage
+from graphrag.index.stages import (
+    IndexContext,
+    chunk_stage,
+    communities_stage,
+    embed_stage,
+    extract_stage,
+    graph_stage,
+    reports_stage,
+)
 from graphrag.index.store import write_index
 from graphrag.llm.client import ChatLLM
-from graphrag.settings import IndexSettings, Settings
-from graphrag.text.documents import chunk_documents, load_documents
+from graphrag.settings import Settings
+from graphrag.text.documents import load_documents
 from graphrag.text.embeddings import Embedder
-
-
-@dataclass
-class IndexContext:
-    settings: Settings
-    llm: ChatLLM
-    embedder: Embedder
-    progress: bool = True
-
-
-def _with_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """Return ``old`` with the rows of ``new`` appended (``old`` itself when there are none)."""
-    return pd.concat([old, new], ignore_index=True) if len(new) else old
-
-
-def _errors(tables: Tables, new: pd.DataFrame) -> pd.DataFrame:
-    return _with_rows(tables.get("errors", pd.DataFrame(columns=S.ERROR_COLUMNS)), new)
-
-
-def chunk_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    chunking = ctx.settings.chunking
-    text_units = chunk_documents(tables["documents"], chunking.size, chunking.overlap)
-    documents = tables["documents"].copy()
-    units_of = text_units.explode(S.DOCUMENT_IDS).groupby(S.DOCUMENT_IDS)[S.ID].apply(list)
-    documents[S.TEXT_UNIT_IDS] = documents[S.ID].map(units_of)
-    return {**tables, "documents": documents, "text_units": text_units}
-
-
-def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    entity_mentions, relationship_mentions, errors, dropped = extract_graph(
-        tables["text_units"], ctx.llm, ctx.settings.index, ctx.progress
-    )
-    return {
-        **tables,
-        "entity_mentions": entity_mentions,
-        "relationship_mentions": relationship_mentions,
-        "dropped": dropped,
-        "errors": _errors(tables, errors),
-    }
-
-
-def merge_and_summarize(
-    entity_mentions: pd.DataFrame,
-    relationship_mentions: pd.DataFrame,
-    text_units: pd.DataFrame,
-    ctx: IndexContext,
-    known: dict[str, tuple[list[str], str]] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entities, relationships, dropped alias self-loops, errors): the mentions merged
-    into one entity per name and one relationship per pair, several descriptions summarized
-    by the LLM, with degrees. A full build and an incremental update both merge this way.
-
-    ``known`` ({entity id: (its descriptions, its description)}, from the index an update
-    starts from): an entity whose descriptions are the same keeps its description and is not
-    summarized again. Relationships are always asked again: an unchanged pair's question is
-    in the cache, so it is free.
-    """
-    index = ctx.settings.index
-    entities, relationships, loops = merge_graph_mentions(
-        entity_mentions, relationship_mentions, text_units, index
-    )
-    known = known or {}
-    same = [
-        eid in known and known[eid][0] == list(descriptions)
-        for eid, descriptions in zip(entities[S.ID], entities[S.DESCRIPTIONS], strict=True)
-    ]
-    asked = entities[~pd.Series(same, index=entities.index, dtype=bool)].reset_index(drop=True)
-    summarized, errors = summarize_entities(asked, ctx.llm, index, ctx.progress)
-    description_of = {eid: known[eid][1] for eid, s in zip(entities[S.ID], same, strict=True) if s}
-    description_of.update(zip(summarized[S.ID], summarized[S.DESCRIPTION], strict=True))
-    entities = entities.drop(columns=[S.DESCRIPTIONS])
-    entities[S.DESCRIPTION] = entities[S.ID].map(description_of)
-    relationships, more = summarize_relationships(relationships, ctx.llm, index, ctx.progress)
-    entities, relationships = add_degrees(
-        entities, relationships, build_graph(entities, relationships)
-    )
-    return entities, relationships, loops, _with_rows(errors, more)
-
-
-def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    """Merge the extracted mentions into the entity graph (:func:`merge_and_summarize`), then
-    link each text unit to what was extracted from it. ``index.merge_aliases`` first merges
-    acronyms into the long names the text defines (index/aliases.py)."""
-    entities, relationships, loops, errors = merge_and_summarize(
-        tables["entity_mentions"], tables["relationship_mentions"], tables["text_units"], ctx
-    )
-    rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
-    return {
-        **rest,
-        "entities": entities,
-        "relationships": relationships,
-        "text_units": link_text_units(tables["text_units"], entities, relationships),
-        "dropped": _with_rows(tables["dropped"], loops),
-        "errors": _errors(tables, errors),
-    }
-
-
-def link_text_units(
-    text_units: pd.DataFrame, entities: pd.DataFrame, relationships: pd.DataFrame
-) -> pd.DataFrame:
-    """Return the text units with the ids of the entities and relationships found in each
-    (the reverse of their provenance), as Microsoft GraphRAG's text_units table has them."""
-    text_units = text_units.copy()
-    for column, frame in ((S.ENTITY_IDS, entities), (S.RELATIONSHIP_IDS, relationships)):
-        owners = frame[[S.ID, S.TEXT_UNIT_IDS]].explode(S.TEXT_UNIT_IDS)
-        ids_of = owners.groupby(S.TEXT_UNIT_IDS)[S.ID].apply(list)
-        text_units[column] = [ids_of.get(u, []) for u in text_units[S.ID]]
-    return text_units
-
-
-def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    index = ctx.settings.index
-    graph = build_graph(tables["entities"], tables["relationships"])
-    clusters = detect_communities(
-        graph, index.max_cluster_size, index.seed, index.community_algorithm
-    )
-    return {
-        **tables,
-        "communities": communities_table(clusters, tables["entities"], tables["relationships"]),
-    }
-
-
-def prose_communities(communities: pd.DataFrame, settings: IndexSettings) -> pd.Series:
-    """Return which ``communities`` get an LLM report (the others, fewer than
-    ``min_report_entities`` entities, get a template)."""
-    return communities[S.ENTITY_IDS].map(len) >= settings.min_report_entities
-
-
-def write_reports(
-    communities: pd.DataFrame,
-    tables: Tables,
-    ctx: IndexContext,
-    known_reports: dict[int, str] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (community_reports, errors) of ``communities``: written by the LLM, or from a
-    template for a community with fewer than ``index.min_report_entities`` entities (a pair
-    of names needs no prose); a parent reads its small children's template reports like any
-    other child report."""
-    from graphrag.index.nlp_stages import template_report_row
-
-    entities, relationships = tables["entities"], tables["relationships"]
-    small = ~prose_communities(communities, ctx.settings.index)
-    # an nlp graph's relationships are co-occurrences, and its templates say so
-    edge_kind = "co-occurrence " if ctx.settings.index.method == "nlp" else ""
-    templates = pd.DataFrame(
-        [
-            template_report_row(c, entities, relationships, edge_kind=edge_kind)
-            for _, c in communities[small].iterrows()
-        ],
-        columns=REPORT_COLUMNS,
-    )
-    if ctx.settings.index.lazy_reports:  # the rest are written by the queries that read them
-        return templates.sort_values(S.COMMUNITY).reset_index(drop=True), pd.DataFrame(
-            columns=S.ERROR_COLUMNS
-        )
-    known = dict(known_reports or {})
-    known |= dict(zip(templates[S.COMMUNITY], templates[S.FULL_CONTENT], strict=True))
-    reports, errors = write_community_reports(
-        communities[~small],
-        entities,
-        relationships,
-        ctx.llm,
-        ctx.settings.index,
-        ctx.progress,
-        known_reports=known,
-        text_units=tables.get("text_units"),
-    )
-    if len(templates):
-        reports = pd.concat([reports, templates], ignore_index=True)
-        reports = reports.sort_values(S.COMMUNITY).reset_index(drop=True)
-    return reports, errors
-
-
-def reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    reports, errors = write_reports(tables["communities"], tables, ctx)
-    return {**tables, "community_reports": reports, "errors": _errors(tables, errors)}
-
-
-def embed_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    """Embed what the query methods match a question against: chunks, entity descriptions,
-    relationships read as facts (PPR's seeds; on a large NLP graph these are most of the
-    work, done once here rather than at the first query) and community reports."""
-
-    def vectors(texts: list[str]) -> list[list[float]]:
-        return [list(map(float, v)) for v in ctx.embedder.embed(texts)] if texts else []
-
-    text_units = tables["text_units"].copy()
-    text_units[S.TEXT_EMBEDDING] = vectors(list(text_units[S.TEXT]))
-    entities = tables["entities"].copy()
-    entities[S.DESCRIPTION_EMBEDDING] = vectors(
-        [f"{t}: {d}" for t, d in zip(entities[S.TITLE], entities[S.DESCRIPTION], strict=True)]
-    )
-    relationships = tables["relationships"].copy()
-    relationships[S.FACT_EMBEDDING] = vectors(fact_texts(relationships))
-    reports = tables["community_reports"].copy()
-    reports[S.FULL_CONTENT_EMBEDDING] = vectors(list(reports[S.FULL_CONTENT]))
-    return {
-        **tables,
-        "text_units": text_units,
-        "entities": entities,
-        "relationships": relationships,
-        "community_reports": reports,
-    }
-
 
 Stage = Callable[[Tables, IndexContext], Tables]
 STAGES: list[tuple[str, Stage]] = [
@@ -254,8 +46,6 @@ def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
     ``lazy_reports`` it keeps the LLM reports stage, which then writes templates only."""
     if settings.index.method == "llm":
         return STAGES
-    from graphrag.index import nlp_stages
-
     swapped = {
         "extract": nlp_stages.nlp_extract_stage,
         "graph": nlp_stages.nlp_graph_stage,

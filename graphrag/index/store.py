@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow
 
 from graphrag import schemas as S
+from graphrag.index.graph.merge import build_graph
 
 MANIFEST = "index.json"
 GRAPHML = "graph.graphml"
@@ -50,15 +51,11 @@ class Index:
     manifest: dict[str, Any] = field(default_factory=dict)
 
     def graph(self) -> nx.Graph:
-        from graphrag.index.graph.merge import build_graph
-
         return build_graph(self.entities, self.relationships)
 
 
 def _graphml_graph(tables: dict[str, pd.DataFrame]) -> nx.Graph:
     """Return the graph with only scalar attributes (GraphML has no lists), community included."""
-    from graphrag.index.graph.merge import build_graph
-
     graph = build_graph(tables[S.ENTITIES], tables[S.RELATIONSHIPS])
     communities = tables[S.COMMUNITIES]
     for level in sorted(communities[S.LEVEL].unique()):

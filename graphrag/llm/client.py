@@ -3,7 +3,7 @@
 A question's way to the model and back: a method calls :meth:`ChatLLM.achat` (or
 :meth:`ChatLLM.ajson` / :meth:`ChatLLM.atext` for a checked reply, see
 graphrag/llm/replies.py), which sends an ``openai`` request through the
-:class:`~graphrag.llm.cache.RecordingTransport` (cache hit, or one bounded live call that is
+:class:`~graphrag.llm.transport.RecordingTransport` (cache hit, or one bounded live call that is
 stored), with retries on transport errors; the usage of every call is counted in the open
 :func:`~graphrag.llm.usage.track_usage` scopes. The blocking :meth:`ChatLLM.chat` and
 :meth:`ChatLLM.json` run the same coroutines (graphrag/llm/coroutines.py).
@@ -28,19 +28,17 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from graphrag.llm import replies as llm_attempts
 from graphrag.llm.cache import (
-    CACHE_KEY_HEADER,
-    EMBEDDED_HOST,
     CacheMissError,
-    LiveEndpoint,
     LLMError,
-    RecordingTransport,
     ResponseCache,
     UnrecordableRequestError,
     canonical_json,
 )
 from graphrag.llm.coroutines import gather_with_progress, run_sync
+from graphrag.llm.embedded.server import EmbeddedServer, EmbeddedServerError
 from graphrag.llm.replies import JSONOutputError, parse_json_output
-from graphrag.llm.stream import STOP_HEADER, STOP_RULES, STOPPED_HEADER
+from graphrag.llm.stream import STOPPED_HEADER, StopRuleFactory, stopping
+from graphrag.llm.transport import CACHE_KEY_HEADER, EMBEDDED_HOST, LiveEndpoint, RecordingTransport
 from graphrag.llm.usage import Usage, track_usage
 from graphrag.settings import Settings
 
@@ -60,10 +58,14 @@ __all__ = [
     "track_usage",
 ]
 
-# The base URL the openai client is given for the embedded model (llm_cache.EMBEDDED_HOST),
+# The base URL the openai client is given for the embedded model (transport.EMBEDDED_HOST),
 # which the transport replaces with the embedded server's real address when, and only when, a
 # request misses the cache.
 EMBEDDED_PLACEHOLDER_URL = f"http://{EMBEDDED_HOST}/v1"
+# Seconds before the first retry of a failed call (llm.max_retries); doubled per retry, up to
+# RETRY_BACKOFF_MAX.
+RETRY_BACKOFF = 1.0
+RETRY_BACKOFF_MAX = 30.0
 
 
 @dataclass
@@ -123,8 +125,6 @@ def error_summary(err: BaseException, limit: int = 300) -> str:
 
 def _retryable(err: BaseException) -> bool:
     if isinstance(err, openai.APIConnectionError):
-        from graphrag.llm.embedded.server import EmbeddedServerError
-
         return not isinstance(err.__cause__, LLMError | EmbeddedServerError)
     if isinstance(err, openai.APIStatusError):
         return err.status_code == 429 or err.status_code >= 500
@@ -134,8 +134,6 @@ def _retryable(err: BaseException) -> bool:
 def _unwrap(err: BaseException, base_url: str) -> BaseException:
     """Return the error to show the user: cache refusals, a dead embedded server and
     unreachable endpoints by name."""
-    from graphrag.llm.embedded.server import EmbeddedServerError
-
     if isinstance(err.__cause__, LLMError | EmbeddedServerError):
         return err.__cause__
     if isinstance(err, openai.APIConnectionError):
@@ -195,8 +193,6 @@ class ChatLLM:
             self.base_url = settings.llm.base_url
             resolver = upstream
         else:
-            from graphrag.llm.embedded.server import EmbeddedServer
-
             self.server = EmbeddedServer(settings)
             self.base_url = EMBEDDED_PLACEHOLDER_URL
             resolver = upstream or self.server.ensure_running
@@ -256,7 +252,9 @@ class ChatLLM:
         return AsyncRetrying(
             retry=retry_if_exception(_retryable),
             stop=stop_after_attempt(llm.max_retries + 1),
-            wait=wait_exponential(multiplier=llm.retry_backoff, min=llm.retry_backoff, max=30),
+            wait=wait_exponential(
+                multiplier=RETRY_BACKOFF, min=RETRY_BACKOFF, max=RETRY_BACKOFF_MAX
+            ),
             reraise=True,
         )
 
@@ -268,20 +266,19 @@ class ChatLLM:
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
         seed: int | None = None,
-        stop_rule: str | None = None,
+        stop_rule: StopRuleFactory | None = None,
         top_logprobs: int | None = None,
         frequency_penalty: float | None = None,
-        grammar: str | None = None,
     ) -> Completion:
         """Return the model's reply to ``messages`` (from the cache when recorded).
 
-        ``stop_rule`` names a rule of graphrag/llm/stream.py (e.g. "records"): the reply is
-        streamed and ended where the rule says (a repetition loop), and recorded as ended.
+        ``stop_rule`` makes the caller's stop rule from the request body (e.g. the indexing's
+        ``RecordStop.for_request``): the reply is streamed and ended where the rule says (a
+        repetition loop), and recorded as ended (graphrag/llm/stream.py). The rule is not sent
+        and not part of the cache key.
         ``top_logprobs``: also ask for that many alternatives per token (OpenAI's
         ``logprobs``); the first token's are in ``Completion.first_token_logprobs``.
         ``frequency_penalty``: OpenAI's (query/loops.py re-asks a looping answer with it).
-        ``grammar``: llama.cpp's constrained-decoding grammar, sent in the request body
-        (``llm.json_mode = "llguidance"``: graphrag/llm/replies.py).
         """
         params = self._params(messages, max_tokens, temperature, response_format, seed)
         if top_logprobs:
@@ -289,18 +286,10 @@ class ChatLLM:
         # sent only when asked, so every key recorded without them stays as it was
         if frequency_penalty is not None:
             params["frequency_penalty"] = frequency_penalty
-        if grammar is not None:
-            params["extra_body"] = {"grammar": grammar}
-        if stop_rule and stop_rule not in STOP_RULES:
-            raise ValueError(f"unknown stop rule {stop_rule!r} (known: {', '.join(STOP_RULES)})")
         if stop_rule:
-            params |= {
-                "stream": True,
-                "stream_options": {"include_usage": True},
-                "extra_headers": {STOP_HEADER: stop_rule},
-            }
+            params |= {"stream": True, "stream_options": {"include_usage": True}}
         try:
-            with track_usage() as usage:
+            with track_usage() as usage, stopping(stop_rule):
                 async for attempt in self._retrying():
                     with attempt:
                         raw = await self.async_client().chat.completions.with_raw_response.create(
@@ -336,7 +325,7 @@ class ChatLLM:
         *,
         name: str = "output",
         max_tokens: int | None = None,
-        stop_rule: str | None = None,
+        stop_rule: StopRuleFactory | None = None,
     ) -> Any:
         """Return the model's reply parsed as JSON valid against ``schema``.
 
@@ -347,8 +336,8 @@ class ChatLLM:
         The first attempt's requests are exactly those of a call without retries.
         (graphrag/llm/replies.py)
 
-        ``stop_rule``: as in :meth:`achat` (a rule that closes the JSON it keeps, e.g.
-        "report_copies").
+        ``stop_rule``: as in :meth:`achat` (a rule that closes the JSON it keeps, e.g. the
+        reports' ``ReportCopyStop.for_request``).
         """
         return await llm_attempts.json_reply(self, messages, schema, name, max_tokens, stop_rule)
 

@@ -13,6 +13,8 @@ import threading
 from collections.abc import Awaitable, Iterable
 from typing import Any, TypeVar
 
+from tqdm import tqdm
+
 T = TypeVar("T")
 
 
@@ -49,8 +51,6 @@ async def gather_with_progress(
     Results come back in input order; exceptions are returned in place, not raised, so one
     failed item never loses the others' finished work.
     """
-    from tqdm import tqdm
-
     coros = list(coros)
     results: list[Any] = [None] * len(coros)
 

@@ -22,6 +22,7 @@ import json_repair
 import jsonschema
 
 from graphrag.llm.cache import CacheMissError, LLMError, canonical_json
+from graphrag.llm.stream import StopRuleFactory
 from graphrag.llm.usage import track_usage
 from graphrag.text import tokens
 
@@ -85,20 +86,14 @@ def mend_json_output(text: str, schema: dict[str, Any]) -> Any:
     return _validated(value, schema)
 
 
-LLGUIDANCE_COMPACT = {"whitespace_flexible": False}  # llguidance's JSON options: no layout
-
-
 def json_request(
     json_mode: str, messages: list[dict[str, str]], schema: dict[str, Any], name: str
 ) -> tuple[list[dict[str, str]], dict[str, Any]]:
-    """Return the messages and the request fields (``response_format`` or ``grammar``) that
-    ask for JSON in ``json_mode``.
+    """Return the messages and the request fields (``response_format``) that ask for JSON in
+    ``json_mode``.
 
-    ``json_schema`` hands the schema to the endpoint; ``llguidance`` hands it over as
-    llama.cpp's llguidance grammar with its whitespace option off, so the reply is compact
-    JSON (the endpoint's json_schema path allows any layout, and the 1.5B model pretty-prints
-    what it is asked to write on one line); otherwise the schema is written into the system
-    message (and ``json_object`` asks for any JSON value).
+    ``json_schema`` hands the schema to the endpoint; otherwise the schema is written into the
+    system message (and ``json_object`` asks for any JSON value).
     """
     if json_mode == "json_schema":
         return messages, {
@@ -107,12 +102,6 @@ def json_request(
                 "json_schema": {"name": name, "schema": schema, "strict": True},
             }
         }
-    if json_mode == "llguidance":
-        # Key order kept: llguidance writes an object's properties in the schema's order.
-        compact = json.dumps(
-            {"x-guidance": LLGUIDANCE_COMPACT, **schema}, ensure_ascii=False, separators=(",", ":")
-        )
-        return messages, {"grammar": f"%llguidance {{}}\nstart: %json {compact}"}
     instruction = (
         "Reply with one JSON value only, no prose, valid against this JSON "
         f"schema:\n{canonical_json(schema)}"
@@ -143,7 +132,7 @@ async def json_reply(
     schema: dict[str, Any],
     name: str,
     max_tokens: int | None,
-    stop_rule: str | None = None,
+    stop_rule: StopRuleFactory | None = None,
 ) -> Any:
     """Return ``llm``'s reply parsed as JSON valid against ``schema`` (see ChatLLM.ajson)."""
     messages, fields = json_request(llm.settings.llm.json_mode, messages, schema, name)

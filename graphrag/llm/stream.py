@@ -1,40 +1,35 @@
-"""Streamed chat requests through the recorded cache, ended early by a named stop rule.
+"""Streamed chat requests through the recorded cache, ended early by the caller's stop rule.
 
 A small model can fall into a repetition loop, emitting the same records until the token cap
-(28% of the demo's recorded extraction tokens). A request that names a stop rule (header
-``x-graphrag-stop``) is streamed from the live endpoint; the transport reads it as it arrives,
-asks the rule after each new line whether to stop, and closes the stream there, so the model
-stops generating. What was kept is recorded as an ordinary completion under the request's
-usual key (``stream`` left out of the key), with ``stopped_early`` saying why; a replay, or a
-streamed request whose reply is already recorded, gets the recorded completion back as a
-short event stream. So record and replay stay one path (the transport), and streaming is an
-option of the request.
+(28% of the demo's recorded extraction tokens). A request made with a stop rule is streamed
+from the live endpoint; the transport reads it as it arrives, asks the rule after each new
+piece whether to stop, and closes the stream there, so the model stops generating. What was
+kept is recorded as an ordinary completion under the request's usual key (``stream`` left
+out of the key), with ``stopped_early`` saying why; a replay, or a streamed request whose
+reply is already recorded, gets the recorded completion back as a short event stream. So
+record and replay stay one path (the transport), and streaming is an option of the request.
 
-Stop rules are named, not passed as code: the transport imports the rule's factory from
-:data:`STOP_RULES` when a request names it (the cache layer does not import the indexing
-code that defines them).
+The rule is code of the caller (the indexing stages hand over theirs), not of this layer:
+:meth:`ChatLLM.achat <graphrag.llm.client.ChatLLM.achat>` sets it for the one request it
+sends (:func:`stopping`), and the transport, below the ``openai`` client that carries no
+such argument, reads it back (:func:`stop_rule`). The rule is not part of the request body,
+so it never changes a cache key.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 import httpx
 
 from graphrag.text import tokens
 
-STOP_HEADER = "x-graphrag-stop"
 STOPPED_HEADER = "x-graphrag-stopped-early"
 STREAM_FIELDS = ("stream", "stream_options")  # not part of what the model is asked
-
-# name -> "module:factory"; the factory takes the request body and returns a StopRule
-STOP_RULES = {
-    "records": "graphrag.index.extract.records:RecordStop.for_request",
-    "records_and_example": "graphrag.index.extract.records:RecordStop.with_example",
-    "report_copies": "graphrag.index.reports.stop:ReportCopyStop.for_request",
-}
 
 
 class StopRule(Protocol):
@@ -43,6 +38,23 @@ class StopRule(Protocol):
 
     def check(self, partial: str) -> tuple[int, str] | None:
         """Return (offset to keep up to, why) once ``partial`` should end, else None."""
+
+
+# Makes a fresh rule for one live streamed request, from its body (a rule keeps state).
+StopRuleFactory = Callable[[dict[str, Any]], StopRule]
+
+_requested: ContextVar[StopRuleFactory | None] = ContextVar("graphrag_stop_rule", default=None)
+
+
+@contextmanager
+def stopping(factory: StopRuleFactory | None) -> Iterator[None]:
+    """Within the block, a streamed request that reaches the live endpoint is ended by the
+    rule ``factory`` makes (the block is one request of the current task)."""
+    token = _requested.set(factory)
+    try:
+        yield
+    finally:
+        _requested.reset(token)
 
 
 def keyed_body(body: dict[str, Any]) -> dict[str, Any]:
@@ -54,18 +66,11 @@ def keyed_body(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in STREAM_FIELDS}
 
 
-def stop_rule(request: httpx.Request, body: dict[str, Any]) -> StopRule | None:
-    """Return the stop rule the request names (None when it names none)."""
-    name = request.headers.get(STOP_HEADER)
-    if not name:
-        return None
-    if name not in STOP_RULES:
-        raise ValueError(f"unknown stop rule {name!r} (known: {', '.join(STOP_RULES)})")
-    module, _, attribute = STOP_RULES[name].partition(":")
-    factory: Any = importlib.import_module(module)
-    for part in attribute.split("."):
-        factory = getattr(factory, part)
-    return factory(body)
+def stop_rule(body: dict[str, Any]) -> StopRule | None:
+    """Return a new stop rule for the request ``body`` being sent (None when the caller
+    gave none, e.g. a library handed our client)."""
+    factory = _requested.get()
+    return factory(body) if factory is not None else None
 
 
 async def read_stream(

@@ -20,95 +20,73 @@ class ChunkingSettings:
 
 @dataclass
 class IndexSettings:
+    """How the graph, its communities and their reports are built."""
+
     entity_types: list[str] = field(
         default_factory=lambda: ["person", "organization", "geo", "event", "technology"]
     )
+    """Entity types the extraction prompt asks for."""
     max_entities_per_chunk: int = 20
+    """JSON extraction: entities one reply may list (the schema's cap)."""
     max_relationships_per_chunk: int = 20
+    """JSON extraction: relationships one reply may list (the schema's cap)."""
     gleanings: int = 0
+    """JSON extraction: extra rounds per chunk asking for what the reply missed (0: none)."""
     aliases: dict[str, str] = field(default_factory=dict)
+    """Names merged into another entity: {alias: canonical name}, e.g. {"KBMI": "Kestrel ..."}."""
     max_cluster_size: int = 10
+    """Entities a community may hold before hierarchical Leiden splits it into sub-communities."""
     seed: int = 0xDEADBEEF
+    """Seed of community detection, so the same graph gives the same communities."""
     community_algorithm: Literal["graspologic", "leidenalg"] = "graspologic"
+    """Library that runs hierarchical Leiden."""
     report_context_tokens: int = 2000
-    # tokens of the community's own source text (its chunks that mention the most of its
-    # entities, whole) added after the graph context, so a report can keep the dates, numbers
-    # and events that entity descriptions lose (Microsoft GraphRAG's text-based reports); 0:
-    # the graph context alone, the default: on the demo it made global search's answers to the
-    # global questions hit fewer keywords (README, "Reports")
-    report_text_tokens: int = 0
-    # a report's findings, at most, and each finding's explanation in sentences, at most: the
-    # 1.5B model fills the room it is given with restatement (the demo's 7 LLM reports wrote
-    # 4,590 completion tokens with 3 sentences, 3,333 with 2; README, "The pipe style")
+    """Tokens of entities, relationships and sub-community reports a community report reads."""
+    # the 1.5B model fills the room it is given with restatement (README, "The pipe style")
     report_max_findings: int = 3
+    """Findings a community report may list."""
     report_explanation_sentences: int = 2
-    # "llm": the LLM extracts entities and relationships; "nlp": no LLM for the
-    # graph: capitalized spans and acronyms, co-occurrence edges weighted by NPMI, template
-    # community reports (graphrag/index/extract/nlp.py, nlp_stages.py)
+    """Sentences a report finding's explanation is asked to stay within."""
     method: Literal["llm", "nlp"] = "llm"
-    nlp_min_chunks: int = 1  # a name must appear in this many chunks (or share a sentence)
-    nlp_top_edges_per_entity: int = 8  # an edge stays if either end ranks it this high
-    nlp_description_chars: int = 400  # sentences kept as a description, per chunk
-    # LLM summaries of an entity's descriptions only when they exceed this many tokens
-    # (0: whenever there are several)
+    """Graph from LLM extraction ("llm"), or with no LLM ("nlp": named spans, co-occurrence)."""
+    nlp_min_chunks: int = 1
+    """NLP graph: chunks a name must appear in to be kept (or share a sentence with another)."""
+    nlp_top_edges_per_entity: int = 8
+    """NLP graph: an edge stays if either of its ends ranks it this high (by NPMI)."""
+    nlp_description_chars: int = 400
+    """NLP graph: characters of sentences kept as an entity's description, per chunk."""
     summary_threshold_tokens: int = 100
-    # "records": one tuple-delimited record per line, parsed strictly, repaired locally, repeats
-    # dropped (index/records.py); "json": the schema-constrained JSON extraction
+    """Several descriptions of an entity get an LLM summary only past this many tokens (0: all)."""
+    # records: a reply cut off at the token cap keeps its finished records, and repeats are
+    # dropped (graphrag/index/extract/records.py)
     extraction_format: Literal["json", "records"] = "records"
-    # records format: "tuple", Microsoft's ("entity"<|>name<|>type<|>description), or "pipe",
-    # entity|name|type|description: the same fields in fewer completion tokens (index/records.py)
+    """Extraction replies as one record per line ("records") or as schema-constrained JSON."""
+    # pipe: the same fields in fewer completion tokens; tuple: MuSiQue's recorded LLM-mode index
+    # (data/musique/llm_index.toml), as are relationships_follow_up and reextract_empty off
     record_style: Literal["tuple", "pipe"] = "pipe"
-    # records format: a reply that ended with two or more entities and no relationship gets the
-    # follow-up call a looping reply gets, asking for the relationships only
+    """Records: Microsoft GraphRAG's ("entity"<|>name<|>type<|>...) or pipes (entity|name|...)."""
     relationships_follow_up: bool = True
-    # Description summaries read descriptions packed into an input budget (most frequent and
-    # longest first) and keep every date, number and name; relationships stated many times are
-    # summarized too (index/graph.py)
-    summary_input_tokens: int = 1500  # descriptions packed into one summary's input
-    summary_max_tokens: int = 200  # a description summary's output budget
-    relationship_summary_min: int = 3  # summarize a pair's descriptions when more than this
-    relationship_summary_tokens: int = 150  # or when joined they exceed this many tokens
-    report_max_tokens: int = 1200  # completion cap of a report
-    # how a report is asked for: "json" (report_schema) or "lines" ("# title", a summary line,
-    # "Rating: n - why", a "- finding: explanation" line each; index/report_lines.py reads it)
-    report_format: Literal["json", "lines"] = "json"
-    # merge "KBMI" into "Kestrel Bay Marine Institute" when the text defines it or the initials of a
-    # co-occurring entity spell it (index/aliases.py)
+    """Records: a reply naming two or more entities and no relationship is asked for them."""
+    # "KBMI" joins "Kestrel Bay Marine Institute" (graphrag/index/graph/aliases.py)
     merge_aliases: bool = True
-    # keep only description sentences whose names and numbers the chunk they were extracted
-    # from contains (index/grounding.py; dropped sentences go to the dropped table). Off:
-    # turning it on re-records every graph method's answers (benchmarks/description_grounding.py
-    # measures what it drops: 3 of 176 demo sentences, 80 of 1,321 MuSiQue sentences)
+    """Merge an acronym into the long name the text defines, or a co-occurring entity spells."""
+    # off: turning it on re-records every graph method's answers
+    # (benchmarks/description_grounding.py measures what it drops)
     ground_descriptions: bool = False
-    # records format: stream each extraction reply and end it where a repetition loop starts
-    # (two lines in a row repeating earlier ones), keeping what came before (llm_stream.py)
+    """Keep only description sentences whose names and numbers their chunk contains."""
     stop_repeats: bool = True
-    # with stop_repeats: also end it at the first record naming a worked-example entity the
-    # text does not mention (off: on the demo the model goes on with real records after one)
-    stop_example_copies: bool = False
-    # JSON reports: stream each report and end it at the first finding (after the first) that
-    # copies the report's summary or another finding, closing the JSON (index/report_stop.py)
+    """Records: stream each reply and end it where a repetition loop starts."""
     stop_report_copies: bool = True
-    # records format: a text unit that the first pass left with no entity or relationship
-    # it mentions (the model copied the worked example, as for the demo's cooperative
-    # history, or a packed reply skipped it: 26 of MuSiQue's 264 paragraphs) is asked once
-    # more, alone, with another worked example
+    """Stream each report and end it at a finding that copies the summary or another finding."""
+    # the model copied the worked example, or a packed reply skipped the unit
     reextract_empty: bool = True
-    # records format: pack consecutive whole documents shorter than this many tokens into one
-    # extraction call, each labelled, records mapped back to their own text unit (0: off)
+    """Records: ask again, alone and with another example, for a unit left with no entity."""
     pack_documents_tokens: int = 600
-    # communities with fewer entities than this get a template report, no LLM call (0: off):
-    # its findings are its entities' own descriptions, which a 1.5B model's report of four
-    # entities mostly restates
+    """Records: whole documents shorter than this share one extraction call (0: one each)."""
+    # a small community's report mostly restates its entities' descriptions
     min_report_entities: int = 5
-    # write the other reports only when a query first reads them (local, global, DRIFT), then
-    # keep them in the LLM cache: indexing pays extraction alone (index/lazy_reports.py). With
-    # method "nlp": LLM reports over the LLM-free graph, instead of template reports
+    """Communities with fewer entities get a template report, with no LLM call (0: none)."""
     lazy_reports: bool = False
-    # relate two of a chunk's extracted entities that one sentence naming at most this many of
-    # them names together, the sentence as description, when the LLM did not (0: off; no LLM
-    # call; index/sentence_edges.py)
+    """Write LLM reports when a query first reads them, not while indexing."""
     sentence_edges_max_entities: int = 4
-    # with gleanings > 0: ask a yes/no question (2 tokens) before each gleaning round and
-    # glean only on "yes" (False: glean every round)
-    gleaning_check: bool = False
+    """Relate two entities a sentence naming at most this many of them names together (0: off)."""

@@ -213,6 +213,14 @@ def _validate(settings: Settings) -> None:
         raise SettingsError("setting llm.concurrency must be at least 1")
     if settings.embedded.parallel < 1:
         raise SettingsError("setting embedded.parallel must be at least 1")
+    index = settings.index
+    if index.gleanings > 0 and index.extraction_format == "records":
+        # record replies are read to their last finished line, and no gleaning round follows
+        raise SettingsError(
+            f"setting index.gleanings = {index.gleanings} does nothing with "
+            "index.extraction_format = 'records' (gleaning rounds are asked in the 'json' "
+            "format only): set index.gleanings = 0, or index.extraction_format = 'json'"
+        )
     q = settings.query
     if q.chunk_context == "budget" and q.top_k != QuerySettings.top_k:
         raise SettingsError(

@@ -12,53 +12,59 @@ class LLMSettings:
     """The chat endpoint. ``base_url`` empty means: start and use the embedded model."""
 
     base_url: str = ""
+    """OpenAI-compatible endpoint (e.g. ``http://localhost:8000/v1``); empty: the embedded model."""
     model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    """Model name sent with every request (the embedded server serves it under this name)."""
     api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable holding the endpoint's API key (none needed for the embedded model)."""
     temperature: float = 0.0
+    """Sampling temperature of every call that sets none itself; 0 keeps replies repeatable."""
     max_tokens: int = 1024
+    """Reply tokens a call may write when it sets no cap of its own."""
     timeout: float = 900.0
-    concurrency: int = 4  # requests in flight; the embedded server queues beyond its 2 slots
+    """Seconds one request may take before it fails (and is retried)."""
+    # the embedded server queues what its slots (embedded.parallel) cannot take at once
+    concurrency: int = 4
+    """Requests in flight at once, across every stage and thread of the process."""
     max_retries: int = 4
-    retry_backoff: float = 1.0  # seconds before the first retry; doubles per retry, up to 30
+    """Retries of a request that failed on the way (connection, timeout, 429 or 5xx)."""
     seed: int = 7
-    # How to ask for JSON: "json_schema" (server enforces the schema), "json_object"
-    # (server guarantees JSON only), "prompt" (schema in the prompt; validate and repair), or
-    # "llguidance": the schema as llama.cpp's llguidance grammar with no layout whitespace, so
-    # the reply is compact JSON (the embedded engine has llguidance; a llama.cpp server built
-    # without it, or another endpoint, rejects the request). Not the default: held to one line
-    # the 1.5B model closes arrays sooner (the demo's reports wrote 11 findings, not 17; global
-    # search's map picked nothing: README, "Compact JSON, tried and left off")
-    json_mode: Literal["json_schema", "json_object", "prompt", "llguidance"] = "json_schema"
+    """Sampling seed sent with every request; a failed JSON reply is asked again with seed + 1."""
+    json_mode: Literal["json_schema", "json_object", "prompt"] = "json_schema"
+    """How JSON is asked for: schema enforced by the server, any JSON, or schema in the prompt."""
     json_repair_rounds: int = 2
-    # Tokens one request may use (prompt + reply); bounds JSON re-asks and repair prompts.
-    # 0: the embedded server's per-slot context (embedded.ctx_size / embedded.parallel), and
-    # no bound for another endpoint (its limit is unknown).
+    """Times an invalid JSON reply is shown back to the model for repair, per attempt."""
     context_tokens: int = 0
+    """Tokens a request may use (prompt + reply); 0: the embedded server's slot, else no bound."""
 
 
 @dataclass
 class EmbeddedServerSettings:
     """The llama.cpp server the workbench starts on 127.0.0.1 when ``llm.base_url`` is empty."""
 
-    # "xllamacpp": llama.cpp's server from the portable xllamacpp wheel (any x86-64 CPU with
-    # AVX2); "llama-server": a binary of yours (embedded.server_binary), probed in a child
-    # process first and replaced by xllamacpp if it cannot run on this CPU.
+    # a binary given as "llama-server" is probed in a child process first and replaced by
+    # xllamacpp if it cannot run on this CPU (SIGILL and the like)
     engine: Literal["xllamacpp", "llama-server"] = "xllamacpp"
-    server_binary: str = ""  # for engine "llama-server": a path, or a name on PATH
-    model_file: str = ""  # empty: assemble the default GGUF from its PyPI packages
-    # shared by the slots: 8,192 tokens each with 2 slots, so that the judge's faithfulness
-    # prompt (every context a method showed, ~3,000-7,000 tokens) and its reply fit one slot;
-    # the methods' own budgets stay capped by query.max_context_tokens
+    """Server engine: the portable xllamacpp wheel (any x86-64 CPU with AVX2) or your binary."""
+    server_binary: str = ""
+    """For engine "llama-server": a path to the binary, or a name on PATH."""
+    model_file: str = ""
+    """A GGUF file to serve; empty: the default model, assembled from its PyPI packages."""
+    # 8,192 tokens per slot with 2 slots: the judge's faithfulness prompt (every context a
+    # method showed) and its reply fit one slot; the methods' own budgets stay capped by
+    # query.max_context_tokens
     ctx_size: int = 16384
-    # 2 slots: on 2 cores, 4 slots spread one prefix-cached slot's work over four KV caches
-    # (benchmarks/llm_throughput.py: 2 slots 1.3x the wall throughput of 4, see the README)
+    """Context tokens of the server, shared evenly by its slots."""
+    # on 2 cores, more slots spread one prefix-cached slot's work over more KV caches
+    # (benchmarks/llm_throughput.py, README)
     parallel: int = 2
+    """Slots: requests the server decodes at once (others wait in its queue)."""
     threads: int = 2
+    """CPU threads the server computes with."""
     batch_size: int = 512
-    cache_reuse: int = 0  # llama.cpp --cache-reuse: min chunk re-used from a slot's KV by shifting
+    """Prompt tokens the server processes per batch (llama.cpp's ``-b``)."""
     startup_timeout: float = 300.0
-    max_restarts: int = 2  # a server that dies mid-run is restarted this many times at most
-    keep_logs: int = 20  # server-*.log files kept in ~/.cache/graphrag-workbench (newest)
+    """Seconds to wait for a started server to answer before giving up with its log."""
 
 
 @dataclass

@@ -19,7 +19,7 @@ from conftest import JSON_EXTRACTION, FakeLLM, Reply, indexing_model, names_in, 
 from faults.ledger import record
 
 from graphrag import schemas as S
-from graphrag.index.extract.stage import name_key
+from graphrag.index.extract.names import name_key
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import load_index
 from graphrag.llm.client import ChatLLM
@@ -38,7 +38,7 @@ def settings_for(make_settings, tmp_path: Path):
             base_url,
             chunking=CHUNKING,
             cache={"path": str(tmp_path / cache)},
-            llm={"max_retries": 2, "retry_backoff": 0.01, "timeout": 2.0, **llm},
+            llm={"max_retries": 2, "timeout": 2.0, **llm},
             index={**JSON_EXTRACTION, "max_cluster_size": 5},  # what the scripted model writes
         )
 

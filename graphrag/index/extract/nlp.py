@@ -30,12 +30,8 @@ from collections.abc import Iterator
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.index.extract.stage import (
-    ENTITY_COLUMNS,
-    RELATIONSHIP_COLUMNS,
-    display_name,
-    name_key,
-)
+from graphrag.index.extract.names import display_name, name_key
+from graphrag.index.extract.stage import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
 from graphrag.settings import IndexSettings
 
 # Function words and sentence openers that are capitalized only by position; shipped in code

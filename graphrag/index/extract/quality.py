@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.index.extract.stage import name_key
+from graphrag.index.extract.names import name_key
 
 
 class GoldGraphError(ValueError):

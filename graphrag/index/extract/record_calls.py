@@ -19,8 +19,8 @@ import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.index.extract.records import ParsedRecords, parse_records
-from graphrag.index.extract.stage import mentioned
+from graphrag.index.extract.names import mentioned
+from graphrag.index.extract.records import ParsedRecords, RecordStop, parse_records
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
 from graphrag.text.tokens import message_tokens
@@ -69,9 +69,7 @@ async def _records_reply(
     ``index.relationships_follow_up``, a reply that ended normally with two or more entities
     and no relationship is followed up the same way.
     """
-    rule = None
-    if settings.stop_repeats:
-        rule = "records_and_example" if settings.stop_example_copies else "records"
+    rule = RecordStop.for_request if settings.stop_repeats else None
     completion = await llm.achat(messages, max_tokens=max_tokens, stop_rule=rule)
     reply, stops = completion.text, [completion.stopped_early]
     capped = completion.finish_reason == "length" and not completion.stopped_early

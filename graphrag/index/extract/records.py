@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphrag.index.extract.stage import mentioned, name_key
+from graphrag.index.extract.names import name_key
 
 TUPLE = "<|>"
 RECORD = "##"
@@ -38,7 +38,6 @@ DEFAULT_STRENGTH = 5  # a relationship whose strength is missing or unreadable (
 _LABEL = re.compile(r"^\[\s*(\w{1,12})\s*\]\s*")
 REPEATED = "repeated record"
 MIRRORED = "entities restated as relationships to their types"
-EXAMPLE_COPIED = "worked example copied"
 _KIND = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*$', re.IGNORECASE)
 # A delimiter the model wrote without one of its ends ("<|" or "|>"): one reply of the demo's
 # lean re-index wrote every delimiter so and lost its 17 records before this repair
@@ -215,10 +214,6 @@ def _identity(kind: str, record: dict[str, Any]) -> tuple:
     return kind, label, *ends, record["description"].casefold()
 
 
-def _names(kind: str, record: dict[str, Any]) -> tuple[str, ...]:
-    return (record["name"],) if kind == "entity" else (record["source"], record["target"])
-
-
 def parse_records(text: str) -> ParsedRecords:
     """Return the records of a reply: repaired where a local fix suffices, malformed lines
     listed (never raised), and every repeat of an earlier record dropped and counted."""
@@ -248,22 +243,17 @@ class RecordStop:
     """The stop rule of a streamed record reply (``index.stop_repeats``): end it where a
     repetition loop starts, i.e. at the first of ``run`` consecutive lines that each repeat an
     earlier line word for word, or at the first of ``mirror_run`` relationships in a row that
-    restate entities as relationships to their own types; with ``example_keys``, also at the
-    first line naming an entity of the prompt's worked example that the text does not
-    mention. Fed the growing reply, it reads each complete line once.
+    restate entities as relationships to their own types. Fed the growing reply, it reads each
+    complete line once.
 
     Why two repeats in a row, word for word: a lone repeat is often a near-duplicate ("Lena
     Marsh" then "Councillor Lena Marsh"), after which the model goes on with new records; a
-    loop repeats a block. Why example copies are opt-in (``index.stop_example_copies``): the
-    model writes the example's names with this text's and then goes on with real records; on
-    the demo's recorded replies, stopping there too would lose 40 grounded entities that the
-    loop rule alone loses none of (benchmarks/index_cost.py --modes --lean).
+    loop repeats a block. Copies of the worked example are not a stop: the model writes the
+    example's names with this text's and then goes on with real records, which a stop there
+    would lose (benchmarks/index_cost.py, ``loop_cut``); grounding drops the copied names.
     """
 
-    def __init__(
-        self, example_keys: frozenset[str] = frozenset(), run: int = 2, mirror_run: int = 3
-    ) -> None:
-        self.example_keys = example_keys
+    def __init__(self, run: int = 2, mirror_run: int = 3) -> None:
         self.run = run
         self.mirror_run = mirror_run
         self._seen: set[str] = set()
@@ -277,23 +267,6 @@ class RecordStop:
         """Return the loop rule (repeats only) for a chat request."""
         return cls()
 
-    @classmethod
-    def with_example(cls, body: dict[str, Any]) -> RecordStop:
-        """Return the rule that also stops at a copy of the worked example: its names are those
-        of the records in the request's earlier assistant turns that its last message does not
-        mention."""
-        messages = body.get("messages") or []
-        text = str(messages[-1].get("content", "")) if messages else ""
-        keys = set()
-        for message in messages[:-1]:
-            if message.get("role") != "assistant":
-                continue
-            for _, line in _lines(str(message.get("content", ""))):
-                record, kind, _ = parse_record(line)
-                if record is not None:
-                    keys |= {name_key(n) for n in _names(kind, record) if not mentioned(n, text)}
-        return cls(frozenset(keys))
-
     def check(self, partial: str) -> tuple[int, str] | None:
         """Return (offset of the line to stop at, why) once the reply should end, else None.
         Only complete lines are read (the last line may still be growing)."""
@@ -303,8 +276,6 @@ class RecordStop:
                 record, kind, _ = parse_record(part.strip()) if part.strip() else (None, "", [])
                 if record is None:
                     continue
-                if any(name_key(n) in self.example_keys for n in _names(kind, record)):
-                    return start, EXAMPLE_COPIED
                 identity = " ".join(part.split()).casefold()
                 if identity not in self._seen:
                     self._seen.add(identity)

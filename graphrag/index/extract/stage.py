@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from typing import Any
 
 import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.extract.names import display_name, mentioned, name_key
+from graphrag.index.extract.record_calls import (
+    ASKED_AGAIN,
+    extract_chunk_records,
+    extract_packed_records,
+    pack_text_units,
+)
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
 from graphrag.llm.cache import CacheMissError, canonical_json
 from graphrag.llm.client import ChatLLM
@@ -25,52 +30,6 @@ RELATIONSHIP_COLUMNS = [
     S.STRENGTH,
     S.TEXT_UNIT_ID,
 ]
-_EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
-_SPACE = re.compile(r"\s+")
-_POSSESSIVE = re.compile(r"['’]s$")
-# Leading titles dropped from the merge key, so "Director Mara Okafor" merges with "Mara Okafor".
-_HONORIFIC = re.compile(
-    r"^(?:dr|mr|mrs|ms|prof|professor|sir|dame|director|mayor|"
-    r"councillor|councilor|captain|capt)\.? (?=\S+ \S)"
-)
-
-
-def display_name(raw: str) -> str:
-    """Return a name tidied for display: NFKC, single spaces, no quotes or edge punctuation."""
-    text = _SPACE.sub(" ", unicodedata.normalize("NFKC", raw)).strip()
-    return _EDGE_PUNCT.sub("", text.strip("\"'`")).strip()
-
-
-def name_key(raw: str, aliases: dict[str, str] | None = None) -> str:
-    """Return the key entities are merged on: case-folded, punctuation-light, alias-resolved.
-
-    "The Kestrel Bay Marine Institute", "kestrel bay marine institute." and (with an alias
-    configured) "KBMI" all give the same key.
-    """
-    key = _POSSESSIVE.sub("", display_name(raw)).casefold()
-    key = re.sub(r"^the ", "", key)
-    key = _HONORIFIC.sub("", key)
-    key = re.sub(r"[^\w\s&-]", "", key)
-    key = _SPACE.sub(" ", key).strip()
-    if aliases:
-        table = _alias_table(aliases)
-        key = table.get(key, key)
-    return key
-
-
-def _alias_table(aliases: dict[str, str]) -> dict[str, str]:
-    return {name_key(alias): name_key(canonical) for alias, canonical in aliases.items()}
-
-
-def mentioned(name: str, text: str) -> bool:
-    """Return whether ``text`` mentions ``name``: the name itself, or each of its words of three
-    or more letters (so "Director Mara Okafor" is found in "... Director Okafor ... Mara ...")."""
-    folded = text.casefold()
-    name = display_name(name).casefold()
-    if name and name in folded:
-        return True
-    words = [w for w in re.findall(r"\w+", name) if len(w) >= 3]
-    return bool(words) and all(re.search(rf"\b{re.escape(w)}", folded) for w in words)
 
 
 def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
@@ -194,13 +153,9 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
     """Return the merged JSON of the first extraction and any gleaning rounds for one chunk.
 
     A gleaning round that fails keeps what the rounds before it found; its error is listed
-    under ``"errors"`` (and becomes an errors row), so the next run tries it again. With
-    ``index.gleaning_check`` a round runs only if a yes/no call says the last reply missed
-    something.
+    under ``"errors"`` (and becomes an errors row), so the next run tries it again.
     """
     if settings.extraction_format == "records":
-        from graphrag.index.extract.record_calls import extract_chunk_records
-
         return await extract_chunk_records(llm, text, settings)
     schema = prompts.extraction_schema(
         settings.entity_types, settings.max_entities_per_chunk, settings.max_relationships_per_chunk
@@ -214,8 +169,6 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
     }
     for round_number in range(1, settings.gleanings + 1):
         try:
-            if settings.gleaning_check and not await _worth_gleaning(llm, messages, result):
-                break
             messages = prompts.glean_more(messages, canonical_json(result))
             result = await llm.ajson(messages, schema, name="graph_extraction")
         except CacheMissError:
@@ -240,29 +193,13 @@ def _extraction_calls(text_units: pd.DataFrame, settings: IndexSettings) -> list
             "setting index.pack_documents_tokens needs index.extraction_format = 'records' "
             "(a packed call's records carry their document's label)"
         )
-    from graphrag.index.extract.record_calls import pack_text_units
-
     return pack_text_units(text_units, settings.pack_documents_tokens)
 
 
 async def _extract_packed(
     llm: ChatLLM, texts: list[str], settings: IndexSettings
 ) -> list[dict[str, Any]]:
-    from graphrag.index.extract.record_calls import extract_packed_records
-
     return await extract_packed_records(llm, texts, settings)
-
-
-async def _worth_gleaning(
-    llm: ChatLLM, messages: list[dict[str, str]], result: dict[str, Any]
-) -> bool:
-    """Return whether the model says its last reply missed something (a 2-token Y/N call,
-    far cheaper than a gleaning round that finds nothing)."""
-    completion = await llm.achat(
-        prompts.glean_check(messages, canonical_json(result)),
-        max_tokens=prompts.GLEAN_CHECK_MAX_TOKENS,
-    )
-    return completion.text.strip().upper().startswith("Y")
 
 
 def reextract_empty(
@@ -283,8 +220,6 @@ def reextract_empty(
     unit is asked again once at most.
     The first reply's names stay in the dropped table, with why the unit was asked again.
     """
-    from graphrag.index.extract.record_calls import ASKED_AGAIN, extract_chunk_records
-
     empty = []
     for i, ((_, text), result) in enumerate(zip(units, results, strict=True)):
         if result is None:

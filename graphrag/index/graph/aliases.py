@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.index.extract.stage import mentioned, name_key
+from graphrag.index.extract.names import mentioned, name_key
 
 ALIAS_SELF_LOOP = "relationship of an alias with its long name"
 # Lower-case words a long name may hold; their initials may or may not be in the acronym

@@ -30,6 +30,7 @@ Cluster = tuple[int, list[str], int]
 
 
 def _graspologic_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> list[Cluster]:
+    # imported when chosen: graspologic takes about 5 s to import (scikit-learn, scipy, ...)
     from graspologic.partition import hierarchical_leiden
 
     with warnings.catch_warnings():
@@ -52,6 +53,7 @@ def _graspologic_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> 
 
 
 def _leidenalg_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> list[Cluster]:
+    # imported when chosen (index.community_algorithm = "leidenalg"), as graspologic is
     import igraph as ig
     import leidenalg
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 
 import networkx as nx
@@ -13,15 +12,20 @@ from graphrag import schemas as S
 from graphrag.index.extract.grounding import ground_mentions
 from graphrag.index.graph.aliases import find_alias_pairs, merge_alias_mentions
 from graphrag.index.graph.sentence_edges import add_sentence_edges
+from graphrag.index.ids import stable_id
 from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
 from graphrag.llm.client import ChatLLM
 from graphrag.prompts import Messages
 from graphrag.settings import IndexSettings
 from graphrag.text import tokens
 
-
-def stable_id(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+# Description summaries read the descriptions packed into an input budget (most frequent and
+# longest first) and keep every date, number and name; relationships stated many times are
+# summarized too.
+SUMMARY_INPUT_TOKENS = 1500  # descriptions packed into one summary's input
+SUMMARY_MAX_TOKENS = 200  # a description summary's output budget
+RELATIONSHIP_SUMMARY_MIN = 3  # summarize a pair's descriptions when there are more than this
+RELATIONSHIP_SUMMARY_TOKENS = 150  # or when, joined, they are longer than this many tokens
 
 
 def _most_common(values: pd.Series) -> str:
@@ -178,9 +182,9 @@ def summary_words(max_tokens: int) -> int:
     return max_tokens * 3 // 5
 
 
-def _summary_prompt(title: str, descriptions: list[str], settings: IndexSettings) -> Messages:
-    packed = packed_descriptions(descriptions, settings.summary_input_tokens)
-    return prompts.summarize_descriptions(title, packed, summary_words(settings.summary_max_tokens))
+def _summary_prompt(title: str, descriptions: list[str]) -> Messages:
+    packed = packed_descriptions(descriptions, SUMMARY_INPUT_TOKENS)
+    return prompts.summarize_descriptions(title, packed, summary_words(SUMMARY_MAX_TOKENS))
 
 
 def _summarize_rows(
@@ -190,7 +194,6 @@ def _summarize_rows(
     fallback: list[str],
     stage: str,
     llm: ChatLLM,
-    settings: IndexSettings,
     progress: bool,
 ) -> tuple[list[str], list[dict]]:
     """Return the description of every row of ``frame`` (``fallback`` unless the LLM
@@ -199,7 +202,7 @@ def _summarize_rows(
     results, errors = run_llm_stage(
         stage,
         [frame[S.ID].iloc[i] for i in rows],
-        [_summary(llm, m, settings.summary_max_tokens) for m in messages],
+        [_summary(llm, m, SUMMARY_MAX_TOKENS) for m in messages],
         progress,
     )
     descriptions = list(fallback)
@@ -235,8 +238,8 @@ def summarize_entities(
     they are (nano-graphrag's rule: a call saved where the joined text is short anyway).
     A summary that fails (or comes back empty, or cut off) keeps the joined descriptions, so
     no fact is lost, and is an errors row (stage "summarize"), so the next run asks again.
-    A summary reads at most ``summary_input_tokens`` of descriptions (packed in their order)
-    and may write ``summary_max_tokens``, asked to keep every date, number and name.
+    A summary reads at most ``SUMMARY_INPUT_TOKENS`` of descriptions (packed in their order)
+    and may write ``SUMMARY_MAX_TOKENS``, asked to keep every date, number and name.
     """
     entities = entities.copy()
     several = [
@@ -245,46 +248,40 @@ def summarize_entities(
         if len(d) > 1 and needs_summary(d, settings.summary_threshold_tokens)
     ]
     messages = [
-        _summary_prompt(entities[S.TITLE].iloc[i], entities[S.DESCRIPTIONS].iloc[i], settings)
+        _summary_prompt(entities[S.TITLE].iloc[i], entities[S.DESCRIPTIONS].iloc[i])
         for i in several
     ]
     joined = [" ".join(d) for d in entities[S.DESCRIPTIONS]]
     descriptions, errors = _summarize_rows(
-        entities, several, messages, joined, "summarize", llm, settings, progress
+        entities, several, messages, joined, "summarize", llm, progress
     )
     entities[S.DESCRIPTION] = descriptions
     return entities.drop(columns=[S.DESCRIPTIONS]), error_table(errors)
 
 
-def needs_relationship_summary(descriptions: list[str], settings: IndexSettings) -> bool:
+def needs_relationship_summary(descriptions: list[str]) -> bool:
     """Return whether a pair's descriptions are many enough, or long enough, for a summary."""
     if len(descriptions) < 2:
         return False
-    return len(descriptions) > settings.relationship_summary_min or (
-        tokens.count_tokens("; ".join(descriptions)) > settings.relationship_summary_tokens
+    return len(descriptions) > RELATIONSHIP_SUMMARY_MIN or (
+        tokens.count_tokens("; ".join(descriptions)) > RELATIONSHIP_SUMMARY_TOKENS
     )
 
 
 def summarize_relationships(
-    relationships: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
+    relationships: pd.DataFrame, llm: ChatLLM, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (relationships with one ``description``, errors): a pair stated with
-    more than ``relationship_summary_min`` descriptions, or longer than
-    ``relationship_summary_tokens`` joined, gets an LLM summary read from the same packed input
+    more than ``RELATIONSHIP_SUMMARY_MIN`` descriptions, or longer than
+    ``RELATIONSHIP_SUMMARY_TOKENS`` joined, gets an LLM summary read from the same packed input
     budget as entities; the rest keep the "; " join (also the fallback of a failed summary)."""
-    many = [
-        i
-        for i, d in enumerate(relationships[S.DESCRIPTIONS])
-        if needs_relationship_summary(d, settings)
-    ]
-    words = summary_words(settings.summary_max_tokens)
+    many = [i for i, d in enumerate(relationships[S.DESCRIPTIONS]) if needs_relationship_summary(d)]
+    words = summary_words(SUMMARY_MAX_TOKENS)
     messages = [
         prompts.summarize_relationship(
             relationships[S.SOURCE_ENTITY].iloc[i],
             relationships[S.TARGET_ENTITY].iloc[i],
-            packed_descriptions(
-                relationships[S.DESCRIPTIONS].iloc[i], settings.summary_input_tokens
-            ),
+            packed_descriptions(relationships[S.DESCRIPTIONS].iloc[i], SUMMARY_INPUT_TOKENS),
             words,
         )
         for i in many
@@ -296,7 +293,6 @@ def summarize_relationships(
         list(relationships[S.DESCRIPTION]),
         "summarize_relationships",
         llm,
-        settings,
         progress,
     )
     relationships = relationships.assign(**{S.DESCRIPTION: descriptions})

@@ -22,8 +22,9 @@ from collections.abc import Iterable
 import pandas as pd
 
 from graphrag import schemas as S
+from graphrag.index.extract.names import display_name
 from graphrag.index.extract.nlp import sentences, trim_text
-from graphrag.index.extract.stage import display_name
+from graphrag.index.ids import stable_id
 
 SENTENCE_EDGE_STRENGTH = 1.0  # below any strength the LLM gives (1-10), once per sentence
 MAX_DESCRIPTION_CHARS = 300
@@ -67,8 +68,6 @@ def add_sentence_edges(
     """Return ``relationships`` with one more row per unrelated pair of a chunk's entities
     that a sentence of at most ``max_entities`` of them names together: description the
     first such sentence, weight one per sentence, text units where it was seen."""
-    from graphrag.index.graph.merge import stable_id  # graph.py calls this module
-
     if max_entities < 2 or entity_mentions.empty:
         return relationships
     id_of = dict(zip(entities[S.NAME_KEY], entities[S.ID], strict=True))

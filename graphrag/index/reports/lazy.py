@@ -22,8 +22,8 @@ from collections.abc import Iterable
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.index.pipeline import prose_communities
 from graphrag.index.reports.write import awrite_community_reports
+from graphrag.index.stages import prose_communities
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
@@ -99,7 +99,6 @@ async def aensure_reports(
         known_reports=known,
         # the children a parent may substitute, exactly as indexing passes them
         hierarchy=communities[prose_communities(communities, settings)],
-        text_units=index.text_units,
     )
     reports[S.FULL_CONTENT_EMBEDDING] = (
         [list(map(float, v)) for v in embedder.embed(list(reports[S.FULL_CONTENT]))]

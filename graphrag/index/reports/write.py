@@ -6,8 +6,6 @@ context overflows swaps its largest sub-communities' entity lists for their repo
 time until it fits, and a parent with written children always starts from their summaries,
 so it builds on them; this is why the deepest level is written first. The prompt's strings
 have no schema length caps but loop guards (a grammar-enforced ``maxLength`` cuts mid-word).
-After the graph context comes the community's own source text (``report_text_tokens``): the
-chunks that mention the most of its entities, whole, so findings keep what descriptions lost.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.llm_stage import arun_llm_stage, error_table
-from graphrag.index.reports.lines import parse_report_lines
+from graphrag.index.reports.stop import ReportCopyStop
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
 from graphrag.settings import IndexSettings
@@ -39,7 +37,7 @@ REPORT_COLUMNS = [
 ]
 CHILD_REPORT_HEADER = "Reports of its sub-communities"
 CHILD_SUMMARY_HEADER = "Summaries of its sub-communities (id|title|summary)"
-SOURCE_TEXT_HEADER = "Source text (id|text)"
+REPORT_MAX_TOKENS = 1200  # completion cap of a report
 
 
 def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
@@ -172,31 +170,6 @@ def community_context(
     return "\n".join(kept), source
 
 
-def source_text(community: pd.Series, text_units: pd.DataFrame | None, budget: int) -> str:
-    """Return the community's source text section within ``budget`` tokens ("" when none).
-
-    The chunks its entities were extracted from, those mentioning the most of its entities
-    first (then in corpus order), each whole: a cut chunk would end mid-sentence, and a
-    skipped large one leaves room for a smaller one. Descriptions merged by a 1.5B model keep
-    who is what but drop most dates, numbers and outcomes; the text keeps them, so the report
-    can (Microsoft GraphRAG writes its text-based reports from the text units alone).
-    """
-    if budget <= 0 or text_units is None or not len(community[S.TEXT_UNIT_IDS]):
-        return ""
-    rows = text_units[text_units[S.ID].isin(set(community[S.TEXT_UNIT_IDS]))]
-    members = set(community[S.ENTITY_IDS])
-    shared = [len(members.intersection(ids)) for ids in rows[S.ENTITY_IDS]]
-    rows = rows.assign(_shared=shared).sort_values(["_shared", S.HUMAN_ID], ascending=[False, True])
-    lines = [f"{r[S.HUMAN_ID]}|{prompts.table_cell(r[S.TEXT])}" for _, r in rows.iterrows()]
-    header = tokens.count_tokens(SOURCE_TEXT_HEADER) + 1
-    kept = tokens.pack(lines, budget - header, overhead=1, skip=True)
-    if not kept:
-        return ""
-    # shown in corpus order, so a community's events read in the order the documents tell them
-    order = sorted(kept, key=lambda i: int(rows[S.HUMAN_ID].iloc[i]))
-    return "\n".join([SOURCE_TEXT_HEADER, *(lines[i] for i in order)])
-
-
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -242,25 +215,15 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
     messages = prompts.community_report(
         context,
         settings.report_max_findings,
-        SOURCE_TEXT_HEADER in context,
-        settings.report_explanation_sentences,
-        settings.report_format,
+        explanation_sentences=settings.report_explanation_sentences,
     )
-    if settings.report_format == "lines":
-        report = await llm.atext(
-            messages,
-            name="community_report",
-            max_tokens=settings.report_max_tokens,
-            parse=lambda text: parse_report_lines(text, settings.report_max_findings),
-        )
-    else:
-        report = await llm.ajson(
-            messages,
-            prompts.report_schema(settings.report_max_findings),
-            name="community_report",
-            max_tokens=settings.report_max_tokens,
-            stop_rule="report_copies" if settings.stop_report_copies else None,
-        )
+    report = await llm.ajson(
+        messages,
+        prompts.report_schema(settings.report_max_findings),
+        name="community_report",
+        max_tokens=REPORT_MAX_TOKENS,
+        stop_rule=ReportCopyStop.for_request if settings.stop_report_copies else None,
+    )
     return tidy_report(report)
 
 
@@ -271,10 +234,8 @@ def _context(
     relationships: pd.DataFrame,
     done: dict[int, str],
     settings: IndexSettings,
-    text_units: pd.DataFrame | None = None,
 ) -> tuple[str, str]:
-    """Return one community's (context, source), its children's reports taken from ``done``
-    and, after them, its source text (:func:`source_text`, ``index.report_text_tokens``)."""
+    """Return one community's (context, source), its children's reports taken from ``done``."""
     entity_ids = dict(zip(communities[S.COMMUNITY], communities[S.ENTITY_IDS], strict=True))
     # a child outside ``communities`` (incremental runs) has a report but no entity list here:
     # it is summarized, never substituted
@@ -282,11 +243,9 @@ def _context(
         ChildCommunity(int(k), list(entity_ids.get(k, [])), done.get(k))
         for k in community[S.CHILDREN]
     ]
-    context, source = community_context(
+    return community_context(
         community, entities, relationships, children, settings.report_context_tokens
     )
-    text = source_text(community, text_units, settings.report_text_tokens)
-    return (f"{context}\n{text}" if text else context), source
 
 
 def write_community_reports(*args: Any, **kwargs: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -303,23 +262,20 @@ async def awrite_community_reports(
     progress: bool = True,
     known_reports: dict[int, str] | None = None,
     hierarchy: pd.DataFrame | None = None,
-    text_units: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (community_reports, errors): reports per level, deepest level first, each
     level's calls run concurrently. ``known_reports`` ({community: full_content}) are the
     reports of communities not in ``communities`` that a parent may read (incremental
     indexing rewrites only the communities that changed; a lazy index's query writes only
     those it reads). ``hierarchy`` (default ``communities``) gives the children's entity
-    lists, so a parent written alone sees its children as a full run would (lazy reports).
-    ``text_units`` (with their ``entity_ids``) give each context its source text; None: the
-    graph context alone."""
+    lists, so a parent written alone sees its children as a full run would (lazy reports)."""
     done: dict[int, str] = dict(known_reports or {})
     lookup = communities if hierarchy is None else hierarchy
     rows, errors = [], []
     for level in sorted(communities[S.LEVEL].unique(), reverse=True):
         batch = communities[communities[S.LEVEL] == level]
         contexts = [
-            _context(c, lookup, entities, relationships, done, settings, text_units)
+            _context(c, lookup, entities, relationships, done, settings)
             for _, c in batch.iterrows()
         ]
         results, failed = await arun_llm_stage(

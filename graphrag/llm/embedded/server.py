@@ -11,7 +11,7 @@ downloaded at run time.
 
 Lifecycle: started only on a cache miss, reused when a server with the same signature is
 already running (``graphrag llm serve``), restarted when it dies mid-run (up to
-``embedded.max_restarts`` times, each announced with its log), stopped at exit, and never
+``MAX_RESTARTS`` times, each announced with its log), stopped at exit, and never
 outliving the process that started it.
 """
 
@@ -37,6 +37,11 @@ from filelock import FileLock
 
 from graphrag.llm.embedded.weights import INSTALL_EMBEDDED, assemble_weights, graphrag_home
 from graphrag.settings import Settings
+
+MAX_RESTARTS = 2  # a server that dies mid-run is restarted this many times at most
+KEEP_LOGS = 20  # server-*.log files kept in $GRAPHRAG_HOME (the newest)
+# llama.cpp's --cache-reuse (min chunk re-used from a slot's KV cache by shifting): off
+CACHE_REUSE = 0
 
 __all__ = ["EmbeddedServer", "EmbeddedServerError", "probe_binary"]
 
@@ -168,7 +173,7 @@ class EmbeddedServer:
             f"parallel={emb.parallel}",
             f"threads={emb.threads}",
             f"batch={emb.batch_size}",
-            f"cache_reuse={emb.cache_reuse}",
+            f"cache_reuse={CACHE_REUSE}",
         ]
 
     def command(self, model_file: Path, ready_file: Path, parent_fd: int) -> list[str]:
@@ -183,7 +188,7 @@ class EmbeddedServer:
                 "-np", str(emb.parallel),
                 "-t", str(emb.threads),
                 "-b", str(emb.batch_size),
-                "--cache-reuse", str(emb.cache_reuse),
+                "--cache-reuse", str(CACHE_REUSE),
                 "-a", self.settings.llm.model,
                 "--no-webui",
             ]  # fmt: skip
@@ -201,7 +206,7 @@ class EmbeddedServer:
             "--parallel", str(emb.parallel),
             "--threads", str(emb.threads),
             "--batch-size", str(emb.batch_size),
-            "--cache-reuse", str(emb.cache_reuse),
+            "--cache-reuse", str(CACHE_REUSE),
             "--ready-file", str(ready_file),
             "--parent-fd", str(parent_fd),
             "--parent-pid", str(os.getpid()),
@@ -274,7 +279,7 @@ class EmbeddedServer:
         return httpx.URL(self.url).port if self.url else None
 
     def _start(self, model_file: Path, signature: list[str]) -> tuple[str, int]:
-        prune_logs(self.home, self.settings.embedded.keep_logs - 1)  # room for this one
+        prune_logs(self.home, KEEP_LOGS - 1)  # room for this one
         stamp = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.log_file = self.home / f"server-{stamp}.log"
         ready_file = self.home / f"server-{stamp}.ready"
@@ -336,7 +341,7 @@ class EmbeddedServer:
 
         Concurrent callers (every in-flight request fails at once when the server dies) are
         serialized; the first restarts, the rest find the new server healthy. A server that is
-        alive but unreachable, or one that has died more than ``embedded.max_restarts`` times,
+        alive but unreachable, or one that has died more than ``MAX_RESTARTS`` times,
         is an error naming the log.
         """
         with self._lock:
@@ -353,16 +358,16 @@ class EmbeddedServer:
                 )
             how = _exit_text(code) if code is not None else "died"
             died = f"the embedded server (pid {self._pid}) {how}"
-            if self.restarts >= self.settings.embedded.max_restarts:
+            if self.restarts >= MAX_RESTARTS:
                 raise EmbeddedServerError(
-                    f"{died} and was already restarted {self.restarts} times (setting "
-                    f"embedded.max_restarts); the end of {self.log_file}:\n"
+                    f"{died} and was already restarted {self.restarts} times (the most a run "
+                    f"restarts it); the end of {self.log_file}:\n"
                     f"{_log_tail(self.log_file)}"
                 )
             self.restarts += 1
             print(
                 f"graphrag: {died}; see {self.log_file}. Restarting it "
-                f"({self.restarts} of {self.settings.embedded.max_restarts}); finished work is "
+                f"({self.restarts} of {MAX_RESTARTS}); finished work is "
                 "kept in the cache.",
                 file=sys.stderr,
             )
