@@ -59,7 +59,9 @@ class QuerySettings:
     """Answer form: "sentences" (five at most) or "paragraphs", Microsoft GraphRAG's form."""
     loop_frequency_penalty: float = 0.5
     """Frequency penalty of the one re-ask of an answer that loops (0: cut the loop only)."""
-    methods: dict[str, Any] = field(default_factory=_method_defaults)
+    methods: dict[str, Any] = field(
+        default_factory=_method_defaults, metadata={"sections": METHOD_SETTINGS}
+    )
     """Each method's own settings by method name, the [query.<method>] tables."""
 
     def changed(self, values: dict[str, Any]) -> QuerySettings:

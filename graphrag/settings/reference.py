@@ -174,6 +174,11 @@ def _walk(cls: type, path: list[str], field_doc: str | None) -> list[Section]:
         if dataclasses.is_dataclass(annotation):
             nested += _walk(annotation, [*path, field.name], docs.get(field.name))
             continue
+        if "sections" in field.metadata:  # sub-sections registered by name ([query.<method>])
+            for sub, sub_cls in sorted(field.metadata["sections"].items()):
+                if sub_cls is not None:
+                    nested += _walk(sub_cls, [*path, sub], None)
+            continue
         if field.name not in docs:
             where = f"{repo_relative(inspect.getsourcefile(cls) or '?')}, class {cls.__qualname__}"
             raise MissingDocError(
