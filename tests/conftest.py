@@ -458,8 +458,8 @@ RECORDED_CACHE = REPO_ROOT / "data" / "llm_cache"
 
 
 def load_benchmark(name: str) -> Any:
-    """Return ``benchmarks/<name>.py`` as a module (the benchmarks are scripts, not a package)."""
-    path = REPO_ROOT / "benchmarks" / f"{name}.py"
+    """Return ``studies/benchmarks/<name>.py`` as a module, loaded from its file."""
+    path = REPO_ROOT / "studies" / "benchmarks" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

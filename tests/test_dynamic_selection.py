@@ -1,4 +1,4 @@
-"""benchmarks/dynamic_selection.py over the demo's recorded relevance ratings: the ratings
+"""studies/benchmarks/dynamic_selection.py over the demo's recorded relevance ratings: the ratings
 replay for every report and thematic question, the ROC AUC counts pairs right, and the
 selection the README reports (dynamic selection costs more prompt tokens than the map it
 saves, without reading more of the reports that support the question)."""

@@ -1,6 +1,6 @@
-"""benchmarks/global_map.py: splitting a map prompt into its reports, attributing a point
+"""studies/benchmarks/global_map.py: splitting a map prompt into its reports, attributing a point
 to the report it came from (ties split), and the counts over the recorded map calls;
-benchmarks/global_funnel.py: its stages narrow, replayed on the recorded thematic map."""
+studies/benchmarks/global_funnel.py: its stages narrow, replayed on the recorded thematic map."""
 
 from __future__ import annotations
 

@@ -754,7 +754,7 @@ def test_a_replay_miss_ends_the_answer_rather_than_counting_as_a_failed_rating(
 ) -> None:
     # Dynamic selection counts a failed rating as irrelevant and goes on; a rating that was
     # never recorded is no failure of the model, and counted as one it gave "nothing
-    # relevant" answers nobody recorded (benchmarks/global_map.py printed them as results).
+    # relevant" answers nobody recorded (studies/benchmarks/global_map.py printed them as results).
     from graphrag.llm.client import CacheMissError
 
     query = {"global_dynamic_selection": True}

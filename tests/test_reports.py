@@ -236,7 +236,7 @@ def test_report_format_lines_asks_for_lines_and_a_bad_reply_is_an_error_row(
 
 
 def test_the_demo_s_recorded_plain_line_reports_parse_unless_they_looped() -> None:
-    """The 7 demo reports asked for as plain lines (benchmarks/index_cost.py's "lines" row):
+    """The 7 demo reports asked for as plain lines (studies/benchmarks/index_cost.py's "lines" row):
     a reply that stopped by itself reads as a report with findings; the others ran to the
     token cap inside a repeating summary, which is why the form is not the default."""
     from conftest import RECORDED_CACHE

@@ -178,7 +178,7 @@ def test_cli_query_prints_the_route(demo_index: Index, capsys, monkeypatch, tmp_
 
 
 def test_the_readme_s_routing_figures_are_the_committed_report_s() -> None:
-    """benchmarks/router_study.py over the committed demo report: the router's own recorded
+    """studies/benchmarks/router_study.py over the committed demo report: the router's own recorded
     answers score what routing each question to its method's answer scores, and the README
     quotes the strategies' line it prints."""
     import pandas as pd

@@ -1,8 +1,9 @@
 """What indexing costs in LLM traffic per 1,000 corpus tokens, and what JSON formatting costs.
 
-Run: .venv/bin/python benchmarks/index_cost.py [--index output/kestrel_bay]
-     .venv/bin/python benchmarks/index_cost.py --json-formats [--cache data/llm_cache]
-     .venv/bin/python benchmarks/index_cost.py --modes [--lean] [--corpus data/kestrel_bay/docs]
+Run: .venv/bin/python -m studies.benchmarks.index_cost [--index output/kestrel_bay]
+     .venv/bin/python -m studies.benchmarks.index_cost --json-formats [--cache data/llm_cache]
+     .venv/bin/python -m studies.benchmarks.index_cost --modes [--lean]
+     [--corpus data/kestrel_bay/docs]
 
 ``--modes`` indexes the corpus once per ``index.method`` ("nlp" with no LLM; "lean", the LLM
 pipeline's defaults, replayed from the recorded cache; "tuple", the defaults before the lean
@@ -44,12 +45,12 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from graphrag.index.lean import LEAN_INDEX_SETTINGS
 from graphrag.index.reports.lines import format_report_lines
 from graphrag.index.reports.stop import COPY_CHARS, MIN_JUDGED, ReportCopyStop, normalized
 from graphrag.llm.cache import ResponseCache
 from graphrag.settings import REPO_ROOT, repo_relative
 from graphrag.text.tokens import count_tokens
+from studies.lean import LEAN_INDEX_SETTINGS
 
 PER = 1000  # costs are per this many corpus tokens
 EXTRACTION_SCHEMA_NAME = "graph_extraction"
@@ -190,7 +191,8 @@ def json_formats(cache: Path) -> str:
     for name, counts in rows.items():
         lines.append(f"{name:<44}{mean(counts):>13.0f}{mean(counts) / recorded:>12.2f}")
     lines.append(
-        "tokens counted with graphrag.text.tokens.count_tokens (the Qwen2.5 vocabulary); the ratio is "
+        "tokens counted with graphrag.text.tokens.count_tokens (the Qwen2.5 vocabulary); "
+        "the ratio is "
         "mean tokens over mean recorded completion_tokens"
     )
     return "\n".join(lines)
@@ -199,7 +201,7 @@ def json_formats(cache: Path) -> str:
 # --------------------------------------------------------------------------- modes
 
 
-LEAN = LEAN_INDEX_SETTINGS  # the lean LLM pipeline (the defaults): graphrag/index/lean.py
+LEAN = LEAN_INDEX_SETTINGS  # the lean LLM pipeline (the defaults): studies/lean.py
 # the defaults until the pipe style: tuple records, no relationships-only follow-up, reports
 # of 4 findings of up to 3 sentences, a template below 3 entities
 TUPLE = {

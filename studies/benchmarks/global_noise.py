@@ -1,6 +1,6 @@
 """How much global search's scores move when nothing but an arbitrary order changes.
 
-Run: .venv/bin/python benchmarks/global_noise.py [--seeds 7,1,2] [--drafts 1,2] [--record]
+Run: .venv/bin/python -m studies.benchmarks.global_noise [--seeds 7,1,2] [--drafts 1,2] [--record]
      [--index output/kestrel_bay] [--questions data/kestrel_bay/thematic_questions.jsonl[,...]]
 
 Global search shuffles the reports with a fixed seed before the map

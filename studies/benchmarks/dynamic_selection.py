@@ -1,6 +1,6 @@
 """Dynamic community selection: does the relevance rating tell relevant reports from the rest?
 
-Run: .venv/bin/python benchmarks/dynamic_selection.py [--index output/kestrel_bay]
+Run: .venv/bin/python -m studies.benchmarks.dynamic_selection [--index output/kestrel_bay]
      [--questions data/kestrel_bay/thematic_questions.jsonl] [--record]
 
 Global search's dynamic selection (``query.global_dynamic_selection``) rates reports 0-5

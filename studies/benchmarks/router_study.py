@@ -1,6 +1,7 @@
 """The router's classifier on a question set, and what routing would score on recorded answers.
 
-Run: .venv/bin/python benchmarks/router_study.py [--questions data/kestrel_bay/questions.jsonl]
+Run: .venv/bin/python -m studies.benchmarks.router_study
+     [--questions data/kestrel_bay/questions.jsonl]
      [--records reports/kestrel_bay/records.parquet] [--metric keyword_hit_rate]
 
 1. Accuracy of the prototype classifier (no LLM call) against the set's known types, with the

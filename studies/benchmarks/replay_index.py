@@ -1,6 +1,6 @@
 """Replay re-index of the demo corpus from the recorded LLM cache: where the wall time goes.
 
-Run: .venv/bin/python benchmarks/replay_index.py [--warm] [--input data/kestrel_bay/docs]
+Run: .venv/bin/python -m studies.benchmarks.replay_index [--warm] [--input data/kestrel_bay/docs]
      [--config data/musique/graphrag.toml]
 
 The index is rebuilt into a temporary folder with ``cache.mode = "replay"`` (no model is

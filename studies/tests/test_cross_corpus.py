@@ -10,14 +10,25 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from graphrag.cli import main
-from graphrag.eval import judge_validity, stats
-from graphrag.eval.cross_corpus import SummaryError, compare_with_baseline, index_cost, load_report
-from graphrag.eval.cross_corpus_page import render_summary, write_summary
+from graphrag.eval import judge_validity, pairwise, stats
 from graphrag.eval.hops import HOP_COLUMNS
+from graphrag.eval.runner import index_cost
 from graphrag.report import plots as viz
 from graphrag.report.folder import write_report
+from graphrag.report.retrieval import summary_section
 from graphrag.settings import REPO_ROOT
+from studies.cross_corpus import SummaryError, compare_with_baseline, load_report, pooled_pairwise
+from studies.cross_corpus_page import (
+    README_END,
+    README_START,
+    readme_block,
+    render_summary,
+    splice_readme,
+    write_summary,
+)
+from studies.cross_corpus_reading import _cost_reading, reading_section
+from studies.recorded import recorded_run
+from studies.summarize import main
 
 DEMO = REPO_ROOT / "reports" / "kestrel_bay"
 METHODS = ("naive", "ppr", "global")
@@ -221,7 +232,7 @@ def test_the_real_demo_report_summarized_through_the_cli(demo_index, tmp_path: P
     """Real data: the committed demo report. Its cells equal the report's own; the claims are
     exactly the tests that pass Holm, recomputed here from the records."""
     out = tmp_path / "SUMMARY.md"
-    assert main(["summarize", str(DEMO), "--out", str(out)]) == 0
+    assert main([str(DEMO), "--out", str(out)]) == 0
     text = out.read_text()
     own = (DEMO / "summary.md").read_text()
     scores = own.split("## Scores by method", 1)[1]
@@ -273,7 +284,7 @@ def test_further_indexes_show_their_cost_beside_their_corpus(musique_index, tmp_
     manifest = {**MANIFEST, "input": str(REPO_ROOT / "data" / "kestrel_bay" / "docs")}
     (lean / "index.json").write_text(json.dumps(manifest), encoding="utf-8")
     out = tmp_path / "SUMMARY.md"
-    args = ["summarize", str(DEMO), str(musique), "--out", str(out)]
+    args = [str(DEMO), str(musique), "--out", str(out)]
     assert main([*args, "--index", str(musique_index.path), str(lean)]) == 0
     demo_part, musique_part = out.read_text().split("\n## musique\n", 1)
     counts = musique_index.manifest["summary"]["counts"]
@@ -323,10 +334,8 @@ def test_frontier_plot_of_the_real_demo_report_joins_the_frontier_methods() -> N
 
 def test_the_readme_results_block_is_the_summary_of_the_committed_reports() -> None:
     """The README's results table is generated, never typed: it must equal what the
-    committed reports give now (regenerate with `summarize ... --readme README.md`)."""
-    from graphrag.eval.cross_corpus_page import README_END, README_START, readme_block
-    from graphrag.eval.retrieval import summary_section
-
+    committed reports give now (regenerate with
+    `python -m studies.summarize ... --readme README.md`)."""
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     reports = [
         load_report(REPO_ROOT / "reports" / name)
@@ -347,8 +356,6 @@ def test_the_readme_results_block_is_the_summary_of_the_committed_reports() -> N
 
 
 def test_splice_readme_replaces_only_the_block_and_names_missing_markers() -> None:
-    from graphrag.eval.cross_corpus_page import README_END, README_START, splice_readme
-
     text = f"intro\n{README_START}\nold\n{README_END}\noutro\n"
     assert splice_readme(text, "NEW") == "intro\nNEW\noutro\n"
     with pytest.raises(ValueError, match="results block"):
@@ -367,9 +374,6 @@ def test_a_method_recorded_on_fewer_questions_is_named_with_its_count() -> None:
     """Real data: MuSiQue's DRIFT answers cover the first questions only
     (data/musique/recorded_method_limits); the reading says so instead of implying every
     method answered every question."""
-    from graphrag.eval.cross_corpus_reading import reading_section
-    from graphrag.eval.runner import recorded_run
-
     limits = recorded_run(REPO_ROOT / "data" / "musique").method_limits
     report = load_report(REPO_ROOT / "reports" / "musique")
     (line,) = [x for x in reading_section([report], "naive") if x.startswith("- **musique**")]
@@ -381,8 +385,6 @@ def test_a_method_recorded_on_fewer_questions_is_named_with_its_count() -> None:
 def test_model_seconds_from_several_or_unnamed_machines_are_flagged() -> None:
     """The reading's model-seconds ratios say when the answers' calls were not all recorded
     on one named machine (records name it since the cache did; older ones cannot)."""
-    from graphrag.eval.cross_corpus_reading import _cost_reading
-
     report = load_report(DEMO)
     records = report.analysis.records
     one = "CPU A, 2 cores"
@@ -408,9 +410,6 @@ def test_pairwise_judgements_of_sets_on_one_index_are_pooled_once_each() -> None
     and local against naive rest on all 42 distinct questions (the demo's 6 global
     questions are thematic ones too, judged the same, so counted once), every judgement of
     the four reports is in the pool exactly once, and MuSiQue (no pairwise) adds nothing."""
-    from graphrag.eval import pairwise
-    from graphrag.eval.cross_corpus import pooled_pairwise
-
     names = (
         "kestrel_bay",
         "kestrel_bay_thematic",

@@ -11,7 +11,8 @@ Input: retrieval report folders (``graphrag retrieval``) of the same questions, 
 candidate setting, each with the baseline and the tuned method; the first folder is the
 default and wins ties. Output: a retrieval report folder (``summarize --retrieval`` reads it)
 whose method is named ``<method> (cross-fitted)``, with a section that shows each fold's
-choice and the scores that made it (also ``selection.csv``).
+choice and the scores that made it (also ``selection.csv``). It reads and writes report
+folders, so it sits in the report layer, above the retrieval evaluation it reuses.
 """
 
 from __future__ import annotations
@@ -23,14 +24,8 @@ import numpy as np
 import pandas as pd
 
 from graphrag.eval import stats
-from graphrag.eval.retrieval import (
-    BASELINE,
-    RECORDS,
-    SCORES,
-    RetrievalEvalError,
-    read_report,
-    write_report,
-)
+from graphrag.eval.retrieval import BASELINE, SCORES, RetrievalEvalError
+from graphrag.report.retrieval import RECORDS, read_report, write_report
 from graphrag.report.tables import MISSING, md, number, table
 
 SETTING_KEY = "query settings not at their defaults"

@@ -1,6 +1,6 @@
 """Compare candidate GGUF models: install size, completion tokens/s, entities extracted.
 
-Run: .venv/bin/python benchmarks/model_candidates.py [--extra NAME=/path/to/model.gguf ...]
+Run: .venv/bin/python -m studies.benchmarks.model_candidates [--extra NAME=/path/to/model.gguf ...]
 The default model is always measured. Extraction is scored on the first two paragraphs of
 the demo corpus's first document against the gold entities those paragraphs name. The cache
 is off: every figure is a live call.
@@ -19,7 +19,7 @@ from graphrag.llm.client import ChatLLM, run_sync, track_usage
 from graphrag.llm.embedded.weights import assemble_weights
 from graphrag.settings import load_settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository (studies/benchmarks/ is two down)
 DOC = ROOT / "data/kestrel_bay/docs/01_kbmi_profile.md"
 GOLD = ROOT / "data/kestrel_bay/gold_graph.json"
 

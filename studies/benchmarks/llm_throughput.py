@@ -1,6 +1,6 @@
 """Throughput of the embedded server, side by side: slots, concurrency, threads, prefix reuse.
 
-Run: .venv/bin/python benchmarks/llm_throughput.py [--requests 8] [--tokens 128]
+Run: .venv/bin/python -m studies.benchmarks.llm_throughput [--requests 8] [--tokens 128]
          [--configs old,default,...] [--binary PATH] [--index-demo] [--question]
 
 Each configuration starts its own server and sends the same workload: the demo's recorded

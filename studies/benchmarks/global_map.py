@@ -1,7 +1,7 @@
 """Global search's map: which report of a batch the points come from, and what one report
 per map call changes.
 
-Run: .venv/bin/python benchmarks/global_map.py [--cache data/llm_cache]
+Run: .venv/bin/python -m studies.benchmarks.global_map [--cache data/llm_cache]
      [--compare output/kestrel_bay]
 
 Part 1 (no LLM call, every recorded map call):

@@ -1,6 +1,6 @@
 """DRIFT's intermediate answers: what the model scored them, and what they hold.
 
-Run: .venv/bin/python benchmarks/drift_steps.py [--index output/kestrel_bay]
+Run: .venv/bin/python -m studies.benchmarks.drift_steps [--index output/kestrel_bay]
      [--questions data/kestrel_bay/questions.jsonl]
 
 Replays DRIFT's steps (primer and follow-ups, every call from the LLM cache; no reduce) on a

@@ -15,18 +15,18 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import stats
-from graphrag.eval.cross_corpus import (
+from graphrag.eval.hops import hop_shares
+from graphrag.eval.stats import frontier
+from graphrag.llm.usage import UNKNOWN_HOST
+from graphrag.report.analysis import partial_methods
+from graphrag.report.tables import md, number, p_phrase, p_text, signed, with_ci
+from studies.cross_corpus import (
     COST_METRICS,
     CorpusReport,
     answer_metric,
     method_means,
     significant,
 )
-from graphrag.eval.hops import hop_shares
-from graphrag.eval.stats import frontier
-from graphrag.llm.usage import UNKNOWN_HOST
-from graphrag.report.analysis import partial_methods
-from graphrag.report.tables import md, number, p_phrase, p_text, signed, with_ci
 
 
 def _claim(row: Any, baseline: str) -> str:

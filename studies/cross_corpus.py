@@ -1,6 +1,6 @@
 """The cross-corpus summary: each report folder's methods, quality against cost, tested vs naive.
 
-``python -m graphrag summarize reports/kestrel_bay reports/musique --out reports/SUMMARY.md``
+``python -m studies.summarize reports/kestrel_bay reports/musique --out reports/SUMMARY.md``
 reads what ``write_report`` left in each folder (``records.parquet``; ``run.json`` with the
 run's metadata, RAGAS metrics and the index's cost; the judge controls, pairwise verdicts and
 per-hop rows when present) and writes one Markdown page (``cross_corpus_page``). Per corpus
@@ -29,8 +29,9 @@ import pandas as pd
 from graphrag.eval import judge_validity, pairwise, stats
 from graphrag.eval.hops import HOPS_CSV, all_hops_found
 from graphrag.eval.judge import JUDGE_CALLS
+from graphrag.eval.runner import index_cost
 from graphrag.report.analysis import Analysis, analyse
-from graphrag.report.tables import RUN_FIELDS
+from graphrag.report.sections import RUN_FIELDS
 from graphrag.settings import REPO_ROOT
 
 BASELINE = "naive"
@@ -79,31 +80,6 @@ class CorpusReport:
     @property
     def n_questions(self) -> int:
         return int(self.analysis.records["question_id"].nunique())
-
-
-def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
-    """Return what building an index cost, from its manifest (``index.json``).
-
-    LLM calls, tokens and model seconds are the recorded ones (a replayed call keeps the
-    seconds it took when it was recorded); wall seconds are those of the run that wrote the
-    folder, which for a replayed LLM index is not what it cost to build.
-    """
-    summary = manifest.get("summary", {})
-    counts = summary.get("counts", {})
-    usage = manifest.get("usage", {})
-    return {
-        "method": manifest.get("settings", {}).get("index", {}).get("method", "llm"),
-        "documents": counts.get("documents"),
-        "corpus_tokens": counts.get("corpus_tokens"),
-        "llm_calls": usage.get("calls", 0),
-        "cache_hits": usage.get("cache_hits", 0),
-        "prompt_tokens": usage.get("prompt_tokens", 0),
-        "completion_tokens": usage.get("completion_tokens", 0),
-        # rounded: the sum's last digits depend on the order the calls finished in
-        "model_seconds": round(usage.get("model_seconds", 0.0), 3),
-        # No wall seconds: those of whichever run wrote the index folder (a replay takes
-        # seconds) would make the committed reports change on every regeneration.
-    }
 
 
 def _meta_from_summary(path: Path) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Answer sentences that name what no document of the corpus names, by method.
 
-Run: .venv/bin/python benchmarks/answer_grounding.py [--corpus data/kestrel_bay/docs]
+Run: .venv/bin/python -m studies.benchmarks.answer_grounding [--corpus data/kestrel_bay/docs]
      [--report reports/kestrel_bay] [--report reports/kestrel_bay_thematic] ...
 
 For each committed report (no LLM call), every sentence of every recorded answer is checked
@@ -17,7 +17,7 @@ questions they fail it often, on the thematic ones they name little, so pass it.
 
 Why it is kept: a graph method reads its index's descriptions and reports as facts of the
 corpus, and an index written by a 1.5B model holds things no document says ("Cliftonport",
-benchmarks/description_grounding.py). This counts how many of them reach the answers, beside
+studies/benchmarks/description_grounding.py). This counts how many of them reach the answers, beside
 naive RAG, whose context is the documents' own text. It misses a wrong claim made of words
 the corpus holds ("founded by" the wrong person), so it is a floor on what is invented.
 """

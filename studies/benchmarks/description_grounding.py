@@ -1,6 +1,6 @@
 """Description sentences that name what their sources do not: how many, and which.
 
-Run: .venv/bin/python benchmarks/description_grounding.py [--index output/kestrel_bay]
+Run: .venv/bin/python -m studies.benchmarks.description_grounding [--index output/kestrel_bay]
      [--index output/musique_llm] [--examples 8]
 
 For each built index (no LLM call), every sentence of every entity and relationship

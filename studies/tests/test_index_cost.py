@@ -1,5 +1,5 @@
-"""benchmarks/index_cost.py's lean figures, computed without a model: the repeat detector over
-the demo's recorded extraction replies, and extraction calls with document packing."""
+"""studies/benchmarks/index_cost.py's lean figures, computed without a model: the repeat detector
+over the demo's recorded extraction replies, and extraction calls with document packing."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_wall_seconds_are_shown_for_a_cold_run_only(tmp_path) -> None:
     import json
 
     module = index_cost()
-    record = REPO_ROOT / "benchmarks" / "records" / "kestrel_bay_live_lean"
+    record = REPO_ROOT / "studies" / "benchmarks" / "records" / "kestrel_bay_live_lean"
     lines = module.index_cost(record).splitlines()
     assert lines[1].split()[-2:] == ["wall", "s/1k"]
     manifest = json.loads((record / "index.json").read_text())
@@ -95,7 +95,7 @@ def test_stop_rules_over_the_committed_cold_runs() -> None:
     and three reports with copied findings, so today's rules cut it; the sixth ran with both
     rules, as did the seventh, so they cut nothing more; and no run's figure goes up."""
     module = index_cost()
-    runs = REPO_ROOT / "benchmarks" / "records" / "kestrel_bay_cold"
+    runs = REPO_ROOT / "studies" / "benchmarks" / "records" / "kestrel_bay_cold"
 
     def figures(run: str) -> tuple[int, int, int, int]:
         line = module.stop_rules(runs / run, runs / run / "cache")

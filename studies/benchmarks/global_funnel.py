@@ -1,6 +1,6 @@
 """Where global search loses the answer's keywords: stage by stage, against naive RAG.
 
-Run: .venv/bin/python benchmarks/global_funnel.py [--index output/kestrel_bay]
+Run: .venv/bin/python -m studies.benchmarks.global_funnel [--index output/kestrel_bay]
      [--questions data/kestrel_bay/thematic_questions.jsonl]
      [--report reports/kestrel_bay_thematic] [--first 8] [--type global]
 

@@ -1,6 +1,7 @@
 """Graph stages at scale: graph build, hierarchical Leiden and the communities table.
 
-Run: .venv/bin/python benchmarks/graph_scale.py [--edges 10000,100000,1000000] [--timeout 900]
+Run: .venv/bin/python -m studies.benchmarks.graph_scale [--edges 10000,100000,1000000]
+     [--timeout 900]
 
 For each size a synthetic entities/relationships pair is generated that looks like an
 extracted graph: planted communities of heavy-tailed sizes, heavy-tailed node degrees (a few

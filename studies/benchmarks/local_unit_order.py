@@ -2,8 +2,10 @@
 the budget (``--shares``), measured on what local search shows the model: evidence recall of
 the context and recall@2 / recall@5 of its ranked text units.
 
-Run: .venv/bin/python benchmarks/local_unit_order.py [--index NAME=PATH:QUESTIONS[:CONFIG] ...]
-     .venv/bin/python benchmarks/local_unit_order.py --shares 0.5,0.6,0.7,0.8,0.9 [--index ...]
+Run: .venv/bin/python -m studies.benchmarks.local_unit_order
+     [--index NAME=PATH:QUESTIONS[:CONFIG] ...]
+     .venv/bin/python -m studies.benchmarks.local_unit_order --shares 0.5,0.6,0.7,0.8,0.9
+     [--index ...]
 
 The three orders read the same candidates (the text units of the entities local search
 selected) and the same budget; only which units come first, and so which fit, differs:

@@ -1,7 +1,8 @@
 """The lean LLM pipeline (issue 13): the ``index.*`` defaults that cut LLM work, by name.
 
-These are the defaults (graphrag/settings/__init__.py holds their values, this module only names them);
-benchmarks/index_cost.py measures this set as "lean", and a researcher can turn each off:
+These are the defaults (``graphrag.settings.IndexSettings`` holds their values, this module
+only names them); studies/benchmarks/index_cost.py measures this set as "lean", and a
+researcher can turn each off:
 
 * ``extraction_format = "records"``: a record reply keeps its finished records when cut off;
 * ``record_style = "pipe"``: ``entity|name|type|description``, the fields of Microsoft's

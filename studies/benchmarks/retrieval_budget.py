@@ -1,6 +1,6 @@
 """Is local search's evidence recall the graph's doing, or only its larger context budget?
 
-Run: .venv/bin/python benchmarks/retrieval_budget.py [--config data/musique/graphrag.toml]
+Run: .venv/bin/python -m studies.benchmarks.retrieval_budget [--config data/musique/graphrag.toml]
      [--index output/musique_nlp] [--questions data/musique/questions.jsonl] [--limit 30]
 
 Local search fills a context of up to ``query.max_context_tokens`` (3,000) while naive
