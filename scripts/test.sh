@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-exec .venv/bin/python -m pytest tests --nbval notebooks \
+exec .venv/bin/python -m pytest tests studies/tests --nbval notebooks \
   --nbval-sanitize-with notebooks/nbval_sanitize.cfg "$@"

@@ -67,7 +67,7 @@ def interactive_graph_html(
     type or any node attribute. Positions are the static plot's seeded spring layout, with
     physics off, so the picture is the same on every run and settles at once.
     """
-    from pyvis.network import Network
+    from pyvis.network import Network  # optional (the notebooks extra): only this page needs it
 
     graph = index.graph()
     membership = community_of(index, level)
@@ -143,7 +143,7 @@ def write_interactive_graph(index: Index, out: str | Path, **options: Any) -> Pa
 
 def notebook_frame(html: str, height: int = 1000) -> Any:
     """Return the page as an IPython HTML iframe (``srcdoc``): it needs no file or server."""
-    from IPython.display import HTML
+    from IPython.display import HTML  # optional (the notebooks extra): only in a notebook
 
     # wrapped in a div: IPython warns about a bare <iframe> (it suggests a URL-based IFrame)
     return HTML(
