@@ -8,7 +8,6 @@ the model's replies are scripted.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import re
@@ -455,15 +454,6 @@ def indexing_model(body: dict[str, Any]) -> str:
 # defaults (scripts/record_demo.sh).
 
 RECORDED_CACHE = REPO_ROOT / "data" / "llm_cache"
-
-
-def load_benchmark(name: str) -> Any:
-    """Return ``studies/benchmarks/<name>.py`` as a module, loaded from its file."""
-    path = REPO_ROOT / "studies" / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 MUSIQUE = REPO_ROOT / "data" / "musique"

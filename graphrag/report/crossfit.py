@@ -9,10 +9,10 @@ like any retrieval report, over every question.
 
 Input: retrieval report folders (``graphrag retrieval``) of the same questions, one per
 candidate setting, each with the baseline and the tuned method; the first folder is the
-default and wins ties. Output: a retrieval report folder (``summarize --retrieval`` reads it)
-whose method is named ``<method> (cross-fitted)``, with a section that shows each fold's
-choice and the scores that made it (also ``selection.csv``). It reads and writes report
-folders, so it sits in the report layer, above the retrieval evaluation it reuses.
+default and wins ties. Output: a retrieval report folder whose method is named ``<method>
+(cross-fitted)``, with a section that shows each fold's choice and the scores that made it
+(also ``selection.csv``). It reads and writes report folders, so it sits in the report
+layer, above the retrieval evaluation it reuses.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
-from conftest import RECORDED_CACHE, REPO_ROOT, load_benchmark
+from conftest import RECORDED_CACHE, REPO_ROOT
 
 from graphrag.index.reports.lines import format_report_lines, parse_report_lines
+from studies.tests.golden import load_benchmark
 
 
 def index_cost():

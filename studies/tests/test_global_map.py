@@ -11,13 +11,14 @@ import re
 
 import pandas as pd
 import pytest
-from conftest import RECORDED_CACHE, REPO_ROOT, load_benchmark
+from conftest import RECORDED_CACHE, REPO_ROOT
 
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.llm.cache import ResponseCache
 from graphrag.llm.client import ChatLLM
 from graphrag.query.global_search.search import GlobalSearch
+from studies.tests.golden import assert_printed, load_benchmark
 
 
 def global_map():
@@ -189,9 +190,10 @@ def test_noise_tables_read_each_seeds_records_and_win_rates() -> None:
     assert estimate.n == 2 and estimate.mean == 0.5
 
 
-def test_the_readme_noise_table_replays_for_a_recorded_seed(demo_index, tmp_path) -> None:
-    """Seed 1's row of the README's table, replayed from the recorded answers and ratings
-    (every call a cache hit: the replay settings' endpoint is a closed port)."""
+def test_the_noise_table_replays_for_a_recorded_seed(demo_index, tmp_path) -> None:
+    """Seed 1's row of the noise table (the README quotes it), replayed from the recorded
+    answers and ratings (every call a cache hit: the replay settings' endpoint is a closed
+    port), as recorded in golden/."""
     noise = load_benchmark("global_noise")
     questions = REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl"
     run = noise.seed_run(str(demo_index.path), str(questions), 1, "replay", tmp_path / "seed1")
@@ -200,7 +202,7 @@ def test_the_readme_noise_table_replays_for_a_recorded_seed(demo_index, tmp_path
         f"| 1 | {row.keyword_hit:.3f} | {row.comprehensiveness:.3f} "
         f"[{row.low:.3f}, {row.high:.3f}] |"
     )
-    assert line in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert_printed("global_noise_seed_1", [line])
 
 
 THEMATIC_SETS = [
@@ -221,24 +223,25 @@ THEMATIC_SETS = [
     ],
     ids=["held-out", "pooled-30", "second-held-out", "pooled-42", "demo"],
 )
-def test_the_readme_drafts_lines_replay(demo_index, tmp_path, files: list[str]) -> None:
-    """The README's lines of one reduce call and of the reduce drafts (the default) on each
+def test_the_drafts_lines_replay(demo_index, tmp_path, files: list[str]) -> None:
+    """The lines of one reduce call and of the reduce drafts (the default) on each
     held-out set, on the thematic sets pooled and on the demo set, replayed from the
-    recorded answers and ratings (the replay endpoint is a closed port). As the README says:
+    recorded answers and ratings (the replay endpoint is a closed port), as recorded in
+    golden/ (the README quotes them). As the README says:
     pooled over 30 questions only the drafts' interval lies above 0.5, over 42 both do, and
     on the second held-out set the drafts win over naive RAG (the rule set before it was
     recorded)."""
     noise = load_benchmark("global_noise")
     questions = ",".join(str(REPO_ROOT / "data" / "kestrel_bay" / f) for f in files)
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     rows = {}
     for label, drafts in ((7, ()), ("7 + drafts 1,2", (1, 2))):
         run = noise.seed_run(
             str(demo_index.path), questions, 7, "replay", tmp_path / str(label), drafts
         )
         (row,) = noise.seed_rows({label: run}).itertuples(index=False)
-        assert f"  {noise.row_line(row)}\n" in readme, noise.row_line(row)
         rows[label] = row
+    name = "global_noise_drafts_" + "+".join(f.removesuffix(".jsonl") for f in files)
+    assert_printed(name, [noise.row_line(row) for row in rows.values()])
     drafts = rows["7 + drafts 1,2"]
     if files == THEMATIC_SETS[:2]:
         assert drafts.low > 0.5 >= rows[7].low
@@ -250,10 +253,10 @@ def test_the_readme_drafts_lines_replay(demo_index, tmp_path, files: list[str]) 
     assert drafts.calls >= rows[7].calls + 3 - 1e-9
 
 
-# The arms whose lines the README quotes for each question set over the demo index
+# The arms whose lines the README quotes for each question set over the demo index, replayed
 # (output/kestrel_bay; the tuple index's lines are not replayed here).
 EXTRACTIVE = "extractive sentences + entity facts"
-README_ARMS = {
+ARMS = {
     "questions.jsonl": [
         "one report per call",
         "points + entity facts",
@@ -277,15 +280,13 @@ README_ARMS = {
 }
 
 
-@pytest.mark.parametrize("questions", list(README_ARMS))
-def test_the_readme_map_arm_lines_replay(demo_index, questions: str) -> None:
+@pytest.mark.parametrize("questions", list(ARMS))
+def test_the_map_arm_lines_replay(demo_index, questions: str) -> None:
     """Every arm line the README quotes from ``global_map.py --compare output/kestrel_bay``
-    replays from the recorded cache, word for word: an arm whose recorded answers a later
-    change no longer reproduces (a new prompt, a re-asked loop) fails here, not silently
-    as "not recorded on this index"."""
+    replays from the recorded cache, word for word as in golden/: an arm whose recorded
+    answers a later change no longer reproduces (a new prompt, a re-asked loop) fails here,
+    not silently as "not recorded on this index"."""
     path = REPO_ROOT / "data" / "kestrel_bay" / questions
-    lines = global_map().compare(demo_index.path, path, "replay", README_ARMS[questions])
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    assert len(lines) == len(README_ARMS[questions])
-    for line in lines:
-        assert f"  {line}\n" in readme, line
+    lines = global_map().compare(demo_index.path, path, "replay", ARMS[questions])
+    assert len(lines) == len(ARMS[questions])
+    assert_printed(f"global_map_arms_{questions.removesuffix('.jsonl')}", lines)

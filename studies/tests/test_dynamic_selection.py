@@ -11,11 +11,12 @@ import json
 import math
 
 import pytest
-from conftest import REPO_ROOT, load_benchmark
+from conftest import REPO_ROOT
 
 from graphrag import schemas as S
 from graphrag.llm.client import ChatLLM
 from graphrag.query.global_search.search import GlobalSearch
+from studies.tests.golden import load_benchmark
 
 THEMATIC = REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl"
 
