@@ -1,5 +1,5 @@
-"""Command line: ``python -m graphrag index | query | eval | retrieval | crossfit | summarize |
-convert | graph | llm``.
+"""Command line: ``python -m graphrag index | query | eval | retrieval | crossfit | convert |
+graph | llm``.
 
 Each command is a few lines over :class:`graphrag.workbench.Workbench`; the module is over
 400 lines because every command's flags and their help texts live here, in one parser, which
@@ -203,7 +203,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
 
 
 def cmd_crossfit(args: argparse.Namespace) -> int:
-    from graphrag.eval.crossfit import cross_fit
+    from graphrag.report.crossfit import cross_fit
 
     selection = cross_fit(
         args.runs,
@@ -219,23 +219,6 @@ def cmd_crossfit(args: argparse.Namespace) -> int:
         "; ".join(f"fold {r.fold}: {r.folder}" for r in chosen.itertuples(index=False))
         + f"; see {args.out}/summary.md"
     )
-    return 0
-
-
-def cmd_summarize(args: argparse.Namespace) -> int:
-    from graphrag.eval.cross_corpus_page import write_summary
-    from graphrag.settings import repo_relative
-
-    out = write_summary(
-        args.reports,
-        args.out,
-        baseline=args.baseline,
-        command="python -m graphrag " + " ".join(sys.argv[1:]),
-        readme=args.readme,
-        retrieval_folders=args.retrieval or (),
-        index_folders=args.index or (),
-    )
-    print(f"cross-corpus summary written to {repo_relative(out)}")
     return 0
 
 
@@ -408,31 +391,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_crossfit)
 
     p = sub.add_parser(
-        "summarize", help="one cross-corpus summary of report folders written by `eval`"
-    )
-    p.add_argument("reports", nargs="+", metavar="REPORT_DIR", help="report folders")
-    p.add_argument("--out", required=True, help="Markdown file, e.g. reports/SUMMARY.md")
-    p.add_argument(
-        "--readme", help="also write the headline and reading into this file's results block"
-    )
-    p.add_argument(
-        "--baseline", default="naive", help="method every other is tested against (naive)"
-    )
-    p.add_argument(
-        "--retrieval",
-        nargs="+",
-        metavar="RETRIEVAL_DIR",
-        help="also summarize these folders written by `graphrag retrieval`",
-    )
-    p.add_argument(
-        "--index",
-        nargs="+",
-        metavar="INDEX_DIR",
-        help="also show these indexes' cost beside the report of the corpus each was built from",
-    )
-    p.set_defaults(func=cmd_summarize)
-
-    p = sub.add_parser(
         "convert", help="turn a multi-hop QA benchmark into a corpus folder and a question set"
     )
     p.add_argument("format", choices=["musique", "hotpotqa"])
@@ -468,7 +426,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except Exception as err:  # noqa: BLE001 - the CLI's job is to show it plainly
         from graphrag.eval.benchmarks import BenchmarkError
-        from graphrag.eval.cross_corpus import SummaryError
         from graphrag.eval.questions import QuestionSetError
         from graphrag.eval.retrieval import RetrievalEvalError
         from graphrag.index.extract.quality import GoldGraphError
@@ -481,7 +438,6 @@ def main(argv: list[str] | None = None) -> int:
 
         known = (
             BenchmarkError,
-            SummaryError,
             DocumentError,
             EmbeddingError,
             QuestionSetError,

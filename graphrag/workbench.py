@@ -29,11 +29,11 @@ from graphrag.settings import Settings, load_settings
 if TYPE_CHECKING:
     import pandas as pd
 
-    from graphrag.eval.runner import EvalResult
     from graphrag.index.run_summary import IndexSummary
     from graphrag.index.store import Index
     from graphrag.llm.client import ChatLLM
     from graphrag.query.base import Answer, IndexVectors, Method
+    from graphrag.report.folder import EvalResult
     from graphrag.text.embeddings import Embedder
 
 
@@ -186,18 +186,22 @@ class Workbench:
         """Score ``methods`` on the question set with the loaded index; write the report to
         ``out`` (records, summary.md, plots) and return it."""
         from graphrag.eval.runner import run_evaluation
+        from graphrag.report.folder import write_evaluation
 
-        return run_evaluation(
-            self,
+        run = run_evaluation(
+            self.settings,
+            self.llm,
+            self.embedder,
+            self.index_in_use,
+            self.methods(methods or self.settings.eval.methods),
             questions,
-            methods or self.settings.eval.methods,
             metrics if metrics is not None else self.settings.eval.metrics,
-            out,
             limit=limit,
             progress=progress,
             command=command,
             **options,
         )
+        return write_evaluation(run, out)
 
     def evaluate_retrieval(
         self,
@@ -211,11 +215,21 @@ class Workbench:
     ) -> pd.DataFrame:
         """Score the contexts ``methods`` would show the model (evidence recall, recall@k),
         with no answer call; write ``out``/summary.md and return the records."""
-        from graphrag.eval.retrieval import run_retrieval
+        from graphrag.eval.retrieval import check_methods, run_retrieval
+        from graphrag.report.retrieval import write_report
 
-        return run_retrieval(
-            self, questions, methods, out, limit=limit, progress=progress, command=command
+        check_methods(methods)  # before a report-reading method is built for nothing
+        run = run_retrieval(
+            self.settings,
+            self.index_in_use,
+            self.methods(methods),
+            questions,
+            limit=limit,
+            progress=progress,
+            command=command,
         )
+        write_report(out, run.records, run.hops, run.meta, run.options)
+        return run.records
 
     # ------------------------------------------------------------------ lifetime
 

@@ -71,7 +71,7 @@ musique=(--config data/musique/graphrag.toml)
 # for its cost beside the NLP mode's.
 .venv/bin/python -m graphrag --config data/musique/llm_index.toml --cache replay index \
   --input data/musique/docs --out output/musique_llm --method llm --quiet
-.venv/bin/python -m graphrag summarize reports/kestrel_bay reports/kestrel_bay_thematic \
+.venv/bin/python -m studies.summarize reports/kestrel_bay reports/kestrel_bay_thematic \
   reports/kestrel_bay_heldout reports/kestrel_bay_second_heldout reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
   --index output/musique_llm --out reports/SUMMARY.md --readme README.md

@@ -39,7 +39,7 @@ done
 # cost when that index has been built, as demo.sh does).
 llm_index=()
 [ -f output/musique_llm/index.json ] && llm_index=(--index output/musique_llm)
-.venv/bin/python -m graphrag summarize reports/kestrel_bay reports/kestrel_bay_thematic \
+.venv/bin/python -m studies.summarize reports/kestrel_bay reports/kestrel_bay_thematic \
   reports/kestrel_bay_heldout reports/kestrel_bay_second_heldout reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
   "${llm_index[@]}" --out reports/SUMMARY.md --readme README.md

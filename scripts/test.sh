@@ -8,5 +8,5 @@ scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 # The import contract (the layers in pyproject.toml): a violation fails the run here.
 .venv/bin/lint-imports
-exec .venv/bin/python -m pytest tests --nbval notebooks \
+exec .venv/bin/python -m pytest tests studies/tests --nbval notebooks \
   --nbval-sanitize-with notebooks/nbval_sanitize.cfg "$@"

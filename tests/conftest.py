@@ -1,14 +1,13 @@
 """Shared fixtures: isolated settings, a fake OpenAI-compatible endpoint, the real embedder.
 
 The fake endpoint is a real HTTP server on 127.0.0.1 (a free port, a background thread) that
-answers ``POST /v1/chat/completions``. The real :class:`graphrag.llm.client.ChatLLM` talks to it over
+answers ``POST /v1/chat/completions``. The real :class:`~graphrag.llm.client.ChatLLM` talks to it over
 HTTP, so the cache, retries, concurrency bound and JSON repair are all exercised for real; only
 the model's replies are scripted.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import re
@@ -462,15 +461,6 @@ def indexing_model(body: dict[str, Any]) -> str:
 # defaults (scripts/record_demo.sh).
 
 RECORDED_CACHE = REPO_ROOT / "data" / "llm_cache"
-
-
-def load_benchmark(name: str) -> Any:
-    """Return ``benchmarks/<name>.py`` as a module (the benchmarks are scripts, not a package)."""
-    path = REPO_ROOT / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 MUSIQUE = REPO_ROOT / "data" / "musique"

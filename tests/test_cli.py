@@ -134,19 +134,17 @@ def test_eval_evaluates_the_recorded_methods_unless_opt_in_is_asked(
     isolated_cwd, monkeypatch, tmp_path, extra, env, expected
 ) -> None:
     # Only the method list is under test here: the evaluation itself is replaced.
-    import graphrag.eval.runner as runner
-
     seen = {}
 
     class Done:
         def render(self) -> str:
             return "done"
 
-    def capture(index, questions, methods, *args, **kwargs):
+    def capture(self, questions, *, methods, **kwargs):
         seen["methods"] = methods
         return Done()
 
-    monkeypatch.setattr(runner, "run_evaluation", capture)
+    monkeypatch.setattr("graphrag.workbench.Workbench.evaluate", capture)
     monkeypatch.setattr("graphrag.workbench.Workbench.load", lambda self, path: None)
     for key, value in env.items():
         monkeypatch.setenv(key, value)

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 from conftest import MUSIQUE
 
-from graphrag.eval.crossfit import SETTING_KEY, cross_fit, fold_of
-from graphrag.eval.retrieval import RetrievalEvalError, summary_section
+from graphrag.eval.retrieval import RetrievalEvalError
+from graphrag.report.crossfit import SETTING_KEY, cross_fit, fold_of
+from graphrag.report.retrieval import summary_section
 from graphrag.workbench import Workbench
 
 LIMIT = 12

@@ -9,7 +9,7 @@ import json
 import re
 
 import pytest
-from conftest import FakeLLM, Reply, index_texts, load_benchmark, prompt_kind
+from conftest import FakeLLM, Reply, index_texts, prompt_kind
 
 from graphrag import prompts
 from graphrag import schemas as S
@@ -260,19 +260,3 @@ def test_a_second_run_replays_every_call_from_the_cache(
         first.contexts,
         first.sources,
     )
-
-
-def test_the_recorded_demo_steps_replay_within_the_follow_up_bound(
-    demo_index: Index, replay_settings, replay_embedder
-) -> None:
-    steps_of = load_benchmark("drift_steps")
-    method = DRIFTSearch(demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder)
-    steps = steps_of.step_table(method, QUESTIONS.reset_index())
-    params = replay_settings.query.methods["drift"]
-    per_question = steps.groupby("question_id")
-    assert per_question.ngroups == len(QUESTIONS)
-    assert (per_question["depth"].apply(lambda d: (d == 0).sum()) == 1).all()  # one primer
-    assert steps["depth"].max() <= params.depth
-    assert (per_question.size() <= 1 + params.followups * params.depth).all()
-    # the benchmark's reading: every order it prints is a mean keyword hit
-    assert all(0 <= steps_of.first_read(steps, tie) <= 1 for tie in steps_of.ORDERS.values())

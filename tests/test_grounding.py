@@ -7,10 +7,9 @@ import json
 import shutil
 
 import pandas as pd
-from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model, load_benchmark
+from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model
 
 from graphrag import schemas as S
-from graphrag.eval.metrics import CorpusTerms
 from graphrag.index.extract.grounding import (
     UNGROUNDED,
     ground_mentions,
@@ -25,7 +24,7 @@ from graphrag.index.pipeline import build_index
 from graphrag.index.run_summary import grounding_line
 from graphrag.index.store import load_index
 from graphrag.llm.client import ChatLLM
-from graphrag.settings import REPO_ROOT, IndexSettings
+from graphrag.settings import IndexSettings
 
 HALLUCINATED = "Founded in Cliftonport."  # no demo document names the town
 
@@ -154,22 +153,6 @@ def test_an_update_finds_ungrounded_sentences_again_without_repeating_them(
     pd.testing.assert_frame_equal(ungrounded(out), before)
 
 
-def test_benchmark_counts_the_demo_index(demo_index, tmp_path) -> None:
-    bench = load_benchmark("description_grounding")
-    for name in ("entities", "relationships", "text_units"):
-        getattr(demo_index, name).to_parquet(tmp_path / f"{name}.parquet")
-    table = bench.grounding_table(tmp_path)
-    rows = bench.summary(table).set_index("kind")
-    assert rows.loc["all", "sentences"] == len(table)
-    assert rows.loc["all", "unsupported"] == (table["missing"].map(len) > 0).sum()
-    assert rows.loc["entity", "sentences"] + rows.loc["relationship", "sentences"] == len(table)
-    assert abs(rows.loc["all", "share"] - rows.loc["all", "unsupported"] / len(table)) < 1e-12
-    # the README's figure is this count (the demo as shipped)
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    unsupported, sentences = rows.loc["all", "unsupported"], rows.loc["all", "sentences"]
-    assert f"recorded index {unsupported} of {sentences} sentences are unsupported" in readme
-
-
 def test_the_run_summary_counts_unsupported_sentences_and_those_dropped(demo_index) -> None:
     counts = demo_index.manifest["summary"]["counts"]
     table = unsupported_sentences(
@@ -184,49 +167,3 @@ def test_the_run_summary_counts_unsupported_sentences_and_those_dropped(demo_ind
         f"description sentences naming a name or number their chunks lack: 0 of "
         f"{len(table)}; 4 more dropped by index.ground_descriptions"
     )
-
-
-def test_answer_check_skips_list_marks_and_possessives_and_flags_invented_names() -> None:
-    bench = load_benchmark("answer_grounding")
-    corpus = CorpusTerms(["Tidewell Aquaculture lost 30,000 salmon at Corran Island."])
-    records = pd.DataFrame(
-        {
-            "question_id": ["q1", "q1", "q2"],
-            "question": ["What did Tidewell lose?"] * 2 + ["Where did the 2012 storm hit?"],
-            "method": ["global", "naive", "global"],
-            "answer": [
-                "Tidewell's pens broke.\n6. **Corran Island** lost 30,000 salmon.",
-                "Tidewell lost salmon.",
-                "The storm hit Cliftonport in 2012.",
-            ],
-            "answer_error": [None, None, None],
-        }
-    )
-    table = bench.answer_table(records, corpus)
-    flagged = table[table["missing"].map(bool)]
-    assert flagged["missing"].tolist() == [["Cliftonport"]]  # the question names 2012
-    assert "6." not in table["sentence"].tolist()  # a bare list number is no sentence
-    rows = bench.by_method(table)
-    assert rows.loc["global", "answers"] == 2 and rows.loc["global", "answer_share"] == 0.5
-    assert rows.loc["naive", "sentence_share"] == 0.0
-
-
-def test_the_readme_answer_check_is_the_committed_reports_and_the_recorded_closed_book() -> None:
-    """The README's printout is generated from the committed reports' answers and from the
-    recorded closed-book answers (HyDE's passages), which fail the check far more often than
-    naive RAG's answers on the demo's fact questions."""
-    bench = load_benchmark("answer_grounding")
-    corpus = bench.corpus_terms(REPO_ROOT / "data" / "kestrel_bay" / "docs")
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    for report in bench.DEFAULT_REPORTS:
-        for line in bench.report_lines(REPO_ROOT / report, corpus):
-            assert f"\n  {line}\n" in readme, line
-    closed = {}
-    for questions in bench.DEFAULT_CLOSED_BOOK:
-        lines = bench.closed_book_lines(REPO_ROOT / questions, corpus)
-        for line in lines:
-            assert f"\n  {line}\n" in readme, line
-        closed[questions] = float(lines[1].split("grounded_sentences ")[1].split()[0])
-    naive = pd.read_parquet(REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet")
-    naive = naive[naive["method"] == "naive"]["grounded_sentences"].mean()
-    assert closed["data/kestrel_bay/questions.jsonl"] < naive - 0.3

@@ -15,13 +15,13 @@ from graphrag.eval.hops import (
     has_decompositions,
     hop_evidence,
     hop_shares,
-    hops_section,
     telling_question,
 )
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.report import plots as viz
+from graphrag.report.hops import hops_section
 from graphrag.settings import REPO_ROOT
 
 PARAGRAPHS = {

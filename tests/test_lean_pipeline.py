@@ -13,10 +13,10 @@ from conftest import REPO_ROOT, FakeLLM, indexing_model, names_in, prompt_kind, 
 
 from graphrag import schemas as S
 from graphrag.index.extract.record_calls import pack_text_units
-from graphrag.index.lean import LEAN_INDEX_SETTINGS as LEAN
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import load_index
 from graphrag.llm.client import ChatLLM
+from studies.lean import LEAN_INDEX_SETTINGS as LEAN
 
 OPENINGS = {
     "records": "You build a knowledge graph from a text. Reply with one record per line",

@@ -11,9 +11,10 @@ import pytest
 from conftest import MUSIQUE
 
 from graphrag.cli import main
-from graphrag.eval.runner import parse_method_limits, recorded_run
+from graphrag.eval.runner import parse_method_limits
 from graphrag.query.registry import UnknownMethodError
 from graphrag.workbench import Workbench
+from studies.recorded import recorded_run
 
 
 def test_a_limited_method_answers_only_the_first_questions_and_is_paired_on_them(

@@ -7,10 +7,10 @@ import math
 import pandas as pd
 
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
-from graphrag.eval.runner import recorded_run
 from graphrag.report.folder import machine_independent
 from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
+from studies.recorded import recorded_run
 
 CORPUS = REPO_ROOT / "data" / "kestrel_bay"
 COMMITTED = REPO_ROOT / "reports" / "kestrel_bay"

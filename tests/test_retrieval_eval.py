@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, MUSIQUE
 
-from graphrag.eval.retrieval import RetrievalEvalError, reading, summary_section
+from graphrag.eval.retrieval import RetrievalEvalError
+from graphrag.report.retrieval import reading, summary_section
 from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 

@@ -12,11 +12,11 @@ from graphrag.index.extract.names import name_key
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.graph.merge import merge_entities, merge_graph_mentions, merge_relationships
 from graphrag.index.graph.sentence_edges import add_sentence_edges, named_in
-from graphrag.index.lean import LEAN_INDEX_SETTINGS
 from graphrag.index.stages import IndexContext, chunk_stage, extract_stage
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import REPO_ROOT, load_settings
 from graphrag.text.documents import load_documents
+from studies.lean import LEAN_INDEX_SETTINGS
 
 TEXT = (
     "Ilse Varga left KBMI in 2017 to found the Bluewrack Kelp Company at Gull Point. "

@@ -20,8 +20,6 @@ import pandas as pd
 
 from graphrag.eval import stats
 from graphrag.eval.metrics import EvidenceIndex
-from graphrag.eval.stats import summary_row
-from graphrag.report.tables import cell, md, table
 
 HOPS_CSV = "hops.csv"
 HOP_COLUMNS = ["question_id", "method", "hop", "hops", "support", "found"]
@@ -79,7 +77,7 @@ def hop_shares(
     A ``stats.summarize`` table over ``by=("method", "hop")``, hops in ascending order and
     methods in their order of first appearance.
     """
-    rank = {method: i for i, method in enumerate(_methods(hops))}
+    rank = {method: i for i, method in enumerate(methods_of(hops))}
     ordered = hops.assign(rank=hops["method"].map(rank)).sort_values(["rank", "hop"], kind="stable")
     table = stats.summarize(
         ordered, ["found"], by=("method", "hop"), n_resamples=n_resamples, seed=seed
@@ -87,7 +85,7 @@ def hop_shares(
     return table.reset_index(drop=True)
 
 
-def _methods(hops: pd.DataFrame) -> list[str]:
+def methods_of(hops: pd.DataFrame) -> list[str]:
     return [str(m) for m in pd.unique(hops["method"])]
 
 
@@ -108,7 +106,7 @@ def found_table(hops: pd.DataFrame) -> pd.DataFrame:
         .unstack("method")
     )
     questions = list(pd.unique(hops["question_id"]))
-    return joined.reindex(index=questions, columns=_methods(hops)).fillna(NOT_ANSWERED)
+    return joined.reindex(index=questions, columns=methods_of(hops)).fillna(NOT_ANSWERED)
 
 
 def all_hops_found(hops: pd.DataFrame) -> pd.DataFrame:
@@ -117,76 +115,7 @@ def all_hops_found(hops: pd.DataFrame) -> pd.DataFrame:
         lambda s: float((s.dropna() == 1.0).all()) if s.notna().any() else math.nan
     )
     questions = list(pd.unique(hops["question_id"]))
-    return complete.unstack("method").reindex(index=questions, columns=_methods(hops))
-
-
-def shares_table(shares: pd.DataFrame) -> list[str]:
-    """Return a Markdown table: one row per method, one column per hop position."""
-    positions = sorted(int(h) for h in pd.unique(shares["hop"]))
-    rows = []
-    for method in _methods(shares):
-        cells = [cell(summary_row(shares, method=method, hop=h), "found") for h in positions]
-        rows.append([md(method), *cells])
-    return table(["Method", *(f"hop {h}" for h in positions)], rows)
-
-
-def hops_section(
-    hops: pd.DataFrame,
-    *,
-    per_question: bool = True,
-    n_resamples: int = stats.DEFAULT_RESAMPLES,
-    seed: int = stats.DEFAULT_SEED,
-) -> list[str]:
-    """Return the lines of the ``## Evidence per hop`` section (empty without hop rows)."""
-    if hops.empty:
-        return []
-    shares = hop_shares(hops, n_resamples=n_resamples, seed=seed)
-    complete = all_hops_found(hops)
-    chains = [
-        [md(m), cell(_estimate_row(complete[m], n_resamples, seed), "found")]
-        for m in complete.columns
-    ]
-    lines = [
-        "## Evidence per hop",
-        "",
-        "For each hop of a question's decomposition (in reasoning order), the share of hops "
-        "whose gold paragraph the method placed verbatim in its prompt: mean [95% bootstrap CI] "
-        "(n = questions with that hop). Summaries (reports, map points, entity descriptions) do "
-        "not count, so global search finds no hop by construction; a failed answer finds none.",
-        "",
-        *shares_table(shares),
-        "",
-        "Whole chain: the share of questions with every hop's paragraph read:",
-        "",
-        *table(["Method", "All hops found"], chains),
-    ]
-    if per_question:
-        found = found_table(hops)
-        rows = [
-            [md(question), *(md(found.loc[question, m]) for m in found.columns)]
-            for question in found.index
-        ]
-        lines += [
-            "",
-            f"Per question ({FOUND} found, {MISSED} missed, hop 1 first):",
-            "",
-            *table(["Question", *map(md, found.columns)], rows),
-        ]
-    return lines
-
-
-def _estimate_row(values: pd.Series, n_resamples: int, seed: int) -> pd.Series:
-    """Return a one-row ``summarize``-style record of ``found`` for ``tables.cell``."""
-    estimate = stats.bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
-    return pd.Series(
-        {
-            "found_mean": estimate.mean,
-            "found_low": estimate.low,
-            "found_high": estimate.high,
-            "found_n": estimate.n,
-            "found_failed": estimate.n_missing,
-        }
-    )
+    return complete.unstack("method").reindex(index=questions, columns=methods_of(hops))
 
 
 def telling_question(hops: pd.DataFrame) -> str:

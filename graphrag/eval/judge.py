@@ -45,6 +45,7 @@ class JudgeResult:
 
 
 def _embeddings_class() -> type:
+    # ragas (and the langchain it loads) takes seconds to import: only a RAGAS metric needs it
     from ragas.embeddings.base import BaseRagasEmbedding
 
     class LocalEmbeddings(BaseRagasEmbedding):
@@ -70,6 +71,7 @@ def _embeddings_class() -> type:
 
 
 def _windowed_faithfulness_class() -> type:
+    # ragas is imported only when faithfulness is scored (seconds to import)
     from ragas.metrics.collections import Faithfulness
     from ragas.metrics.collections.faithfulness.util import (
         NLIStatementInput,
@@ -184,6 +186,7 @@ class Judge:
         client = self.llm.async_client(max_retries=0 if replay else self.settings.llm.max_retries)
         if self._metrics is not None and client is self._client:
             return self._metrics
+        # ragas is imported only when a RAGAS metric is scored (seconds to import)
         from ragas.llms import llm_factory
         from ragas.metrics.collections import AnswerRelevancy, ContextRecall
 

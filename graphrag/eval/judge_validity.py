@@ -35,6 +35,7 @@ import pandas as pd
 from graphrag.eval import stats
 from graphrag.eval.judge import Judge
 from graphrag.llm.cache import CacheMissError
+from graphrag.llm.coroutines import run_sync
 
 CONTROLS = {
     "faithfulness": ("wrong_answer", "other_answer", "other_contexts"),
@@ -257,8 +258,6 @@ def run_controls(
     in_flight: int,
 ) -> pd.DataFrame:
     """Return the scored control pairs of every metric (``PAIR_COLUMNS``)."""
-    from graphrag.llm.coroutines import run_sync
-
     cases = [c for m in metrics for c in sample_cases(records, questions, m, n_pairs, seed)]
     if not cases:
         return pd.DataFrame(columns=PAIR_COLUMNS)

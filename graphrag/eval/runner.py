@@ -1,4 +1,5 @@
-"""Batch evaluation: every method answers every question, then is scored and reported.
+"""Batch evaluation: every method answers every question, then is scored (the caller writes
+the report: ``report.folder.write_evaluation``).
 
 Work is done one (question, method) pair at a time per LLM slot, questions in order, so an
 interrupted run has finished whole questions; re-running resumes from the recorded cache.
@@ -10,81 +11,68 @@ import asyncio
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
 
 from graphrag import schemas as S
 from graphrag.eval import judge_validity, pairwise
-from graphrag.eval.cross_corpus import index_cost
 from graphrag.eval.hops import has_decompositions, hop_evidence
 from graphrag.eval.judge import JUDGE_CALLS, Judge
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
 from graphrag.eval.questions import QuestionSetError, load_questions
 from graphrag.index.extract.quality import load_gold_graph
+from graphrag.index.store import Index
 from graphrag.llm.cache import CacheMissError
-from graphrag.llm.client import error_summary
+from graphrag.llm.client import ChatLLM, error_summary
 from graphrag.llm.coroutines import run_sync
 from graphrag.query.base import Method
 from graphrag.query.registry import UnknownMethodError
-from graphrag.report.folder import write_report
-from graphrag.settings import repo_relative
-
-if TYPE_CHECKING:
-    from graphrag.workbench import Workbench
+from graphrag.settings import Settings, repo_relative
+from graphrag.text.embeddings import Embedder
 
 
 @dataclass
-class EvalResult:
-    out: Path
+class EvalRun:
+    """What an evaluation computed, for ``report.folder.write_evaluation`` to write: the
+    records (one per question and method), the judge's controls, the pairwise verdicts, the
+    per-hop rows, the run's description (``meta``) and the statistics' settings."""
+
     records: pd.DataFrame
-    summary: str
-
-    def render(self) -> str:
-        return f"{self.summary}\n\nreport written to {repo_relative(self.out)}"
-
-
-@dataclass
-class RecordedRun:
-    """What a corpus's committed report evaluates, named by its ``recorded_*`` files (the
-    ones scripts/demo.sh reads): every call of such a run is in the recorded cache."""
-
-    limit: int
-    methods: list[str]
     metrics: list[str]
-    pairwise: str | None
-    method_limits: dict[str, int] = field(default_factory=dict)
-
-    def evaluate_options(self) -> dict:
-        """Keyword arguments of :meth:`Workbench.evaluate` that replay this run (planted
-        judge controls only when a RAGAS metric is recorded, as scripts/demo.sh asks)."""
-        return {
-            "limit": self.limit,
-            "methods": self.methods,
-            "metrics": self.metrics,
-            "judge_controls": judge_validity.DEFAULT_PAIRS if self.metrics else 0,
-            "pairwise_pairs": self.pairwise,
-            "method_limits": self.method_limits,
-        }
+    meta: dict[str, Any]
+    n_resamples: int
+    seed: int
+    controls: pd.DataFrame | None = None
+    judgements: pd.DataFrame | None = None
+    hops: pd.DataFrame | None = None
+    run_info: dict[str, Any] = field(default_factory=dict)
 
 
-def recorded_run(corpus: str | Path) -> RecordedRun:
-    """Return the run ``corpus``'s ``recorded_*`` files name (a missing metrics or pairwise
-    file, or "none", means none)."""
+def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Return what building an index cost, from its manifest (``index.json``).
 
-    def read(name: str) -> str:
-        path = Path(corpus) / f"recorded_{name}"
-        text = path.read_text().strip() if path.is_file() else "none"
-        return "" if text == "none" else text
-
-    return RecordedRun(
-        limit=int(read("eval_limit")),
-        methods=read("methods").split(","),
-        metrics=[m for m in read("metrics").split(",") if m],
-        pairwise=read("pairwise") or None,
-        method_limits=parse_method_limits(read("method_limits")),
-    )
+    LLM calls, tokens and model seconds are the recorded ones (a replayed call keeps the
+    seconds it took when it was recorded); wall seconds are those of the run that wrote the
+    folder, which for a replayed LLM index is not what it cost to build.
+    """
+    summary = manifest.get("summary", {})
+    counts = summary.get("counts", {})
+    usage = manifest.get("usage", {})
+    return {
+        "method": manifest.get("settings", {}).get("index", {}).get("method", "llm"),
+        "documents": counts.get("documents"),
+        "corpus_tokens": counts.get("corpus_tokens"),
+        "llm_calls": usage.get("calls", 0),
+        "cache_hits": usage.get("cache_hits", 0),
+        "prompt_tokens": usage.get("prompt_tokens", 0),
+        "completion_tokens": usage.get("completion_tokens", 0),
+        # rounded: the sum's last digits depend on the order the calls finished in
+        "model_seconds": round(usage.get("model_seconds", 0.0), 3),
+        # No wall seconds: those of whichever run wrote the index folder (a replay takes
+        # seconds) would make the committed reports change on every regeneration.
+    }
 
 
 def parse_method_limits(text: str | None) -> dict[str, int]:
@@ -219,11 +207,13 @@ def default_gold_graph(questions_path: str | Path) -> Path | None:
 
 
 def run_evaluation(
-    bench: Workbench,
+    settings: Settings,
+    llm: ChatLLM,
+    embedder: Embedder,
+    index: Index,
+    chosen: dict[str, Method],
     questions_path: str | Path,
-    methods: list[str],
     metrics: list[str],
-    out: str | Path,
     limit: int | None = None,
     progress: bool = True,
     command: str | None = None,
@@ -233,9 +223,9 @@ def run_evaluation(
     pairwise_controls: int = pairwise.DEFAULT_CONTROLS,
     types: list[str] | None = None,
     method_limits: dict[str, int] | None = None,
-) -> EvalResult:
-    """Evaluate ``methods`` over the workbench's loaded index on the question set and write
-    the report folder ``out`` (called by :meth:`Workbench.evaluate`).
+) -> EvalRun:
+    """Evaluate the ``chosen`` methods (by name) over ``index`` on the question set and return
+    what the report is written from (called by :meth:`Workbench.evaluate`).
 
     ``judge_controls`` planted control pairs per RAGAS metric measure the judge (0: none, as
     with no metric);
@@ -247,7 +237,7 @@ def run_evaluation(
     names: a method whose live recording covers part of the set is reported on that part, with
     its own n, and paired tests match it on the questions both methods answered.
     """
-    settings, llm, embedder, index = bench.settings, bench.llm, bench.embedder, bench.index_in_use
+    methods = list(chosen)
     # Controls are planted per RAGAS metric: with no metric none is run, and the report says 0.
     judge_controls = judge_controls if metrics else 0
     questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
@@ -263,7 +253,6 @@ def run_evaluation(
     if limit:
         questions = questions.head(limit)
     judge = Judge(settings, llm, embedder, metrics)
-    chosen = bench.methods(methods)
     method_limits = method_limits or {}
     unknown = sorted(set(method_limits) - set(chosen))
     if unknown:
@@ -335,9 +324,8 @@ def run_evaluation(
         },
         "generated_by": command or "python -m graphrag eval",
     }
-    folder = write_report(
+    return EvalRun(
         records,
-        out,
         metrics,
         meta,
         n_resamples=settings.eval.bootstrap_samples,
@@ -347,4 +335,3 @@ def run_evaluation(
         hops=hops,
         run_info={"index_cost": index_cost(index.manifest)},
     )
-    return EvalResult(folder, records, (folder / "summary.md").read_text())

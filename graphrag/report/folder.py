@@ -6,16 +6,18 @@ scores of a failed answer are 0, RAGAS scores NaN and counted as unscored); the 
 head-to-head section holds the pairwise win rates (``pairwise``); for multi-hop sets the
 per-hop evidence section shows which hop's paragraph each method read (``hops``).
 
-Everything in the summary is computed from the records frame and ``meta`` (``analysis``); the
-tables are in ``tables``, the prose of the "Reading" section in ``reading``, generated from the
-same numbers so it cannot drift from them, and the plots in ``graphrag.report.plots``. The same records,
-metrics and meta give byte-identical ``summary.md``. ``run.json`` keeps what the summary says
-about the run in a form a program reads back (the cross-corpus summary, ``cross_corpus``).
+Everything in the summary is computed from the records frame and ``meta`` (``analysis``);
+the sections are in ``sections``, the prose of the "Reading" section in ``reading``, generated
+from the same numbers so it cannot drift from them, and the plots in ``plots``. The same
+records, metrics and meta give byte-identical ``summary.md``. ``run.json`` keeps what the
+summary says about the run in a form a program reads back (e.g. the cross-corpus summary in
+``studies/``).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +25,14 @@ import numpy as np
 import pandas as pd
 
 from graphrag.eval import stats
-from graphrag.eval.hops import HOPS_CSV, hops_section
+from graphrag.eval.hops import HOPS_CSV
+from graphrag.eval.runner import EvalRun
 from graphrag.report import plots as viz
-from graphrag.report import tables
+from graphrag.report import sections
 from graphrag.report.analysis import Analysis, analyse
+from graphrag.report.hops import hops_section
 from graphrag.report.reading import reading_section
+from graphrag.settings import repo_relative
 
 RECORDS_PARQUET = "records.parquet"
 RECORDS_CSV = "records.csv"
@@ -49,6 +54,35 @@ RUN_JSON = "run.json"
 # the same way on every machine, and rounding them would change their paired tests' ties.
 DECIMALS = 6
 EMBEDDING_SCORED = ("answer_relevancy",)
+
+
+@dataclass
+class EvalResult:
+    """An evaluation's records and the report folder written from them."""
+
+    out: Path
+    records: pd.DataFrame
+    summary: str
+
+    def render(self) -> str:
+        return f"{self.summary}\n\nreport written to {repo_relative(self.out)}"
+
+
+def write_evaluation(run: EvalRun, out: str | Path) -> EvalResult:
+    """Write the report folder of an evaluation (``runner.run_evaluation``) to ``out``."""
+    folder = write_report(
+        run.records,
+        out,
+        run.metrics,
+        run.meta,
+        n_resamples=run.n_resamples,
+        seed=run.seed,
+        controls=run.controls,
+        judgements=run.judgements,
+        hops=run.hops,
+        run_info=run.run_info,
+    )
+    return EvalResult(folder, run.records, (folder / SUMMARY_MD).read_text())
 
 
 def write_report(
@@ -108,20 +142,20 @@ def write_report(
 
 
 def _render(analysis: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> str:
-    sections = [
+    parts = [
         ["# Evaluation report"],
-        tables.run_section(analysis, meta),
-        tables.scores_section(analysis),
-        tables.by_type_section(analysis),
+        sections.run_section(analysis, meta),
+        sections.scores_section(analysis),
+        sections.by_type_section(analysis),
         hop_lines,
-        tables.failures_section(analysis),
-        tables.judge_validity_section(analysis),
-        tables.pairwise_section(analysis),
-        tables.cost_section(analysis),
-        tables.comparisons_section(analysis),
+        sections.failures_section(analysis),
+        sections.judge_validity_section(analysis),
+        sections.pairwise_section(analysis),
+        sections.cost_section(analysis),
+        sections.comparisons_section(analysis),
         reading_section(analysis),
     ]
-    return "\n\n".join("\n".join(lines) for lines in sections if lines) + "\n"
+    return "\n\n".join("\n".join(lines) for lines in parts if lines) + "\n"
 
 
 def machine_independent(

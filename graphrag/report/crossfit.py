@@ -1,0 +1,168 @@
+"""Choosing a query setting without choosing it on the questions it is scored on.
+
+Why: a setting tuned on the test questions (PPR's passage weight, a context budget) reports
+an optimistic score. Cross-fitting is the honest way to tune on a benchmark that has no
+separate development set: the questions are split into folds at random (seeded), each fold's
+setting is the one that scored best on the *other* folds, and each question is scored only
+under the setting chosen without it. The assembled records are then tested against naive RAG
+like any retrieval report, over every question.
+
+Input: retrieval report folders (``graphrag retrieval``) of the same questions, one per
+candidate setting, each with the baseline and the tuned method; the first folder is the
+default and wins ties. Output: a retrieval report folder whose method is named ``<method>
+(cross-fitted)``, with a section that shows each fold's choice and the scores that made it
+(also ``selection.csv``). It reads and writes report folders, so it sits in the report
+layer, above the retrieval evaluation it reuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from graphrag.eval import stats
+from graphrag.eval.retrieval import BASELINE, SCORES, RetrievalEvalError
+from graphrag.report.retrieval import RECORDS, read_report, write_report
+from graphrag.report.tables import MISSING, md, number, table
+
+SETTING_KEY = "query settings not at their defaults"
+SELECTION = "selection.csv"
+
+
+def fold_of(question_ids: Sequence[str], folds: int, seed: int) -> dict[str, int]:
+    """Return each question's fold (0 .. folds-1): a seeded permutation dealt round-robin, so
+    folds differ in size by at most one and the split does not follow the file's order."""
+    if folds < 2:
+        raise RetrievalEvalError(f"--folds {folds}: cross-fitting needs at least 2 folds")
+    ids = sorted(set(question_ids))
+    if len(ids) < folds:
+        raise RetrievalEvalError(f"--folds {folds}: only {len(ids)} questions")
+    order = np.random.default_rng(seed).permutation(len(ids))
+    return {ids[i]: position % folds for position, i in enumerate(order)}
+
+
+def _load(folder: Path, method: str) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    report = read_report(folder)
+    for name in (BASELINE, method):
+        if name not in set(report.records["method"]):
+            raise RetrievalEvalError(f"{folder / RECORDS}: no records of method {name!r}")
+    return report.records, report.hops, report.run
+
+
+def cross_fit(
+    folders: Sequence[str | Path],
+    method: str,
+    out: str | Path,
+    select: str = "evidence_recall",
+    folds: int = 2,
+    seed: int = stats.DEFAULT_SEED,
+    command: str | None = None,
+) -> pd.DataFrame:
+    """Assemble ``method``'s cross-fitted records from the candidate ``folders`` and write a
+    retrieval report of them beside naive RAG to ``out``; return the selection table (one row
+    per fold and candidate: its mean ``select`` on the other folds, and whether it was chosen).
+    """
+    if select not in SCORES:
+        raise RetrievalEvalError(f"--select {select}: one of {', '.join(SCORES)}")
+    if len(folders) < 2:
+        raise RetrievalEvalError("--runs: cross-fitting needs at least 2 candidate folders")
+    loaded = [(Path(f), *_load(Path(f), method)) for f in folders]
+    first_folder, base_records, base_hops, base_run = loaded[0]
+    baseline = base_records[base_records["method"] == BASELINE]
+    for folder, records, _, run in loaded[1:]:
+        if run.get("questions") != base_run.get("questions"):
+            raise RetrievalEvalError(
+                f"{folder}: questions {run.get('questions')!r}, but {first_folder} has "
+                f"{base_run.get('questions')!r}; candidates must score the same questions"
+            )
+        theirs = records[records["method"] == BASELINE].set_index("question_id")
+        ours = baseline.set_index("question_id")
+        if not theirs[list(SCORES)].equals(ours.loc[theirs.index, list(SCORES)]):
+            raise RetrievalEvalError(
+                f"{folder}: {BASELINE}'s scores differ from {first_folder}'s, so the swept "
+                f"setting changes the baseline too; cross-fit a setting {BASELINE} ignores"
+            )
+    fold = fold_of(baseline["question_id"].tolist(), folds, seed)
+    label = f"{method} (cross-fitted)"
+    selection, chosen_records, chosen_hops = [], [], []
+    for k in range(folds):
+        scores = []
+        for position, (folder, records, _, run) in enumerate(loaded):
+            mine = records[records["method"] == method]
+            training = mine[mine["question_id"].map(fold) != k]
+            scores.append(
+                {
+                    "fold": k + 1,
+                    "candidate": position,
+                    "folder": folder.name,
+                    "setting": run.get(SETTING_KEY, MISSING),
+                    "training_questions": len(training),
+                    "training_mean": float(training[select].mean()),
+                }
+            )
+        best = max(scores, key=lambda row: (row["training_mean"], -row["candidate"]))
+        selection += [{**row, "chosen": row is best} for row in scores]
+        _, records, hop_rows, _ = loaded[best["candidate"]]
+        held_out = records[(records["method"] == method) & (records["question_id"].map(fold) == k)]
+        chosen_records.append(held_out.assign(method=label))
+        hop_held_out = hop_rows[
+            (hop_rows["method"] == method) & (hop_rows["question_id"].map(fold) == k)
+        ]
+        chosen_hops.append(hop_held_out.assign(method=label))
+    order = {q: i for i, q in enumerate(baseline["question_id"])}
+    assembled = pd.concat(chosen_records).sort_values(
+        "question_id", key=lambda ids: ids.map(order), kind="stable"
+    )
+    records = pd.concat([baseline, assembled], ignore_index=True)
+    hop_rows = pd.concat(
+        [base_hops[base_hops["method"] == BASELINE], *chosen_hops], ignore_index=True
+    )
+    selection = pd.DataFrame(selection)
+    options = {
+        "seed": seed,
+        "n_resamples": int(base_run.get("n_resamples", stats.DEFAULT_RESAMPLES)),
+    }
+    choices = "; ".join(
+        f"fold {row.fold}: {row.setting}"
+        for row in selection[selection["chosen"]].itertuples(index=False)
+    )
+    meta = {
+        "questions": base_run.get("questions", MISSING),
+        "index": base_run.get("index", MISSING),
+        "methods": f"{BASELINE}, {label}",
+        SETTING_KEY: f"{method} cross-fitted on {select} over {folds} folds ({choices})",
+        "candidates": ", ".join(str(Path(f)) for f in folders),
+        "generated by": command or MISSING,
+    }
+    write_report(out, records, hop_rows, meta, options, extra=selection_lines(selection, select))
+    selection.to_csv(Path(out) / SELECTION, index=False)
+    return selection
+
+
+def selection_lines(selection: pd.DataFrame, select: str) -> list[str]:
+    """Return the ``## Cross-fitting`` section: per fold, each candidate's mean ``select`` on
+    the questions outside the fold, the chosen one marked."""
+    rows = [
+        [
+            str(row.fold),
+            md(row.folder),
+            md("defaults" if row.setting == "none" else row.setting),
+            str(row.training_questions),
+            number(row.training_mean),
+            "chosen" if row.chosen else "",
+        ]
+        for row in selection.itertuples(index=False)
+    ]
+    header = ["Fold", "Candidate", "Setting", "Questions outside the fold", f"Mean {select}", ""]
+    return [
+        "## Cross-fitting",
+        "",
+        f"Questions split into {selection['fold'].nunique()} folds by a seeded permutation; "
+        f"each fold is scored under the candidate with the best mean {select} on the other "
+        "folds (ties: the earlier candidate), so no question helps choose its own setting.",
+        "",
+        *table(header, rows),
+    ]

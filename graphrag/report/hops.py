@@ -1,0 +1,79 @@
+"""The ``## Evidence per hop`` section: the per-hop shares ``eval.hops`` computes, as tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from graphrag.eval import stats
+from graphrag.eval.hops import FOUND, MISSED, all_hops_found, found_table, hop_shares, methods_of
+from graphrag.eval.stats import summary_row
+from graphrag.report.tables import cell, md, table
+
+
+def shares_table(shares: pd.DataFrame) -> list[str]:
+    """Return a Markdown table: one row per method, one column per hop position."""
+    positions = sorted(int(h) for h in pd.unique(shares["hop"]))
+    rows = []
+    for method in methods_of(shares):
+        cells = [cell(summary_row(shares, method=method, hop=h), "found") for h in positions]
+        rows.append([md(method), *cells])
+    return table(["Method", *(f"hop {h}" for h in positions)], rows)
+
+
+def hops_section(
+    hops: pd.DataFrame,
+    *,
+    per_question: bool = True,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+) -> list[str]:
+    """Return the lines of the ``## Evidence per hop`` section (empty without hop rows)."""
+    if hops.empty:
+        return []
+    shares = hop_shares(hops, n_resamples=n_resamples, seed=seed)
+    complete = all_hops_found(hops)
+    chains = [
+        [md(m), cell(_estimate_row(complete[m], n_resamples, seed), "found")]
+        for m in complete.columns
+    ]
+    lines = [
+        "## Evidence per hop",
+        "",
+        "For each hop of a question's decomposition (in reasoning order), the share of hops "
+        "whose gold paragraph the method placed verbatim in its prompt: mean [95% bootstrap CI] "
+        "(n = questions with that hop). Summaries (reports, map points, entity descriptions) do "
+        "not count, so global search finds no hop by construction; a failed answer finds none.",
+        "",
+        *shares_table(shares),
+        "",
+        "Whole chain: the share of questions with every hop's paragraph read:",
+        "",
+        *table(["Method", "All hops found"], chains),
+    ]
+    if per_question:
+        found = found_table(hops)
+        rows = [
+            [md(question), *(md(found.loc[question, m]) for m in found.columns)]
+            for question in found.index
+        ]
+        lines += [
+            "",
+            f"Per question ({FOUND} found, {MISSED} missed, hop 1 first):",
+            "",
+            *table(["Question", *map(md, found.columns)], rows),
+        ]
+    return lines
+
+
+def _estimate_row(values: pd.Series, n_resamples: int, seed: int) -> pd.Series:
+    """Return a one-row ``summarize``-style record of ``found`` for ``tables.cell``."""
+    estimate = stats.bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
+    return pd.Series(
+        {
+            "found_mean": estimate.mean,
+            "found_low": estimate.low,
+            "found_high": estimate.high,
+            "found_n": estimate.n,
+            "found_failed": estimate.n_missing,
+        }
+    )

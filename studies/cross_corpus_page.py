@@ -1,0 +1,332 @@
+"""The cross-corpus summary page (``reports/SUMMARY.md``) rendered from ``CorpusReport``s.
+
+A headline table (per corpus and method: the answer score, evidence recall, model seconds and
+LLM calls per answer, marked where the paired test against the baseline passes Holm), the
+reading generated from the same tests (``cross_corpus_reading``), then per corpus the quality,
+per-hop, head-to-head, cost, index-cost and test tables; and the README's results block, the
+headline and reading spliced between two markers. Same reports, same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from graphrag.eval import stats
+from graphrag.eval.hops import hop_shares
+from graphrag.report.hops import shares_table
+from graphrag.report.retrieval import summary_section as retrieval_summary_section
+from graphrag.report.sections import RUN_FIELDS, pairwise_section, win_rate_lines
+from graphrag.report.tables import baseline_tests_table, cell, md, number, table
+from graphrag.settings import repo_relative
+from studies.cross_corpus import (
+    ALL_HOPS,
+    BASELINE,
+    COST_METRICS,
+    PER_THOUSAND,
+    CorpusReport,
+    answer_metric,
+    attach_index_costs,
+    load_report,
+    pooled_pairwise,
+    significant,
+)
+from studies.cross_corpus_reading import reading_section
+
+
+def _marker(report: CorpusReport, metric: str, method: str) -> str:
+    rows = significant(report)
+    rows = rows[(rows["metric"] == metric) & (rows["method"] == method)]
+    if rows.empty:
+        return ""
+    return " ▲" if float(rows["mean_diff"].iloc[0]) > 0 else " ▼"
+
+
+def _cost_summary(report: CorpusReport) -> pd.DataFrame:
+    columns = [c for c, _ in COST_METRICS if c in report.analysis.records]
+    options = {"n_resamples": report.analysis.n_resamples, "seed": report.analysis.seed}
+    return stats.summarize(report.analysis.records, columns, by=("method",), **options)
+
+
+def _cost_cell(summary: pd.DataFrame, method: str, column: str) -> str:
+    row = stats.summary_row(summary, method=method)
+    if row is None or f"{column}_n" not in row:
+        return "—"
+    mean, low, high, n = (row[f"{column}_{part}"] for part in ("mean", "low", "high", "n"))
+    return f"{_short(mean)} [{_short(low)}, {_short(high)}] (n={int(n)})"
+
+
+def _short(value: float) -> str:
+    """Return a cost with one decimal (costs are counts and seconds, not shares)."""
+    return "—" if value is None or math.isnan(value) else f"{float(value):,.1f}"
+
+
+def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]:
+    rows = []
+    for report in reports:
+        costs = _cost_summary(report)
+        answer = answer_metric(report)
+        for method in report.analysis.methods:
+            row = stats.summary_row(report.analysis.by_method, method=method)
+            quality = [
+                cell(row, m) + _marker(report, m, method)
+                if m in report.quality
+                else "— (not applicable)"
+                for m in (answer, "evidence_recall")
+            ]
+            rows.append(
+                [
+                    md(report.name),
+                    md(method),
+                    answer,
+                    *quality,
+                    _cost_cell(costs, method, "model_seconds")
+                    + _marker(report, "model_seconds", method),
+                    _cost_cell(costs, method, "llm_calls") + _marker(report, "llm_calls", method),
+                ]
+            )
+    header = [
+        "Corpus",
+        "Method",
+        "Answer metric",
+        "Answer score",
+        "Evidence recall",
+        "Model seconds / answer",
+        "LLM calls / answer",
+    ]
+    return [
+        "## Headline",
+        "",
+        "Mean [95% bootstrap CI] (n). ▲ / ▼: higher / lower than "
+        f"{baseline} by a paired Wilcoxon test, Holm-corrected over the methods compared with "
+        f"{baseline} on that metric and corpus, p < {number(reports[0].analysis.alpha)}; "
+        "no mark: no significant difference.",
+        "",
+        *table(header, rows),
+    ]
+
+
+def _demoted(lines: list[str]) -> list[str]:
+    """Return report section lines one heading level deeper (## becomes ###)."""
+    return [f"#{line}" if line.startswith("#") else line for line in lines]
+
+
+def _index_row(cost: dict[str, Any]) -> list[str]:
+    tokens = float(cost.get("corpus_tokens") or 0)
+
+    def per(value: float) -> str:
+        return _short(PER_THOUSAND * float(value) / tokens) if tokens else "—"
+
+    spent = cost["prompt_tokens"] + cost["completion_tokens"]
+    return [
+        md(cost["method"]),
+        str(cost.get("documents")),
+        f"{int(tokens):,}",
+        f"{cost['llm_calls']:,} ({per(cost['llm_calls'])})",
+        f"{spent:,} ({per(spent)})",
+        f"{_short(cost['model_seconds'])} ({per(cost['model_seconds'])})",
+    ]
+
+
+def _index_lines(costs: Sequence[dict[str, Any]]) -> list[str]:
+    if not costs:
+        return ["No index cost stored (the report predates run.json and its index is absent)."]
+    rows = [_index_row(cost) for cost in costs]
+    header = [
+        "Index mode",
+        "Documents",
+        "Corpus tokens",
+        "LLM calls (per 1,000 tokens)",
+        "Prompt + completion tokens (per 1,000)",
+        "Model seconds (per 1,000)",
+    ]
+    return [
+        *table(header, rows),
+        "",
+        "Corpus tokens are the text units' tokens (chunk overlap included). Model seconds are "
+        "the recorded LLM time (a replayed call keeps the seconds it took live).",
+    ]
+
+
+def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
+    analysis = report.analysis
+    meta = report.meta
+    described = [
+        f"- **{label}:** {md(meta[key])}"
+        for key, label in RUN_FIELDS
+        if key in meta and not isinstance(meta[key], dict)
+    ]
+    quality_rows = [
+        [
+            md(m),
+            *(
+                cell(
+                    stats.summary_row(analysis.by_method, method=m),
+                    metric,
+                    ragas=metric in analysis.ragas_metrics,
+                )
+                + _marker(report, metric, m)
+                for metric in report.quality
+            ),
+        ]
+        for m in analysis.methods
+    ]
+    costs = _cost_summary(report)
+    cost_rows = [
+        [md(m), *(_cost_cell(costs, m, c) + _marker(report, c, m) for c, _ in COST_METRICS)]
+        for m in analysis.methods
+    ]
+    lines = [
+        f"## {md(report.name)}",
+        "",
+        f"- **Report:** {repo_relative(report.folder)}",
+        *described,
+        "",
+        "### Quality",
+        "",
+        *table(["Method", *report.quality], quality_rows),
+    ]
+    if report.left_out:
+        lines += [
+            "",
+            "RAGAS metrics left out, their judge not shown informative on planted controls: "
+            + ", ".join(f"{m} ({v})" for m, v in report.left_out.items())
+            + ".",
+        ]
+    if report.hops is not None:
+        shares = hop_shares(report.hops, analysis.n_resamples, analysis.seed)
+        lines += ["", "### Evidence per hop", "", *shares_table(shares)]
+    if analysis.win_rates is not None:
+        lines += ["", *_demoted(pairwise_section(analysis))]
+    lines += [
+        "",
+        "### Cost per answer",
+        "",
+        *table(["Method", *(label for _, label in COST_METRICS)], cost_rows),
+        "",
+        "### Index cost",
+        "",
+        *_index_lines([c for c in [report.index_cost, *report.other_index_costs] if c]),
+        "",
+        f"### Differences from {baseline}",
+        "",
+        *baseline_tests_table(report.tests, baseline, report.analysis.alpha),
+    ]
+    return lines
+
+
+def pooled_section(reports: Sequence[CorpusReport]) -> list[str]:
+    """The head-to-head pooled over the question sets judged on one index (none when no
+    index has two)."""
+    lines: list[str] = []
+    for pooled in pooled_pairwise(reports):
+        lines += [
+            "## Head-to-head, question sets pooled",
+            "",
+            f"The pairwise judgements of {', '.join(pooled.reports)} (index "
+            f"{md(pooled.index)}) taken together: {pooled.n_questions} distinct questions; "
+            "a judgement two sets share (the same question, pair, criterion and ratings) "
+            "counts once. Read as each report's own head-to-head section.",
+            "",
+            *win_rate_lines(pooled.win_rates),
+        ]
+    return lines
+
+
+def render_summary(
+    reports: Sequence[CorpusReport],
+    baseline: str = BASELINE,
+    command: str | None = None,
+    retrieval: Sequence[list[str]] = (),
+) -> str:
+    """Return the cross-corpus summary page (the same reports give the same bytes)."""
+    alpha = reports[0].analysis.alpha
+    header = [
+        "# Cross-corpus summary",
+        "",
+        "Every mean is printed with its 95% percentile-bootstrap CI and n. Differences are "
+        f"against {baseline}: a paired Wilcoxon signed-rank test per method, metric and corpus "
+        f"over the questions both answered, Holm-corrected over the methods compared with "
+        f"{baseline} on that metric and corpus; a difference is called significant only when "
+        f"the corrected p < {number(alpha)}. Quality: judge-free metrics that apply to the set, "
+        "RAGAS only where its judge separated real answers from planted controls, "
+        f"{ALL_HOPS} = every hop's paragraph read (multi-hop sets).",
+    ]
+    if command:
+        header += ["", f"Generated by `{command}`."]
+    sections = [
+        header,
+        headline_section(reports, baseline),
+        reading_section(reports, baseline),
+        *([pooled] if (pooled := pooled_section(reports)) else []),
+        *(corpus_section(report, baseline) for report in reports),
+        *retrieval,
+    ]
+    return "\n\n".join("\n".join(lines) for lines in sections) + "\n"
+
+
+README_START = "<!-- results: generated by `python -m studies.summarize ... --readme README.md` -->"
+README_END = "<!-- results: end -->"
+
+
+def readme_block(
+    reports: Sequence[CorpusReport],
+    baseline: str = BASELINE,
+    retrieval: Sequence[list[str]] = (),
+) -> str:
+    """Return the README's results block: the summary's headline table and reading, with its
+    headings one level down, then each retrieval report's section, between the markers
+    ``splice_readme`` looks for."""
+    lines = [
+        README_START,
+        *_demoted(headline_section(reports, baseline)),
+        "",
+        *_demoted(reading_section(reports, baseline)),
+        *(["", *_demoted(pooled)] if (pooled := pooled_section(reports)) else []),
+        *(line for section in retrieval for line in ["", *_demoted(section)]),
+        README_END,
+    ]
+    return "\n".join(lines)
+
+
+def splice_readme(readme: str, block: str) -> str:
+    """Return ``readme`` with the text between the result markers replaced by ``block``."""
+    start, end = readme.find(README_START), readme.find(README_END)
+    if start < 0 or end < start:
+        raise ValueError(
+            f"the README has no results block: put the lines {README_START!r} and "
+            f"{README_END!r} where the results table belongs"
+        )
+    return readme[:start] + block + readme[end + len(README_END) :]
+
+
+def write_summary(
+    folders: Sequence[str | Path],
+    out: str | Path,
+    baseline: str = BASELINE,
+    command: str | None = None,
+    readme: str | Path | None = None,
+    retrieval_folders: Sequence[str | Path] = (),
+    index_folders: Sequence[str | Path] = (),
+) -> Path:
+    """Read every report folder and write the cross-corpus summary to ``out`` (and, given
+    ``readme``, its headline and reading into that file's results block); each of
+    ``retrieval_folders`` (written by ``graphrag retrieval``) adds its section, and each of
+    ``index_folders`` its cost to the corpus it was built from; return ``out``."""
+    reports = [load_report(folder, baseline) for folder in folders]
+    attach_index_costs(reports, index_folders)
+    retrieval = [retrieval_summary_section(folder) for folder in retrieval_folders]
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    page = render_summary(reports, baseline, command, retrieval)
+    out.write_text(page, encoding="utf-8", newline="\n")
+    if readme is not None:
+        path = Path(readme)
+        block = readme_block(reports, baseline, retrieval)
+        text = splice_readme(path.read_text(encoding="utf-8"), block)
+        path.write_text(text, encoding="utf-8", newline="\n")
+    return out

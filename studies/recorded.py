@@ -1,0 +1,52 @@
+"""What the demo's committed reports evaluate: a corpus's ``recorded_*`` files (the ones
+scripts/demo.sh reads), so a notebook or a test replays the same run from the recorded cache."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphrag.eval import judge_validity
+from graphrag.eval.runner import parse_method_limits
+
+
+@dataclass
+class RecordedRun:
+    """What a corpus's committed report evaluates, named by its ``recorded_*`` files (the
+    ones scripts/demo.sh reads): every call of such a run is in the recorded cache."""
+
+    limit: int
+    methods: list[str]
+    metrics: list[str]
+    pairwise: str | None
+    method_limits: dict[str, int] = field(default_factory=dict)
+
+    def evaluate_options(self) -> dict:
+        """Keyword arguments of :meth:`Workbench.evaluate` that replay this run (planted
+        judge controls only when a RAGAS metric is recorded, as scripts/demo.sh asks)."""
+        return {
+            "limit": self.limit,
+            "methods": self.methods,
+            "metrics": self.metrics,
+            "judge_controls": judge_validity.DEFAULT_PAIRS if self.metrics else 0,
+            "pairwise_pairs": self.pairwise,
+            "method_limits": self.method_limits,
+        }
+
+
+def recorded_run(corpus: str | Path) -> RecordedRun:
+    """Return the run ``corpus``'s ``recorded_*`` files name (a missing metrics or pairwise
+    file, or "none", means none)."""
+
+    def read(name: str) -> str:
+        path = Path(corpus) / f"recorded_{name}"
+        text = path.read_text().strip() if path.is_file() else "none"
+        return "" if text == "none" else text
+
+    return RecordedRun(
+        limit=int(read("eval_limit")),
+        methods=read("methods").split(","),
+        metrics=[m for m in read("metrics").split(",") if m],
+        pairwise=read("pairwise") or None,
+        method_limits=parse_method_limits(read("method_limits")),
+    )
