@@ -1,9 +1,9 @@
 """Shared fixtures: isolated settings, a fake OpenAI-compatible endpoint, the real embedder.
 
 The fake endpoint is a real HTTP server on 127.0.0.1 (a free port, a background thread) that
-answers ``POST /v1/chat/completions``. The real :class:`~graphrag.llm.client.ChatLLM` talks to it over
-HTTP, so the cache, retries, concurrency bound and JSON repair are all exercised for real; only
-the model's replies are scripted.
+answers ``POST /v1/chat/completions``. The real :class:`~graphrag.llm.client.ChatLLM` talks
+to it over HTTP, so the cache, retries, concurrency bound and JSON repair are all exercised
+for real; only the model's replies are scripted.
 """
 
 from __future__ import annotations
