@@ -92,7 +92,6 @@ def cases() -> list[dict[str, Any]]:
         ("packed_text", [[kbmi, hostile]], {}),
         ("glean_more", [json_first, '{"entities":[],"relationships":[]}'], {}),
         ("relationships_after_loop", [first, reply], {}),
-        ("glean_check", [first, reply], {}),
         (
             "summarize_descriptions",
             [

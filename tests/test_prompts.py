@@ -81,7 +81,7 @@ def test_the_fixture_covers_every_builder() -> None:
 
 def test_every_template_says_which_placeholders_it_takes() -> None:
     names = prompts.template_names()
-    assert len(names) == 24 and "answer" in names and "extract_graph_records" in names
+    assert len(names) == 23 and "answer" in names and "extract_graph_records" in names
     for name in names:
         template = load_template(name)
         header = (PACKAGED_DIR / f"{name}.txt").read_text(encoding="utf-8").split("\n=== ")[0]
@@ -166,7 +166,7 @@ def test_an_override_edited_after_it_was_checked_is_checked_again(tmp_path: Path
     [
         ("answer", ("=== length_paragraphs", "=== length_essay"), r"missing: \['length_parag"),
         ("question_kind", ("Classify", "Costs $5: classify"), r"'\$' that starts no placeholder"),
-        ("glean_check", ("=== user\n", ""), r"glean_check\.txt:\d+: text before the first"),
+        ("glean_more", ("=== user\n", ""), r"glean_more\.txt:\d+: text before the first"),
     ],
 )
 def test_a_malformed_override_is_an_error_naming_the_file(

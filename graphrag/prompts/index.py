@@ -136,15 +136,6 @@ def relationships_after_loop(previous: Messages, kept_reply: str) -> Messages:
     return _after_reply(previous, kept_reply, ask)
 
 
-def glean_check(previous: Messages, previous_reply: str) -> Messages:
-    """Whether a gleaning round is worth it (``index.gleaning_check``): must answer Y or N.
-    Microsoft GraphRAG asks the same before each further gleaning round."""
-    return _after_reply(previous, previous_reply, load_template("glean_check").text("user"))
-
-
-GLEAN_CHECK_MAX_TOKENS = 2  # "Y" or "N" and an end token
-
-
 # --------------------------------------------------------------------------- graph
 # Return plain text. Summaries keep facts: every date, number and name (a 1.5B model asked for
 # "at most two sentences" dropped them), within a length asked for in words.
