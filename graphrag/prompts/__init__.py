@@ -65,7 +65,6 @@ from graphrag.prompts.query import (
     GLOBAL_REDUCE_LENGTH,
     NO_DRIFT_ANSWERS,
     NO_RELEVANT_REPORTS,
-    RELEVANCE_SCALE,
     answer,
     drift_follow_up,
     drift_primer,
@@ -76,7 +75,6 @@ from graphrag.prompts.query import (
     global_reduce,
     hypothetical_passage,
     question_kind,
-    rate_relevance,
     rephrase,
 )
 
@@ -95,7 +93,6 @@ __all__ = [
     "PromptTemplate",
     "PromptTemplateError",
     "RATING_SCALE",
-    "RELEVANCE_SCALE",
     "REPORT_CAPS",
     "REPORT_FORMS",
     "SECOND_EXAMPLE_RECORDS",
@@ -129,7 +126,6 @@ __all__ = [
     "prompt_dir",
     "question_kind",
     "question_kind_schema",
-    "rate_relevance",
     "relationships_after_loop",
     "rephrase",
     "rephrasings_schema",

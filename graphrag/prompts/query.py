@@ -1,5 +1,5 @@
 """The prompts of querying: the answer from numbered context, HyDE, multi-query, global
-search (map, reduce, merge, dynamic selection), DRIFT and the router.
+search (map, reduce, merge), DRIFT and the router.
 
 The text is in ``templates/<name>.txt``; these builders fill it and assemble the messages.
 """
@@ -123,24 +123,6 @@ def drift_reduce(question: str, answers: str) -> Messages:
     prompt = load_template("drift_reduce")
     return system_and_user(
         prompt.text("system"), prompt.render("user", answers=answers, question=question)
-    )
-
-
-# --------------------------------------------------------------------------- dynamic selection
-# Global search's dynamic community selection: one digit of RELEVANCE_SCALE for one report,
-# read as the mean grade under the digits' probabilities (llm.expected_grade). The 1.5B model's
-# greedy rating was 3 for 44 of the 54 reports it rated, relevant or not, so the rating pruned
-# nothing; Microsoft GraphRAG asks several samples and takes the most common.
-
-RELEVANCE_SCALE = (0, 1, 2, 3, 4, 5)
-
-
-def rate_relevance(question: str, report: str) -> Messages:
-    """The report comes first: the ratings of one report for many questions share its prefix
-    in the server's cache."""
-    prompt = load_template("rate_relevance")
-    return system_and_user(
-        prompt.text("system"), prompt.render("user", report=report, question=question)
     )
 
 
