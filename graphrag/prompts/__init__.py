@@ -60,8 +60,6 @@ from graphrag.prompts.loader import (
 )
 from graphrag.prompts.messages import Messages
 from graphrag.prompts.query import (
-    ANSWER_LENGTH,
-    GLOBAL_REDUCE_LENGTH,
     NO_DRIFT_ANSWERS,
     NO_RELEVANT_REPORTS,
     answer,
@@ -78,12 +76,10 @@ from graphrag.prompts.query import (
 )
 
 __all__ = [
-    "ANSWER_LENGTH",
     "EXAMPLE_PACKED_RECORDS",
     "EXAMPLE_RECORDS",
     "FENCE_NOTE",
     "FINAL_ANSWER_INSTRUCTION",
-    "GLOBAL_REDUCE_LENGTH",
     "Messages",
     "NO_DRIFT_ANSWERS",
     "NO_RELEVANT_REPORTS",

@@ -6,22 +6,8 @@ The text is in ``templates/<name>.txt``; these builders fill it and assemble the
 
 from __future__ import annotations
 
-from graphrag.prompts.loader import load_template, packaged_template
+from graphrag.prompts.loader import load_template
 from graphrag.prompts.messages import Messages, system_and_user
-
-
-def _lengths(name: str) -> dict[str, str]:
-    """Return the packaged length rules of prompt ``name``, by ``query.answer_style``."""
-    template = packaged_template(name)
-    return {
-        key.removeprefix("length_"): template.text(key)
-        for key in template.sections
-        if key.startswith("length_")
-    }
-
-
-ANSWER_LENGTH = _lengths("answer")  # by query.answer_style, as GLOBAL_REDUCE_LENGTH for reduce
-GLOBAL_REDUCE_LENGTH = _lengths("global_reduce")  # by query.answer_style
 
 
 def answer(question: str, context: str, style: str = "sentences") -> Messages:
