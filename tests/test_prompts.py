@@ -6,6 +6,7 @@ overrides a prompt by name and is checked against it; the templates export to a 
 from __future__ import annotations
 
 import filecmp
+import inspect
 import json
 import string
 from collections.abc import Iterator
@@ -61,9 +62,7 @@ def test_every_constant_is_what_it_was_before() -> None:
 
 
 def test_the_fixture_covers_every_builder() -> None:
-    builders = {
-        name for name in prompts.__all__ if callable(getattr(prompts, name)) and name.islower()
-    }
+    builders = {name for name, value in vars(prompts).items() if inspect.isfunction(value)}
     loading = {
         "export_templates",
         "load_template",

@@ -11,6 +11,7 @@ and assemble the messages (their names and signatures are the interface callers 
 JSON schemas, and the guards that keep document text from reading as instructions.
 """
 
+# ruff: noqa: F401 - this module only re-exports: callers write prompts.<name>.
 from __future__ import annotations
 
 from graphrag.prompts.eval import (
@@ -50,7 +51,6 @@ from graphrag.prompts.json_schemas import (
     report_schema,
 )
 from graphrag.prompts.loader import (
-    PromptTemplate,
     PromptTemplateError,
     export_templates,
     load_template,
@@ -74,60 +74,3 @@ from graphrag.prompts.query import (
     question_kind,
     rephrase,
 )
-
-__all__ = [
-    "EXAMPLE_PACKED_RECORDS",
-    "EXAMPLE_RECORDS",
-    "FENCE_NOTE",
-    "FINAL_ANSWER_INSTRUCTION",
-    "Messages",
-    "NO_DRIFT_ANSWERS",
-    "NO_RELEVANT_REPORTS",
-    "PACKED_NOTE",
-    "PAIRWISE_CRITERIA",
-    "PromptTemplate",
-    "PromptTemplateError",
-    "RATING_SCALE",
-    "REPORT_CAPS",
-    "SECOND_EXAMPLE_RECORDS",
-    "answer",
-    "answer_rating",
-    "community_report",
-    "drift_follow_up",
-    "drift_primer",
-    "drift_reduce",
-    "drift_step_schema",
-    "export_templates",
-    "extract_graph",
-    "extract_graph_records",
-    "extract_graph_records_again",
-    "extract_graph_records_packed",
-    "extraction_schema",
-    "fence_document",
-    "glean_more",
-    "global_map",
-    "global_map_sentences",
-    "global_merge",
-    "global_reduce",
-    "hypothetical_passage",
-    "in_pipe_style",
-    "load_template",
-    "map_points_schema",
-    "map_sentences_schema",
-    "neutralize_citations",
-    "packed_text",
-    "pipe_style",
-    "prompt_dir",
-    "question_kind",
-    "question_kind_schema",
-    "relationships_after_loop",
-    "rephrase",
-    "rephrasings_schema",
-    "report_schema",
-    "summarize_descriptions",
-    "summarize_relationship",
-    "table_cell",
-    "template_names",
-    "use_prompt_dir",
-    "with_final_answer_line",
-]
