@@ -61,7 +61,7 @@ def global_reduce(question: str, points: str, style: str = "sentences") -> Messa
 
 
 def global_merge(question: str, drafts: list[str], style: str = "sentences") -> Messages:
-    """Global search's last call with ``query.global_reduce_seeds``: one answer from the
+    """Global search's last call with ``query.global.reduce_seeds``: one answer from the
     reduce's drafts, each written from the same points read in another order."""
     prompt = load_template("global_merge")
     labelled = "\n\n".join(
