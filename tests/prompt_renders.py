@@ -4,7 +4,7 @@ The JSON is the before/after proof of issue #45's move of the prompt text into t
 it was written from the code before the move, and ``tests/test_prompts.py`` renders every case
 again and compares byte for byte. Each case stores its inputs too, so the fixture does not
 depend on the demo corpus staying as it is. The inputs come from the demo corpus
-(data/kestrel_bay) and cover every branch: answer styles, report lengths, packed and second
+(data/kestrel_bay) and cover every branch: answer styles, packed and second
 worked examples, pipe and tuple records, a document that needs the untrusted-text fence.
 
 Regenerate only on purpose, when a prompt is meant to change (the recorded LLM cache then
