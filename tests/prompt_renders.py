@@ -4,7 +4,7 @@ The JSON is the before/after proof of issue #45's move of the prompt text into t
 it was written from the code before the move, and ``tests/test_prompts.py`` renders every case
 again and compares byte for byte. Each case stores its inputs too, so the fixture does not
 depend on the demo corpus staying as it is. The inputs come from the demo corpus
-(data/kestrel_bay) and cover every branch: answer styles, report forms, packed and second
+(data/kestrel_bay) and cover every branch: answer styles, packed and second
 worked examples, pipe and tuple records, a document that needs the untrusted-text fence.
 
 Regenerate only on purpose, when a prompt is meant to change (the recorded LLM cache then
@@ -59,7 +59,6 @@ def cases() -> list[dict[str, Any]]:
         "Relationships\nid|source|target|description\n1|Mara Okafor|Kestrel Bay Marine "
         "Institute|leads since 2016"
     )
-    with_text = f"{report_data}\n\nSource text\n(text 1) {kbmi}"
     reports = (
         "[1] Kestrel Bay Marine Institute and KelpSense: KBMI runs 24 KelpSense buoys.\n\n"
         "[2] Harrow Shoal dispute: fishers and Seagrass Guardians won the case."
@@ -92,7 +91,6 @@ def cases() -> list[dict[str, Any]]:
         ("packed_text", [[kbmi, hostile]], {}),
         ("glean_more", [json_first, '{"entities":[],"relationships":[]}'], {}),
         ("relationships_after_loop", [first, reply], {}),
-        ("glean_check", [first, reply], {}),
         (
             "summarize_descriptions",
             [
@@ -109,13 +107,6 @@ def cases() -> list[dict[str, Any]]:
         ),
         ("report_schema", [4], {}),
         ("community_report", [report_data, 4], {}),
-        ("community_report", [with_text, 3], {"with_text": True, "explanation_sentences": 2}),
-        ("community_report", [report_data, 5], {"form": "lines"}),
-        (
-            "community_report",
-            [with_text, 2],
-            {"with_text": True, "explanation_sentences": 1, "form": "lines"},
-        ),
         ("answer", [fact, context], {}),
         ("answer", [theme, context], {"style": "paragraphs"}),
         ("hypothetical_passage", [fact], {}),
@@ -133,7 +124,6 @@ def cases() -> list[dict[str, Any]]:
         ("drift_primer", [theme, reports, 3], {}),
         ("drift_follow_up", [theme, "Who won the Harrow Shoal case?", context, 2], {}),
         ("drift_reduce", [theme, "[1] Fishers won the case.\n[2] Tidewell merged."], {}),
-        ("rate_relevance", [theme, reports.split("\n\n")[1]], {}),
         ("with_final_answer_line", [answered], {}),
         ("question_kind_schema", [["fact", "multi_hop", "thematic"]], {}),
         ("question_kind", [fact], {}),
@@ -154,13 +144,10 @@ def render(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
 
 
 def constants() -> dict[str, Any]:
-    """Return every public constant of the prompts module, as JSON-able data; the report forms
-    (functions) rendered for 4 findings of 3 sentences."""
+    """Return every public constant of the prompts module, as JSON-able data."""
     found: dict[str, Any] = {}
     for name in public_names():
         value = getattr(prompts, name)
-        if name == "REPORT_FORMS":
-            value = {form: build(4, 3) for form, build in value.items()}
         if not callable(value):
             found[name] = _plain(value)
     return found

@@ -255,7 +255,7 @@ def test_reports_over_the_karate_hierarchy(
     assert fake_llm.calls == len(communities)  # none has fewer than 3 members
     index = llm.settings.index
     system = prompts.community_report(
-        "", index.report_max_findings, False, index.report_explanation_sentences
+        "", index.report_max_findings, index.report_explanation_sentences
     )[0]["content"]
     for body in fake_llm.requests:
         schema = body["response_format"]["json_schema"]["schema"]

@@ -7,7 +7,6 @@ The text is in ``templates/<name>.txt``; these builders fill it and assemble the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from graphrag.prompts.guards import fence_document
 from graphrag.prompts.loader import load_template, packaged_template
@@ -136,15 +135,6 @@ def relationships_after_loop(previous: Messages, kept_reply: str) -> Messages:
     return _after_reply(previous, kept_reply, ask)
 
 
-def glean_check(previous: Messages, previous_reply: str) -> Messages:
-    """Whether a gleaning round is worth it (``index.gleaning_check``): must answer Y or N.
-    Microsoft GraphRAG asks the same before each further gleaning round."""
-    return _after_reply(previous, previous_reply, load_template("glean_check").text("user"))
-
-
-GLEAN_CHECK_MAX_TOKENS = 2  # "Y" or "N" and an end token
-
-
 # --------------------------------------------------------------------------- graph
 # Return plain text. Summaries keep facts: every date, number and name (a 1.5B model asked for
 # "at most two sentences" dropped them), within a length asked for in words.
@@ -179,37 +169,13 @@ def summarize_relationship(
 # --------------------------------------------------------------------------- reports
 
 
-def _report_form(form: str) -> Callable[[int, int], str]:
-    def build(max_findings: int, explanation_sentences: int) -> str:
-        return load_template("community_report").render(
-            f"form_{form}", max_findings=max_findings, explanation_sentences=explanation_sentences
-        )
-
-    return build
-
-
-# index.report_format: how a report is asked for (index/reports/ parses either)
-REPORT_FORMS = {"json": _report_form("json"), "lines": _report_form("lines")}
-
-
-def community_report(
-    context: str,
-    max_findings: int,
-    with_text: bool = False,
-    explanation_sentences: int = 3,
-    form: str = "json",
-) -> Messages:
+def community_report(context: str, max_findings: int, explanation_sentences: int = 3) -> Messages:
     """A community report (``report_schema``) that keeps its sources' facts and, when the
-    data starts with sub-community reports, builds on them. ``with_text``: the data ends with
-    source text, which the findings are to draw their events and figures from (without it the
-    prompt is the one the graph-only reports were recorded with). ``explanation_sentences``:
-    a finding's explanation at most (the 1.5B model fills the room it is given with
-    restatement, so fewer sentences cost fewer tokens, not facts). ``form``: JSON
-    (``report_schema``) or plain lines (:func:`graphrag.index.reports.lines.parse_report_lines`)."""
+    data starts with sub-community reports, builds on them. ``explanation_sentences``: a
+    finding's explanation at most (the 1.5B model fills the room it is given with
+    restatement, so fewer sentences cost fewer tokens, not facts)."""
     prompt = load_template("community_report")
     system = prompt.render(
-        "system",
-        form=REPORT_FORMS[form](max_findings, explanation_sentences),
-        text_rule=f" {prompt.text('text_rule')}" if with_text else "",
+        "system", max_findings=max_findings, explanation_sentences=explanation_sentences
     )
     return system_and_user(system, prompt.render("user", context=context))

@@ -53,7 +53,7 @@ def extraction_schema(entity_types: list[str], max_entities: int, max_relationsh
 # lengths (a grammar-enforced maxLength cuts a string mid-word). They are about twice what the
 # prompt asks for, so a normal reply never meets them, while a reply that falls into a
 # repetition loop inside a string (the 1.5B model did, 1,200 tokens of one sentence in a report
-# summary) ends there and the report still fits its max_tokens. ``index.reports.tidy_report``
+# summary) ends there and the report still fits its max_tokens. ``index.reports.write.tidy_report``
 # then drops repeated sentences and cuts a string that met its cap back to its last whole
 # sentence.
 REPORT_CAPS = {

@@ -1,27 +1,13 @@
 """The prompts of querying: the answer from numbered context, HyDE, multi-query, global
-search (map, reduce, merge, dynamic selection), DRIFT and the router.
+search (map, reduce, merge), DRIFT and the router.
 
 The text is in ``templates/<name>.txt``; these builders fill it and assemble the messages.
 """
 
 from __future__ import annotations
 
-from graphrag.prompts.loader import load_template, packaged_template
+from graphrag.prompts.loader import load_template
 from graphrag.prompts.messages import Messages, system_and_user
-
-
-def _lengths(name: str) -> dict[str, str]:
-    """Return the packaged length rules of prompt ``name``, by ``query.answer_style``."""
-    template = packaged_template(name)
-    return {
-        key.removeprefix("length_"): template.text(key)
-        for key in template.sections
-        if key.startswith("length_")
-    }
-
-
-ANSWER_LENGTH = _lengths("answer")  # by query.answer_style, as GLOBAL_REDUCE_LENGTH for reduce
-GLOBAL_REDUCE_LENGTH = _lengths("global_reduce")  # by query.answer_style
 
 
 def answer(question: str, context: str, style: str = "sentences") -> Messages:
@@ -75,7 +61,7 @@ def global_reduce(question: str, points: str, style: str = "sentences") -> Messa
 
 
 def global_merge(question: str, drafts: list[str], style: str = "sentences") -> Messages:
-    """Global search's last call with ``query.global_reduce_seeds``: one answer from the
+    """Global search's last call with ``query.global.reduce_seeds``: one answer from the
     reduce's drafts, each written from the same points read in another order."""
     prompt = load_template("global_merge")
     labelled = "\n\n".join(
@@ -123,24 +109,6 @@ def drift_reduce(question: str, answers: str) -> Messages:
     prompt = load_template("drift_reduce")
     return system_and_user(
         prompt.text("system"), prompt.render("user", answers=answers, question=question)
-    )
-
-
-# --------------------------------------------------------------------------- dynamic selection
-# Global search's dynamic community selection: one digit of RELEVANCE_SCALE for one report,
-# read as the mean grade under the digits' probabilities (llm.expected_grade). The 1.5B model's
-# greedy rating was 3 for 44 of the 54 reports it rated, relevant or not, so the rating pruned
-# nothing; Microsoft GraphRAG asks several samples and takes the most common.
-
-RELEVANCE_SCALE = (0, 1, 2, 3, 4, 5)
-
-
-def rate_relevance(question: str, report: str) -> Messages:
-    """The report comes first: the ratings of one report for many questions share its prefix
-    in the server's cache."""
-    prompt = load_template("rate_relevance")
-    return system_and_user(
-        prompt.text("system"), prompt.render("user", report=report, question=question)
     )
 
 
