@@ -17,13 +17,11 @@ from graphrag.query.local import LocalSearch
 from graphrag.query.registry import OPT_IN_METHODS, make_methods
 from graphrag.query.router import (
     KINDS,
-    PROTOTYPE_TOP,
     PROTOTYPES,
     PrototypeClassifier,
     Router,
-    routes,
 )
-from graphrag.settings import REPO_ROOT, Settings, SettingsError, load_settings
+from graphrag.settings import REPO_ROOT, Settings, SettingsError
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 
@@ -189,26 +187,3 @@ def test_cli_query_prints_the_route(demo_index: Index, capsys, monkeypatch, tmp_
     assert main([*args, question]) == 0
     out = capsys.readouterr().out
     assert out.startswith("=== router") and "  route: fact -> local\n" in out
-
-
-def test_the_readme_s_routing_figures_are_the_committed_report_s() -> None:
-    """benchmarks/router_study.py over the committed demo report: the router's own recorded
-    answers score what routing each question to its method's answer scores, and the README
-    quotes the strategies' line it prints."""
-    import pandas as pd
-    from conftest import load_benchmark
-
-    study = load_benchmark("router_study")
-    settings = load_settings(env={})
-    questions = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl")
-    predicted = study.classify_set(questions, PROTOTYPE_TOP)
-    records = pd.read_parquet(REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet")
-    scores, n = study.routing_scores(
-        predicted, records, routes(settings.query.methods["router"]), "keyword_hit_rate"
-    )
-    recorded = records[records["method"] == "router"]["keyword_hit_rate"].mean()
-    assert n == 24
-    assert scores.set_index("strategy").loc["router"].iloc[0] == pytest.approx(recorded)
-    assert "router" not in scores["strategy"].iloc[1]  # the best single method is a method
-    line = study.summary_line(scores, "keyword_hit_rate", n)
-    assert f"\n  {line}\n" in (REPO_ROOT / "README.md").read_text(encoding="utf-8"), line
