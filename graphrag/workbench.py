@@ -15,6 +15,7 @@ server it may start is stopped once, by :meth:`close`.
 from __future__ import annotations
 
 import asyncio
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -65,24 +66,18 @@ class Workbench:
         use_prompt_dir(
             settings.resolve_path(settings.prompts.dir) if settings.prompts.dir else None
         )
-        self._llm: ChatLLM | None = None
-        self._embedder: Embedder | None = None
         self._index: Index | None = None
         self._methods: dict[str, Method] = {}
         self._vectors: IndexVectors | None = None  # the index's embedding matrices, built once
 
-    @property
+    @cached_property
     def llm(self) -> ChatLLM:
         """The chat client; the embedded server starts only when a request misses the cache."""
-        if self._llm is None:
-            self._llm = ChatLLM(self.settings)
-        return self._llm
+        return ChatLLM(self.settings)
 
-    @property
+    @cached_property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = Embedder(self.settings)
-        return self._embedder
+        return Embedder(self.settings)
 
     @property
     def index_in_use(self) -> Index:
@@ -189,8 +184,8 @@ class Workbench:
 
     def close(self) -> None:
         """Stop the embedded server if this workbench started it."""
-        if self._llm is not None:
-            self._llm.close()
+        if "llm" in self.__dict__:  # built
+            self.llm.close()
 
     def __enter__(self) -> Workbench:
         return self

@@ -28,13 +28,11 @@ def _command() -> str:
 def cmd_llm(args: argparse.Namespace) -> int:
     with Workbench(args.config, cache=args.cache) as bench:
         llm, model = bench.llm, bench.settings.llm.model
+        if args.question == "serve" and llm.server is None:
+            print("llm.base_url is set: there is no embedded server to run", file=sys.stderr)
+            return 2
         try:
             if args.question == "serve":
-                if llm.server is None:
-                    print(
-                        "llm.base_url is set: there is no embedded server to run", file=sys.stderr
-                    )
-                    return 2
                 url = llm.server.ensure_running()
                 print(f"embedded model {model} serving at {url}; Ctrl-C stops it", flush=True)
                 signal.pause()
