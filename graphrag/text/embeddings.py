@@ -8,13 +8,12 @@ the same text embeds to slightly different bits on another CPU, so a replay read
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib
 import os
 import sqlite3
 import threading
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +28,7 @@ class EmbeddingError(RuntimeError):
     """The embedding model or a recorded pack could not be read; the message names which."""
 
 
-@functools.lru_cache(maxsize=4)
+@lru_cache(maxsize=4)
 def _read_packs(folder: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
     vectors: dict[str, np.ndarray] = {}
     for name in names:
