@@ -1,5 +1,5 @@
 """The one front door: a :class:`Workbench` owns the settings, the LLM, the embedder and the
-cache, and everything else (CLI, evaluation, notebooks) goes through it.
+cache; the CLI, the evaluation and the notebooks all go through it.
 
     from graphrag import Workbench
     with Workbench(cache="replay") as wb:
@@ -7,34 +7,36 @@ cache, and everything else (CLI, evaluation, notebooks) goes through it.
         print(wb.query("Who founded the Kestrel Bay Marine Institute?", method="local").text)
         wb.evaluate("data/kestrel_bay/questions.jsonl", out="reports/kestrel_bay", limit=9)
 
-Why one object: the LLM client (its recorded cache and its concurrency limit) and the
-embedder (a model load of seconds) are built once and shared by indexing, every method and
-the judge, and the embedded server it may start is stopped once, by :meth:`close`. A question
-travels ``Workbench.query`` → ``Method.aanswer`` (``query/``) → ``ChatLLM.achat`` (``llm.py``)
-→ the recording transport (``llm_cache.py``) → the endpoint, and back as an ``Answer``.
+One object, so the LLM client (its cache and concurrency limit) and the embedder (seconds to
+load) are built once and shared by indexing, every method and the judge, and the embedded
+server it may start is stopped once, by :meth:`close`.
 """
 
 from __future__ import annotations
 
+import asyncio
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import pandas as pd
+
+from graphrag.eval.retrieval import check_methods, run_retrieval
+from graphrag.eval.runner import run_evaluation
+from graphrag.index.pipeline import build_index
+from graphrag.index.run_summary import IndexSummary
+from graphrag.index.store import Index, load_index
+from graphrag.llm.client import ChatLLM
+from graphrag.llm.coroutines import run_sync
 from graphrag.prompts import use_prompt_dir
+from graphrag.query.base import Answer, IndexVectors, Method
 
-# The registry registers every method and its [query.<method>] settings on import, so it is
-# imported with the front door, before any settings are loaded.
+# importing the registry registers every method's [query.<method>] settings, before any load
 from graphrag.query.registry import METHODS, make_methods
+from graphrag.report.folder import EvalResult, write_evaluation
+from graphrag.report.retrieval import write_report
 from graphrag.settings import Settings, load_settings
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from graphrag.index.run_summary import IndexSummary
-    from graphrag.index.store import Index
-    from graphrag.llm.client import ChatLLM
-    from graphrag.query.base import Answer, IndexVectors, Method
-    from graphrag.report.folder import EvalResult
-    from graphrag.text.embeddings import Embedder
+from graphrag.text.embeddings import Embedder
 
 
 class Workbench:
@@ -60,35 +62,22 @@ class Workbench:
                 merged["cache"] = {**merged.get("cache", {}), "mode": cache}
             settings = load_settings(config, overrides=merged)
         self.settings = settings
-        # the prompt builders are called deep inside every stage and method, so the user's
-        # prompt folder is set once here, for the process (the last Workbench made decides)
+        # the user's prompt folder is set for the process (the last Workbench made decides)
         use_prompt_dir(
             settings.resolve_path(settings.prompts.dir) if settings.prompts.dir else None
         )
-        self._llm: ChatLLM | None = None
-        self._embedder: Embedder | None = None
         self._index: Index | None = None
         self._methods: dict[str, Method] = {}
         self._vectors: IndexVectors | None = None  # the index's embedding matrices, built once
 
-    # ------------------------------------------------------------------ shared parts
-
-    @property
+    @cached_property
     def llm(self) -> ChatLLM:
         """The chat client; the embedded server starts only when a request misses the cache."""
-        if self._llm is None:
-            from graphrag.llm.client import ChatLLM
+        return ChatLLM(self.settings)
 
-            self._llm = ChatLLM(self.settings)
-        return self._llm
-
-    @property
+    @cached_property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from graphrag.text.embeddings import Embedder
-
-            self._embedder = Embedder(self.settings)
-        return self._embedder
+        return Embedder(self.settings)
 
     @property
     def index_in_use(self) -> Index:
@@ -96,20 +85,11 @@ class Workbench:
             raise ValueError("no index loaded: call Workbench.index(docs, out) or .load(path)")
         return self._index
 
-    # ------------------------------------------------------------------ indexing
-
     def index(
-        self,
-        docs: str | Path,
-        out: str | Path,
-        *,
-        progress: bool = True,
-        skip_bad: bool = False,
+        self, docs: str | Path, out: str | Path, *, progress: bool = True, skip_bad: bool = False
     ) -> IndexSummary:
         """Index the corpus at ``docs`` (a folder of .txt/.md, or a .jsonl) into ``out`` and
         load it; return the run summary (counts, failed items, cost per stage)."""
-        from graphrag.index.pipeline import build_index
-
         summary = build_index(
             docs, out, self.settings, self.llm, self.embedder, progress=progress, skip_bad=skip_bad
         )
@@ -118,58 +98,35 @@ class Workbench:
 
     def load(self, path: str | Path) -> Index:
         """Load the index folder ``path`` and make it the one queries use."""
-        from graphrag.index.store import load_index
-
         self._index = load_index(path)
         self._methods = {}
         self._vectors = None
         return self._index
 
-    # ------------------------------------------------------------------ querying
-
     def methods(self, names: list[str] | None = None) -> dict[str, Method]:
         """The named retrieval methods over the loaded index (all by default), built once."""
-        from graphrag.query.base import IndexVectors
-
         names = list(names or METHODS)
         missing = [n for n in names if n not in self._methods]
         if missing:
             self._vectors = self._vectors or IndexVectors(self.index_in_use)
-            self._methods.update(
-                make_methods(
-                    self.index_in_use,
-                    missing,
-                    self.settings,
-                    self.llm,
-                    self.embedder,
-                    self._vectors,
-                )
+            made = make_methods(
+                self.index_in_use, missing, self.settings, self.llm, self.embedder, self._vectors
             )
+            self._methods.update(made)
         return {n: self._methods[n] for n in names}
-
-    async def aquery(self, question: str, method: str = "local") -> Answer:
-        return await self.methods([method])[method].aanswer(question)
 
     def query(self, question: str, method: str = "local") -> Answer:
         """Answer ``question`` with one method: text, contexts, sources, cost and time."""
-        from graphrag.llm.coroutines import run_sync
-
-        return run_sync(self.aquery(question, method))
+        return run_sync(self.methods([method])[method].aanswer(question))
 
     def query_all(self, question: str, methods: list[str] | None = None) -> dict[str, Answer]:
         """Every named method's answer to one question; their calls run concurrently."""
-        import asyncio
-
-        from graphrag.llm.coroutines import run_sync
-
         chosen = self.methods(methods)
 
         async def run() -> list[Answer]:
             return await asyncio.gather(*(m.aanswer(question) for m in chosen.values()))
 
         return dict(zip(chosen, run_sync(run()), strict=True))
-
-    # ------------------------------------------------------------------ evaluating
 
     def evaluate(
         self,
@@ -185,9 +142,6 @@ class Workbench:
     ) -> EvalResult:
         """Score ``methods`` on the question set with the loaded index; write the report to
         ``out`` (records, summary.md, plots) and return it."""
-        from graphrag.eval.runner import run_evaluation
-        from graphrag.report.folder import write_evaluation
-
         run = run_evaluation(
             self.settings,
             self.llm,
@@ -215,9 +169,6 @@ class Workbench:
     ) -> pd.DataFrame:
         """Score the contexts ``methods`` would show the model (evidence recall, recall@k),
         with no answer call; write ``out``/summary.md and return the records."""
-        from graphrag.eval.retrieval import check_methods, run_retrieval
-        from graphrag.report.retrieval import write_report
-
         check_methods(methods)  # before a report-reading method is built for nothing
         run = run_retrieval(
             self.settings,
@@ -231,12 +182,10 @@ class Workbench:
         write_report(out, run.records, run.hops, run.meta, run.options)
         return run.records
 
-    # ------------------------------------------------------------------ lifetime
-
     def close(self) -> None:
         """Stop the embedded server if this workbench started it."""
-        if self._llm is not None:
-            self._llm.close()
+        if "llm" in self.__dict__:  # built
+            self.llm.close()
 
     def __enter__(self) -> Workbench:
         return self

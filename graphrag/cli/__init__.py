@@ -1,0 +1,234 @@
+"""Command line: ``python -m graphrag index | query | eval | retrieval | crossfit | convert |
+graph | llm``. Every command's flags and help texts are here, in one parser (what ``--help``
+shows); what each command does is in ``graphrag.cli.commands``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from graphrag.cli import commands
+from graphrag.eval.benchmarks import BenchmarkError
+from graphrag.eval.judge_validity import DEFAULT_PAIRS
+from graphrag.eval.pairwise import DEFAULT_CONTROLS
+from graphrag.eval.questions import QuestionSetError
+from graphrag.eval.retrieval import RetrievalEvalError
+from graphrag.eval.runner import parse_method_limits
+from graphrag.eval.stats import DEFAULT_SEED
+from graphrag.index.extract.quality import GoldGraphError
+from graphrag.index.incremental import IncrementalError
+from graphrag.index.store import IndexLoadError
+from graphrag.llm.cache import LLMError
+from graphrag.llm.embedded.server import EmbeddedServerError
+from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, UnknownMethodError
+from graphrag.settings import SettingsError
+from graphrag.text.documents import DocumentError
+from graphrag.text.embeddings import EmbeddingError
+
+# Errors in what the user gave (a file, a setting, an endpoint): one line, not a traceback.
+USER_ERRORS = (
+    BenchmarkError,
+    DocumentError,
+    EmbeddingError,
+    QuestionSetError,
+    RetrievalEvalError,
+    GoldGraphError,
+    IndexLoadError,
+    LLMError,
+    EmbeddedServerError,
+    UnknownMethodError,
+    IncrementalError,
+)
+
+
+def _method_limits(text: str) -> dict[str, int]:
+    try:
+        return parse_method_limits(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="graphrag", description="GraphRAG research workbench: index, query, evaluate."
+    )
+    parser.add_argument("--config", help="settings TOML file (default: ./graphrag.toml if present)")
+    parser.add_argument(
+        "--cache",
+        choices=["on", "off", "replay"],
+        help="LLM response cache mode (overrides GRAPHRAG_CACHE)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser(
+        "llm",
+        help="ask the configured LLM one question, or `serve` to keep the embedded model running",
+    )
+    p.add_argument("question", help="the question, or the word `serve`")
+    p.add_argument("--max-tokens", type=int, default=200)
+    p.set_defaults(func=commands.cmd_llm)
+
+    p = sub.add_parser("index", help="build an index from a folder of .txt/.md or a .jsonl")
+    p.add_argument("--input", help="corpus folder, text file or .jsonl")
+    p.add_argument("--out", required=True, help="index folder to write (or to update)")
+    p.add_argument("--add", help="add these documents to the index --out (only they are extracted)")
+    p.add_argument(
+        "--delete", action="append", metavar="DOC_ID", help="delete a document from --out"
+    )
+    p.add_argument(
+        "--method", choices=["llm", "nlp"], help="graph extraction (setting index.method)"
+    )
+    p.add_argument(
+        "--lazy-reports",
+        action="store_true",
+        help="write LLM community reports when a query first reads them (index.lazy_reports)",
+    )
+    p.add_argument("--gold", help="gold_graph.json: also report extraction quality")
+    p.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="skip (and report) unusable documents instead of stopping",
+    )
+    p.add_argument("--strict", action="store_true", help="exit 1 when any item failed")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=commands.cmd_index)
+
+    p = sub.add_parser("query", help="answer a question with one or all retrieval methods")
+    p.add_argument("question")
+    p.add_argument("--index", required=True, help="index folder")
+    p.add_argument(
+        "--method",
+        default="local",
+        help=f"{', '.join(ALL_METHODS)}, a comma list, or all (the default methods "
+        f"{', '.join(METHODS)}, plus eval.opt_in_methods)",
+    )
+    p.add_argument(
+        "--opt-in",
+        action="store_true",
+        help=f"`all` also includes the opt-in methods ({', '.join(OPT_IN_METHODS)})",
+    )
+    p.add_argument("--json", action="store_true", help="print answers as JSON")
+    p.set_defaults(func=commands.cmd_query)
+
+    p = sub.add_parser("eval", help="score methods on a question set and write a report")
+    p.add_argument("--index", required=True)
+    p.add_argument("--questions", required=True, help="questions .jsonl")
+    p.add_argument(
+        "--methods", help="comma list, or all (default: eval.methods + eval.opt_in_methods)"
+    )
+    p.add_argument(
+        "--opt-in",
+        action="store_true",
+        help=f"also evaluate the opt-in methods ({', '.join(OPT_IN_METHODS)})",
+    )
+    p.add_argument("--metrics", help="comma list of RAGAS metrics, or none (default: eval.metrics)")
+    p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")
+    p.add_argument("--types", help="only questions of these types, comma list (e.g. global)")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument(
+        "--method-limits",
+        type=_method_limits,
+        metavar="METHOD=N,...",
+        help="answer only the first N of those questions with METHOD (one still being "
+        "recorded, e.g. drift=10); its n is its own and paired tests use the common questions",
+    )
+    p.add_argument(
+        "--judge-controls",
+        type=int,
+        default=DEFAULT_PAIRS,
+        metavar="N",
+        help="planted control pairs per RAGAS metric that measure the judge (default: "
+        "%(default)s; 0: none)",
+    )
+    p.add_argument(
+        "--pairwise",
+        nargs="?",
+        const="all",
+        metavar="PAIRS",
+        help="also judge answers head to head: all method pairs, or A:B,C:D",
+    )
+    p.add_argument(
+        "--pairwise-controls",
+        type=int,
+        default=DEFAULT_CONTROLS,
+        metavar="N",
+        help="with --pairwise: planted pairs per method of the pairs (a question's own answer "
+        "against another question's) that measure the pairwise judge (default: %(default)s; "
+        "0: none)",
+    )
+    p.add_argument(
+        "--gold", help="gold_graph.json for gold entities (default: the one beside --questions)"
+    )
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=commands.cmd_eval)
+
+    p = sub.add_parser(
+        "retrieval",
+        help="score the contexts methods would build (evidence recall, recall@k), no answers",
+    )
+    p.add_argument("--index", required=True)
+    p.add_argument("--questions", required=True, help="questions .jsonl with support ids")
+    p.add_argument(
+        "--methods", default="naive,ppr,local", help="comma list of chunk-ranking methods"
+    )
+    p.add_argument("--out", required=True, help="folder for summary.md and retrieval.parquet")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=commands.cmd_retrieval)
+
+    p = sub.add_parser(
+        "crossfit",
+        help="choose a query setting per fold on the other folds' questions (retrieval runs)",
+    )
+    p.add_argument(
+        "--runs",
+        nargs="+",
+        required=True,
+        metavar="RETRIEVAL_DIR",
+        help="`retrieval` folders of the same questions, one per candidate (first: default)",
+    )
+    p.add_argument("--method", required=True, help="the method whose setting was varied")
+    p.add_argument("--select", default="evidence_recall", help="score the choice maximizes")
+    p.add_argument("--folds", type=int, default=2)
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the fold split")
+    p.add_argument("--out", required=True, help="folder for the cross-fitted report")
+    p.set_defaults(func=commands.cmd_crossfit)
+
+    p = sub.add_parser(
+        "convert", help="turn a multi-hop QA benchmark into a corpus folder and a question set"
+    )
+    p.add_argument("format", choices=["musique", "hotpotqa"])
+    p.add_argument("--source", required=True, help="the benchmark .json (or MuSiQue's folder)")
+    p.add_argument("--out", required=True, help="folder to write docs/ and questions.jsonl into")
+    p.add_argument("--questions", type=int, default=50, help="keep the first N questions")
+    p.add_argument("--distractors", type=int, default=3, help="distractor paragraphs per question")
+    p.set_defaults(func=commands.cmd_convert)
+
+    p = sub.add_parser("graph", help="write the index's entity graph as an interactive HTML page")
+    p.add_argument("--index", required=True, help="index folder")
+    p.add_argument("--out", required=True, help="HTML file to write, e.g. graph.html")
+    p.add_argument("--level", type=int, default=0, help="community level that colours the nodes")
+    p.add_argument(
+        "--communities", help="comma list of community numbers (at --level) to keep; default all"
+    )
+    p.set_defaults(func=commands.cmd_graph)
+    return parser
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    # SystemExit runs the atexit hooks, which stop the embedded server this process started.
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SettingsError as err:
+        print(f"settings error: {err}", file=sys.stderr)
+        return 2
+    except USER_ERRORS as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1

@@ -1,0 +1,192 @@
+"""What each command does: a few lines over :class:`graphrag.workbench.Workbench` (the flags
+are in the parser, ``graphrag.cli``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+
+from graphrag.eval.benchmarks import convert_benchmark
+from graphrag.index.extract.quality import extraction_quality, load_gold_graph
+from graphrag.index.incremental import update_index
+from graphrag.index.store import load_index
+from graphrag.llm.usage import track_usage
+from graphrag.query.registry import OPT_IN_METHODS, method_names
+from graphrag.report.crossfit import cross_fit
+from graphrag.report.graph_page import write_interactive_graph
+from graphrag.settings import Settings
+from graphrag.workbench import Workbench
+
+
+def _command() -> str:
+    """The command line as the report records it."""
+    return "python -m graphrag " + " ".join(sys.argv[1:])
+
+
+def cmd_llm(args: argparse.Namespace) -> int:
+    with Workbench(args.config, cache=args.cache) as bench:
+        llm, model = bench.llm, bench.settings.llm.model
+        if args.question == "serve" and llm.server is None:
+            print("llm.base_url is set: there is no embedded server to run", file=sys.stderr)
+            return 2
+        try:
+            if args.question == "serve":
+                url = llm.server.ensure_running()
+                print(f"embedded model {model} serving at {url}; Ctrl-C stops it", flush=True)
+                signal.pause()
+            with track_usage() as usage:
+                completion = llm.chat(
+                    [{"role": "user", "content": args.question}], max_tokens=args.max_tokens
+                )
+            print(completion.text.strip())
+            print(
+                f"[{model}: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion "
+                f"tokens, {'cached' if usage.cache_hits else f'{usage.seconds:.1f}s'}]",
+                file=sys.stderr,
+            )
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    with Workbench(args.config, cache=args.cache) as bench:
+        if args.method:
+            bench.settings.index.method = args.method
+        if args.lazy_reports:
+            bench.settings.index.lazy_reports = True
+        if args.add or args.delete:  # only the added documents are extracted
+            parts = bench.settings, bench.llm, bench.embedder
+            summary = update_index(args.out, *parts, args.add, args.delete or (), not args.quiet)
+            print(summary.render())
+            return 0
+        if not args.input:
+            print("error: index needs --input (a new index) or --add/--delete", file=sys.stderr)
+            return 2
+        summary = bench.index(args.input, args.out, progress=not args.quiet, skip_bad=args.skip_bad)
+        print(summary.render())
+        if args.gold:
+            index = bench.index_in_use
+            quality = extraction_quality(
+                index.entities, index.relationships, load_gold_graph(args.gold)
+            )
+            print("extraction quality vs gold: " + quality.render())
+    return 1 if summary.failed and args.strict else 0
+
+
+def _opt_in(args: argparse.Namespace, settings: Settings) -> list[str]:
+    """Return the opt-in methods that ``all`` (or the default evaluation) includes."""
+    return [*settings.eval.opt_in_methods, *(OPT_IN_METHODS if args.opt_in else [])]
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    with Workbench(args.config, cache=args.cache) as bench:
+        methods = method_names(args.method.split(","), _opt_in(args, bench.settings))
+        bench.load(args.index)
+        answers = bench.query_all(args.question, methods)
+    if args.json:
+        print(json.dumps({m: a.to_dict() for m, a in answers.items()}, indent=2))
+        return 0
+    for method, answer in answers.items():
+        usage = answer.usage
+        print(
+            f"=== {method}  ({len(answer.contexts)} contexts, {answer.context_tokens} context "
+            f"tokens; cost: {usage.calls} LLM calls, {usage.prompt_tokens} prompt + "
+            f"{usage.completion_tokens} completion tokens, {answer.seconds:.1f}s)"
+        )
+        if answer.route:
+            print(f"  route: {answer.route}")
+        for failure in answer.failures:
+            print(f"  dropped: {failure}")
+        print(answer.text.strip())
+        print(
+            f"sources: {', '.join(answer.sources[:12])}{' …' if len(answer.sources) > 12 else ''}\n"
+        )
+    return 0
+
+
+def _metric_names(given: str | None) -> list[str] | None:
+    """``--metrics``: a comma list, ``none`` for judge-free metrics only, or unset (defaults)."""
+    if not given:
+        return None
+    return [] if given.strip().lower() == "none" else given.split(",")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    with Workbench(args.config, cache=args.cache) as bench:
+        opt_in = _opt_in(args, bench.settings)
+        asked = args.methods.split(",") if args.methods else [*bench.settings.eval.methods, *opt_in]
+        methods = method_names(asked, opt_in)
+        bench.load(args.index)
+        result = bench.evaluate(
+            args.questions,
+            out=args.out,
+            methods=methods,
+            metrics=_metric_names(args.metrics),
+            limit=args.limit,
+            progress=not args.quiet,
+            command=_command(),
+            pairwise_pairs=args.pairwise,
+            judge_controls=args.judge_controls,
+            pairwise_controls=args.pairwise_controls,
+            types=args.types.split(",") if args.types else None,
+            gold_graph=args.gold,
+            method_limits=args.method_limits or {},
+        )
+    print(result.render())
+    return 0
+
+
+def cmd_retrieval(args: argparse.Namespace) -> int:
+    with Workbench(args.config, cache=args.cache) as bench:
+        bench.load(args.index)
+        records = bench.evaluate_retrieval(
+            args.questions,
+            out=args.out,
+            methods=args.methods.split(","),
+            limit=args.limit,
+            progress=not args.quiet,
+            command=_command(),
+        )
+    n = records["question_id"].nunique()
+    print(
+        f"{n} questions x {records['method'].nunique()} methods scored; see {args.out}/summary.md"
+    )
+    return 0
+
+
+def cmd_crossfit(args: argparse.Namespace) -> int:
+    selection = cross_fit(
+        args.runs,
+        args.method,
+        args.out,
+        select=args.select,
+        folds=args.folds,
+        command=_command(),
+        seed=args.seed,
+    )
+    chosen = selection[selection["chosen"]]
+    print(
+        "; ".join(f"fold {r.fold}: {r.folder}" for r in chosen.itertuples(index=False))
+        + f"; see {args.out}/summary.md"
+    )
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    summary = convert_benchmark(
+        args.format, args.source, args.out, args.questions, args.distractors
+    )
+    print(summary.render())
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    communities = [int(c) for c in args.communities.split(",")] if args.communities else None
+    out = write_interactive_graph(
+        load_index(args.index), args.out, level=args.level, communities=communities
+    )
+    print(f"wrote {out} (open it in a browser; it needs no network)")
+    return 0
