@@ -32,8 +32,6 @@ class LLMSettings:
     """Sampling seed sent with every request; a failed JSON reply is asked again with seed + 1."""
     json_mode: Literal["json_schema", "json_object", "prompt"] = "json_schema"
     """How JSON is asked for: schema enforced by the server, any JSON, or schema in the prompt."""
-    json_repair_rounds: int = 2
-    """Times an invalid JSON reply is shown back to the model for repair, per attempt."""
     context_tokens: int = 0
     """Tokens a request may use (prompt + reply); 0: the embedded server's slot, else no bound."""
 
