@@ -38,14 +38,9 @@ class LLMSettings:
 
 @dataclass
 class EmbeddedServerSettings:
-    """The llama.cpp server the workbench starts on 127.0.0.1 when ``llm.base_url`` is empty."""
+    """The llama.cpp server (the portable xllamacpp engine) the workbench starts on 127.0.0.1
+    when ``llm.base_url`` is empty; a llama.cpp server of your own is an ``llm.base_url``."""
 
-    # a binary given as "llama-server" is probed in a child process first and replaced by
-    # xllamacpp if it cannot run on this CPU (SIGILL and the like)
-    engine: Literal["xllamacpp", "llama-server"] = "xllamacpp"
-    """Server engine: the portable xllamacpp wheel (any x86-64 CPU with AVX2) or your binary."""
-    server_binary: str = ""
-    """For engine "llama-server": a path to the binary, or a name on PATH."""
     model_file: str = ""
     """A GGUF file to serve; empty: the default model, assembled from its PyPI packages."""
     # 8,192 tokens per slot with 2 slots: the judge's faithfulness prompt (every context a
@@ -59,10 +54,6 @@ class EmbeddedServerSettings:
     """Slots: requests the server decodes at once (others wait in its queue)."""
     threads: int = 2
     """CPU threads the server computes with."""
-    batch_size: int = 512
-    """Prompt tokens the server processes per batch (llama.cpp's ``-b``)."""
-    startup_timeout: float = 300.0
-    """Seconds to wait for a started server to answer before giving up with its log."""
 
 
 @dataclass
