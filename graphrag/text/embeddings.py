@@ -28,6 +28,9 @@ import numpy as np
 from graphrag.settings import Settings
 
 PACK_GLOB = "vectors-*.npz"  # a pack: ``keys`` (cache keys) and ``vectors`` (one row each)
+# Texts embedded per batch: sentence-transformers' own default. A batch pads its texts to the
+# longest, which can move a vector in its last bits, so the cached vectors assume this value.
+BATCH_SIZE = 32
 
 
 class EmbeddingError(RuntimeError):
@@ -214,7 +217,7 @@ class Embedder:
                 owners.append(i)
         encoded = self.model.encode(
             pieces,
-            batch_size=self.settings.embeddings.batch_size,
+            batch_size=BATCH_SIZE,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
