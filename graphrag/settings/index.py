@@ -38,8 +38,6 @@ class IndexSettings:
     """Entities a community may hold before hierarchical Leiden splits it into sub-communities."""
     seed: int = 0xDEADBEEF
     """Seed of community detection, so the same graph gives the same communities."""
-    community_algorithm: Literal["graspologic", "leidenalg"] = "graspologic"
-    """Library that runs hierarchical Leiden."""
     report_context_tokens: int = 2000
     """Tokens of entities, relationships and sub-community reports a community report reads."""
     # the 1.5B model fills the room it is given with restatement (README, "The pipe style")
