@@ -51,8 +51,6 @@ class IndexSettings:
     """NLP graph: chunks a name must appear in to be kept (or share a sentence with another)."""
     nlp_top_edges_per_entity: int = 8
     """NLP graph: an edge stays if either of its ends ranks it this high (by NPMI)."""
-    nlp_description_chars: int = 400
-    """NLP graph: characters of sentences kept as an entity's description, per chunk."""
     summary_threshold_tokens: int = 100
     """Several descriptions of an entity get an LLM summary only past this many tokens (0: all)."""
     # records: a reply cut off at the token cap keeps its finished records, and repeats are
