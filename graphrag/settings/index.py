@@ -72,8 +72,6 @@ class IndexSettings:
     """Keep only description sentences whose names and numbers their chunk contains."""
     stop_repeats: bool = True
     """Records: stream each reply and end it where a repetition loop starts."""
-    stop_report_copies: bool = True
-    """Stream each report and end it at a finding that copies the summary or another finding."""
     # the model copied the worked example, or a packed reply skipped the unit
     reextract_empty: bool = True
     """Records: ask again, alone and with another example, for a unit left with no entity."""
