@@ -42,8 +42,6 @@ class QuerySettings:
 
     top_k: int = 3
     """Chunks the chunk methods (naive, hyde, multi_query, ppr, bm25) show, under "top_k"."""
-    rrf_k: int = 60
-    """The k of reciprocal rank fusion, sum(1 / (k + rank)), where rankings are fused."""
     # Why a cap: prompt tokens cost about 25 ms each on 2 CPU cores.
     max_context_tokens: int = 3000
     """Context tokens of any budget sized to the model's window, at most."""
@@ -57,8 +55,6 @@ class QuerySettings:
     # sentences at most.
     answer_style: Literal["sentences", "paragraphs"] = "sentences"
     """Answer form: "sentences" (five at most) or "paragraphs", Microsoft GraphRAG's form."""
-    loop_frequency_penalty: float = 0.5
-    """Frequency penalty of the one re-ask of an answer that loops (0: cut the loop only)."""
     methods: dict[str, Any] = field(
         default_factory=_method_defaults, metadata={"sections": METHOD_SETTINGS}
     )
