@@ -119,11 +119,8 @@ RENAMED = {
         f"drift_{k}": f"drift.{k}"
         for k in (
             "top_reports",
-            "primer_tokens",
             "followups",
             "depth",
-            "step_max_tokens",
-            "reduce_tokens",
             "local_text_unit_share",
             "local_community_share",
         )
@@ -134,7 +131,8 @@ RENAMED = {
     },
 }
 
-# Arms that lost and were removed (docs/research-log.md has their numbers).
+# Settings removed: arms that lost (docs/research-log.md has their numbers), and values no user
+# needed to change, now constants of the code that uses them.
 REMOVED = {
     "global_point_order": 'global search reads the map\'s points by score (the old "score")',
     "global_dynamic_selection": "global search maps the reports of one whole-graph level",
@@ -144,4 +142,8 @@ REMOVED = {
     "global_shuffle_seed": "the report shuffle uses llm.seed",
     "ppr_seed_entities": "PPR seeds entities through facts only, as HippoRAG 2",
     "router_prototype_top": "a kind's score is the mean of its 3 closest prototypes",
+    **{
+        f"drift_{k}": f"DRIFT's {k} is the constant {k.upper()} of graphrag/query/drift.py"
+        for k in ("primer_tokens", "step_max_tokens", "reduce_tokens")
+    },
 }
