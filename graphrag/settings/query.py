@@ -109,8 +109,6 @@ RENAMED = {
             "map_max_points",
             "map_style",
             "reduce_tokens",
-            "include_rank",
-            "min_rank",
             "report_facts_tokens",
         )
     },
@@ -142,6 +140,8 @@ REMOVED = {
     "global_shuffle_seed": "the report shuffle uses llm.seed",
     "ppr_seed_entities": "PPR seeds entities through facts only, as HippoRAG 2",
     "router_prototype_top": "a kind's score is the mean of its 3 closest prototypes",
+    "global_include_rank": "the map context always shows each report's rank",
+    "global_min_rank": "the map reads every report of its level (the only value used was 0)",
     **{
         f"drift_{k}": f"DRIFT's {k} is the constant {k.upper()} of graphrag/query/drift.py"
         for k in ("primer_tokens", "step_max_tokens", "reduce_tokens")
