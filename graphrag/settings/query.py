@@ -124,8 +124,7 @@ RENAMED = {
         )
     },
     **{
-        f"router_{k}": f"router.{k}"
-        for k in ("classifier", "fact_method", "multi_hop_method", "thematic_method")
+        f"router_{k}": f"router.{k}" for k in ("fact_method", "multi_hop_method", "thematic_method")
     },
 }
 
@@ -140,6 +139,7 @@ REMOVED = {
     "global_shuffle_seed": "the report shuffle uses llm.seed",
     "ppr_seed_entities": "PPR seeds entities through facts only, as HippoRAG 2",
     "router_prototype_top": "a kind's score is the mean of its 3 closest prototypes",
+    "router_classifier": "the router classifies by prototype questions (no LLM call)",
     "global_include_rank": "the map context always shows each report's rank",
     "global_min_rank": "the map reads every report of its level (the only value used was 0)",
     **{
