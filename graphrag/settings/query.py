@@ -94,7 +94,6 @@ RENAMED = {
             "text_unit_share",
             "text_unit_order",
             "community_share",
-            "community_level",
             "max_relationships",
         )
     },
@@ -139,6 +138,7 @@ REMOVED = {
     "global_shuffle_seed": "the report shuffle uses llm.seed",
     "ppr_seed_entities": "PPR seeds entities through facts only, as HippoRAG 2",
     "router_prototype_top": "a kind's score is the mean of its 3 closest prototypes",
+    "local_community_level": "local search reads the deepest level holding every selected entity",
     "router_classifier": "the router classifies by prototype questions (no LLM call)",
     "global_include_rank": "the map context always shows each report's rank",
     "global_min_rank": "the map reads every report of its level (the only value used was 0)",
