@@ -10,6 +10,7 @@ from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, chunk_text, extraction
 from graphrag import schemas as S
 from graphrag.index.extract.names import display_name, mentioned, name_key
 from graphrag.index.extract.stage import (
+    MAX_ENTITIES_PER_CHUNK,
     REPEATED_NAME,
     SELF_LOOP,
     drop_names_not_in_text,
@@ -182,10 +183,10 @@ def test_extract_graph_keeps_good_chunks_and_records_the_bad_one(
     assert len(relationships) == sum(max(len(names_in(t)) - 1, 0) for t in good[S.TEXT])
     assert list(entities.columns) == [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
 
-    # the request carries the schema with the configured caps and entity types
+    # the request carries the schema with its caps and the configured entity types
     schema = fake_llm.requests[0]["response_format"]["json_schema"]["schema"]
     entity_schema = schema["properties"]["entities"]
-    assert entity_schema["maxItems"] == settings.max_entities_per_chunk
+    assert entity_schema["maxItems"] == MAX_ENTITIES_PER_CHUNK
     assert entity_schema["items"]["properties"]["type"]["enum"] == settings.entity_types
 
 

@@ -26,10 +26,6 @@ class IndexSettings:
         default_factory=lambda: ["person", "organization", "geo", "event", "technology"]
     )
     """Entity types the extraction prompt asks for."""
-    max_entities_per_chunk: int = 20
-    """JSON extraction: entities one reply may list (the schema's cap)."""
-    max_relationships_per_chunk: int = 20
-    """JSON extraction: relationships one reply may list (the schema's cap)."""
     gleanings: int = 0
     """JSON extraction: extra rounds per chunk asking for what the reply missed (0: none)."""
     aliases: dict[str, str] = field(default_factory=dict)
