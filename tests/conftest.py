@@ -630,7 +630,7 @@ def karate_index() -> dict[str, pd.DataFrame]:
         }
     )
     entities, relationships = add_degrees(entities, relationships, graph)
-    clusters = detect_communities(graph, max_cluster_size=10, seed=42, algorithm="graspologic")
+    clusters = detect_communities(graph, max_cluster_size=10, seed=42)
     communities = communities_table(clusters, entities, relationships)
     assert communities[S.LEVEL].max() == 1
     return {"entities": entities, "relationships": relationships, "communities": communities}

@@ -12,18 +12,19 @@ from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import RANKING_DEPTH, items_tokens
-from graphrag.query.bm25 import BM25Retrieval, BM25Settings, tokenize
+from graphrag.query.bm25 import BM25Retrieval, tokenize
 from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, make_methods
-from graphrag.settings import REPO_ROOT, Settings, load_settings
+from graphrag.settings import REPO_ROOT, Settings, SettingsError, load_settings
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 
 
-def test_bm25_is_registered_opt_in_with_its_own_settings_table() -> None:
+def test_bm25_is_registered_opt_in_with_no_settings_of_its_own() -> None:
     assert OPT_IN_METHODS["bm25"] is BM25Retrieval and "bm25" not in METHODS
     assert BM25Retrieval.name == "bm25"
-    settings = load_settings(env={"GRAPHRAG_QUERY__BM25__K1": "1.2"})
-    assert settings.query.methods["bm25"] == BM25Settings(k1=1.2)
+    assert "bm25" not in Settings().query.methods
+    with pytest.raises(SettingsError, match="method bm25 has no settings of its own"):
+        load_settings(env={"GRAPHRAG_QUERY__BM25__K1": "1.2"})
 
 
 def test_the_cli_lists_bm25_among_the_methods(capsys) -> None:

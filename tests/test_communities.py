@@ -1,4 +1,4 @@
-"""Hierarchical Leiden with both engines: determinism and a consistent hierarchy."""
+"""Hierarchical Leiden (graspologic): determinism and a consistent hierarchy."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ import pytest
 
 from graphrag import schemas as S
 from graphrag.index.graph.communities import communities_table, detect_communities
-
-ALGORITHMS = ["graspologic", "leidenalg"]
 
 
 def karate() -> nx.Graph:
@@ -103,10 +101,9 @@ def check_hierarchy(
         assert len(units) == len(set(units))
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_karate_hierarchy_is_consistent_and_splits_large_clusters(algorithm: str) -> None:
+def test_karate_hierarchy_is_consistent_and_splits_large_clusters() -> None:
     graph = karate()
-    clusters = detect_communities(graph, max_cluster_size=10, seed=42, algorithm=algorithm)
+    clusters = detect_communities(graph, max_cluster_size=10, seed=42)
     table = communities_table(clusters, *tables_for(graph))
     check_hierarchy(table, graph, 10, tables_for(graph)[1])
     assert table[S.LEVEL].max() >= 1
@@ -118,11 +115,10 @@ def test_karate_hierarchy_is_consistent_and_splits_large_clusters(algorithm: str
     assert 3 <= len(level0) <= 6
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
 @pytest.mark.parametrize("max_cluster_size", [4, 10])
-def test_planted_blocks_are_found(algorithm: str, max_cluster_size: int) -> None:
+def test_planted_blocks_are_found(max_cluster_size: int) -> None:
     graph = planted()
-    clusters = detect_communities(graph, max_cluster_size, seed=7, algorithm=algorithm)
+    clusters = detect_communities(graph, max_cluster_size, seed=7)
     entities, relationships = tables_for(graph)
     table = communities_table(clusters, entities, relationships)
     check_hierarchy(table, graph, max_cluster_size, relationships)
@@ -131,13 +127,12 @@ def test_planted_blocks_are_found(algorithm: str, max_cluster_size: int) -> None
     assert level0 == blocks
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_same_seed_gives_identical_tables(algorithm: str) -> None:
+def test_same_seed_gives_identical_tables() -> None:
     graph = karate()
     entities, relationships = tables_for(graph)
     runs = [
         communities_table(
-            detect_communities(graph, 4, seed=0xDEADBEEF, algorithm=algorithm),
+            detect_communities(graph, 4, seed=0xDEADBEEF),
             entities,
             relationships,
         )
@@ -151,11 +146,5 @@ def test_graph_without_edges_has_no_communities() -> None:
     # Isolated entities belong to no community, as they do beside edges.
     graph = nx.Graph()
     graph.add_nodes_from(["b", "a"])
-    for algorithm in ("graspologic", "leidenalg"):
-        assert detect_communities(graph, algorithm=algorithm) == []
+    assert detect_communities(graph) == []
     assert detect_communities(nx.Graph()) == []
-
-
-def test_unknown_algorithm_names_the_setting() -> None:
-    with pytest.raises(ValueError, match="index.community_algorithm='louvain'"):
-        detect_communities(karate(), algorithm="louvain")

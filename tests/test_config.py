@@ -31,7 +31,7 @@ def test_defaults_use_the_embedded_model_without_starting_it(
     assert settings.llm.base_url == ""
     assert settings.cache.mode == "on"
     assert (settings.chunking.size, settings.chunking.overlap) == (600, 100)
-    assert settings.index.community_algorithm == "graspologic"
+    assert settings.index.max_cluster_size == 10
 
     llm = ChatLLM(settings)
     assert llm.base_url == EMBEDDED_PLACEHOLDER_URL
@@ -64,7 +64,7 @@ overlap = 50
 [index]
 entity_types = ["person", "ship"]
 aliases = { KBMI = "Kestrel Bay Marine Institute" }
-community_algorithm = "leidenalg"
+max_cluster_size = 8
 """,
     )
     settings = load_settings(path=path, env={})
@@ -75,7 +75,7 @@ community_algorithm = "leidenalg"
     assert (settings.chunking.size, settings.chunking.overlap) == (300, 50)
     assert settings.index.entity_types == ["person", "ship"]
     assert settings.index.aliases == {"KBMI": "Kestrel Bay Marine Institute"}
-    assert settings.index.community_algorithm == "leidenalg"
+    assert settings.index.max_cluster_size == 8
     # untouched settings keep their defaults
     assert settings.llm.max_tokens == 1024
 

@@ -1,8 +1,8 @@
 """The embedded server's lifecycle: portable start, restart after a crash, no orphans, safe
-weight assembly, and a binary that cannot run on this CPU never taking the run down.
+weight assembly.
 
-The lifecycle tests start the real server (marked live_llm: CI runs them); the weight and
-probe tests use small files made here.
+The lifecycle tests start the real server (marked live_llm: CI runs them); the weight tests
+use small files made here.
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ import pytest
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.embedded import server as server_module
 from graphrag.llm.embedded.server import (
-    EmbeddedServer,
     EmbeddedServerError,
-    probe_binary,
     prune_logs,
 )
 from graphrag.llm.embedded.weights import WeightsError, WeightSpec, assemble_weights
@@ -117,41 +115,6 @@ def test_no_server_outlives_a_sigkilled_parent(tmp_path):
         assert _wait_gone(server_pid), "the server outlived its SIGKILLed parent"
     finally:
         parent.kill()
-
-
-@pytest.mark.live_llm
-@pytest.mark.parametrize(
-    "script",
-    [
-        "#!/bin/sh\nkill -ILL $$\n",  # dies at the probe
-        # passes the probe, dies while loading the model (as the AMX build did on AVX2 CPUs)
-        '#!/bin/sh\n[ "$1" = --version ] && echo "version: 1" && exit 0\nkill -ILL $$\n',
-    ],
-    ids=["at-probe", "at-start"],
-)
-def test_a_binary_that_dies_of_sigill_falls_back_to_the_portable_engine(tmp_path, capfd, script):
-    binary = tmp_path / "llama-server"
-    binary.write_text(script)
-    binary.chmod(0o755)
-    server = EmbeddedServer(_settings(tmp_path, engine="llama-server", server_binary=str(binary)))
-    try:
-        url = server.ensure_running()
-        assert server.engine == "xllamacpp" and url.startswith("http://127.0.0.1:")
-        assert "SIGILL" in capfd.readouterr().err
-    finally:
-        server.stop()
-
-
-def test_probe_names_a_binary_killed_by_a_signal(tmp_path):
-    binary = tmp_path / "server"
-    binary.write_text("#!/bin/sh\nkill -ILL $$\n")
-    binary.chmod(0o755)
-    assert "SIGILL" in probe_binary(str(binary))
-    ok = tmp_path / "ok"
-    ok.write_text("#!/bin/sh\necho version 1\n")
-    ok.chmod(0o755)
-    assert probe_binary(str(ok)) is None
-    assert "could not be run" in probe_binary(str(tmp_path / "missing"))
 
 
 def _fake_weight_packages(root: Path, chunks: list[bytes]) -> WeightSpec:

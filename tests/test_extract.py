@@ -10,6 +10,7 @@ from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, chunk_text, extraction
 from graphrag import schemas as S
 from graphrag.index.extract.names import display_name, mentioned, name_key
 from graphrag.index.extract.stage import (
+    MAX_ENTITIES_PER_CHUNK,
     REPEATED_NAME,
     SELF_LOOP,
     drop_names_not_in_text,
@@ -150,7 +151,7 @@ def test_parse_extraction_of_nothing() -> None:
 
 
 def test_extract_graph_keeps_good_chunks_and_records_the_bad_one(
-    fake_llm: FakeLLM, make_llm
+    fake_llm: FakeLLM, make_llm, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     documents = load_documents(DEMO_DOCS).documents
     units = chunk_documents(documents, 200, 40).head(3)
@@ -161,7 +162,8 @@ def test_extract_graph_keeps_good_chunks_and_records_the_bad_one(
         return "I cannot produce JSON for this." if text == bad_text else extraction_reply(text)
 
     fake_llm.respond_with(reply)
-    llm = make_llm(index=JSON_EXTRACTION, llm={"json_repair_rounds": 1})
+    monkeypatch.setattr("graphrag.llm.replies.JSON_REPAIR_ROUNDS", 1)
+    llm = make_llm(index=JSON_EXTRACTION)
     settings = llm.settings.index
     entities, relationships, errors, _ = extract_graph(units, llm, settings, progress=False)
 
@@ -181,10 +183,10 @@ def test_extract_graph_keeps_good_chunks_and_records_the_bad_one(
     assert len(relationships) == sum(max(len(names_in(t)) - 1, 0) for t in good[S.TEXT])
     assert list(entities.columns) == [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
 
-    # the request carries the schema with the configured caps and entity types
+    # the request carries the schema with its caps and the configured entity types
     schema = fake_llm.requests[0]["response_format"]["json_schema"]["schema"]
     entity_schema = schema["properties"]["entities"]
-    assert entity_schema["maxItems"] == settings.max_entities_per_chunk
+    assert entity_schema["maxItems"] == MAX_ENTITIES_PER_CHUNK
     assert entity_schema["items"]["properties"]["type"]["enum"] == settings.entity_types
 
 
@@ -215,13 +217,16 @@ def test_gleaning_adds_what_the_first_round_missed(fake_llm: FakeLLM, make_llm) 
     assert len(relationships) == 1 and errors.empty
 
 
-def test_a_failed_gleaning_round_keeps_the_first_round(fake_llm: FakeLLM, make_llm) -> None:
+def test_a_failed_gleaning_round_keeps_the_first_round(
+    fake_llm: FakeLLM, make_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = {
         "entities": [{"name": "Mara Okafor", "type": "person", "description": "Director."}],
         "relationships": [],
     }
     fake_llm.script(json.dumps(first), "not JSON", "still not JSON")
-    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 2}, llm={"json_repair_rounds": 1})
+    monkeypatch.setattr("graphrag.llm.replies.JSON_REPAIR_ROUNDS", 1)
+    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 2})
     units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
     entities, _, errors, _ = extract_graph(units, llm, llm.settings.index, False)
     assert entities[S.NAME_KEY].tolist() == ["mara okafor"]  # the first round is kept

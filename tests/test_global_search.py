@@ -193,11 +193,11 @@ def ranked_index(demo_index: Index) -> Index:
     return index
 
 
-def test_map_context_shows_rank_and_low_ranks_are_dropped(
+def test_map_context_shows_each_reports_rank(
     ranked_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
-    # the defaults show the rank and roll levels up; the level is fixed at the roots
-    settings = make_settings(fake_llm.base_url, query={"min_rank": 2, "level": 0})
+    # levels roll up; the level is fixed at the roots
+    settings = make_settings(fake_llm.base_url, query={"level": 0})
     fake_llm.respond_with(answer_maps)
     method = GlobalSearch(ranked_index, settings, ChatLLM(settings), replay_embedder)
 
@@ -205,25 +205,12 @@ def test_map_context_shows_rank_and_low_ranks_are_dropped(
 
     view = rolled_up_level(ranked_index.communities, 0)[S.COMMUNITY]
     shown = [c for r in map_calls(fake_llm) for c in mapped(r)]
-    assert sorted(shown) == sorted(c for c in view if c >= 2)
+    assert sorted(shown) == sorted(view)
     prompt = "\n".join(r["messages"][1]["content"] for r in map_calls(fake_llm))
     reports = ranked_index.community_reports.set_index(S.COMMUNITY)
     for community in shown:
         title = reports.loc[community, S.FULL_CONTENT].splitlines()[0]
         assert f"[{community}] (rank {community}) {title}" in prompt
-
-
-@pytest.mark.parametrize("include_rank", [True, False], ids=["defaults", "off"])
-def test_defaults_show_the_rank_and_off_none(
-    demo_index: Index, make_settings, fake_llm, replay_embedder, include_rank: bool
-):
-    query = {} if include_rank else {"include_rank": False}
-    settings = make_settings(fake_llm.base_url, query=query)
-    fake_llm.respond_with(answer_maps)
-    GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)
-    assert map_calls(fake_llm) and all(
-        ("(rank " in r["messages"][1]["content"]) is include_rank for r in map_calls(fake_llm)
-    )
 
 
 # --------------------------------------------------------------------------- reports per call

@@ -19,8 +19,6 @@ IMPORTED_WHEN_NEEDED = {
     "sentence_transformers": "about 6 s to import (torch); only when text is embedded",
     "transformers": "comes with sentence_transformers; only when text is embedded",
     "graspologic": "about 5 s to import; only when communities are detected",
-    "igraph": "only the leidenalg community backend",
-    "leidenalg": "only the leidenalg community backend",
 }
 
 

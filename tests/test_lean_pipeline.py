@@ -33,7 +33,6 @@ LEAN_OFF = {
     "relationships_follow_up": False,
     "summary_threshold_tokens": 0,
     "stop_repeats": False,
-    "stop_report_copies": False,
     "pack_documents_tokens": 0,
     "min_report_entities": 0,
     "report_max_findings": 4,

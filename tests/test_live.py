@@ -101,13 +101,12 @@ def test_live_ragas_faithfulness_on_one_answer(live):
 
 
 def test_live_report_is_streamed_under_its_schema_and_valid(live):
-    """The default report call (``index.stop_report_copies``): a JSON-schema request streamed
+    """The default report call (the copy rule always on): a JSON-schema request streamed
     from llama.cpp, read by the copy rule as it arrives; whether or not the rule stops it,
     what is recorded is one schema-valid report, and it replays."""
     from graphrag.index.reports.write import _write_report
 
     settings, llm = live
-    assert settings.index.stop_report_copies
     context = (
         "Entities (id|name|type|description)\n"
         "Member p1|Mara Okafor|person|Director of the Kestrel Bay Marine Institute since 2016.\n"

@@ -252,9 +252,10 @@ def test_reply_cut_off_twice_is_told_to_be_shorter(fake_llm: FakeLLM, make_llm) 
 
 @pytest.mark.parametrize("rounds", [1, 2])
 def test_schema_invalid_output_fails_after_the_repair_rounds(
-    fake_llm: FakeLLM, make_llm, rounds: int
+    fake_llm: FakeLLM, make_llm, rounds: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    llm = make_llm(llm={"json_repair_rounds": rounds})
+    monkeypatch.setattr("graphrag.llm.replies.JSON_REPAIR_ROUNDS", rounds)
+    llm = make_llm()
     fake_llm.respond_with(lambda body: '{"answer": "not a number"}')
     with pytest.raises(JSONOutputError, match=rf"{rounds} repair rounds.*schema violation"):
         llm.json(user("q"), SCHEMA, name="quiz")

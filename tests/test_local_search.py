@@ -141,19 +141,16 @@ def test_selection_level_is_the_deepest_holding_every_clustered_selected_entity(
 
 
 @pytest.mark.parametrize(
-    ("selected", "level", "reports"),
+    ("selected", "reports"),
     [
-        ({"a", "b", "c"}, -1, ["report three", "report four"]),  # most selected entities first
-        ({"a", "d", "e"}, -1, ["report two", "report one"]),
-        ({"a", "b", "c"}, 0, ["report one"]),
-        # at level 1, d and e stand in their level-0 community (rolled up), a in its child
-        ({"a", "d", "e"}, 1, ["report two", "report three"]),
+        ({"a", "b", "c"}, ["report three", "report four"]),  # most selected entities first
+        ({"a", "d", "e"}, ["report two", "report one"]),
     ],
 )
 def test_reports_are_read_from_one_rolled_up_level(
-    make_settings, selected: set[str], level: int, reports: list[str]
+    make_settings, selected: set[str], reports: list[str]
 ) -> None:
-    settings = local_settings(make_settings(), community_level=level)
+    settings = make_settings()
     index = SimpleNamespace(communities=COMMUNITIES, community_reports=REPORTS)
     method = LocalSearch(index, settings, None, None)
     assert [i.text for i in method.report_items(selected)] == reports

@@ -1,4 +1,4 @@
-"""A streamed JSON report ended at its first copied finding (``index.stop_report_copies``):
+"""A streamed JSON report ended at its first copied finding (always on):
 over the recorded report replies streamed one token at a time, and through the transport
 and the report stage with a fake endpoint, the kept reply is closed JSON valid against the
 report schema, keeps the findings before the copy word for word, and replays."""
@@ -184,42 +184,28 @@ def test_a_long_copy_is_not_generated(fake_llm: FakeLLM, make_llm) -> None:
     assert completion.usage.completion_tokens < len(streamed) // 10
 
 
-def test_the_report_stage_streams_and_stops_with_the_setting(
+def test_the_report_stage_streams_and_stops_at_the_copy(
     fake_llm: FakeLLM, make_llm, karate_index: dict, tmp_path
 ) -> None:
-    """index.stop_report_copies on (the default): every report request is streamed and
-    ended at the copy; off: asked whole, and the stage's tidying still drops the repeated
-    finding, so the stored reports are the same and only the tokens differ."""
+    """Every report request is streamed and ended at the copy; the stored reports keep the
+    findings before it."""
     reply = report_json(SUMMARY, [FIRST, SECOND, FIRST])
-
-    def answer(body: dict) -> Reply:
-        return Reply(pieces=pieces(reply)) if body.get("stream") else Reply(content=reply)
-
-    fake_llm.respond_with(answer)
-    stored = {}
-    for setting in (True, False):
-        llm = make_llm(
-            index={"stop_report_copies": setting, "min_report_entities": 0},
-            cache={"path": str(tmp_path / f"cache_{setting}")},
-        )
-        before = len(fake_llm.requests)
-        reports, errors = write_community_reports(
-            karate_index["communities"],
-            karate_index["entities"],
-            karate_index["relationships"],
-            llm,
-            llm.settings.index,
-            progress=False,
-        )
-        asked = fake_llm.requests[before:]
-        assert errors.empty and len(reports) == len(asked) > 1
-        assert all(bool(body.get("stream")) is setting for body in asked)
-        stored[setting] = [
-            [(f["summary"], f["explanation"]) for f in findings] for findings in reports["findings"]
-        ]
-        assert all(findings == [FIRST, SECOND] for findings in stored[setting])
-        recorded = ResponseCache(tmp_path / f"cache_{setting}", "replay").records(
-            "community_report"
-        )
-        why = {record.get("stopped_early") for record in recorded}
-        assert why == ({REPORT_COPY} if setting else {None})
+    fake_llm.respond_with(lambda body: Reply(pieces=pieces(reply)))
+    llm = make_llm(index={"min_report_entities": 0}, cache={"path": str(tmp_path / "cache")})
+    reports, errors = write_community_reports(
+        karate_index["communities"],
+        karate_index["entities"],
+        karate_index["relationships"],
+        llm,
+        llm.settings.index,
+        progress=False,
+    )
+    asked = fake_llm.requests
+    assert errors.empty and len(reports) == len(asked) > 1
+    assert all(body.get("stream") for body in asked)
+    stored = [
+        [(f["summary"], f["explanation"]) for f in findings] for findings in reports["findings"]
+    ]
+    assert all(findings == [FIRST, SECOND] for findings in stored)
+    recorded = ResponseCache(tmp_path / "cache", "replay").records("community_report")
+    assert {record.get("stopped_early") for record in recorded} == {REPORT_COPY}

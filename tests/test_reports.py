@@ -7,6 +7,7 @@ import json
 
 import jsonschema
 import pandas as pd
+import pytest
 from conftest import FakeLLM
 
 from graphrag import prompts
@@ -152,12 +153,13 @@ def test_a_parent_over_budget_uses_its_children_reports(
 
 
 def test_an_invalid_report_is_recorded_as_an_error(
-    fake_llm: FakeLLM, make_llm, karate_index: dict
+    fake_llm: FakeLLM, make_llm, karate_index: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     communities = karate_index["communities"]
     leaf = communities[communities[S.LEVEL] == 1].iloc[0]
     fake_llm.respond_with(ReportWriter(invalid_for=set(leaf[S.ENTITY_IDS])))
-    llm = make_llm(llm={"json_repair_rounds": 1})
+    monkeypatch.setattr("graphrag.llm.replies.JSON_REPAIR_ROUNDS", 1)
+    llm = make_llm()
     reports, errors = run(karate_index, llm)
 
     assert errors[[S.STAGE, S.ITEM_ID]].to_dict("records") == [

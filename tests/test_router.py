@@ -1,9 +1,7 @@
 """The router: its classifier on hand-made questions of known kind, the routing itself with
-canned methods (embedding and one-LLM-call classifiers), and on the demo index in replay."""
+canned methods, and on the demo index in replay."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 from conftest import FakeLLM, empty_settings_file
@@ -116,19 +114,6 @@ def test_router_answers_with_the_method_set_for_the_kind(
     assert [n for n, m in canned.items() if m.asked] == [chosen]
     assert answer.to_dict()["route"] == route
     assert answer.usage.calls == fake_llm.calls == 1, "the embedding classifier calls no LLM"
-
-
-def test_llm_classifier_makes_one_short_call_counted_in_the_cost(
-    fake_llm: FakeLLM, make_settings, make_embedder
-) -> None:
-    settings = make_settings(fake_llm.base_url, query={"router": {"classifier": "llm"}})
-    router, canned = _router(settings, make_embedder(settings))
-    fake_llm.script(json.dumps({"kind": "thematic"}), "global answer")
-    answer = router.answer("Who founded the bakery?")
-    assert answer.route == "thematic -> global" and canned["global"].asked
-    assert answer.usage.calls == 2 == fake_llm.calls
-    assert "Who founded the bakery?" in fake_llm.last_user(0)
-    assert fake_llm.requests[0]["max_tokens"] <= 60
 
 
 @pytest.mark.parametrize("route", ["oracle", "router"])

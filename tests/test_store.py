@@ -76,9 +76,7 @@ def tables() -> dict[str, pd.DataFrame]:
     )
     graph = build_graph(entities, relationships)
     entities, relationships = add_degrees(entities, relationships, graph)
-    communities = communities_table(
-        detect_communities(graph, 10, 1, "leidenalg"), entities, relationships
-    )
+    communities = communities_table(detect_communities(graph, 10, 1), entities, relationships)
     reports = pd.DataFrame(
         [
             {

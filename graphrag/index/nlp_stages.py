@@ -13,7 +13,13 @@ from __future__ import annotations
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.index.extract.nlp import extract_graph_nlp, keep_frequent, pmi_weights, trim_text
+from graphrag.index.extract.nlp import (
+    DESCRIPTION_CHARS,
+    extract_graph_nlp,
+    keep_frequent,
+    pmi_weights,
+    trim_text,
+)
 from graphrag.index.graph.merge import add_degrees, build_graph, merge_entities, merge_relationships
 from graphrag.index.reports.templates import template_report_row
 from graphrag.index.reports.write import REPORT_COLUMNS
@@ -61,7 +67,7 @@ def nlp_graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     entities, relationships = nlp_graph(
         tables["entity_mentions"],
         tables["relationship_mentions"],
-        2 * ctx.settings.index.nlp_description_chars,
+        2 * DESCRIPTION_CHARS,
     )
     rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
     return {

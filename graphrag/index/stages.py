@@ -141,9 +141,7 @@ def link_text_units(
 def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
     index = ctx.settings.index
     graph = build_graph(tables["entities"], tables["relationships"])
-    clusters = detect_communities(
-        graph, index.max_cluster_size, index.seed, index.community_algorithm
-    )
+    clusters = detect_communities(graph, index.max_cluster_size, index.seed)
     return {
         **tables,
         "communities": communities_table(clusters, tables["entities"], tables["relationships"]),

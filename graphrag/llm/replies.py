@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# Times an invalid JSON reply is shown back to the model for repair, per attempt, before the
+# next attempt asks afresh with seed + 1. Not a setting: each round is a request the committed
+# cache recorded, so another value would not replay the recorded runs.
+JSON_REPAIR_ROUNDS = 2
+
 
 class JSONOutputError(LLMError):
     """The model's output stayed invalid against the schema after every repair round."""
@@ -224,7 +229,7 @@ async def _json_attempt(
     prompt, so only a truncated reply costs more). A whole reply that is not JSON is mended
     locally if :func:`mend_json_output` can; an invalid reply is shown back to the
     model with the validation error (a new prompt, so the cache records the repair too)
-    up to ``llm.json_repair_rounds`` times. With a known context size, the re-asked room
+    up to :data:`JSON_REPAIR_ROUNDS` times. With a known context size, the re-asked room
     and the bad reply shown in a repair are cut so that prompt + reply fit in it.
     """
     limit = llm.context_limit()
@@ -232,7 +237,7 @@ async def _json_attempt(
     widened, live, first = False, False, True
     error = ""
     rounds = 0
-    while rounds <= llm.settings.llm.json_repair_rounds:
+    while rounds <= JSON_REPAIR_ROUNDS:
         if limit is not None:
             budget = min(budget, max(limit - tokens.message_tokens(messages), 1))
         try:
@@ -279,5 +284,6 @@ async def _json_attempt(
                 {"role": "assistant", "content": shown},
                 {"role": "user", "content": request},
             ]
-    rounds_done = llm.settings.llm.json_repair_rounds
-    raise _FailedAttempt(f"JSON still invalid after {rounds_done} repair rounds: {error}", live)
+    raise _FailedAttempt(
+        f"JSON still invalid after {JSON_REPAIR_ROUNDS} repair rounds: {error}", live
+    )

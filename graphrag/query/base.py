@@ -25,7 +25,7 @@ from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
 from graphrag.llm.usage import Usage, track_usage
-from graphrag.query.loops import answer_text
+from graphrag.query.loops import LOOP_FREQUENCY_PENALTY, answer_text
 from graphrag.settings import Settings
 from graphrag.text import tokens
 from graphrag.text.embeddings import Embedder, cosine_top_k
@@ -231,7 +231,7 @@ class Method:
         """Return the model's final answer to ``messages``, guarded against repetition loops
         (query/loops.py): every method's last call goes through here."""
         return await answer_text(
-            self.llm, messages, self.params.answer_max_tokens, self.params.loop_frequency_penalty
+            self.llm, messages, self.params.answer_max_tokens, LOOP_FREQUENCY_PENALTY
         )
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:

@@ -9,7 +9,6 @@ It is also the worked example of docs/methods.md: a method is this one module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 
 import bm25s
@@ -19,15 +18,10 @@ from graphrag import schemas as S
 from graphrag.query.base import ContextItem, Method, Retrieval
 from graphrag.query.registry import register
 
-
-@dataclass
-class BM25Settings:
-    """``[query.bm25]``: the two constants of BM25's score."""
-
-    k1: float = 1.5
-    """How fast a word's score saturates as it repeats in a text unit."""
-    b: float = 0.75
-    """How much a long text unit's score is scaled down (0: not at all, 1: fully)."""
+# BM25's two constants, the textbook values (and bm25s' defaults): K1, how fast a word's score
+# saturates as it repeats in a text unit; B, how much a long text unit's score is scaled down.
+K1 = 1.5
+B = 0.75
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:
@@ -35,14 +29,12 @@ def tokenize(texts: list[str]) -> list[list[str]]:
     return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
 
 
-@register("bm25", settings=BM25Settings, opt_in=True, order=90)
+@register("bm25", opt_in=True, order=90)
 class BM25Retrieval(Method):
-    options: BM25Settings
-
     @cached_property
     def scorer(self) -> bm25s.BM25:
         """The BM25 index of the text units, built once per index."""
-        scorer = bm25s.BM25(k1=self.options.k1, b=self.options.b)
+        scorer = bm25s.BM25(k1=K1, b=B)
         scorer.index(tokenize(list(self.index.text_units[S.TEXT])), show_progress=False)
         return scorer
 

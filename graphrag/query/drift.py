@@ -2,7 +2,7 @@
 
 1. **Primer.** The LLM writes a hypothetical answer (HyDE's prompt, so the call is shared
    with the ``hyde`` method's cache); its embedding picks the ``top_reports`` closest
-   community reports, fitted into ``primer_tokens``. One call over them returns JSON:
+   community reports, fitted into ``PRIMER_TOKENS``. One call over them returns JSON:
    an intermediate answer, a 0-100 score and at most ``followups`` follow-up questions.
 2. **Follow-ups.** For ``depth`` rounds, the ``followups`` pending questions
    whose parent step scored best are each answered from a local-search context (the
@@ -11,7 +11,7 @@
    ``followups * depth`` local steps run, however many questions the model asks.
    A failed step is dropped and named in ``Answer.failures``; the search goes on.
 3. **Reduce.** The intermediate answers, best score first (score 0 and blank ones dropped),
-   fitted into ``reduce_tokens``, become the final answer.
+   fitted into ``REDUCE_TOKENS``, become the final answer.
 
 ``contexts`` are what the final answer was written from: the intermediate answers given to
 the reduce, then the report and text-unit texts those answers were written from; ``sources``
@@ -38,6 +38,11 @@ from graphrag.text import tokens
 from graphrag.text.embeddings import cosine_top_k
 
 DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced back to
+# Token budgets of DRIFT's calls, not settings: each shapes the requests the recorded DRIFT
+# answers were asked with.
+PRIMER_TOKENS = 2000  # reports the primer call reads, at most
+STEP_MAX_TOKENS = 300  # completion tokens of the primer or of one follow-up step
+REDUCE_TOKENS = 1500  # intermediate answers the final reduce reads, at most
 
 
 @dataclass
@@ -46,16 +51,10 @@ class DriftSettings:
 
     top_reports: int = 5
     """Community reports nearest the hypothetical answer that the primer reads."""
-    primer_tokens: int = 2000
-    """Tokens of those reports in the primer call, at most."""
     followups: int = 3
     """Follow-up questions answered per round (and asked per step, at most)."""
     depth: int = 2
     """Rounds of follow-ups: at most followups * depth local steps."""
-    step_max_tokens: int = 300
-    """Completion tokens of the primer or of one follow-up step."""
-    reduce_tokens: int = 1500
-    """Tokens of intermediate answers the final reduce reads, at most."""
     local_text_unit_share: float = 0.5
     """Share of a follow-up's local-search budget the text units take."""
     local_community_share: float = 0.2
@@ -113,7 +112,7 @@ class DRIFTSearch(Method):
             )
             for r, _ in ranked
         ]
-        return fit_items(items, self.options.primer_tokens)
+        return fit_items(items, PRIMER_TOKENS)
 
     async def astep(self, messages: list[dict[str, str]], query: str, depth: int) -> Step:
         n = self.options.followups
@@ -121,7 +120,7 @@ class DRIFTSearch(Method):
             messages,
             prompts.drift_step_schema(n),
             name="drift_step",
-            max_tokens=self.options.step_max_tokens,
+            max_tokens=STEP_MAX_TOKENS,
         )
         return Step(
             query=query,
@@ -189,7 +188,7 @@ class DRIFTSearch(Method):
         useful = sorted((s for s in steps if s.score > 0 and s.answer), key=lambda s: -s.score)
         # fit_items keeps priority order; the item source carries the step's position.
         items = [ContextItem(str(i), s.answer) for i, s in enumerate(useful)]
-        kept = fit_items(items, self.options.reduce_tokens)
+        kept = fit_items(items, REDUCE_TOKENS)
         return [useful[int(item.source)] for item in kept]
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:

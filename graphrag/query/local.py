@@ -59,8 +59,6 @@ class LocalSettings:
     """Order of the entities' text units: "question" (nearest first) or "shared_mentions"."""
     community_share: float = 0.05
     """Share of the budget the community reports take (0.05: about one short report)."""
-    community_level: int = -1
-    """Level of the reports read; -1: the deepest level holding every selected entity."""
     max_relationships: int = 20
     """Relationships to entities outside the selection, at most."""
 
@@ -173,13 +171,11 @@ class LocalSearch(Method):
         return [known[i] for i, _ in ranked]
 
     def report_communities(self, selected: set[str]) -> pd.DataFrame:
-        """Return the communities whose reports may be read: each entity's community at
-        ``community_level`` rolled up."""
+        """Return the communities whose reports may be read: each entity's community at the
+        deepest level holding every selected entity (``selection_level``), rolled up. (A fixed
+        level, the setting ``query.local.community_level``, was never used and was removed.)"""
         communities = self.index.communities
-        level = self.options.community_level
-        if level < 0:
-            level = selection_level(communities, selected)
-        return rolled_up_level(communities, level)
+        return rolled_up_level(communities, selection_level(communities, selected))
 
     def report_hits(self, selected: set[str]) -> dict[int, int]:
         """Return {community: selected entities in it} of the communities whose reports the

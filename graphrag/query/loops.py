@@ -4,7 +4,7 @@ Why: at temperature 0 the 1.5B model now and then repeats one sentence until
 ``answer_max_tokens`` (local search's answer to the demo's q23 said "The storm showed them
 how exposed they were." twenty times, and nothing else after its second sentence). A final
 answer like that is cut where the loop starts and asked once more with a frequency penalty
-(``query.loop_frequency_penalty``): greedy decoding ignores the seed, so the same request
+(:data:`LOOP_FREQUENCY_PENALTY`): greedy decoding ignores the seed, so the same request
 would loop the same way, while the penalty makes a repeated token less likely the more it was
 used. The re-ask is a new request, recorded beside the first; the answer kept is the longer of
 the two once each is cut at its own loop, so the guard never returns less than the cut first
@@ -20,6 +20,9 @@ from graphrag.llm.client import ChatLLM
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 LOOP_RUN = 2  # repeats of earlier sentences in a row that make a loop
+# Frequency penalty of the one re-ask of an answer that looped: enough to steer greedy decoding
+# off the repeated sentence; the re-asks in the committed cache were recorded with it.
+LOOP_FREQUENCY_PENALTY = 0.5
 
 
 def _normal(sentence: str) -> str:

@@ -10,8 +10,14 @@ from graphrag import prompts
 from graphrag.query.base import RANKING_DEPTH, ContextItem, Method, Retrieval
 from graphrag.query.registry import register
 
+# The k of reciprocal rank fusion, sum(1 / (k + rank)): Cormack et al.'s value, which damps
+# the weight of a ranking's top places so that no single rephrasing decides the fused order.
+RRF_K = 60
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = 60) -> list[Hashable]:
+
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[Hashable]], k: int = RRF_K
+) -> list[Hashable]:
     """Return the items of all rankings ordered by fused score sum(1 / (k + rank)).
 
     Ranks start at 1 (Cormack et al., 2009); ties keep the order of first appearance.
@@ -45,7 +51,7 @@ class MultiQuery(Method):
             self.params.top_k * 3 if self.params.chunk_context == "top_k" else self.chunk_depth()
         )
         rankings = [self.text_unit_ranking(v, depth) for v in vectors]
-        fused = reciprocal_rank_fusion(rankings, self.params.rrf_k)
+        fused = reciprocal_rank_fusion(rankings)
         return Retrieval(
             self.chunk_context(fused, question),
             self.text_unit_ids(fused[:RANKING_DEPTH]),

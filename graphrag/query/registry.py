@@ -2,8 +2,8 @@
 
 A method registers itself in its own module::
 
-    @register("bm25", settings=BM25Settings, opt_in=True)
-    class BM25Retrieval(Method): ...
+    @register("ppr", settings=PPRSettings, opt_in=True)
+    class PPRRetrieval(Method): ...
 
 and is found without any list naming it: :func:`discover` imports every module of the
 ``graphrag.query`` package once. ``settings`` becomes the ``[query.<name>]`` table;

@@ -4,11 +4,11 @@ The "RAG vs GraphRAG" study (arXiv 2502.11371) found that no method wins everywh
 centred search suits fact and multi-hop questions, community summaries suit thematic ones,
 and choosing per question gains a few points. The steps:
 
-1. Classify the question as ``fact``, ``multi_hop`` or ``thematic``. By default with no LLM
-   call: the question's embedding is compared with a few hand-written prototype questions per
-   kind (``PROTOTYPES``, written for any corpus, not taken from an evaluation set) and the kind
-   whose ``PROTOTYPE_TOP`` closest prototypes are most similar on average wins. With
-   ``query.router.classifier = "llm"`` one short JSON call asks the model instead.
+1. Classify the question as ``fact``, ``multi_hop`` or ``thematic``, with no LLM call: the
+   question's embedding is compared with a few hand-written prototype questions per kind
+   (``PROTOTYPES``, written for any corpus, not taken from an evaluation set) and the kind
+   whose ``PROTOTYPE_TOP`` closest prototypes are most similar on average wins. (Asking the
+   model in one JSON call, the setting ``query.router.classifier = "llm"``, was removed.)
 2. Answer with the method that ``fact_method`` / ``multi_hop_method`` / ``thematic_method``
    (``[query.router]``) name for that kind (defaults: local, local, global).
 
@@ -23,11 +23,10 @@ import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from graphrag import prompts
 from graphrag.llm.usage import track_usage
 from graphrag.query import registry
 from graphrag.query.base import Answer, ContextItem, Method, Retrieval
@@ -115,8 +114,6 @@ class PrototypeClassifier:
 class RouterSettings:
     """``[query.router]``: which method answers each kind of question."""
 
-    classifier: Literal["embedding", "llm"] = "embedding"
-    """How a question is classified: "embedding" (prototype questions, no LLM call) or "llm"."""
     fact_method: str = "local"
     """The method that answers fact questions (any method but router, e.g. "ppr")."""
     multi_hop_method: str = "local"
@@ -165,14 +162,6 @@ class Router(Method):
 
     async def aclassify(self, question: str) -> str:
         """Return the question's kind (one of ``KINDS``)."""
-        if self.options.classifier == "llm":
-            reply = await self.llm.ajson(
-                prompts.question_kind(question),
-                prompts.question_kind_schema(list(KINDS)),
-                name="question_kind",
-                max_tokens=30,
-            )
-            return reply["kind"]
         return self.classifier.classify(question)
 
     async def aretrieve(self, question: str) -> list[ContextItem]:

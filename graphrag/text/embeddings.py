@@ -22,6 +22,13 @@ from graphrag.settings import Settings
 from graphrag.text import tokens
 
 PACK_GLOB = "vectors-*.npz"  # a pack: ``keys`` (cache keys) and ``vectors`` (one row each)
+# Texts embedded per batch: sentence-transformers' own default. A batch pads its texts to the
+# longest, which can move a vector in its last bits, so the cached vectors assume this value.
+BATCH_SIZE = 32
+# Word pieces shared by consecutive windows of a text longer than the model's input. Not a
+# setting: the vector caches are keyed by model and text only, so another value would be
+# served the vectors computed with this one.
+WINDOW_OVERLAP = 32
 
 
 class EmbeddingError(RuntimeError):
@@ -181,8 +188,8 @@ class Embedder:
         offsets = encoded["offset_mapping"]
         if len(offsets) <= limit:
             return [text]
-        overlap = self.settings.embeddings.window_overlap
-        spans = [offsets[s : s + limit] for s in tokens.window_starts(len(offsets), limit, overlap)]
+        starts = tokens.window_starts(len(offsets), limit, WINDOW_OVERLAP)
+        spans = [offsets[s : s + limit] for s in starts]
         return [text[span[0][0] : span[-1][1]] for span in spans]
 
     def _embed_uncached(self, texts: list[str]) -> list[np.ndarray]:
@@ -194,7 +201,7 @@ class Embedder:
                 owners.append(i)
         encoded = self.model.encode(
             pieces,
-            batch_size=self.settings.embeddings.batch_size,
+            batch_size=BATCH_SIZE,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,

@@ -50,10 +50,9 @@ async def question_funnel(method, question: dict, first: int) -> dict:
     map calls' position counts."""
     await method.aensure_reports()
     budget = method.options.batch_tokens
-    include_rank = method.options.include_rank
     shown_sentences, picked, calls, biased = [], [], 0, 0
     for batch in method.map_batches(method.level_reports(question["question"])):
-        text, numbered = numbered_sentences(batch, budget, include_rank)
+        text, numbered = numbered_sentences(batch, budget)
         if not numbered:
             continue
         reply = await method.apick_sentences(question["question"], text)

@@ -1,7 +1,7 @@
 """Throughput of the embedded server, side by side: slots, concurrency, threads, prefix reuse.
 
 Run: .venv/bin/python -m studies.benchmarks.llm_throughput [--requests 8] [--tokens 128]
-         [--configs old,default,...] [--binary PATH] [--index-demo] [--question]
+         [--configs old,default,...] [--index-demo] [--question]
 
 Each configuration starts its own server and sends the same workload: the demo's recorded
 extraction requests (real prompts: fixed instructions and worked example first, then the
@@ -10,8 +10,9 @@ server's own ``timings`` (prompt tokens actually evaluated, tokens served from a
 cache, tokens generated) and the wall clock. "No prefix reuse" sends ``cache_prompt: false``,
 as the old default effectively had for the prefix. Nothing here is asserted; it prints.
 
-``--binary PATH`` adds a row for a llama-server binary (the previous engine): it is probed in
-a child process first, and a binary that cannot run on this CPU is reported, not run.
+(The README's row for an old llama-server binary came from a ``--binary PATH`` option, removed
+with the ``embedded.engine = "llama-server"`` path: a llama.cpp server of one's own is an
+``llm.base_url`` endpoint now.)
 ``--index-demo`` and ``--question`` time the live work end to end with the new default: index
 the demo corpus with an empty cache, then answer and judge one question with all five methods.
 
@@ -37,7 +38,7 @@ from pathlib import Path
 
 import httpx
 
-from graphrag.llm.embedded.server import EmbeddedServer, probe_binary
+from graphrag.llm.embedded.server import EmbeddedServer
 from graphrag.settings import REPO_ROOT, load_settings
 
 
@@ -48,7 +49,6 @@ class Config:
     concurrency: int
     threads: int = 2
     reuse: bool = True
-    engine: str = "xllamacpp"
 
 
 CONFIGS = {
@@ -93,18 +93,12 @@ async def run_workload(url: str, bodies: list[dict], concurrency: int, tokens: i
     return wall, timings
 
 
-def measure(config: Config, bodies: list[dict], tokens: int, binary: str | None) -> str:
-    if config.engine == "llama-server":
-        problem = probe_binary(binary or "llama-server")
-        if problem:
-            return f"{config.name:<52} not run: {problem}"
+def measure(config: Config, bodies: list[dict], tokens: int) -> str:
     settings = load_settings(
         env={},
         overrides={
             "cache": {"mode": "off"},
             "embedded": {
-                "engine": config.engine,
-                "server_binary": binary or "",
                 "parallel": config.parallel,
                 "threads": config.threads,
                 "ctx_size": 4096 * config.parallel,
@@ -114,8 +108,6 @@ def measure(config: Config, bodies: list[dict], tokens: int, binary: str | None)
     server = EmbeddedServer(settings, reuse=False)  # its own server, not another process's
     try:
         server.ensure_running()
-        if server.engine != config.engine:
-            return f"{config.name:<52} not run: fell back to {server.engine}"
         wall, timings = asyncio.run(
             run_workload(server.url, bodies, config.concurrency, tokens, config.reuse)
         )
@@ -220,7 +212,6 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=8)
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--configs", default="old,4x4,2x4,2x2,1x1,1x1-noreuse")
-    parser.add_argument("--binary", help="a llama-server binary to measure beside xllamacpp")
     parser.add_argument("--index-demo", action="store_true")
     parser.add_argument("--question", action="store_true")
     parser.add_argument("--determinism", action="store_true")
@@ -237,11 +228,8 @@ def main() -> None:
         flush=True,
     )
     configs = [CONFIGS[name] for name in args.configs.split(",") if name]
-    if args.binary:
-        configs.insert(1, Config("old binary: 4 slots, 4 concurrent", 4, 4, reuse=False,
-                                 engine="llama-server"))  # fmt: skip
     for config in configs:
-        print(measure(config, bodies, args.tokens, args.binary), flush=True)
+        print(measure(config, bodies, args.tokens), flush=True)
     if args.index_demo or args.question:
         end_to_end(args.index_demo, args.question)
 

@@ -137,7 +137,13 @@ def chaotic(seed: int, rate: float, injected: dict[str, int]):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_garbage_replies_leave_every_chunk_extracted_or_named(
-    fake_llm: FakeLLM, settings_for, make_embedder, demo_subset: Path, tmp_path: Path, seed: int
+    fake_llm: FakeLLM,
+    settings_for,
+    make_embedder,
+    demo_subset: Path,
+    tmp_path: Path,
+    seed: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fake_llm.respond_with(indexing_model)
     run(demo_subset, tmp_path / "reference", settings_for(fake_llm.base_url, "ref"), make_embedder)
@@ -146,7 +152,8 @@ def test_garbage_replies_leave_every_chunk_extracted_or_named(
     injected: dict[str, int] = {}
     fake_llm.reset()
     fake_llm.respond_with(chaotic(seed, 0.5, injected))
-    settings = settings_for(fake_llm.base_url, "cache", timeout=0.3, json_repair_rounds=1)
+    monkeypatch.setattr("graphrag.llm.replies.JSON_REPAIR_ROUNDS", 1)
+    settings = settings_for(fake_llm.base_url, "cache", timeout=0.3)
     run(demo_subset, tmp_path / "index", settings, make_embedder)
     index = load_index(tmp_path / "index")
 

@@ -56,6 +56,10 @@ STOP_WORDS = frozenset(
     mr mrs ms dr prof sir dame
     """.split()
 )
+# Characters of sentences kept as an entity's description, per chunk (twice this once merged):
+# a few sentences, enough to say what the entity is while a query's context still holds many
+# entities; the recorded NLP indexes were built with it.
+DESCRIPTION_CHARS = 400
 # Lower-case words allowed inside a name ("Bank of England", "Port of Spain").
 CONNECTORS = frozenset({"of", "de", "du", "da", "del", "der", "van", "von", "la", "le", "&"})
 # A title before a name makes it a person and is not part of the name.
@@ -278,7 +282,7 @@ def extract_graph_nlp(
             mentions.setdefault((key, uid), None)
             if sentence not in sentences_of[(key, uid)]:
                 sentences_of[(key, uid)].append(sentence)
-    limit = settings.nlp_description_chars
+    limit = DESCRIPTION_CHARS
     entity_rows = []
     for key, uid in mentions:
         forms = surface.get(key) or Counter({key: 1})

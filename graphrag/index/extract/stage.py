@@ -59,6 +59,11 @@ def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, An
     return kept, sorted(dropped)
 
 
+# JSON extraction: the schema's caps on the entities and relationships one reply may list
+# (the records format, the default, reads to the last finished record and has none). They are
+# in every recorded JSON extraction request, so they are constants, not settings.
+MAX_ENTITIES_PER_CHUNK = 20
+MAX_RELATIONSHIPS_PER_CHUNK = 20
 NOT_IN_CHUNK = "not mentioned in its chunk"
 SELF_LOOP = "relationship of an entity with itself"
 # Kept out of the graph because merging it would change the description-summary prompts of
@@ -158,7 +163,7 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
     if settings.extraction_format == "records":
         return await extract_chunk_records(llm, text, settings)
     schema = prompts.extraction_schema(
-        settings.entity_types, settings.max_entities_per_chunk, settings.max_relationships_per_chunk
+        settings.entity_types, MAX_ENTITIES_PER_CHUNK, MAX_RELATIONSHIPS_PER_CHUNK
     )
     messages = prompts.extract_graph(text, settings.entity_types)
     result = await llm.ajson(messages, schema, name="graph_extraction")

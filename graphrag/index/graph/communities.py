@@ -1,9 +1,8 @@
 """Hierarchical Leiden communities over the entity graph, as a communities table.
 
-Two engines give the same hierarchy shape: graspologic's ``hierarchical_leiden`` (the
-default, as Microsoft GraphRAG uses) and a recursive leidenalg + igraph run, faster on large
-graphs. In both, level 0 partitions the whole graph and every community larger than
-``max_cluster_size`` is split again one level down. Same seed, same communities.
+graspologic's ``hierarchical_leiden`` runs it, as in Microsoft GraphRAG: level 0 partitions
+the whole graph and every community larger than ``max_cluster_size`` is split again one level
+down. Same seed, same communities.
 """
 
 from __future__ import annotations
@@ -30,7 +29,8 @@ Cluster = tuple[int, list[str], int]
 
 
 def _graspologic_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> list[Cluster]:
-    # imported when chosen: graspologic takes about 5 s to import (scikit-learn, scipy, ...)
+    # imported when communities are detected: graspologic takes about 5 s to import
+    # (scikit-learn, scipy, ...)
     from graspologic.partition import hierarchical_leiden
 
     with warnings.catch_warnings():
@@ -52,62 +52,15 @@ def _graspologic_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> 
     ]
 
 
-def _leidenalg_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> list[Cluster]:
-    # imported when chosen (index.community_algorithm = "leidenalg"), as graspologic is
-    import igraph as ig
-    import leidenalg
-
-    clusters: list[Cluster] = []
-
-    def split(nodes: list[str], level: int, parent: int) -> None:
-        sub = graph.subgraph(nodes)
-        names = sorted(sub.nodes())
-        index = {n: i for i, n in enumerate(names)}
-        edges = [(index[a], index[b]) for a, b in sub.edges()]
-        weights = [float(sub.edges[a, b].get(S.WEIGHT, 1.0)) for a, b in sub.edges()]
-        ig_graph = ig.Graph(n=len(names), edges=edges)
-        partition = leidenalg.find_partition(
-            ig_graph,
-            leidenalg.ModularityVertexPartition,
-            weights=weights if weights else None,
-            seed=seed,
-        )
-        groups = sorted((sorted(names[i] for i in part) for part in partition), key=lambda g: g[0])
-        if level > 0 and len(groups) <= 1:
-            return  # cannot be split further
-        for group in groups:
-            clusters.append((level, group, parent))
-            if len(group) > max_cluster_size:
-                split(group, level + 1, len(clusters) - 1)
-
-    # Isolated entities belong to no community, as with graspologic.
-    connected = sorted(n for n in graph.nodes() if graph.degree(n) > 0)
-    if connected:
-        split(connected, 0, -1)
-    # Order by level so parents precede children; parent positions are renumbered to match.
-    order = sorted(range(len(clusters)), key=lambda i: clusters[i][0])
-    position = {old: new for new, old in enumerate(order)}
-    return [
-        (clusters[i][0], clusters[i][1], -1 if clusters[i][2] < 0 else position[clusters[i][2]])
-        for i in order
-    ]
-
-
 def detect_communities(
     graph: nx.Graph,
     max_cluster_size: int = 10,
     seed: int = 0xDEADBEEF,
-    algorithm: str = "graspologic",
 ) -> list[Cluster]:
     """Return the clusters (level, entity ids, parent position) of the hierarchy."""
-    engines = {"graspologic": _graspologic_clusters, "leidenalg": _leidenalg_clusters}
-    if algorithm not in engines:
-        raise ValueError(
-            f"setting index.community_algorithm={algorithm!r}: expected graspologic or leidenalg"
-        )
     if graph.number_of_edges() == 0:
-        return []  # isolated entities belong to no community, whichever the engine
-    return engines[algorithm](graph, max_cluster_size, seed)
+        return []  # isolated entities belong to no community
+    return _graspologic_clusters(graph, max_cluster_size, seed)
 
 
 def communities_table(

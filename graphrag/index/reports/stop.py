@@ -1,4 +1,4 @@
-"""The stop rule of a streamed JSON community report (``index.stop_report_copies``): end the
+"""The stop rule of a streamed JSON community report (always on): end the
 reply at the first finding that copies text the report already holds, and close the JSON.
 
 Why: the 1.5B model often fills a report's findings with copies, of the report's summary or

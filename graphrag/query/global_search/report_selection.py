@@ -1,9 +1,8 @@
 """Which community reports global search's map reads.
 
 A whole-graph level (each entity's deepest community at or above it, ``rolled_up_level``),
-given by ``query.global.level`` or chosen by the data (``auto_level``), less the reports
-ranked below ``min_rank``. Plain functions over the index's tables: ``GlobalSearch`` passes
-in what needs the embedder.
+given by ``query.global.level`` or chosen by the data (``auto_level``). Plain functions over
+the index's tables: ``GlobalSearch`` passes in what needs the embedder.
 """
 
 from __future__ import annotations
@@ -25,26 +24,23 @@ def level_view(reports: pd.DataFrame, communities: pd.DataFrame, level: int) -> 
     return reports[reports[S.COMMUNITY].isin(view[S.COMMUNITY])]
 
 
-def ranked_enough(reports: pd.DataFrame, min_rank: float) -> pd.DataFrame:
-    """Return the reports ranked at least ``min_rank``, by community number."""
-    if min_rank > 0:
-        reports = reports[reports[S.RANK] >= min_rank]
+def by_community(reports: pd.DataFrame) -> pd.DataFrame:
+    """Return ``reports`` by community number."""
     return reports.sort_values(S.COMMUNITY).reset_index(drop=True)
 
 
 def auto_level(
     reports: pd.DataFrame,
     communities: pd.DataFrame,
-    min_rank: float,
     batch_tokens: int,
     max_batches: int,
     seed: int,
     closest: Callable[[list[int]], list[int]],
 ) -> pd.DataFrame:
-    """Return the reports of the level the data chooses (``query.global.level = -1``), those
-    ranked at least ``min_rank``, by community number (as ``ranked_enough`` returns them).
+    """Return the reports of the level the data chooses (``query.global.level = -1``), by
+    community number.
 
-    The deepest whole-graph level whose reports (those ``min_rank`` keeps) the map packs
+    The deepest whole-graph level whose reports the map packs
     into at most ``max_batches`` batches of ``batch_tokens``: the most detail the map budget
     can read. When even the root level does not fit (a corpus of many unrelated topics, e.g.
     a multi-hop benchmark's paragraphs), the root level's reports closest to the question
@@ -53,7 +49,7 @@ def auto_level(
     """
     levels = sorted(communities[S.LEVEL].unique(), reverse=True)
     for level in levels:
-        chosen = ranked_enough(level_view(reports, communities, int(level)), min_rank)
+        chosen = by_community(level_view(reports, communities, int(level)))
         if len(report_batches(chosen, batch_tokens, seed)) <= max_batches:
             return chosen
     chosen = level_view(reports, communities, int(levels[-1])) if levels else reports
@@ -61,4 +57,4 @@ def auto_level(
     ranked = closest(rows)
     texts = [reports[S.FULL_CONTENT].iloc[row] for row in ranked]
     kept = tokens.pack(texts, batch_tokens * max_batches, overhead=REPORT_OVERHEAD_TOKENS)
-    return ranked_enough(reports.iloc[[ranked[k] for k in kept]], min_rank)
+    return by_community(reports.iloc[[ranked[k] for k in kept]])

@@ -17,12 +17,11 @@ different orders, and the merged answer wins the head-to-head against naive RAG 
 so without a reduce call.
 
 Per Microsoft GraphRAG's behaviour: a level is a whole-graph view; each report's rank is
-shown in the map context (``include_rank``); ``min_rank`` drops low-ranked reports; a
-failed map batch is dropped and named in ``Answer.failures`` (the answer fails only when
-every batch did). ``report_facts_tokens`` adds, under each LLM-written report, its
-entities' descriptions (``map_context.with_facts``). ``contexts`` are the texts the map read for the
-reports the kept points came from (the ones a point cites, else its batch) and ``sources``
-those reports.
+shown in the map context; a failed map batch is dropped and named in ``Answer.failures``
+(the answer fails only when every batch did). ``report_facts_tokens`` adds, under each
+LLM-written report, its entities' descriptions (``map_context.with_facts``). ``contexts``
+are the texts the map read for the reports the kept points came from (the ones a point
+cites, else its batch) and ``sources`` those reports.
 """
 
 from __future__ import annotations
@@ -62,7 +61,7 @@ from graphrag.query.global_search.point_order import (
     cited_sentences,
     ranked,
 )
-from graphrag.query.global_search.report_selection import auto_level, level_view, ranked_enough
+from graphrag.query.global_search.report_selection import auto_level, by_community, level_view
 from graphrag.query.registry import register
 from graphrag.text import tokens
 from graphrag.text.embeddings import cosine_top_k
@@ -124,10 +123,6 @@ class GlobalSettings:
     """The map: "sentences" picks report sentences; "points", Microsoft GraphRAG's map."""
     reduce_tokens: int = 1500
     """Tokens of map points the reduce reads, at most."""
-    include_rank: bool = True
-    """Show each report's rank (0-10) in the map context, as Microsoft GraphRAG."""
-    min_rank: float = 0.0
-    """Map only the reports ranked at least this."""
     # A 1.5B model's reports drop most dates, names and events of their entities.
     report_facts_tokens: int = 200
     """Tokens of the community's entity descriptions shown under an LLM-written report (0: none)."""
@@ -148,11 +143,10 @@ class GlobalSearch(Method):
 
     def level_reports(self, question: str) -> pd.DataFrame:
         """Return the reports ``level`` names (-1: the level the data chooses,
-        ``report_selection.auto_level``), those ranked at least ``min_rank``."""
+        ``report_selection.auto_level``), by community number."""
         reports, communities = self.index.community_reports, self.index.communities
-        min_rank = self.options.min_rank
         if self.options.level >= 0:
-            return ranked_enough(level_view(reports, communities, self.options.level), min_rank)
+            return by_community(level_view(reports, communities, self.options.level))
 
         def closest(rows: list[int]) -> list[int]:
             vector = self.embedder.embed_one(question)
@@ -162,7 +156,6 @@ class GlobalSearch(Method):
         return auto_level(
             reports,
             communities,
-            min_rank,
             self.options.batch_tokens,
             self.options.max_batches,
             self.shuffle_seed,
@@ -229,7 +222,7 @@ class GlobalSearch(Method):
         results = await gather_with_progress(
             (
                 self.llm.ajson(
-                    prompts.global_map(question, batch_text(b, budget, self.options.include_rank)),
+                    prompts.global_map(question, batch_text(b, budget)),
                     schema,
                     name="map_points",
                 )
@@ -262,7 +255,7 @@ class GlobalSearch(Method):
         sentence picked from several reports once). A number outside the batch's list is
         ignored."""
         budget = self.options.batch_tokens
-        shown = [numbered_sentences(b, budget, self.options.include_rank) for b in batches]
+        shown = [numbered_sentences(b, budget) for b in batches]
         results = await gather_with_progress(
             (self.apick_sentences(question, text) for text, numbered in shown if numbered),
             "global map",
