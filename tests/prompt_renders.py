@@ -125,8 +125,6 @@ def cases() -> list[dict[str, Any]]:
         ("drift_follow_up", [theme, "Who won the Harrow Shoal case?", context, 2], {}),
         ("drift_reduce", [theme, "[1] Fishers won the case.\n[2] Tidewell merged."], {}),
         ("with_final_answer_line", [answered], {}),
-        ("question_kind_schema", [["fact", "multi_hop", "thematic"]], {}),
-        ("question_kind", [fact], {}),
     ]
     calls += [
         ("answer_rating", [theme, "Fishers won [2].", criterion], {})

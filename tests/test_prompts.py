@@ -78,7 +78,7 @@ def test_the_fixture_covers_every_builder() -> None:
 
 def test_every_template_says_which_placeholders_it_takes() -> None:
     names = prompts.template_names()
-    assert len(names) == 22 and "answer" in names and "extract_graph_records" in names
+    assert len(names) == 21 and "answer" in names and "extract_graph_records" in names
     for name in names:
         template = load_template(name)
         header = (PACKAGED_DIR / f"{name}.txt").read_text(encoding="utf-8").split("\n=== ")[0]
@@ -162,7 +162,11 @@ def test_an_override_edited_after_it_was_checked_is_checked_again(tmp_path: Path
     ("name", "edit", "message"),
     [
         ("answer", ("=== length_paragraphs", "=== length_essay"), r"missing: \['length_parag"),
-        ("question_kind", ("Classify", "Costs $5: classify"), r"'\$' that starts no placeholder"),
+        (
+            "hypothetical_passage",
+            ("Write a short", "Costs $5: write a short"),
+            r"'\$' that starts no placeholder",
+        ),
         ("glean_more", ("=== user\n", ""), r"glean_more\.txt:\d+: text before the first"),
     ],
 )

@@ -46,7 +46,6 @@ from graphrag.prompts.json_schemas import (
     extraction_schema,
     map_points_schema,
     map_sentences_schema,
-    question_kind_schema,
     rephrasings_schema,
     report_schema,
 )
@@ -71,6 +70,5 @@ from graphrag.prompts.query import (
     global_merge,
     global_reduce,
     hypothetical_passage,
-    question_kind,
     rephrase,
 )

@@ -183,12 +183,3 @@ def drift_step_schema(max_follow_ups: int) -> dict:
         "required": ["answer", "score", "follow_ups"],
         "additionalProperties": False,
     }
-
-
-def question_kind_schema(kinds: list[str]) -> dict:
-    return {
-        "type": "object",
-        "properties": {"kind": {"type": "string", "enum": kinds}},
-        "required": ["kind"],
-        "additionalProperties": False,
-    }

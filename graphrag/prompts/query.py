@@ -1,5 +1,5 @@
 """The prompts of querying: the answer from numbered context, HyDE, multi-query, global
-search (map, reduce, merge), DRIFT and the router.
+search (map, reduce, merge) and DRIFT.
 
 The text is in ``templates/<name>.txt``; these builders fill it and assemble the messages.
 """
@@ -110,12 +110,3 @@ def drift_reduce(question: str, answers: str) -> Messages:
     return system_and_user(
         prompt.text("system"), prompt.render("user", answers=answers, question=question)
     )
-
-
-# --------------------------------------------------------------------------- router
-
-
-def question_kind(question: str) -> Messages:
-    """Router: the kind of a question; returns JSON {"kind": "fact"|"multi_hop"|"thematic"}."""
-    prompt = load_template("question_kind")
-    return system_and_user(prompt.text("system"), prompt.render("user", question=question))
