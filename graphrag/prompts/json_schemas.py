@@ -1,61 +1,66 @@
 """The JSON schemas replies must follow, one per prompt that returns JSON.
 
-Written for a 1.5B instruct model: hard caps (``maxItems``, ``maxLength``) in every schema,
-because a small model pads structured output until ``max_tokens`` when nothing stops it. The
-schemas are code, not templates: the parsers downstream read these fields.
+Every schema has hard caps (``maxItems``, ``maxLength``): a small model pads structured output
+until ``max_tokens`` when nothing stops it. The parsers downstream read these fields. Key
+order is part of the request body the LLM cache is keyed by: keep it.
 """
 
 from __future__ import annotations
 
-# Extraction: relationships name entities by the same strings used in entities.
+from typing import Any
+
+_SCORE = {"type": "integer", "minimum": 0, "maximum": 100}
+_NAME = {"type": "string", "minLength": 1, "maxLength": 60}
 
 
-def extraction_schema(entity_types: list[str], max_entities: int, max_relationships: int) -> dict:
+def _object(properties: dict[str, Any]) -> dict:
+    """An object schema requiring every one of ``properties``, and nothing else."""
     return {
         "type": "object",
-        "properties": {
-            "entities": {
-                "type": "array",
-                "maxItems": max_entities,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "minLength": 1, "maxLength": 60},
-                        "type": {"type": "string", "enum": entity_types},
-                        "description": {"type": "string", "maxLength": 200},
-                    },
-                    "required": ["name", "type", "description"],
-                    "additionalProperties": False,
-                },
-            },
-            "relationships": {
-                "type": "array",
-                "maxItems": max_relationships,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "source": {"type": "string", "minLength": 1, "maxLength": 60},
-                        "target": {"type": "string", "minLength": 1, "maxLength": 60},
-                        "description": {"type": "string", "maxLength": 120},
-                        "strength": {"type": "integer", "minimum": 1, "maximum": 10},
-                    },
-                    "required": ["source", "target", "description", "strength"],
-                    "additionalProperties": False,
-                },
-            },
-        },
-        "required": ["entities", "relationships"],
+        "properties": properties,
+        "required": list(properties),
         "additionalProperties": False,
     }
 
 
-# Reports: lengths are asked for in words, so the string caps below are loop guards, not
-# lengths (a grammar-enforced maxLength cuts a string mid-word). They are about twice what the
-# prompt asks for, so a normal reply never meets them, while a reply that falls into a
-# repetition loop inside a string (the 1.5B model did, 1,200 tokens of one sentence in a report
-# summary) ends there and the report still fits its max_tokens. ``index.reports.write.tidy_report``
-# then drops repeated sentences and cuts a string that met its cap back to its last whole
-# sentence.
+def _array(items: dict, max_items: int, min_items: int | None = None) -> dict:
+    bounds = {} if min_items is None else {"minItems": min_items}
+    return {"type": "array", **bounds, "maxItems": max_items, "items": items}
+
+
+def _text(max_length: int | None = None, min_length: int | None = None) -> dict:
+    schema: dict[str, Any] = {"type": "string"}
+    if min_length is not None:
+        schema["minLength"] = min_length
+    if max_length is not None:
+        schema["maxLength"] = max_length
+    return schema
+
+
+def extraction_schema(entity_types: list[str], max_entities: int, max_relationships: int) -> dict:
+    """Relationships name entities by the same strings used in entities."""
+    entity = {
+        "name": _NAME,
+        "type": {"type": "string", "enum": entity_types},
+        "description": _text(200),
+    }
+    relationship = {
+        "source": _NAME,
+        "target": _NAME,
+        "description": _text(120),
+        "strength": {"type": "integer", "minimum": 1, "maximum": 10},
+    }
+    return _object(
+        {
+            "entities": _array(_object(entity), max_entities),
+            "relationships": _array(_object(relationship), max_relationships),
+        }
+    )
+
+
+# Reports: lengths are asked for in words, so these caps are loop guards, about twice what the
+# prompt asks for: a reply caught in a repetition loop inside a string ends there and still fits
+# max_tokens (a grammar-enforced maxLength cuts mid-word; index/reports/write.py tidies that).
 REPORT_CAPS = {
     "title": 120,
     "summary": 900,
@@ -66,120 +71,42 @@ REPORT_CAPS = {
 
 
 def report_schema(max_findings: int) -> dict:
-    """{title, summary, rating, rating_explanation, findings:[{summary, explanation}]}, with
-    ``REPORT_CAPS`` as the strings' caps."""
-    return {
-        "type": "object",
-        "properties": {
-            "title": {"type": "string", "minLength": 1, "maxLength": REPORT_CAPS["title"]},
-            "summary": {"type": "string", "minLength": 1, "maxLength": REPORT_CAPS["summary"]},
-            "rating": {"type": "number", "minimum": 0, "maximum": 10},
-            "rating_explanation": {
-                "type": "string",
-                "maxLength": REPORT_CAPS["rating_explanation"],
-            },
-            "findings": {
-                "type": "array",
-                "minItems": 1,
-                "maxItems": max_findings,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "summary": {
-                            "type": "string",
-                            "maxLength": REPORT_CAPS["finding_summary"],
-                        },
-                        "explanation": {
-                            "type": "string",
-                            "maxLength": REPORT_CAPS["finding_explanation"],
-                        },
-                    },
-                    "required": ["summary", "explanation"],
-                    "additionalProperties": False,
-                },
-            },
-        },
-        "required": ["title", "summary", "rating", "rating_explanation", "findings"],
-        "additionalProperties": False,
+    """{title, summary, rating, rating_explanation, findings:[{summary, explanation}]}."""
+    finding = {
+        "summary": _text(REPORT_CAPS["finding_summary"]),
+        "explanation": _text(REPORT_CAPS["finding_explanation"]),
     }
+    return _object(
+        {
+            "title": _text(REPORT_CAPS["title"], 1),
+            "summary": _text(REPORT_CAPS["summary"], 1),
+            "rating": {"type": "number", "minimum": 0, "maximum": 10},
+            "rating_explanation": _text(REPORT_CAPS["rating_explanation"]),
+            "findings": _array(_object(finding), max_findings, min_items=1),
+        }
+    )
 
 
 def rephrasings_schema(n: int) -> dict:
-    return {
-        "type": "object",
-        "properties": {
-            "queries": {
-                "type": "array",
-                "minItems": n,
-                "maxItems": n,
-                "items": {"type": "string", "minLength": 3, "maxLength": 200},
-            }
-        },
-        "required": ["queries"],
-        "additionalProperties": False,
-    }
+    return _object({"queries": _array(_text(200, 3), n, min_items=n)})
 
 
 def map_points_schema(max_points: int) -> dict:
-    return {
-        "type": "object",
-        "properties": {
-            "points": {
-                "type": "array",
-                "maxItems": max_points,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "description": {"type": "string", "minLength": 1, "maxLength": 300},
-                        "score": {"type": "integer", "minimum": 0, "maximum": 100},
-                    },
-                    "required": ["description", "score"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["points"],
-        "additionalProperties": False,
-    }
+    point = {"description": _text(300, 1), "score": _SCORE}
+    return _object({"points": _array(_object(point), max_points)})
 
 
 def map_sentences_schema(max_sentences: int) -> dict:
-    return {
-        "type": "object",
-        "properties": {
-            "sentences": {
-                "type": "array",
-                "maxItems": max_sentences,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "n": {"type": "integer", "minimum": 1},
-                        "score": {"type": "integer", "minimum": 0, "maximum": 100},
-                    },
-                    "required": ["n", "score"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["sentences"],
-        "additionalProperties": False,
-    }
+    sentence = {"n": {"type": "integer", "minimum": 1}, "score": _SCORE}
+    return _object({"sentences": _array(_object(sentence), max_sentences)})
 
 
-# DRIFT: the answer is bounded by the call's max_tokens and the prompt, not by a schema cap (a
-# grammar-enforced cap cuts the string mid-word).
 def drift_step_schema(max_follow_ups: int) -> dict:
-    return {
-        "type": "object",
-        "properties": {
-            "answer": {"type": "string", "minLength": 1},
-            "score": {"type": "integer", "minimum": 0, "maximum": 100},
-            "follow_ups": {
-                "type": "array",
-                "maxItems": max_follow_ups,
-                "items": {"type": "string", "minLength": 3, "maxLength": 200},
-            },
-        },
-        "required": ["answer", "score", "follow_ups"],
-        "additionalProperties": False,
-    }
+    """The answer has no cap (a grammar-enforced cap cuts mid-word): max_tokens bounds it."""
+    return _object(
+        {
+            "answer": _text(min_length=1),
+            "score": _SCORE,
+            "follow_ups": _array(_text(200, 3), max_follow_ups),
+        }
+    )
