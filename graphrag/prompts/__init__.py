@@ -1,14 +1,7 @@
-"""Every prompt the workbench sends, loaded by name from template files, with the JSON schema
-it must return where it returns JSON.
-
-Written for a 1.5B instruct model running at ~10 completion tokens/s: short instructions,
-compact one-line JSON, and hard caps in every schema. The text of each prompt is a plain file,
-``templates/<name>.txt``, that says at its top what the prompt must return and which
-placeholders it takes; a user's own prompt folder (setting ``prompts.dir``) overrides any of
-them by name (:func:`export_templates` writes the packaged ones there to start from; see
-docs/prompts.md). Python keeps what is logic: the builders below, which fill the templates
-and assemble the messages (their names and signatures are the interface callers use), the
-JSON schemas, and the guards that keep document text from reading as instructions.
+"""Every prompt the workbench sends: builders that fill the template files
+(``templates/<name>.txt``, overridable by a user's ``prompts.dir``; see docs/prompts.md) and
+assemble the messages, the JSON schemas of the replies, and the guards that keep document text
+from reading as instructions. Written for a 1.5B model: short instructions, compact JSON.
 """
 
 # ruff: noqa: F401 - this module only re-exports: callers write prompts.<name>.

@@ -1,8 +1,5 @@
 """The prompts of indexing: graph extraction (JSON or records, with its worked examples and
-follow-up turns), description summaries and community reports.
-
-The text is in ``templates/<name>.txt``; these builders fill it and assemble the messages.
-"""
+follow-up turns), description summaries and community reports."""
 
 from __future__ import annotations
 
@@ -12,15 +9,12 @@ from graphrag.prompts.guards import fence_document
 from graphrag.prompts.loader import load_template, packaged_template
 from graphrag.prompts.messages import Messages, system_and_user
 
-# --------------------------------------------------------------------------- extraction
-# One worked example, shown as a previous turn: it teaches the compact one-line form (the
-# model pretty-prints JSON otherwise: ~35% more completion tokens measured on the demo) and
-# descriptions that state only what the text says.
+# Extraction shows one worked example as a previous turn: it teaches the compact one-line form
+# (the model pretty-prints JSON otherwise) and descriptions that say only what the text says.
 
 
 def _example_turns(system: str, example_text: str, example_reply: str, text: str) -> Messages:
-    """The record extraction messages: the worked example as a previous turn, then the text,
-    each in extract_graph_records's user turn."""
+    """The record extraction messages: the worked example as a previous turn, then the text."""
     user = load_template("extract_graph_records")
     return [
         {"role": "system", "content": system},
@@ -64,10 +58,8 @@ def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
 
 
 def extract_graph_records_again(text: str, entity_types: list[str]) -> Messages:
-    """The record extraction of one text, asked again with another worked example
-    (``index.reextract_empty``): for a text whose first reply named nothing it mentions,
-    usually because the 1.5B model copied the first example's records word for word (the
-    demo's cooperative history), or a packed reply skipped it. Same reply format."""
+    """The record extraction of one text asked again with another worked example
+    (``index.reextract_empty``), for a text whose first reply named nothing it mentions."""
     example = load_template("extract_graph_records_again")
     return _example_turns(
         _records_system(entity_types),
@@ -117,8 +109,7 @@ def in_pipe_style(messages: Messages) -> Messages:
 
 
 def _after_reply(previous: Messages, reply: str, ask: str) -> Messages:
-    """The conversation so far, the model's ``reply`` to it, and one more user turn ``ask``:
-    how every follow-up of an extraction call is asked."""
+    """The conversation so far, the model's ``reply`` and one more user turn ``ask``."""
     return [*previous, {"role": "assistant", "content": reply}, {"role": "user", "content": ask}]
 
 
@@ -135,9 +126,8 @@ def relationships_after_loop(previous: Messages, kept_reply: str) -> Messages:
     return _after_reply(previous, kept_reply, ask)
 
 
-# --------------------------------------------------------------------------- graph
-# Return plain text. Summaries keep facts: every date, number and name (a 1.5B model asked for
-# "at most two sentences" dropped them), within a length asked for in words.
+# Summaries keep every date, number and name (asked for "two sentences", the model dropped
+# them), within a length asked for in words.
 
 
 def _descriptions(descriptions: list[str]) -> str:
@@ -166,14 +156,9 @@ def summarize_relationship(
     )
 
 
-# --------------------------------------------------------------------------- reports
-
-
 def community_report(context: str, max_findings: int, explanation_sentences: int = 3) -> Messages:
-    """A community report (``report_schema``) that keeps its sources' facts and, when the
-    data starts with sub-community reports, builds on them. ``explanation_sentences``: a
-    finding's explanation at most (the 1.5B model fills the room it is given with
-    restatement, so fewer sentences cost fewer tokens, not facts)."""
+    """A community report (``report_schema``) that keeps its sources' facts and builds on any
+    sub-community reports; ``explanation_sentences`` caps a finding's explanation."""
     prompt = load_template("community_report")
     system = prompt.render(
         "system", max_findings=max_findings, explanation_sentences=explanation_sentences

@@ -1,17 +1,10 @@
 """Prompt templates loaded by name: the user's prompt folder first, else the packaged one.
 
-A template file, ``templates/<name>.txt``, is one prompt: comment lines starting with ``#`` at
-the top (what it must return, which placeholders it takes; the loader drops them), then its
-parts, each starting with a line ``=== <section>`` (``system``, ``user``, a worked example, a
-variant). A section's text is the lines up to the next section, without the line breaks that
-end it, byte for byte what the model is sent. Placeholders are ``string.Template``'s
-``$name``, so the JSON in prompts needs no escaping (write ``$$`` for a dollar sign).
-
-The user's folder (setting ``prompts.dir``, set by :class:`graphrag.workbench.Workbench` through
-:func:`use_prompt_dir`) overrides a prompt by holding a file of the same name, written from the
-packaged one (:func:`export_templates`). An override keeps the packaged sections and each
-section's placeholders: a prompt missing one would silently drop what the placeholder carries
-(the document, the question), so it is an error naming the file, not a quieter prompt.
+A template file, ``templates/<name>.txt``: ``#`` comment lines (dropped), then sections, each
+opened by a line ``=== <section>``; a section's text, without its trailing line breaks, is
+byte for byte what the model is sent. Placeholders are ``string.Template``'s ``$name`` (``$$``
+for a dollar sign). An override (``prompts.dir``) must keep the packaged sections and their
+placeholders, else it would silently drop what one carries: that is an error naming the file.
 """
 
 from __future__ import annotations
@@ -27,7 +20,7 @@ PACKAGED_DIR = Path(__file__).resolve().parent / "templates"
 SUFFIX = ".txt"
 _SECTION = re.compile(r"=== (\w+)")
 
-# The user's prompt folder; set once from settings by the Workbench (None: packaged prompts).
+# The user's prompt folder, set by the Workbench through use_prompt_dir (None: packaged only).
 _user_dir: Path | None = None
 
 
@@ -71,7 +64,7 @@ def template_names() -> list[str]:
 
 
 def parse_template(name: str, path: Path) -> PromptTemplate:
-    """Return the template in ``path``: header comments dropped, split into its sections."""
+    """Return the template in ``path``, split into its sections."""
     lines = path.read_text(encoding="utf-8").split("\n")
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None
@@ -114,8 +107,7 @@ def packaged_template(name: str) -> PromptTemplate:
 
 
 def load_template(name: str) -> PromptTemplate:
-    """Return the prompt ``name``: the user's copy when their prompt folder holds one (checked
-    against the packaged prompt), else the packaged one."""
+    """Return the prompt ``name``: the user's checked copy if their folder holds one."""
     packaged = packaged_template(name)
     if _user_dir is None:
         return packaged
@@ -161,10 +153,9 @@ def _dollars(names: set[str]) -> str:
 
 
 def use_prompt_dir(path: str | Path | None) -> None:
-    """Read prompts from the folder ``path`` first from now on (``None``: packaged prompts
-    only). Every template file in it is checked now, so a mistake surfaces before any model
-    call; a ``.txt`` file named after no prompt is an error (a misspelt override would
-    otherwise be silently ignored)."""
+    """Read prompts from the folder ``path`` first from now on (``None``: packaged only). Every
+    ``.txt`` file is checked now, before any model call; one named after no prompt (misspelt)
+    is an error."""
     global _user_dir
     if path is None or str(path) == "":
         _user_dir = None
@@ -189,8 +180,7 @@ def prompt_dir() -> Path | None:
 
 def export_templates(dest: str | Path, overwrite: bool = False) -> list[Path]:
     """Copy every packaged template into the folder ``dest`` (made if missing) and return the
-    files written: a user's own prompt folder to edit. An existing file is kept, and is an
-    error unless ``overwrite``, so a second export never loses a user's edits silently."""
+    files written. An existing file is an error unless ``overwrite`` (a user's edits)."""
     folder = Path(dest)
     folder.mkdir(parents=True, exist_ok=True)
     targets = [(PACKAGED_DIR / f"{n}{SUFFIX}", folder / f"{n}{SUFFIX}") for n in template_names()]

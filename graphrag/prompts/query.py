@@ -1,8 +1,5 @@
 """The prompts of querying: the answer from numbered context, HyDE, multi-query, global
-search (map, reduce, merge) and DRIFT.
-
-The text is in ``templates/<name>.txt``; these builders fill it and assemble the messages.
-"""
+search (map, reduce, merge) and DRIFT."""
 
 from __future__ import annotations
 
@@ -40,8 +37,7 @@ def global_map(question: str, reports: str) -> Messages:
 
 def global_map_sentences(question: str, sentences: str) -> Messages:
     """Global search's extractive map step: must return {sentences: [{n, score 0-100}]}, the
-    numbers of the report sentences that help answer, so the reduce reads the reports' own
-    words rather than the model's paraphrase of them."""
+    numbers of the report sentences that help answer (the reduce reads the reports' words)."""
     prompt = load_template("global_map_sentences")
     return system_and_user(
         prompt.text("system"), prompt.render("user", sentences=sentences, question=question)
@@ -74,16 +70,14 @@ def global_merge(question: str, drafts: list[str], style: str = "sentences") -> 
     )
 
 
-# Answers given without asking the model (it is never sent these).
+# Answers given without asking the model.
 NO_RELEVANT_REPORTS = (
     "I do not know: none of the community reports contains information relevant to this question."
 )
 NO_DRIFT_ANSWERS = "I do not know: the search found nothing relevant to this question."
 
 
-# --------------------------------------------------------------------------- DRIFT search
-# The primer and every follow-up step must return ``drift_step_schema``; the reduce returns
-# plain text.
+# DRIFT: the primer and every follow-up step must return ``drift_step_schema``.
 
 
 def drift_primer(question: str, reports: str, max_follow_ups: int) -> Messages:
