@@ -13,7 +13,6 @@ class EvalSettings:
         default_factory=lambda: ["naive", "hyde", "multi_query", "local", "global"]
     )
     """Retrieval methods ``graphrag eval`` answers with, by registered name (``--methods``)."""
-    # scripts/demo.sh names PPR and the router, whose demo answers are recorded.
     opt_in_methods: list[str] = field(default_factory=list)
     """Methods added to ``methods`` and to ``query --method all``, e.g. ["drift", "ppr"]."""
     metrics: list[str] = field(
@@ -26,10 +25,9 @@ class EvalSettings:
     """Seed of the bootstrap resamples and of the judge-validity control sample."""
     answer_relevancy_strictness: int = 1
     """Questions RAGAS answer relevancy generates back from each answer (one judge call each)."""
-    # The GraphRAG paper's pairwise criteria (comprehensiveness, diversity, ...) are for global,
-    # sensemaking questions.
+    # the GraphRAG paper's pairwise criteria are for global, sensemaking questions
     pairwise_types: list[str] = field(default_factory=lambda: ["global"])
     """Question types the pairwise judge reads (``eval --pairwise``); empty: every question."""
-    # Whether the judge rewards what the corpus says (eval/pairwise.py, CLOSED_BOOK).
+    # whether the judge rewards what the corpus says (eval/pairwise.py)
     pairwise_closed_book: bool = True
     """Also rate each judged method against a closed-book answer (the model's, no corpus text)."""

@@ -49,21 +49,17 @@ class IndexSettings:
     """NLP graph: an edge stays if either of its ends ranks it this high (by NPMI)."""
     summary_threshold_tokens: int = 100
     """Several descriptions of an entity get an LLM summary only past this many tokens (0: all)."""
-    # records: a reply cut off at the token cap keeps its finished records, and repeats are
-    # dropped (graphrag/index/extract/records.py)
+    # records: a reply cut off at the token cap keeps its finished records
     extraction_format: Literal["json", "records"] = "records"
     """Extraction replies as one record per line ("records") or as schema-constrained JSON."""
-    # pipe: the same fields in fewer completion tokens; tuple: MuSiQue's recorded LLM-mode index
-    # (data/musique/llm_index.toml), as are relationships_follow_up and reextract_empty off
+    # pipe: the same fields in fewer tokens; tuple: data/musique/llm_index.toml's recorded index
     record_style: Literal["tuple", "pipe"] = "pipe"
     """Records: Microsoft GraphRAG's ("entity"<|>name<|>type<|>...) or pipes (entity|name|...)."""
     relationships_follow_up: bool = True
     """Records: a reply naming two or more entities and no relationship is asked for them."""
-    # "KBMI" joins "Kestrel Bay Marine Institute" (graphrag/index/graph/aliases.py)
     merge_aliases: bool = True
     """Merge an acronym into the long name the text defines, or a co-occurring entity spells."""
-    # off: turning it on re-records every graph method's answers
-    # (benchmarks/description_grounding.py measures what it drops)
+    # off: on re-records every graph method's answers (benchmarks/description_grounding.py)
     ground_descriptions: bool = False
     """Keep only description sentences whose names and numbers their chunk contains."""
     stop_repeats: bool = True

@@ -1,5 +1,4 @@
-"""Settings of the model endpoints and the embedded server: ``[llm]``, ``[embedded]``,
-``[embeddings]`` and ``[cache]``."""
+"""Settings of the models: ``[llm]``, ``[embedded]``, ``[cache]`` and ``[embeddings]``."""
 
 from __future__ import annotations
 
@@ -44,12 +43,10 @@ class EmbeddedServerSettings:
     model_file: str = ""
     """A GGUF file to serve; empty: the default model, assembled from its PyPI packages."""
     # 8,192 tokens per slot with 2 slots: the judge's faithfulness prompt (every context a
-    # method showed) and its reply fit one slot; the methods' own budgets stay capped by
-    # query.max_context_tokens
+    # method showed) and its reply fit one slot
     ctx_size: int = 16384
     """Context tokens of the server, shared evenly by its slots."""
-    # on 2 cores, more slots spread one prefix-cached slot's work over more KV caches
-    # (benchmarks/llm_throughput.py, README)
+    # on 2 cores, more slots spread one prefix-cached slot's work (benchmarks/llm_throughput.py)
     parallel: int = 2
     """Slots: requests the server decodes at once (others wait in its queue)."""
     threads: int = 2
@@ -74,8 +71,7 @@ class EmbeddingSettings:
     """The sentence-transformers model: an importable package that ships it, or a folder."""
     cache_path: str = ".cache/embeddings.sqlite"
     """SQLite file of the vectors computed so far, keyed by model and text."""
-    # The same text embeds differently in the last bits on another CPU (AVX-512 or AVX2
-    # kernels), so a replay is the same number for number everywhere only if its vectors are
-    # recorded too (scripts/record_vectors.sh adds a pack).
+    # the same text embeds differently in the last bits on another CPU, so a replay is the same
+    # everywhere only with its vectors recorded too (scripts/record_vectors.sh)
     recorded_path: str = "data/vector_cache"
     """Committed vectors, read before the cache and never written by a run; "" reads none."""

@@ -1,15 +1,8 @@
 """Settings of the retrieval methods: ``[query]`` and one ``[query.<method>]`` table per method.
 
-The settings every method shares are :class:`QuerySettings`' own fields. A method's own
-settings are a small dataclass in the method's module (``LocalSettings`` in
-``query/local.py``...), registered here by ``graphrag.query.registry.register``; they are
-read and written as ``[query.<method>]`` tables (``query.local.text_unit_share``; in the
-environment ``GRAPHRAG_QUERY__LOCAL__TEXT_UNIT_SHARE``) and reached in code as
-``settings.query.methods["local"]``.
-
-This layer cannot import the methods (they sit above it), so it keeps what they register:
-``graphrag/__init__`` imports the workbench, which imports the registry, so every method's
-settings are registered before any ``Settings`` is made.
+A method's own settings are a dataclass in its module, registered here by
+``graphrag.query.registry.register`` (this layer cannot import the methods above it) and
+reached as ``settings.query.methods["local"]``. Importing ``graphrag`` registers them all.
 """
 
 from __future__ import annotations
@@ -31,18 +24,13 @@ def _method_defaults() -> dict[str, Any]:
     return {name: cls() for name, cls in METHOD_SETTINGS.items() if cls is not None}
 
 
-def copy_methods(methods: dict[str, Any]) -> dict[str, Any]:
-    """Return a copy of the method tables whose sections can be changed independently."""
-    return {name: dataclasses.replace(section) for name, section in methods.items()}
-
-
 @dataclass
 class QuerySettings:
     """What every retrieval method shares: the answer call, the context budget, the chunks."""
 
     top_k: int = 3
     """Chunks the chunk methods (naive, hyde, multi_query, ppr, bm25) show, under "top_k"."""
-    # Why a cap: prompt tokens cost about 25 ms each on 2 CPU cores.
+    # prompt tokens cost about 25 ms each on 2 CPU cores
     max_context_tokens: int = 3000
     """Context tokens of any budget sized to the model's window, at most."""
     # "budget" compares methods at equal context (Method.answer_budget).
@@ -50,9 +38,7 @@ class QuerySettings:
     """Chunk methods show "budget": the ranked chunks local search's budget holds, or "top_k"."""
     answer_max_tokens: int = 250
     """Tokens of the final answer, at most (paragraphs want about 600)."""
-    # "paragraphs": a short paragraph per theme, as Microsoft GraphRAG answers ("multiple
-    # paragraphs") and as the GraphRAG paper compared every method; global's reduce writes six
-    # sentences at most.
+    # "paragraphs" is how the GraphRAG paper compared every method
     answer_style: Literal["sentences", "paragraphs"] = "sentences"
     """Answer form: "sentences" (five at most) or "paragraphs", Microsoft GraphRAG's form."""
     methods: dict[str, Any] = field(
@@ -61,9 +47,9 @@ class QuerySettings:
     """Each method's own settings by method name, the [query.<method>] tables."""
 
     def changed(self, values: dict[str, Any]) -> QuerySettings:
-        """Return a copy with ``values`` set, by the names :meth:`flat` gives (no type check:
-        for code and tests; files and the environment go through ``load_settings``)."""
-        copy = dataclasses.replace(self, methods=copy_methods(self.methods))
+        """Return a copy with ``values`` set, by the names :meth:`flat` gives (no type check)."""
+        methods = {name: dataclasses.replace(section) for name, section in self.methods.items()}
+        copy = dataclasses.replace(self, methods=methods)
         for name, value in values.items():
             table, _, key = name.rpartition(".")
             section = copy.methods[table] if table else copy
@@ -83,52 +69,22 @@ class QuerySettings:
 
 # Flat names of round 2 and where each went: an old name in a file or the environment is an
 # error that names its new place, so a settings file never silently stops meaning anything.
+_MOVED = {
+    "local": "top_entities context_tokens text_unit_share text_unit_order community_share "
+    "max_relationships",
+    "global": "level max_batches batch_tokens reports_per_call reduce_seeds map_max_points "
+    "map_style reduce_tokens report_facts_tokens",
+    "ppr": "top_entities damping passage_weight",
+    "drift": "top_reports followups depth local_text_unit_share local_community_share",
+    "router": "fact_method multi_hop_method thematic_method",
+}
 RENAMED = {
     "hyde_max_tokens": "hyde.max_tokens",
     "rephrasings": "multi_query.rephrasings",
-    **{
-        f"local_{k}": f"local.{k}"
-        for k in (
-            "top_entities",
-            "context_tokens",
-            "text_unit_share",
-            "text_unit_order",
-            "community_share",
-            "max_relationships",
-        )
-    },
-    **{
-        f"global_{k}": f"global.{k}"
-        for k in (
-            "level",
-            "max_batches",
-            "batch_tokens",
-            "reports_per_call",
-            "reduce_seeds",
-            "map_max_points",
-            "map_style",
-            "reduce_tokens",
-            "report_facts_tokens",
-        )
-    },
-    **{f"ppr_{k}": f"ppr.{k}" for k in ("top_entities", "damping", "passage_weight")},
-    **{
-        f"drift_{k}": f"drift.{k}"
-        for k in (
-            "top_reports",
-            "followups",
-            "depth",
-            "local_text_unit_share",
-            "local_community_share",
-        )
-    },
-    **{
-        f"router_{k}": f"router.{k}" for k in ("fact_method", "multi_hop_method", "thematic_method")
-    },
+    **{f"{method}_{k}": f"{method}.{k}" for method, keys in _MOVED.items() for k in keys.split()},
 }
 
-# Settings removed: arms that lost (docs/research-log.md has their numbers), and values no user
-# needed to change, now constants of the code that uses them.
+# Settings removed: arms that lost (docs/research-log.md), and values now constants in the code.
 REMOVED = {
     "global_point_order": 'global search reads the map\'s points by score (the old "score")',
     "global_dynamic_selection": "global search maps the reports of one whole-graph level",
