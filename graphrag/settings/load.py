@@ -1,14 +1,8 @@
-"""One settings tree for the whole workbench, loaded from TOML and the environment.
+"""The settings tree, assembled from the section modules beside this one, loaded and checked.
 
-Precedence, lowest first: the defaults below, a TOML file (``graphrag.toml`` in the working
-directory, or the file named by ``GRAPHRAG_CONFIG`` or passed explicitly), then environment
-variables ``GRAPHRAG_<SECTION>__<KEY>`` (for example ``GRAPHRAG_LLM__BASE_URL``; a table below a
-section adds one more ``__``: ``GRAPHRAG_QUERY__LOCAL__TOP_ENTITIES``). The shortcut
-``GRAPHRAG_CACHE=on|off|replay`` sets ``cache.mode``. With no settings at all, the embedded
-model is used, so a fresh checkout works offline.
-
-The sections are defined one module each beside this one (models, index, query, eval); this
-module assembles them into ``Settings`` and loads and checks them.
+Precedence, lowest first: the defaults, a TOML file (``graphrag.toml``, ``GRAPHRAG_CONFIG`` or
+the path given), then ``GRAPHRAG_<SECTION>__<KEY>`` environment variables (one more ``__`` per
+table: ``GRAPHRAG_QUERY__LOCAL__TOP_ENTITIES``); ``GRAPHRAG_CACHE`` sets ``cache.mode``.
 """
 
 from __future__ import annotations
@@ -17,7 +11,6 @@ import dataclasses
 import json
 import os
 import tomllib
-import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,10 +31,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def repo_relative(path: str | Path) -> str:
-    """Return ``path`` relative to the repository when it lies inside it, else as given.
-
-    Committed reports and notebook outputs must not record one machine's layout.
-    """
+    """Return ``path`` relative to the repository when it lies inside it, else as given (so
+    committed reports do not record one machine's layout)."""
     try:
         return Path(path).resolve().relative_to(REPO_ROOT.resolve()).as_posix()
     except ValueError:
@@ -81,8 +72,6 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
     origin = typing.get_origin(annotation)
     if origin is Literal:
         choices = typing.get_args(annotation)
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit() and value not in choices:
-            value = int(value)  # a number choice given as text (environment variables)
         if value not in choices:
             raise SettingsError(
                 f"setting {name}={value!r}: expected one of {', '.join(map(str, choices))}"
@@ -99,8 +88,6 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
         if not isinstance(value, origin):
             raise SettingsError(f"setting {name}: expected a {origin.__name__}, got {value!r}")
         return value
-    if origin is types.UnionType:
-        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
     try:
         if annotation is bool and isinstance(value, str):
             if value.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
@@ -118,7 +105,7 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
 
 
 def _old_name(section: Any, key: str, name: str) -> None:
-    """Raise for a ``query`` setting of round 2 that moved or was removed, naming what now is."""
+    """Raise for a ``query`` setting of round 2 that moved or was removed, naming its fate."""
     if not isinstance(section, QuerySettings):
         return
     if key in RENAMED:

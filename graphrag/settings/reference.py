@@ -1,9 +1,7 @@
 """The settings reference, docs/configuration.md, generated from the settings dataclasses.
 
-Each setting's meaning is the attribute docstring written under its field (a string on the
-line after it). Python keeps no such docstring at run time, so it is read from the source with
-:mod:`ast`; a setting without one is an error, so the reference cannot leave one out. A field
-whose value is itself a settings dataclass is a sub-section (``[query.local]``).
+A setting's meaning is the attribute docstring under its field, read from the source with
+:mod:`ast` (Python drops it); a setting without one is an error.
 
     python -m graphrag.settings.reference --write    # rewrite docs/configuration.md
     python -m graphrag.settings.reference            # print the reference
@@ -19,7 +17,6 @@ import functools
 import inspect
 import json
 import sys
-import types
 import typing
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -74,13 +71,9 @@ def _module_tree(module: str) -> ast.Module:
 
 
 def _class_node(cls: type) -> ast.ClassDef:
-    body: list[ast.stmt] = _module_tree(cls.__module__).body
-    node: ast.ClassDef | None = None
-    for part in cls.__qualname__.split("."):
-        node = next(n for n in body if isinstance(n, ast.ClassDef) and n.name == part)
-        body = node.body
-    assert node is not None
-    return node
+    """Return the class statement of ``cls``, a module-level class."""
+    body = _module_tree(cls.__module__).body
+    return next(n for n in body if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
 
 
 def _one_line(text: str) -> str:
@@ -88,22 +81,18 @@ def _one_line(text: str) -> str:
 
 
 def attribute_docs(cls: type) -> dict[str, str]:
-    """Return field name -> the docstring on the line after the field, for ``cls`` and its
-    dataclass bases (a subclass's docstring wins)."""
+    """Return field name -> the docstring on the line after the field, for ``cls``."""
     docs: dict[str, str] = {}
-    for klass in reversed(cls.__mro__):
-        if not dataclasses.is_dataclass(klass):
-            continue
-        body = _class_node(klass).body
-        for statement, following in zip(body, body[1:], strict=False):
-            if (
-                isinstance(statement, ast.AnnAssign)
-                and isinstance(statement.target, ast.Name)
-                and isinstance(following, ast.Expr)
-                and isinstance(following.value, ast.Constant)
-                and isinstance(following.value.value, str)
-            ):
-                docs[statement.target.id] = _one_line(following.value.value)
+    body = _class_node(cls).body
+    for statement, following in zip(body, body[1:], strict=False):
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docs[statement.target.id] = _one_line(following.value.value)
     return docs
 
 
@@ -120,12 +109,9 @@ def type_text(annotation: Any) -> str:
     if origin is Literal:
         return "one of " + ", ".join(f"`{toml_value(a)}`" for a in args)
     if origin is list:
-        return f"list of {type_text(args[0])}" if args else "list"
+        return f"list of {type_text(args[0])}"
     if origin is dict:
-        return f"table of {type_text(args[0])} → {type_text(args[1])}" if args else "table"
-    if origin in (types.UnionType, typing.Union):
-        kinds = [type_text(a) for a in args if a is not type(None)]
-        return " or ".join(kinds) + (" (optional)" if type(None) in args else "")
+        return f"table of {type_text(args[0])} → {type_text(args[1])}"
     return {str: "text", int: "integer", float: "number", bool: "true/false"}.get(
         annotation, getattr(annotation, "__name__", str(annotation))
     )
@@ -150,18 +136,12 @@ def toml_value(value: Any) -> str:
 def _default(field: dataclasses.Field[Any]) -> Any:
     if field.default is not dataclasses.MISSING:
         return field.default
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    raise MissingDocError(f"setting {field.name} has no default")
+    return field.default_factory()
 
 
 def sections(root: type = Settings) -> list[Section]:
     """Return the reference's tables: one per section and sub-section, in declaration order."""
-    found: list[Section] = []
-    hints, docs = typing.get_type_hints(root), attribute_docs(root)
-    for field in dataclasses.fields(root):
-        found += _walk(hints[field.name], [field.name], docs.get(field.name))
-    return found
+    return _walk(root, [], None)[1:]  # the root's own table holds no setting
 
 
 def _walk(cls: type, path: list[str], field_doc: str | None) -> list[Section]:
