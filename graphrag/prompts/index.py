@@ -13,13 +13,14 @@ from graphrag.prompts.messages import Messages, system_and_user
 # (the model pretty-prints JSON otherwise) and descriptions that say only what the text says.
 
 
-def _example_turns(system: str, example_text: str, example_reply: str, text: str) -> Messages:
-    """The record extraction messages: the worked example as a previous turn, then the text."""
-    user = load_template("extract_graph_records")
+def _example_turns(system: str, example: str, text: str) -> Messages:
+    """The record extraction messages: the worked example of the template ``example`` as a
+    previous turn, then the text."""
+    user, shown = load_template("extract_graph_records"), load_template(example)
     return [
         {"role": "system", "content": system},
-        {"role": "user", "content": user.render("user", text=example_text)},
-        {"role": "assistant", "content": example_reply},
+        {"role": "user", "content": user.render("user", text=shown.text("example_text"))},
+        {"role": "assistant", "content": shown.text("example_reply")},
         {"role": "user", "content": user.render("user", text=text)},
     ]
 
@@ -48,36 +49,24 @@ def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
     """Extraction with one tuple-delimited record per line (``index.extraction_format =
     "records"``; parsed by graphrag/index/extract/records.py). Must return record lines, then
     <|COMPLETE|>."""
-    example = load_template("extract_graph_records")
-    return _example_turns(
-        _records_system(entity_types),
-        example.text("example_text"),
-        example.text("example_reply"),
-        fence_document(text),
-    )
+    system = _records_system(entity_types)
+    return _example_turns(system, "extract_graph_records", fence_document(text))
 
 
 def extract_graph_records_again(text: str, entity_types: list[str]) -> Messages:
     """The record extraction of one text asked again with another worked example
     (``index.reextract_empty``), for a text whose first reply named nothing it mentions."""
-    example = load_template("extract_graph_records_again")
-    return _example_turns(
-        _records_system(entity_types),
-        example.text("example_text"),
-        example.text("example_reply"),
-        fence_document(text),
-    )
+    system = _records_system(entity_types)
+    return _example_turns(system, "extract_graph_records_again", fence_document(text))
 
 
 def extract_graph_records_packed(texts: list[str], entity_types: list[str]) -> Messages:
     """Extraction of several short documents in one call (``index.pack_documents_tokens``):
     each document is labelled [1], [2], ...; must return record lines each starting with the
     label of the document it comes from, then <|COMPLETE|>."""
-    example = load_template("extract_graph_records_packed")
-    system = f"{_records_system(entity_types)}\n{example.text('packed_note')}"
-    return _example_turns(
-        system, example.text("example_text"), example.text("example_reply"), packed_text(texts)
-    )
+    note = load_template("extract_graph_records_packed").text("packed_note")
+    system = f"{_records_system(entity_types)}\n{note}"
+    return _example_turns(system, "extract_graph_records_packed", packed_text(texts))
 
 
 def packed_text(texts: list[str]) -> str:

@@ -3,6 +3,7 @@
 Import what you need from here: ``from graphrag.settings import Settings, load_settings``.
 """
 
+# ruff: noqa: F401 - this module only re-exports: callers import from graphrag.settings.
 from graphrag.settings.eval import EvalSettings
 from graphrag.settings.index import ChunkingSettings, IndexSettings
 from graphrag.settings.load import (
@@ -20,20 +21,3 @@ from graphrag.settings.models import (
 )
 from graphrag.settings.prompts import PromptSettings
 from graphrag.settings.query import QuerySettings
-
-__all__ = [
-    "REPO_ROOT",
-    "CacheSettings",
-    "ChunkingSettings",
-    "EmbeddedServerSettings",
-    "EmbeddingSettings",
-    "EvalSettings",
-    "IndexSettings",
-    "LLMSettings",
-    "PromptSettings",
-    "QuerySettings",
-    "Settings",
-    "SettingsError",
-    "load_settings",
-    "repo_relative",
-]
