@@ -1,19 +1,11 @@
 """Streamed chat requests through the recorded cache, ended early by the caller's stop rule.
 
-A small model can fall into a repetition loop, emitting the same records until the token cap
-(28% of the demo's recorded extraction tokens). A request made with a stop rule is streamed
-from the live endpoint; the transport reads it as it arrives, asks the rule after each new
-piece whether to stop, and closes the stream there, so the model stops generating. What was
-kept is recorded as an ordinary completion under the request's usual key (``stream`` left
-out of the key), with ``stopped_early`` saying why; a replay, or a streamed request whose
-reply is already recorded, gets the recorded completion back as a short event stream. So
-record and replay stay one path (the transport), and streaming is an option of the request.
-
-The rule is code of the caller (the indexing stages hand over theirs), not of this layer:
-:meth:`ChatLLM.achat <graphrag.llm.client.ChatLLM.achat>` sets it for the one request it
-sends (:func:`stopping`), and the transport, below the ``openai`` client that carries no
-such argument, reads it back (:func:`stop_rule`). The rule is not part of the request body,
-so it never changes a cache key.
+A small model can fall into a repetition loop until the token cap. A request made with a stop
+rule is streamed; the transport asks the rule after each piece whether to stop and closes the
+stream there. What was kept is recorded as an ordinary completion under the request's key
+(``stream`` left out), with ``stopped_early`` saying why, and replayed as a short event stream.
+The rule is the caller's code, set for one request by :func:`stopping` and read back below the
+``openai`` client by :func:`stop_rule`; it is not in the body, so it never changes a key.
 """
 
 from __future__ import annotations
@@ -59,8 +51,7 @@ def stopping(factory: StopRuleFactory | None) -> Iterator[None]:
 
 def keyed_body(body: dict[str, Any]) -> dict[str, Any]:
     """Return the request body a reply is recorded under: the streaming fields left out, so a
-    streamed request and the same request unstreamed share one recorded reply (an unstreamed
-    body is kept as sent, so every key recorded before streaming existed still matches)."""
+    streamed request and the same request unstreamed share one recorded reply."""
     if not body.get("stream"):
         return body
     return {k: v for k, v in body.items() if k not in STREAM_FIELDS}
@@ -78,10 +69,8 @@ async def read_stream(
 ) -> tuple[dict[str, Any], str | None]:
     """Return (the completion the stream amounts to, why it was stopped or None).
 
-    The stream is closed as soon as ``rule`` says so. The completion tokens of a stopped
-    reply are the content chunks received (an OpenAI-compatible server sends one token per
-    chunk), i.e. what the model generated, not what was kept; its prompt tokens, which the
-    server reports only at the end of a stream, are counted with the tokenizer.
+    A stopped reply's completion tokens are the content chunks received (one token each), what
+    the model generated; its prompt tokens (reported only at a stream's end) are counted here.
     """
     if response.headers.get("content-type", "").startswith("application/json"):
         await response.aread()  # a server that ignored stream=True: its reply is whole

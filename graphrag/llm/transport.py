@@ -2,12 +2,10 @@
 is answered from the recorded cache (graphrag/llm/cache.py) or sent once to the live endpoint
 and recorded, under the key of its body.
 
-Only chat completions can be recorded; in ``on`` and ``replay`` modes any other request is
-refused (:class:`~graphrag.llm.cache.UnrecordableRequestError`) rather than sent past the
-cache. A streamed chat request is read whole here (or ended early by the caller's stop rule,
-graphrag/llm/stream.py), recorded as a completion and answered as a short event stream. A
-refusal that depends only on the request and the server's window is recorded too, so a
-replay fails that item exactly as the live run did.
+Only chat completions are recorded; in ``on`` and ``replay`` modes any other request is
+refused rather than sent past the cache. A streamed request is read whole here (or ended by
+the caller's stop rule, graphrag/llm/stream.py) and recorded as a completion. A refusal that
+depends only on the request and the window is recorded too, so a replay fails that item alike.
 """
 
 from __future__ import annotations
@@ -20,22 +18,14 @@ import platform
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from filelock import FileLock
 
 from graphrag.llm.cache import ResponseCache, UnrecordableRequestError, request_key
-from graphrag.llm.stream import (
-    STOPPED_HEADER,
-    event_stream,
-    keyed_body,
-    read_stream,
-    stop_rule,
-)
+from graphrag.llm.stream import STOPPED_HEADER, event_stream, keyed_body, read_stream, stop_rule
 from graphrag.llm.usage import count_call
 
 CHAT_PATH_SUFFIX = "/chat/completions"
@@ -45,11 +35,8 @@ SLOT_POLL_SECONDS = 0.02  # how often a request waiting for a free slot looks ag
 
 
 def _chat_body(request: httpx.Request, mode: str) -> dict[str, Any] | None:
-    """Return the body of a recordable chat request; None for one that bypasses the cache.
-
-    Only ``off`` mode lets other requests through: in ``on`` mode they would go unrecorded
-    (a re-run would call the model again) and in ``replay`` mode they would call a model.
-    """
+    """Return the body of a recordable chat request; None for one that bypasses the cache
+    (only in ``off`` mode: in ``on`` it would go unrecorded, in ``replay`` call a model)."""
     if request.method == "POST" and request.url.path.endswith(CHAT_PATH_SUFFIX):
         return json.loads(request.content or b"{}")
     if mode == "off":
@@ -83,9 +70,8 @@ def _cached_response(
 class LiveEndpoint:
     """Where live requests go: a fixed URL, or the embedded server started on first need.
 
-    ``recover`` is the embedded server's restart hook: when a request cannot reach the server
-    (it crashed or was killed), the server is restarted once and the request re-sent, so a
-    long run carries on and keeps what it finished.
+    ``recover`` is the embedded server's restart hook: a request that cannot reach the server
+    restarts it once and is re-sent, so a long run carries on.
     """
 
     def __init__(
@@ -130,11 +116,10 @@ class LiveEndpoint:
 class RecordingTransport(httpx.AsyncBaseTransport):
     """The one transport under every client the workbench hands out (ours and ragas's).
 
-    A cache hit is answered from disk; a miss (in ``on`` mode) is sent to the live endpoint
-    once, whatever the number of identical requests in flight (per-request locks in this
-    process and across processes), bounded by ``llm.concurrency``, and stored. The bound is
-    a thread semaphore polled from asyncio, so it holds across every event loop and thread
-    of the process that uses this transport (``run_sync`` runs a loop per call).
+    A cache hit is answered from disk; a miss (in ``on`` mode) is sent once however many
+    identical requests are in flight (locks per key, in and across processes) and stored.
+    ``llm.concurrency`` is a thread semaphore polled from asyncio, so it bounds every event
+    loop and thread of the process (``run_sync`` runs a loop per call).
     """
 
     def __init__(self, cache: ResponseCache, upstream: LiveEndpoint, concurrency: int) -> None:
@@ -147,8 +132,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
 
     @property
     def inner(self) -> httpx.AsyncHTTPTransport:
-        """The connection pool of the running loop: a kept-alive connection belongs to the loop
-        that opened it, and each ``run_sync`` runs a new loop."""
+        """The connection pool of the running loop (a connection belongs to its loop)."""
         loop = asyncio.get_running_loop()
         inner = self._inners.get(loop)
         if inner is None:
@@ -170,7 +154,8 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                 return hit
             if self.cache.mode == "replay":
                 raise self.cache.miss(body)
-            with _process_lock(self.cache, key) as lock:
+            lock = self.cache.process_lock(key) if self.cache.mode == "on" else None
+            try:
                 if lock is not None:
                     await asyncio.to_thread(lock.acquire)
                 hit = _hit(self.cache, key, request, streamed)  # another process recorded it
@@ -192,6 +177,9 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                 finally:
                     self.slots.release()
                 return _store(self.cache, key, body, request, response, seconds, streamed, stopped)
+            finally:
+                if lock is not None and lock.is_locked:
+                    lock.release()
 
     async def _open(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` to the live endpoint; return its response, body still unread."""
@@ -215,18 +203,6 @@ def _hit(
     return _cached_response(request, key, record, hit=True, streamed=streamed)
 
 
-@contextmanager
-def _process_lock(cache: ResponseCache, key: str) -> Iterator[FileLock | None]:
-    """Yield the cross-process lock of ``key`` for the caller to acquire (None when the cache
-    does not record, so nothing is shared), and release it on exit if it was taken."""
-    lock = cache.process_lock(key) if cache.mode == "on" else None
-    try:
-        yield lock
-    finally:
-        if lock is not None and lock.is_locked:
-            lock.release()
-
-
 def _store(
     cache: ResponseCache,
     key: str,
@@ -237,63 +213,49 @@ def _store(
     streamed: bool = False,
     stopped: str | None = None,
 ) -> httpx.Response:
+    """Record a live reply, or a refusal for good, and answer with it; pass other failures on
+    unrecorded (to be retried), with which machine answered (:func:`recording_host`)."""
+    extra: dict[str, Any] = {"stopped_early": stopped} if stopped else {}
     if response.status_code != 200:
-        if _refused_for_good(response):
-            record = _record(body, response.json(), seconds, request, status=response.status_code)
-            cache.put(key, record)
-            count_call(record, hit=False, waited=seconds)
-            return _cached_response(request, key, record, hit=False, streamed=streamed)
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            content=response.content,
-            request=request,
-        )
-    try:
-        payload = response.json()
-        if not payload["choices"][0]["message"]:
-            raise ValueError("no message in the first choice")
-    except (ValueError, KeyError, IndexError, TypeError) as err:
-        # A garbled 200 (empty, cut or not a completion) is the endpoint's fault and may be
-        # transient: answered as a 502, so it is retried and never recorded.
-        return httpx.Response(
-            502,
-            json={"error": {"message": f"the endpoint's 200 reply is not a completion ({err})"}},
-            request=request,
-        )
-    extra = {"stopped_early": stopped} if stopped else {}
-    record = _record(body, payload, seconds, request, **extra)
-    cache.put(key, record)
-    count_call(record, hit=False, waited=seconds)
-    return _cached_response(request, key, record, hit=False, streamed=streamed)
-
-
-def _record(
-    body: dict[str, Any], response: Any, seconds: float, request: httpx.Request, **extra: Any
-) -> dict[str, Any]:
-    """Return the cache record of one live call: the request, what came back, when, and on
-    which machine (its ``seconds`` are that machine's, see :func:`recording_host`)."""
-    return {
+        if not _refused_for_good(response):
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                content=response.content,
+                request=request,
+            )
+        payload, extra = response.json(), {"status": response.status_code}
+    else:
+        try:
+            payload = response.json()
+            if not payload["choices"][0]["message"]:
+                raise ValueError("no message in the first choice")
+        except (ValueError, KeyError, IndexError, TypeError) as err:
+            # A garbled 200 (empty, cut or not a completion) is the endpoint's fault and may
+            # be transient: answered as a 502, so it is retried and never recorded.
+            message = f"the endpoint's 200 reply is not a completion ({err})"
+            return httpx.Response(502, json={"error": {"message": message}}, request=request)
+    record = {
         "request": body,
-        "response": response,
+        "response": payload,
         "seconds": round(seconds, 3),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "host": recording_host(request.url.host),
         **extra,
     }
+    cache.put(key, record)
+    count_call(record, hit=False, waited=seconds)
+    return _cached_response(request, key, record, hit=False, streamed=streamed)
 
 
-# The host of the base URL the client is given for the embedded model: a name that can never
-# resolve (.invalid is reserved for that); the transport sends a request that misses the cache
-# to the embedded server's real address instead (graphrag/llm/client.py).
+# The host the client is given for the embedded model: a name that never resolves (.invalid);
+# a request that misses the cache goes to the embedded server's real address instead.
 EMBEDDED_HOST = "embedded-llm.invalid"
 
 
 def recording_host(endpoint_host: str) -> str:
-    """Return what answered a call: this machine's CPU and cores for a server on this
-    machine (the embedded one, whose requests carry :data:`EMBEDDED_HOST`), else the
-    endpoint's host name. Model seconds recorded on different machines are not comparable,
-    and sessions here change machines."""
+    """Return what answered a call: this machine's CPU and cores for a local server, else the
+    endpoint's host (model seconds from different machines are not comparable)."""
     if endpoint_host not in ("127.0.0.1", "localhost", "::1", EMBEDDED_HOST):
         return f"endpoint {endpoint_host}"
     return f"{_cpu_name()}, {os.cpu_count()} cores"
@@ -311,9 +273,8 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-# llama.cpp's refusal of a prompt longer than a slot's context: the same request is refused
-# again on every run, so it is recorded like a reply and a replay meets the same error (the
-# caller counts it as that item's failure) instead of a cache miss.
+# llama.cpp's refusal of a prompt longer than a slot's context: refused again on every run, so
+# recorded like a reply, and a replay meets the same error instead of a cache miss.
 REFUSALS_RECORDED = frozenset({"exceed_context_size_error"})
 
 
