@@ -70,10 +70,9 @@ def parse_json_output(text: str, schema: dict[str, Any]) -> Any:
     """Return the JSON value in ``text`` if it validates against ``schema``; raise ValueError
     (:class:`JSONSyntaxError` if it is not JSON at all)."""
     try:
-        value = json.loads(_unfenced(text))
+        return _validated(json.loads(_unfenced(text)), schema)
     except json.JSONDecodeError as err:
         raise JSONSyntaxError(f"not valid JSON ({err.msg} at character {err.pos})") from err
-    return _validated(value, schema)
 
 
 def mend_json_output(text: str, schema: dict[str, Any]) -> Any:
@@ -103,14 +102,10 @@ def json_request(
         "Reply with one JSON value only, no prose, valid against this JSON "
         f"schema:\n{canonical_json(schema)}"
     )
-    first, rest = messages[0], messages[1:]
-    if first["role"] == "system":
-        messages = [
-            {"role": "system", "content": f"{first['content']}\n\n{instruction}"},
-            *rest,
-        ]
-    else:
-        messages = [{"role": "system", "content": instruction}, *messages]
+    if messages[0]["role"] == "system":  # the instruction ends the system message
+        instruction = f"{messages[0]['content']}\n\n{instruction}"
+        messages = messages[1:]
+    messages = [{"role": "system", "content": instruction}, *messages]
     fields = {"response_format": {"type": "json_object"}} if json_mode == "json_object" else {}
     return messages, fields
 
@@ -136,9 +131,7 @@ async def json_reply(
     if stop_rule:
         fields = {**fields, "stop_rule": stop_rule}
     return await _attempts(
-        llm,
-        name,
-        lambda seed: _json_attempt(llm, messages, schema, max_tokens, fields, seed),
+        llm, name, lambda seed: _json_attempt(llm, messages, schema, max_tokens, fields, seed)
     )
 
 

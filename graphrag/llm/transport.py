@@ -75,9 +75,7 @@ class LiveEndpoint:
     """
 
     def __init__(
-        self,
-        resolve: Callable[[], str] | None,
-        recover: Callable[[], str] | None = None,
+        self, resolve: Callable[[], str] | None, recover: Callable[[], str] | None = None
     ) -> None:
         self._resolve = resolve
         self._recover = recover
