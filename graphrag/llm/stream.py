@@ -58,8 +58,7 @@ def keyed_body(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def stop_rule(body: dict[str, Any]) -> StopRule | None:
-    """Return a new stop rule for the request ``body`` being sent (None when the caller
-    gave none, e.g. a library handed our client)."""
+    """Return a new stop rule for the request ``body`` being sent, None if the caller set none."""
     factory = _requested.get()
     return factory(body) if factory is not None else None
 
@@ -75,8 +74,7 @@ async def read_stream(
     if response.headers.get("content-type", "").startswith("application/json"):
         await response.aread()  # a server that ignored stream=True: its reply is whole
         return response.json(), None
-    text = ""
-    finish, usage, first, stopped, chunks = None, None, {}, None, 0
+    text, finish, usage, first, stopped, chunks = "", None, None, {}, None, 0
     try:
         async for line in response.aiter_lines():
             data = line.removeprefix("data:").strip()
@@ -104,23 +102,15 @@ async def read_stream(
         await response.aclose()
     if stopped or not usage:
         prompt = tokens.message_tokens(body.get("messages", []))
-        usage = {
-            "prompt_tokens": prompt,
-            "completion_tokens": chunks,
-            "total_tokens": prompt + chunks,
-        }
+        usage = dict(prompt_tokens=prompt, completion_tokens=chunks, total_tokens=prompt + chunks)
+    message = {"role": "assistant", "content": text}
+    choice = {"index": 0, "message": message, "finish_reason": "stop" if stopped else finish}
     completion = {
         "id": first.get("id", "chatcmpl-stream"),
         "object": "chat.completion",
         "created": first.get("created", 0),
         "model": first.get("model", body.get("model")),
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop" if stopped else finish,
-            }
-        ],
+        "choices": [choice],
         "usage": usage,
     }
     return completion, stopped

@@ -112,29 +112,9 @@ class EmbeddedServer:
         self._atexit = False
 
     def signature(self, model_file: Path) -> list[str]:
-        """What makes two servers interchangeable: engine, model and serving parameters."""
+        """Return the server's arguments that make two servers interchangeable."""
         emb = self.settings.embedded
         return [
-            "xllamacpp",  # the engine, kept so that a running server's signature still matches
-            str(model_file),
-            self.settings.llm.model,
-            f"ctx={emb.ctx_size}",
-            f"parallel={emb.parallel}",
-            f"threads={emb.threads}",
-            f"batch={BATCH_SIZE}",
-            f"cache_reuse={CACHE_REUSE}",
-        ]
-
-    def command(self, model_file: Path, ready_file: Path, parent_fd: int) -> list[str]:
-        emb = self.settings.embedded
-        if importlib.util.find_spec("xllamacpp") is None:
-            raise EmbeddedServerError(
-                "the embedded model's engine xllamacpp is not installed: it comes with the "
-                f"[embedded] extra; {INSTALL_EMBEDDED}, or set llm.base_url to an endpoint "
-                "of your own"
-            )
-        return [
-            sys.executable, "-m", "graphrag.llm.embedded.serve",
             "--model", str(model_file),
             "--alias", self.settings.llm.model,
             "--ctx-size", str(emb.ctx_size),
@@ -142,9 +122,6 @@ class EmbeddedServer:
             "--threads", str(emb.threads),
             "--batch-size", str(BATCH_SIZE),
             "--cache-reuse", str(CACHE_REUSE),
-            "--ready-file", str(ready_file),
-            "--parent-fd", str(parent_fd),
-            "--parent-pid", str(os.getpid()),
         ]  # fmt: skip
 
     def _model_file(self) -> Path:
@@ -176,9 +153,7 @@ class EmbeddedServer:
         model_file = self._model_file()
         signature = self.signature(model_file)
         with FileLock(self.home / "server.lock"):
-            found = (self._reusable(signature) if self.reuse else None) or self._start(
-                model_file, signature
-            )
+            found = (self._reusable(signature) if self.reuse else None) or self._start(signature)
         self.url, self._pid = found
         return self.base_url
 
@@ -190,13 +165,24 @@ class EmbeddedServer:
     def port(self) -> int | None:
         return httpx.URL(self.url).port if self.url else None
 
-    def _start(self, model_file: Path, signature: list[str]) -> tuple[str, int]:
+    def _start(self, signature: list[str]) -> tuple[str, int]:
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise EmbeddedServerError(
+                "the embedded model's engine xllamacpp is not installed: it comes with the "
+                f"[embedded] extra; {INSTALL_EMBEDDED}, or set llm.base_url to an endpoint "
+                "of your own"
+            )
         prune_logs(self.home, KEEP_LOGS - 1)  # room for this one
         stamp = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.log_file = self.home / f"server-{stamp}.log"
         ready_file = self.home / f"server-{stamp}.ready"
         read_fd, write_fd = os.pipe()
-        command = self.command(model_file, ready_file, read_fd)
+        command = [
+            sys.executable, "-m", "graphrag.llm.embedded.serve", *signature,
+            "--ready-file", str(ready_file),
+            "--parent-fd", str(read_fd),
+            "--parent-pid", str(os.getpid()),
+        ]  # fmt: skip
         with self.log_file.open("wb") as log:  # the child keeps its own handle
             self.process = subprocess.Popen(
                 command,
