@@ -69,12 +69,7 @@ GRADE_ALTERNATIVES = 10
 def grade_request(messages: list[dict[str, str]]) -> dict[str, Any]:
     """Return the :meth:`ChatLLM.achat` arguments of a one-digit grade: one greedy token with
     its alternatives, read by ``expected_grade``."""
-    return {
-        "messages": messages,
-        "max_tokens": 1,
-        "temperature": 0.0,
-        "top_logprobs": GRADE_ALTERNATIVES,
-    }
+    return dict(messages=messages, max_tokens=1, temperature=0.0, top_logprobs=GRADE_ALTERNATIVES)
 
 
 def expected_grade(completion: Completion, scale: tuple[int, ...]) -> float:

@@ -38,16 +38,11 @@ def _exit_when_parent_dies(parent_fd: int, parent_pid: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="serve a GGUF model with xllamacpp on 127.0.0.1")
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--alias", required=True)
-    parser.add_argument("--ctx-size", type=int, required=True)
-    parser.add_argument("--parallel", type=int, required=True)
-    parser.add_argument("--threads", type=int, required=True)
-    parser.add_argument("--batch-size", type=int, required=True)
+    for flag in ("--model", "--alias", "--ready-file"):  # the ready file gets {url, pid}
+        parser.add_argument(flag, required=True)
+    for flag in "ctx-size parallel threads batch-size parent-fd parent-pid".split():
+        parser.add_argument(f"--{flag}", type=int, required=True)
     parser.add_argument("--cache-reuse", type=int, default=0)
-    parser.add_argument("--ready-file", required=True, help="JSON {url, pid} is written here")
-    parser.add_argument("--parent-fd", type=int, required=True)
-    parser.add_argument("--parent-pid", type=int, required=True)
     args = parser.parse_args(argv)
     _exit_when_parent_dies(args.parent_fd, args.parent_pid)
 
