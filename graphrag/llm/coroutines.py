@@ -31,15 +31,14 @@ async def gather_with_progress(
     """Return the results of all ``coros``, awaited concurrently with a progress bar, in input
     order; an exception is returned in place, so one failed item never loses the others."""
     coros = list(coros)
-    results: list[Any] = [None] * len(coros)
 
-    async def run(i: int, coro: Awaitable[T]) -> None:
+    async def run(coro: Awaitable[T]) -> Any:
         try:
-            results[i] = await coro
+            return await coro
         except Exception as err:  # noqa: BLE001 - reported by the caller per item
-            results[i] = err
-        bar.update(1)
+            return err
+        finally:
+            bar.update(1)
 
     with tqdm(total=len(coros), desc=desc, disable=disable, leave=False) as bar:
-        await asyncio.gather(*(run(i, c) for i, c in enumerate(coros)))
-    return results
+        return list(await asyncio.gather(*(run(c) for c in coros)))

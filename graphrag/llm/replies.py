@@ -214,8 +214,7 @@ async def _json_attempt(
     limit = llm.context_limit()
     budget = max_tokens or llm.settings.llm.max_tokens
     widened, live, first = False, False, True
-    error = ""
-    rounds = 0
+    error, rounds = "", 0
     while rounds <= JSON_REPAIR_ROUNDS:
         if limit is not None:
             budget = min(budget, max(limit - tokens.message_tokens(messages), 1))

@@ -54,18 +54,14 @@ def _cached_response(
 ) -> httpx.Response:
     """Return a recorded reply as the request asked for it: JSON, or an event stream."""
     headers = {CACHE_KEY_HEADER: key, CACHE_HIT_HEADER: "1" if hit else "0"}
-    if record.get("status", 200) != 200:  # a recorded refusal: replayed as the server said it
-        return httpx.Response(
-            record["status"], json=record["response"], headers=headers, request=request
-        )
     if record.get("stopped_early"):
         headers[STOPPED_HEADER] = record["stopped_early"]
-    if not streamed:
-        return httpx.Response(200, json=record["response"], headers=headers, request=request)
+    status = record.get("status", 200)  # a recorded refusal is replayed as the server said it
+    if status != 200 or not streamed:
+        return httpx.Response(status, json=record["response"], headers=headers, request=request)
     headers["content-type"] = "text/event-stream"
-    return httpx.Response(
-        200, content=event_stream(record["response"]), headers=headers, request=request
-    )
+    content = event_stream(record["response"])
+    return httpx.Response(200, content=content, headers=headers, request=request)
 
 
 class LiveEndpoint:
@@ -125,9 +121,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         self.cache = cache
         self.upstream = upstream
         self.slots = threading.BoundedSemaphore(concurrency)
-        self._inners: weakref.WeakKeyDictionary[Any, httpx.AsyncHTTPTransport] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._inners: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loop -> pool
 
     @property
     def inner(self) -> httpx.AsyncHTTPTransport:

@@ -256,27 +256,24 @@ class EmbeddedServer:
                 )
             self.restarts += 1
             print(
-                f"graphrag: {died}; see {self.log_file}. Restarting it "
-                f"({self.restarts} of {MAX_RESTARTS}); finished work is "
-                "kept in the cache.",
+                f"graphrag: {died}; see {self.log_file}. Restarting it ({self.restarts} of "
+                f"{MAX_RESTARTS}); finished work is kept in the cache.",
                 file=sys.stderr,
             )
-            self.process = None
-            self.url = self._pid = None
+            self.process = self.url = self._pid = None
             return self._ensure_locked()
 
     def _kill(self) -> None:
-        if self.process is None:
+        if self.process is None or self.process.poll() is not None:
             return
-        if self.process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
     def stop(self) -> None:
         """Stop the server if this object started it; a reused server is left running."""
@@ -290,5 +287,4 @@ class EmbeddedServer:
             with contextlib.suppress(OSError):
                 os.close(self._parent_fd)
             self._parent_fd = None
-        self.process = None
-        self.url = self._pid = None
+        self.process = self.url = self._pid = None
