@@ -1,10 +1,6 @@
-"""The recorded LLM cache: replies on disk under the hash of their request body.
-
-Read and written by the HTTP transport under the ``openai`` client (graphrag/llm/transport.py,
-which says what is recorded), so any library handed our client (ragas) is recorded and
-replayed like our own calls. One JSON file per reply, so the committed cache diffs readably.
-A refusal or a cut reply that a full window caused is not served to a larger window
-(:func:`window_bound`): it is asked again.
+"""The recorded LLM cache: one JSON file per reply under the hash of its request body, read
+and written by graphrag/llm/transport.py (which says what is recorded). A refusal or a cut reply
+that a full window caused is not served to a larger window (:func:`window_bound`).
 """
 
 from __future__ import annotations
@@ -46,11 +42,8 @@ def request_key(body: dict[str, Any]) -> str:
 
 
 class ResponseCache:
-    """Chat responses on disk, one JSON file per request hash, under ``root/ab/abcdef….json``.
-
-    Modes: ``on`` reads and writes, ``off`` neither, ``replay`` reads only (a miss is a
-    :class:`CacheMissError`, also kept in ``misses`` for callers whose library swallows it).
-    """
+    """Chat responses on disk under ``root/ab/abcdef….json``. Modes: ``on`` reads and writes,
+    ``off`` neither, ``replay`` reads only (a miss is raised and also kept in ``misses``)."""
 
     def __init__(self, root: Path, mode: str = "on", window: int | None = None) -> None:
         if mode not in ("on", "off", "replay"):
@@ -150,11 +143,8 @@ class ResponseCache:
 
 
 def window_bound(record: dict[str, Any]) -> int | None:
-    """Return the window (tokens per request) that decided ``record``'s fate, or None.
-
-    A recorded refusal names it (llama.cpp's ``n_ctx``); a reply cut off (finish "length")
-    before its ``max_tokens`` ended where the window was full, at prompt + reply tokens.
-    """
+    """Return the window (tokens per request) that decided ``record``'s fate, or None: a
+    refusal's ``n_ctx``, or prompt + reply of a reply cut before its ``max_tokens``."""
     response = record.get("response") or {}
     if record.get("status", 200) != 200:
         n_ctx = (response.get("error") or {}).get("n_ctx")

@@ -1,10 +1,6 @@
-"""The chat client of the workbench: one path for every call to the model, with retries.
-
-:meth:`ChatLLM.achat` (and :meth:`ChatLLM.ajson` / :meth:`ChatLLM.atext` for a checked reply,
-graphrag/llm/replies.py) sends an ``openai`` request through the
-:class:`~graphrag.llm.transport.RecordingTransport` (cache hit, or one live call that is
-stored), retrying transport errors; usage is counted in the open ``track_usage`` scopes.
-The cache's errors and the coroutine and usage helpers are re-exported for callers.
+"""The chat client of the workbench: every call to the model, through the recording transport
+(graphrag/llm/transport.py), with retries; checked replies in graphrag/llm/replies.py. The
+cache's errors and the coroutine and usage helpers are re-exported for callers.
 """
 
 from __future__ import annotations
@@ -212,12 +208,8 @@ class ChatLLM:
         top_logprobs: int | None = None,
         frequency_penalty: float | None = None,
     ) -> Completion:
-        """Return the model's reply to ``messages`` (from the cache when recorded).
-
-        ``stop_rule`` makes the caller's stop rule from the request body: the reply is streamed
-        and ended where the rule says, not sent, not in the key (graphrag/llm/stream.py).
-        ``top_logprobs``: the first token's alternatives, in ``Completion.first_token_logprobs``.
-        """
+        """Return the model's reply to ``messages`` (from the cache when recorded); a
+        ``stop_rule`` streams it and ends it where the rule says (graphrag/llm/stream.py)."""
         llm = self.settings.llm
         params: dict[str, Any] = {
             "model": self.model,

@@ -1,10 +1,8 @@
 """Checked replies: JSON valid against a schema (or non-empty text), repaired and re-attempted.
 
-One attempt asks through ``ChatLLM.achat``, widens a reply cut off at ``max_tokens`` once,
-mends JSON slips locally (``json_repair``) and shows a reply still invalid back to the model,
-bounded by the context size. A failed reply is kept (marked ``invalid`` in the cache) but never
-ends a call for good: the next run replays it and asks again with another ``seed``. Every
-request must be exactly the one a later replay looks up, so this logic lives in one place.
+A failed reply is kept (marked ``invalid`` in the cache) but never ends a call for good: the
+next run replays it and asks again with another ``seed``. Every request must be exactly the
+one a later replay looks up, so this logic lives in one place.
 """
 
 from __future__ import annotations
@@ -170,11 +168,8 @@ async def text_reply(
 
 
 async def _attempts(llm: ChatLLM, name: str, attempt: Callable[[int], Awaitable[T]]) -> T:
-    """Return the result of the first attempt that succeeds, one new attempt per run.
-
-    Attempt n asks with ``llm.seed + n``; recorded attempts replay free until one succeeds; a
-    failed live attempt fails the call; in replay, a recorded last failure is reproduced.
-    """
+    """Return the result of the first attempt that succeeds (attempt n asks with seed + n):
+    recorded attempts replay free, a failed live one fails the call, one new attempt per run."""
     seed = llm.settings.llm.seed
     last_failure: JSONOutputError | None = None
     while True:
@@ -205,12 +200,9 @@ async def _json_attempt(
     fields: dict[str, Any],
     seed: int,
 ) -> Any:
-    """Return the parsed reply of one attempt; raise :class:`_FailedAttempt` if invalid.
-
-    A cut reply is asked again once with twice the room; a whole reply that is not JSON is
-    mended locally if it can be; an invalid reply is shown back to the model with the error up
-    to :data:`JSON_REPAIR_ROUNDS` times. Room and the reply shown are cut to the context size.
-    """
+    """Return the parsed reply of one attempt; raise :class:`_FailedAttempt` if invalid. A cut
+    reply is asked again once with twice the room, a whole one mended locally if it can be, an
+    invalid one shown back to the model; all within the context size."""
     limit = llm.context_limit()
     budget = max_tokens or llm.settings.llm.max_tokens
     widened, live, first = False, False, True

@@ -1,11 +1,8 @@
-"""Streamed chat requests through the recorded cache, ended early by the caller's stop rule.
-
-A small model can fall into a repetition loop until the token cap. A request made with a stop
-rule is streamed; the transport asks the rule after each piece whether to stop and closes the
-stream there. What was kept is recorded as an ordinary completion under the request's key
-(``stream`` left out), with ``stopped_early`` saying why, and replayed as a short event stream.
-The rule is the caller's code, set for one request by :func:`stopping` and read back below the
-``openai`` client by :func:`stop_rule`; it is not in the body, so it never changes a key.
+"""Streamed chat requests ended early by the caller's stop rule (a small model's repetition
+loop): the transport asks the rule after each piece and closes the stream there; what was kept
+is recorded under the request's usual key with ``stopped_early`` and replayed as a short event
+stream. The rule is set for one request by :func:`stopping` and read back below the ``openai``
+client by :func:`stop_rule`; it is not in the body, so it never changes a key.
 """
 
 from __future__ import annotations
@@ -66,11 +63,8 @@ def stop_rule(body: dict[str, Any]) -> StopRule | None:
 async def read_stream(
     response: httpx.Response, body: dict[str, Any], rule: StopRule | None
 ) -> tuple[dict[str, Any], str | None]:
-    """Return (the completion the stream amounts to, why it was stopped or None).
-
-    A stopped reply's completion tokens are the content chunks received (one token each), what
-    the model generated; its prompt tokens (reported only at a stream's end) are counted here.
-    """
+    """Return (the completion the stream amounts to, why it was stopped or None); a stopped
+    reply's completion tokens are the chunks received (what the model generated)."""
     if response.headers.get("content-type", "").startswith("application/json"):
         await response.aread()  # a server that ignored stream=True: its reply is whole
         return response.json(), None

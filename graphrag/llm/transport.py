@@ -1,11 +1,8 @@
-"""The HTTP transport under every ``openai`` client the workbench hands out: a chat request
-is answered from the recorded cache (graphrag/llm/cache.py) or sent once to the live endpoint
-and recorded, under the key of its body.
-
-Only chat completions are recorded; in ``on`` and ``replay`` modes any other request is
-refused rather than sent past the cache. A streamed request is read whole here (or ended by
-the caller's stop rule, graphrag/llm/stream.py) and recorded as a completion. A refusal that
-depends only on the request and the window is recorded too, so a replay fails that item alike.
+"""The HTTP transport under every ``openai`` client the workbench hands out: a chat request is
+answered from the recorded cache (graphrag/llm/cache.py) or sent once live and recorded under
+the key of its body. Other requests are refused in ``on`` and ``replay`` modes. A streamed
+request is read whole here (or ended by a stop rule, graphrag/llm/stream.py); a refusal that
+depends only on the request is recorded too, so a replay fails that item alike.
 """
 
 from __future__ import annotations
@@ -65,11 +62,8 @@ def _cached_response(
 
 
 class LiveEndpoint:
-    """Where live requests go: a fixed URL, or the embedded server started on first need.
-
-    ``recover`` is the embedded server's restart hook: a request that cannot reach the server
-    restarts it once and is re-sent, so a long run carries on.
-    """
+    """Where live requests go: a fixed URL, or the embedded server started on first need;
+    ``recover`` restarts a server a request could not reach, and the request is re-sent."""
 
     def __init__(
         self, resolve: Callable[[], str] | None, recover: Callable[[], str] | None = None
@@ -109,13 +103,9 @@ class LiveEndpoint:
 
 
 class RecordingTransport(httpx.AsyncBaseTransport):
-    """The one transport under every client the workbench hands out (ours and ragas's).
-
-    A cache hit is answered from disk; a miss (in ``on`` mode) is sent once however many
-    identical requests are in flight (locks per key, in and across processes) and stored.
-    ``llm.concurrency`` is a thread semaphore polled from asyncio, so it bounds every event
-    loop and thread of the process (``run_sync`` runs a loop per call).
-    """
+    """The one transport under every client handed out (ours and ragas's). A miss is sent once
+    however many identical requests are in flight (locks per key, in and across processes);
+    ``llm.concurrency`` is a thread semaphore, so it bounds every loop and thread."""
 
     def __init__(self, cache: ResponseCache, upstream: LiveEndpoint, concurrency: int) -> None:
         self.cache = cache

@@ -1,8 +1,5 @@
-"""What LLM work cost: calls, cache hits, tokens, seconds.
-
-Counted by the recording transport in every :func:`track_usage` scope open around the call
-(scopes nest and follow asyncio tasks).
-"""
+"""What LLM work cost: counted by the transport in every :func:`track_usage` scope open
+around a call (scopes nest and follow asyncio tasks)."""
 
 from __future__ import annotations
 

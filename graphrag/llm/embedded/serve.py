@@ -1,10 +1,7 @@
-"""The embedded model's server process: llama.cpp's own HTTP server through ``xllamacpp``.
-
-Run by graphrag/llm/embedded/server.py as a child process, so a native crash ends the server,
-not the researcher's run or Jupyter kernel. xllamacpp's Linux wheel is built for any x86-64
-CPU with AVX2 (PyPI's ``llama-server`` binaries die with SIGILL on other CPUs). The process
-exits when its parent dies (SIGKILL included): it reads a pipe whose only write end the parent
-holds, and polls the parent pid in case a forked grandchild inherited that end.
+"""The embedded model's server process: llama.cpp's HTTP server through ``xllamacpp``, whose
+wheel runs on any x86-64 CPU with AVX2. A child process of graphrag/llm/embedded/server.py, so a
+native crash ends the server, not the run or Jupyter kernel. It exits when its parent dies: it
+reads a pipe whose only write end the parent holds, and polls the parent pid.
 """
 
 from __future__ import annotations

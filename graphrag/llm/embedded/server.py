@@ -1,9 +1,7 @@
-"""The embedded default LLM: llama.cpp's server (``xllamacpp``, graphrag/llm/embedded/serve.py)
-in a child process on 127.0.0.1, serving the weights of graphrag/llm/embedded/weights.py.
+"""The embedded default LLM: graphrag/llm/embedded/serve.py in a child process on 127.0.0.1.
 
-Started only on a cache miss, reused when a server with the same signature runs already
-(``graphrag llm serve``), restarted when it dies mid-run (up to ``MAX_RESTARTS`` times, each
-announced with its log), stopped at exit, and never outliving the process that started it.
+Started only on a cache miss, reused when a server with the same signature runs already,
+restarted when it dies mid-run (at most ``MAX_RESTARTS`` times), stopped at exit.
 """
 
 from __future__ import annotations
@@ -72,11 +70,8 @@ def _log_tail(path: Path, chars: int = 1500) -> str:
 
 
 def prune_logs(home: Path, keep: int) -> list[Path]:
-    """Delete all but the ``keep`` newest ``server-*.log`` in ``home``; return those deleted.
-
-    Every start writes a log of its own (a restart must keep the log of why the server died);
-    a log deleted under a running server only loses its tail (the server keeps its handle).
-    """
+    """Delete all but the ``keep`` newest ``server-*.log`` in ``home``; return those deleted
+    (every start writes its own log, so a restart keeps the log of why the server died)."""
 
     def modified(path: Path) -> float:
         try:
@@ -92,10 +87,8 @@ def prune_logs(home: Path, keep: int) -> list[Path]:
 
 
 class EmbeddedServer:
-    """Start, reuse, health-check, restart and stop the embedded llama.cpp server.
-
-    A reused server is left running; one this object started is stopped at exit.
-    """
+    """Start, reuse, health-check, restart and stop the embedded server (a reused one is left
+    running)."""
 
     def __init__(self, settings: Settings, reuse: bool = True) -> None:
         self.settings = settings
