@@ -81,8 +81,7 @@ class ResponseCache:
         return bound is None or self.window is None or self.window <= bound
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        """Store ``record`` whole or not at all, even with other processes writing the cache:
-        a temporary file unique per process, thread and call, fsynced, then ``os.replace``."""
+        """Store ``record`` whole or not at all, even with other processes writing the cache."""
         if self.mode != "on":
             return
         path = self.path_for(key)

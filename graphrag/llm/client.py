@@ -227,13 +227,12 @@ class ChatLLM:
             params["frequency_penalty"] = frequency_penalty
         if stop_rule:
             params |= {"stream": True, "stream_options": {"include_usage": True}}
+        create = self.async_client().chat.completions.with_raw_response.create
         try:
             with track_usage() as usage, stopping(stop_rule):
                 async for attempt in self._retrying():
                     with attempt:
-                        raw = await self.async_client().chat.completions.with_raw_response.create(
-                            **params
-                        )
+                        raw = await create(**params)
                         if stop_rule:
                             return await _streamed_completion(raw, usage)
         except openai.OpenAIError as err:

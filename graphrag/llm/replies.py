@@ -26,8 +26,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Repair rounds per attempt. Not a setting: each round is a request the committed cache
-# recorded, so another value would not replay the recorded runs.
+# Repair rounds per attempt; not a setting: another value would not replay the recorded cache
 JSON_REPAIR_ROUNDS = 2
 
 

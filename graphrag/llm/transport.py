@@ -231,8 +231,7 @@ def _store(
     return _cached_response(request, key, record, hit=False, streamed=streamed)
 
 
-# The host the client is given for the embedded model: a name that never resolves (.invalid);
-# a request that misses the cache goes to the embedded server's real address instead.
+# The embedded model's host until a miss sends a request to the server's real address
 EMBEDDED_HOST = "embedded-llm.invalid"
 
 
@@ -253,8 +252,7 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-# llama.cpp's refusal of a prompt longer than a slot's context: refused again on every run, so
-# recorded like a reply, and a replay meets the same error instead of a cache miss.
+# llama.cpp's refusal of a prompt longer than a slot: the same on every run, so recorded
 REFUSALS_RECORDED = frozenset({"exceed_context_size_error"})
 
 

@@ -3,9 +3,9 @@ around a call (scopes nest and follow asyncio tasks)."""
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -23,8 +23,7 @@ class Usage:
     completion_tokens: int = 0
     seconds: float = 0.0
     model_seconds: float = 0.0
-    # the machines whose model_seconds these are, sorted: their seconds do not mix
-    hosts: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()  # the machines of model_seconds, sorted (theirs do not mix)
 
     def add(self, other: Usage) -> None:
         for name, value in asdict(other).items():
@@ -37,9 +36,7 @@ class Usage:
         return asdict(self)
 
 
-_usage_scopes: contextvars.ContextVar[tuple[Usage, ...]] = contextvars.ContextVar(
-    "graphrag_usage_scopes", default=()
-)
+_usage_scopes: ContextVar[tuple[Usage, ...]] = ContextVar("graphrag_usage_scopes", default=())
 
 
 @contextmanager
