@@ -14,18 +14,17 @@ import openai
 import pytest
 from conftest import FakeLLM, Reply
 
-from graphrag.llm.cache import request_key
+from graphrag.llm.cache import UnrecordableRequestError, request_key
 from graphrag.llm.client import (
     CacheMissError,
     ChatLLM,
-    JSONOutputError,
     LLMError,
-    UnrecordableRequestError,
-    gather_with_progress,
     parse_json_output,
     run_sync,
     track_usage,
 )
+from graphrag.llm.coroutines import gather_with_progress
+from graphrag.llm.replies import JSONOutputError
 
 SCHEMA = {
     "type": "object",

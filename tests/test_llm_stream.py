@@ -63,7 +63,14 @@ def messages() -> list[dict[str, str]]:
 
 
 def recorded(llm: ChatLLM, body_messages: list[dict[str, str]]) -> dict:
-    body = llm._params(body_messages, None, None, None)
+    llm_settings = llm.settings.llm  # the body of the same request sent unstreamed
+    body = {
+        "model": llm.model,
+        "messages": body_messages,
+        "temperature": llm_settings.temperature,
+        "max_tokens": llm_settings.max_tokens,
+        "seed": llm_settings.seed,
+    }
     return json.loads(llm.cache.path_for(request_key(body)).read_text())
 
 

@@ -133,4 +133,4 @@ def test_a_missing_engine_names_the_embedded_extra(tmp_path, monkeypatch):
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     with pytest.raises(EmbeddedServerError, match=re.escape("graphrag-workbench[embedded]")):
-        server.command(tmp_path / "model.gguf", tmp_path / "ready", 0)
+        server._start(server.signature(tmp_path / "model.gguf"))

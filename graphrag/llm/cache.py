@@ -1,22 +1,6 @@
-"""The recorded LLM cache: replies on disk under the hash of their request.
-
-The cache is read and written by the HTTP transport under the ``openai`` client
-(graphrag/llm/transport.py), so that any library handed our client (ragas, for evaluation)
-is recorded, replayed, bounded in concurrency and counted exactly like our own calls. A
-response is stored under the hash of the request body (model, messages and every
-parameter; :func:`request_key`), one JSON file per response, so the committed cache grows by
-whole files and diffs stay readable.
-
-Only chat completions can be recorded; in ``on`` and ``replay`` modes any other request is
-refused (:class:`UnrecordableRequestError`) rather than sent past the cache, so "replay never
-calls a model" holds for every request of every library given our client. A streamed chat
-request is read whole by the transport (or ended early by its stop rule, see
-graphrag/llm/stream.py), recorded as a completion and answered as a short event stream. A
-refusal that depends only on the request and the server's window (llama.cpp's "prompt
-exceeds the context size") is recorded too, so a replay fails that item exactly as the live
-run did. Such a refusal, and a reply the server cut because its window was full (not at
-``max_tokens``), is the fate of a window, not of the request: with a larger window than the
-one that bound it (``ResponseCache.window``) it is not served, and is asked again.
+"""The recorded LLM cache: one JSON file per reply under the hash of its request body, read
+and written by graphrag/llm/transport.py (which says what is recorded). A refusal or a cut reply
+that a full window caused is not served to a larger window (:func:`window_bound`).
 """
 
 from __future__ import annotations
@@ -45,7 +29,7 @@ class CacheMissError(LLMError):
 
 
 class UnrecordableRequestError(LLMError):
-    """The cache can neither record nor replay this request (not a chat call, or streamed)."""
+    """The cache can neither record nor replay this request (not a chat call)."""
 
 
 def canonical_json(value: Any) -> str:
@@ -58,20 +42,15 @@ def request_key(body: dict[str, Any]) -> str:
 
 
 class ResponseCache:
-    """Chat responses on disk, one JSON file per request hash, under ``root/ab/abcdef….json``.
-
-    Modes: ``on`` reads and writes, ``off`` neither, ``replay`` reads only and turns a miss
-    into :class:`CacheMissError`. Misses seen in replay are also kept in ``misses`` so a
-    caller whose library swallows exceptions (ragas) can still fail loudly.
-    """
+    """Chat responses on disk under ``root/ab/abcdef….json``. Modes: ``on`` reads and writes,
+    ``off`` neither, ``replay`` reads only (a miss is raised and also kept in ``misses``)."""
 
     def __init__(self, root: Path, mode: str = "on", window: int | None = None) -> None:
         if mode not in ("on", "off", "replay"):
             raise ValueError(f"cache mode {mode!r}: expected on, off or replay")
         self.root = Path(root)
         self.mode = mode
-        # Tokens one request may use on the live endpoint (prompt + reply), None if unknown:
-        # a record bound by a smaller window is not served (see window_bound).
+        # tokens per request on the live endpoint, None if unknown (see window_bound)
         self.window = window
         self.misses: list[str] = []
         self._async_locks: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
@@ -102,11 +81,7 @@ class ResponseCache:
         return bound is None or self.window is None or self.window <= bound
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        """Store ``record`` whole or not at all, even with other processes writing the cache.
-
-        The temporary name is unique per process, thread and call (a thread id alone repeats
-        across processes), the data is fsynced before the rename, and ``os.replace`` is atomic.
-        """
+        """Store ``record`` whole or not at all, even with other processes writing the cache."""
         if self.mode != "on":
             return
         path = self.path_for(key)
@@ -129,11 +104,8 @@ class ResponseCache:
             self.put(key, {**record, **fields})
 
     def process_lock(self, key: str) -> FileLock:
-        """Return the lock that lets one process at a time ask the model for ``key``.
-
-        Lock files live in ``.locks/`` beside the shards (ignored by git); the lock is not
-        thread-local, so an asyncio task may take it in a worker thread and release it later.
-        """
+        """Return the lock that lets one process at a time ask the model for ``key`` (in
+        ``.locks/``; not thread-local: a task takes it in a worker thread, releases it later)."""
         folder = self.root / ".locks"
         folder.mkdir(parents=True, exist_ok=True)
         return FileLock(folder / f"{key}.lock", thread_local=False)
@@ -152,18 +124,14 @@ class ResponseCache:
         return CacheMissError(message)
 
     def records(self, schema_name: str | None = None) -> list[dict[str, Any]]:
-        """Return the stored records (request, response, seconds), in key order; with
-        ``schema_name``, only the JSON calls whose response format names that schema (e.g.
-        ``"graph_extraction"``): what the benchmarks and tests read the recorded cache for.
-        Recorded refusals (a prompt too long for the server) are left out: they hold no reply."""
+        """Return the stored records with a reply, in key order; with ``schema_name``, only the
+        JSON calls whose response format names that schema (e.g. ``"graph_extraction"``)."""
         found = []
         for file in sorted(self.root.glob("*/*.json")):
             record = json.loads(file.read_text(encoding="utf-8"))
-            if record.get("status", 200) != 200:  # a recorded refusal holds no reply
-                continue
             response_format = record["request"].get("response_format") or {}
             named = response_format.get("json_schema", {}).get("name")
-            if schema_name is None or named == schema_name:
+            if record.get("status", 200) == 200 and schema_name in (None, named):
                 found.append(record)
         return found
 
@@ -174,11 +142,8 @@ class ResponseCache:
 
 
 def window_bound(record: dict[str, Any]) -> int | None:
-    """Return the window (tokens per request) that decided ``record``'s fate, or None.
-
-    A recorded refusal names it (llama.cpp's ``n_ctx``); a reply cut off (finish "length")
-    before its ``max_tokens`` ended where the window was full, at prompt + reply tokens.
-    """
+    """Return the window (tokens per request) that decided ``record``'s fate, or None: a
+    refusal's ``n_ctx``, or prompt + reply of a reply cut before its ``max_tokens``."""
     response = record.get("response") or {}
     if record.get("status", 200) != 200:
         n_ctx = (response.get("error") or {}).get("n_ctx")

@@ -1,15 +1,6 @@
-"""The chat client of the workbench: one path for every call to the model, with retries.
-
-A question's way to the model and back: a method calls :meth:`ChatLLM.achat` (or
-:meth:`ChatLLM.ajson` / :meth:`ChatLLM.atext` for a checked reply, see
-graphrag/llm/replies.py), which sends an ``openai`` request through the
-:class:`~graphrag.llm.transport.RecordingTransport` (cache hit, or one bounded live call that is
-stored), with retries on transport errors; the usage of every call is counted in the open
-:func:`~graphrag.llm.usage.track_usage` scopes. The blocking :meth:`ChatLLM.chat` and
-:meth:`ChatLLM.json` run the same coroutines (graphrag/llm/coroutines.py).
-
-The names callers use are importable from here: the cache's errors and the coroutine and
-usage helpers are re-exported.
+"""The chat client of the workbench: every call to the model, through the recording transport
+(graphrag/llm/transport.py), with retries; checked replies in graphrag/llm/replies.py. The
+cache's errors and the coroutine and usage helpers are re-exported for callers.
 """
 
 from __future__ import annotations
@@ -27,16 +18,10 @@ import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from graphrag.llm import replies as llm_attempts
-from graphrag.llm.cache import (
-    CacheMissError,
-    LLMError,
-    ResponseCache,
-    UnrecordableRequestError,
-    canonical_json,
-)
-from graphrag.llm.coroutines import gather_with_progress, run_sync
+from graphrag.llm.cache import CacheMissError, LLMError, ResponseCache
+from graphrag.llm.coroutines import run_sync
 from graphrag.llm.embedded.server import EmbeddedServer, EmbeddedServerError
-from graphrag.llm.replies import JSONOutputError, parse_json_output
+from graphrag.llm.replies import parse_json_output
 from graphrag.llm.stream import STOPPED_HEADER, StopRuleFactory, stopping
 from graphrag.llm.transport import CACHE_KEY_HEADER, EMBEDDED_HOST, LiveEndpoint, RecordingTransport
 from graphrag.llm.usage import Usage, track_usage
@@ -46,24 +31,16 @@ __all__ = [
     "CacheMissError",
     "ChatLLM",
     "Completion",
-    "JSONOutputError",
     "LLMError",
     "ResponseCache",
-    "UnrecordableRequestError",
-    "Usage",
-    "canonical_json",
-    "gather_with_progress",
     "parse_json_output",
     "run_sync",
     "track_usage",
 ]
 
-# The base URL the openai client is given for the embedded model (transport.EMBEDDED_HOST),
-# which the transport replaces with the embedded server's real address when, and only when, a
-# request misses the cache.
+# The embedded model's base URL until a request misses the cache (transport.EMBEDDED_HOST)
 EMBEDDED_PLACEHOLDER_URL = f"http://{EMBEDDED_HOST}/v1"
-# Seconds before the first retry of a failed call (llm.max_retries); doubled per retry, up to
-# RETRY_BACKOFF_MAX.
+# Seconds before the first retry of a failed call, doubled per retry up to RETRY_BACKOFF_MAX
 RETRY_BACKOFF = 1.0
 RETRY_BACKOFF_MAX = 30.0
 
@@ -77,9 +54,7 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     cache_key: str | None = None  # where the reply is recorded (None when the cache is off)
     stopped_early: str | None = None  # why a stop rule ended the reply (graphrag/llm/stream.py)
-    # The first reply token's most likely alternatives, token -> log-probability, when the
-    # request asked for ``top_logprobs`` and the endpoint gave them (``expected_grade`` reads a
-    # rating's distribution from them).
+    # the first reply token's alternatives, token -> log-probability, when asked (top_logprobs)
     first_token_logprobs: dict[str, float] = field(default_factory=dict)
 
 
@@ -88,20 +63,14 @@ GRADE_ALTERNATIVES = 10
 
 
 def grade_request(messages: list[dict[str, str]]) -> dict[str, Any]:
-    """Return the :meth:`ChatLLM.achat` arguments of a one-digit grade (a judge's rating, a
-    report's relevance): one greedy token with its alternatives, read by ``expected_grade``."""
-    return {
-        "messages": messages,
-        "max_tokens": 1,
-        "temperature": 0.0,
-        "top_logprobs": GRADE_ALTERNATIVES,
-    }
+    """Return the :meth:`ChatLLM.achat` arguments of a one-digit grade: one greedy token with
+    its alternatives, read by ``expected_grade``."""
+    return dict(messages=messages, max_tokens=1, temperature=0.0, top_logprobs=GRADE_ALTERNATIVES)
 
 
 def expected_grade(completion: Completion, scale: tuple[int, ...]) -> float:
-    """Return the mean of the digits of ``scale`` under the probabilities the model gave them
-    as its first token (G-Eval's weighting: a graded judgment, not the one digit a small
-    model replies to nearly everything); the replied digit when the endpoint gave none."""
+    """Return the mean of the digits of ``scale`` weighted by their first-token probabilities
+    (G-Eval's weighting); the replied digit when the endpoint gave none."""
     digits = {str(d): d for d in scale}
     weights = {
         digits[token.strip()]: math.exp(logprob)
@@ -118,8 +87,7 @@ def expected_grade(completion: Completion, scale: tuple[int, ...]) -> float:
 
 
 def error_summary(err: BaseException, limit: int = 300) -> str:
-    """Return how a failure is recorded in a row or a list of failures: the exception's
-    type and its message on one line, cut to ``limit`` characters."""
+    """Return a failure as recorded in a row: its type and one-line message, cut to ``limit``."""
     return f"{type(err).__name__}: {' '.join(str(err).split())[:limit]}"
 
 
@@ -132,8 +100,7 @@ def _retryable(err: BaseException) -> bool:
 
 
 def _unwrap(err: BaseException, base_url: str) -> BaseException:
-    """Return the error to show the user: cache refusals, a dead embedded server and
-    unreachable endpoints by name."""
+    """Return the error to show the user: cache and server errors as they are, endpoints named."""
     if isinstance(err.__cause__, LLMError | EmbeddedServerError):
         return err.__cause__
     if isinstance(err, openai.APIConnectionError):
@@ -171,11 +138,8 @@ async def _streamed_completion(raw: Any, usage: Usage) -> Completion:
 
 
 class ChatLLM:
-    """The one chat client of the workbench, for any OpenAI-compatible endpoint.
-
-    With an empty ``llm.base_url`` the embedded llama.cpp server is used, and it is started
-    only when a request misses the cache, so replayed work never needs a model.
-    """
+    """The one chat client of the workbench, for any OpenAI-compatible endpoint; with an empty
+    ``llm.base_url``, the embedded server, started only when a request misses the cache."""
 
     def __init__(
         self,
@@ -200,52 +164,26 @@ class ChatLLM:
             self.cache.window = self.context_limit()
         recover = self.server.recover if self.server is not None and upstream is None else None
         self._upstream = LiveEndpoint(resolver, recover)
-        self._api_key = self._read_key()
+        self._api_key = os.environ.get(settings.llm.api_key_env) or "sk-no-key-required"
         self._async: dict[int, tuple[Any, openai.AsyncOpenAI]] = {}
-        # One transport, shared by every client this object hands out, so that
-        # llm.concurrency bounds all of them together (threads and event loops included).
+        # one transport under every client handed out: llm.concurrency bounds them together
         self._transport = RecordingTransport(self.cache, self._upstream, settings.llm.concurrency)
-
-    def _read_key(self) -> str:
-        return os.environ.get(self.settings.llm.api_key_env) or "sk-no-key-required"
-
-    def _timeout(self) -> httpx.Timeout:
-        return httpx.Timeout(self.settings.llm.timeout, connect=10.0)
 
     def async_client(self, max_retries: int = 0) -> openai.AsyncOpenAI:
         """Return an ``openai.AsyncOpenAI`` for the running loop, through the recorded cache."""
         loop = asyncio.get_running_loop()
         cached = self._async.get(max_retries)
         if cached is None or cached[0]() is not loop:
+            timeout = httpx.Timeout(self.settings.llm.timeout, connect=10.0)
             client = openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
                 max_retries=max_retries,
-                timeout=self._timeout(),
-                http_client=httpx.AsyncClient(transport=self._transport, timeout=self._timeout()),
+                timeout=timeout,
+                http_client=httpx.AsyncClient(transport=self._transport, timeout=timeout),
             )
             self._async[max_retries] = (weakref.ref(loop), client)
         return self._async[max_retries][1]
-
-    def _params(
-        self,
-        messages: list[dict[str, str]],
-        max_tokens: int | None,
-        temperature: float | None,
-        response_format: dict[str, Any] | None,
-        seed: int | None = None,
-    ) -> dict:
-        llm = self.settings.llm
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": llm.temperature if temperature is None else temperature,
-            "max_tokens": max_tokens or llm.max_tokens,
-            "seed": llm.seed if seed is None else seed,
-        }
-        if response_format is not None:
-            params["response_format"] = response_format
-        return params
 
     def _retrying(self) -> AsyncRetrying:
         llm = self.settings.llm
@@ -270,17 +208,18 @@ class ChatLLM:
         top_logprobs: int | None = None,
         frequency_penalty: float | None = None,
     ) -> Completion:
-        """Return the model's reply to ``messages`` (from the cache when recorded).
-
-        ``stop_rule`` makes the caller's stop rule from the request body (e.g. the indexing's
-        ``RecordStop.for_request``): the reply is streamed and ended where the rule says (a
-        repetition loop), and recorded as ended (graphrag/llm/stream.py). The rule is not sent
-        and not part of the cache key.
-        ``top_logprobs``: also ask for that many alternatives per token (OpenAI's
-        ``logprobs``); the first token's are in ``Completion.first_token_logprobs``.
-        ``frequency_penalty``: OpenAI's (query/loops.py re-asks a looping answer with it).
-        """
-        params = self._params(messages, max_tokens, temperature, response_format, seed)
+        """Return the model's reply to ``messages`` (from the cache when recorded); a
+        ``stop_rule`` streams it and ends it where the rule says (graphrag/llm/stream.py)."""
+        llm = self.settings.llm
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": llm.temperature if temperature is None else temperature,
+            "max_tokens": max_tokens or llm.max_tokens,
+            "seed": llm.seed if seed is None else seed,
+        }
+        if response_format is not None:
+            params["response_format"] = response_format
         if top_logprobs:
             params |= {"logprobs": True, "top_logprobs": top_logprobs}
         # sent only when asked, so every key recorded without them stays as it was
@@ -288,13 +227,12 @@ class ChatLLM:
             params["frequency_penalty"] = frequency_penalty
         if stop_rule:
             params |= {"stream": True, "stream_options": {"include_usage": True}}
+        create = self.async_client().chat.completions.with_raw_response.create
         try:
             with track_usage() as usage, stopping(stop_rule):
                 async for attempt in self._retrying():
                     with attempt:
-                        raw = await self.async_client().chat.completions.with_raw_response.create(
-                            **params
-                        )
+                        raw = await create(**params)
                         if stop_rule:
                             return await _streamed_completion(raw, usage)
         except openai.OpenAIError as err:
@@ -302,16 +240,12 @@ class ChatLLM:
         return _completion(raw, usage)
 
     def chat(self, messages: list[dict[str, str]], **options: Any) -> Completion:
-        """Blocking :meth:`achat` (same options), for scripts and notebooks: the same call
-        path and the same concurrency limit."""
+        """Blocking :meth:`achat` (same options), for scripts and notebooks."""
         return run_sync(self.achat(messages, **options))
 
     def context_limit(self) -> int | None:
-        """Return the tokens one request may use in all (prompt + reply), None if unknown.
-
-        ``llm.context_tokens`` when set; else the embedded server's per-slot context
-        (``embedded.ctx_size / embedded.parallel``); another endpoint's limit is unknown.
-        """
+        """Return the tokens one request may use (prompt + reply): ``llm.context_tokens``, else
+        the embedded server's per-slot context; None for another endpoint."""
         if self.settings.llm.context_tokens:
             return self.settings.llm.context_tokens
         if self.server is not None:
@@ -327,18 +261,9 @@ class ChatLLM:
         max_tokens: int | None = None,
         stop_rule: StopRuleFactory | None = None,
     ) -> Any:
-        """Return the model's reply parsed as JSON valid against ``schema``.
-
-        One attempt widens a cut reply and runs repair rounds; a failed attempt is never
-        final across runs: the next run replays it from the cache (free) and asks again with
-        ``seed + 1``, and so on, one new attempt per run, so the recorded failure is not
-        replayed forever at temperature 0 and a replay reaches the attempt that succeeded.
-        The first attempt's requests are exactly those of a call without retries.
-        (graphrag/llm/replies.py)
-
-        ``stop_rule``: as in :meth:`achat` (a rule that closes the JSON it keeps, e.g. the
-        reports' ``ReportCopyStop.for_request``).
-        """
+        """Return the model's reply parsed as JSON valid against ``schema``, repaired and
+        re-attempted with another seed on the next run (graphrag/llm/replies.py);
+        ``stop_rule`` as in :meth:`achat`."""
         return await llm_attempts.json_reply(self, messages, schema, name, max_tokens, stop_rule)
 
     async def atext(
@@ -349,9 +274,8 @@ class ChatLLM:
         max_tokens: int | None = None,
         parse: Callable[[str], Any] | None = None,
     ) -> Any:
-        """Return the model's plain-text reply, stripped, or ``parse`` of it; an empty reply,
-        one cut off at ``max_tokens`` or one ``parse`` rejects (ValueError) is a failed
-        attempt, handled as in :meth:`ajson`."""
+        """Return the model's plain-text reply, stripped, or ``parse`` of it; an empty or cut
+        reply, or one ``parse`` rejects (ValueError), is a failed attempt as in :meth:`ajson`."""
         return await llm_attempts.text_reply(self, messages, name, max_tokens, parse)
 
     def json(self, messages: list[dict[str, str]], schema: dict[str, Any], **options: Any) -> Any:

@@ -1,16 +1,11 @@
-"""Running coroutines from any caller: blocking from sync code, many at once with progress.
-
-Every LLM call is a coroutine (one transport path); these two functions are how the rest of
-the workbench runs them: scripts, notebooks (inside Jupyter's running loop) and the stages
-that send one call per item.
-"""
+"""Running coroutines (every LLM call is one): blocking from sync code, many with progress."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import threading
 from collections.abc import Awaitable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from tqdm import tqdm
@@ -24,43 +19,26 @@ def run_sync(coro: Awaitable[T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)  # type: ignore[arg-type]
-    result: dict[str, Any] = {}
-    # The worker thread runs in a copy of this context, so usage scopes opened by the caller
-    # (track_usage) still count the calls made on the worker's loop.
+    # a thread with its own loop, in a copy of this context so the caller's usage scopes count
     context = contextvars.copy_context()
-
-    def worker() -> None:
-        try:
-            result["value"] = context.run(asyncio.run, coro)  # type: ignore[arg-type]
-        except BaseException as err:  # noqa: BLE001 - handed back to the caller's thread
-            result["error"] = err
-
-    thread = threading.Thread(target=worker, daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(context.run, asyncio.run, coro).result()  # type: ignore[arg-type]
 
 
 async def gather_with_progress(
     coros: Iterable[Awaitable[T]], desc: str, disable: bool = False
 ) -> list[T]:
-    """Await all ``coros`` concurrently (the transport bounds live calls) with a progress bar.
-
-    Results come back in input order; exceptions are returned in place, not raised, so one
-    failed item never loses the others' finished work.
-    """
+    """Return the results of all ``coros``, awaited concurrently with a progress bar, in input
+    order; an exception is returned in place, so one failed item never loses the others."""
     coros = list(coros)
-    results: list[Any] = [None] * len(coros)
 
-    async def run(i: int, coro: Awaitable[T]) -> None:
+    async def run(coro: Awaitable[T]) -> Any:
         try:
-            results[i] = await coro
+            return await coro
         except Exception as err:  # noqa: BLE001 - reported by the caller per item
-            results[i] = err
-        bar.update(1)
+            return err
+        finally:
+            bar.update(1)
 
     with tqdm(total=len(coros), desc=desc, disable=disable, leave=False) as bar:
-        await asyncio.gather(*(run(i, c) for i, c in enumerate(coros)))
-    return results
+        return list(await asyncio.gather(*(run(c) for c in coros)))

@@ -1,13 +1,8 @@
 """Checked replies: JSON valid against a schema (or non-empty text), repaired and re-attempted.
 
-``ChatLLM.ajson`` and ``ChatLLM.atext`` (graphrag/llm/client.py) come here. One attempt asks
-through ``ChatLLM.achat`` (the one call path), widens a reply cut off at ``max_tokens`` once,
-mends a whole reply's JSON slips locally (``json_repair``) and shows a reply still invalid
-back to the model for repair, all bounded by the context size. A reply that fails its check is
-kept (marked ``invalid`` in the cache) but never ends a call for good: the next run replays
-the failed attempt and asks again with another ``seed``, so a replay reaches the attempt that
-succeeded. Every request an attempt sends must be exactly the one a later replay looks up, so
-this logic lives in one place.
+A failed reply is kept (marked ``invalid`` in the cache) but never ends a call for good: the
+next run replays it and asks again with another ``seed``. Every request must be exactly the
+one a later replay looks up, so this logic lives in one place.
 """
 
 from __future__ import annotations
@@ -31,9 +26,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Times an invalid JSON reply is shown back to the model for repair, per attempt, before the
-# next attempt asks afresh with seed + 1. Not a setting: each round is a request the committed
-# cache recorded, so another value would not replay the recorded runs.
+# Repair rounds per attempt; not a setting: another value would not replay the recorded cache
 JSON_REPAIR_ROUNDS = 2
 
 
@@ -74,16 +67,14 @@ def parse_json_output(text: str, schema: dict[str, Any]) -> Any:
     """Return the JSON value in ``text`` if it validates against ``schema``; raise ValueError
     (:class:`JSONSyntaxError` if it is not JSON at all)."""
     try:
-        value = json.loads(_unfenced(text))
+        return _validated(json.loads(_unfenced(text)), schema)
     except json.JSONDecodeError as err:
         raise JSONSyntaxError(f"not valid JSON ({err.msg} at character {err.pos})") from err
-    return _validated(value, schema)
 
 
 def mend_json_output(text: str, schema: dict[str, Any]) -> Any:
-    """Return the JSON value ``json_repair`` mends ``text`` into (a missing comma or quote, a
-    trailing comma, an unclosed bracket, prose around the value) if it validates against
-    ``schema``; raise ValueError."""
+    """Return the JSON value ``json_repair`` mends ``text`` into (a missing comma, an unclosed
+    bracket, prose around it) if it validates against ``schema``; raise ValueError."""
     try:
         value = json_repair.loads(_unfenced(text))
     except (ValueError, TypeError, RecursionError) as err:
@@ -94,12 +85,9 @@ def mend_json_output(text: str, schema: dict[str, Any]) -> Any:
 def json_request(
     json_mode: str, messages: list[dict[str, str]], schema: dict[str, Any], name: str
 ) -> tuple[list[dict[str, str]], dict[str, Any]]:
-    """Return the messages and the request fields (``response_format``) that ask for JSON in
-    ``json_mode``.
-
-    ``json_schema`` hands the schema to the endpoint; otherwise the schema is written into the
-    system message (and ``json_object`` asks for any JSON value).
-    """
+    """Return the messages and request fields that ask for JSON in ``json_mode``:
+    ``json_schema`` hands the schema to the endpoint, else it is written into the system
+    message (and ``json_object`` asks for any JSON value)."""
     if json_mode == "json_schema":
         return messages, {
             "response_format": {
@@ -111,14 +99,10 @@ def json_request(
         "Reply with one JSON value only, no prose, valid against this JSON "
         f"schema:\n{canonical_json(schema)}"
     )
-    first, rest = messages[0], messages[1:]
-    if first["role"] == "system":
-        messages = [
-            {"role": "system", "content": f"{first['content']}\n\n{instruction}"},
-            *rest,
-        ]
-    else:
-        messages = [{"role": "system", "content": instruction}, *messages]
+    if messages[0]["role"] == "system":  # the instruction ends the system message
+        instruction = f"{messages[0]['content']}\n\n{instruction}"
+        messages = messages[1:]
+    messages = [{"role": "system", "content": instruction}, *messages]
     fields = {"response_format": {"type": "json_object"}} if json_mode == "json_object" else {}
     return messages, fields
 
@@ -144,9 +128,7 @@ async def json_reply(
     if stop_rule:
         fields = {**fields, "stop_rule": stop_rule}
     return await _attempts(
-        llm,
-        name,
-        lambda seed: _json_attempt(llm, messages, schema, max_tokens, fields, seed),
+        llm, name, lambda seed: _json_attempt(llm, messages, schema, max_tokens, fields, seed)
     )
 
 
@@ -157,8 +139,8 @@ async def text_reply(
     max_tokens: int | None,
     parse: Callable[[str], T] | None = None,
 ) -> T | str:
-    """Return ``llm``'s plain-text reply, stripped, or what ``parse`` makes of it: a reply
-    ``parse`` rejects (ValueError) is a failed attempt like an empty one (see ChatLLM.atext)."""
+    """Return ``llm``'s plain-text reply, stripped, or what ``parse`` makes of it (see
+    ChatLLM.atext)."""
 
     async def attempt(seed: int) -> T | str:
         try:
@@ -185,12 +167,8 @@ async def text_reply(
 
 
 async def _attempts(llm: ChatLLM, name: str, attempt: Callable[[int], Awaitable[T]]) -> T:
-    """Return the result of the first attempt that succeeds, one new attempt per run.
-
-    Attempt n asks with ``llm.seed + n``. Attempts already in the cache are replayed (free)
-    until one succeeds; after a live attempt fails the call fails, naming the seed the next
-    run will use. In replay mode a recorded failure with no later attempt is reproduced.
-    """
+    """Return the result of the first attempt that succeeds (attempt n asks with seed + n):
+    recorded attempts replay free, a failed live one fails the call, one new attempt per run."""
     seed = llm.settings.llm.seed
     last_failure: JSONOutputError | None = None
     while True:
@@ -208,8 +186,6 @@ async def _attempts(llm: ChatLLM, name: str, attempt: Callable[[int], Awaitable[
         except CacheMissError as miss:
             if last_failure is None or not miss.first_call_of_attempt:
                 raise
-            # Replay holds the failed attempts but no later one: the recorded run ended
-            # in this failure, so replay reproduces it.
             llm.cache.misses.remove(str(miss))
             raise last_failure from None
         seed += 1
@@ -223,20 +199,13 @@ async def _json_attempt(
     fields: dict[str, Any],
     seed: int,
 ) -> Any:
-    """Return the parsed reply of one attempt; raise :class:`_FailedAttempt` if invalid.
-
-    A reply cut off at ``max_tokens`` is asked again once with twice the room (the same
-    prompt, so only a truncated reply costs more). A whole reply that is not JSON is mended
-    locally if :func:`mend_json_output` can; an invalid reply is shown back to the
-    model with the validation error (a new prompt, so the cache records the repair too)
-    up to :data:`JSON_REPAIR_ROUNDS` times. With a known context size, the re-asked room
-    and the bad reply shown in a repair are cut so that prompt + reply fit in it.
-    """
+    """Return the parsed reply of one attempt; raise :class:`_FailedAttempt` if invalid. A cut
+    reply is asked again once with twice the room, a whole one mended locally if it can be, an
+    invalid one shown back to the model; all within the context size."""
     limit = llm.context_limit()
     budget = max_tokens or llm.settings.llm.max_tokens
     widened, live, first = False, False, True
-    error = ""
-    rounds = 0
+    error, rounds = "", 0
     while rounds <= JSON_REPAIR_ROUNDS:
         if limit is not None:
             budget = min(budget, max(limit - tokens.message_tokens(messages), 1))
@@ -252,16 +221,12 @@ async def _json_attempt(
             return parse_json_output(completion.text, schema)
         except ValueError as err:
             error = str(err)
-            # A whole reply with a JSON slip is mended here, with no request; a reply cut off
-            # at max_tokens is not (mending would close it and keep only what came before the
-            # cut): it is asked again with more room. None of the committed cache's invalid
-            # replies is mended this way, so its recorded repair requests are still the ones
-            # a replay asks for.
+            # Only a whole reply is mended (a cut one is asked again with more room). None of
+            # the committed cache's invalid replies mends, so its repair requests still replay.
             if isinstance(err, JSONSyntaxError) and completion.finish_reason != "length":
                 with contextlib.suppress(ValueError):
                     return mend_json_output(completion.text, schema)
             if completion.cache_key and usage.calls > usage.cache_hits:
-                # Marked when recorded, so replaying the committed cache rewrites nothing.
                 llm.cache.annotate(completion.cache_key, invalid=error)
             if completion.finish_reason == "length" and not widened:
                 room = 2 * budget

@@ -1,19 +1,8 @@
-"""Streamed chat requests through the recorded cache, ended early by the caller's stop rule.
-
-A small model can fall into a repetition loop, emitting the same records until the token cap
-(28% of the demo's recorded extraction tokens). A request made with a stop rule is streamed
-from the live endpoint; the transport reads it as it arrives, asks the rule after each new
-piece whether to stop, and closes the stream there, so the model stops generating. What was
-kept is recorded as an ordinary completion under the request's usual key (``stream`` left
-out of the key), with ``stopped_early`` saying why; a replay, or a streamed request whose
-reply is already recorded, gets the recorded completion back as a short event stream. So
-record and replay stay one path (the transport), and streaming is an option of the request.
-
-The rule is code of the caller (the indexing stages hand over theirs), not of this layer:
-:meth:`ChatLLM.achat <graphrag.llm.client.ChatLLM.achat>` sets it for the one request it
-sends (:func:`stopping`), and the transport, below the ``openai`` client that carries no
-such argument, reads it back (:func:`stop_rule`). The rule is not part of the request body,
-so it never changes a cache key.
+"""Streamed chat requests ended early by the caller's stop rule (a small model's repetition
+loop): the transport asks the rule after each piece and closes the stream there; what was kept
+is recorded under the request's usual key with ``stopped_early`` and replayed as a short event
+stream. The rule is set for one request by :func:`stopping` and read back below the ``openai``
+client by :func:`stop_rule`; it is not in the body, so it never changes a key.
 """
 
 from __future__ import annotations
@@ -59,16 +48,14 @@ def stopping(factory: StopRuleFactory | None) -> Iterator[None]:
 
 def keyed_body(body: dict[str, Any]) -> dict[str, Any]:
     """Return the request body a reply is recorded under: the streaming fields left out, so a
-    streamed request and the same request unstreamed share one recorded reply (an unstreamed
-    body is kept as sent, so every key recorded before streaming existed still matches)."""
+    streamed request and the same request unstreamed share one recorded reply."""
     if not body.get("stream"):
         return body
     return {k: v for k, v in body.items() if k not in STREAM_FIELDS}
 
 
 def stop_rule(body: dict[str, Any]) -> StopRule | None:
-    """Return a new stop rule for the request ``body`` being sent (None when the caller
-    gave none, e.g. a library handed our client)."""
+    """Return a new stop rule for the request ``body`` being sent, None if the caller set none."""
     factory = _requested.get()
     return factory(body) if factory is not None else None
 
@@ -76,18 +63,12 @@ def stop_rule(body: dict[str, Any]) -> StopRule | None:
 async def read_stream(
     response: httpx.Response, body: dict[str, Any], rule: StopRule | None
 ) -> tuple[dict[str, Any], str | None]:
-    """Return (the completion the stream amounts to, why it was stopped or None).
-
-    The stream is closed as soon as ``rule`` says so. The completion tokens of a stopped
-    reply are the content chunks received (an OpenAI-compatible server sends one token per
-    chunk), i.e. what the model generated, not what was kept; its prompt tokens, which the
-    server reports only at the end of a stream, are counted with the tokenizer.
-    """
+    """Return (the completion the stream amounts to, why it was stopped or None); a stopped
+    reply's completion tokens are the chunks received (what the model generated)."""
     if response.headers.get("content-type", "").startswith("application/json"):
         await response.aread()  # a server that ignored stream=True: its reply is whole
         return response.json(), None
-    text = ""
-    finish, usage, first, stopped, chunks = None, None, {}, None, 0
+    text, finish, usage, first, stopped, chunks = "", None, None, {}, None, 0
     try:
         async for line in response.aiter_lines():
             data = line.removeprefix("data:").strip()
@@ -115,23 +96,15 @@ async def read_stream(
         await response.aclose()
     if stopped or not usage:
         prompt = tokens.message_tokens(body.get("messages", []))
-        usage = {
-            "prompt_tokens": prompt,
-            "completion_tokens": chunks,
-            "total_tokens": prompt + chunks,
-        }
+        usage = dict(prompt_tokens=prompt, completion_tokens=chunks, total_tokens=prompt + chunks)
+    message = {"role": "assistant", "content": text}
+    choice = {"index": 0, "message": message, "finish_reason": "stop" if stopped else finish}
     completion = {
         "id": first.get("id", "chatcmpl-stream"),
         "object": "chat.completion",
         "created": first.get("created", 0),
         "model": first.get("model", body.get("model")),
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop" if stopped else finish,
-            }
-        ],
+        "choices": [choice],
         "usage": usage,
     }
     return completion, stopped

@@ -1,18 +1,14 @@
-"""The HTTP transport under every ``openai`` client the workbench hands out: a chat request
-is answered from the recorded cache (graphrag/llm/cache.py) or sent once to the live endpoint
-and recorded, under the key of its body.
-
-Only chat completions can be recorded; in ``on`` and ``replay`` modes any other request is
-refused (:class:`~graphrag.llm.cache.UnrecordableRequestError`) rather than sent past the
-cache. A streamed chat request is read whole here (or ended early by the caller's stop rule,
-graphrag/llm/stream.py), recorded as a completion and answered as a short event stream. A
-refusal that depends only on the request and the server's window is recorded too, so a
-replay fails that item exactly as the live run did.
+"""The HTTP transport under every ``openai`` client the workbench hands out: a chat request is
+answered from the recorded cache (graphrag/llm/cache.py) or sent once live and recorded under
+the key of its body. Other requests are refused in ``on`` and ``replay`` modes. A streamed
+request is read whole here (or ended by a stop rule, graphrag/llm/stream.py); a refusal that
+depends only on the request is recorded too, so a replay fails that item alike.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import os
@@ -20,22 +16,14 @@ import platform
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from filelock import FileLock
 
 from graphrag.llm.cache import ResponseCache, UnrecordableRequestError, request_key
-from graphrag.llm.stream import (
-    STOPPED_HEADER,
-    event_stream,
-    keyed_body,
-    read_stream,
-    stop_rule,
-)
+from graphrag.llm.stream import STOPPED_HEADER, event_stream, keyed_body, read_stream, stop_rule
 from graphrag.llm.usage import count_call
 
 CHAT_PATH_SUFFIX = "/chat/completions"
@@ -45,11 +33,8 @@ SLOT_POLL_SECONDS = 0.02  # how often a request waiting for a free slot looks ag
 
 
 def _chat_body(request: httpx.Request, mode: str) -> dict[str, Any] | None:
-    """Return the body of a recordable chat request; None for one that bypasses the cache.
-
-    Only ``off`` mode lets other requests through: in ``on`` mode they would go unrecorded
-    (a re-run would call the model again) and in ``replay`` mode they would call a model.
-    """
+    """Return the body of a recordable chat request; None for one that bypasses the cache
+    (only in ``off`` mode: in ``on`` it would go unrecorded, in ``replay`` call a model)."""
     if request.method == "POST" and request.url.path.endswith(CHAT_PATH_SUFFIX):
         return json.loads(request.content or b"{}")
     if mode == "off":
@@ -66,32 +51,22 @@ def _cached_response(
 ) -> httpx.Response:
     """Return a recorded reply as the request asked for it: JSON, or an event stream."""
     headers = {CACHE_KEY_HEADER: key, CACHE_HIT_HEADER: "1" if hit else "0"}
-    if record.get("status", 200) != 200:  # a recorded refusal: replayed as the server said it
-        return httpx.Response(
-            record["status"], json=record["response"], headers=headers, request=request
-        )
     if record.get("stopped_early"):
         headers[STOPPED_HEADER] = record["stopped_early"]
-    if not streamed:
-        return httpx.Response(200, json=record["response"], headers=headers, request=request)
+    status = record.get("status", 200)  # a recorded refusal is replayed as the server said it
+    if status != 200 or not streamed:
+        return httpx.Response(status, json=record["response"], headers=headers, request=request)
     headers["content-type"] = "text/event-stream"
-    return httpx.Response(
-        200, content=event_stream(record["response"]), headers=headers, request=request
-    )
+    content = event_stream(record["response"])
+    return httpx.Response(200, content=content, headers=headers, request=request)
 
 
 class LiveEndpoint:
-    """Where live requests go: a fixed URL, or the embedded server started on first need.
-
-    ``recover`` is the embedded server's restart hook: when a request cannot reach the server
-    (it crashed or was killed), the server is restarted once and the request re-sent, so a
-    long run carries on and keeps what it finished.
-    """
+    """Where live requests go: a fixed URL, or the embedded server started on first need;
+    ``recover`` restarts a server a request could not reach, and the request is re-sent."""
 
     def __init__(
-        self,
-        resolve: Callable[[], str] | None,
-        recover: Callable[[], str] | None = None,
+        self, resolve: Callable[[], str] | None, recover: Callable[[], str] | None = None
     ) -> None:
         self._resolve = resolve
         self._recover = recover
@@ -128,27 +103,19 @@ class LiveEndpoint:
 
 
 class RecordingTransport(httpx.AsyncBaseTransport):
-    """The one transport under every client the workbench hands out (ours and ragas's).
-
-    A cache hit is answered from disk; a miss (in ``on`` mode) is sent to the live endpoint
-    once, whatever the number of identical requests in flight (per-request locks in this
-    process and across processes), bounded by ``llm.concurrency``, and stored. The bound is
-    a thread semaphore polled from asyncio, so it holds across every event loop and thread
-    of the process that uses this transport (``run_sync`` runs a loop per call).
-    """
+    """The one transport under every client handed out (ours and ragas's). A miss is sent once
+    however many identical requests are in flight (locks per key, in and across processes);
+    ``llm.concurrency`` is a thread semaphore, so it bounds every loop and thread."""
 
     def __init__(self, cache: ResponseCache, upstream: LiveEndpoint, concurrency: int) -> None:
         self.cache = cache
         self.upstream = upstream
         self.slots = threading.BoundedSemaphore(concurrency)
-        self._inners: weakref.WeakKeyDictionary[Any, httpx.AsyncHTTPTransport] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._inners: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loop -> pool
 
     @property
     def inner(self) -> httpx.AsyncHTTPTransport:
-        """The connection pool of the running loop: a kept-alive connection belongs to the loop
-        that opened it, and each ``run_sync`` runs a new loop."""
+        """The connection pool of the running loop (a connection belongs to its loop)."""
         loop = asyncio.get_running_loop()
         inner = self._inners.get(loop)
         if inner is None:
@@ -170,7 +137,8 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                 return hit
             if self.cache.mode == "replay":
                 raise self.cache.miss(body)
-            with _process_lock(self.cache, key) as lock:
+            lock = self.cache.process_lock(key) if self.cache.mode == "on" else None
+            try:
                 if lock is not None:
                     await asyncio.to_thread(lock.acquire)
                 hit = _hit(self.cache, key, request, streamed)  # another process recorded it
@@ -192,6 +160,9 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                 finally:
                     self.slots.release()
                 return _store(self.cache, key, body, request, response, seconds, streamed, stopped)
+            finally:
+                if lock is not None and lock.is_locked:
+                    lock.release()
 
     async def _open(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` to the live endpoint; return its response, body still unread."""
@@ -215,18 +186,6 @@ def _hit(
     return _cached_response(request, key, record, hit=True, streamed=streamed)
 
 
-@contextmanager
-def _process_lock(cache: ResponseCache, key: str) -> Iterator[FileLock | None]:
-    """Yield the cross-process lock of ``key`` for the caller to acquire (None when the cache
-    does not record, so nothing is shared), and release it on exit if it was taken."""
-    lock = cache.process_lock(key) if cache.mode == "on" else None
-    try:
-        yield lock
-    finally:
-        if lock is not None and lock.is_locked:
-            lock.release()
-
-
 def _store(
     cache: ResponseCache,
     key: str,
@@ -237,63 +196,48 @@ def _store(
     streamed: bool = False,
     stopped: str | None = None,
 ) -> httpx.Response:
+    """Record a live reply, or a refusal for good, and answer with it; pass other failures on
+    unrecorded (to be retried), with which machine answered (:func:`recording_host`)."""
+    extra: dict[str, Any] = {"stopped_early": stopped} if stopped else {}
     if response.status_code != 200:
-        if _refused_for_good(response):
-            record = _record(body, response.json(), seconds, request, status=response.status_code)
-            cache.put(key, record)
-            count_call(record, hit=False, waited=seconds)
-            return _cached_response(request, key, record, hit=False, streamed=streamed)
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            content=response.content,
-            request=request,
-        )
-    try:
-        payload = response.json()
-        if not payload["choices"][0]["message"]:
-            raise ValueError("no message in the first choice")
-    except (ValueError, KeyError, IndexError, TypeError) as err:
-        # A garbled 200 (empty, cut or not a completion) is the endpoint's fault and may be
-        # transient: answered as a 502, so it is retried and never recorded.
-        return httpx.Response(
-            502,
-            json={"error": {"message": f"the endpoint's 200 reply is not a completion ({err})"}},
-            request=request,
-        )
-    extra = {"stopped_early": stopped} if stopped else {}
-    record = _record(body, payload, seconds, request, **extra)
-    cache.put(key, record)
-    count_call(record, hit=False, waited=seconds)
-    return _cached_response(request, key, record, hit=False, streamed=streamed)
-
-
-def _record(
-    body: dict[str, Any], response: Any, seconds: float, request: httpx.Request, **extra: Any
-) -> dict[str, Any]:
-    """Return the cache record of one live call: the request, what came back, when, and on
-    which machine (its ``seconds`` are that machine's, see :func:`recording_host`)."""
-    return {
+        if not _refused_for_good(response):
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                content=response.content,
+                request=request,
+            )
+        payload, extra = response.json(), {"status": response.status_code}
+    else:
+        try:
+            payload = response.json()
+            if not payload["choices"][0]["message"]:
+                raise ValueError("no message in the first choice")
+        except (ValueError, KeyError, IndexError, TypeError) as err:
+            # A garbled 200 (empty, cut or not a completion) is the endpoint's fault and may
+            # be transient: answered as a 502, so it is retried and never recorded.
+            message = f"the endpoint's 200 reply is not a completion ({err})"
+            return httpx.Response(502, json={"error": {"message": message}}, request=request)
+    record = {
         "request": body,
-        "response": response,
+        "response": payload,
         "seconds": round(seconds, 3),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "host": recording_host(request.url.host),
         **extra,
     }
+    cache.put(key, record)
+    count_call(record, hit=False, waited=seconds)
+    return _cached_response(request, key, record, hit=False, streamed=streamed)
 
 
-# The host of the base URL the client is given for the embedded model: a name that can never
-# resolve (.invalid is reserved for that); the transport sends a request that misses the cache
-# to the embedded server's real address instead (graphrag/llm/client.py).
+# The embedded model's host until a miss sends a request to the server's real address
 EMBEDDED_HOST = "embedded-llm.invalid"
 
 
 def recording_host(endpoint_host: str) -> str:
-    """Return what answered a call: this machine's CPU and cores for a server on this
-    machine (the embedded one, whose requests carry :data:`EMBEDDED_HOST`), else the
-    endpoint's host name. Model seconds recorded on different machines are not comparable,
-    and sessions here change machines."""
+    """Return what answered a call: this machine's CPU and cores for a local server, else the
+    endpoint's host (model seconds from different machines are not comparable)."""
     if endpoint_host not in ("127.0.0.1", "localhost", "::1", EMBEDDED_HOST):
         return f"endpoint {endpoint_host}"
     return f"{_cpu_name()}, {os.cpu_count()} cores"
@@ -301,19 +245,14 @@ def recording_host(endpoint_host: str) -> str:
 
 @functools.cache
 def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as info:
+        for line in info:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-# llama.cpp's refusal of a prompt longer than a slot's context: the same request is refused
-# again on every run, so it is recorded like a reply and a replay meets the same error (the
-# caller counts it as that item's failure) instead of a cache miss.
+# llama.cpp's refusal of a prompt longer than a slot: the same on every run, so recorded
 REFUSALS_RECORDED = frozenset({"exceed_context_size_error"})
 
 

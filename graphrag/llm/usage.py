@@ -1,15 +1,11 @@
-"""What LLM work cost: calls, cache hits, prompt and completion tokens, seconds.
-
-Counted where the calls happen (the recording transport) and collected by whoever opened a
-:func:`track_usage` scope around the work: a stage, a query, a judge call. Scopes nest and
-follow asyncio tasks (context variables), so one call counts in every scope around it.
-"""
+"""What LLM work cost: counted by the transport in every :func:`track_usage` scope open
+around a call (scopes nest and follow asyncio tasks)."""
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,12 +14,8 @@ UNKNOWN_HOST = "unknown"  # the host of a call recorded before cache records nam
 
 @dataclass
 class Usage:
-    """What a piece of work cost in LLM traffic.
-
-    ``prompt_tokens``/``completion_tokens``/``model_seconds`` are what the endpoint reported
-    when each response was produced, so a replayed run still reports what it cost to make;
-    ``seconds`` is the time this run actually waited on the endpoint.
-    """
+    """What a piece of work cost in LLM traffic: tokens and ``model_seconds`` as recorded when
+    each reply was made (a replay reports them too), ``seconds`` as waited in this run."""
 
     calls: int = 0
     cache_hits: int = 0
@@ -31,9 +23,7 @@ class Usage:
     completion_tokens: int = 0
     seconds: float = 0.0
     model_seconds: float = 0.0
-    # the machines whose model_seconds these are (the cache records' "host"; "unknown" for
-    # calls recorded before hosts were), sorted: seconds from different machines do not mix
-    hosts: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()  # the machines of model_seconds, sorted (theirs do not mix)
 
     def add(self, other: Usage) -> None:
         for name, value in asdict(other).items():
@@ -46,9 +36,7 @@ class Usage:
         return asdict(self)
 
 
-_usage_scopes: contextvars.ContextVar[tuple[Usage, ...]] = contextvars.ContextVar(
-    "graphrag_usage_scopes", default=()
-)
+_usage_scopes: ContextVar[tuple[Usage, ...]] = ContextVar("graphrag_usage_scopes", default=())
 
 
 @contextmanager

@@ -1,20 +1,7 @@
-"""The embedded model's server process: llama.cpp's own HTTP server through ``xllamacpp``.
-
-Run by :mod:`graphrag.llm.embedded.server` as ``python -m graphrag.llm.embedded.serve ...``,
-never imported by the workbench itself. It lives in a child process rather than in the
-caller's because a native crash (an unsupported instruction, an out-of-memory kill) must end
-the server, not the researcher's run or Jupyter kernel; the caller then sees a dead server and
-restarts it.
-
-Why xllamacpp: its Linux wheel is built for portability (AVX2/FMA/F16C, no AVX-512 or AMX
-assumed), so one PyPI package serves the model on any x86-64 CPU with AVX2, Intel or AMD. The
-prebuilt ``llama-server`` binaries on PyPI are compiled for the machine that built them and
-die with SIGILL elsewhere.
-
-The process never outlives its parent: it holds the read end of a pipe whose only write end
-the parent keeps, so when the parent dies, however (SIGKILL included, e.g. a killed Jupyter
-kernel), the read returns end-of-file and this process exits. A poll of the parent pid backs
-that up in case a forked grandchild inherited the write end.
+"""The embedded model's server process: llama.cpp's HTTP server through ``xllamacpp``, whose
+wheel runs on any x86-64 CPU with AVX2. A child process of graphrag/llm/embedded/server.py, so a
+native crash ends the server, not the run or Jupyter kernel. It exits when its parent dies: it
+reads a pipe whose only write end the parent holds, and polls the parent pid.
 """
 
 from __future__ import annotations
@@ -48,16 +35,11 @@ def _exit_when_parent_dies(parent_fd: int, parent_pid: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="serve a GGUF model with xllamacpp on 127.0.0.1")
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--alias", required=True)
-    parser.add_argument("--ctx-size", type=int, required=True)
-    parser.add_argument("--parallel", type=int, required=True)
-    parser.add_argument("--threads", type=int, required=True)
-    parser.add_argument("--batch-size", type=int, required=True)
+    for flag in ("--model", "--alias", "--ready-file"):  # the ready file gets {url, pid}
+        parser.add_argument(flag, required=True)
+    for flag in "ctx-size parallel threads batch-size parent-fd parent-pid".split():
+        parser.add_argument(f"--{flag}", type=int, required=True)
     parser.add_argument("--cache-reuse", type=int, default=0)
-    parser.add_argument("--ready-file", required=True, help="JSON {url, pid} is written here")
-    parser.add_argument("--parent-fd", type=int, required=True)
-    parser.add_argument("--parent-pid", type=int, required=True)
     args = parser.parse_args(argv)
     _exit_when_parent_dies(args.parent_fd, args.parent_pid)
 

