@@ -68,9 +68,7 @@ def hop_evidence(
 
 
 def hop_shares(
-    hops: pd.DataFrame,
-    n_resamples: int = stats.DEFAULT_RESAMPLES,
-    seed: int = stats.DEFAULT_SEED,
+    hops: pd.DataFrame, n_resamples: int = stats.DEFAULT_RESAMPLES, seed: int = stats.DEFAULT_SEED
 ) -> pd.DataFrame:
     """Return, per method and hop position, the share of hops found (``found_mean``, CI, n).
 

@@ -73,10 +73,7 @@ def _embeddings_class() -> type:
 def _windowed_faithfulness_class() -> type:
     # ragas is imported only when faithfulness is scored (seconds to import)
     from ragas.metrics.collections import Faithfulness
-    from ragas.metrics.collections.faithfulness.util import (
-        NLIStatementInput,
-        NLIStatementOutput,
-    )
+    from ragas.metrics.collections.faithfulness.util import NLIStatementInput, NLIStatementOutput
     from ragas.metrics.result import MetricResult
 
     class WindowedFaithfulness(Faithfulness):

@@ -297,10 +297,7 @@ def summarize(
         row = dict(zip(keys, group, strict=True))
         for metric in metrics:
             estimate = bootstrap_ci(
-                frame[metric],
-                n_resamples=n_resamples,
-                seed=seed,
-                confidence=confidence,
+                frame[metric], n_resamples=n_resamples, seed=seed, confidence=confidence
             )
             row[f"{metric}_mean"] = estimate.mean
             row[f"{metric}_low"] = estimate.low

@@ -19,15 +19,7 @@ from graphrag.eval import stats
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import BASELINE, RECALL_KS, SCORES, RetrievalEvalError, baseline_tests
 from graphrag.report.hops import hops_section
-from graphrag.report.tables import (
-    baseline_tests_table,
-    cell,
-    md,
-    p_text,
-    signed,
-    table,
-    with_ci,
-)
+from graphrag.report.tables import baseline_tests_table, cell, md, p_text, signed, table, with_ci
 from graphrag.settings import repo_relative
 
 ALPHA = 0.05  # as the answer reports (report.folder.write_report)
