@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from graphrag import schemas as S
-from graphrag.eval.stats import column_mean, frontier, summary_row
+from graphrag.eval.stats import column_mean, frontier, methods_in_order, summary_row
 from graphrag.index.store import Index
 
 QUALITY_PANELS = ("keyword_hit_rate", "faithfulness")
@@ -115,11 +115,6 @@ def _new_figure(width: float, height: float) -> Figure:
     return figure
 
 
-def _methods(summary: pd.DataFrame) -> list[str]:
-    """Return the methods of a summary table in their order of first appearance."""
-    return [str(method) for method in pd.unique(summary["method"])]
-
-
 def _colours(methods: Sequence[str]) -> dict[str, Any]:
     palette = colormaps["tab10"].colors
     return {method: palette[i % len(palette)] for i, method in enumerate(methods)}
@@ -157,7 +152,7 @@ def plot_metrics_by_method(by_method: pd.DataFrame, metrics: Sequence[str]) -> F
     ``by_method`` is ``stats.summarize(records, metrics, by=("method",))``; a method without
     scores on a metric has no bar and says so in the legend.
     """
-    methods = _methods(by_method)
+    methods = methods_in_order(by_method)
     colours = _colours(methods)
     width = 0.8 / max(len(methods), 1)
     figure = _new_figure(max(6.0, 1.6 * len(metrics) + 2.0), 4.8)
@@ -193,7 +188,7 @@ def plot_metrics_by_type(
     ``by_type`` is ``stats.summarize(records, metrics, by=("method", "type"))``; ``types`` gives
     the order of the x axis. A panel names the methods and types it has no score for.
     """
-    methods = _methods(by_type)
+    methods = methods_in_order(by_type)
     colours = _colours(methods)
     columns = min(3, len(metrics))
     rows = math.ceil(len(metrics) / columns)
@@ -248,7 +243,7 @@ def plot_cost_vs_quality(
     Cost is model seconds when the records have them, else completion tokens; a panel whose
     metric is not in ``metrics`` says so, and methods without a score are named, not drawn.
     """
-    methods = _methods(by_method)
+    methods = methods_in_order(by_method)
     colours = _colours(methods)
     cost_column, cost_label = _cost_axis(records)
     figure = _new_figure(11.0, 4.6)
@@ -293,7 +288,7 @@ def plot_cost_quality_frontier(
     frontier that CIs overlap is an ordering of means, not a tested difference. Methods without
     a score or a cost on a panel are named, not drawn.
     """
-    methods = _methods(by_method)
+    methods = methods_in_order(by_method)
     colours = _colours(methods)
     costs = {m: column_mean(records[records["method"] == m], cost_column) for m in methods}
     figure = _new_figure(5.5 * len(metrics) + 0.5, 4.6)
@@ -350,7 +345,7 @@ def plot_hop_evidence(shares: pd.DataFrame) -> Figure:
 
     ``shares`` is ``hops.hop_shares(...)`` (a ``summarize`` table over method and hop).
     """
-    methods = _methods(shares)
+    methods = methods_in_order(shares)
     colours = _colours(methods)
     positions = sorted(int(h) for h in pd.unique(shares["hop"]))
     width = 0.8 / max(len(methods), 1)
