@@ -1,14 +1,8 @@
 """Multi-hop QA benchmarks (MuSiQue, HotpotQA, 2WikiMultiHopQA) as a corpus folder + question set.
 
-Each question of these sets comes with its own paragraphs: a few gold supporting paragraphs
-and distractors. The converter keeps the first N questions, writes their gold paragraphs plus
-K distractors each (the first K non-supporting ones, in the dataset's order) as one Markdown
-document per paragraph under ``docs/``, and writes ``questions.jsonl`` in the workbench's
-format: type ``multi_hop``, ``hops``, ``support`` (gold paragraph ids), ``reference`` and
-``aliases``, ``answer_keywords`` (the reference), the per-hop ``decomposition`` (MuSiQue),
-``gold_entities`` (the per-hop answers: the bridge entities a graph must reach) and
-``answer_format: "short"`` (every method ends with an "Answer: …" line for EM/F1).
-Identical paragraphs shared by several questions become one document.
+The first N questions are kept; their gold paragraphs plus K distractors each become one
+Markdown document per paragraph under ``docs/`` (shared paragraphs once), and
+``questions.jsonl`` holds them in the workbench's format (see ``graphrag.eval.questions``).
 """
 
 from __future__ import annotations
@@ -181,12 +175,9 @@ def convert(
     distractors: int,
     source: Path | None = None,
 ) -> ConversionSummary:
-    """Write ``out/docs/*.md`` and ``out/questions.jsonl`` for the first ``n_questions``.
-
-    The corpus is every kept question's gold paragraphs plus its first ``distractors``
-    non-supporting ones. Files of ``source`` that carry the dataset's licence and README are
-    copied into ``out`` so the attribution travels with the data.
-    """
+    """Write ``out/docs/*.md`` and ``out/questions.jsonl`` for the first ``n_questions`` (gold
+    paragraphs plus the first ``distractors`` others each); the licence and README files of
+    ``source`` are copied too, so the attribution travels with the data."""
     kept = questions[:n_questions]
     if not kept:
         raise BenchmarkError("no questions to convert (n_questions must be at least 1)")

@@ -1,10 +1,8 @@
 """Question sets: a .jsonl of {id, question, reference, type, support, answer_keywords}.
 
-Benchmark sets (``python -m graphrag convert``) add optional fields: ``aliases`` (other
-accepted short answers), ``hops`` (the number of reasoning steps), ``decomposition`` (the
-per-hop sub-questions, each {question, answer, support}), ``gold_entities`` (names a graph
-method should reach) and ``answer_format`` ("short": every method also ends its answer with
-an "Answer: …" line that exact match and token F1 score).
+Benchmark sets (``graphrag convert``) add ``aliases``, ``hops``, ``decomposition`` (per-hop
+{question, answer, support}), ``gold_entities`` and ``answer_format`` ("short": answers end
+with an "Answer: …" line that exact match and token F1 score).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """Batch evaluation: every method answers every question, then is scored (the caller writes
-the report: ``report.folder.write_evaluation``).
-
-Work is done one (question, method) pair at a time per LLM slot, questions in order, so an
-interrupted run has finished whole questions; re-running resumes from the recorded cache.
+the report: ``report.folder.write_evaluation``); a rerun resumes from the recorded cache.
 """
 
 from __future__ import annotations
@@ -35,9 +32,7 @@ from graphrag.text.embeddings import Embedder
 
 @dataclass
 class EvalRun:
-    """What an evaluation computed, for ``report.folder.write_evaluation`` to write: the
-    records (one per question and method), the judge's controls, the pairwise verdicts, the
-    per-hop rows, the run's description (``meta``) and the statistics' settings."""
+    """What an evaluation computed, for ``report.folder.write_evaluation`` to write."""
 
     records: pd.DataFrame
     metrics: list[str]
@@ -51,12 +46,8 @@ class EvalRun:
 
 
 def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
-    """Return what building an index cost, from its manifest (``index.json``).
-
-    LLM calls, tokens and model seconds are the recorded ones (a replayed call keeps the
-    seconds it took when it was recorded); wall seconds are those of the run that wrote the
-    folder, which for a replayed LLM index is not what it cost to build.
-    """
+    """Return what building an index cost, from its manifest (``index.json``): the recorded
+    calls, tokens and model seconds (a replayed call keeps its recorded seconds)."""
     summary = manifest.get("summary", {})
     counts = summary.get("counts", {})
     usage = manifest.get("usage", {})
@@ -70,8 +61,7 @@ def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
         "completion_tokens": usage.get("completion_tokens", 0),
         # rounded: the sum's last digits depend on the order the calls finished in
         "model_seconds": round(usage.get("model_seconds", 0.0), 3),
-        # No wall seconds: those of whichever run wrote the index folder (a replay takes
-        # seconds) would make the committed reports change on every regeneration.
+        # no wall seconds: a replay's would change the committed reports on every run
     }
 
 
@@ -93,10 +83,7 @@ def parse_method_limits(text: str | None) -> dict[str, int]:
 
 
 def interleave_types(questions: pd.DataFrame) -> pd.DataFrame:
-    """Return the questions in round-robin order of type (local, multi_hop, global, local, …).
-
-    A partial run (``--limit``, or one interrupted) then covers every question type.
-    """
+    """Return the questions in round-robin order of type, so a partial run covers each."""
     rank = questions.groupby("type", sort=False).cumcount()
     order = sorted(range(len(questions)), key=lambda i: (rank.iloc[i], i))
     return questions.iloc[order].reset_index(drop=True)
@@ -224,21 +211,13 @@ def run_evaluation(
     types: list[str] | None = None,
     method_limits: dict[str, int] | None = None,
 ) -> EvalRun:
-    """Evaluate the ``chosen`` methods (by name) over ``index`` on the question set and return
-    what the report is written from (called by :meth:`Workbench.evaluate`).
-
-    ``judge_controls`` planted control pairs per RAGAS metric measure the judge (0: none, as
-    with no metric);
-    ``pairwise_pairs`` ("all" or "a:b,c:d") adds the head-to-head comparison, with
-    ``pairwise_controls`` planted control pairs that measure its judge; ``types`` keeps only
-    the questions of those types (e.g. the global ones, for the pairwise judge); ``gold_graph``
-    (default: gold_graph.json beside the questions) gives the gold entities of each question.
-    ``method_limits`` answers only the first N questions (after ``limit``) with the methods it
-    names: a method whose live recording covers part of the set is reported on that part, with
-    its own n, and paired tests match it on the questions both methods answered.
-    """
+    """Evaluate the ``chosen`` methods over ``index`` on the question set and return what the
+    report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
+    per RAGAS metric / for the pairwise judge; ``pairwise_pairs``: "all" or "a:b,c:d";
+    ``types``: the question types kept; ``gold_graph``: default gold_graph.json beside the
+    questions; ``method_limits``: the first N questions only for the methods it names (paired
+    tests match them on the questions both answered)."""
     methods = list(chosen)
-    # Controls are planted per RAGAS metric: with no metric none is run, and the report says 0.
     judge_controls = judge_controls if metrics else 0
     questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
     if types:
