@@ -48,12 +48,8 @@ def analyse(
     controls: pd.DataFrame | None = None,
     judgements: pd.DataFrame | None = None,
 ) -> Analysis:
-    """Return the summaries, paired comparisons, judge validity and win rates of the records.
-
-    The judge-free metrics present in the records are analysed beside ``ragas_metrics``, except
-    those with no value at all (listed as not applicable). Raises ``stats.RecordsError`` when the
-    records are empty or lack a column the analysis needs.
-    """
+    """Return the summaries, paired comparisons, judge validity and win rates of the records
+    (judge-free metrics with no value at all are listed as not applicable)."""
     if records.empty:
         raise stats.RecordsError("records is empty: there is nothing to report.")
     missing = [c for c in (*REQUIRED_COLUMNS, *ragas_metrics) if c not in records.columns]
@@ -100,9 +96,8 @@ def analyse(
 
 
 def partial_methods(records: pd.DataFrame) -> dict[str, int]:
-    """Return the methods asked fewer questions than the run has, with how many they were
-    asked (a method recorded on the first N only: ``eval --method-limits``). Their means are
-    over other questions than the rest's; only their paired tests compare them."""
+    """Return the methods asked fewer questions than the run has (``--method-limits``), with
+    how many: their means are over other questions, only their paired tests compare them."""
     asked = records.groupby("method", sort=False)["question_id"].nunique()
     every = records["question_id"].nunique()
     return {str(method): int(n) for method, n in asked.items() if n < every}

@@ -1,11 +1,8 @@
 """Figures of an index and of an evaluation: every ``plot_*`` takes tables and returns a Figure.
-(The interactive page of the graph is :mod:`graphrag.report.graph_page`.)
 
-Index figures (the entity graph by community, community sizes) draw on a pyplot axes so a
-notebook shows them inline. Evaluation figures (scores by method and by question type, quality
-against cost) take the ``stats.summarize`` tables and the records and build a Figure without
-pyplot, so a report writer saving them in a loop keeps no figure open; the caller saves them.
-Layouts use a fixed seed and the same tables give the same picture.
+Index figures draw on a pyplot axes, so a notebook shows them inline; evaluation figures
+(from ``stats.summarize`` tables) build a Figure without pyplot, so a report writer keeps
+no figure open. Layouts are seeded: the same tables give the same picture.
 """
 
 from __future__ import annotations
@@ -147,11 +144,8 @@ def _legend_handles(methods: Sequence[str], notes: dict[str, list[str]]) -> list
 
 
 def plot_metrics_by_method(by_method: pd.DataFrame, metrics: Sequence[str]) -> Figure:
-    """Return grouped bars of each metric's mean per method with 95% CI whiskers.
-
-    ``by_method`` is ``stats.summarize(records, metrics, by=("method",))``; a method without
-    scores on a metric has no bar and says so in the legend.
-    """
+    """Return grouped bars of each metric's mean per method (``by_method``: a ``summarize``
+    table) with 95% CI whiskers; a method without scores says so in the legend."""
     methods = methods_in_order(by_method)
     colours = _colours(methods)
     width = 0.8 / max(len(methods), 1)
@@ -183,11 +177,8 @@ def plot_metrics_by_method(by_method: pd.DataFrame, metrics: Sequence[str]) -> F
 def plot_metrics_by_type(
     by_type: pd.DataFrame, metrics: Sequence[str], types: Sequence[str]
 ) -> Figure:
-    """Return one panel per metric: mean per question type and method, with 95% CI whiskers.
-
-    ``by_type`` is ``stats.summarize(records, metrics, by=("method", "type"))``; ``types`` gives
-    the order of the x axis. A panel names the methods and types it has no score for.
-    """
+    """Return one panel per metric: mean per question type (in ``types`` order) and method,
+    with 95% CI whiskers; a panel names the methods and types it has no score for."""
     methods = methods_in_order(by_type)
     colours = _colours(methods)
     columns = min(3, len(metrics))
@@ -238,11 +229,8 @@ def _cost_axis(records: pd.DataFrame) -> tuple[str, str]:
 def plot_cost_vs_quality(
     records: pd.DataFrame, by_method: pd.DataFrame, metrics: Sequence[str]
 ) -> Figure:
-    """Return keyword hit rate and faithfulness against mean cost per answer, one dot a method.
-
-    Cost is model seconds when the records have them, else completion tokens; a panel whose
-    metric is not in ``metrics`` says so, and methods without a score are named, not drawn.
-    """
+    """Return keyword hit rate and faithfulness against mean cost per answer (model seconds,
+    else completion tokens), one dot a method; methods without a score are named, not drawn."""
     methods = methods_in_order(by_method)
     colours = _colours(methods)
     cost_column, cost_label = _cost_axis(records)
@@ -281,13 +269,8 @@ def plot_cost_quality_frontier(
     metrics: Sequence[str],
     cost_column: str = "model_seconds",
 ) -> Figure:
-    """Return one panel per metric: mean quality against mean cost per answer, one dot a method,
-    the cost–quality frontier (methods no other is as cheap and as good as) joined by a line.
-
-    Dominated methods are drawn hollow; whiskers are the 95% bootstrap CI of the quality, so a
-    frontier that CIs overlap is an ordering of means, not a tested difference. Methods without
-    a score or a cost on a panel are named, not drawn.
-    """
+    """Return one panel per metric: mean quality against mean cost per answer, one dot a method
+    (dominated ones hollow), the cost–quality frontier (``stats.frontier``) joined by a line."""
     methods = methods_in_order(by_method)
     colours = _colours(methods)
     costs = {m: column_mean(records[records["method"] == m], cost_column) for m in methods}
@@ -340,11 +323,8 @@ def plot_cost_quality_frontier(
 
 
 def plot_hop_evidence(shares: pd.DataFrame) -> Figure:
-    """Return grouped bars: per hop position, the share of hops whose paragraph each method
-    read, with 95% CI whiskers and each bar's n below the axis label.
-
-    ``shares`` is ``hops.hop_shares(...)`` (a ``summarize`` table over method and hop).
-    """
+    """Return grouped bars: per hop position (``shares``: ``hops.hop_shares``), the share of
+    hops whose paragraph each method read, with 95% CI whiskers and n below the label."""
     methods = methods_in_order(shares)
     colours = _colours(methods)
     positions = sorted(int(h) for h in pd.unique(shares["hop"]))

@@ -1,8 +1,5 @@
-"""The retrieval report folder (``graphrag retrieval``): the scored records, the tests against
-naive RAG, the per-hop rows and ``summary.md``; and the same folder read back.
-
-The page's prose is generated from the tests: it names only the differences that pass Holm's
-correction (``eval.retrieval`` computes the scores and the tests).
+"""The retrieval report folder (``graphrag retrieval``) written and read back; its prose names
+only the differences that pass Holm's correction (``eval.retrieval`` computes the tests).
 """
 
 from __future__ import annotations
@@ -87,8 +84,7 @@ def summary_lines(
 
 def reading(tests: pd.DataFrame, alpha: float) -> list[str]:
     """Return sentences generated from the tests: each difference that passes Holm, then how
-    many do not and the nearest of those, with its p before and after correction (a CI that
-    excludes zero is not a claim: the paired test with Holm's correction decides)."""
+    many do not and the nearest of those, with its p before and after correction."""
     if tests.empty:
         return [f"No method was compared with {BASELINE}."]
     passed = tests[tests["p_holm"] < alpha]
@@ -167,9 +163,8 @@ def read_report(folder: str | Path) -> ReportFiles:
 
 
 def summary_section(folder: str | Path) -> list[str]:
-    """Return the cross-corpus summary's lines for a retrieval report folder (``run.json``,
-    ``retrieval.parquet``, ``tests.csv`` as :func:`run_retrieval` wrote them): its setting, the
-    score table and the reading, generated from those files."""
+    """Return the cross-corpus summary's lines for a retrieval report folder: its setting, the
+    score table and the reading."""
     folder = Path(folder)
     report = read_report(folder)
     run, records, tests = report.run, report.records, report.tests
