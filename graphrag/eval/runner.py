@@ -24,10 +24,15 @@ from graphrag.index.store import Index
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary
 from graphrag.llm.coroutines import run_sync
+from graphrag.llm.usage import Usage
 from graphrag.query.base import Method
 from graphrag.query.registry import UnknownMethodError
 from graphrag.settings import Settings, repo_relative
 from graphrag.text.embeddings import Embedder
+
+# a record's answer fields that a failed answer leaves empty (lists) or zero (counts)
+LIST_FIELDS = ("contexts", "sources", "cited", "ranking")
+COUNT_FIELDS = ("context_tokens", "llm_calls", "prompt_tokens", "completion_tokens")
 
 
 @dataclass
@@ -106,62 +111,35 @@ async def evaluate_pair(
         raise
     except Exception as err:  # noqa: BLE001 - a failed answer is a record, not a crash
         error = error_summary(err)
-        record.update(
-            answer="",
-            answer_error=error,
-            contexts=[],
-            sources=[],
-            cited=[],
-            ranking=[],
-            context_tokens=0,
-            llm_calls=0,
-            prompt_tokens=0,
-            completion_tokens=0,
-            model_seconds=0.0,
-            model_hosts="",
-        )
+        record.update(answer="", answer_error=error, **{k: [] for k in LIST_FIELDS})
+        record.update(dict.fromkeys(COUNT_FIELDS, 0), model_seconds=0.0, model_hosts="")
         for metric in metrics:
-            record.update(
-                {
-                    metric: math.nan,
-                    f"{metric}_error": f"no answer ({error})",
-                    f"{metric}_calls": 0,
-                    f"{metric}_completion_tokens": 0,
-                }
-            )
+            record.update(_judged(metric, math.nan, f"no answer ({error})", Usage()))
         return record
+    usage = answer.usage
+    record.update(answer=answer.text, answer_error=None)
     record.update(
-        answer=answer.text,
-        answer_error=None,
-        contexts=answer.contexts,
-        sources=answer.sources,
-        cited=answer.cited,
-        ranking=answer.ranking,
-        context_tokens=answer.context_tokens,
-        llm_calls=answer.usage.calls,
-        prompt_tokens=answer.usage.prompt_tokens,
-        completion_tokens=answer.usage.completion_tokens,
-        model_seconds=round(answer.usage.model_seconds, 3),
-        model_hosts="; ".join(answer.usage.hosts),  # the machines those seconds are from
+        {k: getattr(answer, k) for k in LIST_FIELDS}, context_tokens=answer.context_tokens
     )
-    results = await asyncio.gather(
-        *(
-            judge.score(
-                m, question["question"], answer.text, answer.contexts, question["reference"]
-            )
-            for m in metrics
-        )
-    )
+    record.update(llm_calls=usage.calls, prompt_tokens=usage.prompt_tokens)
+    record.update(completion_tokens=usage.completion_tokens)
+    record.update(model_seconds=round(usage.model_seconds, 3), model_hosts="; ".join(usage.hosts))
+    texts = (question["question"], answer.text, answer.contexts, question["reference"])
+    results = await asyncio.gather(*(judge.score(m, *texts) for m in metrics))
     for metric, result in zip(metrics, results, strict=True):
-        record.update(
-            {
-                metric: result.value,
-                f"{metric}_error": result.error,
-                f"{metric}_calls": result.usage.calls,
-                f"{metric}_completion_tokens": result.usage.completion_tokens,
-            }
-        )
+        record.update(_judged(metric, result.value, result.error, result.usage))
     return record
+
+
+def _judged(metric: str, value: float, error: str | None, usage: Usage) -> dict:
+    """Return a record's columns of one judge metric: value, error, calls, completion tokens."""
+    calls, tokens = f"{metric}_calls", f"{metric}_completion_tokens"
+    return {
+        metric: value,
+        f"{metric}_error": error,
+        calls: usage.calls,
+        tokens: usage.completion_tokens,
+    }
 
 
 async def evaluate_all(
@@ -273,6 +251,9 @@ def run_evaluation(
         if has_decompositions(questions)
         else None
     )
+    limits = ", ".join(f"{m}: first {n}" for m, n in method_limits.items())
+    judged_pairs = {"pairwise control pairs": pairwise_controls}
+    judged_pairs["pairwise closed-book reference"] = settings.eval.pairwise_closed_book
     meta = {
         "corpus": repo_relative(index.manifest.get("input", "")),
         "index": repo_relative(index.path),
@@ -280,11 +261,7 @@ def run_evaluation(
         "gold graph": repo_relative(gold_path) if gold_path else "none",
         "n_questions": len(questions),
         "methods": ", ".join(methods),
-        **(
-            {"method limits": ", ".join(f"{m}: first {n}" for m, n in method_limits.items())}
-            if method_limits
-            else {}
-        ),
+        **({"method limits": limits} if limits else {}),
         "llm_model": settings.llm.model,
         "embedding_model": embedder.model_id,
         "cache_mode": settings.cache.mode,
@@ -294,12 +271,7 @@ def run_evaluation(
             "answer_relevancy strictness": settings.eval.answer_relevancy_strictness,
             "judge temperature": 0.0,
             "judge control pairs per metric": judge_controls,
-            **({"pairwise control pairs": pairwise_controls} if pairwise_pairs else {}),
-            **(
-                {"pairwise closed-book reference": settings.eval.pairwise_closed_book}
-                if pairwise_pairs
-                else {}
-            ),
+            **(judged_pairs if pairwise_pairs else {}),
         },
         "generated_by": command or "python -m graphrag eval",
     }
