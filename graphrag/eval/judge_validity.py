@@ -33,17 +33,8 @@ INFORMATIVE = "informative"
 NOT_INFORMATIVE = "not informative on this judge"
 NOT_MEASURED_UNRECORDED = "not measured (not recorded)"
 NOT_MEASURED = "not measured"
-PAIR_COLUMNS = [
-    "metric",
-    "control",
-    "question_id",
-    "method",
-    "donor_question_id",
-    "real",
-    "control_score",
-    "status",
-    "error",
-]
+PAIR_COLUMNS = ["metric", "control", "question_id", "method", "donor_question_id", "real"]
+PAIR_COLUMNS += ["control_score", "status", "error"]
 
 
 _CITATION = re.compile(r"\[[\d,\s]+\]")

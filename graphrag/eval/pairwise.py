@@ -28,18 +28,8 @@ SCORED, JUDGE_FAILED, NOT_RECORDED, NO_ANSWER = (
     "not recorded",
     "no answer",
 )
-JUDGEMENT_COLUMNS = [
-    "question_id",
-    "type",
-    "method_a",
-    "method_b",
-    "criterion",
-    "score_a",
-    "rating_a",
-    "rating_b",
-    "status",
-    "error",
-]
+JUDGEMENT_COLUMNS = ["question_id", "type", "method_a", "method_b", "criterion", "score_a"]
+JUDGEMENT_COLUMNS += ["rating_a", "rating_b", "status", "error"]
 # Ratings closer than this (1-5 scale) tie: the small judge grades every fluent answer about
 # 4, so what it reads shows in small differences (docs/research-log.md).
 TIE_BAND = 0.05
@@ -244,19 +234,8 @@ def run_pairwise(
     return pd.DataFrame(rows, columns=JUDGEMENT_COLUMNS)
 
 
-WIN_RATE_COLUMNS = [
-    "method_a",
-    "method_b",
-    "criterion",
-    "win_rate",
-    "low",
-    "high",
-    "n",
-    "judge_failed",
-    "not_recorded",
-    "mean_rating_a",
-    "mean_rating_b",
-]
+WIN_RATE_COLUMNS = ["method_a", "method_b", "criterion", "win_rate", "low", "high", "n"]
+WIN_RATE_COLUMNS += ["judge_failed", "not_recorded", "mean_rating_a", "mean_rating_b"]
 
 
 def win_rates(
@@ -272,21 +251,10 @@ def win_rates(
     ):
         usable = frame[frame["status"].isin([SCORED, NO_ANSWER])]
         estimate = stats.bootstrap_ci(usable["score_a"], n_resamples=n_resamples, seed=seed)
-        rows.append(
-            {
-                "method_a": a,
-                "method_b": b,
-                "criterion": criterion,
-                "win_rate": estimate.mean,
-                "low": estimate.low,
-                "high": estimate.high,
-                "n": estimate.n,
-                "judge_failed": int((frame["status"] == JUDGE_FAILED).sum()),
-                "not_recorded": int((frame["status"] == NOT_RECORDED).sum()),
-                "mean_rating_a": frame["rating_a"].mean(),
-                "mean_rating_b": frame["rating_b"].mean(),
-            }
-        )
+        failures = [int((frame["status"] == s).sum()) for s in (JUDGE_FAILED, NOT_RECORDED)]
+        means = [frame["rating_a"].mean(), frame["rating_b"].mean()]
+        rate = [estimate.mean, estimate.low, estimate.high, estimate.n]
+        rows.append([a, b, criterion, *rate, *failures, *means])
     return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)
 
 
