@@ -44,16 +44,8 @@ def hop_evidence(
         supports = [str(step.get("support") or "") for step in steps]
         read = evidence.documents_read(list(record.contexts), [s for s in supports if s])
         for position, support in enumerate(supports, start=1):
-            rows.append(
-                {
-                    "question_id": record.question_id,
-                    "method": record.method,
-                    "hop": position,
-                    "hops": len(steps),
-                    "support": support,
-                    "found": float(support in read) if support else math.nan,
-                }
-            )
+            found = float(support in read) if support else math.nan
+            rows.append([record.question_id, record.method, position, len(steps), support, found])
     return pd.DataFrame(rows, columns=HOP_COLUMNS)
 
 

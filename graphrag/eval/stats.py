@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,7 @@ NO_DIFFERENCE = "no significant difference"
 TEST_RESULT_COLUMNS = ["n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm"]
 BASELINE_TEST_COLUMNS = ["metric", "method", *TEST_RESULT_COLUMNS]
 COMPARISON_COLUMNS = ["method_a", "method_b", *TEST_RESULT_COLUMNS, "verdict"]
+SUMMARY_PARTS = ("mean", "low", "high", "n", "failed")  # an Estimate's fields, in order
 
 
 class RecordsError(ValueError):
@@ -255,16 +256,15 @@ def summarize(
             estimate = bootstrap_ci(
                 frame[metric], n_resamples=n_resamples, seed=seed, confidence=confidence
             )
-            row[f"{metric}_mean"] = estimate.mean
-            row[f"{metric}_low"] = estimate.low
-            row[f"{metric}_high"] = estimate.high
-            row[f"{metric}_n"] = estimate.n
-            row[f"{metric}_failed"] = estimate.n_missing
+            row.update(summary_columns(metric, estimate))
         rows.append(row)
-    columns = keys + [
-        f"{metric}_{part}" for metric in metrics for part in ("mean", "low", "high", "n", "failed")
-    ]
+    columns = keys + [f"{metric}_{part}" for metric in metrics for part in SUMMARY_PARTS]
     return pd.DataFrame(rows, columns=columns)
+
+
+def summary_columns(metric: str, estimate: Estimate) -> dict[str, float]:
+    """Return a ``summarize`` row's columns of ``metric`` for one estimate."""
+    return {f"{metric}_{p}": v for p, v in zip(SUMMARY_PARTS, astuple(estimate), strict=True)}
 
 
 def smallest_p(n: int) -> float:

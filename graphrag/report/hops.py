@@ -68,12 +68,4 @@ def hops_section(
 def _estimate_row(values: pd.Series, n_resamples: int, seed: int) -> pd.Series:
     """Return a one-row ``summarize``-style record of ``found`` for ``tables.cell``."""
     estimate = stats.bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
-    return pd.Series(
-        {
-            "found_mean": estimate.mean,
-            "found_low": estimate.low,
-            "found_high": estimate.high,
-            "found_n": estimate.n,
-            "found_failed": estimate.n_missing,
-        }
-    )
+    return pd.Series(stats.summary_columns("found", estimate))
