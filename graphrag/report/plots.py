@@ -132,6 +132,17 @@ def _bar(
     axes.bar(x, mean, width, color=colour, yerr=[[below], [above]], capsize=3, ecolor="black")
 
 
+def _dot(axes: Any, method: str, cost: float, interval: tuple, colour: Any, **style: Any) -> None:
+    """Draw one method's mean quality at its cost, with CI whiskers and its name."""
+    mean, below, above = interval
+    axes.errorbar(cost, mean, yerr=[[below], [above]], fmt="o", capsize=3, color=colour, **style)
+    axes.annotate(method, (cost, mean), textcoords="offset points", xytext=(5, 5), fontsize="small")
+
+
+def _legend_right(axes: Any, handles: list[Patch]) -> None:
+    axes.legend(handles=handles, loc="upper left", fontsize="small", bbox_to_anchor=(1.0, 1.0))
+
+
 def _legend_handles(methods: Sequence[str], notes: dict[str, list[str]]) -> list[Patch]:
     colours = _colours(methods)
     handles = []
@@ -165,12 +176,7 @@ def plot_metrics_by_method(by_method: pd.DataFrame, metrics: Sequence[str]) -> F
     axes.set_xlabel("Metric")
     axes.set_ylabel("Mean score")
     axes.set_title("Mean score by method (whiskers: 95% bootstrap CI)")
-    axes.legend(
-        handles=_legend_handles(methods, notes),
-        loc="upper left",
-        fontsize="small",
-        bbox_to_anchor=(1.0, 1.0),
-    )
+    _legend_right(axes, _legend_handles(methods, notes))
     return figure
 
 
@@ -248,13 +254,7 @@ def plot_cost_vs_quality(
             if interval is None or math.isnan(cost):
                 unscored.append(method)
                 continue
-            mean, below, above = interval
-            axes.errorbar(
-                cost, mean, yerr=[[below], [above]], fmt="o", capsize=3, color=colours[method]
-            )
-            axes.annotate(
-                method, (cost, mean), textcoords="offset points", xytext=(5, 5), fontsize="small"
-            )
+            _dot(axes, method, cost, interval, colours[method])
         axes.set_ylim(0, 1.05)
         axes.margins(x=0.2)
         note = f"\n(not plotted: {', '.join(unscored)})" if unscored else ""
@@ -281,24 +281,9 @@ def plot_cost_quality_frontier(
         intervals = {m: _interval(summary_row(by_method, method=m), metric) for m in methods}
         drawn = {m: i for m, i in intervals.items() if i is not None and not math.isnan(costs[m])}
         front = frontier({m: costs[m] for m in drawn}, {m: i[0] for m, i in drawn.items()})
-        for method, (mean, below, above) in drawn.items():
-            on_front = method in front
-            axes.errorbar(
-                costs[method],
-                mean,
-                yerr=[[below], [above]],
-                fmt="o",
-                capsize=3,
-                color=colours[method],
-                markerfacecolor=colours[method] if on_front else "white",
-            )
-            axes.annotate(
-                method,
-                (costs[method], mean),
-                textcoords="offset points",
-                xytext=(5, 5),
-                fontsize="small",
-            )
+        for method, interval in drawn.items():
+            face = colours[method] if method in front else "white"
+            _dot(axes, method, costs[method], interval, colours[method], markerfacecolor=face)
         if front:
             axes.step(
                 [costs[m] for m in front],
@@ -346,10 +331,5 @@ def plot_hop_evidence(shares: pd.DataFrame) -> Figure:
     axes.set_ylim(0, 1.05)
     axes.set_ylabel("Share of hops whose paragraph was read")
     axes.set_title("Evidence found per hop (whiskers: 95% bootstrap CI)")
-    axes.legend(
-        handles=_legend_handles(methods, {}),
-        loc="upper left",
-        fontsize="small",
-        bbox_to_anchor=(1.0, 1.0),
-    )
+    _legend_right(axes, _legend_handles(methods, {}))
     return figure
