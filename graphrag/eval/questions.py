@@ -16,6 +16,7 @@ QUESTION_TYPES = ("local", "multi_hop", "global")
 COLUMNS = ["id", "question", "reference", "type", "support", "answer_keywords"]
 BENCHMARK_COLUMNS = ["aliases", "hops", "decomposition", "gold_entities", "answer_format"]
 ANSWER_FORMATS = ("", "short")
+LIST_FIELDS = ("support", "answer_keywords", "aliases", "gold_entities")
 
 
 class QuestionSetError(ValueError):
@@ -35,7 +36,7 @@ def _check(record: object, where: str, seen: set[str]) -> dict:
     kind = record.get("type", "local")
     if kind not in QUESTION_TYPES:
         raise QuestionSetError(f"{where}: type {kind!r} is not one of {', '.join(QUESTION_TYPES)}")
-    for field in ("support", "answer_keywords", "aliases", "gold_entities"):
+    for field in LIST_FIELDS:
         value = record.get(field, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise QuestionSetError(f"{where}: {field} must be a list of non-empty strings")
@@ -54,19 +55,10 @@ def _check(record: object, where: str, seen: set[str]) -> dict:
         raise QuestionSetError(
             f"{where}: answer_format {answer_format!r} is not one of {ANSWER_FORMATS}"
         )
-    return {
-        "id": record["id"],
-        "question": record["question"],
-        "reference": record["reference"],
-        "type": kind,
-        "support": list(record.get("support", [])),
-        "answer_keywords": list(record.get("answer_keywords", [])),
-        "aliases": list(record.get("aliases", [])),
-        "hops": hops,
-        "decomposition": list(decomposition),
-        "gold_entities": list(record.get("gold_entities", [])),
-        "answer_format": answer_format,
-    }
+    row = {c: record[c] for c in ("id", "question", "reference")} | {"type": kind}
+    row |= {field: list(record.get(field, [])) for field in LIST_FIELDS}
+    row |= {"hops": hops, "decomposition": list(decomposition)}
+    return row | {"answer_format": answer_format}
 
 
 def load_questions(path: str | Path, documents: set[str] | None = None) -> pd.DataFrame:

@@ -55,18 +55,9 @@ class EvalResult:
 
 def write_evaluation(run: EvalRun, out: str | Path) -> EvalResult:
     """Write the report folder of an evaluation (``runner.run_evaluation``) to ``out``."""
-    folder = write_report(
-        run.records,
-        out,
-        run.metrics,
-        run.meta,
-        n_resamples=run.n_resamples,
-        seed=run.seed,
-        controls=run.controls,
-        judgements=run.judgements,
-        hops=run.hops,
-        run_info=run.run_info,
-    )
+    options = ("n_resamples", "seed", "controls", "judgements", "hops", "run_info")
+    options = {name: getattr(run, name) for name in options}
+    folder = write_report(run.records, out, run.metrics, run.meta, **options)
     return EvalResult(folder, run.records, (folder / SUMMARY_MD).read_text())
 
 

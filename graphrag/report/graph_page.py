@@ -90,19 +90,14 @@ def interactive_graph_html(
     for node, data in graph.nodes(data=True):
         community = membership.get(node)
         x, y = position[node]
+        where = f"in no level-{level} community"
+        if community is not None:
+            where = f"level-{level} community {community}"
+        about = f"{data['description']}\n\n{_sources_line(list(units_of.get(node, [])), documents)}"
         net.add_node(
             name[node],
             label=data["title"],
-            title=(
-                f"{data['title']} ({data['type']}), "
-                + (
-                    f"level-{level} community {community}"
-                    if community is not None
-                    else f"in no level-{level} community"
-                )
-                + f"\n\n{data['description']}\n\n"
-                + _sources_line(list(units_of.get(node, [])), documents)
-            ),
+            title=f"{data['title']} ({data['type']}), {where}\n\n{about}",
             color=colour.get(community, "#bfbfbf"),
             size=6 + 4 * float(np.sqrt(graph.degree(node))),
             x=float(x) * 500,
