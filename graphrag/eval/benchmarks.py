@@ -73,24 +73,13 @@ def read_musique(path: str | Path) -> list[BenchmarkQuestion]:
             ]
             by_idx = {p["idx"]: paragraphs[j] for j, p in enumerate(item["paragraphs"])}
             steps = [
-                {
-                    "question": step["question"],
-                    "answer": step["answer"],
-                    "paragraph": by_idx[step["paragraph_support_idx"]],
-                }
-                for step in item.get("question_decomposition", [])
+                {"question": s["question"], "answer": s["answer"]}
+                | {"paragraph": by_idx[s["paragraph_support_idx"]]}
+                for s in item.get("question_decomposition", [])
             ]
-            questions.append(
-                BenchmarkQuestion(
-                    id=item["id"],
-                    question=item["question"],
-                    answer=item["answer"],
-                    aliases=[a for a in item.get("answer_aliases", []) if a != item["answer"]],
-                    paragraphs=paragraphs,
-                    decomposition=steps,
-                    hops=len(steps) or None,
-                )
-            )
+            aliases = [a for a in item.get("answer_aliases", []) if a != item["answer"]]
+            texts = (item["id"], item["question"], item["answer"], aliases)
+            questions.append(BenchmarkQuestion(*texts, paragraphs, steps, len(steps) or None))
         except (KeyError, TypeError) as err:
             raise BenchmarkError(f"{path}: question [{i}] lacks field {err}") from err
     return questions
@@ -107,16 +96,8 @@ def read_hotpotqa(path: str | Path) -> list[BenchmarkQuestion]:
                 Paragraph(title, "".join(sentences).strip(), title in supporting)
                 for title, sentences in item["context"]
             ]
-            questions.append(
-                BenchmarkQuestion(
-                    id=str(item.get("_id") or item["id"]),
-                    question=item["question"],
-                    answer=item["answer"],
-                    aliases=[],
-                    paragraphs=paragraphs,
-                    hops=len(supporting) or None,
-                )
-            )
+            texts = (str(item.get("_id") or item["id"]), item["question"], item["answer"], [])
+            questions.append(BenchmarkQuestion(*texts, paragraphs, hops=len(supporting) or None))
         except (KeyError, TypeError, ValueError) as err:
             raise BenchmarkError(f"{path}: question [{i}] is malformed ({err})") from err
     return questions
