@@ -112,10 +112,8 @@ def cross_fit(
         [base_hops[base_hops["method"] == BASELINE], *chosen_hops], ignore_index=True
     )
     selection = pd.DataFrame(selection)
-    options = {
-        "seed": seed,
-        "n_resamples": int(base_run.get("n_resamples", stats.DEFAULT_RESAMPLES)),
-    }
+    resamples = int(base_run.get("n_resamples", stats.DEFAULT_RESAMPLES))
+    options = {"seed": seed, "n_resamples": resamples}
     choices = "; ".join(
         f"fold {row.fold}: {row.setting}"
         for row in selection[selection["chosen"]].itertuples(index=False)
@@ -137,14 +135,8 @@ def selection_lines(selection: pd.DataFrame, select: str) -> list[str]:
     """Return the ``## Cross-fitting`` section: per fold, each candidate's mean ``select`` on
     the questions outside the fold, the chosen one marked."""
     rows = [
-        [
-            str(row.fold),
-            md(row.folder),
-            md("defaults" if row.setting == "none" else row.setting),
-            str(row.training_questions),
-            number(row.training_mean),
-            "chosen" if row.chosen else "",
-        ]
+        [str(row.fold), md(row.folder), md("defaults" if row.setting == "none" else row.setting)]
+        + [str(row.training_questions), number(row.training_mean), "chosen" if row.chosen else ""]
         for row in selection.itertuples(index=False)
     ]
     header = ["Fold", "Candidate", "Setting", "Questions outside the fold", f"Mean {select}", ""]

@@ -76,20 +76,20 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def baseline_tests_table(tests: pd.DataFrame, baseline: str, alpha: float) -> list[str]:
     """Return the table of every method tested against ``baseline`` (one writer for every
     page, so a difference reads and is called the same way on all)."""
+
+    def verdict(t: Any) -> str:
+        if math.isnan(t.p_value):
+            return "too few pairs"
+        return "significant" if t.p_holm < alpha else "not significant"
+
     rows = [
         [
             md(t.metric),
             md(t.method),
             str(int(t.n)),
             with_ci(t.mean_diff, t.ci_low, t.ci_high, signed),
-            p_text(t.p_value),
-            p_text(t.p_holm),
-            (
-                "too few pairs"
-                if math.isnan(t.p_value)
-                else ("significant" if t.p_holm < alpha else "not significant")
-            ),
         ]
+        + [p_text(t.p_value), p_text(t.p_holm), verdict(t)]
         for t in tests.itertuples(index=False)
     ]
     header = ["Metric", "Method", "n pairs", f"Mean diff − {baseline} [95% CI]", "p", "p (Holm)"]
