@@ -76,15 +76,10 @@ def score(records: pd.DataFrame, questions: pd.DataFrame, evidence: EvidenceInde
     rows = []
     for record in records.itertuples(index=False):
         gold = list(support[record.question_id])
-        rows.append(
-            {
-                "evidence_recall": evidence.evidence_recall(record.contexts, gold),
-                **{
-                    f"recall_at_{k}": evidence.recall_at_k(record.ranking, gold, k)
-                    for k in RECALL_KS
-                },
-            }
-        )
+        row = {"evidence_recall": evidence.evidence_recall(record.contexts, gold)}
+        for k in RECALL_KS:
+            row[f"recall_at_{k}"] = evidence.recall_at_k(record.ranking, gold, k)
+        rows.append(row)
     return pd.concat([records, pd.DataFrame(rows, index=records.index)], axis=1)
 
 

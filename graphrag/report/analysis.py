@@ -71,7 +71,8 @@ def analyse(
     types = [t for t in QUESTION_TYPES if t in observed_types]
     types += sorted(t for t in observed_types if t not in QUESTION_TYPES)
     options = {"n_resamples": n_resamples, "seed": seed}
-    no_controls = pd.DataFrame(columns=judge_validity.PAIR_COLUMNS)
+    if controls is None:
+        controls = pd.DataFrame(columns=judge_validity.PAIR_COLUMNS)
     return Analysis(
         records=records,
         ragas_metrics=list(ragas_metrics),
@@ -86,10 +87,7 @@ def analyse(
         seed=seed,
         not_applicable=not_applicable,
         discrimination={
-            m: judge_validity.discrimination(
-                controls if controls is not None else no_controls, m, **options
-            )
-            for m in ragas_metrics
+            m: judge_validity.discrimination(controls, m, **options) for m in ragas_metrics
         },
         win_rates=pairwise.win_rates(judgements, **options) if judgements is not None else None,
     )

@@ -97,17 +97,12 @@ def write_report(
     (out / SUMMARY_MD).write_text(
         _render(analysis, meta, hop_lines), encoding="utf-8", newline="\n"
     )
-    figures = {
-        METRICS_BY_METHOD_PNG: viz.plot_metrics_by_method(analysis.by_method, analysis.metrics),
-        METRICS_BY_TYPE_PNG: viz.plot_metrics_by_type(
-            analysis.by_type, analysis.metrics, analysis.types
-        ),
-        COST_VS_QUALITY_PNG: viz.plot_cost_vs_quality(
-            records, analysis.by_method, analysis.metrics
-        ),
-    }
-    for name, figure in figures.items():
-        figure.savefig(out / name)
+    by_method, scored = analysis.by_method, analysis.metrics
+    viz.plot_metrics_by_method(by_method, scored).savefig(out / METRICS_BY_METHOD_PNG)
+    viz.plot_metrics_by_type(analysis.by_type, scored, analysis.types).savefig(
+        out / METRICS_BY_TYPE_PNG
+    )
+    viz.plot_cost_vs_quality(records, by_method, scored).savefig(out / COST_VS_QUALITY_PNG)
     return out
 
 
