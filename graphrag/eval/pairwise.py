@@ -18,7 +18,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag.eval import stats
 from graphrag.llm.cache import CacheMissError
-from graphrag.llm.client import ChatLLM, Completion, error_summary, expected_grade, grade_request
+from graphrag.llm.client import ChatLLM, error_summary, expected_grade, grade_request
 from graphrag.llm.coroutines import run_sync
 
 CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
@@ -51,11 +51,6 @@ def parse_pairs(text: str, methods: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def expected_rating(completion: Completion) -> float:
-    """Return the judge's grade: the mean of ``RATING_SCALE`` under the digits' probabilities."""
-    return expected_grade(completion, prompts.RATING_SCALE)
-
-
 async def rate_answer(llm: ChatLLM, question: str, answer: str) -> dict[str, float]:
     """Return the answer's rating per criterion (one grade token per criterion; the criteria
     run one after another so each reuses the previous prompt's cached prefix)."""
@@ -64,7 +59,8 @@ async def rate_answer(llm: ChatLLM, question: str, answer: str) -> dict[str, flo
         completion = await llm.achat(
             **grade_request(prompts.answer_rating(question, answer, criterion))
         )
-        ratings[criterion] = expected_rating(completion)
+        # the mean grade under the probabilities the model gives the scale's digits
+        ratings[criterion] = expected_grade(completion, prompts.RATING_SCALE)
     return ratings
 
 

@@ -178,12 +178,8 @@ def compare_methods(
     table = scores_by_question(records, metric)
     rows = []
     for method_a, method_b in itertools.combinations(table.columns, 2):
-        result = paired_test(
-            table[method_a].to_numpy(),
-            table[method_b].to_numpy(),
-            seed=seed,
-            n_resamples=n_resamples,
-        )
+        a, b = table[method_a].to_numpy(), table[method_b].to_numpy()
+        result = paired_test(a, b, seed=seed, n_resamples=n_resamples)
         rows.append({"method_a": method_a, "method_b": method_b, **result.row()})
     comparisons = pd.DataFrame(rows, columns=COMPARISON_COLUMNS[:-2])
     comparisons["p_holm"] = holm(comparisons["p_value"].tolist())
@@ -211,12 +207,8 @@ def against_baseline(
         for method in scores.columns:
             if method == baseline:
                 continue
-            result = paired_test(
-                scores[method].to_numpy(),
-                scores[baseline].to_numpy(),
-                seed=seed,
-                n_resamples=n_resamples,
-            )
+            a, b = scores[method].to_numpy(), scores[baseline].to_numpy()
+            result = paired_test(a, b, seed=seed, n_resamples=n_resamples)
             if result.n == 0:
                 continue
             family.append({"metric": metric, "method": method, **result.row()})
