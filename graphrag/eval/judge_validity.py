@@ -176,14 +176,8 @@ class Discrimination:
     def render(self) -> str:
         if self.n == 0:
             return self.verdict
-        extra = [
-            f"{k} {label}"
-            for k, label in (
-                (self.judge_failed, "judge failures"),
-                (self.not_recorded, "not recorded"),
-            )
-            if k
-        ]
+        extra = [f"{self.judge_failed} judge failures"] if self.judge_failed else []
+        extra += [f"{self.not_recorded} not recorded"] if self.not_recorded else []
         counts = f"n={self.n} pairs" + (f"; {', '.join(extra)}" if extra else "")
         return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}] ({counts}): {self.verdict}"
 

@@ -97,12 +97,9 @@ def cross_fit(
         best = max(scores, key=lambda row: (row["training_mean"], -row["candidate"]))
         selection += [{**row, "chosen": row is best} for row in scores]
         _, records, hop_rows, _ = loaded[best["candidate"]]
-        held_out = records[(records["method"] == method) & (records["question_id"].map(fold) == k)]
-        chosen_records.append(held_out.assign(method=label))
-        hop_held_out = hop_rows[
-            (hop_rows["method"] == method) & (hop_rows["question_id"].map(fold) == k)
-        ]
-        chosen_hops.append(hop_held_out.assign(method=label))
+        for frames, chosen in ((chosen_records, records), (chosen_hops, hop_rows)):
+            held_out = (chosen["method"] == method) & (chosen["question_id"].map(fold) == k)
+            frames.append(chosen[held_out].assign(method=label))
     order = {q: i for i, q in enumerate(baseline["question_id"])}
     assembled = pd.concat(chosen_records).sort_values(
         "question_id", key=lambda ids: ids.map(order), kind="stable"
