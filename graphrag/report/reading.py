@@ -260,14 +260,10 @@ def _overview(analysis: Analysis) -> list[str]:
     saturated = [m for m in analysis.metrics if _saturated(analysis, m)]
     if saturated:
         lines.append(f"- **Saturated** (≥ 80% of scores at 1.000): {', '.join(saturated)}.")
-    not_informative = [
-        m for m, d in analysis.discrimination.items() if d.verdict == judge_validity.NOT_INFORMATIVE
-    ]
-    not_measured = [
-        m
-        for m, d in analysis.discrimination.items()
-        if d.verdict not in (judge_validity.INFORMATIVE, judge_validity.NOT_INFORMATIVE)
-    ]
+    verdicts = {m: d.verdict for m, d in analysis.discrimination.items()}
+    measured = (judge_validity.INFORMATIVE, judge_validity.NOT_INFORMATIVE)
+    not_informative = [m for m, v in verdicts.items() if v == judge_validity.NOT_INFORMATIVE]
+    not_measured = [m for m, v in verdicts.items() if v not in measured]
     if not_informative:
         lines.append(
             f"- **Judge not informative** on planted controls: {', '.join(not_informative)}."
