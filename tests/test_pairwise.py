@@ -11,10 +11,11 @@ import pandas as pd
 import pytest
 from conftest import FakeLLM, Reply, empty_settings_file
 
+from graphrag import prompts
 from graphrag.cli import main
 from graphrag.eval import pairwise as pw
 from graphrag.eval.questions import load_questions
-from graphrag.llm.client import ChatLLM, Completion
+from graphrag.llm.client import ChatLLM, Completion, expected_grade
 from graphrag.settings import REPO_ROOT
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").head(4)
@@ -38,10 +39,11 @@ def test_a_rating_is_the_mean_grade_under_the_digit_probabilities() -> None:
             "Grade": -0.1,
         },
     )
-    assert pw.expected_rating(weighted) == pytest.approx(0.6 * 4 + 0.2 * 5 + 0.2 * 2)
-    assert pw.expected_rating(Completion("3")) == 3.0  # an endpoint without logprobs
+    scale = prompts.RATING_SCALE
+    assert expected_grade(weighted, scale) == pytest.approx(0.6 * 4 + 0.2 * 5 + 0.2 * 2)
+    assert expected_grade(Completion("3"), scale) == 3.0  # an endpoint without logprobs
     with pytest.raises(ValueError, match="not a grade 1-5"):
-        pw.expected_rating(Completion("Answer 1 is better"))
+        expected_grade(Completion("Answer 1 is better"), scale)
     assert [pw.score(4.0, 3.9), pw.score(4.0, 3.96), pw.score(3.0, 3.04)] == [1.0, 0.5, 0.5]
     assert pw.score(2.0, 2.1) == 0.0
 

@@ -1,14 +1,8 @@
 """Multi-hop QA benchmarks (MuSiQue, HotpotQA, 2WikiMultiHopQA) as a corpus folder + question set.
 
-Each question of these sets comes with its own paragraphs: a few gold supporting paragraphs
-and distractors. The converter keeps the first N questions, writes their gold paragraphs plus
-K distractors each (the first K non-supporting ones, in the dataset's order) as one Markdown
-document per paragraph under ``docs/``, and writes ``questions.jsonl`` in the workbench's
-format: type ``multi_hop``, ``hops``, ``support`` (gold paragraph ids), ``reference`` and
-``aliases``, ``answer_keywords`` (the reference), the per-hop ``decomposition`` (MuSiQue),
-``gold_entities`` (the per-hop answers: the bridge entities a graph must reach) and
-``answer_format: "short"`` (every method ends with an "Answer: …" line for EM/F1).
-Identical paragraphs shared by several questions become one document.
+The first N questions are kept; their gold paragraphs plus K distractors each become one
+Markdown document per paragraph under ``docs/`` (shared paragraphs once), and
+``questions.jsonl`` holds them in the workbench's format (see ``graphrag.eval.questions``).
 """
 
 from __future__ import annotations
@@ -79,24 +73,13 @@ def read_musique(path: str | Path) -> list[BenchmarkQuestion]:
             ]
             by_idx = {p["idx"]: paragraphs[j] for j, p in enumerate(item["paragraphs"])}
             steps = [
-                {
-                    "question": step["question"],
-                    "answer": step["answer"],
-                    "paragraph": by_idx[step["paragraph_support_idx"]],
-                }
-                for step in item.get("question_decomposition", [])
+                {"question": s["question"], "answer": s["answer"]}
+                | {"paragraph": by_idx[s["paragraph_support_idx"]]}
+                for s in item.get("question_decomposition", [])
             ]
-            questions.append(
-                BenchmarkQuestion(
-                    id=item["id"],
-                    question=item["question"],
-                    answer=item["answer"],
-                    aliases=[a for a in item.get("answer_aliases", []) if a != item["answer"]],
-                    paragraphs=paragraphs,
-                    decomposition=steps,
-                    hops=len(steps) or None,
-                )
-            )
+            aliases = [a for a in item.get("answer_aliases", []) if a != item["answer"]]
+            texts = (item["id"], item["question"], item["answer"], aliases)
+            questions.append(BenchmarkQuestion(*texts, paragraphs, steps, len(steps) or None))
         except (KeyError, TypeError) as err:
             raise BenchmarkError(f"{path}: question [{i}] lacks field {err}") from err
     return questions
@@ -113,16 +96,8 @@ def read_hotpotqa(path: str | Path) -> list[BenchmarkQuestion]:
                 Paragraph(title, "".join(sentences).strip(), title in supporting)
                 for title, sentences in item["context"]
             ]
-            questions.append(
-                BenchmarkQuestion(
-                    id=str(item.get("_id") or item["id"]),
-                    question=item["question"],
-                    answer=item["answer"],
-                    aliases=[],
-                    paragraphs=paragraphs,
-                    hops=len(supporting) or None,
-                )
-            )
+            texts = (str(item.get("_id") or item["id"]), item["question"], item["answer"], [])
+            questions.append(BenchmarkQuestion(*texts, paragraphs, hops=len(supporting) or None))
         except (KeyError, TypeError, ValueError) as err:
             raise BenchmarkError(f"{path}: question [{i}] is malformed ({err})") from err
     return questions
@@ -181,12 +156,9 @@ def convert(
     distractors: int,
     source: Path | None = None,
 ) -> ConversionSummary:
-    """Write ``out/docs/*.md`` and ``out/questions.jsonl`` for the first ``n_questions``.
-
-    The corpus is every kept question's gold paragraphs plus its first ``distractors``
-    non-supporting ones. Files of ``source`` that carry the dataset's licence and README are
-    copied into ``out`` so the attribution travels with the data.
-    """
+    """Write ``out/docs/*.md`` and ``out/questions.jsonl`` for the first ``n_questions`` (gold
+    paragraphs plus the first ``distractors`` others each); the licence and README files of
+    ``source`` are copied too, so the attribution travels with the data."""
     kept = questions[:n_questions]
     if not kept:
         raise BenchmarkError("no questions to convert (n_questions must be at least 1)")

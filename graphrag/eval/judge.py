@@ -1,14 +1,9 @@
 """RAGAS metrics driven by our own LLM endpoint and local embedder; no OpenAI key, no network.
 
-ragas gets an ``openai.AsyncOpenAI`` whose HTTP transport is our recorded cache, so its judge
-calls are recorded, replayed, bounded and counted like every other call. A metric that fails
-(a small model's output that ragas cannot parse, an empty context) is a NaN with its error
-kept beside it, never a zero and never dropped.
-
-Faithfulness reads every context the method showed the model in one prompt; when that prompt
-and the judge's reply room would not fit the model's window (``ChatLLM.context_limit``), the
-contexts are judged in windows that fit, and a statement counts as supported when any window
-supports it (:class:`WindowedFaithfulness`). A prompt that fits is ragas's own single call.
+ragas gets an ``openai.AsyncOpenAI`` whose transport is our recorded cache, so its calls are
+recorded, replayed and counted like every other. A failed metric is NaN with its error kept.
+Faithfulness whose prompt would not fit the judge's window is judged in windows that fit
+(:class:`WindowedFaithfulness`); a statement is supported when any window supports it.
 """
 
 from __future__ import annotations
@@ -29,11 +24,9 @@ from graphrag.text.embeddings import Embedder
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # no telemetry from an offline tool
 
 METRICS = ("faithfulness", "answer_relevancy", "context_recall")
-# Judge calls per answer for each metric, as ragas 0.4 makes them (answer relevancy makes
-# one per ``strictness``; with a deterministic cached judge, more would repeat one prompt).
+# Judge calls per answer for each metric, as ragas 0.4 makes them.
 JUDGE_CALLS = {"faithfulness": 2, "answer_relevancy": 1, "context_recall": 1}
-# instructor's JSON mode puts the reply's schema in a system message, in about this many
-# tokens of its own wording (and the message template) around the schema
+# tokens of instructor's own wording around the schema it puts in a system message
 INSTRUCTOR_WORDING_TOKENS = 64
 
 
@@ -73,30 +66,22 @@ def _embeddings_class() -> type:
 def _windowed_faithfulness_class() -> type:
     # ragas is imported only when faithfulness is scored (seconds to import)
     from ragas.metrics.collections import Faithfulness
-    from ragas.metrics.collections.faithfulness.util import (
-        NLIStatementInput,
-        NLIStatementOutput,
-    )
+    from ragas.metrics.collections.faithfulness.util import NLIStatementInput, NLIStatementOutput
     from ragas.metrics.result import MetricResult
 
     class WindowedFaithfulness(Faithfulness):
-        """ragas faithfulness whose verdict prompt never exceeds the judge's window.
-
-        ``window``: the tokens one request may use, None if unknown (then ragas's own
-        path); ``reply_tokens``: the room the judge's request asks for its reply.
-        """
+        """ragas faithfulness whose verdict prompt never exceeds ``window`` tokens (None:
+        unknown, ragas's own path) with ``reply_tokens`` left for the reply."""
 
         def __init__(self, llm: Any, window: int | None, reply_tokens: int) -> None:
             super().__init__(llm=llm)
             self.window = window
             self.reply_tokens = reply_tokens
-            # the system message in which instructor's JSON mode states the reply's schema
             schema = json.dumps(NLIStatementOutput.model_json_schema(), indent=2)
             self.system_tokens = tokens.count_tokens(schema) + INSTRUCTOR_WORDING_TOKENS
 
         def prompt_tokens(self, context: str, statements: list[str]) -> int:
-            """Return the tokens of a verdict request: ragas's prompt as the user message,
-            after the system message that states the schema."""
+            """Return the tokens of a verdict request (schema system message + ragas's prompt)."""
             data = NLIStatementInput(context=context, statements=statements)
             text = self.nli_statement_prompt.to_string(data)
             return tokens.message_tokens([{"content": text}]) + self.system_tokens
@@ -155,8 +140,7 @@ def _windowed_faithfulness_class() -> type:
 
 def _matched_verdicts(statements: list[str], answers: list[Any]) -> list[tuple[int, int]]:
     """Return (statement position, verdict) for a window's verdicts: by position when the
-    judge answered every statement in order, else by the statement's text; a statement it
-    did not answer is not supported by that window."""
+    judge answered every statement, else by the statement's text."""
     if len(answers) == len(statements):
         return [(i, a.verdict) for i, a in enumerate(answers)]
     where = {" ".join(s.lower().split()): i for i, s in enumerate(statements)}

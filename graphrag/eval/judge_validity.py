@@ -1,25 +1,10 @@
 """Is the judge measuring anything? Planted controls scored by the same judge.
 
-For each RAGAS metric, real (question, answer, contexts) triples from the run are paired
-with a control in which one part is replaced by something a valid judge must score lower:
-
-* ``wrong_answer``: the method's own answer with its facts changed (every digit shifted, the
-  reference, its aliases and the gold keywords swapped for another question's), so it stays
-  fluent but is wrong and unsupported by the contexts;
-* ``other_answer``: the same method's answer to a different question;
-* ``other_contexts``: the same method's contexts for a different question.
-
-Only controls that must lower a metric are used for it: faithfulness (wrong_answer,
-other_answer, other_contexts), answer relevancy (other_answer: a wrong answer to this
-question is still relevant), context recall (other_contexts: it never reads the answer).
-
-A fixed sample (``DEFAULT_PAIRS`` per metric, drawn with the run's seed) goes through the
-same :class:`Judge`, so the calls are recorded in the LLM cache like every other. A pair
-scores 1 when the real answer is scored higher than its control, 0.5 on a tie, 0 when lower;
-**discrimination** is the mean with a bootstrap CI. A metric whose CI's lower bound is not
-above 0.5 is marked "not informative on this judge": it cannot tell a real answer from a
-planted failure. A control the judge could not score is counted, not used; in replay, a
-control that was never recorded is reported as not measured, never as a number.
+Each RAGAS metric scores real (question, answer, contexts) triples beside controls it must
+score lower (``CONTROLS``): ``wrong_answer`` (facts swapped, digits shifted), ``other_answer``
+(the method's answer to another question), ``other_contexts`` (another question's contexts).
+A pair scores 1 when the real answer wins, 0.5 on a tie, 0 when it loses; a metric whose
+discrimination CI does not lie above 0.5 is "not informative on this judge".
 """
 
 from __future__ import annotations
@@ -48,27 +33,15 @@ INFORMATIVE = "informative"
 NOT_INFORMATIVE = "not informative on this judge"
 NOT_MEASURED_UNRECORDED = "not measured (not recorded)"
 NOT_MEASURED = "not measured"
-PAIR_COLUMNS = [
-    "metric",
-    "control",
-    "question_id",
-    "method",
-    "donor_question_id",
-    "real",
-    "control_score",
-    "status",
-    "error",
-]
+PAIR_COLUMNS = ["metric", "control", "question_id", "method", "donor_question_id", "real"]
+PAIR_COLUMNS += ["control_score", "status", "error"]
 
 
 _CITATION = re.compile(r"\[[\d,\s]+\]")
 
 
 def shift_digits(text: str) -> str:
-    """Return ``text`` with every digit d outside citations like [2] made (d + 3) mod 10.
-
-    1998 becomes 4221; "[1]" stays, so the answer still cites what it cited.
-    """
+    """Return ``text`` with every digit d outside citations like [2] made (d + 3) mod 10."""
     parts = re.split(f"({_CITATION.pattern})", text)
     return "".join(
         part
@@ -79,12 +52,8 @@ def shift_digits(text: str) -> str:
 
 
 def wrong_answer(answer: str, facts: list[str], replacements: list[str]) -> str | None:
-    """Return a fluent wrong version of ``answer``, or None when there is nothing to change.
-
-    Each of ``facts`` (the reference, aliases, gold keywords) found in the answer is replaced
-    by one of ``replacements`` (another question's), cycling; numbers are left to the digit
-    shift that follows.
-    """
+    """Return a fluent wrong version of ``answer`` (each of ``facts`` swapped for one of
+    ``replacements``, cycling; digits shifted), or None when there is nothing to change."""
     changed = answer
     alternatives = [r for r in replacements if r.strip() and not _numeric(r)] or ["another one"]
     wordy = sorted({f for f in facts if f.strip() and not _numeric(f)}, key=len, reverse=True)
@@ -183,7 +152,6 @@ async def score_cases(judge: Judge, cases: list[ControlCase], in_flight: int) ->
                     case.metric, case.question, case.answer, case.contexts, case.reference
                 )
             except CacheMissError:
-                # The miss message names the cache folder: a machine path, not for a report.
                 return {**row, "control_score": math.nan, "status": NOT_RECORDED, "error": None}
         status = JUDGE_FAILED if math.isnan(result.value) else SCORED
         return {**row, "control_score": result.value, "status": status, "error": result.error}
@@ -208,14 +176,8 @@ class Discrimination:
     def render(self) -> str:
         if self.n == 0:
             return self.verdict
-        extra = [
-            f"{k} {label}"
-            for k, label in (
-                (self.judge_failed, "judge failures"),
-                (self.not_recorded, "not recorded"),
-            )
-            if k
-        ]
+        extra = [f"{self.judge_failed} judge failures"] if self.judge_failed else []
+        extra += [f"{self.not_recorded} not recorded"] if self.not_recorded else []
         counts = f"n={self.n} pairs" + (f"; {', '.join(extra)}" if extra else "")
         return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}] ({counts}): {self.verdict}"
 

@@ -1,32 +1,12 @@
 """Judge-free metrics: they need no LLM, so they are exact and free to recompute.
 
-Retrieval is scored over what the model actually read, never over what an id could lead to:
-
-* **evidence_recall**: the share of a question's gold supporting documents (or benchmark
-  paragraphs) of which at least one text unit was placed, verbatim, in the answer's prompt
-  (``contexts``). Entity descriptions, relationship lines, community reports and global
-  search's map points are written by the model from text units; they count only if they hold
-  a text unit's text verbatim, which summaries never do. So global search, which reads only
-  map points, scores 0 by construction: what its prompt held is measured by
-  ``gold_entity_reach`` instead.
-* **recall_at_k**: the share of gold documents with a text unit among the first ``k`` of the
-  method's ranked retrieval (``Answer.ranking``), whether or not they fitted in the prompt;
-  methods that rank no text units (global search) have none (NaN, "not applicable").
-* **gold_entity_reach**: the share of the question's gold entities whose name (or an alias)
-  the prompt's contexts mention as a whole word.
-
-What the answer wrote is scored against the references (``keyword_hit_rate``, exact match,
-token F1) and against the corpus:
-
-* **grounded_sentences**: the share of the answer's sentences whose every name (a capitalized
-  word after the first, an acronym) and number the corpus or the question holds as a whole
-  word (the description check of ``index/grounding.py``). A graph method reads descriptions
-  and reports a 1.5B model wrote, which name towns and dates no document does; this counts
-  how many reach the answer, with no judge. It misses a wrong claim made of the corpus's own
-  words ("founded by" the wrong person), so it is a ceiling on what is grounded.
-
-A method that failed to answer scores 0 on every judge-free metric that applies to the
-question (it read nothing and answered nothing); NaN means only "does not apply".
+Retrieval is scored over what the model actually read: ``evidence_recall`` counts a gold
+document as read when one of its text units sits verbatim in the prompt's contexts (summaries
+never do, so global search scores 0 by construction; ``gold_entity_reach`` measures it);
+``recall_at_k`` looks at the method's first k ranked text units. ``grounded_sentences`` is the
+share of answer sentences whose every name and number the corpus or question holds (a ceiling:
+a wrong claim made of the corpus's own words passes). A failed answer scores 0 on every metric
+that applies; NaN means only "does not apply".
 """
 
 from __future__ import annotations
@@ -67,10 +47,8 @@ def _fold(text: str) -> str:
 
 
 def keyword_hit_rate(answer: str, keywords: list[str]) -> float:
-    """Return the share of gold keywords found in the answer (case-insensitive substrings).
-
-    Digit groups are compared without thousands separators, so "30000" matches "30,000".
-    """
+    """Return the share of gold keywords found in the answer (case-insensitive substrings,
+    "30000" matching "30,000")."""
     if not keywords:
         return math.nan
     folded = _fold(answer)
@@ -87,11 +65,7 @@ def keyword_hit_rate(answer: str, keywords: list[str]) -> float:
 
 
 def final_answer(text: str) -> str:
-    """Return the answer's last "Answer: …" line (the short answer), or the whole text.
-
-    Benchmark prompts ask every method to end with such a line; an answer without one is
-    scored as a whole, which a long sentence loses on EM/F1 against a two-word reference.
-    """
+    """Return the answer's last "Answer: …" line (the short answer), or the whole text."""
     for line in reversed(text.splitlines()):
         match = _FINAL_LINE.match(line)
         if match:
@@ -228,12 +202,8 @@ def grounded_sentences(answer: str, corpus: CorpusTerms, question: str = "") -> 
 
 
 def _named(entities: list[list[str]], text: str) -> set[int]:
-    """Return the positions of ``entities`` (each [name, *aliases]) that ``text`` names.
-
-    Names are matched as whole words, case-insensitively, longest first, and a shorter name
-    inside a longer one's match does not count: "Kestrel Bay Marine Institute" does not also
-    name "Kestrel Bay".
-    """
+    """Return the positions of ``entities`` (each [name, *aliases]) that ``text`` names as
+    whole words, longest first: a name inside a longer one's match does not count."""
     folded = _fold(text)
     claimed = [False] * len(folded)
     surfaces = sorted(
@@ -280,16 +250,12 @@ def _question_entities(row: pd.Series, gold: dict | None) -> list[list[str]]:
 def judge_free_columns(
     records: pd.DataFrame, questions: pd.DataFrame, index: Index, gold: dict | None = None
 ) -> pd.DataFrame:
-    """Return ``records`` with every judge-free metric filled in (0 for a failed answer).
-
-    ``gold`` is a gold graph (``load_gold_graph``); questions that list ``gold_entities``
-    use those instead.
-    """
+    """Return ``records`` with every judge-free metric filled in (0 for a failed answer);
+    ``gold`` (a gold graph) names entities for questions that list no ``gold_entities``."""
     evidence = EvidenceIndex(index)
     corpus = CorpusTerms(index.text_units[S.TEXT])
     by_id = questions.set_index("id")
     entities_of = {q: _question_entities(row, gold) for q, row in by_id.iterrows()}
-    # recall@k applies to the methods that rank text units (any of their records has a ranking).
     ranked = records.get("ranking", pd.Series([[]] * len(records), index=records.index))
     ranking_methods = set(records.loc[ranked.map(lambda r: len(r) > 0), "method"])
     rows = []
@@ -313,7 +279,6 @@ def judge_free_columns(
                 else math.nan
             ),
             "gold_entity_reach": gold_entity_reach(contexts, entities_of[record.question_id]),
-            # A failed answer has no sentence but applies, so it scores 0 below, like the rest.
             "grounded_sentences": (
                 0.0 if failed else grounded_sentences(record.answer, corpus, question["question"])
             ),

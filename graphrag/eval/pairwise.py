@@ -1,23 +1,10 @@
-"""Head-to-head comparison of two methods' answers on the GraphRAG paper's criteria.
+"""Head-to-head comparison of two methods' answers on the GraphRAG paper's four criteria.
 
-The paper's judge reads both answers and names the better one per criterion
-(comprehensiveness, diversity, empowerment, directness). The 1.5B default model cannot do
-that: shown two answers it picked by position alone (Answer 2 for comprehensiveness, Answer 1
-for the rest, in both orders and even for a question's own answer against another
-question's: 0.500 on every planted control). So each answer is rated alone, which no order
-can bias, and the two ratings are compared: per criterion the judge grades the answer 1-5 in
-one token, and the rating is the mean grade under the probabilities the model gives the five
-digits (G-Eval's probability-weighted score, Liu et al. 2023), which separates answers the
-single most likely digit calls equal. A beats B on a question when its rating is more than
-``TIE_BAND`` higher (score 1), loses when it is that much lower (0), and ties otherwise
-(0.5); the win rate of A over B is the mean score over questions, with a bootstrap CI. An
-answer's ratings are shared by every pair it is in (one recorded call per answer and
-criterion). A method that failed to answer loses to one that answered (0, no judge call);
-two failures tie. A rating that cannot be read is a counted failure; in replay, one never
-recorded is reported as not recorded, never as a number. Planted controls (a question's own
-answer against another question's) measure whether the judge reads the answers at all, and
-a closed-book reference (each method against an answer written with no corpus text) whether
-it rewards what the corpus says.
+The small default judge picks by position when shown two answers, so each answer is rated
+alone, 1-5 per criterion, as the mean grade under the five digits' probabilities (G-Eval);
+A beats B on a question when its rating is more than ``TIE_BAND`` higher (1), loses when
+lower (0), else ties (0.5). A failed answer loses to an answer; two failures tie. Planted
+controls check the judge reads the answers; a closed-book answer checks it rewards the corpus.
 """
 
 from __future__ import annotations
@@ -31,7 +18,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag.eval import stats
 from graphrag.llm.cache import CacheMissError
-from graphrag.llm.client import ChatLLM, Completion, error_summary, expected_grade, grade_request
+from graphrag.llm.client import ChatLLM, error_summary, expected_grade, grade_request
 from graphrag.llm.coroutines import run_sync
 
 CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
@@ -41,23 +28,10 @@ SCORED, JUDGE_FAILED, NOT_RECORDED, NO_ANSWER = (
     "not recorded",
     "no answer",
 )
-JUDGEMENT_COLUMNS = [
-    "question_id",
-    "type",
-    "method_a",
-    "method_b",
-    "criterion",
-    "score_a",
-    "rating_a",
-    "rating_b",
-    "status",
-    "error",
-]
-# Ratings closer than this (on the 1-5 scale) tie: a twentieth of one grade. The 1.5B judge
-# grades every fluent answer about 4, so what it reads shows in small differences: on the
-# demo's six global questions a question's own answer out-rated another question's answer
-# by 0.02-0.59 (6 of 6 on every criterion, the smallest gap 0.025 to 0.09 by criterion);
-# a band of 0.25 tied 3 to 5 of the 6 by criterion.
+JUDGEMENT_COLUMNS = ["question_id", "type", "method_a", "method_b", "criterion", "score_a"]
+JUDGEMENT_COLUMNS += ["rating_a", "rating_b", "status", "error"]
+# Ratings closer than this (1-5 scale) tie: the small judge grades every fluent answer about
+# 4, so what it reads shows in small differences (docs/research-log.md).
 TIE_BAND = 0.05
 
 
@@ -77,11 +51,6 @@ def parse_pairs(text: str, methods: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def expected_rating(completion: Completion) -> float:
-    """Return the judge's grade: the mean of ``RATING_SCALE`` under the digits' probabilities."""
-    return expected_grade(completion, prompts.RATING_SCALE)
-
-
 async def rate_answer(llm: ChatLLM, question: str, answer: str) -> dict[str, float]:
     """Return the answer's rating per criterion (one grade token per criterion; the criteria
     run one after another so each reuses the previous prompt's cached prefix)."""
@@ -90,7 +59,8 @@ async def rate_answer(llm: ChatLLM, question: str, answer: str) -> dict[str, flo
         completion = await llm.achat(
             **grade_request(prompts.answer_rating(question, answer, criterion))
         )
-        ratings[criterion] = expected_rating(completion)
+        # the mean grade under the probabilities the model gives the scale's digits
+        ratings[criterion] = expected_grade(completion, prompts.RATING_SCALE)
     return ratings
 
 
@@ -112,17 +82,11 @@ async def judge_question(
     llm: ChatLLM, question: pd.Series, a: pd.Series, b: pd.Series
 ) -> list[dict]:
     """Return one row per criterion for methods ``a`` and ``b`` on one question."""
-    base = {
-        "question_id": question["id"],
-        "type": question["type"],
-        "method_a": a["method"],
-        "method_b": b["method"],
-    }
+    base = _base(question, a["method"], b["method"])
     failed_a, failed_b = (not answered(r) for r in (a, b))
     if failed_a or failed_b:
         result = 0.5 if failed_a and failed_b else (0.0 if failed_a else 1.0)
-        rows = [(c, result, math.nan, math.nan) for c in CRITERIA]
-        return [_row(base, c, s, ra, rb, NO_ANSWER) for c, s, ra, rb in rows]
+        return [_row(base, c, (result, math.nan, math.nan), NO_ANSWER) for c in CRITERIA]
     try:
         ratings_a, ratings_b = await asyncio.gather(
             rate_answer(llm, question["question"], a["answer"]),
@@ -134,37 +98,28 @@ async def judge_question(
         status, error = JUDGE_FAILED, error_summary(err, 200)
     else:
         return [
-            _row(base, c, score(ratings_a[c], ratings_b[c]), ratings_a[c], ratings_b[c], SCORED)
+            _row(base, c, (score(ratings_a[c], ratings_b[c]), ratings_a[c], ratings_b[c]), SCORED)
             for c in CRITERIA
         ]
-    return [_row(base, c, math.nan, math.nan, math.nan, status, error) for c in CRITERIA]
+    return [_row(base, c, NO_SCORES, status, error) for c in CRITERIA]
 
 
-def _row(
-    base: dict,
-    criterion: str,
-    score_a: float,
-    rating_a: float,
-    rating_b: float,
-    status: str,
-    error: str | None = None,
-) -> dict:
-    return {
-        **base,
-        "criterion": criterion,
-        "score_a": score_a,
-        "rating_a": rating_a,
-        "rating_b": rating_b,
-        "status": status,
-        "error": error,
-    }
+def _base(question: pd.Series, method_a: str, method_b: str) -> dict:
+    values = (question["id"], question["type"], method_a, method_b)
+    return dict(zip(("question_id", "type", "method_a", "method_b"), values, strict=True))
 
 
-# The planted control: a question's own answer against another question's answer, both by
-# one method, for each method of the judged pairs, so the judge is checked on the answers it
-# judges (on the demo's global questions it out-rated naive's own answers more often than
-# global's). A judge that reads the answers rates its own answer higher on every criterion
-# (win rate 1.0); one that does not read them scores about 0.5.
+NO_SCORES = (math.nan, math.nan, math.nan)
+
+
+def _row(base: dict, criterion: str, scores: tuple, status: str, error: str | None = None) -> dict:
+    """Return one judgement row; ``scores`` is (score_a, rating_a, rating_b)."""
+    values = (criterion, *scores, status, error)
+    return base | dict(zip(JUDGEMENT_COLUMNS[4:], values, strict=True))
+
+
+# The planted control: a question's own answer against another question's (same method); a
+# judge that reads the answers wins it on every criterion (1.0), one that does not about 0.5.
 CONTROL_A, CONTROL_B = "control: its own answer", "control: another question's answer"
 DEFAULT_CONTROLS = 6
 
@@ -194,14 +149,9 @@ def control_jobs(
     return jobs
 
 
-# The closed-book reference: each method of the judged pairs against an answer the model
-# writes with no corpus text (HyDE's passage, ``prompts.hypothetical_passage``: the same
-# request, so HyDE's recorded passages serve), per question. The control above checks that
-# the judge reads the answers; this one shows whether it rewards what the corpus says over
-# fluent text from nowhere. It is no pass/fail control (a method may truly lose to it), so
-# it is read as a floor: a method that does not beat it has shown the judge nothing a
-# corpus-blind answer would not. The 1.5B judge rated local search's demo answers below
-# closed-book ones on the thematic questions (reports/kestrel_bay_thematic).
+# The closed-book reference: an answer written with no corpus text (HyDE's passage, the same
+# request, so HyDE's recordings serve). Read as a floor, not a pass/fail control: a method
+# that does not beat it has shown the judge nothing a corpus-blind answer would not.
 CLOSED_BOOK = "reference: closed-book answer"
 
 
@@ -232,22 +182,9 @@ async def judge_against_closed_book(
         )
         return [row for group in groups for row in group]
     return [
-        _row(
-            {
-                "question_id": question["id"],
-                "type": question["type"],
-                "method_a": record["method"],
-                "method_b": CLOSED_BOOK,
-            },
-            criterion,
-            math.nan,
-            math.nan,
-            math.nan,
-            status,
-            error,
-        )
-        for record in answered_records
-        for criterion in CRITERIA
+        _row(_base(question, r["method"], CLOSED_BOOK), c, NO_SCORES, status, error)
+        for r in answered_records
+        for c in CRITERIA
     ]
 
 
@@ -293,19 +230,8 @@ def run_pairwise(
     return pd.DataFrame(rows, columns=JUDGEMENT_COLUMNS)
 
 
-WIN_RATE_COLUMNS = [
-    "method_a",
-    "method_b",
-    "criterion",
-    "win_rate",
-    "low",
-    "high",
-    "n",
-    "judge_failed",
-    "not_recorded",
-    "mean_rating_a",
-    "mean_rating_b",
-]
+WIN_RATE_COLUMNS = ["method_a", "method_b", "criterion", "win_rate", "low", "high", "n"]
+WIN_RATE_COLUMNS += ["judge_failed", "not_recorded", "mean_rating_a", "mean_rating_b"]
 
 
 def win_rates(
@@ -321,21 +247,10 @@ def win_rates(
     ):
         usable = frame[frame["status"].isin([SCORED, NO_ANSWER])]
         estimate = stats.bootstrap_ci(usable["score_a"], n_resamples=n_resamples, seed=seed)
-        rows.append(
-            {
-                "method_a": a,
-                "method_b": b,
-                "criterion": criterion,
-                "win_rate": estimate.mean,
-                "low": estimate.low,
-                "high": estimate.high,
-                "n": estimate.n,
-                "judge_failed": int((frame["status"] == JUDGE_FAILED).sum()),
-                "not_recorded": int((frame["status"] == NOT_RECORDED).sum()),
-                "mean_rating_a": frame["rating_a"].mean(),
-                "mean_rating_b": frame["rating_b"].mean(),
-            }
-        )
+        failures = [int((frame["status"] == s).sum()) for s in (JUDGE_FAILED, NOT_RECORDED)]
+        means = [frame["rating_a"].mean(), frame["rating_b"].mean()]
+        rate = [estimate.mean, estimate.low, estimate.high, estimate.n]
+        rows.append([a, b, criterion, *rate, *failures, *means])
     return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)
 
 

@@ -1,10 +1,8 @@
 """Question sets: a .jsonl of {id, question, reference, type, support, answer_keywords}.
 
-Benchmark sets (``python -m graphrag convert``) add optional fields: ``aliases`` (other
-accepted short answers), ``hops`` (the number of reasoning steps), ``decomposition`` (the
-per-hop sub-questions, each {question, answer, support}), ``gold_entities`` (names a graph
-method should reach) and ``answer_format`` ("short": every method also ends its answer with
-an "Answer: …" line that exact match and token F1 score).
+Benchmark sets (``graphrag convert``) add ``aliases``, ``hops``, ``decomposition`` (per-hop
+{question, answer, support}), ``gold_entities`` and ``answer_format`` ("short": answers end
+with an "Answer: …" line that exact match and token F1 score).
 """
 
 from __future__ import annotations
@@ -18,6 +16,7 @@ QUESTION_TYPES = ("local", "multi_hop", "global")
 COLUMNS = ["id", "question", "reference", "type", "support", "answer_keywords"]
 BENCHMARK_COLUMNS = ["aliases", "hops", "decomposition", "gold_entities", "answer_format"]
 ANSWER_FORMATS = ("", "short")
+LIST_FIELDS = ("support", "answer_keywords", "aliases", "gold_entities")
 
 
 class QuestionSetError(ValueError):
@@ -37,7 +36,7 @@ def _check(record: object, where: str, seen: set[str]) -> dict:
     kind = record.get("type", "local")
     if kind not in QUESTION_TYPES:
         raise QuestionSetError(f"{where}: type {kind!r} is not one of {', '.join(QUESTION_TYPES)}")
-    for field in ("support", "answer_keywords", "aliases", "gold_entities"):
+    for field in LIST_FIELDS:
         value = record.get(field, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise QuestionSetError(f"{where}: {field} must be a list of non-empty strings")
@@ -56,19 +55,10 @@ def _check(record: object, where: str, seen: set[str]) -> dict:
         raise QuestionSetError(
             f"{where}: answer_format {answer_format!r} is not one of {ANSWER_FORMATS}"
         )
-    return {
-        "id": record["id"],
-        "question": record["question"],
-        "reference": record["reference"],
-        "type": kind,
-        "support": list(record.get("support", [])),
-        "answer_keywords": list(record.get("answer_keywords", [])),
-        "aliases": list(record.get("aliases", [])),
-        "hops": hops,
-        "decomposition": list(decomposition),
-        "gold_entities": list(record.get("gold_entities", [])),
-        "answer_format": answer_format,
-    }
+    row = {c: record[c] for c in ("id", "question", "reference")} | {"type": kind}
+    row |= {field: list(record.get(field, [])) for field in LIST_FIELDS}
+    row |= {"hops": hops, "decomposition": list(decomposition)}
+    return row | {"answer_format": answer_format}
 
 
 def load_questions(path: str | Path, documents: set[str] | None = None) -> pd.DataFrame:

@@ -1,18 +1,9 @@
 """Retrieval-only evaluation: what each method would show the model, scored with no answer.
 
-Why: evidence recall and recall@k need only a method's context and its ranking, so they can
-be measured on many more benchmark questions, and over a much larger corpus, than the model
-can answer in a sitting. Naive RAG, PPR and local search over an NLP-mode index make no LLM
-call at all; HyDE and multi-query make only their retrieval calls (counted). HippoRAG's
-papers report retrieval this way (recall@2 and recall@5 on MuSiQue's full distractor sets).
-
-The scores are those of the answer reports, computed by the same code
-(``metrics.EvidenceIndex``): a gold paragraph counts as read when one of its text units is
-in the context verbatim, and recall@k looks at the method's first k ranked text units. Global
-search and DRIFT read reports, not ranked text units, so they have nothing to score here.
-Every method is compared with naive RAG by the paired Wilcoxon test over the same questions,
-Holm-corrected over the methods compared (one family per metric), as the cross-corpus summary
-does; the page's prose names only the differences that pass.
+Evidence recall and recall@k need only a method's context and ranking, so they can be
+measured on far more questions than the model can answer in a sitting (as HippoRAG's papers
+report retrieval), with the answer reports' code (``metrics.EvidenceIndex``). Each method is
+compared with naive RAG by the paired test, Holm-corrected over the methods per metric.
 """
 
 from __future__ import annotations
@@ -65,8 +56,7 @@ async def retrieve_one(method: Method, question: pd.Series) -> dict[str, Any]:
 async def retrieve_all(
     methods: dict[str, Method], questions: pd.DataFrame, progress: bool
 ) -> pd.DataFrame:
-    """Return the records of every method on every question (question order, then method).
-    A retrieval that fails is an error naming the question and the method."""
+    """Return the records of every method on every question (question order, then method)."""
     pairs = [(q, m) for _, q in questions.iterrows() for m in methods.values()]
     results = await gather_with_progress(
         (retrieve_one(m, q) for q, m in pairs), "retrieve", disable=not progress
@@ -86,15 +76,10 @@ def score(records: pd.DataFrame, questions: pd.DataFrame, evidence: EvidenceInde
     rows = []
     for record in records.itertuples(index=False):
         gold = list(support[record.question_id])
-        rows.append(
-            {
-                "evidence_recall": evidence.evidence_recall(record.contexts, gold),
-                **{
-                    f"recall_at_{k}": evidence.recall_at_k(record.ranking, gold, k)
-                    for k in RECALL_KS
-                },
-            }
-        )
+        row = {"evidence_recall": evidence.evidence_recall(record.contexts, gold)}
+        for k in RECALL_KS:
+            row[f"recall_at_{k}"] = evidence.recall_at_k(record.ranking, gold, k)
+        rows.append(row)
     return pd.concat([records, pd.DataFrame(rows, index=records.index)], axis=1)
 
 

@@ -1,8 +1,5 @@
 """Batch evaluation: every method answers every question, then is scored (the caller writes
-the report: ``report.folder.write_evaluation``).
-
-Work is done one (question, method) pair at a time per LLM slot, questions in order, so an
-interrupted run has finished whole questions; re-running resumes from the recorded cache.
+the report: ``report.folder.write_evaluation``); a rerun resumes from the recorded cache.
 """
 
 from __future__ import annotations
@@ -27,17 +24,20 @@ from graphrag.index.store import Index
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary
 from graphrag.llm.coroutines import run_sync
+from graphrag.llm.usage import Usage
 from graphrag.query.base import Method
 from graphrag.query.registry import UnknownMethodError
 from graphrag.settings import Settings, repo_relative
 from graphrag.text.embeddings import Embedder
 
+# a record's answer fields that a failed answer leaves empty (lists) or zero (counts)
+LIST_FIELDS = ("contexts", "sources", "cited", "ranking")
+COUNT_FIELDS = ("context_tokens", "llm_calls", "prompt_tokens", "completion_tokens")
+
 
 @dataclass
 class EvalRun:
-    """What an evaluation computed, for ``report.folder.write_evaluation`` to write: the
-    records (one per question and method), the judge's controls, the pairwise verdicts, the
-    per-hop rows, the run's description (``meta``) and the statistics' settings."""
+    """What an evaluation computed, for ``report.folder.write_evaluation`` to write."""
 
     records: pd.DataFrame
     metrics: list[str]
@@ -51,12 +51,8 @@ class EvalRun:
 
 
 def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
-    """Return what building an index cost, from its manifest (``index.json``).
-
-    LLM calls, tokens and model seconds are the recorded ones (a replayed call keeps the
-    seconds it took when it was recorded); wall seconds are those of the run that wrote the
-    folder, which for a replayed LLM index is not what it cost to build.
-    """
+    """Return what building an index cost, from its manifest (``index.json``): the recorded
+    calls, tokens and model seconds (a replayed call keeps its recorded seconds)."""
     summary = manifest.get("summary", {})
     counts = summary.get("counts", {})
     usage = manifest.get("usage", {})
@@ -70,8 +66,7 @@ def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
         "completion_tokens": usage.get("completion_tokens", 0),
         # rounded: the sum's last digits depend on the order the calls finished in
         "model_seconds": round(usage.get("model_seconds", 0.0), 3),
-        # No wall seconds: those of whichever run wrote the index folder (a replay takes
-        # seconds) would make the committed reports change on every regeneration.
+        # no wall seconds: a replay's would change the committed reports on every run
     }
 
 
@@ -93,10 +88,7 @@ def parse_method_limits(text: str | None) -> dict[str, int]:
 
 
 def interleave_types(questions: pd.DataFrame) -> pd.DataFrame:
-    """Return the questions in round-robin order of type (local, multi_hop, global, local, …).
-
-    A partial run (``--limit``, or one interrupted) then covers every question type.
-    """
+    """Return the questions in round-robin order of type, so a partial run covers each."""
     rank = questions.groupby("type", sort=False).cumcount()
     order = sorted(range(len(questions)), key=lambda i: (rank.iloc[i], i))
     return questions.iloc[order].reset_index(drop=True)
@@ -119,62 +111,35 @@ async def evaluate_pair(
         raise
     except Exception as err:  # noqa: BLE001 - a failed answer is a record, not a crash
         error = error_summary(err)
-        record.update(
-            answer="",
-            answer_error=error,
-            contexts=[],
-            sources=[],
-            cited=[],
-            ranking=[],
-            context_tokens=0,
-            llm_calls=0,
-            prompt_tokens=0,
-            completion_tokens=0,
-            model_seconds=0.0,
-            model_hosts="",
-        )
+        record.update(answer="", answer_error=error, **{k: [] for k in LIST_FIELDS})
+        record.update(dict.fromkeys(COUNT_FIELDS, 0), model_seconds=0.0, model_hosts="")
         for metric in metrics:
-            record.update(
-                {
-                    metric: math.nan,
-                    f"{metric}_error": f"no answer ({error})",
-                    f"{metric}_calls": 0,
-                    f"{metric}_completion_tokens": 0,
-                }
-            )
+            record.update(_judged(metric, math.nan, f"no answer ({error})", Usage()))
         return record
+    usage = answer.usage
+    record.update(answer=answer.text, answer_error=None)
     record.update(
-        answer=answer.text,
-        answer_error=None,
-        contexts=answer.contexts,
-        sources=answer.sources,
-        cited=answer.cited,
-        ranking=answer.ranking,
-        context_tokens=answer.context_tokens,
-        llm_calls=answer.usage.calls,
-        prompt_tokens=answer.usage.prompt_tokens,
-        completion_tokens=answer.usage.completion_tokens,
-        model_seconds=round(answer.usage.model_seconds, 3),
-        model_hosts="; ".join(answer.usage.hosts),  # the machines those seconds are from
+        {k: getattr(answer, k) for k in LIST_FIELDS}, context_tokens=answer.context_tokens
     )
-    results = await asyncio.gather(
-        *(
-            judge.score(
-                m, question["question"], answer.text, answer.contexts, question["reference"]
-            )
-            for m in metrics
-        )
-    )
+    record.update(llm_calls=usage.calls, prompt_tokens=usage.prompt_tokens)
+    record.update(completion_tokens=usage.completion_tokens)
+    record.update(model_seconds=round(usage.model_seconds, 3), model_hosts="; ".join(usage.hosts))
+    texts = (question["question"], answer.text, answer.contexts, question["reference"])
+    results = await asyncio.gather(*(judge.score(m, *texts) for m in metrics))
     for metric, result in zip(metrics, results, strict=True):
-        record.update(
-            {
-                metric: result.value,
-                f"{metric}_error": result.error,
-                f"{metric}_calls": result.usage.calls,
-                f"{metric}_completion_tokens": result.usage.completion_tokens,
-            }
-        )
+        record.update(_judged(metric, result.value, result.error, result.usage))
     return record
+
+
+def _judged(metric: str, value: float, error: str | None, usage: Usage) -> dict:
+    """Return a record's columns of one judge metric: value, error, calls, completion tokens."""
+    calls, tokens = f"{metric}_calls", f"{metric}_completion_tokens"
+    return {
+        metric: value,
+        f"{metric}_error": error,
+        calls: usage.calls,
+        tokens: usage.completion_tokens,
+    }
 
 
 async def evaluate_all(
@@ -224,21 +189,13 @@ def run_evaluation(
     types: list[str] | None = None,
     method_limits: dict[str, int] | None = None,
 ) -> EvalRun:
-    """Evaluate the ``chosen`` methods (by name) over ``index`` on the question set and return
-    what the report is written from (called by :meth:`Workbench.evaluate`).
-
-    ``judge_controls`` planted control pairs per RAGAS metric measure the judge (0: none, as
-    with no metric);
-    ``pairwise_pairs`` ("all" or "a:b,c:d") adds the head-to-head comparison, with
-    ``pairwise_controls`` planted control pairs that measure its judge; ``types`` keeps only
-    the questions of those types (e.g. the global ones, for the pairwise judge); ``gold_graph``
-    (default: gold_graph.json beside the questions) gives the gold entities of each question.
-    ``method_limits`` answers only the first N questions (after ``limit``) with the methods it
-    names: a method whose live recording covers part of the set is reported on that part, with
-    its own n, and paired tests match it on the questions both methods answered.
-    """
+    """Evaluate the ``chosen`` methods over ``index`` on the question set and return what the
+    report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
+    per RAGAS metric / for the pairwise judge; ``pairwise_pairs``: "all" or "a:b,c:d";
+    ``types``: the question types kept; ``gold_graph``: default gold_graph.json beside the
+    questions; ``method_limits``: the first N questions only for the methods it names (paired
+    tests match them on the questions both answered)."""
     methods = list(chosen)
-    # Controls are planted per RAGAS metric: with no metric none is run, and the report says 0.
     judge_controls = judge_controls if metrics else 0
     questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
     if types:
@@ -294,6 +251,9 @@ def run_evaluation(
         if has_decompositions(questions)
         else None
     )
+    limits = ", ".join(f"{m}: first {n}" for m, n in method_limits.items())
+    judged_pairs = {"pairwise control pairs": pairwise_controls}
+    judged_pairs["pairwise closed-book reference"] = settings.eval.pairwise_closed_book
     meta = {
         "corpus": repo_relative(index.manifest.get("input", "")),
         "index": repo_relative(index.path),
@@ -301,11 +261,7 @@ def run_evaluation(
         "gold graph": repo_relative(gold_path) if gold_path else "none",
         "n_questions": len(questions),
         "methods": ", ".join(methods),
-        **(
-            {"method limits": ", ".join(f"{m}: first {n}" for m, n in method_limits.items())}
-            if method_limits
-            else {}
-        ),
+        **({"method limits": limits} if limits else {}),
         "llm_model": settings.llm.model,
         "embedding_model": embedder.model_id,
         "cache_mode": settings.cache.mode,
@@ -315,12 +271,7 @@ def run_evaluation(
             "answer_relevancy strictness": settings.eval.answer_relevancy_strictness,
             "judge temperature": 0.0,
             "judge control pairs per metric": judge_controls,
-            **({"pairwise control pairs": pairwise_controls} if pairwise_pairs else {}),
-            **(
-                {"pairwise closed-book reference": settings.eval.pairwise_closed_book}
-                if pairwise_pairs
-                else {}
-            ),
+            **(judged_pairs if pairwise_pairs else {}),
         },
         "generated_by": command or "python -m graphrag eval",
     }

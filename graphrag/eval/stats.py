@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,7 @@ NO_DIFFERENCE = "no significant difference"
 TEST_RESULT_COLUMNS = ["n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm"]
 BASELINE_TEST_COLUMNS = ["metric", "method", *TEST_RESULT_COLUMNS]
 COMPARISON_COLUMNS = ["method_a", "method_b", *TEST_RESULT_COLUMNS, "verdict"]
+SUMMARY_PARTS = ("mean", "low", "high", "n", "failed")  # an Estimate's fields, in order
 
 
 class RecordsError(ValueError):
@@ -52,6 +53,10 @@ class PairedResult:
     p_value: float
     test: str
 
+    def row(self) -> dict[str, float]:
+        """Return the result's columns of a test table (``TEST_RESULT_COLUMNS`` but p_holm)."""
+        return {c: getattr(self, c) for c in TEST_RESULT_COLUMNS[:-1]}
+
 
 def _floats(values: Iterable[float]) -> np.ndarray:
     """Return the values as a flat float array, pandas' missing markers as NaN."""
@@ -68,12 +73,8 @@ def bootstrap_ci(
     seed: int = DEFAULT_SEED,
     confidence: float = 0.95,
 ) -> Estimate:
-    """Return the mean of the non-NaN values with a percentile-bootstrap confidence interval.
-
-    NaNs are left out and counted in ``n_missing``. With no values the mean and bounds are NaN;
-    with one value the interval collapses to that value. The resamples come from
-    ``numpy.random.default_rng(seed)``, so the same values and seed give the same interval.
-    """
+    """Return the mean of the non-NaN values with a percentile-bootstrap confidence interval
+    (NaNs counted in ``n_missing``; kept beside scipy's for the reason in test_stats_libraries)."""
     array = _floats(values)
     present = array[~np.isnan(array)]
     n, n_missing = int(present.size), int(array.size - present.size)
@@ -96,20 +97,12 @@ def paired_test(
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
 ) -> PairedResult:
-    """Return the paired comparison of ``a`` against ``b`` (differences are ``a - b``).
+    """Return the paired comparison of ``a`` against ``b`` over the positions both hold.
 
-    Only positions where both values are present count as pairs. The interval is a bootstrap of
-    the mean difference over those pairs; the p-value is a two-sided Wilcoxon signed-rank test
-    with zero differences split evenly between the positive and negative ranks (``zsplit``), so
-    ties at zero, common with coarse scores such as keyword hit rates, neither vanish from n nor
-    inflate the evidence. SciPy picks the exact null distribution for small samples without ties,
-    an exhaustive sign-flip permutation for n <= 13 with ties, and the normal approximation
-    otherwise; every branch is deterministic.
-
-    The p-value is 1.0 when every difference is zero, and NaN when fewer than ``MIN_PAIRS`` (5)
-    pairs remain: with n <= 4 the smallest two-sided p the signed-rank test can reach is
-    2 / 2**n >= 0.125, so it could never support a difference and a number would only look like
-    evidence of "no difference". (At n = 5 the floor is 0.0625, still above 0.05.)
+    The interval bootstraps the mean of ``a - b``; the p-value is a two-sided Wilcoxon
+    signed-rank test with zero differences split (``zsplit``), so ties at zero, common with
+    coarse scores, neither vanish from n nor inflate the evidence. p is 1.0 when every
+    difference is zero and NaN below ``MIN_PAIRS``, where the test could never reach 0.05.
     """
     first, second = _floats(a), _floats(b)
     if first.shape != second.shape:
@@ -133,10 +126,7 @@ def paired_test(
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Return Holm-Bonferroni adjusted p-values, in the input order.
-
-    NaN entries pass through as NaN and do not count towards the number of tests m.
-    """
+    """Return Holm-Bonferroni adjusted p-values in the input order (NaNs pass, uncounted)."""
     values = [float(p) for p in p_values]
     tested = sorted((p, i) for i, p in enumerate(values) if not math.isnan(p))
     m = len(tested)
@@ -183,33 +173,14 @@ def compare_methods(
     seed: int = DEFAULT_SEED,
     n_resamples: int = DEFAULT_RESAMPLES,
 ) -> pd.DataFrame:
-    """Return one row per method pair: the paired test of ``metric``, Holm-adjusted, with verdict.
-
-    Pairs are matched on ``question_id``. Holm's correction runs over all method pairs of this
-    metric (one family per metric). The verdict names the better method ("local > naive"),
-    by the sign of the mean difference, only when the adjusted p is below ``alpha``; it reads
-    "too few pairs" when the test could not be run.
-    """
+    """Return one row per method pair: the paired test of ``metric`` matched on question,
+    Holm-adjusted over the pairs, with a verdict ("local > naive" only below ``alpha``)."""
     table = scores_by_question(records, metric)
     rows = []
     for method_a, method_b in itertools.combinations(table.columns, 2):
-        result = paired_test(
-            table[method_a].to_numpy(),
-            table[method_b].to_numpy(),
-            seed=seed,
-            n_resamples=n_resamples,
-        )
-        rows.append(
-            {
-                "method_a": method_a,
-                "method_b": method_b,
-                "n": result.n,
-                "mean_diff": result.mean_diff,
-                "ci_low": result.ci_low,
-                "ci_high": result.ci_high,
-                "p_value": result.p_value,
-            }
-        )
+        a, b = table[method_a].to_numpy(), table[method_b].to_numpy()
+        result = paired_test(a, b, seed=seed, n_resamples=n_resamples)
+        rows.append({"method_a": method_a, "method_b": method_b, **result.row()})
     comparisons = pd.DataFrame(rows, columns=COMPARISON_COLUMNS[:-2])
     comparisons["p_holm"] = holm(comparisons["p_value"].tolist())
     comparisons["verdict"] = [
@@ -225,13 +196,9 @@ def against_baseline(
     seed: int = DEFAULT_SEED,
     n_resamples: int = DEFAULT_RESAMPLES,
 ) -> pd.DataFrame:
-    """Return each method's paired test against ``baseline``, per quantity, Holm-corrected
-    within each quantity (one family per metric: the methods compared with the baseline).
-
-    ``tables`` maps a quantity to its question x method table (:func:`scores_by_question`).
-    Columns ``BASELINE_TEST_COLUMNS``; a method with no pair for a quantity (a metric that does
-    not apply to it) is left out of that family; ``p_value`` is NaN with fewer than 5 pairs.
-    """
+    """Return each method's paired test against ``baseline`` per quantity of ``tables``
+    (quantity -> :func:`scores_by_question` table), Holm-corrected within each quantity; a
+    method with no pair for a quantity is left out of that family."""
     rows = []
     for metric, scores in tables.items():
         if baseline not in scores:
@@ -240,25 +207,11 @@ def against_baseline(
         for method in scores.columns:
             if method == baseline:
                 continue
-            result = paired_test(
-                scores[method].to_numpy(),
-                scores[baseline].to_numpy(),
-                seed=seed,
-                n_resamples=n_resamples,
-            )
+            a, b = scores[method].to_numpy(), scores[baseline].to_numpy()
+            result = paired_test(a, b, seed=seed, n_resamples=n_resamples)
             if result.n == 0:
                 continue
-            family.append(
-                {
-                    "metric": metric,
-                    "method": method,
-                    "n": result.n,
-                    "mean_diff": result.mean_diff,
-                    "ci_low": result.ci_low,
-                    "ci_high": result.ci_high,
-                    "p_value": result.p_value,
-                }
-            )
+            family.append({"metric": metric, "method": method, **result.row()})
         adjusted = holm([row["p_value"] for row in family])
         rows += [{**row, "p_holm": p} for row, p in zip(family, adjusted, strict=True)]
     return pd.DataFrame(rows, columns=BASELINE_TEST_COLUMNS)
@@ -284,12 +237,8 @@ def summarize(
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Return one row per group with, for each metric, its mean, CI bounds, n and failed count.
-
-    Columns are the ``by`` keys, then ``<metric>_mean``, ``_low``, ``_high``, ``_n`` and
-    ``_failed`` (the number of NaN values of that metric in the group). Groups keep the order
-    in which they first appear in the records.
-    """
+    """Return one row per group (first-appearance order): the ``by`` keys, then per metric
+    ``<metric>_mean``, ``_low``, ``_high``, ``_n`` and ``_failed`` (its NaN count)."""
     keys = list(by)
     _require_columns(records, keys + list(metrics))
     rows = []
@@ -297,29 +246,22 @@ def summarize(
         row = dict(zip(keys, group, strict=True))
         for metric in metrics:
             estimate = bootstrap_ci(
-                frame[metric],
-                n_resamples=n_resamples,
-                seed=seed,
-                confidence=confidence,
+                frame[metric], n_resamples=n_resamples, seed=seed, confidence=confidence
             )
-            row[f"{metric}_mean"] = estimate.mean
-            row[f"{metric}_low"] = estimate.low
-            row[f"{metric}_high"] = estimate.high
-            row[f"{metric}_n"] = estimate.n
-            row[f"{metric}_failed"] = estimate.n_missing
+            row.update(summary_columns(metric, estimate))
         rows.append(row)
-    columns = keys + [
-        f"{metric}_{part}" for metric in metrics for part in ("mean", "low", "high", "n", "failed")
-    ]
+    columns = keys + [f"{metric}_{part}" for metric in metrics for part in SUMMARY_PARTS]
     return pd.DataFrame(rows, columns=columns)
 
 
-def smallest_p(n: int) -> float:
-    """Return the smallest two-sided p the paired test can give on ``n`` pairs (NaN below 5).
+def summary_columns(metric: str, estimate: Estimate) -> dict[str, float]:
+    """Return a ``summarize`` row's columns of ``metric`` for one estimate."""
+    return {f"{metric}_{p}": v for p, v in zip(SUMMARY_PARTS, astuple(estimate), strict=True)}
 
-    It is the p of ``n`` non-zero differences all favouring one method; with few questions it
-    is what decides whether any difference can pass Holm's correction at all.
-    """
+
+def smallest_p(n: int) -> float:
+    """Return the smallest two-sided p the paired test can give on ``n`` pairs (NaN below 5):
+    with few questions it decides whether any difference can pass Holm's correction at all."""
     if n < MIN_PAIRS:
         return math.nan
     return paired_test(np.arange(1.0, n + 1.0), np.zeros(n)).p_value

@@ -48,12 +48,8 @@ def analyse(
     controls: pd.DataFrame | None = None,
     judgements: pd.DataFrame | None = None,
 ) -> Analysis:
-    """Return the summaries, paired comparisons, judge validity and win rates of the records.
-
-    The judge-free metrics present in the records are analysed beside ``ragas_metrics``, except
-    those with no value at all (listed as not applicable). Raises ``stats.RecordsError`` when the
-    records are empty or lack a column the analysis needs.
-    """
+    """Return the summaries, paired comparisons, judge validity and win rates of the records
+    (judge-free metrics with no value at all are listed as not applicable)."""
     if records.empty:
         raise stats.RecordsError("records is empty: there is nothing to report.")
     missing = [c for c in (*REQUIRED_COLUMNS, *ragas_metrics) if c not in records.columns]
@@ -75,7 +71,8 @@ def analyse(
     types = [t for t in QUESTION_TYPES if t in observed_types]
     types += sorted(t for t in observed_types if t not in QUESTION_TYPES)
     options = {"n_resamples": n_resamples, "seed": seed}
-    no_controls = pd.DataFrame(columns=judge_validity.PAIR_COLUMNS)
+    if controls is None:
+        controls = pd.DataFrame(columns=judge_validity.PAIR_COLUMNS)
     return Analysis(
         records=records,
         ragas_metrics=list(ragas_metrics),
@@ -90,19 +87,15 @@ def analyse(
         seed=seed,
         not_applicable=not_applicable,
         discrimination={
-            m: judge_validity.discrimination(
-                controls if controls is not None else no_controls, m, **options
-            )
-            for m in ragas_metrics
+            m: judge_validity.discrimination(controls, m, **options) for m in ragas_metrics
         },
         win_rates=pairwise.win_rates(judgements, **options) if judgements is not None else None,
     )
 
 
 def partial_methods(records: pd.DataFrame) -> dict[str, int]:
-    """Return the methods asked fewer questions than the run has, with how many they were
-    asked (a method recorded on the first N only: ``eval --method-limits``). Their means are
-    over other questions than the rest's; only their paired tests compare them."""
+    """Return the methods asked fewer questions than the run has (``--method-limits``), with
+    how many: their means are over other questions, only their paired tests compare them."""
     asked = records.groupby("method", sort=False)["question_id"].nunique()
     every = records["question_id"].nunique()
     return {str(method): int(n) for method, n in asked.items() if n < every}

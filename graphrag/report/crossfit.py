@@ -1,18 +1,10 @@
 """Choosing a query setting without choosing it on the questions it is scored on.
 
-Why: a setting tuned on the test questions (PPR's passage weight, a context budget) reports
-an optimistic score. Cross-fitting is the honest way to tune on a benchmark that has no
-separate development set: the questions are split into folds at random (seeded), each fold's
-setting is the one that scored best on the *other* folds, and each question is scored only
-under the setting chosen without it. The assembled records are then tested against naive RAG
-like any retrieval report, over every question.
-
-Input: retrieval report folders (``graphrag retrieval``) of the same questions, one per
-candidate setting, each with the baseline and the tuned method; the first folder is the
-default and wins ties. Output: a retrieval report folder whose method is named ``<method>
-(cross-fitted)``, with a section that shows each fold's choice and the scores that made it
-(also ``selection.csv``). It reads and writes report folders, so it sits in the report
-layer, above the retrieval evaluation it reuses.
+A setting tuned on the test questions reports an optimistic score, so the questions are split
+into seeded folds and each fold is scored under the candidate setting that did best on the
+*other* folds. Input: retrieval report folders of the same questions, one per candidate (the
+first is the default and wins ties); output: a retrieval report of ``<method> (cross-fitted)``
+against naive RAG, with each fold's choice (also ``selection.csv``).
 """
 
 from __future__ import annotations
@@ -61,10 +53,9 @@ def cross_fit(
     seed: int = stats.DEFAULT_SEED,
     command: str | None = None,
 ) -> pd.DataFrame:
-    """Assemble ``method``'s cross-fitted records from the candidate ``folders`` and write a
-    retrieval report of them beside naive RAG to ``out``; return the selection table (one row
-    per fold and candidate: its mean ``select`` on the other folds, and whether it was chosen).
-    """
+    """Write the retrieval report of ``method``'s cross-fitted records beside naive RAG to
+    ``out``; return the selection table (per fold and candidate: its mean ``select`` on the
+    other folds, and whether it was chosen)."""
     if select not in SCORES:
         raise RetrievalEvalError(f"--select {select}: one of {', '.join(SCORES)}")
     if len(folders) < 2:
@@ -106,12 +97,9 @@ def cross_fit(
         best = max(scores, key=lambda row: (row["training_mean"], -row["candidate"]))
         selection += [{**row, "chosen": row is best} for row in scores]
         _, records, hop_rows, _ = loaded[best["candidate"]]
-        held_out = records[(records["method"] == method) & (records["question_id"].map(fold) == k)]
-        chosen_records.append(held_out.assign(method=label))
-        hop_held_out = hop_rows[
-            (hop_rows["method"] == method) & (hop_rows["question_id"].map(fold) == k)
-        ]
-        chosen_hops.append(hop_held_out.assign(method=label))
+        for frames, chosen in ((chosen_records, records), (chosen_hops, hop_rows)):
+            held_out = (chosen["method"] == method) & (chosen["question_id"].map(fold) == k)
+            frames.append(chosen[held_out].assign(method=label))
     order = {q: i for i, q in enumerate(baseline["question_id"])}
     assembled = pd.concat(chosen_records).sort_values(
         "question_id", key=lambda ids: ids.map(order), kind="stable"
@@ -121,10 +109,8 @@ def cross_fit(
         [base_hops[base_hops["method"] == BASELINE], *chosen_hops], ignore_index=True
     )
     selection = pd.DataFrame(selection)
-    options = {
-        "seed": seed,
-        "n_resamples": int(base_run.get("n_resamples", stats.DEFAULT_RESAMPLES)),
-    }
+    resamples = int(base_run.get("n_resamples", stats.DEFAULT_RESAMPLES))
+    options = {"seed": seed, "n_resamples": resamples}
     choices = "; ".join(
         f"fold {row.fold}: {row.setting}"
         for row in selection[selection["chosen"]].itertuples(index=False)
@@ -146,14 +132,8 @@ def selection_lines(selection: pd.DataFrame, select: str) -> list[str]:
     """Return the ``## Cross-fitting`` section: per fold, each candidate's mean ``select`` on
     the questions outside the fold, the chosen one marked."""
     rows = [
-        [
-            str(row.fold),
-            md(row.folder),
-            md("defaults" if row.setting == "none" else row.setting),
-            str(row.training_questions),
-            number(row.training_mean),
-            "chosen" if row.chosen else "",
-        ]
+        [str(row.fold), md(row.folder), md("defaults" if row.setting == "none" else row.setting)]
+        + [str(row.training_questions), number(row.training_mean), "chosen" if row.chosen else ""]
         for row in selection.itertuples(index=False)
     ]
     header = ["Fold", "Candidate", "Setting", "Questions outside the fold", f"Mean {select}", ""]

@@ -1,17 +1,8 @@
-"""The evaluation report folder: the records, a markdown summary and three plots.
+"""The evaluation report folder: the records, ``summary.md``, ``run.json`` and three plots.
 
-Beside every RAGAS table the summary prints the judge's discrimination on planted controls
-(``judge_validity``); a method that failed to answer is counted in every table (judge-free
-scores of a failed answer are 0, RAGAS scores NaN and counted as unscored); the optional
-head-to-head section holds the pairwise win rates (``pairwise``); for multi-hop sets the
-per-hop evidence section shows which hop's paragraph each method read (``hops``).
-
-Everything in the summary is computed from the records frame and ``meta`` (``analysis``);
-the sections are in ``sections``, the prose of the "Reading" section in ``reading``, generated
-from the same numbers so it cannot drift from them, and the plots in ``plots``. The same
-records, metrics and meta give byte-identical ``summary.md``. ``run.json`` keeps what the
-summary says about the run in a form a program reads back (e.g. the cross-corpus summary in
-``studies/``).
+Everything is computed from the records and ``meta`` (``analysis``); the sections are in
+``sections``, the generated prose in ``reading``, the plots in ``plots``. The same inputs
+give a byte-identical ``summary.md``; ``run.json`` is the run read back by a program.
 """
 
 from __future__ import annotations
@@ -43,15 +34,9 @@ COST_VS_QUALITY_PNG = "cost_vs_quality.png"
 JUDGE_CONTROLS_CSV = "judge_controls.csv"
 PAIRWISE_CSV = "pairwise.csv"
 RUN_JSON = "run.json"
-# Scores computed from embeddings (answer relevancy) carry float noise: the same replayed
-# answers scored 1.0 on one machine and 1.0000000000000002 on another. Freshly computed
-# vectors also differed by up to 2.2e-7 between two machines' CPUs; replays now read
-# recorded vectors (embeddings.recorded_path), which leaves the last bits of the dot
-# products. Past the 6th decimal a score is noise, and noise can split an exact tie (a
-# saturated 1.0 against another), which a paired test then counts as a difference. Rounded
-# to this many decimals before anything is computed or written, equal scores stay equal
-# everywhere. Only these scores are rounded: the judge-free metrics are fractions computed
-# the same way on every machine, and rounding them would change their paired tests' ties.
+# Scores computed from embeddings differ between machines in their last bits, which can split
+# an exact tie a paired test then counts; rounded before anything is computed, equal scores
+# stay equal everywhere. Judge-free metrics are exact fractions and are not rounded.
 DECIMALS = 6
 EMBEDDING_SCORED = ("answer_relevancy",)
 
@@ -70,18 +55,9 @@ class EvalResult:
 
 def write_evaluation(run: EvalRun, out: str | Path) -> EvalResult:
     """Write the report folder of an evaluation (``runner.run_evaluation``) to ``out``."""
-    folder = write_report(
-        run.records,
-        out,
-        run.metrics,
-        run.meta,
-        n_resamples=run.n_resamples,
-        seed=run.seed,
-        controls=run.controls,
-        judgements=run.judgements,
-        hops=run.hops,
-        run_info=run.run_info,
-    )
+    options = ("n_resamples", "seed", "controls", "judgements", "hops", "run_info")
+    options = {name: getattr(run, name) for name in options}
+    folder = write_report(run.records, out, run.metrics, run.meta, **options)
     return EvalResult(folder, run.records, (folder / SUMMARY_MD).read_text())
 
 
@@ -99,15 +75,9 @@ def write_report(
     hops: pd.DataFrame | None = None,
     run_info: dict[str, Any] | None = None,
 ) -> Path:
-    """Write records (parquet, CSV), ``summary.md`` and the plots into ``out``; return ``out``.
-
-    ``metrics`` are the RAGAS metrics of the run; the judge-free metrics present in the records
-    are reported alongside them. ``controls`` are the judge's scored control pairs,
-    ``judgements`` the pairwise verdicts, ``hops`` the per-hop evidence rows
-    (``hops.hop_evidence``); each is also saved as a CSV when given. ``run.json`` holds
-    ``meta``, the RAGAS metrics, the statistics' settings and ``run_info`` (e.g. the index's
-    cost).
-    """
+    """Write records (parquet, CSV), ``summary.md``, ``run.json``, the plots and, when given,
+    the CSVs of ``controls``, ``judgements`` and ``hops`` into ``out``; return ``out``.
+    ``metrics`` are the run's RAGAS metrics (the judge-free ones present are added)."""
     options = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed}
     records, controls = machine_independent(records, controls)
     analysis = analyse(records, metrics, controls=controls, judgements=judgements, **options)
@@ -127,17 +97,12 @@ def write_report(
     (out / SUMMARY_MD).write_text(
         _render(analysis, meta, hop_lines), encoding="utf-8", newline="\n"
     )
-    figures = {
-        METRICS_BY_METHOD_PNG: viz.plot_metrics_by_method(analysis.by_method, analysis.metrics),
-        METRICS_BY_TYPE_PNG: viz.plot_metrics_by_type(
-            analysis.by_type, analysis.metrics, analysis.types
-        ),
-        COST_VS_QUALITY_PNG: viz.plot_cost_vs_quality(
-            records, analysis.by_method, analysis.metrics
-        ),
-    }
-    for name, figure in figures.items():
-        figure.savefig(out / name)
+    by_method, scored = analysis.by_method, analysis.metrics
+    viz.plot_metrics_by_method(by_method, scored).savefig(out / METRICS_BY_METHOD_PNG)
+    viz.plot_metrics_by_type(analysis.by_type, scored, analysis.types).savefig(
+        out / METRICS_BY_TYPE_PNG
+    )
+    viz.plot_cost_vs_quality(records, by_method, scored).savefig(out / COST_VS_QUALITY_PNG)
     return out
 
 
@@ -161,8 +126,7 @@ def _render(analysis: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> s
 def machine_independent(
     records: pd.DataFrame, controls: pd.DataFrame | None
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """Return the records and the judge's controls with the scores computed from embeddings
-    (``EMBEDDING_SCORED``: a record's metric column, a control row's real and control score)
+    """Return the records and the judge's controls with the ``EMBEDDING_SCORED`` scores
     rounded to ``DECIMALS``."""
     records = records.copy()
     for column in EMBEDDING_SCORED:

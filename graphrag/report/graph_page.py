@@ -1,9 +1,7 @@
 """The entity graph as an interactive HTML page that needs no network (pyvis, inlined).
 
-Zoom and drag; hover a node or an edge for its description and sources (document and text
-unit ids); colour by community at a chosen level; keep only some communities; the page's own
-menus highlight a node's neighbourhood or filter by attribute. The layout is the static
-figure's seeded spring layout with physics off, so a page is the same on every run.
+The layout is the static figure's seeded spring layout with physics off, so a page is the
+same on every run.
 """
 
 from __future__ import annotations
@@ -22,16 +20,13 @@ from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.report.plots import community_of
 
-# Interactive view. pyvis renders vis-network; with ``cdn_resources="in_line"`` it inlines
-# vis-network and tom-select (the filter menu) from its wheel, but its page template still links
-# bootstrap from a CDN whatever the mode. Bootstrap only styles the menu cards, so those links
-# are dropped: the page then needs no network at all.
+# pyvis's template links bootstrap from a CDN even when inlining; it only styles the menu
+# cards, so those links are dropped and the page needs no network.
 _REMOTE_LINK = re.compile(r"<link\b[^>]*\bhref=\"https?://[^\"]*\"[^>]*>", re.IGNORECASE)
 _REMOTE_SCRIPT = re.compile(
     r"<script\b[^>]*\bsrc=\"https?://[^\"]*\"[^>]*>\s*</script>", re.IGNORECASE
 )
-# vis-network's tooltip is one unwrapped line; a description needs wrapping and line breaks.
-# ("div." outranks the library's own rule, which its script may add after this one.)
+# vis-network's tooltip is one unwrapped line ("div." outranks the library's own rule)
 _TOOLTIP_STYLE = "<style>div.vis-tooltip{white-space:pre-wrap;max-width:34em}</style>"
 _NO_COMMUNITY = "none"
 
@@ -58,15 +53,8 @@ def interactive_graph_html(
     seed: int = 7,
     height: str = "750px",
 ) -> str:
-    """Return a self-contained HTML page of the entity graph that opens without a network.
-
-    Zoom and drag with the mouse; hovering a node shows its type, community, description and
-    sources (documents and text unit ids), hovering an edge its description and weight. Nodes
-    are coloured by their community at ``level``; ``communities`` keeps only the entities of
-    those communities (at ``level``), and the page's filter menu filters further by community,
-    type or any node attribute. Positions are the static plot's seeded spring layout, with
-    physics off, so the picture is the same on every run and settles at once.
-    """
+    """Return a self-contained HTML page of the entity graph, nodes coloured by community at
+    ``level`` (``communities``: keep only those); hovering shows descriptions and sources."""
     try:  # here, not at the top: pyvis (and the IPython it pulls) is the [notebooks] extra
         from pyvis.network import Network
     except ImportError as err:
@@ -102,19 +90,14 @@ def interactive_graph_html(
     for node, data in graph.nodes(data=True):
         community = membership.get(node)
         x, y = position[node]
+        where = f"in no level-{level} community"
+        if community is not None:
+            where = f"level-{level} community {community}"
+        about = f"{data['description']}\n\n{_sources_line(list(units_of.get(node, [])), documents)}"
         net.add_node(
             name[node],
             label=data["title"],
-            title=(
-                f"{data['title']} ({data['type']}), "
-                + (
-                    f"level-{level} community {community}"
-                    if community is not None
-                    else f"in no level-{level} community"
-                )
-                + f"\n\n{data['description']}\n\n"
-                + _sources_line(list(units_of.get(node, [])), documents)
-            ),
+            title=f"{data['title']} ({data['type']}), {where}\n\n{about}",
             color=colour.get(community, "#bfbfbf"),
             size=6 + 4 * float(np.sqrt(graph.degree(node))),
             x=float(x) * 500,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from graphrag.eval import stats
-from graphrag.eval.hops import FOUND, MISSED, all_hops_found, found_table, hop_shares, methods_of
+from graphrag.eval.hops import FOUND, MISSED, all_hops_found, found_table, hop_shares
 from graphrag.eval.stats import summary_row
 from graphrag.report.tables import cell, md, table
 
@@ -14,7 +14,7 @@ def shares_table(shares: pd.DataFrame) -> list[str]:
     """Return a Markdown table: one row per method, one column per hop position."""
     positions = sorted(int(h) for h in pd.unique(shares["hop"]))
     rows = []
-    for method in methods_of(shares):
+    for method in stats.methods_in_order(shares):
         cells = [cell(summary_row(shares, method=method, hop=h), "found") for h in positions]
         rows.append([md(method), *cells])
     return table(["Method", *(f"hop {h}" for h in positions)], rows)
@@ -68,12 +68,4 @@ def hops_section(
 def _estimate_row(values: pd.Series, n_resamples: int, seed: int) -> pd.Series:
     """Return a one-row ``summarize``-style record of ``found`` for ``tables.cell``."""
     estimate = stats.bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
-    return pd.Series(
-        {
-            "found_mean": estimate.mean,
-            "found_low": estimate.low,
-            "found_high": estimate.high,
-            "found_n": estimate.n,
-            "found_failed": estimate.n_missing,
-        }
-    )
+    return pd.Series(stats.summary_columns("found", estimate))

@@ -1,11 +1,8 @@
 """Figures of an index and of an evaluation: every ``plot_*`` takes tables and returns a Figure.
-(The interactive page of the graph is :mod:`graphrag.report.graph_page`.)
 
-Index figures (the entity graph by community, community sizes) draw on a pyplot axes so a
-notebook shows them inline. Evaluation figures (scores by method and by question type, quality
-against cost) take the ``stats.summarize`` tables and the records and build a Figure without
-pyplot, so a report writer saving them in a loop keeps no figure open; the caller saves them.
-Layouts use a fixed seed and the same tables give the same picture.
+Index figures draw on a pyplot axes, so a notebook shows them inline; evaluation figures
+(from ``stats.summarize`` tables) build a Figure without pyplot, so a report writer keeps
+no figure open. Layouts are seeded: the same tables give the same picture.
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from graphrag import schemas as S
-from graphrag.eval.stats import column_mean, frontier, summary_row
+from graphrag.eval.stats import column_mean, frontier, methods_in_order, summary_row
 from graphrag.index.store import Index
 
 QUALITY_PANELS = ("keyword_hit_rate", "faithfulness")
@@ -115,11 +112,6 @@ def _new_figure(width: float, height: float) -> Figure:
     return figure
 
 
-def _methods(summary: pd.DataFrame) -> list[str]:
-    """Return the methods of a summary table in their order of first appearance."""
-    return [str(method) for method in pd.unique(summary["method"])]
-
-
 def _colours(methods: Sequence[str]) -> dict[str, Any]:
     palette = colormaps["tab10"].colors
     return {method: palette[i % len(palette)] for i, method in enumerate(methods)}
@@ -140,6 +132,17 @@ def _bar(
     axes.bar(x, mean, width, color=colour, yerr=[[below], [above]], capsize=3, ecolor="black")
 
 
+def _dot(axes: Any, method: str, cost: float, interval: tuple, colour: Any, **style: Any) -> None:
+    """Draw one method's mean quality at its cost, with CI whiskers and its name."""
+    mean, below, above = interval
+    axes.errorbar(cost, mean, yerr=[[below], [above]], fmt="o", capsize=3, color=colour, **style)
+    axes.annotate(method, (cost, mean), textcoords="offset points", xytext=(5, 5), fontsize="small")
+
+
+def _legend_right(axes: Any, handles: list[Patch]) -> None:
+    axes.legend(handles=handles, loc="upper left", fontsize="small", bbox_to_anchor=(1.0, 1.0))
+
+
 def _legend_handles(methods: Sequence[str], notes: dict[str, list[str]]) -> list[Patch]:
     colours = _colours(methods)
     handles = []
@@ -152,12 +155,9 @@ def _legend_handles(methods: Sequence[str], notes: dict[str, list[str]]) -> list
 
 
 def plot_metrics_by_method(by_method: pd.DataFrame, metrics: Sequence[str]) -> Figure:
-    """Return grouped bars of each metric's mean per method with 95% CI whiskers.
-
-    ``by_method`` is ``stats.summarize(records, metrics, by=("method",))``; a method without
-    scores on a metric has no bar and says so in the legend.
-    """
-    methods = _methods(by_method)
+    """Return grouped bars of each metric's mean per method (``by_method``: a ``summarize``
+    table) with 95% CI whiskers; a method without scores says so in the legend."""
+    methods = methods_in_order(by_method)
     colours = _colours(methods)
     width = 0.8 / max(len(methods), 1)
     figure = _new_figure(max(6.0, 1.6 * len(metrics) + 2.0), 4.8)
@@ -176,24 +176,16 @@ def plot_metrics_by_method(by_method: pd.DataFrame, metrics: Sequence[str]) -> F
     axes.set_xlabel("Metric")
     axes.set_ylabel("Mean score")
     axes.set_title("Mean score by method (whiskers: 95% bootstrap CI)")
-    axes.legend(
-        handles=_legend_handles(methods, notes),
-        loc="upper left",
-        fontsize="small",
-        bbox_to_anchor=(1.0, 1.0),
-    )
+    _legend_right(axes, _legend_handles(methods, notes))
     return figure
 
 
 def plot_metrics_by_type(
     by_type: pd.DataFrame, metrics: Sequence[str], types: Sequence[str]
 ) -> Figure:
-    """Return one panel per metric: mean per question type and method, with 95% CI whiskers.
-
-    ``by_type`` is ``stats.summarize(records, metrics, by=("method", "type"))``; ``types`` gives
-    the order of the x axis. A panel names the methods and types it has no score for.
-    """
-    methods = _methods(by_type)
+    """Return one panel per metric: mean per question type (in ``types`` order) and method,
+    with 95% CI whiskers; a panel names the methods and types it has no score for."""
+    methods = methods_in_order(by_type)
     colours = _colours(methods)
     columns = min(3, len(metrics))
     rows = math.ceil(len(metrics) / columns)
@@ -243,12 +235,9 @@ def _cost_axis(records: pd.DataFrame) -> tuple[str, str]:
 def plot_cost_vs_quality(
     records: pd.DataFrame, by_method: pd.DataFrame, metrics: Sequence[str]
 ) -> Figure:
-    """Return keyword hit rate and faithfulness against mean cost per answer, one dot a method.
-
-    Cost is model seconds when the records have them, else completion tokens; a panel whose
-    metric is not in ``metrics`` says so, and methods without a score are named, not drawn.
-    """
-    methods = _methods(by_method)
+    """Return keyword hit rate and faithfulness against mean cost per answer (model seconds,
+    else completion tokens), one dot a method; methods without a score are named, not drawn."""
+    methods = methods_in_order(by_method)
     colours = _colours(methods)
     cost_column, cost_label = _cost_axis(records)
     figure = _new_figure(11.0, 4.6)
@@ -265,13 +254,7 @@ def plot_cost_vs_quality(
             if interval is None or math.isnan(cost):
                 unscored.append(method)
                 continue
-            mean, below, above = interval
-            axes.errorbar(
-                cost, mean, yerr=[[below], [above]], fmt="o", capsize=3, color=colours[method]
-            )
-            axes.annotate(
-                method, (cost, mean), textcoords="offset points", xytext=(5, 5), fontsize="small"
-            )
+            _dot(axes, method, cost, interval, colours[method])
         axes.set_ylim(0, 1.05)
         axes.margins(x=0.2)
         note = f"\n(not plotted: {', '.join(unscored)})" if unscored else ""
@@ -286,14 +269,9 @@ def plot_cost_quality_frontier(
     metrics: Sequence[str],
     cost_column: str = "model_seconds",
 ) -> Figure:
-    """Return one panel per metric: mean quality against mean cost per answer, one dot a method,
-    the cost–quality frontier (methods no other is as cheap and as good as) joined by a line.
-
-    Dominated methods are drawn hollow; whiskers are the 95% bootstrap CI of the quality, so a
-    frontier that CIs overlap is an ordering of means, not a tested difference. Methods without
-    a score or a cost on a panel are named, not drawn.
-    """
-    methods = _methods(by_method)
+    """Return one panel per metric: mean quality against mean cost per answer, one dot a method
+    (dominated ones hollow), the cost–quality frontier (``stats.frontier``) joined by a line."""
+    methods = methods_in_order(by_method)
     colours = _colours(methods)
     costs = {m: column_mean(records[records["method"] == m], cost_column) for m in methods}
     figure = _new_figure(5.5 * len(metrics) + 0.5, 4.6)
@@ -303,24 +281,9 @@ def plot_cost_quality_frontier(
         intervals = {m: _interval(summary_row(by_method, method=m), metric) for m in methods}
         drawn = {m: i for m, i in intervals.items() if i is not None and not math.isnan(costs[m])}
         front = frontier({m: costs[m] for m in drawn}, {m: i[0] for m, i in drawn.items()})
-        for method, (mean, below, above) in drawn.items():
-            on_front = method in front
-            axes.errorbar(
-                costs[method],
-                mean,
-                yerr=[[below], [above]],
-                fmt="o",
-                capsize=3,
-                color=colours[method],
-                markerfacecolor=colours[method] if on_front else "white",
-            )
-            axes.annotate(
-                method,
-                (costs[method], mean),
-                textcoords="offset points",
-                xytext=(5, 5),
-                fontsize="small",
-            )
+        for method, interval in drawn.items():
+            face = colours[method] if method in front else "white"
+            _dot(axes, method, costs[method], interval, colours[method], markerfacecolor=face)
         if front:
             axes.step(
                 [costs[m] for m in front],
@@ -345,12 +308,9 @@ def plot_cost_quality_frontier(
 
 
 def plot_hop_evidence(shares: pd.DataFrame) -> Figure:
-    """Return grouped bars: per hop position, the share of hops whose paragraph each method
-    read, with 95% CI whiskers and each bar's n below the axis label.
-
-    ``shares`` is ``hops.hop_shares(...)`` (a ``summarize`` table over method and hop).
-    """
-    methods = _methods(shares)
+    """Return grouped bars: per hop position (``shares``: ``hops.hop_shares``), the share of
+    hops whose paragraph each method read, with 95% CI whiskers and n below the label."""
+    methods = methods_in_order(shares)
     colours = _colours(methods)
     positions = sorted(int(h) for h in pd.unique(shares["hop"]))
     width = 0.8 / max(len(methods), 1)
@@ -371,10 +331,5 @@ def plot_hop_evidence(shares: pd.DataFrame) -> Figure:
     axes.set_ylim(0, 1.05)
     axes.set_ylabel("Share of hops whose paragraph was read")
     axes.set_title("Evidence found per hop (whiskers: 95% bootstrap CI)")
-    axes.legend(
-        handles=_legend_handles(methods, {}),
-        loc="upper left",
-        fontsize="small",
-        bbox_to_anchor=(1.0, 1.0),
-    )
+    _legend_right(axes, _legend_handles(methods, {}))
     return figure

@@ -1,13 +1,8 @@
 """The "Reading" section of an evaluation summary: what the numbers do and do not support.
 
-Generated from the same ``Analysis`` as the tables, so it cannot drift from them. Overview
-lines count, over all metrics, the method pairs that differ after Holm's correction and those
-that pass before it only; give the smallest p the paired test can reach on this many questions
-(so a reader sees whether "no difference" means "equal" or "too few questions to tell"); and
-name the metrics that cannot separate methods here (scores saturated at 1.000, judge not
-validated on planted controls). Then, per metric: the best mean; the differences that survive
-Holm (winner first, with effect and CI) or, when none does, the nearest pair with its p before
-and after Holm; methods a metric does not apply to; failures; the judge's validity.
+Generated from the same ``Analysis`` as the tables, so it cannot drift from them: differences
+that survive Holm (or the nearest miss), the smallest p this many questions allow, and the
+metrics that cannot separate methods here (saturated, or a judge not validated).
 """
 
 from __future__ import annotations
@@ -165,8 +160,7 @@ def _judge_notes(analysis: Analysis, metric: str) -> list[str]:
 
 def _best(analysis: Analysis, metric: str) -> tuple[list[str], str]:
     """Return the methods with the highest mean and the sentence naming them, among the
-    methods asked every question: one asked the first questions only (``eval
-    --method-limits``) has a mean over other questions; its paired tests compare it."""
+    methods asked every question (see ``analysis.partial_methods``)."""
     summary = analysis.by_method
     partial = partial_methods(analysis.records)
     scored = summary[(summary[f"{metric}_n"] > 0) & ~summary["method"].astype(str).isin(partial)]
@@ -266,14 +260,10 @@ def _overview(analysis: Analysis) -> list[str]:
     saturated = [m for m in analysis.metrics if _saturated(analysis, m)]
     if saturated:
         lines.append(f"- **Saturated** (≥ 80% of scores at 1.000): {', '.join(saturated)}.")
-    not_informative = [
-        m for m, d in analysis.discrimination.items() if d.verdict == judge_validity.NOT_INFORMATIVE
-    ]
-    not_measured = [
-        m
-        for m, d in analysis.discrimination.items()
-        if d.verdict not in (judge_validity.INFORMATIVE, judge_validity.NOT_INFORMATIVE)
-    ]
+    verdicts = {m: d.verdict for m, d in analysis.discrimination.items()}
+    measured = (judge_validity.INFORMATIVE, judge_validity.NOT_INFORMATIVE)
+    not_informative = [m for m, v in verdicts.items() if v == judge_validity.NOT_INFORMATIVE]
+    not_measured = [m for m, v in verdicts.items() if v not in measured]
     if not_informative:
         lines.append(
             f"- **Judge not informative** on planted controls: {', '.join(not_informative)}."

@@ -1,8 +1,5 @@
-"""The retrieval report folder (``graphrag retrieval``): the scored records, the tests against
-naive RAG, the per-hop rows and ``summary.md``; and the same folder read back.
-
-The page's prose is generated from the tests: it names only the differences that pass Holm's
-correction (``eval.retrieval`` computes the scores and the tests).
+"""The retrieval report folder (``graphrag retrieval``) written and read back; its prose names
+only the differences that pass Holm's correction (``eval.retrieval`` computes the tests).
 """
 
 from __future__ import annotations
@@ -19,15 +16,7 @@ from graphrag.eval import stats
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import BASELINE, RECALL_KS, SCORES, RetrievalEvalError, baseline_tests
 from graphrag.report.hops import hops_section
-from graphrag.report.tables import (
-    baseline_tests_table,
-    cell,
-    md,
-    p_text,
-    signed,
-    table,
-    with_ci,
-)
+from graphrag.report.tables import baseline_tests_table, cell, md, p_text, signed, table, with_ci
 from graphrag.settings import repo_relative
 
 ALPHA = 0.05  # as the answer reports (report.folder.write_report)
@@ -95,8 +84,7 @@ def summary_lines(
 
 def reading(tests: pd.DataFrame, alpha: float) -> list[str]:
     """Return sentences generated from the tests: each difference that passes Holm, then how
-    many do not and the nearest of those, with its p before and after correction (a CI that
-    excludes zero is not a claim: the paired test with Holm's correction decides)."""
+    many do not and the nearest of those, with its p before and after correction."""
     if tests.empty:
         return [f"No method was compared with {BASELINE}."]
     passed = tests[tests["p_holm"] < alpha]
@@ -175,9 +163,8 @@ def read_report(folder: str | Path) -> ReportFiles:
 
 
 def summary_section(folder: str | Path) -> list[str]:
-    """Return the cross-corpus summary's lines for a retrieval report folder (``run.json``,
-    ``retrieval.parquet``, ``tests.csv`` as :func:`run_retrieval` wrote them): its setting, the
-    score table and the reading, generated from those files."""
+    """Return the cross-corpus summary's lines for a retrieval report folder: its setting, the
+    score table and the reading."""
     folder = Path(folder)
     report = read_report(folder)
     run, records, tests = report.run, report.records, report.tests

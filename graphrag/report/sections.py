@@ -110,15 +110,11 @@ def _discrimination_lines(analysis: Analysis, metrics: Sequence[str]) -> list[st
 
 
 def scores_section(analysis: Analysis) -> list[str]:
-    rows = []
-    for method in analysis.methods:
-        rows.append(
-            [md(method), str(failed_in(analysis, method=method))]
-            + [
-                _metric_cell(analysis, analysis.by_method, m, method=method)
-                for m in analysis.metrics
-            ]
-        )
+    rows = [
+        [md(method), str(failed_in(analysis, method=method))]
+        + [_metric_cell(analysis, analysis.by_method, m, method=method) for m in analysis.metrics]
+        for method in analysis.methods
+    ]
     lines = [
         "## Scores by method",
         "",
@@ -202,17 +198,13 @@ def judge_validity_section(analysis: Analysis) -> list[str]:
     if not analysis.discrimination:
         return []
     rows = [
-        [
-            metric,
-            ", ".join(judge_validity.CONTROLS.get(metric, ())),
-            str(d.n),
-            str(d.judge_failed),
-            str(d.not_recorded),
-            MISSING if d.n == 0 else with_ci(d.value, d.low, d.high),
-            d.verdict,
-        ]
+        [metric, ", ".join(judge_validity.CONTROLS.get(metric, ()))]
+        + [str(d.n), str(d.judge_failed), str(d.not_recorded)]
+        + [MISSING if d.n == 0 else with_ci(d.value, d.low, d.high), d.verdict]
         for metric, d in analysis.discrimination.items()
     ]
+    header = ["Metric", "Controls", "Pairs scored", "Judge failures", "Not recorded"]
+    header += ["Discrimination [95% CI]", "Verdict"]
     return [
         "## Judge validity",
         "",
@@ -224,18 +216,7 @@ def judge_validity_section(analysis: Analysis) -> list[str]:
         "95% CI of that share lies above 0.5. Pairs whose control was never recorded in the "
         "cache (replay) are counted as not recorded and not scored.",
         "",
-        *table(
-            [
-                "Metric",
-                "Controls",
-                "Pairs scored",
-                "Judge failures",
-                "Not recorded",
-                "Discrimination [95% CI]",
-                "Verdict",
-            ],
-            rows,
-        ),
+        *table(header, rows),
     ]
 
 
@@ -267,38 +248,16 @@ def win_rate_lines(rates: pd.DataFrame) -> list[str]:
     """The win-rate table of :func:`pairwise.win_rates` and the generated lines on the
     judge's controls and the closed-book reference (a report's, or a pooled one's)."""
     rows = [
-        [
-            md(r.method_a),
-            md(r.method_b),
-            r.criterion,
-            MISSING if r.n == 0 else with_ci(r.win_rate, r.low, r.high),
-            str(r.n),
-            str(r.judge_failed),
-            str(r.not_recorded),
-            number(r.mean_rating_a),
-            number(r.mean_rating_b),
-        ]
+        [md(r.method_a), md(r.method_b), r.criterion]
+        + [MISSING if r.n == 0 else with_ci(r.win_rate, r.low, r.high), str(r.n)]
+        + [str(r.judge_failed), str(r.not_recorded)]
+        + [number(r.mean_rating_a), number(r.mean_rating_b)]
         for r in rates.itertuples(index=False)
     ]
+    header = ["A", "B", "Criterion", "Win rate of A [95% CI]", "n", "Judge failures"]
+    header += ["Not recorded", "Mean rating A", "Mean rating B"]
     return [
-        *(
-            table(
-                [
-                    "A",
-                    "B",
-                    "Criterion",
-                    "Win rate of A [95% CI]",
-                    "n",
-                    "Judge failures",
-                    "Not recorded",
-                    "Mean rating A",
-                    "Mean rating B",
-                ],
-                rows,
-            )
-            if rows
-            else ["No pair was judged."]
-        ),
+        *(table(header, rows) if rows else ["No pair was judged."]),
         *pairwise_control_lines(rates),
         *closed_book_lines(rates),
     ]
@@ -311,10 +270,8 @@ def cost_section(analysis: Analysis) -> list[str]:
     rows = []
     for method in analysis.methods:
         frame = records[records["method"] == method]
-        rows.append(
-            [md(method), str(len(frame))]
-            + [number(column_mean(frame, column)) for column, _ in columns]
-        )
+        means = [number(column_mean(frame, column)) for column, _ in columns]
+        rows.append([md(method), str(len(frame)), *means])
     return [
         "## Cost per answer",
         "",
@@ -337,15 +294,9 @@ def comparisons_section(analysis: Analysis) -> list[str]:
     ]
     for metric in analysis.metrics:
         rows = [
-            [
-                md(row.method_a),
-                md(row.method_b),
-                str(row.n),
-                with_ci(row.mean_diff, row.ci_low, row.ci_high, signed),
-                p_text(row.p_value),
-                p_text(row.p_holm),
-                md(row.verdict),
-            ]
+            [md(row.method_a), md(row.method_b), str(row.n)]
+            + [with_ci(row.mean_diff, row.ci_low, row.ci_high, signed)]
+            + [p_text(row.p_value), p_text(row.p_holm), md(row.verdict)]
             for row in analysis.comparisons[metric].itertuples(index=False)
         ]
         header = ["A", "B", "n pairs", "Mean diff A − B [95% CI]", "p", "p (Holm)", "Verdict"]

@@ -1,9 +1,5 @@
-"""The cell formatting every Markdown page of the package shares, and its generic tables.
-
-Numbers are printed with three decimals, a missing value as an em dash, so the same records
-always give the same bytes. The ``## `` sections of an evaluation's ``summary.md`` that use
-them are in ``sections``.
-"""
+"""The cell formatting every Markdown page shares (three decimals, an em dash for missing),
+so the same records always give the same bytes, and its generic tables."""
 
 from __future__ import annotations
 
@@ -50,11 +46,8 @@ def p_phrase(value: float) -> str:
 
 
 def cell(row: pd.Series | None, metric: str, failed_answers: int = 0, ragas: bool = False) -> str:
-    """Return "mean [low, high] (n=…)" for one metric of one summary row, with its failures.
-
-    RAGAS cells name the answers left unscored (judge failures and failed answers); judge-free
-    cells name the failed answers that were scored 0.
-    """
+    """Return "mean [low, high] (n=…)" for one metric of one summary row, with its failures
+    (RAGAS: unscored answers; judge-free: failed answers scored 0)."""
     notes = []
     if row is not None and ragas and int(row[f"{metric}_failed"]):
         notes.append(f"{int(row[f'{metric}_failed'])} unscored")
@@ -81,23 +74,22 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def baseline_tests_table(tests: pd.DataFrame, baseline: str, alpha: float) -> list[str]:
-    """Return the table of every method tested against ``baseline`` (rows of
-    ``stats.TEST_RESULT_COLUMNS``): one writer for the cross-corpus page and the retrieval page,
-    so a difference reads and is called the same way on both."""
+    """Return the table of every method tested against ``baseline`` (one writer for every
+    page, so a difference reads and is called the same way on all)."""
+
+    def verdict(t: Any) -> str:
+        if math.isnan(t.p_value):
+            return "too few pairs"
+        return "significant" if t.p_holm < alpha else "not significant"
+
     rows = [
         [
             md(t.metric),
             md(t.method),
             str(int(t.n)),
             with_ci(t.mean_diff, t.ci_low, t.ci_high, signed),
-            p_text(t.p_value),
-            p_text(t.p_holm),
-            (
-                "too few pairs"
-                if math.isnan(t.p_value)
-                else ("significant" if t.p_holm < alpha else "not significant")
-            ),
         ]
+        + [p_text(t.p_value), p_text(t.p_holm), verdict(t)]
         for t in tests.itertuples(index=False)
     ]
     header = ["Metric", "Method", "n pairs", f"Mean diff − {baseline} [95% CI]", "p", "p (Holm)"]
