@@ -15,7 +15,7 @@ import bm25s
 import numpy as np
 
 from graphrag import schemas as S
-from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.base import Method, Retrieval
 from graphrag.query.registry import register
 
 # BM25's two constants, the textbook values (and bm25s' defaults): K1, how fast a word's score
@@ -47,10 +47,4 @@ class BM25Retrieval(Method):
         return [int(r) for r in np.argsort(-scores, kind="stable")]
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        rows = self.ranking(question)
-        return Retrieval(
-            self.chunk_context(rows, question), self.text_unit_ids(rows[: self.ranking_depth()])
-        )
-
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items
+        return self.chunk_retrieval(self.ranking(question), question)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphrag import prompts
-from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.base import Method, Retrieval
 from graphrag.query.registry import register
 
 
@@ -30,6 +30,3 @@ class HyDE(Method):
         return self.ranked_text_units(
             self.embedder.embed_one(passage.text.strip() or question), question
         )
-
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items

@@ -196,9 +196,6 @@ class LocalSearch(Method):
             ContextItem(f"report:{c}", reports.loc[c, S.FULL_CONTENT]) for _, _, c in sorted(scored)
         ]
 
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items
-
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         """Return the context, and as ranking every text unit of the selected entities."""
         rows = self.select_entities(question)

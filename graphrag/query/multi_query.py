@@ -7,7 +7,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from graphrag import prompts
-from graphrag.query.base import RANKING_DEPTH, ContextItem, Method, Retrieval
+from graphrag.query.base import RANKING_DEPTH, Method, Retrieval
 from graphrag.query.registry import register
 
 # The k of reciprocal rank fusion, sum(1 / (k + rank)): Cormack et al.'s value, which damps
@@ -56,6 +56,3 @@ class MultiQuery(Method):
             self.chunk_context(fused, question),
             self.text_unit_ids(fused[:RANKING_DEPTH]),
         )
-
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items

@@ -31,7 +31,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.graph.merge import fact_texts
-from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.base import Method, Retrieval
 from graphrag.query.registry import register
 
 ENTITY = "entity:"
@@ -160,13 +160,5 @@ class PPRRetrieval(Method):
         row_of = {u: r for r, u in zip(dense_rows, dense_order, strict=True)}
         return [row_of[u] for u in rank_chunks(scores, dense_order)]
 
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items
-
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        """The chunk context by PageRank (``Method.chunk_context``), the ranking kept
-        ``Method.ranking_depth`` deep for recall@k."""
-        rows = self.ranking(question)
-        return Retrieval(
-            self.chunk_context(rows, question), self.text_unit_ids(rows[: self.ranking_depth()])
-        )
+        return self.chunk_retrieval(self.ranking(question), question)
