@@ -1,27 +1,10 @@
-"""Global search: map-reduce over the community reports of one level.
+"""Global search: map-reduce over the community reports of one level (docs/methods.md).
 
-Map: the reports (``report_selection.py`` chooses them), shuffled with ``llm.seed`` and
-packed into batches that fit ``query.global.batch_tokens`` and hold at most
-``reports_per_call`` reports (a small model reads the first report of a long batch
-and little of the rest), are read concurrently. With ``map_style = "sentences"`` the
-map is extractive: it picks numbered sentences of the reports with a 0-100 score, and the
-reduce reads them verbatim, since a 1.5B model's own points paraphrase names and dates away.
-With ``"points"`` (Microsoft GraphRAG's map) each call writes JSON points with a 0-100
-score; points scored 0, and points that only restate the question, are dropped. What the
-map reads is built in ``map_context.py``. Reduce: the best points that fit
-``reduce_tokens`` (best score first, ``point_order.py``) become the final answer. By
-default (``reduce_seeds = [1, 2]``) the reduce drafts one answer per report order
-and one call merges the drafts (``awrite``): the 1.5B reduce keeps different facts under
-different orders, and the merged answer wins the head-to-head against naive RAG more often;
-``[]`` is Microsoft GraphRAG's single reduce call. When no point survives, the answer says
-so without a reduce call.
-
-Per Microsoft GraphRAG's behaviour: a level is a whole-graph view; each report's rank is
-shown in the map context; a failed map batch is dropped and named in ``Answer.failures``
-(the answer fails only when every batch did). ``report_facts_tokens`` adds, under each
-LLM-written report, its entities' descriptions (``map_context.with_facts``). ``contexts``
-are the texts the map read for the reports the kept points came from (the ones a point
-cites, else its batch) and ``sources`` those reports.
+The map reads the reports ``report_selection.py`` chooses, in batches built by
+``map_context.py``, concurrently; the reduce reads the best points (``point_order.py``),
+drafting one answer per report order when ``reduce_seeds`` asks and merging the drafts. A
+failed map batch or draft is dropped and named in ``Answer.failures``. ``contexts`` are the
+texts the map read for the reports the kept points came from, ``sources`` those reports.
 """
 
 from __future__ import annotations
@@ -73,9 +56,8 @@ _failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 
 
 def _drop(step: str, err: BaseException) -> None:
-    """Name a failed step in ``Answer.failures`` and go on; a replay's cache miss is no
-    failure of the model but a call never recorded, so it ends the answer (the tolerant map
-    would otherwise give an answer nobody recorded)."""
+    """Name a failed step in ``Answer.failures`` and go on; a replay's cache miss (a call
+    never recorded, not a failure of the model) ends the answer."""
     if isinstance(err, CacheMissError):
         raise err
     failures = _failures.get()
@@ -84,9 +66,8 @@ def _drop(step: str, err: BaseException) -> None:
 
 
 def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, dict]]:
-    """Return (position, reply) for the map calls that answered; a failed one is dropped and
-    named by its batch's ``communities`` (``_drop``), and the map fails only when every call
-    did."""
+    """Return (position, reply) for the map calls that answered (``_drop`` names the others);
+    the map fails only when every call did."""
     failed = [r for r in replies if isinstance(r, Exception)]
     if failed and len(failed) == len(replies):
         raise failed[0]  # a map with no batch left has nothing to say
@@ -109,8 +90,7 @@ class GlobalSettings:
     """With the level chosen by the data: the map's budget, in batches of batch_tokens."""
     batch_tokens: int = 2000
     """Tokens of reports one map call reads, at most."""
-    # 1: the 1.5B model's points come mostly from the first report of a batch
-    # (docs/research-log.md).
+    # 1: a 1.5B model's points come mostly from a batch's first report (docs/research-log.md).
     reports_per_call: int = 1
     """Reports one map call reads, at most (0: as many as batch_tokens holds, as Microsoft)."""
     # Several orders: the 1.5B reduce keeps different facts under each (docs/research-log.md).
@@ -133,7 +113,6 @@ class GlobalSearch(Method):
     options: GlobalSettings
 
     def with_facts(self, reports: pd.DataFrame) -> pd.DataFrame:
-        """Return ``reports`` with their community's facts under each (``map_context``)."""
         return with_facts(
             reports,
             self.index.communities,
@@ -142,8 +121,7 @@ class GlobalSearch(Method):
         )
 
     def level_reports(self, question: str) -> pd.DataFrame:
-        """Return the reports ``level`` names (-1: the level the data chooses,
-        ``report_selection.auto_level``), by community number."""
+        """Return the reports ``level`` names (-1: ``auto_level``), by community number."""
         reports, communities = self.index.community_reports, self.index.communities
         if self.options.level >= 0:
             return by_community(level_view(reports, communities, self.options.level))
@@ -164,8 +142,7 @@ class GlobalSearch(Method):
 
     @property
     def shuffle_seed(self) -> int:
-        """The seed of the report shuffle: ``llm.seed``, as Microsoft GraphRAG shuffles
-        with a fixed seed."""
+        """The seed of the report shuffle (Microsoft GraphRAG's is fixed too)."""
         return self.settings.llm.seed
 
     def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
@@ -178,26 +155,19 @@ class GlobalSearch(Method):
         )
 
     async def apick_sentences(self, question: str, text: str) -> dict:
-        """Return one extractive map call's reply: {sentences: [{n, score}]} for ``text``,
-        a batch's numbered sentences (``numbered_sentences``)."""
+        """Return one extractive map call's reply, {sentences: [{n, score}]}."""
         schema = prompts.map_sentences_schema(self.options.map_max_points)
         return await self.llm.ajson(
             prompts.global_map_sentences(question, text), schema, name="map_sentences"
         )
 
     async def amap(self, question: str) -> list[Point]:
-        """Return (score, point, communities it came from) for every nonzero point, in the
-        order of the report shuffle."""
+        """Return the map's points ranked under the report shuffle of ``llm.seed``."""
         return (await self.amap_orders(question, [self.shuffle_seed]))[0]
 
     async def amap_orders(self, question: str, seeds: list[int]) -> list[list[Point]]:
         """Map once; return the points ranked as the report shuffle under each of ``seeds``
-        would rank them (``point_order.batch_ranks``): best score first, equal scores by
-        their batch's place in that shuffle.
-
-        A point comes from the reports of its batch that it cites (the whole batch when it
-        cites none).
-        """
+        would rank them (``point_order.batch_ranks``)."""
         await self.aensure_reports()  # the level is chosen from every level's reports
         chosen = self.level_reports(question)
         batches = self.map_batches(chosen)
@@ -250,10 +220,7 @@ class GlobalSearch(Method):
         return points
 
     async def amap_sentences(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
-        """The extractive map: each batch's numbered sentences, the picked ones returned as
-        picks of (score, sentence, [community]) in batch order (``cited_sentences`` keeps a
-        sentence picked from several reports once). A number outside the batch's list is
-        ignored."""
+        """The extractive map: each batch's picked sentences, in batch order."""
         budget = self.options.batch_tokens
         shown = [numbered_sentences(b, budget) for b in batches]
         results = await gather_with_progress(
@@ -272,8 +239,7 @@ class GlobalSearch(Method):
         return picks
 
     def reduce_items(self, question: str, points: list[Point]) -> list[ContextItem]:
-        """Return the points the reduce reads, in their order (best score first), as many as
-        fit ``reduce_tokens``."""
+        """Return the points the reduce reads, in their order, as many as fit ``reduce_tokens``."""
         items = [
             ContextItem(
                 ",".join(f"report:{c}" for c in communities), f"(importance {score}) {text}"
@@ -286,10 +252,8 @@ class GlobalSearch(Method):
         return self.reduce_items(question, await self.amap(question))
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        """Return what the reduce reads; with ``reduce_seeds``, every distinct order
-        of it (``Retrieval.orders``) and as items all the points any order holds. Orders are
-        told apart by the texts the reduce prompt holds, so no draft repeats another's
-        prompt."""
+        """Return what the reduce reads; with ``reduce_seeds``, every distinct order of it
+        (``Retrieval.orders``, told apart by the reduce prompt's texts) and all their points."""
         seeds = [self.shuffle_seed, *self.options.reduce_seeds]
         orders: dict[tuple, list[ContextItem]] = {}
         for points in await self.amap_orders(question, seeds):
@@ -301,16 +265,9 @@ class GlobalSearch(Method):
         return Retrieval(list(shown.values()), [], list(orders.values()))
 
     async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
-        """Return the reduce's answer; with several orders (``reduce_seeds``), one
-        draft per order, then one call that merges the distinct drafts.
-
-        Why: the 1.5B reduce keeps different answer keywords when it reads the same points
-        in another order, and the merged answers win the head-to-head against naive RAG more
-        often than one reduce's (docs/research-log.md, "Drafts under several orders"). A
-        failed draft is dropped and
-        named in ``Answer.failures`` (the answer fails only when every draft did); a failed
-        merge leaves the first draft.
-        """
+        """Return the reduce's answer; with several orders, one draft per order merged by
+        one more call (docs/research-log.md, "Drafts under several orders"). A failed
+        draft is dropped, a failed merge leaves the first draft."""
         if len(retrieval.orders) < 2:
             return await self.agenerate(question, retrieval.items, short_answer)
         replies = await gather_with_progress(
@@ -362,13 +319,8 @@ class GlobalSearch(Method):
         reports = self.index.community_reports
         cited = reports[[f"report:{c}" in answer.sources for c in reports[S.COMMUNITY]]]
         shown = self.with_facts(cited)  # what the map read, for the reports it drew on
-        text_of = dict(
-            zip(
-                (f"report:{c}" for c in shown[S.COMMUNITY]),
-                shown[S.FULL_CONTENT],
-                strict=True,
-            )
-        )
+        keys = [f"report:{c}" for c in shown[S.COMMUNITY]]
+        text_of = dict(zip(keys, shown[S.FULL_CONTENT], strict=True))
         answer.contexts = [text_of[s] for s in answer.sources]
         answer.context_tokens = sum(tokens.count_tokens(c) for c in answer.contexts)
         # The reduce step cites community numbers, not item numbers.
