@@ -1,10 +1,6 @@
 """BM25: the text units that share the question's rarest words, with no embedding and no graph.
 
-A lexical baseline (Robertson and Zaragoza, 2009) that every dense and graph method should
-beat: the text units are scored against the question's words by ``bm25s`` (English stop
-words dropped), and the best-scored ones are the context, as naive RAG takes them
-(``Method.chunk_context``). No LLM call at retrieval; one answer call with naive RAG's prompt.
-It is also the worked example of docs/methods.md: a method is this one module.
+A lexical baseline every dense and graph method should beat, and docs/methods.md's example.
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
 """DRIFT search (Microsoft GraphRAG): a global primer, local follow-ups, one ranked reduce.
 
-1. **Primer.** The LLM writes a hypothetical answer (HyDE's prompt, so the call is shared
-   with the ``hyde`` method's cache); its embedding picks the ``top_reports`` closest
-   community reports, fitted into ``PRIMER_TOKENS``. One call over them returns JSON:
-   an intermediate answer, a 0-100 score and at most ``followups`` follow-up questions.
-2. **Follow-ups.** For ``depth`` rounds, the ``followups`` pending questions
-   whose parent step scored best are each answered from a local-search context (the
-   ``local`` method's retrieval, with DRIFT's own ``local_*`` budget shares) by a
-   call returning the same JSON, concurrently; their new follow-ups join the queue. At most
-   ``followups * depth`` local steps run, however many questions the model asks.
-   A failed step is dropped and named in ``Answer.failures``; the search goes on.
-3. **Reduce.** The intermediate answers, best score first (score 0 and blank ones dropped),
-   fitted into ``REDUCE_TOKENS``, become the final answer.
+1. Primer: a hypothetical answer (HyDE's call) picks the closest reports; one JSON call over
+   them gives an intermediate answer, a 0-100 score and follow-up questions.
+2. Follow-ups: for ``depth`` rounds, the ``followups`` pending questions whose parent scored
+   best are answered the same way from local search's context; a failed step is dropped and
+   named in ``Answer.failures``.
+3. Reduce: the intermediate answers, best score first, become the final answer.
 
-``contexts`` are what the final answer was written from: the intermediate answers given to
-the reduce, then the report and text-unit texts those answers were written from; ``sources``
-are those reports and text units.
+``contexts`` are those intermediate answers, then the texts they were written from.
 """
 
 from __future__ import annotations
@@ -66,7 +58,7 @@ class DriftSettings:
 
 @dataclass
 class Step:
-    """One answered question of the search: the primer (depth 0) or a follow-up."""
+    """One answered question: the primer (depth 0) or a follow-up."""
 
     query: str
     answer: str
@@ -86,7 +78,7 @@ class DRIFTSearch(Method):
 
     @cached_property
     def local(self) -> LocalSearch:
-        """Return the local search that answers follow-ups, with DRIFT's own context shares."""
+        """The local search that answers follow-ups, with DRIFT's own context shares."""
         own = dataclasses.replace(
             self.params.methods["local"],
             text_unit_share=self.options.local_text_unit_share,
@@ -97,7 +89,7 @@ class DRIFTSearch(Method):
         )
 
     async def primer_reports(self, question: str) -> list[ContextItem]:
-        """Return the reports closest to a hypothetical answer, within the primer budget."""
+        """Return the reports closest to a hypothetical answer, within ``PRIMER_TOKENS``."""
         passage = await self.llm.achat(
             prompts.hypothetical_passage(question),
             max_tokens=self.params.methods["hyde"].max_tokens,
@@ -132,8 +124,7 @@ class DRIFTSearch(Method):
 
     async def aprimer(self, question: str) -> Step:
         reports = await self.primer_reports(question)
-        # Reports are numbered by community, as global search numbers them, so the
-        # primer's citations name communities.
+        # numbered by community, as global search's are, so citations name communities
         text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
         step = await self.astep(
             prompts.drift_primer(question, text, self.options.followups), question, 0
@@ -186,7 +177,7 @@ class DRIFTSearch(Method):
     def ranked_steps(self, steps: list[Step]) -> list[Step]:
         """Return the steps the reduce reads: best score first, within the reduce budget."""
         useful = sorted((s for s in steps if s.score > 0 and s.answer), key=lambda s: -s.score)
-        # fit_items keeps priority order; the item source carries the step's position.
+        # the item's source carries the step's position
         items = [ContextItem(str(i), s.answer) for i, s in enumerate(useful)]
         kept = fit_items(items, REDUCE_TOKENS)
         return [useful[int(item.source)] for item in kept]

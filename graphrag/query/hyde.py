@@ -1,8 +1,4 @@
-"""HyDE: retrieve with the embedding of a passage the LLM imagines answering the question.
-
-A question and its answer are phrased differently; a hypothetical answer sits closer in
-embedding space to the passage that really answers it (Gao et al., 2022).
-"""
+"""HyDE: retrieve with the embedding of a passage the LLM imagines answering the question."""
 
 from __future__ import annotations
 

@@ -18,10 +18,8 @@ RRF_K = 60
 def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[Hashable]], k: int = RRF_K
 ) -> list[Hashable]:
-    """Return the items of all rankings ordered by fused score sum(1 / (k + rank)).
-
-    Ranks start at 1 (Cormack et al., 2009); ties keep the order of first appearance.
-    """
+    """Return the items of all rankings by fused score sum(1 / (k + rank)), ranks from 1;
+    ties keep the order of first appearance."""
     scores: dict[Hashable, float] = defaultdict(float)
     for ranking in rankings:
         for rank, item in enumerate(ranking, start=1):
