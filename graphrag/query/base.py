@@ -191,17 +191,18 @@ class Method:
         self, question: str, items: list[ContextItem], short_answer: bool = False
     ) -> str:
         messages = prompts.answer(question, number_items(items), self.params.answer_style)
-        if short_answer:
-            messages = prompts.with_final_answer_line(messages)
-        return await self.final_answer(messages)
+        return await self.final_answer(messages, short_answer)
 
     async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
         """Return the answer written from ``retrieval`` (one call over its items; global
         search drafts one per order and merges them)."""
         return await self.agenerate(question, retrieval.items, short_answer)
 
-    async def final_answer(self, messages: list[dict[str, str]]) -> str:
-        """Return the final answer to ``messages``, guarded against loops (query/loops.py)."""
+    async def final_answer(self, messages: list[dict[str, str]], short_answer: bool = False) -> str:
+        """Return the final answer to ``messages`` (with ``short_answer``, asked to end with an
+        "Answer: …" line), guarded against loops (query/loops.py)."""
+        if short_answer:
+            messages = prompts.with_final_answer_line(messages)
         return await answer_text(
             self.llm, messages, self.params.answer_max_tokens, LOOP_FREQUENCY_PENALTY
         )
@@ -264,9 +265,7 @@ class Method:
 
     def chunk_depth(self) -> int:
         """How deep a chunk ranking must go for :meth:`chunk_context` and recall@k."""
-        if self.params.chunk_context == "top_k":
-            return max(self.params.top_k, RANKING_DEPTH)
-        return max(CHUNK_DEPTH, RANKING_DEPTH)
+        return self.ranking_depth() if self.params.chunk_context == "top_k" else CHUNK_DEPTH
 
     def ranked_text_units(self, query_vector: np.ndarray, question: str) -> Retrieval:
         """Return the chunk context ranked by similarity to ``query_vector``."""

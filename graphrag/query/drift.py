@@ -191,9 +191,7 @@ class DRIFTSearch(Method):
             if used:
                 answers = number_items([ContextItem("", s.answer) for s in used])
                 messages = prompts.drift_reduce(question, answers)
-                if short_answer:
-                    messages = prompts.with_final_answer_line(messages)
-                text = await self.final_answer(messages)
+                text = await self.final_answer(messages, short_answer)
             else:
                 text = prompts.NO_DRIFT_ANSWERS
         read = {item.source: item.text for step in used for item in step.read}

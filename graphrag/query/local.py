@@ -85,13 +85,7 @@ def ranked_relationships(relationships: pd.DataFrame, selected: set[str], cap: i
 
 def units_by_shared_mentions(units_of: list[list[str]]) -> list[str]:
     """Return the units that most selected entities mention first (ties: best entity first)."""
-    mentions: Counter[str] = Counter()
-    first_seen: dict[str, int] = {}
-    for position, units in enumerate(units_of):
-        for unit in units:
-            mentions[unit] += 1
-            first_seen.setdefault(unit, position)
-    return sorted(mentions, key=lambda u: (-mentions[u], first_seen[u]))
+    return [u for u, _ in Counter(u for units in units_of for u in units).most_common()]
 
 
 @register("local", settings=LocalSettings, order=40)
@@ -151,16 +145,14 @@ class LocalSearch(Method):
         ranked = cosine_top_k(self.embedder.embed_one(question), matrix, len(known))
         return [known[i] for i, _ in ranked]
 
-    def report_communities(self, selected: set[str]) -> pd.DataFrame:
-        """Return the communities whose reports may be read: ``selection_level``, rolled up."""
-        communities = self.index.communities
-        return rolled_up_level(communities, selection_level(communities, selected))
-
     def report_hits(self, selected: set[str]) -> dict[int, int]:
-        """Return {community: selected entities in it} of ``report_communities``."""
+        """Return {community: selected entities in it} of the communities whose reports may be
+        read: those of ``selection_level``, rolled up."""
+        communities = self.index.communities
+        readable = rolled_up_level(communities, selection_level(communities, selected))
         hits = {
             int(getattr(row, S.COMMUNITY)): len(selected.intersection(getattr(row, S.ENTITY_IDS)))
-            for row in self.report_communities(selected).itertuples(index=False)
+            for row in readable.itertuples(index=False)
         }
         return {c: n for c, n in hits.items() if n}
 

@@ -149,23 +149,19 @@ class Router(Method):
             )
         return self._methods[name]
 
-    async def aclassify(self, question: str) -> str:
-        """Return the question's kind (one of ``KINDS``)."""
-        return self.classifier.classify(question)
-
     async def aretrieve(self, question: str) -> list[ContextItem]:
-        kind = await self.aclassify(question)
+        kind = self.classifier.classify(question)
         return await self.method(self.routes[kind]).aretrieve(question)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        kind = await self.aclassify(question)
+        kind = self.classifier.classify(question)
         return await self.method(self.routes[kind]).aretrieve_ranked(question)
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         """Return the routed method's answer, as the router's, with the route and full cost."""
         started = time.monotonic()
         with track_usage() as usage:
-            kind = await self.aclassify(question)
+            kind = self.classifier.classify(question)
             chosen = self.method(self.routes[kind])
             answer = await chosen.aanswer(question, short_answer)
         return dataclasses.replace(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextvars
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -20,30 +20,9 @@ from graphrag import schemas as S
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import error_summary
 from graphrag.llm.coroutines import gather_with_progress
-from graphrag.query.base import (
-    Answer,
-    ContextItem,
-    Method,
-    Retrieval,
-    cited_numbers,
-    fit_items,
-)
-from graphrag.query.global_search.map_context import (
-    batch_text,
-    came_from,
-    numbered_sentences,
-    report_batches,
-    restates_question,
-    usable_picks,
-    with_facts,
-)
-from graphrag.query.global_search.point_order import (
-    Pick,
-    Point,
-    batch_ranks,
-    cited_sentences,
-    ranked,
-)
+from graphrag.query.base import Answer, ContextItem, Method, Retrieval, cited_numbers, fit_items
+from graphrag.query.global_search import map_context, point_order
+from graphrag.query.global_search.point_order import Pick, Point
 from graphrag.query.global_search.report_selection import auto_level, by_community, level_view
 from graphrag.query.registry import register
 from graphrag.text import tokens
@@ -65,16 +44,16 @@ def _drop(step: str, err: BaseException) -> None:
         failures.append(f"{step}: {error_summary(err)}")
 
 
-def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, dict]]:
-    """Return (position, reply) for the map calls that answered (``_drop`` names the others);
-    the map fails only when every call did."""
+def _tolerated(replies: list, steps: list[str]) -> list[tuple[int, Any]]:
+    """Return (position, reply) for the calls that answered (``_drop`` names the others by
+    ``steps``); raise the first error when every call failed."""
     failed = [r for r in replies if isinstance(r, Exception)]
     if failed and len(failed) == len(replies):
-        raise failed[0]  # a map with no batch left has nothing to say
+        raise failed[0]  # nothing left to go on with
     kept = []
-    for position, (reply, batch) in enumerate(zip(replies, communities, strict=True)):
+    for position, (reply, step) in enumerate(zip(replies, steps, strict=True)):
         if isinstance(reply, Exception):
-            _drop(f"map batch of reports {batch}", reply)
+            _drop(step, reply)
         else:
             kept.append((position, reply))
     return kept
@@ -113,7 +92,7 @@ class GlobalSearch(Method):
     options: GlobalSettings
 
     def with_facts(self, reports: pd.DataFrame) -> pd.DataFrame:
-        return with_facts(
+        return map_context.with_facts(
             reports,
             self.index.communities,
             self.index.entities,
@@ -147,7 +126,7 @@ class GlobalSearch(Method):
 
     def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
         """Return the chosen reports, with their facts, packed into the map's batches."""
-        return report_batches(
+        return map_context.report_batches(
             self.with_facts(chosen),
             self.options.batch_tokens,
             self.shuffle_seed,
@@ -177,9 +156,9 @@ class GlobalSearch(Method):
             picks = await self.amap_points(question, batches)
         orders = []
         for seed in seeds:
-            ordered = ranked(picks, batch_ranks(chosen, batches, seed))
+            ordered = point_order.ranked(picks, point_order.batch_ranks(chosen, batches, seed))
             if self.options.map_style == "sentences":
-                orders.append(cited_sentences(ordered))
+                orders.append(point_order.cited_sentences(ordered))
             else:
                 orders.append([(p.score, p.text, p.communities) for p in ordered])
         return orders
@@ -192,7 +171,7 @@ class GlobalSearch(Method):
         results = await gather_with_progress(
             (
                 self.llm.ajson(
-                    prompts.global_map(question, batch_text(b, budget)),
+                    prompts.global_map(question, map_context.batch_text(b, budget)),
                     schema,
                     name="map_points",
                 )
@@ -203,26 +182,27 @@ class GlobalSearch(Method):
         )
         in_batch = [[int(c) for c in b[S.COMMUNITY]] for b in batches]
         points = []
-        for position, result in _tolerated(results, in_batch):
+        steps = [f"map batch of reports {b}" for b in in_batch]
+        for position, result in _tolerated(results, steps):
             communities = in_batch[position]
             points += [
                 Pick(
                     p["score"],
                     p["description"].strip(),
-                    came_from(p["description"], communities),
+                    map_context.came_from(p["description"], communities),
                     position,
                 )
                 for p in result["points"]
                 if p["score"] > 0
                 and p["description"].strip()
-                and not restates_question(p["description"], question)
+                and not map_context.restates_question(p["description"], question)
             ]
         return points
 
     async def amap_sentences(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
         """The extractive map: each batch's picked sentences, in batch order."""
         budget = self.options.batch_tokens
-        shown = [numbered_sentences(b, budget) for b in batches]
+        shown = [map_context.numbered_sentences(b, budget) for b in batches]
         results = await gather_with_progress(
             (self.apick_sentences(question, text) for text, numbered in shown if numbered),
             "global map",
@@ -231,9 +211,10 @@ class GlobalSearch(Method):
         mapped = [(position, numbered) for position, (_, numbered) in enumerate(shown) if numbered]
         in_batch = [[int(c) for c in batches[position][S.COMMUNITY]] for position, _ in mapped]
         picks = []
-        for kept, result in _tolerated(results, in_batch):
+        steps = [f"map batch of reports {b}" for b in in_batch]
+        for kept, result in _tolerated(results, steps):
             position, numbered = mapped[kept]
-            for pick in usable_picks(result, len(numbered)):
+            for pick in map_context.usable_picks(result, len(numbered)):
                 community, sentence = numbered[pick["n"] - 1]
                 picks.append(Pick(pick["score"], sentence, [community], position))
         return picks
@@ -275,22 +256,13 @@ class GlobalSearch(Method):
             "global drafts",
             disable=True,
         )
-        drafts = []
-        for number, reply in enumerate(replies, start=1):
-            if isinstance(reply, Exception):
-                _drop(f"reduce draft {number}", reply)
-            else:
-                drafts.append(reply)
-        if not drafts:
-            raise next(r for r in replies if isinstance(r, Exception))
-        distinct = list(dict.fromkeys(drafts))
+        steps = [f"reduce draft {n}" for n in range(1, len(replies) + 1)]
+        distinct = list(dict.fromkeys(reply for _, reply in _tolerated(replies, steps)))
         if len(distinct) == 1:
             return distinct[0]
         messages = prompts.global_merge(question, distinct, self.params.answer_style)
-        if short_answer:
-            messages = prompts.with_final_answer_line(messages)
         try:
-            return await self.final_answer(messages)
+            return await self.final_answer(messages, short_answer)
         except Exception as err:  # noqa: BLE001 - named in failures; the first draft stands
             _drop("merge of the drafts", err)
             return distinct[0]
@@ -302,9 +274,7 @@ class GlobalSearch(Method):
             return prompts.NO_RELEVANT_REPORTS
         points = "\n".join(f"- {item.text}" for item in items)
         messages = prompts.global_reduce(question, points, self.params.answer_style)
-        if short_answer:
-            messages = prompts.with_final_answer_line(messages)
-        return await self.final_answer(messages)
+        return await self.final_answer(messages, short_answer)
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         failures: list[str] = []
