@@ -106,13 +106,13 @@ class DRIFTSearch(Method):
         ]
         return fit_items(items, PRIMER_TOKENS)
 
-    async def astep(self, messages: list[dict[str, str]], query: str, depth: int) -> Step:
+    async def astep(
+        self, messages: list[dict[str, str]], query: str, depth: int, read: list[ContextItem]
+    ) -> Step:
+        """Return the step one JSON call answers, from the context items ``read``."""
         n = self.options.followups
         reply = await self.llm.ajson(
-            messages,
-            prompts.drift_step_schema(n),
-            name="drift_step",
-            max_tokens=STEP_MAX_TOKENS,
+            messages, prompts.drift_step_schema(n), name="drift_step", max_tokens=STEP_MAX_TOKENS
         )
         return Step(
             query=query,
@@ -120,26 +120,23 @@ class DRIFTSearch(Method):
             score=int(reply["score"]),
             follow_ups=[f.strip() for f in reply["follow_ups"][:n] if f.strip()],
             depth=depth,
+            read=read,
         )
 
     async def aprimer(self, question: str) -> Step:
         reports = await self.primer_reports(question)
         # numbered by community, as global search's are, so citations name communities
         text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
-        step = await self.astep(
-            prompts.drift_primer(question, text, self.options.followups), question, 0
-        )
-        step.read = reports
-        return step
+        messages = prompts.drift_primer(question, text, self.options.followups)
+        return await self.astep(messages, question, 0, reports)
 
     async def afollow_up(self, question: str, follow_up: str, depth: int) -> Step:
         items = await self.local.aretrieve(follow_up)
         messages = prompts.drift_follow_up(
             question, follow_up, number_items(items), self.options.followups
         )
-        step = await self.astep(messages, follow_up, depth)
-        step.read = [i for i in items if i.source.startswith(DRIFT_SOURCE_KINDS)]
-        return step
+        read = [i for i in items if i.source.startswith(DRIFT_SOURCE_KINDS)]
+        return await self.astep(messages, follow_up, depth, read)
 
     async def asteps(self, question: str) -> tuple[list[Step], list[str]]:
         """Return every answered step, primer first, and the errors of the dropped ones."""

@@ -51,6 +51,5 @@ class MultiQuery(Method):
         rankings = [self.text_unit_ranking(v, depth) for v in vectors]
         fused = reciprocal_rank_fusion(rankings)
         return Retrieval(
-            self.chunk_context(fused, question),
-            self.text_unit_ids(fused[:RANKING_DEPTH]),
+            self.chunk_context(fused, question), self.text_unit_ids(fused[:RANKING_DEPTH])
         )

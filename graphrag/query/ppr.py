@@ -58,10 +58,9 @@ def entity_seeds(
     """Return the seed weight of the ``top_n`` entities best matched by a fact."""
     weights: dict[str, float] = {}
     for row in np.argsort(-fact_scores, kind="stable")[:top_n]:
+        score = max(float(fact_scores[row]), 0.0)
         for entity in fact_ends[row]:
-            weights[entity] = weights.get(entity, 0.0) + max(float(fact_scores[row]), 0.0) / max(
-                chunk_counts.get(entity, 1), 1
-            )
+            weights[entity] = weights.get(entity, 0.0) + score / max(chunk_counts.get(entity, 1), 1)
     heaviest = sorted(weights, key=lambda e: -weights[e])[:top_n]
     return {ENTITY + e: weights[e] for e in heaviest if weights[e] > 0}
 

@@ -73,19 +73,13 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
 class PrototypeClassifier:
     """Return a question's kind: the one whose closest prototype questions are most similar."""
 
-    def __init__(
-        self,
-        embedder: Embedder,
-        prototypes: Mapping[str, tuple[str, ...]] = PROTOTYPES,
-        top: int = PROTOTYPE_TOP,
-    ) -> None:
+    def __init__(self, embedder: Embedder, top: int = PROTOTYPE_TOP) -> None:
         self.embedder = embedder
-        self.prototypes = dict(prototypes)
         self.top = top
 
     @cached_property
     def _vectors(self) -> dict[str, np.ndarray]:
-        return {kind: self.embedder.embed(list(qs)) for kind, qs in self.prototypes.items()}
+        return {kind: self.embedder.embed(list(qs)) for kind, qs in PROTOTYPES.items()}
 
     def scores(self, question: str) -> dict[str, float]:
         """Return kind -> mean cosine similarity of the question to its ``top`` closest."""
@@ -149,13 +143,15 @@ class Router(Method):
             )
         return self._methods[name]
 
+    def routed(self, question: str) -> Method:
+        """Return the method that answers ``question``'s kind."""
+        return self.method(self.routes[self.classifier.classify(question)])
+
     async def aretrieve(self, question: str) -> list[ContextItem]:
-        kind = self.classifier.classify(question)
-        return await self.method(self.routes[kind]).aretrieve(question)
+        return await self.routed(question).aretrieve(question)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        kind = self.classifier.classify(question)
-        return await self.method(self.routes[kind]).aretrieve_ranked(question)
+        return await self.routed(question).aretrieve_ranked(question)
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         """Return the routed method's answer, as the router's, with the route and full cost."""

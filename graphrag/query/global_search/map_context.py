@@ -138,10 +138,7 @@ def entity_facts(entities: pd.DataFrame, community: pd.Series) -> list[tuple[str
 
 
 def with_facts(
-    reports: pd.DataFrame,
-    communities: pd.DataFrame,
-    entities: pd.DataFrame,
-    entity_budget: int,
+    reports: pd.DataFrame, communities: pd.DataFrame, entities: pd.DataFrame, entity_budget: int
 ) -> pd.DataFrame:
     """Return ``reports`` with each LLM-written report followed by its community's entity
     descriptions within ``entity_budget`` tokens (``facts_block``); a template report lists

@@ -93,10 +93,7 @@ class GlobalSearch(Method):
 
     def with_facts(self, reports: pd.DataFrame) -> pd.DataFrame:
         return map_context.with_facts(
-            reports,
-            self.index.communities,
-            self.index.entities,
-            self.options.report_facts_tokens,
+            reports, self.index.communities, self.index.entities, self.options.report_facts_tokens
         )
 
     def level_reports(self, question: str) -> pd.DataFrame:
