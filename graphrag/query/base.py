@@ -83,8 +83,7 @@ class Retrieval:
 
     items: list[ContextItem]
     ranking: list[str]
-    # global search with ``query.global.reduce_seeds``: the items in each order the reduce
-    # drafts an answer from (``items`` is then all of them, what the model was shown)
+    # global search's reduce_seeds: the items of each order it drafts from (``items``: all)
     orders: list[list[ContextItem]] = field(default_factory=list)
 
 

@@ -14,8 +14,7 @@ from graphrag import schemas as S
 from graphrag.query.base import Method, Retrieval
 from graphrag.query.registry import register
 
-# BM25's two constants, the textbook values (and bm25s' defaults): K1, how fast a word's score
-# saturates as it repeats in a text unit; B, how much a long text unit's score is scaled down.
+# the textbook values (bm25s' defaults): K1, a repeated word's saturation; B, length scaling
 K1 = 1.5
 B = 0.75
 

@@ -30,8 +30,7 @@ from graphrag.text import tokens
 from graphrag.text.embeddings import cosine_top_k
 
 DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced back to
-# Token budgets of DRIFT's calls, not settings: each shapes the requests the recorded DRIFT
-# answers were asked with.
+# Token budgets of DRIFT's calls, not settings: they shape the recorded requests.
 PRIMER_TOKENS = 2000  # reports the primer call reads, at most
 STEP_MAX_TOKENS = 300  # completion tokens of the primer or of one follow-up step
 REDUCE_TOKENS = 1500  # intermediate answers the final reduce reads, at most

@@ -38,8 +38,7 @@ class LocalSettings:
     """Entities picked by description similarity to the question."""
     context_tokens: int = 0
     """The context budget; 0: what the model's window leaves (Method.answer_budget)."""
-    # 0.85 (Microsoft's: 0.5): the 1.5B model answers from passages better than from
-    # descriptions (docs/research-log.md, "Local search with more source text").
+    # Microsoft's: 0.5; a 1.5B model answers better from passages (docs/research-log.md).
     text_unit_share: float = 0.85
     """Share of the budget the text units take (more if the graph items leave room)."""
     # "question" put the gold evidence in the context more often on the demo and MuSiQue.

@@ -13,8 +13,7 @@ from graphrag.llm.client import ChatLLM
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 LOOP_RUN = 2  # repeats of earlier sentences in a row that make a loop
-# Frequency penalty of the one re-ask of an answer that looped: enough to steer greedy decoding
-# off the repeated sentence; the re-asks in the committed cache were recorded with it.
+# Frequency penalty of the re-ask of a looped answer (the recorded re-asks used it).
 LOOP_FREQUENCY_PENALTY = 0.5
 
 

@@ -10,8 +10,7 @@ from graphrag import prompts
 from graphrag.query.base import RANKING_DEPTH, Method, Retrieval
 from graphrag.query.registry import register
 
-# The k of reciprocal rank fusion, sum(1 / (k + rank)): Cormack et al.'s value, which damps
-# the weight of a ranking's top places so that no single rephrasing decides the fused order.
+# Cormack et al.'s k: damps a ranking's top places, so that no single rephrasing decides.
 RRF_K = 60
 
 

@@ -70,14 +70,6 @@ def method_names(names: list[str], opt_in: list[str]) -> list[str]:
     return list(dict.fromkeys(expanded))
 
 
-def method_class(name: str) -> type[Method]:
-    """Return the class registered as ``name``, or raise naming the known ones."""
-    if name not in ALL_METHODS:
-        known = ", ".join(ALL_METHODS)
-        raise UnknownMethodError(f"unknown method {name}; known: {known}")
-    return ALL_METHODS[name]
-
-
 def make_methods(
     index: Index,
     names: list[str],

@@ -138,7 +138,7 @@ class Router(Method):
     def method(self, name: str) -> Method:
         """Return the routed-to method ``name``, made once over the same index and vectors."""
         if name not in self._methods:
-            self._methods[name] = registry.method_class(name)(
+            self._methods[name] = registry.ALL_METHODS[name](
                 self.index, self.settings, self.llm, self.embedder, self.vectors
             )
         return self._methods[name]

@@ -33,8 +33,7 @@ def usable_picks(reply: dict, count: int) -> list[dict]:
 
 
 def batch_text(batch: pd.DataFrame, budget: int) -> str:
-    # Each report shows its rank, as in Microsoft GraphRAG. A single report larger than the
-    # batch budget is cut rather than skipped.
+    # each report with its rank (as Microsoft's); one larger than the budget is cut
     return "\n\n".join(
         f"[{int(r[S.COMMUNITY])}] (rank {float(r[S.RANK]):g}) "
         + prompts.neutralize_citations(tokens.truncate(r[S.FULL_CONTENT], budget))
