@@ -103,14 +103,9 @@ class LocalSearch(Method):
         return [row for row, _ in ranked]
 
     def entity_items(self, rows: list[int]) -> list[ContextItem]:
-        entities = self.index.entities
         return [
-            ContextItem(
-                f"entity:{entities[S.ID].iloc[r]}",
-                f"{entities[S.TITLE].iloc[r]} ({entities[S.TYPE].iloc[r]}): "
-                f"{entities[S.DESCRIPTION].iloc[r]}",
-            )
-            for r in rows
+            ContextItem(f"entity:{e[S.ID]}", f"{e[S.TITLE]} ({e[S.TYPE]}): {e[S.DESCRIPTION]}")
+            for _, e in self.index.entities.iloc[rows].iterrows()
         ]
 
     def relationship_items(self, selected: set[str]) -> list[ContextItem]:

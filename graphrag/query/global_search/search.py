@@ -107,14 +107,8 @@ class GlobalSearch(Method):
             matrix = self.vectors.reports[rows]
             return [rows[r] for r, _ in cosine_top_k(vector, matrix, len(rows))]
 
-        return auto_level(
-            reports,
-            communities,
-            self.options.batch_tokens,
-            self.options.max_batches,
-            self.shuffle_seed,
-            closest,
-        )
+        budget = (self.options.batch_tokens, self.options.max_batches)
+        return auto_level(reports, communities, *budget, self.shuffle_seed, closest)
 
     @property
     def shuffle_seed(self) -> int:
@@ -147,17 +141,14 @@ class GlobalSearch(Method):
         await self.aensure_reports()  # the level is chosen from every level's reports
         chosen = self.level_reports(question)
         batches = self.map_batches(chosen)
-        if self.options.map_style == "sentences":
-            picks = await self.amap_sentences(question, batches)
-        else:
-            picks = await self.amap_points(question, batches)
+        sentences = self.options.map_style == "sentences"
+        amap = self.amap_sentences if sentences else self.amap_points
+        picks = await amap(question, batches)
         orders = []
         for seed in seeds:
             ordered = point_order.ranked(picks, point_order.batch_ranks(chosen, batches, seed))
-            if self.options.map_style == "sentences":
-                orders.append(point_order.cited_sentences(ordered))
-            else:
-                orders.append([(p.score, p.text, p.communities) for p in ordered])
+            points = [(p.score, p.text, p.communities) for p in ordered]
+            orders.append(point_order.cited_sentences(ordered) if sentences else points)
         return orders
 
     async def amap_points(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
@@ -179,8 +170,9 @@ class GlobalSearch(Method):
         )
         in_batch = [[int(c) for c in b[S.COMMUNITY]] for b in batches]
         points = []
-        steps = [f"map batch of reports {b}" for b in in_batch]
-        for position, result in _tolerated(results, steps):
+        for position, result in _tolerated(
+            results, [f"map batch of reports {b}" for b in in_batch]
+        ):
             communities = in_batch[position]
             points += [
                 Pick(
@@ -208,8 +200,7 @@ class GlobalSearch(Method):
         mapped = [(position, numbered) for position, (_, numbered) in enumerate(shown) if numbered]
         in_batch = [[int(c) for c in batches[position][S.COMMUNITY]] for position, _ in mapped]
         picks = []
-        steps = [f"map batch of reports {b}" for b in in_batch]
-        for kept, result in _tolerated(results, steps):
+        for kept, result in _tolerated(results, [f"map batch of reports {b}" for b in in_batch]):
             position, numbered = mapped[kept]
             for pick in map_context.usable_picks(result, len(numbered)):
                 community, sentence = numbered[pick["n"] - 1]
