@@ -17,17 +17,13 @@ LOOP_RUN = 2  # repeats of earlier sentences in a row that make a loop
 LOOP_FREQUENCY_PENALTY = 0.5
 
 
-def _normal(sentence: str) -> str:
-    return " ".join(sentence.lower().split())
-
-
 def loop_start(text: str, run: int = LOOP_RUN) -> int | None:
     """Return the offset where ``text`` starts looping, or None: the first of ``run``
     sentences in a row that each repeat an earlier one (one repeat may be a conclusion)."""
     seen: set[str] = set()
     starts: list[int] = []
     for match in _SENTENCE.finditer(text):
-        sentence = _normal(match.group())
+        sentence = " ".join(match.group().lower().split())  # case and spacing aside
         if not sentence:
             continue
         if sentence in seen:
