@@ -148,10 +148,7 @@ def _matrix(column: Any) -> np.ndarray:
 
 
 class Method:
-    """Base of the retrieval methods: retrieve context items, then answer from them.
-
-    A subclass overrides :meth:`aretrieve_ranked` or :meth:`aretrieve` (docs/methods.md).
-    """
+    """Base of the retrieval methods: override aretrieve_ranked or aretrieve (docs/methods.md)."""
 
     name = "method"  # set by @register
 
@@ -193,8 +190,7 @@ class Method:
         return await self.final_answer(messages, short_answer)
 
     async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
-        """Return the answer written from ``retrieval`` (one call over its items; global
-        search drafts one per order and merges them)."""
+        """Return the answer written from ``retrieval``'s items (global search's: drafts merged)."""
         return await self.agenerate(question, retrieval.items, short_answer)
 
     async def final_answer(self, messages: list[dict[str, str]], short_answer: bool = False) -> str:
@@ -236,9 +232,8 @@ class Method:
         return [row for row, _ in cosine_top_k(query_vector, self.vectors.text_units, k)]
 
     def answer_budget(self, question: str) -> int:
-        """Return the context tokens an answer prompt for ``question`` may hold: what fits
-        beside its fixed part and the answer in the model's window, at most
-        ``query.max_context_tokens`` (one budget, so methods compare at equal context)."""
+        """Return the context tokens that fit beside the answer prompt and the answer in the
+        window, at most ``query.max_context_tokens`` (so methods compare at equal context)."""
         fixed = prompts.with_final_answer_line(
             prompts.answer(question, "", self.params.answer_style)
         )

@@ -140,8 +140,7 @@ class LocalSearch(Method):
         return [known[i] for i, _ in ranked]
 
     def report_hits(self, selected: set[str]) -> dict[int, int]:
-        """Return {community: selected entities in it} of the communities whose reports may be
-        read: those of ``selection_level``, rolled up."""
+        """Return {community: selected entities in it} at ``selection_level``, rolled up."""
         communities = self.index.communities
         readable = rolled_up_level(communities, selection_level(communities, selected))
         hits = {

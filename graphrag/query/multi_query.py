@@ -43,10 +43,8 @@ class MultiQuery(Method):
         )
         queries = [question, *result["queries"]]
         vectors = self.embedder.embed(queries)
-        # Fuse over deeper lists than we keep (top_k * 3 for top_k chunks, else a budget's).
-        depth = (
-            self.params.top_k * 3 if self.params.chunk_context == "top_k" else self.chunk_depth()
-        )
+        top_k = self.params.chunk_context == "top_k"
+        depth = self.params.top_k * 3 if top_k else self.chunk_depth()  # fuse deeper than kept
         rankings = [self.text_unit_ranking(v, depth) for v in vectors]
         fused = reciprocal_rank_fusion(rankings)
         return Retrieval(

@@ -92,9 +92,8 @@ def report_sentences(text: str) -> list[str]:
 
 
 def numbered_sentences(batch: pd.DataFrame, budget: int) -> tuple[str, list[tuple[int, str]]]:
-    """Return the extractive map's text for ``batch`` (each report's number, rank and title,
-    then its sentences numbered across the batch, within ``budget`` tokens) and (community,
-    sentence) per number."""
+    """Return the extractive map's text for ``batch``, its sentences numbered across the batch
+    within ``budget`` tokens, and (community, sentence) per number."""
     lines: list[str] = []
     numbered: list[tuple[int, str]] = []
     used = 0
@@ -115,9 +114,8 @@ def numbered_sentences(batch: pd.DataFrame, budget: int) -> tuple[str, list[tupl
 
 
 def facts_block(heading: str, facts: list[tuple[str, str]], text: str, budget: int) -> str:
-    """Return "\n\n<heading>:" and the "- label: fact" lines that fit ``budget`` tokens (each
-    fact cut to half of it), leaving out a fact whose start ``text`` already quotes; "" when
-    none fits."""
+    """Return "\n\n<heading>:" and the "- label: fact" lines that fit ``budget`` (each cut to
+    half of it), but those ``text`` already quotes; "" when none fits."""
     lines = []
     for label, fact in facts:
         fact = " ".join(str(fact).split())
@@ -128,9 +126,8 @@ def facts_block(heading: str, facts: list[tuple[str, str]], text: str, budget: i
 
 
 def entity_facts(entities: pd.DataFrame, community: pd.Series) -> list[tuple[str, str]]:
-    """(title, description) of the community's entities (``entities`` indexed by id), most
-    connected first; a title held by two entities once, at the first one's place with the
-    last one's text."""
+    """Return (title, description) of the community's entities (indexed by id), most connected
+    first; a title held twice once, at the first one's place with the last one's text."""
     ids = [i for i in community[S.ENTITY_IDS] if i in entities.index]
     ranked = entities.loc[ids].sort_values(S.DEGREE, ascending=False, kind="stable")
     return list(dict(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True)).items())
@@ -139,9 +136,8 @@ def entity_facts(entities: pd.DataFrame, community: pd.Series) -> list[tuple[str
 def with_facts(
     reports: pd.DataFrame, communities: pd.DataFrame, entities: pd.DataFrame, entity_budget: int
 ) -> pd.DataFrame:
-    """Return ``reports`` with each LLM-written report followed by its community's entity
-    descriptions within ``entity_budget`` tokens (``facts_block``); a template report lists
-    its entities already."""
+    """Return ``reports``, each LLM-written one followed by its community's entity descriptions
+    within ``entity_budget`` tokens (a template report lists its entities already)."""
     if entity_budget <= 0 or reports.empty:
         return reports
     by_id = communities.set_index(S.COMMUNITY)

@@ -33,9 +33,8 @@ def auto_level(
     seed: int,
     closest: Callable[[list[int]], list[int]],
 ) -> pd.DataFrame:
-    """Return the reports of the level the data chooses, by community number: the deepest
-    whole-graph level that fits ``max_batches`` batches of ``batch_tokens``; when even the root
-    does not, its reports ``closest`` to the question that fit (Microsoft's map reads all)."""
+    """Return the reports of the deepest whole-graph level that fits ``max_batches`` batches of
+    ``batch_tokens`` or, when even the root does not, its reports ``closest`` that fit."""
     levels = sorted(communities[S.LEVEL].unique(), reverse=True)
     for level in levels:
         chosen = by_community(level_view(reports, communities, int(level)))

@@ -120,8 +120,7 @@ class GlobalSearch(Method):
         return (await self.amap_orders(question, [self.shuffle_seed]))[0]
 
     async def amap_orders(self, question: str, seeds: list[int]) -> list[list[Point]]:
-        """Map once; return the points ranked as the report shuffle under each of ``seeds``
-        would rank them (``point_order.batch_ranks``)."""
+        """Map once; return the points ranked under the report shuffle of each of ``seeds``."""
         await self.aensure_reports()  # the level is chosen from every level's reports
         chosen = self.level_reports(question)
         per_call = self.options.reports_per_call
@@ -228,9 +227,8 @@ class GlobalSearch(Method):
         return Retrieval(list(shown.values()), [], list(orders.values()))
 
     async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
-        """Return the reduce's answer; with several orders, one draft per order merged by
-        one more call (docs/research-log.md, "Drafts under several orders"). A failed
-        draft is dropped, a failed merge leaves the first draft."""
+        """Return the reduce's answer; with several orders, their drafts merged by one more call
+        (docs/research-log.md). A failed draft is dropped; a failed merge leaves the first."""
         if len(retrieval.orders) < 2:
             return await self.agenerate(question, retrieval.items, short_answer)
         replies = await gather_with_progress(
