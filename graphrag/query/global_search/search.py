@@ -115,6 +115,20 @@ class GlobalSearch(Method):
         """The seed of the report shuffle (Microsoft GraphRAG's is fixed too)."""
         return self.settings.llm.seed
 
+    def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
+        """Return the chosen reports, with their facts, packed into the map's batches."""
+        per_call = self.options.reports_per_call
+        return map_context.report_batches(
+            self.with_facts(chosen), self.options.batch_tokens, self.shuffle_seed, per_call
+        )
+
+    async def apick_sentences(self, question: str, text: str) -> dict:
+        """Return one extractive map call's reply, {sentences: [{n, score}]}."""
+        schema = prompts.map_sentences_schema(self.options.map_max_points)
+        return await self.llm.ajson(
+            prompts.global_map_sentences(question, text), schema, name="map_sentences"
+        )
+
     async def amap(self, question: str) -> list[Point]:
         """Return the map's points ranked under the report shuffle of ``llm.seed``."""
         return (await self.amap_orders(question, [self.shuffle_seed]))[0]
@@ -123,10 +137,7 @@ class GlobalSearch(Method):
         """Map once; return the points ranked under the report shuffle of each of ``seeds``."""
         await self.aensure_reports()  # the level is chosen from every level's reports
         chosen = self.level_reports(question)
-        per_call = self.options.reports_per_call
-        batches = map_context.report_batches(
-            self.with_facts(chosen), self.options.batch_tokens, self.shuffle_seed, per_call
-        )
+        batches = self.map_batches(chosen)
         sentences = self.options.map_style == "sentences"
         amap = self.amap_sentences if sentences else self.amap_points
         picks = await amap(question, batches)
@@ -178,15 +189,8 @@ class GlobalSearch(Method):
         """The extractive map: each batch's picked sentences, in batch order."""
         budget = self.options.batch_tokens
         shown = [map_context.numbered_sentences(b, budget) for b in batches]
-        schema = prompts.map_sentences_schema(self.options.map_max_points)
         results = await gather_with_progress(
-            (
-                self.llm.ajson(
-                    prompts.global_map_sentences(question, text), schema, name="map_sentences"
-                )
-                for text, numbered in shown
-                if numbered
-            ),
+            (self.apick_sentences(question, text) for text, numbered in shown if numbered),
             "global map",
             disable=True,
         )
