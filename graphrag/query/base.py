@@ -1,10 +1,6 @@
 """The one interface every retrieval method implements, and what the methods share.
 
-``method.answer(question) -> Answer``. ``Answer.contexts`` are exactly the texts put in front
-of the model for the final answer, so evaluation can score them; ``sources`` are typed ids
-(``text_unit:…``, ``entity:…``, ``relationship:…``, ``report:…``) that resolve to index rows;
-``ranking`` is the method's ranked text units (``text_unit:…``, best first, deeper than what
-fitted in the prompt), for recall@k. Methods that rank no text units leave it empty.
+``method.answer(question) -> Answer``; what an Answer's fields mean: docs/methods.md.
 """
 
 from __future__ import annotations
@@ -12,7 +8,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -56,20 +52,7 @@ class Answer:
     route: str = ""  # the router's choice, "<question kind> -> <method>"; empty otherwise
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "method": self.method,
-            "text": self.text,
-            "contexts": self.contexts,
-            "sources": self.sources,
-            "cited": self.cited,
-            "usage": self.usage.to_dict(),
-            "seconds": self.seconds,
-            "context_tokens": self.context_tokens,
-            "failures": self.failures,
-            "ranking": self.ranking,
-            "route": self.route,
-        }
+        return asdict(self)
 
 
 CITATION = re.compile(r"\[([\d,\s]+)\]")  # [1] or [2, 3]
@@ -100,8 +83,7 @@ class Retrieval:
 
     items: list[ContextItem]
     ranking: list[str]
-    # global search with ``query.global.reduce_seeds``: the items in each order the reduce
-    # drafts an answer from (``items`` is then all of them, what the model was shown)
+    # global search's reduce_seeds: the items of each order it drafts from (``items``: all)
     orders: list[list[ContextItem]] = field(default_factory=list)
 
 
@@ -121,11 +103,8 @@ def fit_items(items: list[ContextItem], budget: int) -> list[ContextItem]:
 
 
 def auto_budget(window: int | None, answer_tokens: int, prompt_tokens: int, cap: int) -> int:
-    """Return the context tokens that fit beside the prompt and the answer in ``window``.
-
-    At most ``cap`` (prompt tokens cost time on a CPU); ``cap`` alone when the window is
-    unknown (an endpoint that does not say); never negative.
-    """
+    """Return the context tokens that fit beside the prompt and the answer in ``window``, at
+    most ``cap`` (``cap`` when the window is unknown), never negative."""
     if window is None:
         return cap
     return max(0, min(cap, window - answer_tokens - prompt_tokens))
@@ -148,8 +127,7 @@ class IndexVectors:
 
     @property
     def reports(self) -> np.ndarray:
-        """The reports' vectors, rebuilt when the table is replaced (a lazy index's queries
-        add the reports they write: ``index/lazy_reports.py``)."""
+        """The reports' vectors, rebuilt when a lazy index replaces the table."""
         table = self.index.community_reports
         if self._reports is None or self._reports[0] is not table:
             self._reports = (table, _matrix(table[S.FULL_CONTENT_EMBEDDING]))
@@ -157,8 +135,7 @@ class IndexVectors:
 
     @cached_property
     def facts(self) -> np.ndarray | None:
-        """The relationships' fact vectors, or None for an index built before they were
-        stored (PPR then embeds the facts itself)."""
+        """The relationships' fact vectors, or None for an older index that lacks them."""
         relationships = self.index.relationships
         if S.FACT_EMBEDDING not in relationships:
             return None
@@ -171,12 +148,7 @@ def _matrix(column: Any) -> np.ndarray:
 
 
 class Method:
-    """Base of the retrieval methods: retrieve context items, then answer from them.
-
-    A method is one module: a subclass registered with ``@register(name, settings=...)``
-    (``query/registry.py``) that overrides :meth:`aretrieve_ranked` (and :meth:`aretrieve`);
-    the answer call, its budget and its loop guard are shared here (docs/methods.md).
-    """
+    """Base of the retrieval methods: override aretrieve_ranked or aretrieve (docs/methods.md)."""
 
     name = "method"  # set by @register
 
@@ -189,24 +161,21 @@ class Method:
         vectors: IndexVectors | None = None,
         options: Any = None,
     ) -> None:
-        """``options``: the method's own settings instead of ``settings.query.methods[name]``
-        (DRIFT's follow-ups run local search with their own shares)."""
+        """``options``: the method's own settings instead of ``settings.query.methods[name]``."""
         self.index = index
         self.settings = settings
         self.params = settings.query  # the shared query settings (top_k, budgets, …)
-        # the method's own settings: its [query.<name>] table (None for a method without)
         self.options = options if options is not None else self.params.methods.get(self.name)
         self.llm = llm
         self.embedder = embedder
         self.vectors = vectors or IndexVectors(index)
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
-        raise NotImplementedError
+        """Return the context items (by default: those of :meth:`aretrieve_ranked`)."""
+        return (await self.aretrieve_ranked(question)).items
 
     async def aensure_reports(self, communities: Iterable[int] | None = None) -> None:
-        """Make sure ``communities`` (None: all) have their reports before they are read: a
-        lazy index writes the missing ones now (``index/lazy_reports.py``); an eager index
-        already has them."""
+        """Make sure ``communities`` (None: all) have their reports (a lazy index writes them)."""
         await aensure_reports(self.index, communities, self.llm, self.embedder)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
@@ -218,28 +187,24 @@ class Method:
         self, question: str, items: list[ContextItem], short_answer: bool = False
     ) -> str:
         messages = prompts.answer(question, number_items(items), self.params.answer_style)
-        if short_answer:
-            messages = prompts.with_final_answer_line(messages)
-        return await self.final_answer(messages)
+        return await self.final_answer(messages, short_answer)
 
     async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
-        """Return the answer written from ``retrieval`` (one call over its items; global
-        search drafts one per order and merges them)."""
+        """Return the answer written from ``retrieval``'s items (global search's: drafts merged)."""
         return await self.agenerate(question, retrieval.items, short_answer)
 
-    async def final_answer(self, messages: list[dict[str, str]]) -> str:
-        """Return the model's final answer to ``messages``, guarded against repetition loops
-        (query/loops.py): every method's last call goes through here."""
+    async def final_answer(self, messages: list[dict[str, str]], short_answer: bool = False) -> str:
+        """Return the final answer to ``messages`` (with ``short_answer``, asked to end with an
+        "Answer: …" line), guarded against loops (query/loops.py)."""
+        if short_answer:
+            messages = prompts.with_final_answer_line(messages)
         return await answer_text(
             self.llm, messages, self.params.answer_max_tokens, LOOP_FREQUENCY_PENALTY
         )
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
-        """Return the answer to ``question`` with its contexts, sources, cost and time.
-
-        ``short_answer`` (benchmark sets with short references) asks the model to end with
-        an "Answer: …" line that exact match and token F1 score.
-        """
+        """Return the answer to ``question`` with its contexts, sources, cost and time;
+        ``short_answer`` asks for a final "Answer: …" line (exact match, token F1)."""
         started = time.monotonic()
         with track_usage() as usage:
             retrieval = await self.aretrieve_ranked(question)
@@ -267,14 +232,8 @@ class Method:
         return [row for row, _ in cosine_top_k(query_vector, self.vectors.text_units, k)]
 
     def answer_budget(self, question: str) -> int:
-        """Return the context tokens an answer prompt for ``question`` may hold.
-
-        What fits beside the answer prompt's fixed part (at its longest, with the benchmarks'
-        final-answer line) and ``answer_max_tokens`` in the model's per-slot window, at most
-        ``query.max_context_tokens``: the one budget local search and, with
-        ``query.chunk_context = "budget"``, the chunk methods fill, so that methods are compared
-        at equal context.
-        """
+        """Return the context tokens that fit beside the answer prompt and the answer in the
+        window, at most ``query.max_context_tokens`` (so methods compare at equal context)."""
         fixed = prompts.with_final_answer_line(
             prompts.answer(question, "", self.params.answer_style)
         )
@@ -286,36 +245,32 @@ class Method:
         )
 
     def chunk_context(self, rows: list[int], question: str) -> list[ContextItem]:
-        """Return the context of a chunk method from its ranked text-unit ``rows``.
-
-        ``query.chunk_context = "budget"`` (the default): the ranked chunks that fit
-        :meth:`answer_budget`, in rank order; ``"top_k"``: the first ``top_k`` (DESIGN.md's
-        reading).
-        """
+        """Return a chunk method's context from its ranked text-unit ``rows``: those that fit
+        :meth:`answer_budget` or, with ``query.chunk_context = "top_k"``, the first ``top_k``."""
         if self.params.chunk_context == "top_k":
             return self.text_unit_items(rows[: self.params.top_k])
         return fit_items(self.text_unit_items(rows[:CHUNK_DEPTH]), self.answer_budget(question))
 
     def ranking_depth(self) -> int:
-        """How many ranked text units ``Answer.ranking`` keeps: ``RANKING_DEPTH``, or
-        ``top_k`` when more are shown (chunk_context "top_k")."""
+        """How many ranked text units ``Answer.ranking`` keeps."""
         if self.params.chunk_context == "top_k":
             return max(self.params.top_k, RANKING_DEPTH)
         return RANKING_DEPTH
 
     def chunk_depth(self) -> int:
         """How deep a chunk ranking must go for :meth:`chunk_context` and recall@k."""
-        if self.params.chunk_context == "top_k":
-            return max(self.params.top_k, RANKING_DEPTH)
-        return max(CHUNK_DEPTH, RANKING_DEPTH)
+        return self.ranking_depth() if self.params.chunk_context == "top_k" else CHUNK_DEPTH
 
     def ranked_text_units(self, query_vector: np.ndarray, question: str) -> Retrieval:
-        """Return the chunk context ranked by similarity to ``query_vector``, the ranking kept
-        ``RANKING_DEPTH`` deep."""
-        rows = self.text_unit_ranking(query_vector, self.chunk_depth())
+        """Return the chunk context ranked by similarity to ``query_vector``."""
+        return self.chunk_retrieval(
+            self.text_unit_ranking(query_vector, self.chunk_depth()), question
+        )
+
+    def chunk_retrieval(self, rows: list[int], question: str) -> Retrieval:
+        """Return the chunk context of the ranked text-unit ``rows``, and their ranking."""
         return Retrieval(
-            self.chunk_context(rows, question),
-            self.text_unit_ids(rows[: self.ranking_depth()]),
+            self.chunk_context(rows, question), self.text_unit_ids(rows[: self.ranking_depth()])
         )
 
     def text_unit_ids(self, rows: list[int]) -> list[str]:

@@ -1,10 +1,6 @@
 """BM25: the text units that share the question's rarest words, with no embedding and no graph.
 
-A lexical baseline (Robertson and Zaragoza, 2009) that every dense and graph method should
-beat: the text units are scored against the question's words by ``bm25s`` (English stop
-words dropped), and the best-scored ones are the context, as naive RAG takes them
-(``Method.chunk_context``). No LLM call at retrieval; one answer call with naive RAG's prompt.
-It is also the worked example of docs/methods.md: a method is this one module.
+A lexical baseline every dense and graph method should beat, and docs/methods.md's example.
 """
 
 from __future__ import annotations
@@ -15,11 +11,10 @@ import bm25s
 import numpy as np
 
 from graphrag import schemas as S
-from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.base import Method, Retrieval
 from graphrag.query.registry import register
 
-# BM25's two constants, the textbook values (and bm25s' defaults): K1, how fast a word's score
-# saturates as it repeats in a text unit; B, how much a long text unit's score is scaled down.
+# the textbook values (bm25s' defaults): K1, a repeated word's saturation; B, length scaling
 K1 = 1.5
 B = 0.75
 
@@ -47,10 +42,4 @@ class BM25Retrieval(Method):
         return [int(r) for r in np.argsort(-scores, kind="stable")]
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        rows = self.ranking(question)
-        return Retrieval(
-            self.chunk_context(rows, question), self.text_unit_ids(rows[: self.ranking_depth()])
-        )
-
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items
+        return self.chunk_retrieval(self.ranking(question), question)

@@ -1,21 +1,13 @@
 """DRIFT search (Microsoft GraphRAG): a global primer, local follow-ups, one ranked reduce.
 
-1. **Primer.** The LLM writes a hypothetical answer (HyDE's prompt, so the call is shared
-   with the ``hyde`` method's cache); its embedding picks the ``top_reports`` closest
-   community reports, fitted into ``PRIMER_TOKENS``. One call over them returns JSON:
-   an intermediate answer, a 0-100 score and at most ``followups`` follow-up questions.
-2. **Follow-ups.** For ``depth`` rounds, the ``followups`` pending questions
-   whose parent step scored best are each answered from a local-search context (the
-   ``local`` method's retrieval, with DRIFT's own ``local_*`` budget shares) by a
-   call returning the same JSON, concurrently; their new follow-ups join the queue. At most
-   ``followups * depth`` local steps run, however many questions the model asks.
-   A failed step is dropped and named in ``Answer.failures``; the search goes on.
-3. **Reduce.** The intermediate answers, best score first (score 0 and blank ones dropped),
-   fitted into ``REDUCE_TOKENS``, become the final answer.
+1. Primer: a hypothetical answer (HyDE's call) picks the closest reports; one JSON call over
+   them gives an intermediate answer, a 0-100 score and follow-up questions.
+2. Follow-ups: for ``depth`` rounds, the ``followups`` pending questions whose parent scored
+   best are answered the same way from local search's context; a failed step is dropped and
+   named in ``Answer.failures``.
+3. Reduce: the intermediate answers, best score first, become the final answer.
 
-``contexts`` are what the final answer was written from: the intermediate answers given to
-the reduce, then the report and text-unit texts those answers were written from; ``sources``
-are those reports and text units.
+``contexts`` are those intermediate answers, then the texts they were written from.
 """
 
 from __future__ import annotations
@@ -38,8 +30,7 @@ from graphrag.text import tokens
 from graphrag.text.embeddings import cosine_top_k
 
 DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced back to
-# Token budgets of DRIFT's calls, not settings: each shapes the requests the recorded DRIFT
-# answers were asked with.
+# Token budgets of DRIFT's calls, not settings: they shape the recorded requests.
 PRIMER_TOKENS = 2000  # reports the primer call reads, at most
 STEP_MAX_TOKENS = 300  # completion tokens of the primer or of one follow-up step
 REDUCE_TOKENS = 1500  # intermediate answers the final reduce reads, at most
@@ -66,7 +57,7 @@ class DriftSettings:
 
 @dataclass
 class Step:
-    """One answered question of the search: the primer (depth 0) or a follow-up."""
+    """One answered question: the primer (depth 0) or a follow-up."""
 
     query: str
     answer: str
@@ -86,7 +77,7 @@ class DRIFTSearch(Method):
 
     @cached_property
     def local(self) -> LocalSearch:
-        """Return the local search that answers follow-ups, with DRIFT's own context shares."""
+        """The local search that answers follow-ups, with DRIFT's own context shares."""
         own = dataclasses.replace(
             self.params.methods["local"],
             text_unit_share=self.options.local_text_unit_share,
@@ -97,7 +88,7 @@ class DRIFTSearch(Method):
         )
 
     async def primer_reports(self, question: str) -> list[ContextItem]:
-        """Return the reports closest to a hypothetical answer, within the primer budget."""
+        """Return the reports closest to a hypothetical answer, within ``PRIMER_TOKENS``."""
         passage = await self.llm.achat(
             prompts.hypothetical_passage(question),
             max_tokens=self.params.methods["hyde"].max_tokens,
@@ -114,13 +105,13 @@ class DRIFTSearch(Method):
         ]
         return fit_items(items, PRIMER_TOKENS)
 
-    async def astep(self, messages: list[dict[str, str]], query: str, depth: int) -> Step:
+    async def astep(
+        self, messages: list[dict[str, str]], query: str, depth: int, read: list[ContextItem]
+    ) -> Step:
+        """Return the step one JSON call answers, from the context items ``read``."""
         n = self.options.followups
         reply = await self.llm.ajson(
-            messages,
-            prompts.drift_step_schema(n),
-            name="drift_step",
-            max_tokens=STEP_MAX_TOKENS,
+            messages, prompts.drift_step_schema(n), name="drift_step", max_tokens=STEP_MAX_TOKENS
         )
         return Step(
             query=query,
@@ -128,27 +119,23 @@ class DRIFTSearch(Method):
             score=int(reply["score"]),
             follow_ups=[f.strip() for f in reply["follow_ups"][:n] if f.strip()],
             depth=depth,
+            read=read,
         )
 
     async def aprimer(self, question: str) -> Step:
         reports = await self.primer_reports(question)
-        # Reports are numbered by community, as global search numbers them, so the
-        # primer's citations name communities.
+        # numbered by community, as global search's are, so citations name communities
         text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
-        step = await self.astep(
-            prompts.drift_primer(question, text, self.options.followups), question, 0
-        )
-        step.read = reports
-        return step
+        messages = prompts.drift_primer(question, text, self.options.followups)
+        return await self.astep(messages, question, 0, reports)
 
     async def afollow_up(self, question: str, follow_up: str, depth: int) -> Step:
         items = await self.local.aretrieve(follow_up)
         messages = prompts.drift_follow_up(
             question, follow_up, number_items(items), self.options.followups
         )
-        step = await self.astep(messages, follow_up, depth)
-        step.read = [i for i in items if i.source.startswith(DRIFT_SOURCE_KINDS)]
-        return step
+        read = [i for i in items if i.source.startswith(DRIFT_SOURCE_KINDS)]
+        return await self.astep(messages, follow_up, depth, read)
 
     async def asteps(self, question: str) -> tuple[list[Step], list[str]]:
         """Return every answered step, primer first, and the errors of the dropped ones."""
@@ -186,7 +173,7 @@ class DRIFTSearch(Method):
     def ranked_steps(self, steps: list[Step]) -> list[Step]:
         """Return the steps the reduce reads: best score first, within the reduce budget."""
         useful = sorted((s for s in steps if s.score > 0 and s.answer), key=lambda s: -s.score)
-        # fit_items keeps priority order; the item source carries the step's position.
+        # the item's source carries the step's position
         items = [ContextItem(str(i), s.answer) for i, s in enumerate(useful)]
         kept = fit_items(items, REDUCE_TOKENS)
         return [useful[int(item.source)] for item in kept]
@@ -200,9 +187,7 @@ class DRIFTSearch(Method):
             if used:
                 answers = number_items([ContextItem("", s.answer) for s in used])
                 messages = prompts.drift_reduce(question, answers)
-                if short_answer:
-                    messages = prompts.with_final_answer_line(messages)
-                text = await self.final_answer(messages)
+                text = await self.final_answer(messages, short_answer)
             else:
                 text = prompts.NO_DRIFT_ANSWERS
         read = {item.source: item.text for step in used for item in step.read}

@@ -1,15 +1,11 @@
-"""HyDE: retrieve with the embedding of a passage the LLM imagines answering the question.
-
-A question and its answer are phrased differently; a hypothetical answer sits closer in
-embedding space to the passage that really answers it (Gao et al., 2022).
-"""
+"""HyDE: retrieve with the embedding of a passage the LLM imagines answering the question."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from graphrag import prompts
-from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.base import Method, Retrieval
 from graphrag.query.registry import register
 
 
@@ -30,6 +26,3 @@ class HyDE(Method):
         return self.ranked_text_units(
             self.embedder.embed_one(passage.text.strip() or question), question
         )
-
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items

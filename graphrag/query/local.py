@@ -1,17 +1,6 @@
-"""Local search: entities near the question, and what the graph holds around them.
-
-The question's embedding picks the top entities by description similarity. Around them come
-their relationships, the text units they were extracted from (those nearest the question
-first, or those most selected entities mention) and the community
-reports they belong to (those holding most selected entities first, then by rating). Text
-units and reports get fixed shares of the budget, the graph (entities, then relationships)
-the rest.
-
-It follows Microsoft GraphRAG's reading: a budget sized to the model's window
-(``Method.answer_budget``); entities take the graph share first; relationships between
-selected entities first, then at most ``max_relationships`` to unselected entities,
-ranked by their links into the selection (:func:`ranked_relationships`); the reports of one
-rolled-up level (:func:`selection_level`).
+"""Local search (Microsoft GraphRAG's): entities near the question, and around them their
+relationships, text units and community reports. Text units and reports get fixed shares
+of the budget, the graph (entities, then relationships) the rest.
 """
 
 from __future__ import annotations
@@ -32,8 +21,7 @@ from graphrag.text.embeddings import cosine_top_k
 
 
 def check_shares(settings: object, prefix: str, units: str, reports: str) -> None:
-    """Raise unless the text-unit and report shares (fields ``units`` and ``reports`` of
-    ``settings``, the table ``prefix``) are shares of one budget."""
+    """Raise unless fields ``units`` and ``reports`` of ``settings`` are shares of one budget."""
     a, b = getattr(settings, units), getattr(settings, reports)
     if min(a, b) < 0 or a + b > 1:
         raise SettingsError(
@@ -50,8 +38,7 @@ class LocalSettings:
     """Entities picked by description similarity to the question."""
     context_tokens: int = 0
     """The context budget; 0: what the model's window leaves (Method.answer_budget)."""
-    # 0.85 (Microsoft's: 0.5): the 1.5B model answers from passages better than from
-    # descriptions (docs/research-log.md, "Local search with more source text").
+    # Microsoft's: 0.5; a 1.5B model answers better from passages (docs/research-log.md).
     text_unit_share: float = 0.85
     """Share of the budget the text units take (more if the graph items leave room)."""
     # "question" put the gold evidence in the context more often on the demo and MuSiQue.
@@ -67,12 +54,8 @@ class LocalSettings:
 
 
 def selection_level(communities: pd.DataFrame, selected: set[str]) -> int:
-    """Return the deepest level at which every clustered selected entity has a community.
-
-    Deeper levels are finer (smaller communities, more specific reports); a level that misses
-    some selected entity would leave it without a report. Entities in no community at all
-    are not counted; with none clustered, the top level.
-    """
+    """Return the deepest (finest) level at which every clustered selected entity has a
+    community; with none clustered, the top level."""
     levels_of: dict[str, set[int]] = {}
     for row in communities.itertuples(index=False):
         for entity in selected.intersection(getattr(row, S.ENTITY_IDS)):
@@ -82,12 +65,9 @@ def selection_level(communities: pd.DataFrame, selected: set[str]) -> int:
 
 
 def ranked_relationships(relationships: pd.DataFrame, selected: set[str], cap: int) -> pd.DataFrame:
-    """Return the relationships of the selection, as Microsoft GraphRAG's local search ranks them.
-
-    Those between two selected entities first (by weight, degree); then those to an unselected
-    entity, by how many selected entities that one is linked to (a bridge between several of
-    them says more than a leaf of one), then weight and degree; at most ``cap`` of these.
-    """
+    """Return the relationships of the selection as Microsoft GraphRAG ranks them: those
+    inside it first, then at most ``cap`` to an unselected entity, by how many selected
+    entities that one links to (a bridge says more than a leaf), weight and degree."""
     order = [S.WEIGHT, S.COMBINED_DEGREE, S.HUMAN_ID]
     ascending = [False, False, True]
     source_in = relationships[S.SOURCE_ID].isin(selected)
@@ -104,13 +84,7 @@ def ranked_relationships(relationships: pd.DataFrame, selected: set[str], cap: i
 
 def units_by_shared_mentions(units_of: list[list[str]]) -> list[str]:
     """Return the units that most selected entities mention first (ties: best entity first)."""
-    mentions: Counter[str] = Counter()
-    first_seen: dict[str, int] = {}
-    for position, units in enumerate(units_of):
-        for unit in units:
-            mentions[unit] += 1
-            first_seen.setdefault(unit, position)
-    return sorted(mentions, key=lambda u: (-mentions[u], first_seen[u]))
+    return [u for u, _ in Counter(u for units in units_of for u in units).most_common()]
 
 
 @register("local", settings=LocalSettings, order=40)
@@ -129,14 +103,9 @@ class LocalSearch(Method):
         return [row for row, _ in ranked]
 
     def entity_items(self, rows: list[int]) -> list[ContextItem]:
-        entities = self.index.entities
         return [
-            ContextItem(
-                f"entity:{entities[S.ID].iloc[r]}",
-                f"{entities[S.TITLE].iloc[r]} ({entities[S.TYPE].iloc[r]}): "
-                f"{entities[S.DESCRIPTION].iloc[r]}",
-            )
-            for r in rows
+            ContextItem(f"entity:{e[S.ID]}", f"{e[S.TITLE]} ({e[S.TYPE]}): {e[S.DESCRIPTION]}")
+            for _, e in self.index.entities.iloc[rows].iterrows()
         ]
 
     def relationship_items(self, selected: set[str]) -> list[ContextItem]:
@@ -170,19 +139,13 @@ class LocalSearch(Method):
         ranked = cosine_top_k(self.embedder.embed_one(question), matrix, len(known))
         return [known[i] for i, _ in ranked]
 
-    def report_communities(self, selected: set[str]) -> pd.DataFrame:
-        """Return the communities whose reports may be read: each entity's community at the
-        deepest level holding every selected entity (``selection_level``), rolled up. (A fixed
-        level, the setting ``query.local.community_level``, was never used and was removed.)"""
-        communities = self.index.communities
-        return rolled_up_level(communities, selection_level(communities, selected))
-
     def report_hits(self, selected: set[str]) -> dict[int, int]:
-        """Return {community: selected entities in it} of the communities whose reports the
-        selection may read."""
+        """Return {community: selected entities in it} at ``selection_level``, rolled up."""
+        communities = self.index.communities
+        readable = rolled_up_level(communities, selection_level(communities, selected))
         hits = {
             int(getattr(row, S.COMMUNITY)): len(selected.intersection(getattr(row, S.ENTITY_IDS)))
-            for row in self.report_communities(selected).itertuples(index=False)
+            for row in readable.itertuples(index=False)
         }
         return {c: n for c, n in hits.items() if n}
 
@@ -195,9 +158,6 @@ class LocalSearch(Method):
         return [
             ContextItem(f"report:{c}", reports.loc[c, S.FULL_CONTENT]) for _, _, c in sorted(scored)
         ]
-
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         """Return the context, and as ranking every text unit of the selected entities."""

@@ -7,21 +7,18 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from graphrag import prompts
-from graphrag.query.base import RANKING_DEPTH, ContextItem, Method, Retrieval
+from graphrag.query.base import RANKING_DEPTH, Method, Retrieval
 from graphrag.query.registry import register
 
-# The k of reciprocal rank fusion, sum(1 / (k + rank)): Cormack et al.'s value, which damps
-# the weight of a ranking's top places so that no single rephrasing decides the fused order.
+# Cormack et al.'s k: damps a ranking's top places, so that no single rephrasing decides.
 RRF_K = 60
 
 
 def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[Hashable]], k: int = RRF_K
 ) -> list[Hashable]:
-    """Return the items of all rankings ordered by fused score sum(1 / (k + rank)).
-
-    Ranks start at 1 (Cormack et al., 2009); ties keep the order of first appearance.
-    """
+    """Return the items of all rankings by fused score sum(1 / (k + rank)), ranks from 1;
+    ties keep the order of first appearance."""
     scores: dict[Hashable, float] = defaultdict(float)
     for ranking in rankings:
         for rank, item in enumerate(ranking, start=1):
@@ -46,16 +43,10 @@ class MultiQuery(Method):
         )
         queries = [question, *result["queries"]]
         vectors = self.embedder.embed(queries)
-        # Fuse over deeper lists than we keep (top_k * 3 for top_k chunks, else a budget's).
-        depth = (
-            self.params.top_k * 3 if self.params.chunk_context == "top_k" else self.chunk_depth()
-        )
+        top_k = self.params.chunk_context == "top_k"
+        depth = self.params.top_k * 3 if top_k else self.chunk_depth()  # fuse deeper than kept
         rankings = [self.text_unit_ranking(v, depth) for v in vectors]
         fused = reciprocal_rank_fusion(rankings)
         return Retrieval(
-            self.chunk_context(fused, question),
-            self.text_unit_ids(fused[:RANKING_DEPTH]),
+            self.chunk_context(fused, question), self.text_unit_ids(fused[:RANKING_DEPTH])
         )
-
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items

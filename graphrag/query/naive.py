@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.base import Method, Retrieval
 from graphrag.query.registry import register
 
 
@@ -10,6 +10,3 @@ from graphrag.query.registry import register
 class NaiveRAG(Method):
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         return self.ranked_text_units(self.embedder.embed_one(question), question)
-
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items

@@ -1,23 +1,9 @@
 """Personalized-PageRank retrieval in the style of HippoRAG 2: the graph picks the chunks.
 
-No LLM at retrieval time; one answer call with the naive method's prompt. The steps:
-
-1. Embed the question; score every relationship, read as a fact ``source -> target:
-   description``, by cosine similarity.
-2. Seed entity nodes: the two ends of the top ``top_entities`` facts get their similarity
-   (summed), divided by the number of chunks the entity appears in, as HippoRAG 2 does: a
-   hub named everywhere says little about where to look. Only the ``top_entities``
-   heaviest seeds are kept.
-3. Seed chunk nodes with the question's dense similarity to each chunk, min-max normalized
-   and scaled by ``passage_weight`` (HippoRAG 2's passage node weight, 0.05), so dense
-   retrieval breaks ties and rescues a chunk whose entities were missed.
-4. Personalized PageRank (networkx) with damping ``damping`` (HippoRAG 2: 0.5) over an
-   undirected graph of entity and chunk nodes: entity-entity edges from relationships,
-   weighted by relationship weight over the largest weight (so the strongest relationship
-   counts as much as one provenance link), and entity-chunk edges of weight 1 from the
-   entities' ``text_unit_ids``.
-5. Chunks ranked by PageRank (dense rank breaks ties); the context is taken from them as
-   the other chunk methods take it (``Method.chunk_context``).
+No LLM at retrieval time. The facts (relationships) nearest the question seed their two
+entities (similarity over the entity's chunk count: a hub says little), the chunks are seeded
+by dense similarity (``passage_weight``), and PageRank over the entity-chunk graph ranks the
+chunks (dense rank breaks ties).
 """
 
 from __future__ import annotations
@@ -31,7 +17,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.graph.merge import fact_texts
-from graphrag.query.base import ContextItem, Method, Retrieval
+from graphrag.query.base import Method, Retrieval
 from graphrag.query.registry import register
 
 ENTITY = "entity:"
@@ -41,7 +27,8 @@ TEXT_UNIT = "text_unit:"
 def entity_chunk_graph(
     entities: pd.DataFrame, relationships: pd.DataFrame, text_units: pd.DataFrame
 ) -> nx.Graph:
-    """Return the undirected graph of ``entity:<id>`` and ``text_unit:<id>`` nodes."""
+    """Return the undirected graph of ``entity:<id>`` and ``text_unit:<id>`` nodes: relationship
+    edges weighted over the largest weight, mention edges of weight 1."""
     graph = nx.Graph()
     graph.add_nodes_from(TEXT_UNIT + u for u in text_units[S.ID])
     graph.add_nodes_from(ENTITY + e for e in entities[S.ID])
@@ -71,10 +58,9 @@ def entity_seeds(
     """Return the seed weight of the ``top_n`` entities best matched by a fact."""
     weights: dict[str, float] = {}
     for row in np.argsort(-fact_scores, kind="stable")[:top_n]:
+        score = max(float(fact_scores[row]), 0.0)
         for entity in fact_ends[row]:
-            weights[entity] = weights.get(entity, 0.0) + max(float(fact_scores[row]), 0.0) / max(
-                chunk_counts.get(entity, 1), 1
-            )
+            weights[entity] = weights.get(entity, 0.0) + score / max(chunk_counts.get(entity, 1), 1)
     heaviest = sorted(weights, key=lambda e: -weights[e])[:top_n]
     return {ENTITY + e: weights[e] for e in heaviest if weights[e] > 0}
 
@@ -129,8 +115,7 @@ class PPRRetrieval(Method):
 
     @cached_property
     def fact_vectors(self) -> np.ndarray:
-        """The index's fact vectors (the embed stage stores them); an older index's facts are
-        embedded here, once."""
+        """The index's fact vectors (an older index's facts are embedded here, once)."""
         if self.vectors.facts is not None:
             return self.vectors.facts
         facts = fact_texts(self.index.relationships)
@@ -160,13 +145,5 @@ class PPRRetrieval(Method):
         row_of = {u: r for r, u in zip(dense_rows, dense_order, strict=True)}
         return [row_of[u] for u in rank_chunks(scores, dense_order)]
 
-    async def aretrieve(self, question: str) -> list[ContextItem]:
-        return (await self.aretrieve_ranked(question)).items
-
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        """The chunk context by PageRank (``Method.chunk_context``), the ranking kept
-        ``Method.ranking_depth`` deep for recall@k."""
-        rows = self.ranking(question)
-        return Retrieval(
-            self.chunk_context(rows, question), self.text_unit_ids(rows[: self.ranking_depth()])
-        )
+        return self.chunk_retrieval(self.ranking(question), question)

@@ -1,15 +1,7 @@
 """The retrieval methods by name, so evaluation, notebooks and the CLI treat them alike.
 
-A method registers itself in its own module::
-
-    @register("ppr", settings=PPRSettings, opt_in=True)
-    class PPRRetrieval(Method): ...
-
-and is found without any list naming it: :func:`discover` imports every module of the
-``graphrag.query`` package once. ``settings`` becomes the ``[query.<name>]`` table;
-``opt_in`` methods are left out of ``all`` (and of the default evaluation) unless asked for
-by name, ``eval.opt_in_methods`` or ``--opt-in``, so the default runs keep replaying the
-committed cache.
+A method registers itself in its own module with ``@register`` and :func:`discover` finds
+it, with no list naming it (docs/methods.md).
 """
 
 from __future__ import annotations
@@ -44,9 +36,8 @@ _ORDER: dict[str, float] = {}
 def register(
     name: str, settings: type | None = None, opt_in: bool = False, order: float = 100
 ) -> Callable[[type[Method]], type[Method]]:
-    """Return a class decorator that registers a :class:`Method` as ``name``, with its own
-    settings dataclass (the ``[query.<name>]`` table), whether it is opt-in, and its place
-    in the listings (``order``, then name: the order ``all`` runs and reports list them)."""
+    """Return a class decorator that registers a :class:`Method` as ``name``, with its
+    ``[query.<name>]`` settings, whether it is opt-in, and its place in the listings."""
 
     def decorate(cls: type[Method]) -> type[Method]:
         if name in ALL_METHODS and ALL_METHODS[name] is not cls:
@@ -67,9 +58,7 @@ def register(
 
 
 def discover() -> None:
-    """Import every module of ``graphrag.query`` (subpackages too) once, so that each method's
-    ``@register`` runs. The one import by name in the package: it is what lets a new method be
-    one new module, with no list to edit."""
+    """Import every module of ``graphrag.query`` once, so that each ``@register`` runs."""
     prefix = graphrag.query.__name__ + "."
     for module in pkgutil.walk_packages(graphrag.query.__path__, prefix):
         importlib.import_module(module.name)
@@ -79,14 +68,6 @@ def method_names(names: list[str], opt_in: list[str]) -> list[str]:
     """Return the method names asked for: ``all`` means the default methods plus ``opt_in``."""
     expanded = [m for n in names for m in ([*METHODS, *opt_in] if n == "all" else [n])]
     return list(dict.fromkeys(expanded))
-
-
-def method_class(name: str) -> type[Method]:
-    """Return the class registered as ``name``, or raise naming the known ones."""
-    if name not in ALL_METHODS:
-        known = ", ".join(ALL_METHODS)
-        raise UnknownMethodError(f"unknown method {name}; known: {known}")
-    return ALL_METHODS[name]
 
 
 def make_methods(

@@ -1,19 +1,9 @@
 """Router: answer each question with the method made for its kind of question.
 
-The "RAG vs GraphRAG" study (arXiv 2502.11371) found that no method wins everywhere: entity
-centred search suits fact and multi-hop questions, community summaries suit thematic ones,
-and choosing per question gains a few points. The steps:
-
-1. Classify the question as ``fact``, ``multi_hop`` or ``thematic``, with no LLM call: the
-   question's embedding is compared with a few hand-written prototype questions per kind
-   (``PROTOTYPES``, written for any corpus, not taken from an evaluation set) and the kind
-   whose ``PROTOTYPE_TOP`` closest prototypes are most similar on average wins. (Asking the
-   model in one JSON call, the setting ``query.router.classifier = "llm"``, was removed.)
-2. Answer with the method that ``fact_method`` / ``multi_hop_method`` / ``thematic_method``
-   (``[query.router]``) name for that kind (defaults: local, local, global).
-
-The router's Answer is the chosen method's, with ``method="router"``, ``route`` saying
-``"<kind> -> <method>"``, and the cost and time of both steps.
+No method wins everywhere ("RAG vs GraphRAG", arXiv 2502.11371). The question is classified
+as ``fact``, ``multi_hop`` or ``thematic`` by similarity to hand-written prototype questions
+(no LLM call), then answered by the method ``[query.router]`` names for that kind; the Answer
+is that method's, with ``route`` = ``"<kind> -> <method>"`` and the cost of both steps.
 """
 
 from __future__ import annotations
@@ -83,19 +73,13 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
 class PrototypeClassifier:
     """Return a question's kind: the one whose closest prototype questions are most similar."""
 
-    def __init__(
-        self,
-        embedder: Embedder,
-        prototypes: Mapping[str, tuple[str, ...]] = PROTOTYPES,
-        top: int = PROTOTYPE_TOP,
-    ) -> None:
+    def __init__(self, embedder: Embedder, top: int = PROTOTYPE_TOP) -> None:
         self.embedder = embedder
-        self.prototypes = dict(prototypes)
         self.top = top
 
     @cached_property
     def _vectors(self) -> dict[str, np.ndarray]:
-        return {kind: self.embedder.embed(list(qs)) for kind, qs in self.prototypes.items()}
+        return {kind: self.embedder.embed(list(qs)) for kind, qs in PROTOTYPES.items()}
 
     def scores(self, question: str) -> dict[str, float]:
         """Return kind -> mean cosine similarity of the question to its ``top`` closest."""
@@ -122,8 +106,7 @@ class RouterSettings:
     """The method that answers thematic questions (any method but router, e.g. "drift")."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
-        """Raise for a route to the router itself or, when ``methods`` lists the registered
-        methods, to a method that is not one of them."""
+        """Raise for a route to the router or (``methods`` given) to an unknown method."""
         for kind, method in routes(self).items():
             if method == "router" or (methods and method not in methods):
                 known = ", ".join(m for m in methods if m != "router")
@@ -145,7 +128,7 @@ class Router(Method):
     options: RouterSettings
 
     def __init__(self, *args: Any, methods: Mapping[str, Method] | None = None, **kw: Any) -> None:
-        """Take :class:`Method`'s arguments; ``methods`` gives ready routed-to methods by name."""
+        """``methods``: ready routed-to methods by name."""
         super().__init__(*args, **kw)
         self.options.validate("query.router", list(registry.ALL_METHODS))
         self.routes = routes(self.options)
@@ -155,28 +138,26 @@ class Router(Method):
     def method(self, name: str) -> Method:
         """Return the routed-to method ``name``, made once over the same index and vectors."""
         if name not in self._methods:
-            self._methods[name] = registry.method_class(name)(
+            self._methods[name] = registry.ALL_METHODS[name](
                 self.index, self.settings, self.llm, self.embedder, self.vectors
             )
         return self._methods[name]
 
-    async def aclassify(self, question: str) -> str:
-        """Return the question's kind (one of ``KINDS``)."""
-        return self.classifier.classify(question)
+    def routed(self, question: str) -> Method:
+        """Return the method that answers ``question``'s kind."""
+        return self.method(self.routes[self.classifier.classify(question)])
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
-        kind = await self.aclassify(question)
-        return await self.method(self.routes[kind]).aretrieve(question)
+        return await self.routed(question).aretrieve(question)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        kind = await self.aclassify(question)
-        return await self.method(self.routes[kind]).aretrieve_ranked(question)
+        return await self.routed(question).aretrieve_ranked(question)
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         """Return the routed method's answer, as the router's, with the route and full cost."""
         started = time.monotonic()
         with track_usage() as usage:
-            kind = await self.aclassify(question)
+            kind = self.classifier.classify(question)
             chosen = self.method(self.routes[kind])
             answer = await chosen.aanswer(question, short_answer)
         return dataclasses.replace(

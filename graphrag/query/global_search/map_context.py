@@ -1,13 +1,5 @@
-"""What global search's map reads, and how its points are read back.
-
-Pure functions over report tables and text, no LLM: the reports packed into map batches
-(``report_batches``, ``batch_text``), the numbered sentences of the extractive map
-(``report_sentences``, ``numbered_sentences``), and the two checks on a map point (the
-reports it came from, ``came_from``; whether it only restates the question,
-``restates_question``), and the facts of a report's community shown under it
-(``with_facts``). Kept apart from ``global_search.py``, which holds the calls, so that file
-reads as the steps of one answer.
-"""
+"""What global search's map reads, and how its points are read back: pure functions over
+report tables and text, no LLM (``search.py`` holds the calls)."""
 
 from __future__ import annotations
 
@@ -27,7 +19,7 @@ REPORT_OVERHEAD_TOKENS = 6  # a report's "[n] " label and the blank line between
 def report_batches(
     reports: pd.DataFrame, budget: int, seed: int, per_call: int = 0
 ) -> list[pd.DataFrame]:
-    """Return the reports shuffled (fixed seed) and packed into batches within ``budget``
+    """Return the reports shuffled under ``seed``, packed into batches within ``budget``
     tokens and, when ``per_call`` > 0, of at most that many reports."""
     order = shuffled(len(reports), seed)
     texts = [reports[S.FULL_CONTENT].iloc[i] for i in order]
@@ -36,14 +28,12 @@ def report_batches(
 
 
 def usable_picks(reply: dict, count: int) -> list[dict]:
-    """Return the picks of one extractive map reply that count: scored above 0, numbering
-    one of the batch's ``count`` sentences."""
+    """Return the picks of an extractive map reply scored above 0 that number a sentence."""
     return [p for p in reply["sentences"] if p["score"] > 0 and 1 <= p["n"] <= count]
 
 
 def batch_text(batch: pd.DataFrame, budget: int) -> str:
-    # Each report shows its rank, as in Microsoft GraphRAG. A single report larger than the
-    # batch budget is cut rather than skipped.
+    # each report with its rank (as Microsoft's); one larger than the budget is cut
     return "\n\n".join(
         f"[{int(r[S.COMMUNITY])}] (rank {float(r[S.RANK]):g}) "
         + prompts.neutralize_citations(tokens.truncate(r[S.FULL_CONTENT], budget))
@@ -63,11 +53,8 @@ def _content_stems(text: str) -> set[str]:
 
 
 def restates_question(point: str, question: str) -> bool:
-    """Whether every content word of ``point`` (citations aside) is already in ``question``:
-    the point tells the reduce nothing the question did not. The 1.5B model's map writes such
-    echoes with high scores ("The Kestrel Bay Fishing Cooperative's relationships with
-    scientists, conservationists, and companies changed over time.", 80), and its reduce then
-    builds a generic answer around them; a point that adds a name or a number is kept."""
+    """Whether every content word of ``point`` (citations aside) is already in ``question``.
+    A 1.5B map scores such echoes high, and its reduce builds a generic answer on them."""
     words = _content_stems(CITATION.sub(" ", point))
     return bool(words) and words <= _content_stems(question)
 
@@ -84,13 +71,10 @@ _TEMPLATE_COUNTS = re.compile(r"^\d+ entities \(")  # a template report's head: 
 
 
 def report_sentences(text: str) -> list[str]:
-    """Return the sentences of a report's text for the extractive map, in order.
+    """Return the distinct sentences of four or more words of a report, for the extractive map.
 
-    The heading, bare labels ("Facts:") and a template's counts line are left out, list
-    items are split into their sentences, and an item labelled by a short name ("Storm
-    Corvin: Storm that occurred on 14 October 2022. Emergency fund ...") gives each of its
-    sentences that name, so a picked sentence still says what it is about. Sentences of
-    fewer than four words say too little to pick, and a sentence is listed once.
+    Headings, bare labels and a template's counts line are left out; each sentence of an item
+    labelled by a short name ("Storm Corvin: ...") keeps the name, so it says what it is about.
     """
     sentences: list[str] = []
     for line in text.splitlines():
@@ -108,10 +92,8 @@ def report_sentences(text: str) -> list[str]:
 
 
 def numbered_sentences(batch: pd.DataFrame, budget: int) -> tuple[str, list[tuple[int, str]]]:
-    """Return the extractive map's text for ``batch`` and (community, sentence) per number.
-
-    Each report opens with its number, rank and title; its sentences follow, numbered across
-    the batch; sentences past ``budget`` tokens are left out (the last report's tail)."""
+    """Return the extractive map's text for ``batch``, its sentences numbered across the batch
+    within ``budget`` tokens, and (community, sentence) per number."""
     lines: list[str] = []
     numbered: list[tuple[int, str]] = []
     used = 0
@@ -132,9 +114,8 @@ def numbered_sentences(batch: pd.DataFrame, budget: int) -> tuple[str, list[tupl
 
 
 def facts_block(heading: str, facts: list[tuple[str, str]], text: str, budget: int) -> str:
-    """Return "\n\n<heading>:" and the "- label: fact" lines that fit ``budget`` tokens (each
-    fact cut to half of it), leaving out a fact whose start ``text`` already quotes; "" when
-    none fits."""
+    """Return "\n\n<heading>:" and the "- label: fact" lines that fit ``budget`` (each cut to
+    half of it), but those ``text`` already quotes; "" when none fits."""
     lines = []
     for label, fact in facts:
         fact = " ".join(str(fact).split())
@@ -145,26 +126,18 @@ def facts_block(heading: str, facts: list[tuple[str, str]], text: str, budget: i
 
 
 def entity_facts(entities: pd.DataFrame, community: pd.Series) -> list[tuple[str, str]]:
-    """(title, description) of the community's entities (``entities`` indexed by id), most
-    connected first; a title held by two entities once, at the first one's place with the
-    last one's text."""
+    """Return (title, description) of the community's entities (indexed by id), most connected
+    first; a title held twice once, at the first one's place with the last one's text."""
     ids = [i for i in community[S.ENTITY_IDS] if i in entities.index]
     ranked = entities.loc[ids].sort_values(S.DEGREE, ascending=False, kind="stable")
     return list(dict(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True)).items())
 
 
 def with_facts(
-    reports: pd.DataFrame,
-    communities: pd.DataFrame,
-    entities: pd.DataFrame,
-    entity_budget: int,
+    reports: pd.DataFrame, communities: pd.DataFrame, entities: pd.DataFrame, entity_budget: int
 ) -> pd.DataFrame:
-    """Return ``reports`` with each LLM-written report's text followed by facts of its
-    community (template reports are entity lists already): its entities' descriptions, most
-    connected entity first, within ``entity_budget`` tokens
-    (``query.global.report_facts_tokens``). Each fact is cut to half of the budget; one the
-    report already quotes is left out.
-    """
+    """Return ``reports``, each LLM-written one followed by its community's entity descriptions
+    within ``entity_budget`` tokens (a template report lists its entities already)."""
     if entity_budget <= 0 or reports.empty:
         return reports
     by_id = communities.set_index(S.COMMUNITY)

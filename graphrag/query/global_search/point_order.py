@@ -1,10 +1,8 @@
 """The orders in which global search's reduce reads the map's points.
 
-A point is (score, text, communities it came from). The map returns them batch by batch;
-the reduce reads them best score first (Microsoft GraphRAG's order), and the 1.5B map
-scores nearly every pick 100, so among equal scores the order is the batches' order, which
-the report shuffle (``llm.seed``) sets. These functions rank the same picks under another
-shuffle seed without asking the map again (``query.global.reduce_seeds``).
+The reduce reads points best score first; a 1.5B map scores nearly every pick 100, so the
+batches' order, set by the report shuffle, decides. These functions rank the same picks under
+another shuffle seed without asking the map again (``query.global.reduce_seeds``).
 """
 
 from __future__ import annotations
@@ -29,18 +27,15 @@ class Pick(NamedTuple):
 
 
 def shuffled(count: int, seed: int) -> list[int]:
-    """Return the positions 0..count-1 in the order the report shuffle under ``seed`` puts
-    them (``map_context.report_batches`` packs the reports in this order)."""
+    """Return the positions 0..count-1 in the order the report shuffle under ``seed`` puts them."""
     order = list(range(count))
     random.Random(seed).shuffle(order)
     return order
 
 
 def batch_ranks(reports: pd.DataFrame, batches: list[pd.DataFrame], seed: int) -> list[int]:
-    """Return each batch's place when ``reports`` (the rows the batches were packed from)
-    are shuffled under ``seed``: the place of its earliest report. Under the seed the batches
-    were packed with, this is their own order; under another, with one report a batch, it is
-    the order the map's batches would have come in had that seed packed them."""
+    """Return each batch's place (that of its earliest report) when ``reports``, the rows the
+    batches were packed from, are shuffled under ``seed``."""
     place = {
         int(reports[S.COMMUNITY].iloc[row]): p for p, row in enumerate(shuffled(len(reports), seed))
     }
@@ -48,16 +43,14 @@ def batch_ranks(reports: pd.DataFrame, batches: list[pd.DataFrame], seed: int) -
 
 
 def ranked(picks: list[Pick], ranks: list[int]) -> list[Pick]:
-    """Return ``picks`` best score first, equal scores by their batch's rank, and a batch's
-    picks in the order the map gave them (a stable sort of the batch-ordered picks)."""
+    """Return ``picks`` best score first, then by their batch's rank, then as the map gave them."""
     order = sorted(range(len(picks)), key=lambda i: (-picks[i].score, ranks[picks[i].batch], i))
     return [picks[i] for i in order]
 
 
 def cited_sentences(picks: list[Pick]) -> list[Point]:
-    """Return the extractive map's ranked picks as points: each sentence once, at its first
-    (best) place, with its report's citation; a parent report repeats its child's
-    sentences."""
+    """Return the extractive map's ranked picks as points: each sentence once (a parent report
+    repeats its child's), at its best place, with its report's citation."""
     seen: set[str] = set()
     points = []
     for pick in picks:

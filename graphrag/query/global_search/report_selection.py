@@ -1,9 +1,5 @@
-"""Which community reports global search's map reads.
-
-A whole-graph level (each entity's deepest community at or above it, ``rolled_up_level``),
-given by ``query.global.level`` or chosen by the data (``auto_level``). Plain functions over
-the index's tables: ``GlobalSearch`` passes in what needs the embedder.
-"""
+"""Which community reports global search's map reads: a whole-graph level, given by
+``query.global.level`` or chosen by the data (``auto_level``)."""
 
 from __future__ import annotations
 
@@ -37,16 +33,8 @@ def auto_level(
     seed: int,
     closest: Callable[[list[int]], list[int]],
 ) -> pd.DataFrame:
-    """Return the reports of the level the data chooses (``query.global.level = -1``), by
-    community number.
-
-    The deepest whole-graph level whose reports the map packs
-    into at most ``max_batches`` batches of ``batch_tokens``: the most detail the map budget
-    can read. When even the root level does not fit (a corpus of many unrelated topics, e.g.
-    a multi-hop benchmark's paragraphs), the root level's reports closest to the question
-    (``closest`` ranks rows of ``reports`` by embedding similarity), as many as fit in that
-    budget: a cheaper map than Microsoft's, which reads every report.
-    """
+    """Return the reports of the deepest whole-graph level that fits ``max_batches`` batches of
+    ``batch_tokens`` or, when even the root does not, its reports ``closest`` that fit."""
     levels = sorted(communities[S.LEVEL].unique(), reverse=True)
     for level in levels:
         chosen = by_community(level_view(reports, communities, int(level)))

@@ -1,34 +1,17 @@
-"""Global search: map-reduce over the community reports of one level.
+"""Global search: map-reduce over the community reports of one level (docs/methods.md).
 
-Map: the reports (``report_selection.py`` chooses them), shuffled with ``llm.seed`` and
-packed into batches that fit ``query.global.batch_tokens`` and hold at most
-``reports_per_call`` reports (a small model reads the first report of a long batch
-and little of the rest), are read concurrently. With ``map_style = "sentences"`` the
-map is extractive: it picks numbered sentences of the reports with a 0-100 score, and the
-reduce reads them verbatim, since a 1.5B model's own points paraphrase names and dates away.
-With ``"points"`` (Microsoft GraphRAG's map) each call writes JSON points with a 0-100
-score; points scored 0, and points that only restate the question, are dropped. What the
-map reads is built in ``map_context.py``. Reduce: the best points that fit
-``reduce_tokens`` (best score first, ``point_order.py``) become the final answer. By
-default (``reduce_seeds = [1, 2]``) the reduce drafts one answer per report order
-and one call merges the drafts (``awrite``): the 1.5B reduce keeps different facts under
-different orders, and the merged answer wins the head-to-head against naive RAG more often;
-``[]`` is Microsoft GraphRAG's single reduce call. When no point survives, the answer says
-so without a reduce call.
-
-Per Microsoft GraphRAG's behaviour: a level is a whole-graph view; each report's rank is
-shown in the map context; a failed map batch is dropped and named in ``Answer.failures``
-(the answer fails only when every batch did). ``report_facts_tokens`` adds, under each
-LLM-written report, its entities' descriptions (``map_context.with_facts``). ``contexts``
-are the texts the map read for the reports the kept points came from (the ones a point
-cites, else its batch) and ``sources`` those reports.
+The map reads the reports ``report_selection.py`` chooses, in batches built by
+``map_context.py``, concurrently; the reduce reads the best points (``point_order.py``),
+drafting one answer per report order when ``reduce_seeds`` asks and merging the drafts. A
+failed map batch or draft is dropped and named in ``Answer.failures``. ``contexts`` are the
+texts the map read for the reports the kept points came from, ``sources`` those reports.
 """
 
 from __future__ import annotations
 
 import contextvars
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -37,30 +20,9 @@ from graphrag import schemas as S
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import error_summary
 from graphrag.llm.coroutines import gather_with_progress
-from graphrag.query.base import (
-    Answer,
-    ContextItem,
-    Method,
-    Retrieval,
-    cited_numbers,
-    fit_items,
-)
-from graphrag.query.global_search.map_context import (
-    batch_text,
-    came_from,
-    numbered_sentences,
-    report_batches,
-    restates_question,
-    usable_picks,
-    with_facts,
-)
-from graphrag.query.global_search.point_order import (
-    Pick,
-    Point,
-    batch_ranks,
-    cited_sentences,
-    ranked,
-)
+from graphrag.query.base import Answer, ContextItem, Method, Retrieval, cited_numbers, fit_items
+from graphrag.query.global_search import map_context, point_order
+from graphrag.query.global_search.point_order import Pick, Point
 from graphrag.query.global_search.report_selection import auto_level, by_community, level_view
 from graphrag.query.registry import register
 from graphrag.text import tokens
@@ -73,9 +35,8 @@ _failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 
 
 def _drop(step: str, err: BaseException) -> None:
-    """Name a failed step in ``Answer.failures`` and go on; a replay's cache miss is no
-    failure of the model but a call never recorded, so it ends the answer (the tolerant map
-    would otherwise give an answer nobody recorded)."""
+    """Name a failed step in ``Answer.failures`` and go on; a replay's cache miss (a call
+    never recorded, not a failure of the model) ends the answer."""
     if isinstance(err, CacheMissError):
         raise err
     failures = _failures.get()
@@ -83,17 +44,16 @@ def _drop(step: str, err: BaseException) -> None:
         failures.append(f"{step}: {error_summary(err)}")
 
 
-def _tolerated(replies: list, communities: list[list[int]]) -> list[tuple[int, dict]]:
-    """Return (position, reply) for the map calls that answered; a failed one is dropped and
-    named by its batch's ``communities`` (``_drop``), and the map fails only when every call
-    did."""
+def _tolerated(replies: list, steps: list[str]) -> list[tuple[int, Any]]:
+    """Return (position, reply) for the calls that answered (``_drop`` names the others by
+    ``steps``); raise the first error when every call failed."""
     failed = [r for r in replies if isinstance(r, Exception)]
     if failed and len(failed) == len(replies):
-        raise failed[0]  # a map with no batch left has nothing to say
+        raise failed[0]  # nothing left to go on with
     kept = []
-    for position, (reply, batch) in enumerate(zip(replies, communities, strict=True)):
+    for position, (reply, step) in enumerate(zip(replies, steps, strict=True)):
         if isinstance(reply, Exception):
-            _drop(f"map batch of reports {batch}", reply)
+            _drop(step, reply)
         else:
             kept.append((position, reply))
     return kept
@@ -109,8 +69,7 @@ class GlobalSettings:
     """With the level chosen by the data: the map's budget, in batches of batch_tokens."""
     batch_tokens: int = 2000
     """Tokens of reports one map call reads, at most."""
-    # 1: the 1.5B model's points come mostly from the first report of a batch
-    # (docs/research-log.md).
+    # 1: a 1.5B model's points come mostly from a batch's first report (docs/research-log.md).
     reports_per_call: int = 1
     """Reports one map call reads, at most (0: as many as batch_tokens holds, as Microsoft)."""
     # Several orders: the 1.5B reduce keeps different facts under each (docs/research-log.md).
@@ -133,17 +92,12 @@ class GlobalSearch(Method):
     options: GlobalSettings
 
     def with_facts(self, reports: pd.DataFrame) -> pd.DataFrame:
-        """Return ``reports`` with their community's facts under each (``map_context``)."""
-        return with_facts(
-            reports,
-            self.index.communities,
-            self.index.entities,
-            self.options.report_facts_tokens,
+        return map_context.with_facts(
+            reports, self.index.communities, self.index.entities, self.options.report_facts_tokens
         )
 
     def level_reports(self, question: str) -> pd.DataFrame:
-        """Return the reports ``level`` names (-1: the level the data chooses,
-        ``report_selection.auto_level``), by community number."""
+        """Return the reports ``level`` names (-1: ``auto_level``), by community number."""
         reports, communities = self.index.community_reports, self.index.communities
         if self.options.level >= 0:
             return by_community(level_view(reports, communities, self.options.level))
@@ -153,65 +107,45 @@ class GlobalSearch(Method):
             matrix = self.vectors.reports[rows]
             return [rows[r] for r, _ in cosine_top_k(vector, matrix, len(rows))]
 
-        return auto_level(
-            reports,
-            communities,
-            self.options.batch_tokens,
-            self.options.max_batches,
-            self.shuffle_seed,
-            closest,
-        )
+        budget = (self.options.batch_tokens, self.options.max_batches)
+        return auto_level(reports, communities, *budget, self.shuffle_seed, closest)
 
     @property
     def shuffle_seed(self) -> int:
-        """The seed of the report shuffle: ``llm.seed``, as Microsoft GraphRAG shuffles
-        with a fixed seed."""
+        """The seed of the report shuffle (Microsoft GraphRAG's is fixed too)."""
         return self.settings.llm.seed
 
     def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
         """Return the chosen reports, with their facts, packed into the map's batches."""
-        return report_batches(
-            self.with_facts(chosen),
-            self.options.batch_tokens,
-            self.shuffle_seed,
-            self.options.reports_per_call,
+        per_call = self.options.reports_per_call
+        return map_context.report_batches(
+            self.with_facts(chosen), self.options.batch_tokens, self.shuffle_seed, per_call
         )
 
     async def apick_sentences(self, question: str, text: str) -> dict:
-        """Return one extractive map call's reply: {sentences: [{n, score}]} for ``text``,
-        a batch's numbered sentences (``numbered_sentences``)."""
+        """Return one extractive map call's reply, {sentences: [{n, score}]}."""
         schema = prompts.map_sentences_schema(self.options.map_max_points)
         return await self.llm.ajson(
             prompts.global_map_sentences(question, text), schema, name="map_sentences"
         )
 
     async def amap(self, question: str) -> list[Point]:
-        """Return (score, point, communities it came from) for every nonzero point, in the
-        order of the report shuffle."""
+        """Return the map's points ranked under the report shuffle of ``llm.seed``."""
         return (await self.amap_orders(question, [self.shuffle_seed]))[0]
 
     async def amap_orders(self, question: str, seeds: list[int]) -> list[list[Point]]:
-        """Map once; return the points ranked as the report shuffle under each of ``seeds``
-        would rank them (``point_order.batch_ranks``): best score first, equal scores by
-        their batch's place in that shuffle.
-
-        A point comes from the reports of its batch that it cites (the whole batch when it
-        cites none).
-        """
+        """Map once; return the points ranked under the report shuffle of each of ``seeds``."""
         await self.aensure_reports()  # the level is chosen from every level's reports
         chosen = self.level_reports(question)
         batches = self.map_batches(chosen)
-        if self.options.map_style == "sentences":
-            picks = await self.amap_sentences(question, batches)
-        else:
-            picks = await self.amap_points(question, batches)
+        sentences = self.options.map_style == "sentences"
+        amap = self.amap_sentences if sentences else self.amap_points
+        picks = await amap(question, batches)
         orders = []
         for seed in seeds:
-            ordered = ranked(picks, batch_ranks(chosen, batches, seed))
-            if self.options.map_style == "sentences":
-                orders.append(cited_sentences(ordered))
-            else:
-                orders.append([(p.score, p.text, p.communities) for p in ordered])
+            ordered = point_order.ranked(picks, point_order.batch_ranks(chosen, batches, seed))
+            points = [(p.score, p.text, p.communities) for p in ordered]
+            orders.append(point_order.cited_sentences(ordered) if sentences else points)
         return orders
 
     async def amap_points(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
@@ -222,7 +156,7 @@ class GlobalSearch(Method):
         results = await gather_with_progress(
             (
                 self.llm.ajson(
-                    prompts.global_map(question, batch_text(b, budget)),
+                    prompts.global_map(question, map_context.batch_text(b, budget)),
                     schema,
                     name="map_points",
                 )
@@ -233,29 +167,28 @@ class GlobalSearch(Method):
         )
         in_batch = [[int(c) for c in b[S.COMMUNITY]] for b in batches]
         points = []
-        for position, result in _tolerated(results, in_batch):
+        for position, result in _tolerated(
+            results, [f"map batch of reports {b}" for b in in_batch]
+        ):
             communities = in_batch[position]
             points += [
                 Pick(
                     p["score"],
                     p["description"].strip(),
-                    came_from(p["description"], communities),
+                    map_context.came_from(p["description"], communities),
                     position,
                 )
                 for p in result["points"]
                 if p["score"] > 0
                 and p["description"].strip()
-                and not restates_question(p["description"], question)
+                and not map_context.restates_question(p["description"], question)
             ]
         return points
 
     async def amap_sentences(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
-        """The extractive map: each batch's numbered sentences, the picked ones returned as
-        picks of (score, sentence, [community]) in batch order (``cited_sentences`` keeps a
-        sentence picked from several reports once). A number outside the batch's list is
-        ignored."""
+        """The extractive map: each batch's picked sentences, in batch order."""
         budget = self.options.batch_tokens
-        shown = [numbered_sentences(b, budget) for b in batches]
+        shown = [map_context.numbered_sentences(b, budget) for b in batches]
         results = await gather_with_progress(
             (self.apick_sentences(question, text) for text, numbered in shown if numbered),
             "global map",
@@ -264,16 +197,15 @@ class GlobalSearch(Method):
         mapped = [(position, numbered) for position, (_, numbered) in enumerate(shown) if numbered]
         in_batch = [[int(c) for c in batches[position][S.COMMUNITY]] for position, _ in mapped]
         picks = []
-        for kept, result in _tolerated(results, in_batch):
+        for kept, result in _tolerated(results, [f"map batch of reports {b}" for b in in_batch]):
             position, numbered = mapped[kept]
-            for pick in usable_picks(result, len(numbered)):
+            for pick in map_context.usable_picks(result, len(numbered)):
                 community, sentence = numbered[pick["n"] - 1]
                 picks.append(Pick(pick["score"], sentence, [community], position))
         return picks
 
     def reduce_items(self, question: str, points: list[Point]) -> list[ContextItem]:
-        """Return the points the reduce reads, in their order (best score first), as many as
-        fit ``reduce_tokens``."""
+        """Return the points the reduce reads, in their order, as many as fit ``reduce_tokens``."""
         items = [
             ContextItem(
                 ",".join(f"report:{c}" for c in communities), f"(importance {score}) {text}"
@@ -286,10 +218,8 @@ class GlobalSearch(Method):
         return self.reduce_items(question, await self.amap(question))
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        """Return what the reduce reads; with ``reduce_seeds``, every distinct order
-        of it (``Retrieval.orders``) and as items all the points any order holds. Orders are
-        told apart by the texts the reduce prompt holds, so no draft repeats another's
-        prompt."""
+        """Return what the reduce reads; with ``reduce_seeds``, every distinct order of it
+        (``Retrieval.orders``, told apart by the reduce prompt's texts) and all their points."""
         seeds = [self.shuffle_seed, *self.options.reduce_seeds]
         orders: dict[tuple, list[ContextItem]] = {}
         for points in await self.amap_orders(question, seeds):
@@ -301,16 +231,8 @@ class GlobalSearch(Method):
         return Retrieval(list(shown.values()), [], list(orders.values()))
 
     async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
-        """Return the reduce's answer; with several orders (``reduce_seeds``), one
-        draft per order, then one call that merges the distinct drafts.
-
-        Why: the 1.5B reduce keeps different answer keywords when it reads the same points
-        in another order, and the merged answers win the head-to-head against naive RAG more
-        often than one reduce's (docs/research-log.md, "Drafts under several orders"). A
-        failed draft is dropped and
-        named in ``Answer.failures`` (the answer fails only when every draft did); a failed
-        merge leaves the first draft.
-        """
+        """Return the reduce's answer; with several orders, their drafts merged by one more call
+        (docs/research-log.md). A failed draft is dropped; a failed merge leaves the first."""
         if len(retrieval.orders) < 2:
             return await self.agenerate(question, retrieval.items, short_answer)
         replies = await gather_with_progress(
@@ -318,22 +240,13 @@ class GlobalSearch(Method):
             "global drafts",
             disable=True,
         )
-        drafts = []
-        for number, reply in enumerate(replies, start=1):
-            if isinstance(reply, Exception):
-                _drop(f"reduce draft {number}", reply)
-            else:
-                drafts.append(reply)
-        if not drafts:
-            raise next(r for r in replies if isinstance(r, Exception))
-        distinct = list(dict.fromkeys(drafts))
+        steps = [f"reduce draft {n}" for n in range(1, len(replies) + 1)]
+        distinct = list(dict.fromkeys(reply for _, reply in _tolerated(replies, steps)))
         if len(distinct) == 1:
             return distinct[0]
         messages = prompts.global_merge(question, distinct, self.params.answer_style)
-        if short_answer:
-            messages = prompts.with_final_answer_line(messages)
         try:
-            return await self.final_answer(messages)
+            return await self.final_answer(messages, short_answer)
         except Exception as err:  # noqa: BLE001 - named in failures; the first draft stands
             _drop("merge of the drafts", err)
             return distinct[0]
@@ -345,9 +258,7 @@ class GlobalSearch(Method):
             return prompts.NO_RELEVANT_REPORTS
         points = "\n".join(f"- {item.text}" for item in items)
         messages = prompts.global_reduce(question, points, self.params.answer_style)
-        if short_answer:
-            messages = prompts.with_final_answer_line(messages)
-        return await self.final_answer(messages)
+        return await self.final_answer(messages, short_answer)
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         failures: list[str] = []
@@ -362,13 +273,8 @@ class GlobalSearch(Method):
         reports = self.index.community_reports
         cited = reports[[f"report:{c}" in answer.sources for c in reports[S.COMMUNITY]]]
         shown = self.with_facts(cited)  # what the map read, for the reports it drew on
-        text_of = dict(
-            zip(
-                (f"report:{c}" for c in shown[S.COMMUNITY]),
-                shown[S.FULL_CONTENT],
-                strict=True,
-            )
-        )
+        keys = [f"report:{c}" for c in shown[S.COMMUNITY]]
+        text_of = dict(zip(keys, shown[S.FULL_CONTENT], strict=True))
         answer.contexts = [text_of[s] for s in answer.sources]
         answer.context_tokens = sum(tokens.count_tokens(c) for c in answer.contexts)
         # The reduce step cites community numbers, not item numbers.
