@@ -131,12 +131,12 @@ def _peak_mib() -> float:
 
 def child(edges: int, algorithm: str, seed: int) -> None:
     """Run the three stages for one (size, algorithm), printing one JSON line per stage."""
-    from graphrag.index.graph.communities import communities_table, detect_communities
-    from graphrag.index.graph.merge import build_graph
-
     # Import the engine before timing: its import (seconds for graspologic) is paid once per
     # process and is not part of the clustering cost.
     import graspologic.partition  # noqa: F401
+
+    from graphrag.index.graph.communities import communities_table, detect_communities
+    from graphrag.index.graph.merge import build_graph
 
     def emit(**fields: object) -> None:
         print(json.dumps({**fields, "peak_mib": _peak_mib()}), flush=True)

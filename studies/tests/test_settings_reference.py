@@ -10,8 +10,8 @@ from typing import Literal
 
 import pytest
 
-from graphrag.settings import SettingsError, load_settings
-from graphrag.settings.reference import (
+from graphrag.settings import REPO_ROOT, SettingsError, load_settings
+from studies.settings_reference import (
     COMMAND,
     REFERENCE_PATH,
     MissingDocError,
@@ -69,9 +69,10 @@ def test_the_committed_reference_is_the_generated_one():
 
 def test_count_prints_one_number_per_row_of_the_reference():
     done = subprocess.run(
-        [sys.executable, "-m", "graphrag.settings.reference", "--count"],
+        [sys.executable, "-m", "studies.settings_reference", "--count"],
         capture_output=True,
         text=True,
+        cwd=REPO_ROOT,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     count = int(done.stdout)

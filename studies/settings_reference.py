@@ -3,9 +3,9 @@
 A setting's meaning is the attribute docstring under its field, read from the source with
 :mod:`ast` (Python drops it); a setting without one is an error.
 
-    python -m graphrag.settings.reference --write    # rewrite docs/configuration.md
-    python -m graphrag.settings.reference            # print the reference
-    python -m graphrag.settings.reference --count    # print the number of settings
+    python -m studies.settings_reference --write    # rewrite docs/configuration.md
+    python -m studies.settings_reference            # print the reference
+    python -m studies.settings_reference --count    # print the number of settings
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Literal
 from graphrag.settings.load import REPO_ROOT, Settings, repo_relative
 
 REFERENCE_PATH = REPO_ROOT / "docs" / "configuration.md"
-COMMAND = "python -m graphrag.settings.reference --write"
+COMMAND = "python -m studies.settings_reference --write"
 
 INTRO = f"""\
 # Configuration reference
