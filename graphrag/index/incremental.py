@@ -218,12 +218,7 @@ def update_index(
     built = index.manifest.get("settings", {}).get("index", {})
     built_with = built.get("method", "llm")
     settings = replace(
-        settings,
-        index=replace(
-            settings.index,
-            method=built_with,
-            lazy_reports=is_lazy(index),
-        ),
+        settings, index=replace(settings.index, method=built_with, lazy_reports=is_lazy(index))
     )
     ctx = IndexContext(settings, llm, embedder, progress)
     costs: dict[str, dict[str, float]] = {}

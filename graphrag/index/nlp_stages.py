@@ -65,9 +65,7 @@ def nlp_graph(
 
 def nlp_graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     entities, relationships = nlp_graph(
-        tables["entity_mentions"],
-        tables["relationship_mentions"],
-        2 * DESCRIPTION_CHARS,
+        tables["entity_mentions"], tables["relationship_mentions"], 2 * DESCRIPTION_CHARS
     )
     rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
     return {

@@ -46,10 +46,7 @@ def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
     ``lazy_reports`` it keeps the LLM reports stage, which then writes templates only."""
     if settings.index.method == "llm":
         return STAGES
-    swapped = {
-        "extract": nlp_stages.nlp_extract_stage,
-        "graph": nlp_stages.nlp_graph_stage,
-    }
+    swapped = {"extract": nlp_stages.nlp_extract_stage, "graph": nlp_stages.nlp_graph_stage}
     if not settings.index.lazy_reports:
         swapped["reports"] = nlp_stages.template_reports_stage
     return [(name, swapped.get(name, stage)) for name, stage in STAGES]

@@ -72,9 +72,7 @@ REPEATED_NAME = "another description of a name already listed in this chunk"
 
 
 def parse_extraction(
-    raw: dict[str, Any],
-    text_unit_id: str,
-    settings: IndexSettings,
+    raw: dict[str, Any], text_unit_id: str, settings: IndexSettings
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Return entity rows, relationship rows and dropped items of one chunk's JSON.
 

@@ -53,9 +53,7 @@ def _graspologic_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> 
 
 
 def detect_communities(
-    graph: nx.Graph,
-    max_cluster_size: int = 10,
-    seed: int = 0xDEADBEEF,
+    graph: nx.Graph, max_cluster_size: int = 10, seed: int = 0xDEADBEEF
 ) -> list[Cluster]:
     """Return the clusters (level, entity ids, parent position) of the hierarchy."""
     if graph.number_of_edges() == 0:

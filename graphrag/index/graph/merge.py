@@ -150,11 +150,7 @@ def merge_graph_mentions(
     entities = merge_entities(entity_mentions, by_frequency=True)
     relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=True)
     relationships = add_sentence_edges(
-        relationships,
-        entities,
-        entity_mentions,
-        text_units,
-        settings.sentence_edges_max_entities,
+        relationships, entities, entity_mentions, text_units, settings.sentence_edges_max_entities
     )
     return entities, relationships, dropped
 
