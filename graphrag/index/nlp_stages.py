@@ -1,11 +1,5 @@
-"""The stages of ``index.method = "nlp"``: extraction, graph and reports with no LLM call.
-
-Chunking, communities and embeddings are the LLM pipeline's own stages, so the index has the
-same tables and every query method reads it unchanged. Community reports are templates
-written from the community's entities and the sentences that name them, not LLM prose: an
-nlp index costs 0 LLM tokens to build, and the query methods' own calls are the only ones.
-(Lazy LLM reports, written when a query first needs one, are left for a later change: every
-query method reads ``community_reports`` as a ready table today.)
+"""The stages of ``index.method = "nlp"``: extraction, graph and template reports with no LLM
+call; the other stages are the LLM pipeline's, so every query method reads the index alike.
 """
 
 from __future__ import annotations
@@ -24,7 +18,7 @@ from graphrag.index.graph.merge import add_degrees, build_graph, merge_entities,
 from graphrag.index.reports.templates import template_report_row
 from graphrag.index.reports.write import REPORT_COLUMNS
 from graphrag.index.run_summary import Tables
-from graphrag.index.stages import IndexContext, link_text_units
+from graphrag.index.stages import IndexContext, with_graph
 
 
 def nlp_extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
@@ -35,11 +29,9 @@ def nlp_extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
     entity_mentions, relationship_mentions = keep_frequent(
         entity_mentions, relationship_mentions, settings.nlp_min_chunks
     )
+    n_chunks = len(tables["text_units"])
     relationship_mentions = pmi_weights(
-        relationship_mentions,
-        entity_mentions,
-        len(tables["text_units"]),
-        settings.nlp_top_edges_per_entity,
+        relationship_mentions, entity_mentions, n_chunks, settings.nlp_top_edges_per_entity
     )
     return {
         **tables,
@@ -67,13 +59,7 @@ def nlp_graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     entities, relationships = nlp_graph(
         tables["entity_mentions"], tables["relationship_mentions"], 2 * DESCRIPTION_CHARS
     )
-    rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
-    return {
-        **rest,
-        "entities": entities,
-        "relationships": relationships,
-        "text_units": link_text_units(tables["text_units"], entities, relationships),
-    }
+    return with_graph(tables, entities, relationships)
 
 
 def template_reports_stage(tables: Tables, ctx: IndexContext) -> Tables:

@@ -1,9 +1,5 @@
-"""The indexing pipeline: an ordered list of stages, each a function from tables to tables.
-
-Read ``STAGES`` top to bottom to see what runs (each stage is in graphrag/index/stages.py).
-Every LLM call goes through the recorded cache, so an interrupted run resumes by running
-again: finished calls are free.
-"""
+"""The indexing pipeline: ``STAGES`` in order, each a function from tables to tables. Every
+LLM call goes through the cache, so an interrupted run resumes by running again."""
 
 from __future__ import annotations
 
@@ -41,9 +37,8 @@ STAGES: list[tuple[str, Stage]] = [
 
 
 def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
-    """Return the stages of ``index.method``: "nlp" swaps extraction, graph and reports for
-    their LLM-free versions (graphrag/index/nlp_stages.py) and keeps the rest; with
-    ``lazy_reports`` it keeps the LLM reports stage, which then writes templates only."""
+    """Return the stages of ``index.method``: "nlp" swaps in LLM-free extraction, graph and
+    reports (with ``lazy_reports`` the LLM reports stage stays; it writes templates only)."""
     if settings.index.method == "llm":
         return STAGES
     swapped = {"extract": nlp_stages.nlp_extract_stage, "graph": nlp_stages.nlp_graph_stage}

@@ -1,9 +1,5 @@
 """What an indexing run made and what each stage cost: the summary ``index`` and ``update``
-print and keep in the manifest.
-
-Its own module so the pipeline holds only the stages and their order; the incremental
-update reports the same counts and cost table.
-"""
+print and keep in the manifest."""
 
 from __future__ import annotations
 
@@ -119,10 +115,9 @@ def index_counts(tables: Tables) -> dict[str, Any]:
 
 
 def grounding_counts(tables: Tables) -> dict[str, int]:
-    """Return the description sentences of the index, those naming a name or number none of
-    their chunks holds (index/grounding.py), and those ``index.ground_descriptions`` dropped."""
+    """Return the counts of description sentences, unsupported ones, and dropped ones."""
     sentences = unsupported_sentences(
-        tables["entities"], tables["relationships"], tables["text_units"]
+        *(tables[t] for t in ("entities", "relationships", "text_units"))
     )
     return {
         "description_sentences": len(sentences),

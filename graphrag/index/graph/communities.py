@@ -7,7 +7,6 @@ down. Same seed, same communities.
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections import defaultdict
 
@@ -15,6 +14,7 @@ import networkx as nx
 import pandas as pd
 
 from graphrag import schemas as S
+from graphrag.index.ids import stable_id
 
 COMMUNITY_COLUMNS = [
     *S.COMMUNITY_KEY_COLUMNS,
@@ -82,9 +82,7 @@ def communities_table(
         units = list(dict.fromkeys(u for m in members for u in units_of.get(m, [])))
         rows.append(
             {
-                S.ID: hashlib.sha256(
-                    f"community\0{level}\0{','.join(members)}".encode()
-                ).hexdigest()[:16],
+                S.ID: stable_id("community", str(level), ",".join(members)),
                 S.HUMAN_ID: i,
                 S.COMMUNITY: i,
                 S.LEVEL: level,
