@@ -47,14 +47,6 @@ def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
     return [(name, swapped.get(name, stage)) for name, stage in STAGES]
 
 
-def run_stages(tables: Tables, ctx: IndexContext) -> tuple[Tables, dict[str, dict[str, float]]]:
-    """Run every stage in order; return the tables and each stage's usage and wall time."""
-    costs: dict[str, dict[str, float]] = {}
-    for name, stage in stages_for(ctx.settings):
-        tables = timed(costs, name, partial(stage, tables, ctx))
-    return tables, costs
-
-
 def build_index(
     input_path: str | Path,
     out: str | Path,
@@ -70,7 +62,10 @@ def build_index(
     llm = llm or ChatLLM(settings)
     try:
         ctx = IndexContext(settings, llm, embedder or Embedder(settings), progress)
-        tables, costs = run_stages({"documents": loaded.documents}, ctx)
+        tables: Tables = {"documents": loaded.documents}
+        costs: dict[str, dict[str, float]] = {}  # each stage's usage and wall time
+        for name, stage in stages_for(settings):
+            tables = timed(costs, name, partial(stage, tables, ctx))
     finally:
         if own_llm:
             llm.close()

@@ -32,12 +32,7 @@ class IndexSummary:
     skipped_documents: list[tuple[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "counts": self.counts,
-            "failed": self.failed,
-            "stages": self.stages,
-            "skipped_documents": self.skipped_documents,
-        }
+        return {k: v for k, v in vars(self).items() if k != "out"}
 
     def render(self, timings: bool = True) -> str:
         """Return the run summary; ``timings=False`` leaves out the seconds (which vary)."""
@@ -97,6 +92,9 @@ def total_usage(costs: dict[str, dict[str, float]], exclude: tuple[str, ...] = (
 def index_counts(tables: Tables) -> dict[str, Any]:
     """Return the row counts of an index's tables, as the run summary reports them."""
     communities = tables["communities"]
+    sentences = unsupported_sentences(
+        *(tables[t] for t in ("entities", "relationships", "text_units"))
+    )
     return {
         "documents": len(tables["documents"]),
         "text_units": len(tables["text_units"]),
@@ -110,16 +108,6 @@ def index_counts(tables: Tables) -> dict[str, Any]:
         "community_reports": len(tables["community_reports"]),
         "ungrounded_names_dropped": int((tables["dropped"]["reason"] == NOT_IN_CHUNK).sum()),
         "self_loops_dropped": int((tables["dropped"]["reason"] == SELF_LOOP).sum()),
-        **grounding_counts(tables),
-    }
-
-
-def grounding_counts(tables: Tables) -> dict[str, int]:
-    """Return the counts of description sentences, unsupported ones, and dropped ones."""
-    sentences = unsupported_sentences(
-        *(tables[t] for t in ("entities", "relationships", "text_units"))
-    )
-    return {
         "description_sentences": len(sentences),
         "unsupported_description_sentences": int((sentences["missing"].map(len) > 0).sum()),
         "ungrounded_sentences_dropped": int((tables["dropped"]["reason"] == UNGROUNDED).sum()),

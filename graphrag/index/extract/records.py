@@ -103,19 +103,13 @@ def _strength(value: str) -> tuple[int | None, str | None]:
     return int(number), None if _field(value) == str(int(number)) else "strength as integer"
 
 
-def split_label(line: str) -> tuple[str | None, str]:
-    """Return (the document label of a packed call's record line or None, the record)."""
-    match = _LABEL.match(line)
-    return (match.group(1), line[match.end() :]) if match else (None, line)
-
-
 def parse_record(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
     """Return (record or None, its kind or why it failed, repairs) of one record line; a
     labelled line's record carries its ``label``."""
-    label, line = split_label(line)
-    record, kind, repairs = _parse_unlabelled(line)
+    label = _LABEL.match(line)
+    record, kind, repairs = _parse_unlabelled(line[label.end() :] if label else line)
     if record is not None and label is not None:
-        record["label"] = label
+        record["label"] = label.group(1)
     return record, kind, repairs
 
 

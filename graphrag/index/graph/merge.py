@@ -21,6 +21,7 @@ from graphrag.text import tokens
 
 SUMMARY_INPUT_TOKENS = 1500  # descriptions packed into one summary's input
 SUMMARY_MAX_TOKENS = 200  # a description summary's output budget
+SUMMARY_WORDS = SUMMARY_MAX_TOKENS * 3 // 5  # words asked for, so a reply ends before the cap
 RELATIONSHIP_SUMMARY_MIN = 3  # summarize a pair's descriptions when there are more than this
 RELATIONSHIP_SUMMARY_TOKENS = 150  # or when, joined, they are longer than this many tokens
 
@@ -138,10 +139,6 @@ def merge_graph_mentions(
     return entities, relationships, dropped
 
 
-async def _summary(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int) -> str:
-    return await llm.atext(messages, name="description_summary", max_tokens=max_tokens)
-
-
 def needs_summary(descriptions: list[str], threshold_tokens: int) -> bool:
     """Return whether the joined descriptions exceed ``threshold_tokens`` (0: always)."""
     if threshold_tokens <= 0:
@@ -152,16 +149,6 @@ def needs_summary(descriptions: list[str], threshold_tokens: int) -> bool:
 def packed_descriptions(descriptions: list[str], budget: int) -> list[str]:
     """Return the descriptions, in order, that still fit ``budget`` tokens as "- " bullets."""
     return [descriptions[i] for i in tokens.pack(descriptions, budget, overhead=2)]
-
-
-def summary_words(max_tokens: int) -> int:
-    """Return the words a summary may ask for so it ends before ``max_tokens``."""
-    return max_tokens * 3 // 5
-
-
-def _summary_prompt(title: str, descriptions: list[str]) -> Messages:
-    packed = packed_descriptions(descriptions, SUMMARY_INPUT_TOKENS)
-    return prompts.summarize_descriptions(title, packed, summary_words(SUMMARY_MAX_TOKENS))
 
 
 def _summarize_rows(
@@ -178,7 +165,7 @@ def _summarize_rows(
     results, errors = run_llm_stage(
         stage,
         [frame[S.ID].iloc[i] for i in rows],
-        [_summary(llm, m, SUMMARY_MAX_TOKENS) for m in messages],
+        [llm.atext(m, name="description_summary", max_tokens=SUMMARY_MAX_TOKENS) for m in messages],
         progress,
     )
     descriptions = list(fallback)
@@ -210,7 +197,11 @@ def summarize_entities(
         if len(d) > 1 and needs_summary(d, settings.summary_threshold_tokens)
     ]
     messages = [
-        _summary_prompt(entities[S.TITLE].iloc[i], entities[S.DESCRIPTIONS].iloc[i])
+        prompts.summarize_descriptions(
+            entities[S.TITLE].iloc[i],
+            packed_descriptions(entities[S.DESCRIPTIONS].iloc[i], SUMMARY_INPUT_TOKENS),
+            SUMMARY_WORDS,
+        )
         for i in several
     ]
     joined = [" ".join(d) for d in entities[S.DESCRIPTIONS]]
@@ -221,28 +212,23 @@ def summarize_entities(
     return entities.drop(columns=[S.DESCRIPTIONS]), error_table(errors)
 
 
-def needs_relationship_summary(descriptions: list[str]) -> bool:
-    """Return whether a pair's descriptions are many enough, or long enough, for a summary."""
-    if len(descriptions) < 2:
-        return False
-    return len(descriptions) > RELATIONSHIP_SUMMARY_MIN or (
-        tokens.count_tokens("; ".join(descriptions)) > RELATIONSHIP_SUMMARY_TOKENS
-    )
-
-
 def summarize_relationships(
     relationships: pd.DataFrame, llm: ChatLLM, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (relationships with one ``description``, errors): a pair with many or long
     descriptions gets an LLM summary; the rest keep the "; " join."""
-    many = [i for i, d in enumerate(relationships[S.DESCRIPTIONS]) if needs_relationship_summary(d)]
-    words = summary_words(SUMMARY_MAX_TOKENS)
+    many = [
+        i
+        for i, d in enumerate(relationships[S.DESCRIPTIONS])
+        if len(d) > RELATIONSHIP_SUMMARY_MIN
+        or (len(d) > 1 and tokens.count_tokens("; ".join(d)) > RELATIONSHIP_SUMMARY_TOKENS)
+    ]
     messages = [
         prompts.summarize_relationship(
             relationships[S.SOURCE_ENTITY].iloc[i],
             relationships[S.TARGET_ENTITY].iloc[i],
             packed_descriptions(relationships[S.DESCRIPTIONS].iloc[i], SUMMARY_INPUT_TOKENS),
-            words,
+            SUMMARY_WORDS,
         )
         for i in many
     ]
