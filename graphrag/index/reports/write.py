@@ -40,39 +40,6 @@ def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
     return [lines[i] for i in kept], len(kept) == len(lines)
 
 
-def _entity_rows(community: pd.Series, entities: pd.DataFrame) -> pd.DataFrame:
-    """Return the community's entities, highest degree first."""
-    rows = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
-    return rows.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
-
-
-def _relationship_rows(community: pd.Series, relationships: pd.DataFrame) -> pd.DataFrame:
-    """Return the community's relationships, highest combined degree and weight first."""
-    rows = relationships[relationships[S.ID].isin(community[S.RELATIONSHIP_IDS])]
-    return rows.sort_values(
-        [S.COMBINED_DEGREE, S.WEIGHT, S.HUMAN_ID], ascending=[False, False, True]
-    )
-
-
-def _entity_lines(community: pd.Series, entities: pd.DataFrame) -> list[str]:
-    rows = _entity_rows(community, entities)
-    cell = prompts.table_cell  # LLM-written fields must not add columns or rows
-    return [
-        f"{r[S.HUMAN_ID]}|{cell(r[S.TITLE])}|{cell(r[S.TYPE])}|{cell(r[S.DESCRIPTION])}"
-        for _, r in rows.iterrows()
-    ]
-
-
-def _relationship_lines(community: pd.Series, relationships: pd.DataFrame) -> list[str]:
-    rows = _relationship_rows(community, relationships)
-    cell = prompts.table_cell
-    return [
-        f"{r[S.HUMAN_ID]}|{cell(r[S.SOURCE_ENTITY])}|{cell(r[S.TARGET_ENTITY])}|"
-        f"{cell(r[S.DESCRIPTION])}"
-        for _, r in rows.iterrows()
-    ]
-
-
 def report_text(report: dict) -> str:
     """Return a report as the Markdown that query methods read (``full_content``)."""
     findings = "\n".join(f"- {f['summary']}: {f['explanation']}" for f in report["findings"])
@@ -123,11 +90,23 @@ def community_context(
     substituted sub-communities, summaries of the other written ones, then the entities and
     relationships left. While it overflows, the largest written child's lines give way to its
     report. ``source``: "entities", "child_summaries", "mixed" or "child_reports"."""
-    entity_order = list(_entity_rows(community, entities)[S.ID])
-    entity_line = dict(zip(entity_order, _entity_lines(community, entities), strict=True))
-    rel_rows = _relationship_rows(community, relationships)
-    rel_ends = list(zip(rel_rows[S.SOURCE_ID], rel_rows[S.TARGET_ID], strict=True))
-    rel_lines = _relationship_lines(community, relationships)
+    cell = prompts.table_cell  # LLM-written fields must not add columns or rows
+    members = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
+    members = members.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
+    entity_line = {
+        r[S.ID]: f"{r[S.HUMAN_ID]}|{cell(r[S.TITLE])}|{cell(r[S.TYPE])}|{cell(r[S.DESCRIPTION])}"
+        for _, r in members.iterrows()
+    }
+    entity_order = list(entity_line)  # highest degree first
+    inner = relationships[relationships[S.ID].isin(community[S.RELATIONSHIP_IDS])]
+    order = [S.COMBINED_DEGREE, S.WEIGHT, S.HUMAN_ID]
+    inner = inner.sort_values(order, ascending=[False, False, True])
+    rel_ends = list(zip(inner[S.SOURCE_ID], inner[S.TARGET_ID], strict=True))
+    rel_lines = [
+        f"{r[S.HUMAN_ID]}|{cell(r[S.SOURCE_ENTITY])}|{cell(r[S.TARGET_ENTITY])}|"
+        f"{cell(r[S.DESCRIPTION])}"
+        for _, r in inner.iterrows()
+    ]
     written = [c for c in children if c.report]
 
     def own_lines(child: ChildCommunity) -> list[str]:
