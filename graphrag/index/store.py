@@ -66,11 +66,8 @@ def _graphml_graph(tables: dict[str, pd.DataFrame]) -> nx.Graph:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(file, "sha256").hexdigest()
 
 
 def _fsync(path: Path) -> None:

@@ -81,14 +81,8 @@ def unsupported_sentences(
     checked against all the chunks it was extracted from."""
     text_of = dict(zip(text_units[S.ID], text_units[S.TEXT], strict=True))
     rows = []
-    tables = [
-        ("entity", entities, entities[S.TITLE]),
-        (
-            "relationship",
-            relationships,
-            relationships[S.SOURCE_ENTITY] + " -> " + relationships[S.TARGET_ENTITY],
-        ),
-    ]
+    pairs = relationships[S.SOURCE_ENTITY] + " -> " + relationships[S.TARGET_ENTITY]
+    tables = [("entity", entities, entities[S.TITLE]), ("relationship", relationships, pairs)]
     for kind, table, names in tables:
         for name, description, units in zip(
             names, table[S.DESCRIPTION], table[S.TEXT_UNIT_IDS], strict=True

@@ -266,15 +266,9 @@ def extract_graph_nlp(
     for key, uid in mentions:
         forms = surface.get(key) or Counter({key: 1})
         title = forms.most_common(1)[0][0]
-        entity_rows.append(
-            {
-                S.TITLE: title,
-                S.NAME_KEY: key,
-                S.TYPE: _entity_type(title, titled[key] > 0),
-                S.DESCRIPTION: trim_text(" ".join(sentences_of[(key, uid)]), limit),
-                S.TEXT_UNIT_ID: uid,
-            }
-        )
+        description = trim_text(" ".join(sentences_of[(key, uid)]), limit)
+        row = (title, key, _entity_type(title, titled[key] > 0), description, uid)
+        entity_rows.append(dict(zip(ENTITY_COLUMNS, row, strict=True)))
     entities = pd.DataFrame(entity_rows, columns=ENTITY_COLUMNS)
     relationship_rows = []
     title_of = dict(zip(entities[S.NAME_KEY], entities[S.TITLE], strict=False))
@@ -288,21 +282,10 @@ def extract_graph_nlp(
                     if shared
                     else f"{title_of[a]} and {title_of[b]} are mentioned in the same passage."
                 )
-                relationship_rows.append(
-                    {
-                        S.SOURCE_ENTITY: title_of[a],
-                        S.TARGET_ENTITY: title_of[b],
-                        "source_key": a,
-                        "target_key": b,
-                        S.DESCRIPTION: description,
-                        "strength": 1,
-                        "same_sentence": bool(shared),
-                        S.TEXT_UNIT_ID: uid,
-                    }
-                )
-    relationships = pd.DataFrame(
-        relationship_rows, columns=[*RELATIONSHIP_COLUMNS, "same_sentence"]
-    )
+                row = (title_of[a], title_of[b], a, b, description, 1, uid, bool(shared))
+                relationship_rows.append(row)
+    columns = [*RELATIONSHIP_COLUMNS, "same_sentence"]
+    relationships = pd.DataFrame(relationship_rows, columns=columns)
     return (
         entities,
         relationships,

@@ -162,14 +162,13 @@ def merge_alias_mentions(
     for column in (S.SOURCE_KEY, S.TARGET_KEY):
         relationships[column] = relationships[column].map(lambda k: to.get(k, k))
     loops = relationships[S.SOURCE_KEY] == relationships[S.TARGET_KEY]
+    lost = relationships[loops]
     dropped = pd.DataFrame(
         {
-            S.TEXT_UNIT_ID: relationships.loc[loops, S.TEXT_UNIT_ID],
-            S.NAME: relationships.loc[loops, S.SOURCE_ENTITY]
-            + " -> "
-            + relationships.loc[loops, S.TARGET_ENTITY],
+            S.TEXT_UNIT_ID: lost[S.TEXT_UNIT_ID],
+            S.NAME: lost[S.SOURCE_ENTITY] + " -> " + lost[S.TARGET_ENTITY],
             S.REASON: ALIAS_SELF_LOOP,
-            S.DESCRIPTION: relationships.loc[loops, S.DESCRIPTION],
+            S.DESCRIPTION: lost[S.DESCRIPTION],
         },
         columns=S.DROPPED_COLUMNS,
     )
