@@ -15,10 +15,8 @@ from graphrag.index.extract.nlp import (
     trim_text,
 )
 from graphrag.index.graph.merge import add_degrees, build_graph, merge_entities, merge_relationships
-from graphrag.index.reports.templates import template_report_row
-from graphrag.index.reports.write import REPORT_COLUMNS
 from graphrag.index.run_summary import Tables
-from graphrag.index.stages import IndexContext, with_graph
+from graphrag.index.stages import IndexContext, template_reports, with_graph
 
 
 def nlp_extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
@@ -63,9 +61,5 @@ def nlp_graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
 
 
 def template_reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    rows = [
-        template_report_row(community, tables["entities"], tables["relationships"])
-        for _, community in tables["communities"].iterrows()
-    ]
-    reports = pd.DataFrame(rows, columns=REPORT_COLUMNS).sort_values(S.COMMUNITY)
-    return {**tables, "community_reports": reports.reset_index(drop=True)}
+    reports = template_reports(tables["communities"], tables, "co-occurrence ")
+    return {**tables, "community_reports": reports}

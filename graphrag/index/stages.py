@@ -4,6 +4,7 @@ context; pipeline.py orders them, nlp_stages.py swaps some, incremental.py reuse
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import pandas as pd
 
@@ -144,6 +145,15 @@ def prose_communities(communities: pd.DataFrame, settings: IndexSettings) -> pd.
     return communities[S.ENTITY_IDS].map(len) >= settings.min_report_entities
 
 
+def template_reports(communities: pd.DataFrame, tables: Tables, edge_kind: str) -> pd.DataFrame:
+    """Return the template reports of ``communities`` (no LLM call), by community number."""
+    rows = [
+        template_report_row(c, tables["entities"], tables["relationships"], edge_kind)
+        for _, c in communities.iterrows()
+    ]
+    return pd.DataFrame(rows, columns=REPORT_COLUMNS).sort_values(S.COMMUNITY, ignore_index=True)
+
+
 def write_reports(
     communities: pd.DataFrame,
     tables: Tables,
@@ -156,15 +166,8 @@ def write_reports(
     small = ~prose_communities(communities, ctx.settings.index)
     # an nlp graph's relationships are co-occurrences, and its templates say so
     edge_kind = "co-occurrence " if ctx.settings.index.method == "nlp" else ""
-    templates = pd.DataFrame(
-        [
-            template_report_row(c, entities, relationships, edge_kind=edge_kind)
-            for _, c in communities[small].iterrows()
-        ],
-        columns=REPORT_COLUMNS,
-    )
+    templates = template_reports(communities[small], tables, edge_kind)
     if ctx.settings.index.lazy_reports:  # the rest are written by the queries that read them
-        templates = templates.sort_values(S.COMMUNITY).reset_index(drop=True)
         return templates, pd.DataFrame(columns=S.ERROR_COLUMNS)
     known = dict(known_reports or {})
     known |= dict(zip(templates[S.COMMUNITY], templates[S.FULL_CONTENT], strict=True))
@@ -188,23 +191,25 @@ def reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
     return {**tables, "community_reports": reports, "errors": _errors(tables, errors)}
 
 
+def vectors(embedder: Embedder, texts: list[str]) -> list[list[float]]:
+    """Return the embeddings of ``texts`` as lists of floats (none for no text)."""
+    return [list(map(float, v)) for v in embedder.embed(texts)] if texts else []
+
+
 def embed_stage(tables: Tables, ctx: IndexContext) -> Tables:
     """Embed what query methods match a question against: chunks, entity descriptions,
     relationships as facts (PPR's seeds) and community reports."""
-
-    def vectors(texts: list[str]) -> list[list[float]]:
-        return [list(map(float, v)) for v in ctx.embedder.embed(texts)] if texts else []
-
+    embed = partial(vectors, ctx.embedder)
     text_units = tables["text_units"].copy()
-    text_units[S.TEXT_EMBEDDING] = vectors(list(text_units[S.TEXT]))
+    text_units[S.TEXT_EMBEDDING] = embed(list(text_units[S.TEXT]))
     entities = tables["entities"].copy()
-    entities[S.DESCRIPTION_EMBEDDING] = vectors(
+    entities[S.DESCRIPTION_EMBEDDING] = embed(
         [f"{t}: {d}" for t, d in zip(entities[S.TITLE], entities[S.DESCRIPTION], strict=True)]
     )
     relationships = tables["relationships"].copy()
-    relationships[S.FACT_EMBEDDING] = vectors(fact_texts(relationships))
+    relationships[S.FACT_EMBEDDING] = embed(fact_texts(relationships))
     reports = tables["community_reports"].copy()
-    reports[S.FULL_CONTENT_EMBEDDING] = vectors(list(reports[S.FULL_CONTENT]))
+    reports[S.FULL_CONTENT_EMBEDDING] = embed(list(reports[S.FULL_CONTENT]))
     return {
         **tables,
         "text_units": text_units,

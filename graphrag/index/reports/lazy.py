@@ -16,7 +16,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.reports.write import awrite_community_reports
-from graphrag.index.stages import prose_communities
+from graphrag.index.stages import prose_communities, vectors
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
@@ -80,11 +80,7 @@ async def aensure_reports(
         # the children a parent may substitute, exactly as indexing passes them
         hierarchy=communities[prose_communities(communities, settings)],
     )
-    reports[S.FULL_CONTENT_EMBEDDING] = (
-        [list(map(float, v)) for v in embedder.embed(list(reports[S.FULL_CONTENT]))]
-        if len(reports)
-        else []
-    )
+    reports[S.FULL_CONTENT_EMBEDDING] = vectors(embedder, list(reports[S.FULL_CONTENT]))
     with _merge:
         current = index.community_reports
         new = reports[~reports[S.COMMUNITY].isin(current[S.COMMUNITY])]
