@@ -30,6 +30,11 @@ _KIND = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*$', re.IGNORECAS
 _LOOSE_TUPLE = re.compile(r"<\|>|<\||\|>")
 # The pipe style (``index.record_style = "pipe"``); either style is read whatever the setting.
 PIPE = "|"
+_PARENTHESES_REPAIR = {  # (opens, closes) -> what was added
+    (True, False): "closing parenthesis added",
+    (False, True): "opening parenthesis added",
+    (False, False): "parentheses added",
+}
 _PIPE_RECORD = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*\|(?!>)', re.IGNORECASE)
 
 
@@ -75,17 +80,9 @@ def _lines(text: str) -> list[tuple[int, str]]:
 
 def _strip_record(line: str) -> tuple[str, list[str]]:
     """Return the record's inside without its parentheses, and the repairs made."""
-    repairs = []
-    if line.startswith("(") and line.endswith(")"):
-        return line[1:-1], repairs
-    if line.startswith("("):
-        repairs.append("closing parenthesis added")
-        return line[1:], repairs
-    if line.endswith(")"):
-        repairs.append("opening parenthesis added")
-        return line[:-1], repairs
-    repairs.append("parentheses added")
-    return line, repairs
+    opens, closes = line.startswith("("), line.endswith(")")
+    repair = _PARENTHESES_REPAIR.get((opens, closes))
+    return line[opens : len(line) - closes], [repair] if repair else []
 
 
 def _field(value: str) -> str:
