@@ -14,6 +14,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.extract.nlp import sentences
+from graphrag.index.extract.stage import dropped_row
 
 UNGROUNDED = "ungrounded description"  # the dropped table's reason
 _TERM = re.compile(r"^(?:[A-Z][\w'-]*|\d[\d,.:/]*\d|\d)$")
@@ -67,10 +68,7 @@ def ground_mentions(
             continue
         grounded.iloc[i, grounded.columns.get_loc(S.DESCRIPTION)] = kept
         name = " -> ".join(str(getattr(row, c)) for c in name_columns)
-        rows += [
-            {S.TEXT_UNIT_ID: unit, S.NAME: name, S.REASON: UNGROUNDED, S.DESCRIPTION: s}
-            for s in dropped
-        ]
+        rows += [dropped_row(unit, name, UNGROUNDED, s) for s in dropped]
     return grounded, pd.DataFrame(rows, columns=S.DROPPED_COLUMNS)
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.extract.names import display_name, name_key
-from graphrag.index.extract.stage import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
+from graphrag.index.extract.stage import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS, dropped_row
 from graphrag.settings import IndexSettings
 
 # Words capitalized only by position (shipped in code so nothing is downloaded).
@@ -244,14 +244,8 @@ def extract_graph_nlp(
             if len(longer) == 1:
                 key = next(iter(longer))
             elif len(longer) > 1 and " " not in name:
-                dropped.append(
-                    {
-                        S.TEXT_UNIT_ID: uid,
-                        "name": name,
-                        S.REASON: "ambiguous short name: part of several longer names",
-                        S.DESCRIPTION: ", ".join(sorted(longer)),
-                    }
-                )
+                why = "ambiguous short name: part of several longer names"
+                dropped.append(dropped_row(uid, name, why, ", ".join(sorted(longer))))
                 continue
             if not key:
                 continue

@@ -83,7 +83,7 @@ def parse_extraction(
             continue
         if key in seen:
             seen[key].add(description)
-            dropped.append(_dropped(text_unit_id, title, REPEATED_NAME, description))
+            dropped.append(dropped_row(text_unit_id, title, REPEATED_NAME, description))
             continue
         seen[key] = {description}
         row = (title, key, item["type"], description, text_unit_id)
@@ -95,7 +95,7 @@ def parse_extraction(
             continue
         if source_key == target_key:
             name, description = f"{source} -> {target}", item["description"].strip()
-            dropped.append(_dropped(text_unit_id, name, SELF_LOOP, description))
+            dropped.append(dropped_row(text_unit_id, name, SELF_LOOP, description))
             continue
         for title, key in ((source, source_key), (target, target_key)):
             if key not in seen:
@@ -111,7 +111,8 @@ def parse_extraction(
     return entities, relationships, dropped
 
 
-def _dropped(text_unit_id: str, name: str, reason: str, description: str = "") -> dict[str, str]:
+def dropped_row(text_unit_id: str, name: str, reason: str, description: str = "") -> dict:
+    """Return one row of the dropped table."""
     return dict(zip(S.DROPPED_COLUMNS, (text_unit_id, name, reason, description), strict=True))
 
 
@@ -222,9 +223,9 @@ def extract_graph(
         if result is None:
             continue
         errors += [error_row("glean", unit_id, error) for error in result["errors"]]
-        dropped_rows += [_dropped(unit_id, *item) for item in result.get("kept_out", [])]
+        dropped_rows += [dropped_row(unit_id, *item) for item in result.get("kept_out", [])]
         result, ungrounded = drop_names_not_in_text(result, text)
-        dropped_rows += [_dropped(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
+        dropped_rows += [dropped_row(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
         entities, relationships, dropped = parse_extraction(result, unit_id, settings)
         entity_rows += entities
         relationship_rows += relationships

@@ -80,21 +80,9 @@ def communities_table(
     rows = []
     for i, (level, members, parent) in enumerate(clusters):
         units = list(dict.fromkeys(u for m in members for u in units_of.get(m, [])))
-        rows.append(
-            {
-                S.ID: stable_id("community", str(level), ",".join(members)),
-                S.HUMAN_ID: i,
-                S.COMMUNITY: i,
-                S.LEVEL: level,
-                S.PARENT: parent,
-                S.CHILDREN: children.get(i, []),
-                S.TITLE: f"Community {i}",
-                S.ENTITY_IDS: members,
-                S.RELATIONSHIP_IDS: inside.get(i, []),
-                S.TEXT_UNIT_IDS: units,
-                S.SIZE: len(members),
-            }
-        )
+        cid = stable_id("community", str(level), ",".join(members))
+        hierarchy = (cid, i, i, level, parent, children.get(i, []), f"Community {i}")
+        rows.append((*hierarchy, members, inside.get(i, []), units, len(members)))
     return pd.DataFrame(rows, columns=COMMUNITY_COLUMNS)
 
 
