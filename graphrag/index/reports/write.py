@@ -209,26 +209,6 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
     return tidy_report(report)
 
 
-def _context(
-    community: pd.Series,
-    communities: pd.DataFrame,
-    entities: pd.DataFrame,
-    relationships: pd.DataFrame,
-    done: dict[int, str],
-    settings: IndexSettings,
-) -> tuple[str, str]:
-    """Return one community's (context, source), its children's reports taken from ``done``."""
-    entity_ids = dict(zip(communities[S.COMMUNITY], communities[S.ENTITY_IDS], strict=True))
-    # a child outside ``communities`` (incremental runs) is summarized, never substituted
-    children = [
-        ChildCommunity(int(k), list(entity_ids.get(k, [])), done.get(k))
-        for k in community[S.CHILDREN]
-    ]
-    return community_context(
-        community, entities, relationships, children, settings.report_context_tokens
-    )
-
-
 def write_community_reports(*args: Any, **kwargs: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`awrite_community_reports` run to completion, for the indexing stages."""
     return run_sync(awrite_community_reports(*args, **kwargs))
@@ -250,13 +230,19 @@ async def awrite_community_reports(
     entity lists, so a parent written alone sees them as a full run would."""
     done: dict[int, str] = dict(known_reports or {})
     lookup = communities if hierarchy is None else hierarchy
+    entity_ids = dict(zip(lookup[S.COMMUNITY], lookup[S.ENTITY_IDS], strict=True))
     rows, errors = [], []
     for level in sorted(communities[S.LEVEL].unique(), reverse=True):
         batch = communities[communities[S.LEVEL] == level]
-        contexts = [
-            _context(c, lookup, entities, relationships, done, settings)
-            for _, c in batch.iterrows()
-        ]
+        contexts = []
+        for _, c in batch.iterrows():
+            # a child outside ``lookup`` (incremental runs) is summarized, never substituted
+            children = [
+                ChildCommunity(int(k), list(entity_ids.get(k, [])), done.get(k))
+                for k in c[S.CHILDREN]
+            ]
+            budget = settings.report_context_tokens
+            contexts.append(community_context(c, entities, relationships, children, budget))
         results, failed = await arun_llm_stage(
             "reports",
             list(batch[S.ID]),
