@@ -1,25 +1,10 @@
 """Add documents to an index, or delete them, without re-extracting the rest.
 
-Why: re-indexing a corpus to add one document repeats every extraction call, and deleting a
-document in some systems re-extracts everything it touched (LightRAG #2795: 85 deletions,
-1,593 LLM calls). Here an index keeps each chunk's extracted mentions beside its tables
-(``mentions/`` in the index folder), so
-
-* adding documents extracts only their new chunks;
-* deleting a document drops its chunks and their mentions: an entity or relationship only it
-  supported disappears, a shared entity loses the descriptions its chunks gave;
-* in both cases the graph is merged again from the kept mentions, an entity's descriptions
-  are summarized again only if its set of descriptions changed (the others keep theirs), the
-  graph is re-clustered, and only communities whose membership changed get a new report.
-
-Usage is counted per stage, so the summary shows only the calls the change needed. An index
-built by :func:`graphrag.index.pipeline.build_index` has no ``mentions/`` yet: the first
-update reads its chunks' extractions back (from the LLM cache, where they were recorded), and
-counts those reads apart as ``mentions`` so they never pass for the change's own cost.
-
-With ``index.method = "nlp"`` the extractor reads the whole corpus at once (acronyms and
-short names are resolved across documents, PMI uses corpus counts), and it costs no LLM
-call, so it simply runs again over the kept chunks.
+An index keeps each chunk's extracted mentions (``mentions/``): an update extracts only new
+chunks, merges the graph again from the kept mentions, re-summarizes only entities whose
+descriptions changed, and rewrites only reports of changed communities. An index without
+``mentions/`` reads its extractions back from the cache once (counted apart as ``mentions``).
+``index.method = "nlp"`` reads the whole corpus at once, so it simply runs again (no LLM call).
 """
 
 from __future__ import annotations
@@ -77,8 +62,7 @@ class UpdateSummary:
     stages: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def usage(self, exclude: tuple[str, ...] = (MENTIONS,)) -> Usage:
-        """Return the summed usage of the update's stages (by default without the one-off
-        read-back of an older index's mentions)."""
+        """Return the summed usage of the update's stages (by default without read-backs)."""
         return total_usage(self.stages, exclude)
 
     def render(self) -> str:
@@ -93,8 +77,7 @@ class UpdateSummary:
 
 
 def write_mentions(out: Path, tables: Tables) -> None:
-    """Store the mention tables beside an index (after :func:`write_index`, which replaces
-    the folder whole, so a rebuilt index never keeps another run's mentions)."""
+    """Store the mention tables beside an index (after :func:`write_index`)."""
     folder = Path(out) / MENTIONS
     folder.mkdir(exist_ok=True)
     for name in MENTION_TABLES:
@@ -121,21 +104,20 @@ def _extract(text_units: pd.DataFrame, ctx: IndexContext) -> Tables:
 def _graph(
     mentions: Tables,
     old_mentions: Tables,
-    old: Tables,
+    old_entities: pd.DataFrame,
     ctx: IndexContext,
     text_units: pd.DataFrame,
     old_text_units: pd.DataFrame,
 ) -> Tables:
-    """Return entities, relationships and dropped alias self-loops merged from ``mentions``
-    (over ``text_units``) as a full build merges them; only entities whose set of descriptions
-    differs from the index's (``old_mentions``) are summarized again."""
+    """Return entities, relationships, errors and dropped alias self-loops merged as a full
+    build would; only entities whose descriptions differ from ``old_mentions``' are summarized."""
     before, _, _ = merge_graph_mentions(
         old_mentions["entity_mentions"],
         old_mentions["relationship_mentions"],
         old_text_units,
         ctx.settings.index,
     )
-    description_of = dict(zip(old["entities"][S.ID], old["entities"][S.DESCRIPTION], strict=True))
+    description_of = dict(zip(old_entities[S.ID], old_entities[S.DESCRIPTION], strict=True))
     known = {
         eid: (list(descriptions), description_of[eid])
         for eid, descriptions in zip(before[S.ID], before[S.DESCRIPTIONS], strict=True)
@@ -152,14 +134,18 @@ def _graph(
     }
 
 
-def _reports(tables: Tables, old_reports: pd.DataFrame, ctx: IndexContext) -> tuple[Tables, int]:
-    """Return the tables with community reports, keeping the report of every community whose
-    members and relationships are unchanged (a community's id is a hash of its level and
-    members), and how many were kept."""
+def _reports(
+    tables: Tables, old_reports: pd.DataFrame, old_communities: pd.DataFrame, ctx: IndexContext
+) -> tuple[Tables, int]:
+    """Return the tables with community reports, keeping (and counting) those of communities
+    whose members (the id) and relationships are unchanged."""
     communities = tables["communities"]
-    old_relationships = dict(
-        zip(old_reports[S.ID], old_reports.get("relationship_set", []), strict=False)
-    )
+    old_relationships = {
+        cid: sorted(rids)
+        for cid, rids in zip(
+            old_communities[S.ID], old_communities[S.RELATIONSHIP_IDS], strict=True
+        )
+    }
     kept_rows, changed = [], []
     for _, community in communities.iterrows():
         old = old_reports[old_reports[S.ID] == community[S.ID]]
@@ -184,8 +170,7 @@ def _reports(tables: Tables, old_reports: pd.DataFrame, ctx: IndexContext) -> tu
 
 
 def _unit_order(text_units: pd.DataFrame) -> pd.DataFrame:
-    """Return the text units in the order a fresh build makes them (documents by id, then
-    position), so an updated index merges mentions, and words summaries, as a rebuild would."""
+    """Return the text units in a fresh build's order (document id, then position)."""
     first_document = text_units[S.DOCUMENT_IDS].map(lambda ids: ids[0])
     order = sorted(
         range(len(text_units)),
@@ -217,14 +202,8 @@ def update_index(
     # nlp graph (or the reverse) would mix two kinds of entity; a lazy index stays lazy.
     built = index.manifest.get("settings", {}).get("index", {})
     built_with = built.get("method", "llm")
-    settings = replace(
-        settings,
-        index=replace(
-            settings.index,
-            method=built_with,
-            lazy_reports=is_lazy(index),
-        ),
-    )
+    index_settings = replace(settings.index, method=built_with, lazy_reports=is_lazy(index))
+    settings = replace(settings, index=index_settings)
     ctx = IndexContext(settings, llm, embedder, progress)
     costs: dict[str, dict[str, float]] = {}
     unknown = sorted(set(delete) - set(index.documents[S.ID]))
@@ -253,12 +232,11 @@ def update_index(
         [index.documents[~index.documents[S.ID].isin(delete)], chunked["documents"]],
         ignore_index=True,
     ).sort_values(S.ID, ignore_index=True)
-    old = {"entities": index.entities, "community_reports": index.community_reports}
     base = {"documents": documents, "text_units": text_units}
     if settings.index.method == "nlp":
         tables, reused = _rebuild_nlp(base, ctx, costs)
     else:
-        tables, reused = _update_llm(base, index, path, removed, chunked, old, ctx, costs)
+        tables, reused = _update_llm(base, index, path, removed, chunked, ctx, costs)
     tables = timed(costs, "embed", lambda: embed_stage(tables, ctx))
     summary = UpdateSummary(
         path,
@@ -288,8 +266,6 @@ def update_index(
             },
         ],
     }
-    reports = tables["community_reports"]
-    tables["community_reports"] = reports.drop(columns=["relationship_set"], errors="ignore")
     write_index(tables, path, manifest)
     if "entity_mentions" in tables:
         write_mentions(path, tables)
@@ -312,7 +288,6 @@ def _update_llm(
     path: Path,
     removed: pd.DataFrame,
     chunked: Tables,
-    old: Tables,
     ctx: IndexContext,
     costs: dict,
 ) -> tuple[Tables, int]:
@@ -337,13 +312,14 @@ def _update_llm(
     graph = timed(
         costs,
         "graph",
-        lambda: _graph(mentions, old_mentions, old, ctx, base["text_units"], index.text_units),
+        lambda: _graph(
+            mentions, old_mentions, index.entities, ctx, base["text_units"], index.text_units
+        ),
     )
     kept_errors = index.errors[
         index.errors[S.STAGE].isin(["extract", "glean"]) & ~index.errors[S.ITEM_ID].isin(gone)
     ]
-    # alias self-loops and ungrounded sentences are found again over every kept and new
-    # mention (graph["dropped"])
+    # alias self-loops and ungrounded sentences are found again (graph["dropped"])
     kept_dropped = index.dropped[
         ~index.dropped[S.TEXT_UNIT_ID].isin(gone)
         & ~index.dropped[S.REASON].isin([ALIAS_SELF_LOOP, UNGROUNDED])
@@ -362,14 +338,5 @@ def _update_llm(
         "dropped": dropped,
     }
     tables = timed(costs, "communities", lambda: communities_stage(tables, ctx))
-    old_reports = _with_relationship_sets(old["community_reports"], index.communities)
-    tables, reused = timed(costs, "reports", lambda: _reports(tables, old_reports, ctx))
-    return tables, reused
-
-
-def _with_relationship_sets(reports: pd.DataFrame, communities: pd.DataFrame) -> pd.DataFrame:
-    sets = {
-        cid: sorted(rids)
-        for cid, rids in zip(communities[S.ID], communities[S.RELATIONSHIP_IDS], strict=True)
-    }
-    return reports.assign(relationship_set=reports[S.ID].map(sets))
+    old_reports, old_communities = index.community_reports, index.communities
+    return timed(costs, "reports", lambda: _reports(tables, old_reports, old_communities, ctx))

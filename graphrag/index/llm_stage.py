@@ -1,10 +1,5 @@
-"""Run one LLM call per item of an indexing stage, the same way in every stage.
-
-Every LLM stage (extraction, description summaries, reports) has the same rules: the calls
-run concurrently (the transport bounds them), one failed item never loses the others'
-finished work, a failure becomes an ``errors`` row (stage, item, error) that the next run
-retries, and a replay cache miss stops the run (replay must never build an index with holes).
-"""
+"""Run one LLM call per item of an indexing stage: concurrently, a failure an ``errors`` row
+the next run retries (the others' work kept), a replay cache miss stopping the run."""
 
 from __future__ import annotations
 
@@ -40,8 +35,7 @@ def run_llm_stage(
 async def arun_llm_stage(
     stage: str, item_ids: Sequence[Any], calls: Sequence[Awaitable[T]], progress: bool = True
 ) -> tuple[list[T | None], list[dict[str, Any]]]:
-    """:func:`run_llm_stage` for a caller already in a coroutine (a query writing the reports
-    it needs, ``index/lazy_reports.py``)."""
+    """:func:`run_llm_stage` for a caller already in a coroutine (lazy reports)."""
     results = await gather_with_progress(calls, stage, not progress)
     kept: list[T | None] = []
     errors: list[dict[str, Any]] = []

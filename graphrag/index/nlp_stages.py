@@ -1,11 +1,5 @@
-"""The stages of ``index.method = "nlp"``: extraction, graph and reports with no LLM call.
-
-Chunking, communities and embeddings are the LLM pipeline's own stages, so the index has the
-same tables and every query method reads it unchanged. Community reports are templates
-written from the community's entities and the sentences that name them, not LLM prose: an
-nlp index costs 0 LLM tokens to build, and the query methods' own calls are the only ones.
-(Lazy LLM reports, written when a query first needs one, are left for a later change: every
-query method reads ``community_reports`` as a ready table today.)
+"""The stages of ``index.method = "nlp"``: extraction, graph and template reports with no LLM
+call; the other stages are the LLM pipeline's, so every query method reads the index alike.
 """
 
 from __future__ import annotations
@@ -21,10 +15,8 @@ from graphrag.index.extract.nlp import (
     trim_text,
 )
 from graphrag.index.graph.merge import add_degrees, build_graph, merge_entities, merge_relationships
-from graphrag.index.reports.templates import template_report_row
-from graphrag.index.reports.write import REPORT_COLUMNS
 from graphrag.index.run_summary import Tables
-from graphrag.index.stages import IndexContext, link_text_units
+from graphrag.index.stages import IndexContext, template_reports, with_graph
 
 
 def nlp_extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
@@ -35,11 +27,9 @@ def nlp_extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
     entity_mentions, relationship_mentions = keep_frequent(
         entity_mentions, relationship_mentions, settings.nlp_min_chunks
     )
+    n_chunks = len(tables["text_units"])
     relationship_mentions = pmi_weights(
-        relationship_mentions,
-        entity_mentions,
-        len(tables["text_units"]),
-        settings.nlp_top_edges_per_entity,
+        relationship_mentions, entity_mentions, n_chunks, settings.nlp_top_edges_per_entity
     )
     return {
         **tables,
@@ -65,23 +55,11 @@ def nlp_graph(
 
 def nlp_graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
     entities, relationships = nlp_graph(
-        tables["entity_mentions"],
-        tables["relationship_mentions"],
-        2 * DESCRIPTION_CHARS,
+        tables["entity_mentions"], tables["relationship_mentions"], 2 * DESCRIPTION_CHARS
     )
-    rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
-    return {
-        **rest,
-        "entities": entities,
-        "relationships": relationships,
-        "text_units": link_text_units(tables["text_units"], entities, relationships),
-    }
+    return with_graph(tables, entities, relationships)
 
 
 def template_reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    rows = [
-        template_report_row(community, tables["entities"], tables["relationships"])
-        for _, community in tables["communities"].iterrows()
-    ]
-    reports = pd.DataFrame(rows, columns=REPORT_COLUMNS).sort_values(S.COMMUNITY)
-    return {**tables, "community_reports": reports.reset_index(drop=True)}
+    reports = template_reports(tables["communities"], tables, "co-occurrence ")
+    return {**tables, "community_reports": reports}

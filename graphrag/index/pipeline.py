@@ -1,9 +1,5 @@
-"""The indexing pipeline: an ordered list of stages, each a function from tables to tables.
-
-Read ``STAGES`` top to bottom to see what runs (each stage is in graphrag/index/stages.py).
-Every LLM call goes through the recorded cache, so an interrupted run resumes by running
-again: finished calls are free.
-"""
+"""The indexing pipeline: ``STAGES`` in order, each a function from tables to tables. Every
+LLM call goes through the cache, so an interrupted run resumes by running again."""
 
 from __future__ import annotations
 
@@ -41,26 +37,14 @@ STAGES: list[tuple[str, Stage]] = [
 
 
 def stages_for(settings: Settings) -> list[tuple[str, Stage]]:
-    """Return the stages of ``index.method``: "nlp" swaps extraction, graph and reports for
-    their LLM-free versions (graphrag/index/nlp_stages.py) and keeps the rest; with
-    ``lazy_reports`` it keeps the LLM reports stage, which then writes templates only."""
+    """Return the stages of ``index.method``: "nlp" swaps in LLM-free extraction, graph and
+    reports (with ``lazy_reports`` the LLM reports stage stays; it writes templates only)."""
     if settings.index.method == "llm":
         return STAGES
-    swapped = {
-        "extract": nlp_stages.nlp_extract_stage,
-        "graph": nlp_stages.nlp_graph_stage,
-    }
+    swapped = {"extract": nlp_stages.nlp_extract_stage, "graph": nlp_stages.nlp_graph_stage}
     if not settings.index.lazy_reports:
         swapped["reports"] = nlp_stages.template_reports_stage
     return [(name, swapped.get(name, stage)) for name, stage in STAGES]
-
-
-def run_stages(tables: Tables, ctx: IndexContext) -> tuple[Tables, dict[str, dict[str, float]]]:
-    """Run every stage in order; return the tables and each stage's usage and wall time."""
-    costs: dict[str, dict[str, float]] = {}
-    for name, stage in stages_for(ctx.settings):
-        tables = timed(costs, name, partial(stage, tables, ctx))
-    return tables, costs
 
 
 def build_index(
@@ -78,7 +62,10 @@ def build_index(
     llm = llm or ChatLLM(settings)
     try:
         ctx = IndexContext(settings, llm, embedder or Embedder(settings), progress)
-        tables, costs = run_stages({"documents": loaded.documents}, ctx)
+        tables: Tables = {"documents": loaded.documents}
+        costs: dict[str, dict[str, float]] = {}  # each stage's usage and wall time
+        for name, stage in stages_for(settings):
+            tables = timed(costs, name, partial(stage, tables, ctx))
     finally:
         if own_llm:
             llm.close()

@@ -1,9 +1,5 @@
 """What an indexing run made and what each stage cost: the summary ``index`` and ``update``
-print and keep in the manifest.
-
-Its own module so the pipeline holds only the stages and their order; the incremental
-update reports the same counts and cost table.
-"""
+print and keep in the manifest."""
 
 from __future__ import annotations
 
@@ -36,12 +32,7 @@ class IndexSummary:
     skipped_documents: list[tuple[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "counts": self.counts,
-            "failed": self.failed,
-            "stages": self.stages,
-            "skipped_documents": self.skipped_documents,
-        }
+        return {k: v for k, v in vars(self).items() if k != "out"}
 
     def render(self, timings: bool = True) -> str:
         """Return the run summary; ``timings=False`` leaves out the seconds (which vary)."""
@@ -101,6 +92,9 @@ def total_usage(costs: dict[str, dict[str, float]], exclude: tuple[str, ...] = (
 def index_counts(tables: Tables) -> dict[str, Any]:
     """Return the row counts of an index's tables, as the run summary reports them."""
     communities = tables["communities"]
+    sentences = unsupported_sentences(
+        *(tables[t] for t in ("entities", "relationships", "text_units"))
+    )
     return {
         "documents": len(tables["documents"]),
         "text_units": len(tables["text_units"]),
@@ -114,17 +108,6 @@ def index_counts(tables: Tables) -> dict[str, Any]:
         "community_reports": len(tables["community_reports"]),
         "ungrounded_names_dropped": int((tables["dropped"]["reason"] == NOT_IN_CHUNK).sum()),
         "self_loops_dropped": int((tables["dropped"]["reason"] == SELF_LOOP).sum()),
-        **grounding_counts(tables),
-    }
-
-
-def grounding_counts(tables: Tables) -> dict[str, int]:
-    """Return the description sentences of the index, those naming a name or number none of
-    their chunks holds (index/grounding.py), and those ``index.ground_descriptions`` dropped."""
-    sentences = unsupported_sentences(
-        tables["entities"], tables["relationships"], tables["text_units"]
-    )
-    return {
         "description_sentences": len(sentences),
         "unsupported_description_sentences": int((sentences["missing"].map(len) > 0).sum()),
         "ungrounded_sentences_dropped": int((tables["dropped"]["reason"] == UNGROUNDED).sum()),

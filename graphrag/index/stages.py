@@ -1,12 +1,10 @@
-"""The stages of the LLM pipeline, each a function ``(tables, context) -> tables``, and the
-context they share. graphrag/index/pipeline.py lists them in the order they run;
-graphrag/index/nlp_stages.py swaps some for LLM-free ones; an incremental update
-(graphrag/index/incremental.py) runs them over the changed part of an index.
-"""
+"""The stages of the LLM pipeline, each ``(tables, context) -> tables``, and their shared
+context; pipeline.py orders them, nlp_stages.py swaps some, incremental.py reuses them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import pandas as pd
 
@@ -76,15 +74,10 @@ def merge_and_summarize(
     ctx: IndexContext,
     known: dict[str, tuple[list[str], str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entities, relationships, dropped alias self-loops, errors): the mentions merged
-    into one entity per name and one relationship per pair, several descriptions summarized
-    by the LLM, with degrees. A full build and an incremental update both merge this way.
-
-    ``known`` ({entity id: (its descriptions, its description)}, from the index an update
-    starts from): an entity whose descriptions are the same keeps its description and is not
-    summarized again. Relationships are always asked again: an unchanged pair's question is
-    in the cache, so it is free.
-    """
+    """Return (entities, relationships, dropped alias self-loops, errors): mentions merged,
+    descriptions summarized, degrees added (full builds and updates alike). An entity whose
+    descriptions equal ``known``'s ({id: (descriptions, description)}) keeps its description;
+    relationships are always asked again (an unchanged pair's call is cached)."""
     index = ctx.settings.index
     entities, relationships, loops = merge_graph_mentions(
         entity_mentions, relationship_mentions, text_units, index
@@ -108,28 +101,28 @@ def merge_and_summarize(
 
 
 def graph_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    """Merge the extracted mentions into the entity graph (:func:`merge_and_summarize`), then
-    link each text unit to what was extracted from it. ``index.merge_aliases`` first merges
-    acronyms into the long names the text defines (index/aliases.py)."""
+    """Merge the mentions into the entity graph and link each text unit to what it gave."""
     entities, relationships, loops, errors = merge_and_summarize(
         tables["entity_mentions"], tables["relationship_mentions"], tables["text_units"], ctx
     )
-    rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
     return {
-        **rest,
-        "entities": entities,
-        "relationships": relationships,
-        "text_units": link_text_units(tables["text_units"], entities, relationships),
+        **with_graph(tables, entities, relationships),
         "dropped": _with_rows(tables["dropped"], loops),
         "errors": _errors(tables, errors),
     }
 
 
+def with_graph(tables: Tables, entities: pd.DataFrame, relationships: pd.DataFrame) -> Tables:
+    """Return ``tables`` with the graph in place of the mentions, text units linked to it."""
+    rest = {k: v for k, v in tables.items() if not k.endswith("_mentions")}
+    text_units = link_text_units(tables["text_units"], entities, relationships)
+    return {**rest, "entities": entities, "relationships": relationships, "text_units": text_units}
+
+
 def link_text_units(
     text_units: pd.DataFrame, entities: pd.DataFrame, relationships: pd.DataFrame
 ) -> pd.DataFrame:
-    """Return the text units with the ids of the entities and relationships found in each
-    (the reverse of their provenance), as Microsoft GraphRAG's text_units table has them."""
+    """Return the text units with the ids of the entities and relationships found in each."""
     text_units = text_units.copy()
     for column, frame in ((S.ENTITY_IDS, entities), (S.RELATIONSHIP_IDS, relationships)):
         owners = frame[[S.ID, S.TEXT_UNIT_IDS]].explode(S.TEXT_UNIT_IDS)
@@ -142,10 +135,8 @@ def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
     index = ctx.settings.index
     graph = build_graph(tables["entities"], tables["relationships"])
     clusters = detect_communities(graph, index.max_cluster_size, index.seed)
-    return {
-        **tables,
-        "communities": communities_table(clusters, tables["entities"], tables["relationships"]),
-    }
+    communities = communities_table(clusters, tables["entities"], tables["relationships"])
+    return {**tables, "communities": communities}
 
 
 def prose_communities(communities: pd.DataFrame, settings: IndexSettings) -> pd.Series:
@@ -154,31 +145,30 @@ def prose_communities(communities: pd.DataFrame, settings: IndexSettings) -> pd.
     return communities[S.ENTITY_IDS].map(len) >= settings.min_report_entities
 
 
+def template_reports(communities: pd.DataFrame, tables: Tables, edge_kind: str) -> pd.DataFrame:
+    """Return the template reports of ``communities`` (no LLM call), by community number."""
+    rows = [
+        template_report_row(c, tables["entities"], tables["relationships"], edge_kind)
+        for _, c in communities.iterrows()
+    ]
+    return pd.DataFrame(rows, columns=REPORT_COLUMNS).sort_values(S.COMMUNITY, ignore_index=True)
+
+
 def write_reports(
     communities: pd.DataFrame,
     tables: Tables,
     ctx: IndexContext,
     known_reports: dict[int, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (community_reports, errors) of ``communities``: written by the LLM, or from a
-    template for a community with fewer than ``index.min_report_entities`` entities (a pair
-    of names needs no prose); a parent reads its small children's template reports like any
-    other child report."""
+    """Return (community_reports, errors) of ``communities``: by the LLM, or from a template
+    below ``index.min_report_entities`` entities (a parent reads those like any report)."""
     entities, relationships = tables["entities"], tables["relationships"]
     small = ~prose_communities(communities, ctx.settings.index)
     # an nlp graph's relationships are co-occurrences, and its templates say so
     edge_kind = "co-occurrence " if ctx.settings.index.method == "nlp" else ""
-    templates = pd.DataFrame(
-        [
-            template_report_row(c, entities, relationships, edge_kind=edge_kind)
-            for _, c in communities[small].iterrows()
-        ],
-        columns=REPORT_COLUMNS,
-    )
+    templates = template_reports(communities[small], tables, edge_kind)
     if ctx.settings.index.lazy_reports:  # the rest are written by the queries that read them
-        return templates.sort_values(S.COMMUNITY).reset_index(drop=True), pd.DataFrame(
-            columns=S.ERROR_COLUMNS
-        )
+        return templates, pd.DataFrame(columns=S.ERROR_COLUMNS)
     known = dict(known_reports or {})
     known |= dict(zip(templates[S.COMMUNITY], templates[S.FULL_CONTENT], strict=True))
     reports, errors = write_community_reports(
@@ -201,24 +191,25 @@ def reports_stage(tables: Tables, ctx: IndexContext) -> Tables:
     return {**tables, "community_reports": reports, "errors": _errors(tables, errors)}
 
 
+def vectors(embedder: Embedder, texts: list[str]) -> list[list[float]]:
+    """Return the embeddings of ``texts`` as lists of floats (none for no text)."""
+    return [list(map(float, v)) for v in embedder.embed(texts)] if texts else []
+
+
 def embed_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    """Embed what the query methods match a question against: chunks, entity descriptions,
-    relationships read as facts (PPR's seeds; on a large NLP graph these are most of the
-    work, done once here rather than at the first query) and community reports."""
-
-    def vectors(texts: list[str]) -> list[list[float]]:
-        return [list(map(float, v)) for v in ctx.embedder.embed(texts)] if texts else []
-
+    """Embed what query methods match a question against: chunks, entity descriptions,
+    relationships as facts (PPR's seeds) and community reports."""
+    embed = partial(vectors, ctx.embedder)
     text_units = tables["text_units"].copy()
-    text_units[S.TEXT_EMBEDDING] = vectors(list(text_units[S.TEXT]))
+    text_units[S.TEXT_EMBEDDING] = embed(list(text_units[S.TEXT]))
     entities = tables["entities"].copy()
-    entities[S.DESCRIPTION_EMBEDDING] = vectors(
+    entities[S.DESCRIPTION_EMBEDDING] = embed(
         [f"{t}: {d}" for t, d in zip(entities[S.TITLE], entities[S.DESCRIPTION], strict=True)]
     )
     relationships = tables["relationships"].copy()
-    relationships[S.FACT_EMBEDDING] = vectors(fact_texts(relationships))
+    relationships[S.FACT_EMBEDDING] = embed(fact_texts(relationships))
     reports = tables["community_reports"].copy()
-    reports[S.FULL_CONTENT_EMBEDDING] = vectors(list(reports[S.FULL_CONTENT]))
+    reports[S.FULL_CONTENT_EMBEDDING] = embed(list(reports[S.FULL_CONTENT]))
     return {
         **tables,
         "text_units": text_units,

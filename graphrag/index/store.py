@@ -1,10 +1,6 @@
-"""The index on disk: one parquet file per table, a GraphML export, and ``index.json``.
-
-The folder is readable with pandas alone; ``index.json`` records the settings, models and
-run summary the index was built with, the index format version, and each table's row count
-and sha256. An index is written whole into a temporary sibling folder, manifest last, and
-then swapped in, so an interrupted run leaves the previous index or the new one, never a mix;
-:func:`load_index` accepts only a folder whose manifest is complete and matches its tables.
+"""The index on disk: one parquet file per table, a GraphML export, and ``index.json``
+(settings, run summary, format version, each table's rows and sha256). It is written whole
+into a temporary sibling folder and swapped in, so an interrupted run never leaves a mix.
 """
 
 from __future__ import annotations
@@ -70,11 +66,8 @@ def _graphml_graph(tables: dict[str, pd.DataFrame]) -> nx.Graph:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(file, "sha256").hexdigest()
 
 
 def _fsync(path: Path) -> None:
@@ -108,12 +101,8 @@ def _clean_leftovers(out: Path) -> None:
 
 
 def write_index(tables: dict[str, pd.DataFrame], out: str | Path, manifest: dict[str, Any]) -> Path:
-    """Write every table as parquet, the GraphML export and the manifest; return the folder.
-
-    Everything goes to a temporary sibling folder first, the manifest (with each table's
-    rows and sha256) last, all fsynced; then the folder replaces ``out`` whole. An existing
-    ``out`` must be an index (it has ``index.json``) or empty, as it is replaced.
-    """
+    """Write every table as parquet, the GraphML export and the manifest (last, all fsynced)
+    to a temporary folder that then replaces ``out`` (an index or empty); return the folder."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     _clean_leftovers(out)

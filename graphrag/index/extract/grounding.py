@@ -1,21 +1,9 @@
 """Descriptions held to their sources: a sentence may name only what its chunk names.
 
-A 1.5B extractor writes descriptions from what it knows as well as from what it read: the
-demo's graph places Storm Corvin, the Regional Council and the Tide Festival "in
-Cliftonport", a town no document names, and MuSiQue's puts a Malaysian reservoir "in
-southern Africa ... near the border between Zambia and Zimbabwe". Every graph method reads
-these sentences as facts of the corpus, and a report or an answer repeats them.
-
-The check needs no model: a sentence is *unsupported* when it holds a name (a capitalized
-word after its first word, or an acronym) or a number that the text it was extracted from
-does not contain, compared case-insensitively as a whole word. It misses a wrong claim made
-of words the chunk holds ("founded by" on the wrong entity), and it drops true world
-knowledge the chunk does not state ("Country in Europe"): both are what "use only the data
-given" asks of the extractor.
-
-:func:`unsupported_sentences` measures an index (``benchmarks/description_grounding.py``);
-with ``index.ground_descriptions`` each extracted mention keeps only its supported sentences
-(:func:`ground_mentions`), and the sentences it loses go to the ``dropped`` table.
+Why: a small extractor adds what it knows (a town no document names), and every method then
+reads it as a fact of the corpus. A sentence is *unsupported* when it holds a name (a
+capitalized word after the first, or an acronym) or a number its source text lacks as a
+whole word. With ``index.ground_descriptions`` the lost sentences go to ``dropped``.
 """
 
 from __future__ import annotations
@@ -26,6 +14,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.extract.nlp import sentences
+from graphrag.index.extract.stage import dropped_row
 
 UNGROUNDED = "ungrounded description"  # the dropped table's reason
 _TERM = re.compile(r"^(?:[A-Z][\w'-]*|\d[\d,.:/]*\d|\d)$")
@@ -67,12 +56,8 @@ def split_grounded(description: str, source: str) -> tuple[str, list[str]]:
 def ground_mentions(
     mentions: pd.DataFrame, text_units: pd.DataFrame, name_columns: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (the mentions with only supported sentences, the dropped sentences' rows).
-
-    Each mention is checked against the one chunk it was extracted from; a mention whose
-    every sentence is unsupported keeps an empty description (the entity or relationship
-    stays: the chunk names it). ``name_columns`` name the mention in the dropped table.
-    """
+    """Return (the mentions with only supported sentences, the dropped sentences' rows); each
+    mention is checked against its own chunk, ``name_columns`` name it in the dropped table."""
     text_of = dict(zip(text_units[S.ID], text_units[S.TEXT], strict=True))
     grounded = mentions.copy()
     rows = []
@@ -83,29 +68,19 @@ def ground_mentions(
             continue
         grounded.iloc[i, grounded.columns.get_loc(S.DESCRIPTION)] = kept
         name = " -> ".join(str(getattr(row, c)) for c in name_columns)
-        rows += [
-            {S.TEXT_UNIT_ID: unit, S.NAME: name, S.REASON: UNGROUNDED, S.DESCRIPTION: s}
-            for s in dropped
-        ]
+        rows += [dropped_row(unit, name, UNGROUNDED, s) for s in dropped]
     return grounded, pd.DataFrame(rows, columns=S.DROPPED_COLUMNS)
 
 
 def unsupported_sentences(
     entities: pd.DataFrame, relationships: pd.DataFrame, text_units: pd.DataFrame
 ) -> pd.DataFrame:
-    """Return one row per description sentence of a built index: kind ("entity" or
-    "relationship"), name, sentence and its missing terms (empty when supported), each
-    checked against all the chunks its entity or relationship was extracted from."""
+    """Return (kind, name, sentence, missing terms) per description sentence of a built index,
+    checked against all the chunks it was extracted from."""
     text_of = dict(zip(text_units[S.ID], text_units[S.TEXT], strict=True))
     rows = []
-    tables = [
-        ("entity", entities, entities[S.TITLE]),
-        (
-            "relationship",
-            relationships,
-            relationships[S.SOURCE_ENTITY] + " -> " + relationships[S.TARGET_ENTITY],
-        ),
-    ]
+    pairs = relationships[S.SOURCE_ENTITY] + " -> " + relationships[S.TARGET_ENTITY]
+    tables = [("entity", entities, entities[S.TITLE]), ("relationship", relationships, pairs)]
     for kind, table, names in tables:
         for name, description, units in zip(
             names, table[S.DESCRIPTION], table[S.TEXT_UNIT_IDS], strict=True

@@ -24,24 +24,15 @@ def display_name(raw: str) -> str:
 
 
 def name_key(raw: str, aliases: dict[str, str] | None = None) -> str:
-    """Return the key entities are merged on: case-folded, punctuation-light, alias-resolved.
-
-    "The Kestrel Bay Marine Institute", "kestrel bay marine institute." and (with an alias
-    configured) "KBMI" all give the same key.
-    """
+    """Return the key entities are merged on: case-folded, punctuation-light, alias-resolved."""
     key = _POSSESSIVE.sub("", display_name(raw)).casefold()
     key = re.sub(r"^the ", "", key)
     key = _HONORIFIC.sub("", key)
     key = re.sub(r"[^\w\s&-]", "", key)
     key = _SPACE.sub(" ", key).strip()
     if aliases:
-        table = _alias_table(aliases)
-        key = table.get(key, key)
+        key = {name_key(a): name_key(c) for a, c in aliases.items()}.get(key, key)
     return key
-
-
-def _alias_table(aliases: dict[str, str]) -> dict[str, str]:
-    return {name_key(alias): name_key(canonical) for alias, canonical in aliases.items()}
 
 
 def mentioned(name: str, text: str) -> bool:

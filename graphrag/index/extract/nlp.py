@@ -1,23 +1,11 @@
 """LLM-free graph extraction (``index.method = "nlp"``): named spans from the text itself,
 edges from co-occurrence in a chunk weighted by normalized PMI.
 
-Why rule-based: Microsoft's FastGraphRAG takes noun phrases from NLTK or spaCy, whose data
-and models are downloaded at first use, so it fails on an offline machine. Proper names in
-English prose are mostly capitalized spans, so candidates here are
-
-* runs of capitalized words, joined by a few lower-case connectors ("Bank of England"),
-  without leading stop words ("The", "Today") or a possessive "'s";
-* acronyms (``KBMI``) and their definitions: "Kestrel Bay Marine Institute (KBMI)" makes the
-  acronym an alias of the long name;
-* a lone word that ends exactly one longer name ("Okafor" after "Mara Okafor", "the
-  Institute") is read as that name;
-* a single capitalized word at the start of a sentence counts only if the corpus also
-  capitalizes it mid-sentence (so "However" or "Fishers" are not names).
-
-Types come from cheap cues (a title before a name, a head word such as "Institute" or
-"Bay"); the rest are "concept". Descriptions are the sentences that mention the entity.
-The output is the same mention tables as :func:`graphrag.index.extract.stage.extract_graph`, so
-the graph, community and query stages run unchanged.
+Why rule-based: FastGraphRAG's NLTK or spaCy models download at first use, so they fail
+offline; proper names in English prose are mostly capitalized spans. Candidates are runs of
+capitalized words (with connectors, "Bank of England"), acronyms with their definitions, and
+a lone word read as the one longer name it ends. Output: the mention tables of
+:func:`graphrag.index.extract.stage.extract_graph`.
 """
 
 from __future__ import annotations
@@ -31,11 +19,10 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.extract.names import display_name, name_key
-from graphrag.index.extract.stage import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
+from graphrag.index.extract.stage import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS, dropped_row
 from graphrag.settings import IndexSettings
 
-# Function words and sentence openers that are capitalized only by position; shipped in code
-# so nothing is downloaded.
+# Words capitalized only by position (shipped in code so nothing is downloaded).
 STOP_WORDS = frozenset(
     """
     a about above after again against all also although am an and another any are as at
@@ -56,9 +43,7 @@ STOP_WORDS = frozenset(
     mr mrs ms dr prof sir dame
     """.split()
 )
-# Characters of sentences kept as an entity's description, per chunk (twice this once merged):
-# a few sentences, enough to say what the entity is while a query's context still holds many
-# entities; the recorded NLP indexes were built with it.
+# Characters of sentences kept as an entity's description per chunk (twice this once merged).
 DESCRIPTION_CHARS = 400
 # Lower-case words allowed inside a name ("Bank of England", "Port of Spain").
 CONNECTORS = frozenset({"of", "de", "du", "da", "del", "der", "van", "von", "la", "le", "&"})
@@ -100,16 +85,15 @@ def _is_capitalized(word: str) -> bool:
 
 
 def _is_heading(sentence: str) -> bool:
-    """Return whether ``sentence`` is a title-case headline ("Hale Wins Mayoral Election"),
-    whose capitals mark a title, not names."""
+    """Return whether ``sentence`` is a title-case headline (capitals mark a title)."""
     words = [w for w in _WORD.findall(sentence) if len(w) > 3]
     capitalized = sum(w[:1].isupper() for w in words)
     return len(words) >= 3 and capitalized >= 0.7 * len(words) and not sentence.endswith(".")
 
 
 def _runs(sentence: str) -> Iterator[list[tuple[str, int]]]:
-    """Yield the runs of capitalized words (with their word positions) that nothing but a
-    space separates; a connector joins two only after a head word ("University of X")."""
+    """Yield the runs of space-separated capitalized words with their positions; a connector
+    joins two only after a head word ("University of X")."""
     matches = list(_WORD.finditer(sentence))
     words = [m.group(0).rstrip(".") for m in matches]
     run: list[tuple[str, int]] = []
@@ -182,8 +166,7 @@ def _candidates(text: str) -> list[tuple[str, str, bool, str | None]]:
 def _longer_names(
     per_unit: list[tuple[str, list[tuple[str, str, bool, str | None]]]], aliases: dict[str, str]
 ) -> dict[str, set[str]]:
-    """Return {short form: keys of the longer names it may stand for}: a name's word suffixes
-    ("Regional Council", "Okafor") and its first word ("Bluewrack")."""
+    """Return {short form: keys of the longer names it may stand for} (suffixes, first word)."""
     longer: dict[str, set[str]] = defaultdict(set)
     for _, found in per_unit:
         for name, _, initial, _ in found:
@@ -235,13 +218,9 @@ def trim_text(text: str, limit: int) -> str:
 def extract_graph_nlp(
     text_units: pd.DataFrame, settings: IndexSettings
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entity mentions, relationship mentions, errors, dropped) without any LLM call.
-
-    One entity mention per (name, chunk), its description the chunk's sentences naming it;
-    one relationship mention per pair of names sharing a chunk, its description the
-    sentences naming both (or a note that they share the passage). ``strength`` is 1 per
-    chunk; :func:`pmi_weights` turns the counts into edge weights after merging.
-    """
+    """Return (entity mentions, relationship mentions, errors, dropped) without any LLM call:
+    one mention per (name, chunk) and per pair of names sharing a chunk, ``strength`` 1
+    (:func:`pmi_weights` turns the counts into weights)."""
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
     aliases = {**acronym_aliases([t for _, t in units]), **settings.aliases}
     per_unit = [(uid, _candidates(text)) for uid, text in units]
@@ -265,14 +244,8 @@ def extract_graph_nlp(
             if len(longer) == 1:
                 key = next(iter(longer))
             elif len(longer) > 1 and " " not in name:
-                dropped.append(
-                    {
-                        S.TEXT_UNIT_ID: uid,
-                        "name": name,
-                        S.REASON: "ambiguous short name: part of several longer names",
-                        S.DESCRIPTION: ", ".join(sorted(longer)),
-                    }
-                )
+                why = "ambiguous short name: part of several longer names"
+                dropped.append(dropped_row(uid, name, why, ", ".join(sorted(longer))))
                 continue
             if not key:
                 continue
@@ -287,15 +260,9 @@ def extract_graph_nlp(
     for key, uid in mentions:
         forms = surface.get(key) or Counter({key: 1})
         title = forms.most_common(1)[0][0]
-        entity_rows.append(
-            {
-                S.TITLE: title,
-                S.NAME_KEY: key,
-                S.TYPE: _entity_type(title, titled[key] > 0),
-                S.DESCRIPTION: trim_text(" ".join(sentences_of[(key, uid)]), limit),
-                S.TEXT_UNIT_ID: uid,
-            }
-        )
+        description = trim_text(" ".join(sentences_of[(key, uid)]), limit)
+        row = (title, key, _entity_type(title, titled[key] > 0), description, uid)
+        entity_rows.append(dict(zip(ENTITY_COLUMNS, row, strict=True)))
     entities = pd.DataFrame(entity_rows, columns=ENTITY_COLUMNS)
     relationship_rows = []
     title_of = dict(zip(entities[S.NAME_KEY], entities[S.TITLE], strict=False))
@@ -309,21 +276,10 @@ def extract_graph_nlp(
                     if shared
                     else f"{title_of[a]} and {title_of[b]} are mentioned in the same passage."
                 )
-                relationship_rows.append(
-                    {
-                        S.SOURCE_ENTITY: title_of[a],
-                        S.TARGET_ENTITY: title_of[b],
-                        "source_key": a,
-                        "target_key": b,
-                        S.DESCRIPTION: description,
-                        "strength": 1,
-                        "same_sentence": bool(shared),
-                        S.TEXT_UNIT_ID: uid,
-                    }
-                )
-    relationships = pd.DataFrame(
-        relationship_rows, columns=[*RELATIONSHIP_COLUMNS, "same_sentence"]
-    )
+                row = (title_of[a], title_of[b], a, b, description, 1, uid, bool(shared))
+                relationship_rows.append(row)
+    columns = [*RELATIONSHIP_COLUMNS, "same_sentence"]
+    relationships = pd.DataFrame(relationship_rows, columns=columns)
     return (
         entities,
         relationships,
@@ -335,8 +291,8 @@ def extract_graph_nlp(
 def keep_frequent(
     entity_mentions: pd.DataFrame, relationship_mentions: pd.DataFrame, min_chunks: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return the mentions of names found in at least ``min_chunks`` chunks (or in a sentence
-    with another name), and the relationship mentions between the names kept."""
+    """Return the mentions of names in ``min_chunks`` chunks or sharing a sentence with another
+    name, and the relationship mentions between the names kept."""
     chunks = entity_mentions.groupby(S.NAME_KEY)[S.TEXT_UNIT_ID].nunique()
     in_sentence = set(
         relationship_mentions.loc[relationship_mentions["same_sentence"], "source_key"]
@@ -356,15 +312,9 @@ def pmi_weights(
     n_chunks: int,
     top_per_entity: int,
 ) -> pd.DataFrame:
-    """Return the relationship mentions of the pairs worth an edge, ``strength`` set so that
-    the merged weight is the pair's normalized PMI times its co-occurrence count (plus one per
-    shared sentence).
-
-    NPMI = log(p(a,b) / (p(a) p(b))) / -log p(a,b), over chunks: 1 for names that only ever
-    appear together, 0 for independent ones. Pairs with NPMI <= 0 are dropped; then each
-    entity keeps its ``top_per_entity`` strongest edges (an edge stays if either end keeps
-    it), so a name that appears everywhere does not link to everything.
-    """
+    """Return the mention pairs worth an edge, ``strength`` set so the merged weight is the
+    pair's NPMI over chunks times its co-occurrence count (plus one per shared sentence).
+    Pairs with NPMI <= 0 go; each entity keeps its ``top_per_entity`` strongest edges."""
     if relationship_mentions.empty:
         return relationship_mentions
     chunk_count = entity_mentions.groupby(S.NAME_KEY)[S.TEXT_UNIT_ID].nunique()

@@ -1,10 +1,7 @@
 """Extraction quality against a gold graph: entity recall/precision, relationship recall.
 
-Matching is alias-aware and uses the same name normalization as merging, so "KBMI", "the
-Kestrel Bay Marine Institute" and "Kestrel Bay Marine Institute" all match one gold entity.
-
-Entity precision counts each gold entity once: three extracted rows that all match "Mara
-Okafor" (a merge the index missed) are one correct entity and two duplicates, not three hits.
+Matching uses the merge's name keys and the gold aliases; precision counts each gold entity
+once (rows matching an already-matched one are duplicates).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Extraction in the record format (``index.extraction_format = "records"``): one plain-text
-call per chunk whose reply is parsed line by line (graphrag/index/extract/records.py).
-
-A reply cut off at the token cap is not a failure here, unlike a cut-off JSON reply: every
-record finished before the cap is kept, and the unfinished last line is reported. Malformed
-lines and the count of repeated records become rows of the index's ``dropped`` table (with
-why), never an exception. Gleaning is not offered in this format yet.
-
-Short documents can share one call (``index.pack_documents_tokens``): each is labelled in the
-prompt, each record carries its document's label, and every record goes back to its own text
-unit (checked against that unit's text), so provenance stays per document.
+call per chunk, its reply parsed line by line (records.py). A cut-off reply keeps every
+finished record; malformed lines and repeats become ``dropped`` rows, never an exception.
+Short documents can share one call (``index.pack_documents_tokens``), each record going
+back to its own document's text unit.
 """
 
 from __future__ import annotations
@@ -29,8 +23,7 @@ MALFORMED_RECORD = "malformed record line"
 REPEATED_RECORDS = "repeated records dropped"
 STOPPED_EARLY = "reply stopped early (index.stop_repeats)"
 ASKED_AGAIN = "first reply named nothing the text mentions; asked again (index.reextract_empty)"
-# Completion room per document of a packed call: a short paragraph's records (~9 at ~25
-# tokens) with some spare.
+# Completion room per document of a packed call (a short paragraph's records, with spare).
 PACKED_TOKENS_PER_DOCUMENT = 300
 
 
@@ -60,23 +53,15 @@ async def _records_reply(
 ) -> tuple[str, list[str]]:
     """Return the record reply to ``messages`` and why it was stopped early, if it was.
 
-    A loop usually starts in the entity records (the demo: all 9 of its loops), and a reply
-    stopped there has no relationship yet: then one more call asks for the relationships
-    only, with the kept entities as the model's previous turn. The same follows a reply cut
-    off at the token cap before its first relationship (the demo's lean re-index: the
-    institute profile's 11 entities, descriptions copied from the text, filled all 1,024
-    tokens), its unfinished last line left out of that turn. With
-    ``index.relationships_follow_up``, a reply that ended normally with two or more entities
-    and no relationship is followed up the same way.
+    A reply stopped (or cut off at the cap) before its first relationship gets one more call
+    asking for the relationships only, the kept entities as the model's previous turn; with
+    ``index.relationships_follow_up`` so does a finished reply with 2+ entities and none.
     """
     rule = RecordStop.for_request if settings.stop_repeats else None
     completion = await llm.achat(messages, max_tokens=max_tokens, stop_rule=rule)
     reply, stops = completion.text, [completion.stopped_early]
     capped = completion.finish_reason == "length" and not completion.stopped_early
     cut = completion.stopped_early or capped
-    # index.relationships_follow_up: a finished reply that named entities and no relationship
-    # (a quarter of the recorded first replies: tests/test_records.py) is asked for them too;
-    # otherwise only a cut reply is read here (the caller parses every reply anyway)
     first = parse_records(reply) if cut or settings.relationships_follow_up else None
     if first is not None and not first.relationships and (cut or len(first.entities) >= 2):
         kept = reply.rpartition("\n")[0] if capped else reply
@@ -101,17 +86,10 @@ def _kept_out(parsed: ParsedRecords, stops: list[str]) -> list[tuple[str, str, s
     return kept_out
 
 
-# --------------------------------------------------------------------------- packed documents
-
-
 def pack_text_units(text_units: pd.DataFrame, budget: int) -> list[list[int]]:
     """Return the extraction calls as groups of row positions of ``text_units``: consecutive
-    units that are each a whole document are packed while their tokens add up to at most
-    ``budget``; any other unit (a chunk of a longer document) is a call of its own.
-
-    Why: a corpus of short paragraphs (multi-hop benchmarks) pays the extraction prompt's
-    fixed part (instructions and worked example) once per paragraph otherwise.
-    """
+    whole-document units packed up to ``budget`` tokens; a chunk of a longer document alone.
+    Why: short paragraphs would each pay the prompt's fixed part otherwise."""
     document_of = text_units[S.DOCUMENT_IDS].map(lambda ids: ids[0] if len(ids) == 1 else None)
     units_per_document = document_of.value_counts()
     groups: list[list[int]] = []

@@ -1,24 +1,11 @@
-"""Extraction replies as one tuple-delimited record per line (Microsoft GraphRAG's format),
-parsed strictly and repaired locally, with repeated records removed.
+"""Extraction replies as one record per line, parsed strictly and repaired locally.
 
     ("entity"<|>Lena Ortiz<|>person<|>Chairs the Dunmore Rowing Club.)
-    ("relationship"<|>Lena Ortiz<|>Dunmore Rowing Club<|>chairs<|>9)
-    <|COMPLETE|>
+    entity|Lena Ortiz|person|Chairs the Dunmore Rowing Club.   (index.record_style = "pipe")
 
-or the same fields in the pipe style (``index.record_style``), read the same way:
-
-    entity|Lena Ortiz|person|Chairs the Dunmore Rowing Club.
-
-Why lines: a record is complete the moment its line ends, so a reply cut off at the token
-cap keeps every finished record (a cut-off JSON reply parses as nothing), and a repetition
-loop (the 1.5B model emits the same records until the cap: 28% of the demo's recorded
-extraction tokens) is visible record by record: :class:`RecordStop` finds where it starts so
-a streaming caller can stop there, and the parser drops the repeats.
-
-Nothing here raises on model output: a line that cannot be read is returned in
-``malformed`` with its number and why; a line that can be read after a local repair (missing
-parenthesis or quotes, several records on one line, a strength written "8.0" or missing)
-is kept and listed in ``repaired``.
+Why lines: a reply cut off at the token cap keeps every finished record, and a repetition
+loop is visible record by record (:class:`RecordStop`). Nothing here raises on model output:
+unreadable lines go to ``malformed``, locally repaired ones are listed in ``repaired``.
 """
 
 from __future__ import annotations
@@ -39,13 +26,15 @@ _LABEL = re.compile(r"^\[\s*(\w{1,12})\s*\]\s*")
 REPEATED = "repeated record"
 MIRRORED = "entities restated as relationships to their types"
 _KIND = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*$', re.IGNORECASE)
-# A delimiter the model wrote without one of its ends ("<|" or "|>"): one reply of the demo's
-# lean re-index wrote every delimiter so and lost its 17 records before this repair
+# A delimiter the model wrote without one of its ends ("<|" or "|>")
 _LOOSE_TUPLE = re.compile(r"<\|>|<\||\|>")
-# The pipe style (``index.record_style = "pipe"``): "entity|Lena Ortiz|person|Chairs the club."
-# Same fields, a sixth fewer completion tokens than the tuple style's ("entity"<|>...) on the
-# recorded demo and MuSiQue replies. Either style is read whatever the setting.
+# The pipe style (``index.record_style = "pipe"``); either style is read whatever the setting.
 PIPE = "|"
+_PARENTHESES_REPAIR = {  # (opens, closes) -> what was added
+    (True, False): "closing parenthesis added",
+    (False, True): "opening parenthesis added",
+    (False, False): "parentheses added",
+}
 _PIPE_RECORD = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*\|(?!>)', re.IGNORECASE)
 
 
@@ -91,17 +80,9 @@ def _lines(text: str) -> list[tuple[int, str]]:
 
 def _strip_record(line: str) -> tuple[str, list[str]]:
     """Return the record's inside without its parentheses, and the repairs made."""
-    repairs = []
-    if line.startswith("(") and line.endswith(")"):
-        return line[1:-1], repairs
-    if line.startswith("("):
-        repairs.append("closing parenthesis added")
-        return line[1:], repairs
-    if line.endswith(")"):
-        repairs.append("opening parenthesis added")
-        return line[:-1], repairs
-    repairs.append("parentheses added")
-    return line, repairs
+    opens, closes = line.startswith("("), line.endswith(")")
+    repair = _PARENTHESES_REPAIR.get((opens, closes))
+    return line[opens : len(line) - closes], [repair] if repair else []
 
 
 def _field(value: str) -> str:
@@ -119,19 +100,13 @@ def _strength(value: str) -> tuple[int | None, str | None]:
     return int(number), None if _field(value) == str(int(number)) else "strength as integer"
 
 
-def split_label(line: str) -> tuple[str | None, str]:
-    """Return (the document label of a packed call's record line or None, the record)."""
-    match = _LABEL.match(line)
-    return (match.group(1), line[match.end() :]) if match else (None, line)
-
-
 def parse_record(line: str) -> tuple[dict[str, Any] | None, str, list[str]]:
     """Return (record or None, its kind or why it failed, repairs) of one record line; a
     labelled line's record carries its ``label``."""
-    label, line = split_label(line)
-    record, kind, repairs = _parse_unlabelled(line)
+    label = _LABEL.match(line)
+    record, kind, repairs = _parse_unlabelled(line[label.end() :] if label else line)
     if record is not None and label is not None:
-        record["label"] = label
+        record["label"] = label.group(1)
     return record, kind, repairs
 
 
@@ -161,8 +136,7 @@ def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]
         values = [values[0], "unknown", values[1]]
         repairs.append("entity record without a type read with type unknown")
     if kind == "relationship" and len(values) == 2 and values[0] and " " in values[1]:
-        # a name and a sentence, no target: a fact about that entity (MuSiQue's LLM index:
-        # "Seattle <|> average annual snowfall ... is 6.8 inches"), kept as its description
+        # a name and a sentence, no target: a fact about that entity, kept as its description
         kind, values = "entity", [values[0], "unknown", values[1]]
         repairs.append("relationship record without a target read as an entity description")
     if kind == "entity":
@@ -194,10 +168,8 @@ def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]
 
 
 def _relationship_as_entity(values: list[str]) -> bool:
-    """Whether an "entity" record's four fields are a relationship: source, target,
-    description and a strength, or source, target, the target's type (one lowercase word) and
-    a description. Once the 1.5B model has begun so, it writes every relationship of the reply
-    under the entity label (the demo's lean re-index: 21 such records in two replies)."""
+    """Whether an "entity" record's four fields are a relationship: source, target and a
+    description with a strength, or with the target's type (one lowercase word) before it."""
     if len(values) != 4 or not values[1] or values[1][0].islower():
         return False
     strength_last = _strength(values[3])[0] is not None
@@ -240,17 +212,11 @@ def parse_records(text: str) -> ParsedRecords:
 
 
 class RecordStop:
-    """The stop rule of a streamed record reply (``index.stop_repeats``): end it where a
-    repetition loop starts, i.e. at the first of ``run`` consecutive lines that each repeat an
-    earlier line word for word, or at the first of ``mirror_run`` relationships in a row that
-    restate entities as relationships to their own types. Fed the growing reply, it reads each
-    complete line once.
+    """The stop rule of a streamed record reply (``index.stop_repeats``): stop at the first
+    of ``run`` consecutive lines that each repeat an earlier line word for word, or of
+    ``mirror_run`` relationships in a row restating entities as relationships to their types.
 
-    Why two repeats in a row, word for word: a lone repeat is often a near-duplicate ("Lena
-    Marsh" then "Councillor Lena Marsh"), after which the model goes on with new records; a
-    loop repeats a block. Copies of the worked example are not a stop: the model writes the
-    example's names with this text's and then goes on with real records, which a stop there
-    would lose (benchmarks/index_cost.py, ``loop_cut``); grounding drops the copied names.
+    Why two repeats: a lone repeat is often a near-duplicate, after which new records follow.
     """
 
     def __init__(self, run: int = 2, mirror_run: int = 3) -> None:
@@ -289,12 +255,9 @@ class RecordStop:
         return None
 
     def _mirrored(self, kind: str, record: dict[str, Any], start: int) -> bool:
-        """Whether ``record`` ends a run of ``mirror_run`` relationships that each restate an
-        entity as a relationship to its own type ("Storm Corvin|event|A storm in 2012"):
-        the other loop of the 1.5B model, which lists every entity again that way until
-        the reply ends (17 such lines closed the demo interview's reply in two of five cold
-        runs). A packed reply (labelled records) is never stopped so: its later documents
-        would be lost."""
+        """Whether ``record`` ends a run of ``mirror_run`` relationships that restate an entity
+        as a relationship to its own type ("Storm Corvin|event|A storm in 2012"). A packed
+        reply (labelled records) is never stopped so: its later documents would be lost."""
         if record.get("label") is not None:
             return False
         if kind == "entity":
@@ -307,9 +270,8 @@ class RecordStop:
 
 
 def records_from_json_reply(reply: str) -> str:
-    """Return the record lines of a JSON extraction reply, even one cut off at the token cap:
-    every complete entity or relationship object in it, in order (no completion marker when
-    the JSON is cut off). Converts the recorded JSON replies to measure the record format."""
+    """Return the record lines of a JSON extraction reply, even one cut off at the token cap
+    (then without the completion marker)."""
     try:
         value = json.loads(reply)
     except ValueError:

@@ -33,12 +33,8 @@ RELATIONSHIP_COLUMNS = [
 
 
 def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
-    """Return the extraction without the entities ``text`` never mentions, nor the
-    relationships that touch them, and the names dropped.
-
-    A small model copies names from the prompt's worked example, or invents background
-    entities; neither belongs in the graph of this chunk.
-    """
+    """Return the extraction without the entities ``text`` never mentions (copied from the
+    worked example, or invented) nor their relationships, and the names dropped."""
     dropped = {
         display_name(e["name"]) for e in raw.get("entities", []) if not mentioned(e["name"], text)
     }
@@ -59,30 +55,22 @@ def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, An
     return kept, sorted(dropped)
 
 
-# JSON extraction: the schema's caps on the entities and relationships one reply may list
-# (the records format, the default, reads to the last finished record and has none). They are
-# in every recorded JSON extraction request, so they are constants, not settings.
+# JSON extraction: the schema's caps per reply (in every recorded JSON request, so constants).
 MAX_ENTITIES_PER_CHUNK = 20
 MAX_RELATIONSHIPS_PER_CHUNK = 20
 NOT_IN_CHUNK = "not mentioned in its chunk"
 SELF_LOOP = "relationship of an entity with itself"
-# Kept out of the graph because merging it would change the description-summary prompts of
-# the recorded demo cache (it would no longer replay); kept here with its text instead.
+# Kept out of the graph: merging it would change the recorded description-summary prompts.
 REPEATED_NAME = "another description of a name already listed in this chunk"
 
 
 def parse_extraction(
-    raw: dict[str, Any],
-    text_unit_id: str,
-    settings: IndexSettings,
+    raw: dict[str, Any], text_unit_id: str, settings: IndexSettings
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Return entity rows, relationship rows and dropped items of one chunk's JSON.
 
-    A relationship whose endpoint the model did not list as an entity keeps its endpoint: the
-    endpoint is added as an entity of unknown type rather than losing the relationship. A
-    name listed twice (same key) keeps its first entry in the graph and every other distinct
-    description as a dropped row; a relationship of an entity with itself is not an edge and
-    is a dropped row too: nothing the model said is lost.
+    An endpoint the model did not list becomes an entity of unknown type; a name's repeated
+    entries and self-loops become dropped rows, so nothing the model said is lost.
     """
     entities: list[dict[str, Any]] = []
     relationships, dropped = [], []
@@ -95,71 +83,42 @@ def parse_extraction(
             continue
         if key in seen:
             seen[key].add(description)
-            dropped.append(_dropped(text_unit_id, title, REPEATED_NAME, description))
+            dropped.append(dropped_row(text_unit_id, title, REPEATED_NAME, description))
             continue
         seen[key] = {description}
-        entities.append(
-            {
-                S.TITLE: title,
-                S.NAME_KEY: key,
-                S.TYPE: item["type"],
-                S.DESCRIPTION: description,
-                S.TEXT_UNIT_ID: text_unit_id,
-            }
-        )
+        row = (title, key, item["type"], description, text_unit_id)
+        entities.append(dict(zip(ENTITY_COLUMNS, row, strict=True)))
     for item in raw.get("relationships", []):
         source, target = display_name(item["source"]), display_name(item["target"])
-        source_key, target_key = (
-            name_key(source, settings.aliases),
-            name_key(target, settings.aliases),
-        )
+        source_key, target_key = (name_key(n, settings.aliases) for n in (source, target))
         if not source_key or not target_key:
             continue
         if source_key == target_key:
             name, description = f"{source} -> {target}", item["description"].strip()
-            dropped.append(_dropped(text_unit_id, name, SELF_LOOP, description))
+            dropped.append(dropped_row(text_unit_id, name, SELF_LOOP, description))
             continue
         for title, key in ((source, source_key), (target, target_key)):
             if key not in seen:
                 seen[key] = {""}
-                entities.append(
-                    {
-                        S.TITLE: title,
-                        S.NAME_KEY: key,
-                        S.TYPE: "unknown",
-                        S.DESCRIPTION: "",
-                        S.TEXT_UNIT_ID: text_unit_id,
-                    }
-                )
+                row = (title, key, "unknown", "", text_unit_id)
+                entities.append(dict(zip(ENTITY_COLUMNS, row, strict=True)))
+        row = (source, target, source_key, target_key, item["description"].strip())
         relationships.append(
-            {
-                S.SOURCE_ENTITY: source,
-                S.TARGET_ENTITY: target,
-                S.SOURCE_KEY: source_key,
-                S.TARGET_KEY: target_key,
-                S.DESCRIPTION: item["description"].strip(),
-                S.STRENGTH: int(item["strength"]),
-                S.TEXT_UNIT_ID: text_unit_id,
-            }
+            dict(
+                zip(RELATIONSHIP_COLUMNS, (*row, int(item["strength"]), text_unit_id), strict=True)
+            )
         )
     return entities, relationships, dropped
 
 
-def _dropped(text_unit_id: str, name: str, reason: str, description: str = "") -> dict[str, str]:
-    return {
-        S.TEXT_UNIT_ID: text_unit_id,
-        S.NAME: name,
-        S.REASON: reason,
-        S.DESCRIPTION: description,
-    }
+def dropped_row(text_unit_id: str, name: str, reason: str, description: str = "") -> dict:
+    """Return one row of the dropped table."""
+    return dict(zip(S.DROPPED_COLUMNS, (text_unit_id, name, reason, description), strict=True))
 
 
 async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dict[str, Any]:
-    """Return the merged JSON of the first extraction and any gleaning rounds for one chunk.
-
-    A gleaning round that fails keeps what the rounds before it found; its error is listed
-    under ``"errors"`` (and becomes an errors row), so the next run tries it again.
-    """
+    """Return the merged JSON of the first extraction and any gleaning rounds for one chunk;
+    a failed gleaning round keeps the earlier rounds and is listed under ``"errors"``."""
     if settings.extraction_format == "records":
         return await extract_chunk_records(llm, text, settings)
     schema = prompts.extraction_schema(
@@ -201,12 +160,6 @@ def _extraction_calls(text_units: pd.DataFrame, settings: IndexSettings) -> list
     return pack_text_units(text_units, settings.pack_documents_tokens)
 
 
-async def _extract_packed(
-    llm: ChatLLM, texts: list[str], settings: IndexSettings
-) -> list[dict[str, Any]]:
-    return await extract_packed_records(llm, texts, settings)
-
-
 def reextract_empty(
     units: list[tuple[str, str]],
     results: list[dict[str, Any] | None],
@@ -214,16 +167,11 @@ def reextract_empty(
     settings: IndexSettings,
     progress: bool,
 ) -> list[dict[str, str]]:
-    """Ask again, alone and with another worked example, for each unit whose first reply
-    named nothing its text mentions; replace its result in place; return the error rows.
+    """Ask again, once, alone and with another worked example, for each unit whose first
+    reply named nothing its text mentions; replace its result in place; return the error rows.
 
-    Why: the 1.5B model sometimes answers the prompt's worked example instead of the text,
-    word for word (the same reply when asked twice, and when told so in a follow-up turn), and
-    grounding then leaves the unit out of the graph: on the demo the cooperative's history, so
-    local search could not reach its founding year. A packed call's reply can also skip a
-    document (MuSiQue's packed LLM index: 22 of its 26 paragraphs without an entity). Each
-    unit is asked again once at most.
-    The first reply's names stay in the dropped table, with why the unit was asked again.
+    Why: a small model sometimes answers the worked example instead of the text, and a packed
+    reply can skip a document. The first reply's names stay in the dropped table.
     """
     empty = []
     for i, ((_, text), result) in enumerate(zip(units, results, strict=True)):
@@ -251,21 +199,14 @@ def extract_graph(
     text_units: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Return (entity mentions, relationship mentions, errors, dropped), one call per chunk
-    (or per pack of short documents, each document's mentions kept under its own chunk).
-
-    A chunk whose call fails for good (endpoint down, output invalid after repair rounds) is
-    kept in the errors table with its error, counted in the run summary and tried again on
-    the next run; the other chunks' work is kept (a failed gleaning round is a "glean" row
-    beside the chunk's first round). Names the chunk never mentions (see
-    :func:`drop_names_not_in_text`) and self-loops are listed in ``dropped`` (text_unit_id,
-    name, reason).
-    """
+    or per pack of short documents. A failed chunk is an errors row (retried next run); names
+    the chunk never mentions and self-loops are listed in ``dropped``."""
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
     groups = _extraction_calls(text_units, settings)
     calls = [
         extract_chunk(llm, units[group[0]][1], settings)
         if len(group) == 1
-        else _extract_packed(llm, [units[i][1] for i in group], settings)
+        else extract_packed_records(llm, [units[i][1] for i in group], settings)
         for group in groups
     ]
     call_results, errors = run_llm_stage(
@@ -282,9 +223,9 @@ def extract_graph(
         if result is None:
             continue
         errors += [error_row("glean", unit_id, error) for error in result["errors"]]
-        dropped_rows += [_dropped(unit_id, *item) for item in result.get("kept_out", [])]
+        dropped_rows += [dropped_row(unit_id, *item) for item in result.get("kept_out", [])]
         result, ungrounded = drop_names_not_in_text(result, text)
-        dropped_rows += [_dropped(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
+        dropped_rows += [dropped_row(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
         entities, relationships, dropped = parse_extraction(result, unit_id, settings)
         entity_rows += entities
         relationship_rows += relationships

@@ -1,22 +1,8 @@
-"""Alias and acronym merging: one node for "KBMI" and "Kestrel Bay Marine Institute".
-
-The extractor names an organization by whatever its chunk says, so a corpus that writes
-"Kestrel Bay Marine Institute (KBMI)" once and "KBMI" after gets two nodes that split their
-descriptions, edges and chunks. This pass needs no LLM: it reads the chunk text and the
-entity names, and merges an acronym into a long name when
-
-* the text defines it: "Long Name (ABBR)", "ABBR (Long Name)" or "ABBR, the Long Name", the
-  acronym spelling the initials of the long name's words; or
-* the acronym's letters are the initials of exactly one other entity name and most chunks
-  that mention the acronym also mention that name (on MuSiQue, "DC" next to "Distrito
-  Capital" in one chunk was "DC Comics" in the other).
-
-Both names must be entities of the graph, and an acronym that two long names could stand for
-(two definitions, or two names with its initials in its chunks) is left alone: a missed
-merge costs a duplicate node, a wrong one mixes two entities' facts. Merging rewrites the
-mention tables (before entities and relationships are merged), so descriptions, edges and
-text-unit provenance all follow; an edge between the two names becomes a self-loop and is
-dropped with its reason.
+"""Alias and acronym merging without an LLM: one node for "KBMI" and "Kestrel Bay Marine
+Institute", when the text defines the acronym ("Long Name (ABBR)", "ABBR (Long Name)", "ABBR,
+the Long Name") or its letters are the initials of exactly one other entity that most of its
+chunks also name. An acronym two long names could stand for is left alone (a wrong merge
+mixes two entities' facts). The mention tables are rewritten, so everything follows.
 """
 
 from __future__ import annotations
@@ -94,8 +80,7 @@ def initials_fit(acronym: str, long_name: str, connectors: bool | None = None) -
 
 def _fitting_span(acronym: str, long_name: str, keep: str) -> str | None:
     """Return the shortest tail (or head) of ``long_name`` whose initials the acronym spells,
-    skipping connectors' initials first ("NOAA" is National Oceanic and Atmospheric
-    Administration, not National Oceanic and Atmospheric)."""
+    skipping connectors' initials first."""
     words = long_name.split()
     spans = (
         [words[cut:] for cut in range(len(words) - 1, -1, -1)]
@@ -146,8 +131,7 @@ def find_alias_pairs(entity_mentions: pd.DataFrame, text_units: pd.DataFrame) ->
             together = [
                 u for u, text in zip(units, texts, strict=True) if mentioned(long_title, text)
             ]
-            # most of the acronym's chunks must name the long name too: "DC" beside "Distrito
-            # Capital" in one chunk of two is not the "DC" of "DC Comics" in the other
+            # most of the acronym's chunks must name the long name too
             if 2 * len(together) > len(texts):
                 candidates[alias].setdefault(canonical, ("initials in one chunk", together[0]))
     pairs = []
@@ -162,9 +146,8 @@ def find_alias_pairs(entity_mentions: pd.DataFrame, text_units: pd.DataFrame) ->
 def merge_alias_mentions(
     entity_mentions: pd.DataFrame, relationship_mentions: pd.DataFrame, pairs: list[AliasPair]
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entity mentions, relationship mentions, dropped) with every alias key rewritten
-    to its long name's key and title (so the merged entity is named by its long name); an edge
-    of an alias with its own long name is dropped, with its reason."""
+    """Return (entity mentions, relationship mentions, dropped) with every alias rewritten to
+    its long name's key and title; an edge of an alias with its long name is dropped."""
     to = {p.alias: p.canonical for p in pairs}
     long_title = (
         entity_mentions[entity_mentions[S.NAME_KEY].isin(set(to.values()))]
@@ -179,14 +162,13 @@ def merge_alias_mentions(
     for column in (S.SOURCE_KEY, S.TARGET_KEY):
         relationships[column] = relationships[column].map(lambda k: to.get(k, k))
     loops = relationships[S.SOURCE_KEY] == relationships[S.TARGET_KEY]
+    lost = relationships[loops]
     dropped = pd.DataFrame(
         {
-            S.TEXT_UNIT_ID: relationships.loc[loops, S.TEXT_UNIT_ID],
-            S.NAME: relationships.loc[loops, S.SOURCE_ENTITY]
-            + " -> "
-            + relationships.loc[loops, S.TARGET_ENTITY],
+            S.TEXT_UNIT_ID: lost[S.TEXT_UNIT_ID],
+            S.NAME: lost[S.SOURCE_ENTITY] + " -> " + lost[S.TARGET_ENTITY],
             S.REASON: ALIAS_SELF_LOOP,
-            S.DESCRIPTION: relationships.loc[loops, S.DESCRIPTION],
+            S.DESCRIPTION: lost[S.DESCRIPTION],
         },
         columns=S.DROPPED_COLUMNS,
     )

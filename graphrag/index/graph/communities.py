@@ -7,7 +7,6 @@ down. Same seed, same communities.
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections import defaultdict
 
@@ -15,6 +14,7 @@ import networkx as nx
 import pandas as pd
 
 from graphrag import schemas as S
+from graphrag.index.ids import stable_id
 
 COMMUNITY_COLUMNS = [
     *S.COMMUNITY_KEY_COLUMNS,
@@ -28,9 +28,13 @@ COMMUNITY_COLUMNS = [
 Cluster = tuple[int, list[str], int]
 
 
-def _graspologic_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> list[Cluster]:
-    # imported when communities are detected: graspologic takes about 5 s to import
-    # (scikit-learn, scipy, ...)
+def detect_communities(
+    graph: nx.Graph, max_cluster_size: int = 10, seed: int = 0xDEADBEEF
+) -> list[Cluster]:
+    """Return the clusters (level, entity ids, parent position) of the hierarchy."""
+    if graph.number_of_edges() == 0:
+        return []  # isolated entities belong to no community
+    # imported here: graspologic takes about 5 s to import (scikit-learn, scipy, ...)
     from graspologic.partition import hierarchical_leiden
 
     with warnings.catch_warnings():
@@ -52,28 +56,13 @@ def _graspologic_clusters(graph: nx.Graph, max_cluster_size: int, seed: int) -> 
     ]
 
 
-def detect_communities(
-    graph: nx.Graph,
-    max_cluster_size: int = 10,
-    seed: int = 0xDEADBEEF,
-) -> list[Cluster]:
-    """Return the clusters (level, entity ids, parent position) of the hierarchy."""
-    if graph.number_of_edges() == 0:
-        return []  # isolated entities belong to no community
-    return _graspologic_clusters(graph, max_cluster_size, seed)
-
-
 def communities_table(
     clusters: list[Cluster], entities: pd.DataFrame, relationships: pd.DataFrame
 ) -> pd.DataFrame:
     """Return the communities table: hierarchy links plus the entities, relationships and
     text units each community holds (a relationship belongs where both its ends do)."""
     units_of = dict(zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True))
-    edges = list(
-        zip(
-            relationships[S.ID], relationships[S.SOURCE_ID], relationships[S.TARGET_ID], strict=True
-        )
-    )
+    edges = list(zip(*(relationships[c] for c in (S.ID, S.SOURCE_ID, S.TARGET_ID)), strict=True))
     children: dict[int, list[int]] = defaultdict(list)
     cluster_at: dict[int, dict[str, int]] = defaultdict(dict)  # level -> entity -> cluster
     for i, (level, members, parent) in enumerate(clusters):
@@ -91,34 +80,16 @@ def communities_table(
     rows = []
     for i, (level, members, parent) in enumerate(clusters):
         units = list(dict.fromkeys(u for m in members for u in units_of.get(m, [])))
-        rows.append(
-            {
-                S.ID: hashlib.sha256(
-                    f"community\0{level}\0{','.join(members)}".encode()
-                ).hexdigest()[:16],
-                S.HUMAN_ID: i,
-                S.COMMUNITY: i,
-                S.LEVEL: level,
-                S.PARENT: parent,
-                S.CHILDREN: children.get(i, []),
-                S.TITLE: f"Community {i}",
-                S.ENTITY_IDS: members,
-                S.RELATIONSHIP_IDS: inside.get(i, []),
-                S.TEXT_UNIT_IDS: units,
-                S.SIZE: len(members),
-            }
-        )
+        cid = stable_id("community", str(level), ",".join(members))
+        hierarchy = (cid, i, i, level, parent, children.get(i, []), f"Community {i}")
+        rows.append((*hierarchy, members, inside.get(i, []), units, len(members)))
     return pd.DataFrame(rows, columns=COMMUNITY_COLUMNS)
 
 
 def rolled_up_level(communities: pd.DataFrame, level: int) -> pd.DataFrame:
-    """Return the communities that cover the whole graph at ``level``, by community number.
-
-    Each entity counts in its deepest community at or above ``level`` (Microsoft GraphRAG's
-    view of a level): a community too small to be split at ``level`` stands for itself
-    there, so every level, and any level past the deepest, covers every clustered entity
-    once, where the raw rows of a deep level hold only the communities that were split.
-    """
+    """Return the communities that cover the whole graph at ``level``, by community number:
+    each entity counts in its deepest community at or above ``level`` (Microsoft GraphRAG's
+    view), so a community too small to be split stands for itself at deeper levels."""
     deepest: dict[str, tuple[int, int]] = {}  # entity -> (level, community)
     for row in communities.itertuples(index=False):
         at = int(getattr(row, S.LEVEL))

@@ -19,11 +19,9 @@ from graphrag.prompts import Messages
 from graphrag.settings import IndexSettings
 from graphrag.text import tokens
 
-# Description summaries read the descriptions packed into an input budget (most frequent and
-# longest first) and keep every date, number and name; relationships stated many times are
-# summarized too.
 SUMMARY_INPUT_TOKENS = 1500  # descriptions packed into one summary's input
 SUMMARY_MAX_TOKENS = 200  # a description summary's output budget
+SUMMARY_WORDS = SUMMARY_MAX_TOKENS * 3 // 5  # words asked for, so a reply ends before the cap
 RELATIONSHIP_SUMMARY_MIN = 3  # summarize a pair's descriptions when there are more than this
 RELATIONSHIP_SUMMARY_TOKENS = 150  # or when, joined, they are longer than this many tokens
 
@@ -47,13 +45,8 @@ def _by_frequency(values) -> list[str]:  # noqa: ANN001 - any iterable of string
 
 
 def merge_entities(mentions: pd.DataFrame, by_frequency: bool = False) -> pd.DataFrame:
-    """Return one row per name key: display title, type, distinct descriptions, text units.
-
-    The title is the most frequent surface form and the type the most frequent known type;
-    ``S.DESCRIPTIONS`` keeps every distinct description until :func:`summarize_entities`, in
-    the order first seen, or (``by_frequency``, the LLM pipeline's summaries) most frequent and
-    longest first.
-    """
+    """Return one row per name key: most frequent title and known type, distinct descriptions
+    (first seen first, or with ``by_frequency`` most frequent first), text units."""
     distinct = _by_frequency if by_frequency else _unique
     rows = []
     for key, group in mentions.groupby(S.NAME_KEY, sort=True):
@@ -78,12 +71,8 @@ def merge_entities(mentions: pd.DataFrame, by_frequency: bool = False) -> pd.Dat
 def merge_relationships(
     mentions: pd.DataFrame, entities: pd.DataFrame, keep_descriptions: bool = False
 ) -> pd.DataFrame:
-    """Return one row per unordered entity pair; weight is the sum of mention strengths.
-
-    The description is the distinct descriptions joined with "; "; ``keep_descriptions``
-    (the LLM pipeline) also keeps them as a list, most frequent first, in ``S.DESCRIPTIONS``
-    for :func:`summarize_relationships`.
-    """
+    """Return one row per unordered entity pair: weight the sum of strengths, description the
+    distinct ones joined by "; " (``keep_descriptions`` also keeps the list for summaries)."""
     title_of = dict(zip(entities[S.NAME_KEY], entities[S.TITLE], strict=True))
     id_of = dict(zip(entities[S.NAME_KEY], entities[S.ID], strict=True))
     mentions = mentions.copy()
@@ -126,14 +115,9 @@ def merge_graph_mentions(
     text_units: pd.DataFrame,
     settings: IndexSettings,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entities, relationships, dropped) merged from the mentions as the settings ask:
-    ``merge_aliases`` first merges acronyms into the long names the text defines
-    (index/aliases.py; ``dropped`` holds the edges that became self-loops, and with
-    ``ground_descriptions`` the description sentences their chunk does not support,
-    index/grounding.py); each pair's
-    descriptions are kept for :func:`summarize_relationships`; with
-    ``sentence_edges_max_entities``, pairs a short sentence names together and the LLM did
-    not relate are added (index/sentence_edges.py)."""
+    """Return (entities, relationships, dropped) merged from the mentions, with grounding,
+    alias merging and sentence edges as the settings ask (``dropped``: ungrounded sentences
+    and alias self-loops)."""
     dropped = pd.DataFrame(columns=S.DROPPED_COLUMNS)
     if settings.ground_descriptions:
         entity_mentions, lost_entities = ground_mentions(entity_mentions, text_units, [S.TITLE])
@@ -150,17 +134,9 @@ def merge_graph_mentions(
     entities = merge_entities(entity_mentions, by_frequency=True)
     relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=True)
     relationships = add_sentence_edges(
-        relationships,
-        entities,
-        entity_mentions,
-        text_units,
-        settings.sentence_edges_max_entities,
+        relationships, entities, entity_mentions, text_units, settings.sentence_edges_max_entities
     )
     return entities, relationships, dropped
-
-
-async def _summary(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int) -> str:
-    return await llm.atext(messages, name="description_summary", max_tokens=max_tokens)
 
 
 def needs_summary(descriptions: list[str], threshold_tokens: int) -> bool:
@@ -171,20 +147,8 @@ def needs_summary(descriptions: list[str], threshold_tokens: int) -> bool:
 
 
 def packed_descriptions(descriptions: list[str], budget: int) -> list[str]:
-    """Return the descriptions a summary reads: in their order (most frequent, longest
-    first), each that still fits in ``budget`` tokens with its "- " bullet and line break."""
+    """Return the descriptions, in order, that still fit ``budget`` tokens as "- " bullets."""
     return [descriptions[i] for i in tokens.pack(descriptions, budget, overhead=2)]
-
-
-def summary_words(max_tokens: int) -> int:
-    """Return the words a summary may ask for so it ends before ``max_tokens`` (an English
-    word is ~1.3 tokens; the rest is headroom, so the reply is not cut off)."""
-    return max_tokens * 3 // 5
-
-
-def _summary_prompt(title: str, descriptions: list[str]) -> Messages:
-    packed = packed_descriptions(descriptions, SUMMARY_INPUT_TOKENS)
-    return prompts.summarize_descriptions(title, packed, summary_words(SUMMARY_MAX_TOKENS))
 
 
 def _summarize_rows(
@@ -196,13 +160,12 @@ def _summarize_rows(
     llm: ChatLLM,
     progress: bool,
 ) -> tuple[list[str], list[dict]]:
-    """Return the description of every row of ``frame`` (``fallback`` unless the LLM
-    summarized it) and the error rows: a failed, empty or cut-off summary keeps the fallback,
-    so no fact is lost, and is an errors row, so the next run asks again."""
+    """Return each row's description (``fallback`` unless summarized) and the error rows: a
+    failed or empty summary keeps the fallback and is an errors row, so the next run asks."""
     results, errors = run_llm_stage(
         stage,
         [frame[S.ID].iloc[i] for i in rows],
-        [_summary(llm, m, SUMMARY_MAX_TOKENS) for m in messages],
+        [llm.atext(m, name="description_summary", max_tokens=SUMMARY_MAX_TOKENS) for m in messages],
         progress,
     )
     descriptions = list(fallback)
@@ -215,32 +178,18 @@ def _summarize_rows(
 
 
 def fact_texts(relationships: pd.DataFrame) -> list[str]:
-    """Return each relationship read as a fact, "source -> target: description" (HippoRAG 2
-    matches a question against facts; the embed stage stores their vectors for PPR)."""
+    """Return each relationship as a fact, "source -> target: description" (for PPR)."""
+    columns = (S.SOURCE_ENTITY, S.TARGET_ENTITY, S.DESCRIPTION)
     return [
-        f"{s} -> {t}: {d}"
-        for s, t, d in zip(
-            relationships[S.SOURCE_ENTITY],
-            relationships[S.TARGET_ENTITY],
-            relationships[S.DESCRIPTION],
-            strict=True,
-        )
+        f"{s} -> {t}: {d}" for s, t, d in zip(*(relationships[c] for c in columns), strict=True)
     ]
 
 
 def summarize_entities(
     entities: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (entities with one ``description``, errors): the LLM merges several, and only then.
-
-    With ``settings.summary_threshold_tokens`` > 0, several descriptions are merged by the LLM
-    only when their joined text is longer than that many tokens; shorter ones are joined as
-    they are (nano-graphrag's rule: a call saved where the joined text is short anyway).
-    A summary that fails (or comes back empty, or cut off) keeps the joined descriptions, so
-    no fact is lost, and is an errors row (stage "summarize"), so the next run asks again.
-    A summary reads at most ``SUMMARY_INPUT_TOKENS`` of descriptions (packed in their order)
-    and may write ``SUMMARY_MAX_TOKENS``, asked to keep every date, number and name.
-    """
+    """Return (entities with one ``description``, errors): the LLM merges several descriptions
+    when joined they exceed ``summary_threshold_tokens``; the rest are joined as they are."""
     entities = entities.copy()
     several = [
         i
@@ -248,7 +197,11 @@ def summarize_entities(
         if len(d) > 1 and needs_summary(d, settings.summary_threshold_tokens)
     ]
     messages = [
-        _summary_prompt(entities[S.TITLE].iloc[i], entities[S.DESCRIPTIONS].iloc[i])
+        prompts.summarize_descriptions(
+            entities[S.TITLE].iloc[i],
+            packed_descriptions(entities[S.DESCRIPTIONS].iloc[i], SUMMARY_INPUT_TOKENS),
+            SUMMARY_WORDS,
+        )
         for i in several
     ]
     joined = [" ".join(d) for d in entities[S.DESCRIPTIONS]]
@@ -259,30 +212,23 @@ def summarize_entities(
     return entities.drop(columns=[S.DESCRIPTIONS]), error_table(errors)
 
 
-def needs_relationship_summary(descriptions: list[str]) -> bool:
-    """Return whether a pair's descriptions are many enough, or long enough, for a summary."""
-    if len(descriptions) < 2:
-        return False
-    return len(descriptions) > RELATIONSHIP_SUMMARY_MIN or (
-        tokens.count_tokens("; ".join(descriptions)) > RELATIONSHIP_SUMMARY_TOKENS
-    )
-
-
 def summarize_relationships(
     relationships: pd.DataFrame, llm: ChatLLM, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (relationships with one ``description``, errors): a pair stated with
-    more than ``RELATIONSHIP_SUMMARY_MIN`` descriptions, or longer than
-    ``RELATIONSHIP_SUMMARY_TOKENS`` joined, gets an LLM summary read from the same packed input
-    budget as entities; the rest keep the "; " join (also the fallback of a failed summary)."""
-    many = [i for i, d in enumerate(relationships[S.DESCRIPTIONS]) if needs_relationship_summary(d)]
-    words = summary_words(SUMMARY_MAX_TOKENS)
+    """Return (relationships with one ``description``, errors): a pair with many or long
+    descriptions gets an LLM summary; the rest keep the "; " join."""
+    many = [
+        i
+        for i, d in enumerate(relationships[S.DESCRIPTIONS])
+        if len(d) > RELATIONSHIP_SUMMARY_MIN
+        or (len(d) > 1 and tokens.count_tokens("; ".join(d)) > RELATIONSHIP_SUMMARY_TOKENS)
+    ]
     messages = [
         prompts.summarize_relationship(
             relationships[S.SOURCE_ENTITY].iloc[i],
             relationships[S.TARGET_ENTITY].iloc[i],
             packed_descriptions(relationships[S.DESCRIPTIONS].iloc[i], SUMMARY_INPUT_TOKENS),
-            words,
+            SUMMARY_WORDS,
         )
         for i in many
     ]
@@ -302,27 +248,11 @@ def summarize_relationships(
 def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph:
     """Return the undirected entity graph: nodes keyed by entity id, edges weighted."""
     graph = nx.Graph()
-    graph.add_nodes_from(
-        (node, {S.TITLE: title, S.TYPE: kind, S.DESCRIPTION: description})
-        for node, title, kind, description in zip(
-            entities[S.ID],
-            entities[S.TITLE],
-            entities[S.TYPE],
-            entities[S.DESCRIPTION],
-            strict=True,
-        )
-    )
-    graph.add_edges_from(
-        (source, target, {S.ID: rid, S.WEIGHT: weight, S.DESCRIPTION: description})
-        for source, target, rid, weight, description in zip(
-            relationships[S.SOURCE_ID],
-            relationships[S.TARGET_ID],
-            relationships[S.ID],
-            relationships[S.WEIGHT],
-            relationships[S.DESCRIPTION],
-            strict=True,
-        )
-    )
+    node_data = entities.set_index(S.ID)[[S.TITLE, S.TYPE, S.DESCRIPTION]]
+    graph.add_nodes_from(node_data.to_dict("index").items())
+    for row in relationships.itertuples(index=False):
+        data = {c: getattr(row, c) for c in (S.ID, S.WEIGHT, S.DESCRIPTION)}
+        graph.add_edge(getattr(row, S.SOURCE_ID), getattr(row, S.TARGET_ID), **data)
     return graph
 
 

@@ -1,16 +1,9 @@
-"""Relationships from sentences (``index.sentence_edges_max_entities``): two entities the LLM
-extracted from a chunk that one short sentence of that chunk names together become related,
-with that sentence as the description, when the LLM gave the pair no relationship.
+"""Relationships from sentences (``index.sentence_edges_max_entities``): two of a chunk's
+entities that one short sentence names together become related, that sentence the
+description, when the LLM gave the pair no relationship.
 
-Why: the 1.5B model lists entities well but relationships sparsely. On the demo's gold graph
-the lean extraction found 26 of 28 entities but only 27 of 60 relationships, while most
-missed pairs sit in one sentence ("Ilse Varga ... left to found the Bluewrack Kelp Company at
-Gull Point"). Reading those sentences costs no LLM call, and the sentence is the evidence a
-reader of the relationship wants. Only sentences naming at most ``max_entities`` of the
-chunk's entities count: a list of six organisations states no pairwise link.
-
-A name is found in a sentence as a whole phrase, longest names first, so "Kestrel Bay" inside
-"Kestrel Bay Marine Institute" is not a second entity of that sentence.
+Why: a small model lists entities well but relationships sparsely, and most missed pairs sit
+in one sentence (docs/research-log.md). A sentence naming many entities (a list) is skipped.
 """
 
 from __future__ import annotations
@@ -46,12 +39,8 @@ def named_in(sentence: str, names: Iterable[str]) -> set[str]:
 def _surface_forms(entity_mentions: pd.DataFrame) -> dict[str, dict[str, str]]:
     """Return, per text unit, each surface form of its entities -> the entity's name key."""
     forms: dict[str, dict[str, str]] = {}
-    for unit, title, key in zip(
-        entity_mentions[S.TEXT_UNIT_ID],
-        entity_mentions[S.TITLE],
-        entity_mentions[S.NAME_KEY],
-        strict=True,
-    ):
+    columns = (S.TEXT_UNIT_ID, S.TITLE, S.NAME_KEY)
+    for unit, title, key in zip(*(entity_mentions[c] for c in columns), strict=True):
         name = display_name(title)
         if name:
             forms.setdefault(unit, {})[name] = key

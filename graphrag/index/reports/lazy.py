@@ -1,16 +1,9 @@
 """Community reports written when a query first reads them (``index.lazy_reports``).
 
-Reports are the largest share of an index's LLM calls on short documents (MuSiQue's LLM
-index: 86 of 160 calls, 1,031 of 2,637 completion tokens per 1,000 corpus tokens), and naive
-RAG, HyDE, multi-query and PPR never read one. A lazy index is built with the free template
-reports of communities too small for prose and nothing else; local search, global search and
-DRIFT ask :func:`aensure_reports` for the communities they are about to read, and the
-missing ones are written then, with the index's own report settings, the same prompts and
-the same order (a community after its sub-communities, reading their reports) as indexing
-would have used. So a lazy index answers exactly as an eager one, and the content-addressed
-LLM cache keeps every report: the next query, or the next process, pays nothing again. The
-written reports join the loaded index's ``community_reports`` table (in memory, embedded);
-the folder on disk keeps the templates, so its checksums never change under a reader.
+Why: reports are most of an index's LLM calls on short documents, and several methods never
+read one. Queries ask :func:`aensure_reports` for the communities they read; those are written
+with the prompts and order indexing would have used, so a lazy index answers as an eager one
+and the LLM cache keeps each report. They join the loaded table in memory, not on disk.
 """
 
 from __future__ import annotations
@@ -23,7 +16,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.reports.write import awrite_community_reports
-from graphrag.index.stages import prose_communities
+from graphrag.index.stages import prose_communities, vectors
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
@@ -33,8 +26,7 @@ _merge = threading.Lock()  # queries of one index may run on several threads' ev
 
 
 def built_settings(index: Index) -> IndexSettings:
-    """Return the index settings ``index`` was built with (its manifest's), so reports written
-    later match those indexing would have written, whatever the caller's settings are now."""
+    """Return the index settings ``index`` was built with (its manifest's)."""
     saved = index.manifest.get("settings", {}).get("index", {})
     known = {f.name for f in dataclasses.fields(IndexSettings)}
     return dataclasses.replace(IndexSettings(), **{k: v for k, v in saved.items() if k in known})
@@ -45,10 +37,8 @@ def is_lazy(index: Index) -> bool:
 
 
 def missing_communities(index: Index, wanted: Iterable[int] | None = None) -> list[int]:
-    """Return the communities to write so that every ``wanted`` one (None: all) has a report:
-    each wanted community without one, and, below it, every sub-community without one (a
-    parent reads its children's reports). Communities whose report already failed in this
-    index (an ``errors`` row) are not retried: a failure is reported once, as in indexing."""
+    """Return the communities to write so every ``wanted`` one (None: all) and each of its
+    sub-communities has a report; a report that already failed (an errors row) is not retried."""
     communities = index.communities
     have = set(index.community_reports[S.COMMUNITY].astype(int))
     failed_ids = set(index.errors.loc[index.errors[S.STAGE] == "reports", S.ITEM_ID])
@@ -68,13 +58,8 @@ def missing_communities(index: Index, wanted: Iterable[int] | None = None) -> li
 async def aensure_reports(
     index: Index, wanted: Iterable[int] | None, llm: ChatLLM, embedder: Embedder
 ) -> int:
-    """Write the reports ``wanted`` needs (:func:`missing_communities`) into ``index``'s
-    ``community_reports`` and return how many were written; nothing for an eager index.
-
-    Two queries asking for the same report at once send one LLM call (the cache lets one
-    request per prompt through); the table is replaced, never changed in place, so a reader
-    holding the old one is not disturbed.
-    """
+    """Write the reports ``wanted`` needs into ``index.community_reports`` (replaced, never
+    changed in place) and return how many were written; nothing for an eager index."""
     if not is_lazy(index):
         return 0
     todo = missing_communities(index, wanted)
@@ -82,13 +67,8 @@ async def aensure_reports(
         return 0
     communities = index.communities
     settings = built_settings(index)
-    known = dict(
-        zip(
-            index.community_reports[S.COMMUNITY].astype(int),
-            index.community_reports[S.FULL_CONTENT],
-            strict=True,
-        )
-    )
+    have = index.community_reports
+    known = dict(zip(have[S.COMMUNITY].astype(int), have[S.FULL_CONTENT], strict=True))
     reports, errors = await awrite_community_reports(
         communities[communities[S.COMMUNITY].isin(todo)],
         index.entities,
@@ -100,11 +80,7 @@ async def aensure_reports(
         # the children a parent may substitute, exactly as indexing passes them
         hierarchy=communities[prose_communities(communities, settings)],
     )
-    reports[S.FULL_CONTENT_EMBEDDING] = (
-        [list(map(float, v)) for v in embedder.embed(list(reports[S.FULL_CONTENT]))]
-        if len(reports)
-        else []
-    )
+    reports[S.FULL_CONTENT_EMBEDDING] = vectors(embedder, list(reports[S.FULL_CONTENT]))
     with _merge:
         current = index.community_reports
         new = reports[~reports[S.COMMUNITY].isin(current[S.COMMUNITY])]

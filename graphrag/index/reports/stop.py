@@ -1,22 +1,9 @@
-"""The stop rule of a streamed JSON community report (always on): end the
-reply at the first finding that copies text the report already holds, and close the JSON.
+"""The stop rule of a streamed JSON community report (always on): end the reply at the first
+finding after the first whose summary or explanation starts (``COPY_CHARS``, normalized) as
+earlier report text does, and close the JSON so it parses like any other reply.
 
-Why: the 1.5B model often fills a report's findings with copies, of the report's summary or
-of the finding before, word for word: over the 235 recorded report replies, 278 of 622
-findings start as an earlier text of their report does (``benchmarks/index_cost.py
---json-formats``); in the demo's first cold live run all three findings of one report were
-its summary again. A copy tells a reader nothing the report does not already say
-(``tidy_report`` drops a finding that repeats an earlier one's summary), so those tokens buy
-nothing. A stop rule (graphrag/llm/stream.py)
-ends the stream where such a finding starts; the kept text is closed as JSON (``]}``), so
-the reply parses and validates like any other and is recorded as it was kept. Replies
-recorded before this rule replay unchanged: a rule only acts on a live stream.
-
-What counts as a copy: a finding's summary or explanation whose first ``COPY_CHARS``
-characters (whitespace collapsed, case folded) equal the start of the report's summary or
-rating explanation, or of another finding's summary or explanation. A string that ends
-shorter than ``MIN_JUDGED`` characters is not judged. The first finding is never cut, so a
-report always keeps one (the schema's ``minItems``); it can be a copy of the summary.
+Why: a small model often fills findings with copies of the summary or of each other, tokens
+that tell a reader nothing. A rule only acts on a live stream (graphrag/llm/stream.py).
 """
 
 from __future__ import annotations
@@ -36,11 +23,8 @@ def normalized(text: str) -> str:
 
 
 class ReportCopyStop:
-    """Fed the growing text of a JSON report reply (the schema's key order: title, summary,
-    rating, rating_explanation, findings), returns where to stop once a finding after the
-    first copies earlier text. Reads each character once: a small scanner keeps which
-    string it is in, whether that string is a key or a value, and where each finding's
-    object starts."""
+    """Fed the growing JSON report reply, returns where to stop once a finding after the first
+    copies earlier text; a small scanner reads each character once."""
 
     def __init__(self) -> None:
         self._pos = 0

@@ -8,18 +8,18 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.extract.nlp import trim_text
-from graphrag.index.reports.write import report_text
+from graphrag.index.reports.write import report_row
 
 REPORT_FINDINGS = 5  # entities described in a template report, highest degree first
 
 
-def template_report(
+def template_report_row(
     community: pd.Series,
     entities: pd.DataFrame,
     relationships: pd.DataFrame,
     edge_kind: str = "co-occurrence ",
 ) -> dict:
-    """Return a report in the LLM report's shape, written from the community's own tables
+    """Return the community_reports row of a report written from the community's own tables
     (``edge_kind`` names the relationships: co-occurrence ones in the nlp mode)."""
     members = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
     members = members.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
@@ -35,7 +35,7 @@ def template_report(
         {"summary": row[S.TITLE], "explanation": trim_text(row[S.DESCRIPTION], 300)}
         for _, row in members.head(REPORT_FINDINGS).iterrows()
     ]
-    return {
+    report = {
         "title": title,
         "summary": summary,
         # rank: share of the graph's relationships inside the community, on the 0-10 scale
@@ -43,29 +43,4 @@ def template_report(
         "rating_explanation": "template report: rank is the community's share of relationships",
         "findings": findings,
     }
-
-
-def template_report_row(
-    community: pd.Series,
-    entities: pd.DataFrame,
-    relationships: pd.DataFrame,
-    edge_kind: str = "co-occurrence ",
-) -> dict:
-    """Return the community_reports row of a community's template report."""
-    report = template_report(community, entities, relationships, edge_kind)
-    return {
-        S.ID: community[S.ID],
-        S.HUMAN_ID: int(community[S.HUMAN_ID]),
-        S.COMMUNITY: int(community[S.COMMUNITY]),
-        S.LEVEL: int(community[S.LEVEL]),
-        S.PARENT: int(community[S.PARENT]),
-        S.CHILDREN: community[S.CHILDREN],
-        S.TITLE: report["title"],
-        S.SUMMARY: report["summary"],
-        S.FULL_CONTENT: report_text(report),
-        S.RANK: float(report["rating"]),
-        S.RATING_EXPLANATION: report["rating_explanation"],
-        S.FINDINGS: report["findings"],
-        S.SIZE: int(community[S.SIZE]),
-        S.CONTEXT_SOURCE: "template",
-    }
+    return report_row(community, report, "template")

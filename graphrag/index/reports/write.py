@@ -1,11 +1,5 @@
-"""Community reports: one LLM-written JSON report per community, leaves first.
-
-A community's context lists its entities and relationships (highest degree first) within
-``report_context_tokens``, as Microsoft GraphRAG's context builder does: a parent whose
-context overflows swaps its largest sub-communities' entity lists for their reports one at a
-time until it fits, and a parent with written children always starts from their summaries,
-so it builds on them; this is why the deepest level is written first. The prompt's strings
-have no schema length caps but loop guards (a grammar-enforced ``maxLength`` cuts mid-word).
+"""Community reports: one LLM-written JSON report per community, deepest level first, so a
+parent's context (as Microsoft GraphRAG builds it) can start from its children's reports.
 """
 
 from __future__ import annotations
@@ -41,43 +35,9 @@ REPORT_MAX_TOKENS = 1200  # completion cap of a report
 
 
 def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
-    """Return the leading lines that fit in ``budget`` tokens, and whether all did (a table's
-    rows are ranked: packing stops at the first row that does not fit)."""
+    """Return the leading lines that fit in ``budget`` tokens, and whether all did."""
     kept = tokens.pack(lines, budget, overhead=1, skip=False)
     return [lines[i] for i in kept], len(kept) == len(lines)
-
-
-def _entity_rows(community: pd.Series, entities: pd.DataFrame) -> pd.DataFrame:
-    """Return the community's entities, highest degree first."""
-    rows = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
-    return rows.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
-
-
-def _relationship_rows(community: pd.Series, relationships: pd.DataFrame) -> pd.DataFrame:
-    """Return the community's relationships, highest combined degree and weight first."""
-    rows = relationships[relationships[S.ID].isin(community[S.RELATIONSHIP_IDS])]
-    return rows.sort_values(
-        [S.COMBINED_DEGREE, S.WEIGHT, S.HUMAN_ID], ascending=[False, False, True]
-    )
-
-
-def _entity_lines(community: pd.Series, entities: pd.DataFrame) -> list[str]:
-    rows = _entity_rows(community, entities)
-    cell = prompts.table_cell  # LLM-written fields must not add columns or rows
-    return [
-        f"{r[S.HUMAN_ID]}|{cell(r[S.TITLE])}|{cell(r[S.TYPE])}|{cell(r[S.DESCRIPTION])}"
-        for _, r in rows.iterrows()
-    ]
-
-
-def _relationship_lines(community: pd.Series, relationships: pd.DataFrame) -> list[str]:
-    rows = _relationship_rows(community, relationships)
-    cell = prompts.table_cell
-    return [
-        f"{r[S.HUMAN_ID]}|{cell(r[S.SOURCE_ENTITY])}|{cell(r[S.TARGET_ENTITY])}|"
-        f"{cell(r[S.DESCRIPTION])}"
-        for _, r in rows.iterrows()
-    ]
 
 
 def report_text(report: dict) -> str:
@@ -86,10 +46,27 @@ def report_text(report: dict) -> str:
     return f"# {report['title']}\n\n{report['summary']}\n\n{findings}"
 
 
+def report_row(community: pd.Series, report: dict, source: str) -> dict:
+    """Return the community_reports row of ``report`` (in the LLM reply's shape)."""
+    ints = {c: int(community[c]) for c in (S.HUMAN_ID, S.COMMUNITY, S.LEVEL, S.PARENT)}
+    return {
+        S.ID: community[S.ID],
+        **ints,
+        S.CHILDREN: community[S.CHILDREN],
+        S.TITLE: report["title"],
+        S.SUMMARY: report["summary"],
+        S.FULL_CONTENT: report_text(report),
+        S.RATING: float(report["rating"]),
+        S.RATING_EXPLANATION: report["rating_explanation"],
+        S.FINDINGS: report["findings"],
+        S.SIZE: int(community[S.SIZE]),
+        S.CONTEXT_SOURCE: source,
+    }
+
+
 @dataclass
 class ChildCommunity:
-    """A sub-community as its parent's context sees it: its number, its entities, and its
-    report's full text (None when it has none)."""
+    """A sub-community as its parent's context sees it (``report`` None when it has none)."""
 
     community: int
     entity_ids: list[str]
@@ -109,20 +86,27 @@ def community_context(
     children: list[ChildCommunity],
     budget: int,
 ) -> tuple[str, str]:
-    """Return (context text, source) for one community within ``budget`` tokens.
-
-    Sections, in order: full reports of the substituted sub-communities, one-line summaries of
-    the other written ones, then the entities and relationships still listed. While the whole
-    does not fit, the largest written sub-community (by tokens of its own entity and internal
-    relationship lines) is substituted: its lines leave, its report comes in. ``source`` says
-    what the parent built on: "entities" (no written children), "child_summaries" (none
-    substituted), "mixed" (some), "child_reports" (every written child substituted).
-    """
-    entity_order = list(_entity_rows(community, entities)[S.ID])
-    entity_line = dict(zip(entity_order, _entity_lines(community, entities), strict=True))
-    rel_rows = _relationship_rows(community, relationships)
-    rel_ends = list(zip(rel_rows[S.SOURCE_ID], rel_rows[S.TARGET_ID], strict=True))
-    rel_lines = _relationship_lines(community, relationships)
+    """Return (context text, source) for one community within ``budget`` tokens: reports of
+    substituted sub-communities, summaries of the other written ones, then the entities and
+    relationships left. While it overflows, the largest written child's lines give way to its
+    report. ``source``: "entities", "child_summaries", "mixed" or "child_reports"."""
+    cell = prompts.table_cell  # LLM-written fields must not add columns or rows
+    members = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
+    members = members.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
+    entity_line = {
+        r[S.ID]: f"{r[S.HUMAN_ID]}|{cell(r[S.TITLE])}|{cell(r[S.TYPE])}|{cell(r[S.DESCRIPTION])}"
+        for _, r in members.iterrows()
+    }
+    entity_order = list(entity_line)  # highest degree first
+    inner = relationships[relationships[S.ID].isin(community[S.RELATIONSHIP_IDS])]
+    order = [S.COMBINED_DEGREE, S.WEIGHT, S.HUMAN_ID]
+    inner = inner.sort_values(order, ascending=[False, False, True])
+    rel_ends = list(zip(inner[S.SOURCE_ID], inner[S.TARGET_ID], strict=True))
+    rel_lines = [
+        f"{r[S.HUMAN_ID]}|{cell(r[S.SOURCE_ENTITY])}|{cell(r[S.TARGET_ENTITY])}|"
+        f"{cell(r[S.DESCRIPTION])}"
+        for _, r in inner.iterrows()
+    ]
     written = [c for c in children if c.report]
 
     def own_lines(child: ChildCommunity) -> list[str]:
@@ -174,9 +158,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def tidy_text(text: str, cap: int) -> str:
-    """Return ``text`` without repeated sentences and, when it met its ``cap`` (a loop guard
-    of the report schema), cut back to its last whole sentence (else its last whole word):
-    a stored report never repeats itself or ends mid-word."""
+    """Return ``text`` without repeated sentences and, when it met its ``cap`` (a loop
+    guard), cut back to its last whole sentence (else word)."""
     sentences = list(dict.fromkeys(s.strip() for s in _SENTENCE_END.split(text.strip()) if s))
     tidy = " ".join(sentences)
     if len(text) < cap:
@@ -188,9 +171,7 @@ def tidy_text(text: str, cap: int) -> str:
 
 
 def tidy_report(report: dict) -> dict:
-    """Return a report with every string tidied (:func:`tidy_text`) and without a finding
-    whose summary repeats an earlier one's (the model loops: 4 of the 12 reports over the
-    demo's graph once wrote one finding two or three times)."""
+    """Return a report with every string tidied and without repeated findings."""
     caps = prompts.REPORT_CAPS
     first: dict[str, dict] = {}
     for finding in report["findings"]:
@@ -222,32 +203,10 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
         prompts.report_schema(settings.report_max_findings),
         name="community_report",
         max_tokens=REPORT_MAX_TOKENS,
-        # always: the rule ends a reply only at a copy, and the stage's tidying would drop
-        # that copy anyway, so it saves tokens and changes no stored report
+        # always: it ends a reply only at a copy, which tidying would drop anyway
         stop_rule=ReportCopyStop.for_request,
     )
     return tidy_report(report)
-
-
-def _context(
-    community: pd.Series,
-    communities: pd.DataFrame,
-    entities: pd.DataFrame,
-    relationships: pd.DataFrame,
-    done: dict[int, str],
-    settings: IndexSettings,
-) -> tuple[str, str]:
-    """Return one community's (context, source), its children's reports taken from ``done``."""
-    entity_ids = dict(zip(communities[S.COMMUNITY], communities[S.ENTITY_IDS], strict=True))
-    # a child outside ``communities`` (incremental runs) has a report but no entity list here:
-    # it is summarized, never substituted
-    children = [
-        ChildCommunity(int(k), list(entity_ids.get(k, [])), done.get(k))
-        for k in community[S.CHILDREN]
-    ]
-    return community_context(
-        community, entities, relationships, children, settings.report_context_tokens
-    )
 
 
 def write_community_reports(*args: Any, **kwargs: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -265,21 +224,25 @@ async def awrite_community_reports(
     known_reports: dict[int, str] | None = None,
     hierarchy: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (community_reports, errors): reports per level, deepest level first, each
-    level's calls run concurrently. ``known_reports`` ({community: full_content}) are the
-    reports of communities not in ``communities`` that a parent may read (incremental
-    indexing rewrites only the communities that changed; a lazy index's query writes only
-    those it reads). ``hierarchy`` (default ``communities``) gives the children's entity
-    lists, so a parent written alone sees its children as a full run would (lazy reports)."""
+    """Return (community_reports, errors), deepest level first, each level concurrently.
+    ``known_reports`` ({community: full_content}) are reports of communities not written
+    here that a parent may read; ``hierarchy`` (default ``communities``) gives children's
+    entity lists, so a parent written alone sees them as a full run would."""
     done: dict[int, str] = dict(known_reports or {})
     lookup = communities if hierarchy is None else hierarchy
+    entity_ids = dict(zip(lookup[S.COMMUNITY], lookup[S.ENTITY_IDS], strict=True))
     rows, errors = [], []
     for level in sorted(communities[S.LEVEL].unique(), reverse=True):
         batch = communities[communities[S.LEVEL] == level]
-        contexts = [
-            _context(c, lookup, entities, relationships, done, settings)
-            for _, c in batch.iterrows()
-        ]
+        contexts = []
+        for _, c in batch.iterrows():
+            # a child outside ``lookup`` (incremental runs) is summarized, never substituted
+            children = [
+                ChildCommunity(int(k), list(entity_ids.get(k, [])), done.get(k))
+                for k in c[S.CHILDREN]
+            ]
+            budget = settings.report_context_tokens
+            contexts.append(community_context(c, entities, relationships, children, budget))
         results, failed = await arun_llm_stage(
             "reports",
             list(batch[S.ID]),
@@ -292,25 +255,7 @@ async def awrite_community_reports(
         ):
             if result is None:
                 continue
-            full = report_text(result)
-            done[int(community[S.COMMUNITY])] = full
-            rows.append(
-                {
-                    S.ID: community[S.ID],
-                    S.HUMAN_ID: int(community[S.HUMAN_ID]),
-                    S.COMMUNITY: int(community[S.COMMUNITY]),
-                    S.LEVEL: int(level),
-                    S.PARENT: int(community[S.PARENT]),
-                    S.CHILDREN: community[S.CHILDREN],
-                    S.TITLE: result["title"],
-                    S.SUMMARY: result["summary"],
-                    S.FULL_CONTENT: full,
-                    S.RATING: float(result["rating"]),
-                    S.RATING_EXPLANATION: result["rating_explanation"],
-                    S.FINDINGS: result["findings"],
-                    S.SIZE: int(community[S.SIZE]),
-                    S.CONTEXT_SOURCE: source,
-                }
-            )
+            rows.append(report_row(community, result, source))
+            done[int(community[S.COMMUNITY])] = rows[-1][S.FULL_CONTENT]
     reports = pd.DataFrame(rows, columns=REPORT_COLUMNS).sort_values(S.COMMUNITY)
     return reports.reset_index(drop=True), error_table(errors)
