@@ -23,7 +23,7 @@ config=(--config data/musique/graphrag.toml)
   --methods "${METHODS:-naive,hyde,multi_query,ppr,local}" --out reports/musique_retrieval --quiet
 # PPR's passage-node weight without choosing it on the test questions: one run per candidate
 # (the default, 1.0, chosen on the demo, first; HippoRAG 2 uses 0.05), then each half of the
-# questions is scored under the weight that was best on the other half (`graphrag crossfit`).
+# questions is scored under the weight that was best on the other half (`python -m studies.crossfit`).
 # The candidate runs go to output/ (about a minute each); the cross-fitted report is committed.
 runs=()
 for weight in 1.0 0.5 0.2 0.1 0.05 0.02; do
@@ -33,7 +33,7 @@ for weight in 1.0 0.5 0.2 0.1 0.05 0.02; do
     --out "output/musique_ppr_sweep/w$weight" --quiet
   runs+=("output/musique_ppr_sweep/w$weight")
 done
-.venv/bin/python -m graphrag crossfit --runs "${runs[@]}" --method ppr \
+.venv/bin/python -m studies.crossfit --runs "${runs[@]}" --method ppr \
   --select evidence_recall --folds 2 --out reports/musique_retrieval_ppr_crossfit
 # The cross-corpus summary as scripts/demo.sh writes it (with the LLM-mode MuSiQue index's
 # cost when that index has been built, as demo.sh does).

@@ -1,4 +1,4 @@
-"""Command line: ``python -m graphrag index | query | eval | retrieval | crossfit | convert |
+"""Command line: ``python -m graphrag index | query | eval | retrieval | convert |
 graph | llm``. Every command's flags and help texts are here, in one parser (what ``--help``
 shows); what each command does is in ``graphrag.cli.commands``."""
 
@@ -15,7 +15,6 @@ from graphrag.eval.pairwise import DEFAULT_CONTROLS
 from graphrag.eval.questions import QuestionSetError
 from graphrag.eval.retrieval import RetrievalEvalError
 from graphrag.eval.runner import parse_method_limits
-from graphrag.eval.stats import DEFAULT_SEED
 from graphrag.index.extract.quality import GoldGraphError
 from graphrag.index.incremental import IncrementalError
 from graphrag.index.store import IndexLoadError
@@ -176,24 +175,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=commands.cmd_retrieval)
-
-    p = sub.add_parser(
-        "crossfit",
-        help="choose a query setting per fold on the other folds' questions (retrieval runs)",
-    )
-    p.add_argument(
-        "--runs",
-        nargs="+",
-        required=True,
-        metavar="RETRIEVAL_DIR",
-        help="`retrieval` folders of the same questions, one per candidate (first: default)",
-    )
-    p.add_argument("--method", required=True, help="the method whose setting was varied")
-    p.add_argument("--select", default="evidence_recall", help="score the choice maximizes")
-    p.add_argument("--folds", type=int, default=2)
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the fold split")
-    p.add_argument("--out", required=True, help="folder for the cross-fitted report")
-    p.set_defaults(func=commands.cmd_crossfit)
 
     p = sub.add_parser(
         "convert", help="turn a multi-hop QA benchmark into a corpus folder and a question set"

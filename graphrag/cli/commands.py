@@ -14,7 +14,6 @@ from graphrag.index.incremental import update_index
 from graphrag.index.store import load_index
 from graphrag.llm.usage import track_usage
 from graphrag.query.registry import OPT_IN_METHODS, method_names
-from graphrag.report.crossfit import cross_fit
 from graphrag.report.graph_page import write_interactive_graph
 from graphrag.settings import Settings
 from graphrag.workbench import Workbench
@@ -153,24 +152,6 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     n = records["question_id"].nunique()
     print(
         f"{n} questions x {records['method'].nunique()} methods scored; see {args.out}/summary.md"
-    )
-    return 0
-
-
-def cmd_crossfit(args: argparse.Namespace) -> int:
-    selection = cross_fit(
-        args.runs,
-        args.method,
-        args.out,
-        select=args.select,
-        folds=args.folds,
-        command=_command(),
-        seed=args.seed,
-    )
-    chosen = selection[selection["chosen"]]
-    print(
-        "; ".join(f"fold {r.fold}: {r.folder}" for r in chosen.itertuples(index=False))
-        + f"; see {args.out}/summary.md"
     )
     return 0
 

@@ -9,10 +9,12 @@ is that method's, with ``route`` = ``"<kind> -> <method>"`` and the cost of both
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,44 +31,13 @@ PROTOTYPE_TOP = 3  # a kind's score: the mean similarity of its 3 closest protot
 # The question set's ``type`` for each kind (data/*/questions.jsonl say local / multi_hop / global).
 QUESTION_SET_TYPE = {"fact": "local", "multi_hop": "multi_hop", "thematic": "global"}
 
-# Hand-written, about no corpus in particular; the demo questions are never used to pick them.
+# Hand-written example questions of each kind, about no corpus in particular (no evaluated
+# question is among them), as data a reader can check: graphrag/query/router_prototypes.json.
 PROTOTYPES: dict[str, tuple[str, ...]] = {
-    "fact": (
-        "When was the company founded, and by whom?",
-        "How many employees does the factory have?",
-        "What did the minister announce at the press conference on 3 May?",
-        "Where is the headquarters of the shipping firm?",
-        "Who won the 2019 regional election, and by how many votes?",
-        "What is the population of the island?",
-        "Which scientist led the expedition, and in what year?",
-        "How much money did the charity raise last year?",
-        "Who is the current director of the museum?",
-        "What was the price of the contract signed with the city?",
-    ),
-    "multi_hop": (
-        "The author of the novel set in Lisbon studied at which university?",
-        "Who founded the company that bought the bakery chain?",
-        "In which country was the president of the club that won the cup born?",
-        "The astronomer who discovered the comet worked at an observatory. Who funded it?",
-        "What job did the man who replaced the first mayor hold before the election?",
-        "Which river flows through the city where the architect of the bridge was born?",
-        "The firm that built the dam later merged with a rival. What is the merged firm called?",
-        "Who chaired the committee that approved the budget proposed by the finance minister?",
-        "Which organisation sponsored the prize won by the student who designed the robot?",
-        "What did the union that organised the strike demand from the owner of the mine?",
-    ),
-    "thematic": (
-        "What are the main themes of these documents?",
-        "How did attitudes to immigration shift during the decade?",
-        "What role does technology play across the stories in the collection?",
-        "What are the key conflicts described, and how were they resolved?",
-        "Summarize the major trends in the region's economy over the period.",
-        "What approaches to public health are discussed in the corpus?",
-        "How do the different groups view the reform overall?",
-        "What lessons can be drawn from the events described in the reports?",
-        "What does the collection say about the effects of tourism on local life?",
-        "What are the recurring causes of disagreement between the council and residents?",
-    ),
+    kind: tuple(questions)
+    for kind, questions in json.loads(
+        (Path(__file__).parent / "router_prototypes.json").read_text(encoding="utf-8")
+    ).items()
 }
 
 

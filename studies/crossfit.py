@@ -5,10 +5,14 @@ into seeded folds and each fold is scored under the candidate setting that did b
 *other* folds. Input: retrieval report folders of the same questions, one per candidate (the
 first is the default and wins ties); output: a retrieval report of ``<method> (cross-fitted)``
 against naive RAG, with each fold's choice (also ``selection.csv``).
+
+    python -m studies.crossfit --runs RETRIEVAL_DIR... --method ppr --out FOLDER
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -146,3 +150,42 @@ def selection_lines(selection: pd.DataFrame, select: str) -> list[str]:
         "",
         *table(header, rows),
     ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="choose a query setting per fold on the other folds' questions"
+    )
+    parser.add_argument(
+        "--runs",
+        nargs="+",
+        required=True,
+        metavar="RETRIEVAL_DIR",
+        help="retrieval report folders of the same questions, one per candidate (first: default)",
+    )
+    parser.add_argument("--method", required=True, help="the method whose setting was varied")
+    parser.add_argument("--select", default="evidence_recall", help="score the choice maximizes")
+    parser.add_argument("--folds", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=stats.DEFAULT_SEED, help="fold split seed")
+    parser.add_argument("--out", required=True, help="folder for the cross-fitted report")
+    args = parser.parse_args(argv)
+    command = "python -m studies.crossfit " + " ".join(sys.argv[1:] if argv is None else argv)
+    selection = cross_fit(
+        args.runs,
+        args.method,
+        args.out,
+        select=args.select,
+        folds=args.folds,
+        command=command,
+        seed=args.seed,
+    )
+    chosen = selection[selection["chosen"]]
+    print(
+        "; ".join(f"fold {r.fold}: {r.folder}" for r in chosen.itertuples(index=False))
+        + f"; see {args.out}/summary.md"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,9 +13,9 @@ import pytest
 from conftest import MUSIQUE
 
 from graphrag.eval.retrieval import RetrievalEvalError
-from graphrag.report.crossfit import SETTING_KEY, cross_fit, fold_of
 from graphrag.report.retrieval import summary_section
 from graphrag.workbench import Workbench
+from studies.crossfit import SETTING_KEY, cross_fit, fold_of
 
 LIMIT = 12
 WEIGHTS = (1.0, 0.05)  # the default first: it wins ties
