@@ -5,6 +5,7 @@ heavy dependencies that only some paths need."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "graphrag"
@@ -64,3 +65,45 @@ def test_imports_sit_at_the_top_of_a_module():
 def test_the_detector_sees_an_import_inside_a_function():
     tree = ast.parse("import os\n\ndef f():\n    import json\n    from . import x\n")
     assert _imports_inside_functions(tree) == [(4, "json"), (5, ".")]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(tree: ast.AST, names: set[str]) -> set[str]:
+    """Return the package's modules (and their parent packages) that ``tree`` imports."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    for name in list(found):
+        while "." in name:
+            name = name.rpartition(".")[0]
+            found.add(name)
+    return found & names
+
+
+def test_every_module_serves_the_package():
+    """A module of graphrag/ that only studies/ or tests import is study code (it belongs in
+    studies/). Three ways in need no import: ``python -m graphrag``, the embedded server's
+    child process (started by name from llm/embedded/server.py) and the retrieval methods,
+    which the registry finds by walking graphrag.query."""
+    paths = {_module_name(path): path for path in _modules()}
+    imported = set()
+    for path in paths.values():
+        imported |= _imported_modules(ast.parse(path.read_text(encoding="utf-8")), set(paths))
+    server = (PACKAGE / "llm" / "embedded" / "server.py").read_text(encoding="utf-8")
+    started = {name for name in paths if f'"{name}"' in server}
+    discovered = {
+        name
+        for name, path in paths.items()
+        if name.startswith("graphrag.query.")
+        and re.search(r"^@(registry\.)?register\(", path.read_text(encoding="utf-8"), re.M)
+    }
+    unused = sorted(set(paths) - imported - started - discovered - {"graphrag.__main__"})
+    assert not unused, "modules no other graphrag module imports:\n" + "\n".join(unused)
