@@ -59,7 +59,7 @@ class IndexSettings:
     """Records: a reply naming two or more entities and no relationship is asked for them."""
     merge_aliases: bool = True
     """Merge an acronym into the long name the text defines, or a co-occurring entity spells."""
-    # off: on re-records every graph method's answers (benchmarks/description_grounding.py)
+    # off: on re-records every graph method's answers (studies/benchmarks/description_grounding.py)
     ground_descriptions: bool = False
     """Keep only description sentences whose names and numbers their chunk contains."""
     stop_repeats: bool = True

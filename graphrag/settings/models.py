@@ -46,7 +46,8 @@ class EmbeddedServerSettings:
     # method showed) and its reply fit one slot
     ctx_size: int = 16384
     """Context tokens of the server, shared evenly by its slots."""
-    # on 2 cores, more slots spread one prefix-cached slot's work (benchmarks/llm_throughput.py)
+    # on 2 cores, more slots spread one prefix-cached slot's work
+    # (studies/benchmarks/llm_throughput.py)
     parallel: int = 2
     """Slots: requests the server decodes at once (others wait in its queue)."""
     threads: int = 2
