@@ -8,8 +8,9 @@ cache; the CLI, the evaluation and the notebooks all go through it.
         wb.evaluate("data/kestrel_bay/questions.jsonl", out="reports/kestrel_bay", limit=9)
 
 One object, so the LLM client (its cache and concurrency limit) and the embedder (seconds to
-load) are built once and shared by indexing, every method and the judge, and the embedded
-server it may start is stopped once, by :meth:`close`.
+load) are built once and shared by indexing, every method and the judge (unless ``[judge]``
+names another model: then the judge has a client of its own), and the embedded servers it
+may start are stopped once, by :meth:`close`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from graphrag.query.base import Answer, IndexVectors, Method
 from graphrag.query.registry import METHODS, make_methods
 from graphrag.report.folder import EvalResult, write_evaluation
 from graphrag.report.retrieval import write_report
-from graphrag.settings import Settings, load_settings
+from graphrag.settings import Settings, judge_settings, load_settings
 from graphrag.text.embeddings import Embedder
 
 
@@ -74,6 +75,13 @@ class Workbench:
     def llm(self) -> ChatLLM:
         """The chat client; the embedded server starts only when a request misses the cache."""
         return ChatLLM(self.settings)
+
+    @cached_property
+    def judge_llm(self) -> ChatLLM:
+        """The judge's chat client (settings ``[judge]``): the answering client itself when
+        the answering model judges its own answers, else one of its own."""
+        settings = judge_settings(self.settings)
+        return self.llm if settings is self.settings else ChatLLM(settings)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -153,6 +161,7 @@ class Workbench:
             limit=limit,
             progress=progress,
             command=command,
+            judge_llm=self.judge_llm,
             **options,
         )
         return write_evaluation(run, out)
@@ -183,7 +192,9 @@ class Workbench:
         return run.records
 
     def close(self) -> None:
-        """Stop the embedded server if this workbench started it."""
+        """Stop the embedded servers (answerer's, judge's) if this workbench started them."""
+        if "judge_llm" in self.__dict__ and self.judge_llm is not self.__dict__.get("llm"):
+            self.judge_llm.close()
         if "llm" in self.__dict__:  # built
             self.llm.close()
 

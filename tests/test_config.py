@@ -286,6 +286,7 @@ def test_settings_round_trip_to_a_dict() -> None:
     assert set(data) == {
         "llm",
         "embedded",
+        "judge",
         "cache",
         "embeddings",
         "chunking",

@@ -175,7 +175,7 @@ class Judge:
         from ragas.metrics.collections import AnswerRelevancy, ContextRecall
 
         judge = llm_factory(
-            self.settings.llm.model,
+            self.llm.model,  # the judge's model ([judge]), by default the answering model's
             provider="openai",
             client=client,
             temperature=0.0,

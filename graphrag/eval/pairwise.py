@@ -156,17 +156,21 @@ CLOSED_BOOK = "reference: closed-book answer"
 
 
 async def judge_against_closed_book(
-    llm: ChatLLM, question: pd.Series, records: list[pd.Series], max_tokens: int
+    llm: ChatLLM,
+    question: pd.Series,
+    records: list[pd.Series],
+    max_tokens: int,
+    answerer: ChatLLM | None = None,
 ) -> list[dict]:
     """Return the rows of each answered record in ``records`` (one question's answers by the
-    judged methods) against the question's closed-book answer, asked once. When that answer
-    cannot be had, the rows say so (not recorded, or judge failed) rather than counting a
-    win."""
+    judged methods) against the question's closed-book answer, asked once of ``answerer``
+    (default: the judge ``llm``). When that answer cannot be had, the rows say so (not
+    recorded, or judge failed) rather than counting a win."""
     answered_records = [r for r in records if answered(r)]
     if not answered_records:
         return []
     try:
-        reply = await llm.achat(
+        reply = await (answerer or llm).achat(
             prompts.hypothetical_passage(question["question"]), max_tokens=max_tokens
         )
     except CacheMissError:
@@ -196,12 +200,14 @@ def run_pairwise(
     in_flight: int,
     controls: int = DEFAULT_CONTROLS,
     closed_book_tokens: int = 0,
+    answerer: ChatLLM | None = None,
 ) -> pd.DataFrame:
     """Return every judgement row (``JUDGEMENT_COLUMNS``) for ``pairs`` over the questions,
     then those of up to ``controls`` planted control pairs per method of the pairs
     (:data:`CONTROL_A` vs :data:`CONTROL_B`), which measure whether the judge reads the
     answers at all, then, with ``closed_book_tokens`` > 0, each method of the pairs against
-    a closed-book answer of at most that many tokens (:data:`CLOSED_BOOK`)."""
+    a closed-book answer of at most that many tokens (:data:`CLOSED_BOOK`), written by
+    ``answerer`` (the answering model; default: the judge ``llm``)."""
     by_key = {(r["question_id"], r["method"]): r for _, r in records.iterrows()}
     jobs = [
         (judge_question, (q, by_key[(q["id"], a)], by_key[(q["id"], b)]))
@@ -214,7 +220,7 @@ def run_pairwise(
         jobs += [(judge_question, job) for job in control_jobs(by_key, questions, method, controls)]
     for _, q in questions.iterrows() if closed_book_tokens > 0 else []:
         own = [by_key[(q["id"], m)] for m in methods if (q["id"], m) in by_key]
-        jobs.append((judge_against_closed_book, (q, own, closed_book_tokens)))
+        jobs.append((judge_against_closed_book, (q, own, closed_book_tokens, answerer)))
 
     async def run() -> list[list[dict]]:
         gate = asyncio.Semaphore(max(1, in_flight))

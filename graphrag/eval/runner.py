@@ -27,7 +27,7 @@ from graphrag.llm.coroutines import run_sync
 from graphrag.llm.usage import Usage
 from graphrag.query.base import Method
 from graphrag.query.registry import UnknownMethodError
-from graphrag.settings import Settings, repo_relative
+from graphrag.settings import Settings, endpoint_name, repo_relative
 from graphrag.text.embeddings import Embedder
 
 # a record's answer fields that a failed answer leaves empty (lists) or zero (counts)
@@ -188,13 +188,16 @@ def run_evaluation(
     pairwise_controls: int = pairwise.DEFAULT_CONTROLS,
     types: list[str] | None = None,
     method_limits: dict[str, int] | None = None,
+    judge_llm: ChatLLM | None = None,
 ) -> EvalRun:
     """Evaluate the ``chosen`` methods over ``index`` on the question set and return what the
     report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
     per RAGAS metric / for the pairwise judge; ``pairwise_pairs``: "all" or "a:b,c:d";
     ``types``: the question types kept; ``gold_graph``: default gold_graph.json beside the
     questions; ``method_limits``: the first N questions only for the methods it names (paired
-    tests match them on the questions both answered)."""
+    tests match them on the questions both answered); ``judge_llm``: the judge's client
+    (settings ``[judge]``), default ``llm``: the answering model judges itself."""
+    judge_llm = judge_llm or llm
     methods = list(chosen)
     judge_controls = judge_controls if metrics else 0
     questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
@@ -209,7 +212,7 @@ def run_evaluation(
     questions = interleave_types(questions)
     if limit:
         questions = questions.head(limit)
-    judge = Judge(settings, llm, embedder, metrics)
+    judge = Judge(settings, judge_llm, embedder, metrics)
     method_limits = method_limits or {}
     unknown = sorted(set(method_limits) - set(chosen))
     if unknown:
@@ -241,7 +244,7 @@ def run_evaluation(
         hyde = settings.query.methods["hyde"]
         closed_book = hyde.max_tokens if settings.eval.pairwise_closed_book else 0
         judgements = pairwise.run_pairwise(
-            llm, records, judged, pairs, in_flight, pairwise_controls, closed_book
+            judge_llm, records, judged, pairs, in_flight, pairwise_controls, closed_book, llm
         )
     gold_path = gold_graph or default_gold_graph(questions_path)
     gold = load_gold_graph(gold_path) if gold_path else None
@@ -263,6 +266,11 @@ def run_evaluation(
         "methods": ", ".join(methods),
         **({"method limits": limits} if limits else {}),
         "llm_model": settings.llm.model,
+        "judge": {
+            "model": judge_llm.model,
+            "endpoint": endpoint_name(judge_llm.settings.llm.base_url),
+            "self_judged": judge_llm is llm,
+        },
         "embedding_model": embedder.model_id,
         "cache_mode": settings.cache.mode,
         "ragas_settings": {

@@ -6,6 +6,13 @@ Import what you need from here: ``from graphrag.settings import Settings, load_s
 # ruff: noqa: F401 - this module only re-exports: callers import from graphrag.settings.
 from graphrag.settings.eval import EvalSettings
 from graphrag.settings.index import ChunkingSettings, IndexSettings
+from graphrag.settings.judge import (
+    EMBEDDED_ENDPOINT,
+    JudgeSettings,
+    endpoint_name,
+    judge_settings,
+    self_judged,
+)
 from graphrag.settings.load import (
     REPO_ROOT,
     Settings,

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from graphrag.settings.eval import EvalSettings
 from graphrag.settings.index import ChunkingSettings, IndexSettings
+from graphrag.settings.judge import JudgeSettings, validate_judge
 from graphrag.settings.models import (
     CacheSettings,
     EmbeddedServerSettings,
@@ -47,6 +48,7 @@ class SettingsError(ValueError):
 class Settings:
     llm: LLMSettings = field(default_factory=LLMSettings)
     embedded: EmbeddedServerSettings = field(default_factory=EmbeddedServerSettings)
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
     cache: CacheSettings = field(default_factory=CacheSettings)
     embeddings: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
@@ -200,6 +202,9 @@ def _validate(settings: Settings) -> None:
         raise SettingsError("setting llm.concurrency must be at least 1")
     if settings.embedded.parallel < 1:
         raise SettingsError("setting embedded.parallel must be at least 1")
+    judge_problem = validate_judge(settings)
+    if judge_problem:
+        raise SettingsError(judge_problem)
     index = settings.index
     if index.gleanings > 0 and index.extraction_format == "records":
         # record replies are read to their last finished line, and no gleaning round follows
