@@ -8,6 +8,7 @@ for real; only the model's replies are scripted.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -234,9 +235,9 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    """A fake OpenAI-compatible chat endpoint on a free loopback port."""
+@contextlib.contextmanager
+def serving_fake() -> Iterator[FakeLLM]:
+    """Serve a fake OpenAI-compatible chat endpoint on a free loopback port while open."""
     state = FakeLLM()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
@@ -248,6 +249,20 @@ def fake_llm() -> Iterator[FakeLLM]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    """A fake OpenAI-compatible chat endpoint on a free loopback port."""
+    with serving_fake() as state:
+        yield state
+
+
+@pytest.fixture
+def judge_endpoint() -> Iterator[FakeLLM]:
+    """A second fake endpoint beside ``fake_llm``: a judge that is not the answering model."""
+    with serving_fake() as state:
+        yield state
 
 
 @pytest.fixture
