@@ -11,16 +11,25 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections import Counter
 
 import pytest
 
 from graphrag import prompts
+from graphrag.eval import pairwise
 from graphrag.eval.judge import Judge
 from graphrag.index.extract.names import name_key
 from graphrag.index.extract.stage import extract_chunk
 from graphrag.llm.client import ChatLLM, parse_json_output, run_sync, track_usage
+from graphrag.llm.embedded.weights import (
+    SMOKE_WEIGHTS,
+    WeightsError,
+    assemble_weights,
+    graphrag_home,
+)
 from graphrag.settings import load_settings
 from graphrag.text.embeddings import Embedder
+from graphrag.workbench import Workbench
 
 pytestmark = pytest.mark.live_llm
 
@@ -133,3 +142,40 @@ def test_live_report_is_streamed_under_its_schema_and_valid(live):
     with track_usage() as again:
         assert run_sync(_write_report(llm, context, settings.index)) == report
     assert again.cache_hits == 1
+
+
+def test_a_second_embedded_server_with_another_model_file_judges(tmp_path, monkeypatch):
+    """``judge.model_file``: the judge is served by an embedded server of its own from the
+    smoke model's GGUF (the [smoke] extra), the answers by the default model's."""
+    try:
+        small = assemble_weights(SMOKE_WEIGHTS)
+    except WeightsError as err:
+        pytest.skip(str(err))
+    # the servers' state in a folder of this test's (a recording's server is left alone),
+    # the assembled weights shared
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(graphrag_home() / "models")
+    monkeypatch.setenv("GRAPHRAG_HOME", str(home))
+    settings = load_settings(
+        env={},
+        overrides={
+            "cache": {"path": str(tmp_path / "cache")},
+            "embedded": {"parallel": 1, "ctx_size": 2048},
+            "judge": {"model_file": str(small)},
+        },
+    )
+    with Workbench(settings=settings) as bench:
+        answer = bench.llm.chat(
+            [{"role": "user", "content": "What is 17 + 25? Reply with the number only."}],
+            max_tokens=8,
+        )
+        ratings = run_sync(pairwise.rate_answer(bench.judge_llm, "What is 17 + 25?", answer.text))
+        answerer, judge = bench.llm.server, bench.judge_llm.server
+        assert judge is not None and answerer is not None and judge.port != answerer.port
+        assert judge.signature(small)[:4] == ["--model", str(small), "--alias", small.stem]
+    assert "42" in answer.text
+    assert set(ratings) == set(prompts.PAIRWISE_CRITERIA)
+    assert all(1.0 <= r <= 5.0 for r in ratings.values())
+    models = Counter(record["request"]["model"] for record in bench.llm.cache.records())
+    assert models == {settings.llm.model: 1, small.stem: len(ratings)}  # recorded apart
