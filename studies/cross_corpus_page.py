@@ -20,7 +20,13 @@ from graphrag.eval import stats
 from graphrag.eval.hops import hop_shares
 from graphrag.report.hops import shares_table
 from graphrag.report.retrieval import summary_section as retrieval_summary_section
-from graphrag.report.sections import RUN_FIELDS, pairwise_section, win_rate_lines
+from graphrag.report.sections import (
+    JUDGE_FIELD,
+    RUN_FIELDS,
+    judge_text,
+    pairwise_section,
+    win_rate_lines,
+)
 from graphrag.report.tables import baseline_tests_table, cell, md, number, table
 from graphrag.settings import repo_relative
 from studies.cross_corpus import (
@@ -155,10 +161,13 @@ def _index_lines(costs: Sequence[dict[str, Any]]) -> list[str]:
 def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
     analysis = report.analysis
     meta = report.meta
+    shown = {key: meta[key] for key, _ in RUN_FIELDS if key in meta}
+    if isinstance(shown.get(JUDGE_FIELD), dict):
+        shown[JUDGE_FIELD] = judge_text(shown[JUDGE_FIELD])
     described = [
-        f"- **{label}:** {md(meta[key])}"
+        f"- **{label}:** {md(shown[key])}"
         for key, label in RUN_FIELDS
-        if key in meta and not isinstance(meta[key], dict)
+        if key in shown and not isinstance(shown[key], dict)
     ]
     quality_rows = [
         [

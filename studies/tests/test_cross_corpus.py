@@ -21,6 +21,7 @@ from studies.cross_corpus import SummaryError, compare_with_baseline, load_repor
 from studies.cross_corpus_page import (
     README_END,
     README_START,
+    corpus_section,
     readme_block,
     render_summary,
     splice_readme,
@@ -123,13 +124,16 @@ def bench_controls() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=judge_validity.PAIR_COLUMNS)
 
 
+JUDGE = {"judge": {"model": "bench-judge", "endpoint": "judge.example:8000", "self_judged": False}}
+
+
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_report(
         bench_records(),
         tmp_path_factory.mktemp("reports") / "bench",
         ["faithfulness", "context_recall"],
-        {"corpus": "data/bench/docs", "n_questions": N, "methods": ", ".join(METHODS)},
+        {"corpus": "data/bench/docs", "n_questions": N, "methods": ", ".join(METHODS)} | JUDGE,
         controls=bench_controls(),
         hops=bench_hops(),
         run_info={"index_cost": index_cost(MANIFEST)},
@@ -144,6 +148,12 @@ def test_write_report_keeps_a_machine_readable_run_and_the_hops(bench: Path) -> 
     assert "wall_seconds" not in run["index_cost"]  # volatile: it would change every replay
     assert len(pd.read_csv(bench / "hops.csv")) == N * len(METHODS) * 2
     assert "## Evidence per hop" in (bench / "summary.md").read_text()
+
+
+def test_each_corpus_names_its_judge(bench: Path) -> None:
+    line = "- **Judge:** bench-judge at judge.example:8000, not the answering model"
+    assert line in (bench / "summary.md").read_text()
+    assert line in corpus_section(load_report(bench), "naive")
 
 
 def test_only_informative_ragas_metrics_and_applicable_metrics_are_kept(bench: Path) -> None:
