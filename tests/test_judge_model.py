@@ -15,6 +15,7 @@ from test_pairwise import RATED, fake_judge
 
 from graphrag.index.pipeline import build_index
 from graphrag.llm.client import ChatLLM
+from graphrag.llm.embedded.server import EmbeddedServerError
 from graphrag.settings import SettingsError, judge_settings, load_settings
 from graphrag.workbench import Workbench
 
@@ -180,3 +181,11 @@ def test_a_self_judged_report_says_so(
     line = f"- **Judge:** {model}, self-judged (the answering model judges its own answers)\n"
     assert line in summary
     assert any(is_judge_prompt(b) for b in fake_llm.requests)  # one endpoint did both
+
+
+def test_a_missing_judge_gguf_is_named_when_its_server_would_start(tmp_path: Path) -> None:
+    missing = tmp_path / "absent.gguf"
+    settings = load_settings(env={}, overrides={"judge": {"model_file": str(missing)}})
+    judge = ChatLLM(judge_settings(settings))  # nothing is started before a request misses
+    with pytest.raises(EmbeddedServerError, match=rf"judge\.model_file.*{missing}"):
+        judge.server.ensure_running()

@@ -122,7 +122,10 @@ class EmbeddedServer:
         if configured:
             path = self.settings.resolve_path(configured)
             if not path.is_file():
-                raise EmbeddedServerError(f"setting embedded.model_file: {path} does not exist")
+                raise EmbeddedServerError(
+                    f"setting embedded.model_file (judge.model_file for a judge's own server): "
+                    f"{path} does not exist"
+                )
             return path
         return assemble_weights(home=self.home)
 
