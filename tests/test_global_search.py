@@ -246,8 +246,9 @@ def test_each_map_call_reads_at_most_reports_per_call_and_every_report_is_read(
 
 
 def small_batches(make_settings, fake_llm: FakeLLM, **query) -> object:
-    # One report per batch: every batch can fail on its own; the roots, all mapped.
-    query = {"batch_tokens": 1, "level": 0, **query}
+    # One report per batch (reports_per_call's default): every batch can fail on its own; the
+    # roots, all mapped.
+    query = {"level": 0, **query}
     return make_settings(fake_llm.base_url, query=query)
 
 
