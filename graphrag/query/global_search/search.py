@@ -35,6 +35,7 @@ from graphrag.query.registry import register
 from graphrag.text import tokens
 from graphrag.text.embeddings import cosine_top_k
 
+
 def _tolerated(replies: list, steps: list[str]) -> list[tuple[int, Any]]:
     """Return (position, reply) for the calls that answered (``drop_step`` names the others by
     ``steps``); raise the first error when every call failed."""
