@@ -128,8 +128,9 @@ def test_the_report_counts_the_degraded_answer_beside_the_failed_ones(degraded_r
     failures = section(summary, "Failures")
     degraded = row(failures, "global", "answer degraded")
     assert degraded[2] == "1 / 2"
-    assert degraded[3].startswith(f"map batch of reports [{community}]: LLMError") and "(×1)" in (
-        degraded[3]
+    assert (
+        degraded[3].startswith(f"map batch of reports [{community}]: LLMError")
+        and "(×1)" in (degraded[3])
     )
     assert row(failures, "naive", "answer degraded")[2:] == ["0 / 2", "—"]
 
