@@ -50,7 +50,7 @@ class Answer:
     usage: Usage = field(default_factory=Usage)
     seconds: float = 0.0
     context_tokens: int = 0
-    failures: list[str] = field(default_factory=list)  # steps dropped, with their errors
+    failures: list[str] = field(default_factory=list)  # what it lost: dropped steps, cut text
     ranking: list[str] = field(default_factory=list)
     route: str = ""  # the router's choice, "<question kind> -> <method>"; empty otherwise
 
