@@ -139,6 +139,9 @@ def test_the_report_counts_the_degraded_answer_beside_the_failed_ones(degraded_r
     assert "- naive: failed 0, degraded 0 of 2 answers" in listed
     assert row(listed, "q19", "global")[2].startswith(f"map batch of reports [{community}]")
 
+    reading = section(summary, "Reading")
+    assert "- **Degraded answers**: 1 of 4 (global 1); the means include them" in reading
+
     complete = section(summary, "Scores by method, complete answers only")
     assert row(complete, "global")[1] == "1" and row(complete, "naive")[1] == "2"
     keyword = row(complete, "Method").index("keyword_hit_rate")
@@ -155,3 +158,4 @@ def test_records_without_the_failures_column_still_report(degraded_run, tmp_path
     assert "## Degraded answers" not in summary
     assert "## Scores by method, complete answers only" not in summary
     assert "No answer was degraded" in summary
+    assert "Degraded answers" not in section(summary, "Reading")

@@ -106,6 +106,23 @@ def complete_scores_section(analysis: Analysis) -> list[str]:
     ]
 
 
+def degraded_reading(analysis: Analysis) -> list[str]:
+    """Return the Reading's line on degraded answers (none when no answer was degraded)."""
+    records = analysis.records
+    total = degraded_answers(records)
+    if not total:
+        return []
+    by_method = [
+        f"{method} {n}"
+        for method in analysis.methods
+        if (n := degraded_answers(records[records["method"] == method]))
+    ]
+    return [
+        f"- **Degraded answers**: {total} of {len(records)} ({', '.join(by_method)}); the "
+        "means include them, the table of complete answers only leaves them out."
+    ]
+
+
 def _shorten(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= FAILURE_TEXT_LIMIT else flat[: FAILURE_TEXT_LIMIT - 1] + "…"
