@@ -20,7 +20,9 @@ from graphrag import schemas as S
 from graphrag.index.graph.communities import rolled_up_level
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, LLMError
+from graphrag.query.global_search.map_context import report_sentences
 from graphrag.query.global_search.search import GlobalSearch
+from graphrag.text import tokens
 
 QUESTION = "What are the main themes?"
 MAPPED = re.compile(r"(?m)^\[(\d+)\] ")
@@ -246,8 +248,9 @@ def test_each_map_call_reads_at_most_reports_per_call_and_every_report_is_read(
 
 
 def small_batches(make_settings, fake_llm: FakeLLM, **query) -> object:
-    # One report per batch: every batch can fail on its own; the roots, all mapped.
-    query = {"batch_tokens": 1, "level": 0, **query}
+    # One report per batch (reports_per_call's default): every batch can fail on its own; the
+    # roots, all mapped.
+    query = {"level": 0, **query}
     return make_settings(fake_llm.base_url, query=query)
 
 
@@ -285,6 +288,61 @@ def test_the_map_fails_when_every_batch_fails(
     fake_llm.respond_with(lambda body: Reply("down", status=500))
     with pytest.raises(LLMError):
         GlobalSearch(demo_index, tolerant, ChatLLM(tolerant), replay_embedder).answer(QUESTION)
+
+
+def test_report_text_the_batch_budget_cuts_is_named(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    budget = 200  # smaller than three of the demo's five root reports
+    settings = small_batches(make_settings, fake_llm, batch_tokens=budget)
+    fake_llm.respond_with(answer_maps)
+    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+
+    answer = method.answer(QUESTION)
+
+    shown = method.with_facts(method.level_reports(QUESTION))
+    sizes = dict(
+        zip(shown[S.COMMUNITY], map(tokens.count_tokens, shown[S.FULL_CONTENT]), strict=True)
+    )
+    too_long = {c for c, n in sizes.items() if n > budget}
+    assert too_long and too_long != set(sizes), "the demo has reports on both sides"
+    named = {
+        int(re.fullmatch(r"map: report \[(\d+)\] cut to batch_tokens 200", f)[1])
+        for f in answer.failures
+    }
+    assert named == too_long
+
+
+def test_sentences_the_batch_budget_leaves_out_are_named(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    budget = 120
+    query = {"batch_tokens": budget, "map_style": "sentences"}
+    settings = small_batches(make_settings, fake_llm, **query)
+    shown: dict[int, int] = {}  # report -> sentences the map call numbered
+
+    def reply(body: dict) -> str:
+        if kind_of(body) == "sentences":
+            text = body["messages"][1]["content"]
+            [community] = re.findall(r"Report \[(\d+)\]", text)
+            shown[int(community)] = len(re.findall(r"(?m)^\(\d+\) ", text))
+            return json.dumps({"sentences": [{"n": 1, "score": 50}]})
+        return "An answer."
+
+    fake_llm.respond_with(reply)
+    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+
+    answer = method.answer(QUESTION)
+
+    reports = method.with_facts(method.level_reports(QUESTION)).set_index(S.COMMUNITY)
+    every = {c: len(report_sentences(reports.loc[c, S.FULL_CONTENT])) for c in shown}
+    cut = {c: every[c] - n for c, n in shown.items() if every[c] > n}
+    assert cut and len(cut) < len(shown), "the demo has reports on both sides"
+    expected = {
+        f"map batch of reports [{c}]: {n} sentences cut to batch_tokens {budget}"
+        for c, n in cut.items()
+    }
+    assert set(answer.failures) == expected
 
 
 # --------------------------------------------------------------------------- contexts

@@ -153,7 +153,15 @@ def test_section_prints_shares_with_n_and_the_per_question_marks(hops: pd.DataFr
     assert "| Method | hop 1 | hop 2 | hop 3 |" in text
     assert "| ppr | 1.000 [1.000, 1.000] (n=2) | 1.000 [1.000, 1.000] (n=2) | 0.000" in text
     assert "| q3 | ✓✗✗ | ✓✓✗ | ✗✗✗ |" in text
+    assert "degraded" not in text
     assert hops_section(hops.iloc[0:0]) == []
+
+
+def test_a_degraded_answer_is_marked_in_the_per_question_table(hops: pd.DataFrame) -> None:
+    text = "\n".join(hops_section(hops, degraded={("q3", "global")}))
+    assert "| q3 | ✓✗✗ | ✓✓✗ | ✗✗✗ (degraded) |" in text
+    assert text.count("(degraded)") == 2, "the one cell, and the note under the table"
+    assert "hop 1 first; (degraded) a degraded answer):" in text
 
 
 def test_benchmark_sets_have_decompositions_and_the_demo_has_none() -> None:

@@ -14,11 +14,12 @@ import copy
 import dataclasses
 import hashlib
 import json
+import re
 import shutil
 
 import pandas as pd
 import pytest
-from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model, replayed_index
+from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, Reply, indexing_model, replayed_index
 from test_reports import context_of
 
 from graphrag import schemas as S
@@ -241,3 +242,39 @@ def test_a_lazy_index_stays_lazy_when_documents_are_added(
         index.communities.loc[~prose, S.COMMUNITY]
     )
     assert missing_communities(index, None) == sorted(index.communities.loc[prose, S.COMMUNITY])
+
+
+def test_a_lazy_report_that_cannot_be_written_degrades_every_answer_that_wants_it(
+    lazy_demo: Index, demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    index = copy.copy(lazy_demo)
+    fake_llm.respond_with(
+        lambda body: Reply("down", status=500) if is_report(body) else "An answer."
+    )
+    settings = make_settings(fake_llm.base_url)
+    local = LocalSearch(index, settings, ChatLLM(settings), replay_embedder)
+    question = "Who founded the Kestrel Bay Marine Institute?"
+
+    first = local.answer(question)
+
+    written = sum(is_report(r) for r in fake_llm.requests)
+    assert written > 0 and first.text == "An answer."
+    failed = set(index.errors.loc[index.errors[S.STAGE] == "reports", S.ITEM_ID])
+    number = dict(zip(index.communities[S.ID], index.communities[S.COMMUNITY], strict=True))
+    named = [
+        re.fullmatch(r"lazy report of community (\d+): LLMError: .*500.*", f)
+        for f in first.failures
+    ]
+    assert first.failures and all(named), first.failures
+    communities = [int(m.group(1)) for m in named]
+    assert communities == sorted(communities) and set(communities) <= {number[i] for i in failed}
+    # the wanted reports the answer went without: those its entities' communities hold
+    rows = local.select_entities(question)
+    selected = {index.entities[S.ID].iloc[r] for r in rows}
+    assert set(communities) == set(local.report_hits(selected)) & {number[i] for i in failed}
+
+    again = local.answer(question)
+    assert sum(is_report(r) for r in fake_llm.requests) == written, "a failed report is not retried"
+    assert again.failures == first.failures, "every answer that wants it goes without it"
+    eager = LocalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(question)
+    assert eager.failures == []

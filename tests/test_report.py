@@ -148,10 +148,11 @@ def test_summary_shows_the_run_the_ns_and_the_failures(report: Path) -> None:
     naive_row = next(line for line in scores.splitlines() if line.startswith("| naive |"))
     cells = [cell.strip() for cell in naive_row.strip("|").split("|")]
     assert cells[1] == "0"  # failed answers: the synthetic records have none
-    assert cells[2].endswith("(n=13; 3 unscored)")  # faithfulness: three judge failures
-    assert cells[3].endswith("(n=16)")
-    assert cells[6].endswith("(n=12)")  # evidence_recall: 4 questions without support docs
-    assert re.fullmatch(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(n=13; 3 unscored\)", cells[2])
+    assert cells[2] == "0"  # degraded answers: records without a failures column have none
+    assert cells[3].endswith("(n=13; 3 unscored)")  # faithfulness: three judge failures
+    assert cells[4].endswith("(n=16)")
+    assert cells[7].endswith("(n=12)")  # evidence_recall: 4 questions without support docs
+    assert re.fullmatch(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(n=13; 3 unscored\)", cells[3])
 
     by_type = section(summary, "Scores by question type")
     faithfulness = by_type.split("### faithfulness", 1)[1].split("###", 1)[0]
@@ -241,7 +242,7 @@ def test_a_method_with_no_faithfulness_scores_still_renders(
         for line in section(summary, "Scores by method").splitlines()
         if line.startswith("| local")
     )
-    assert local_row.split("|")[3].strip() == "— (n=0; 16 unscored)"
+    assert local_row.split("|")[4].strip() == "— (n=0; 16 unscored)"
     assert "| local | faithfulness | 16 / 16 | TimeoutError: judge timed out (×16) |" in summary
     faithfulness = reading_line(summary, "faithfulness")
     assert "No scores for local." in faithfulness

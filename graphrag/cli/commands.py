@@ -98,7 +98,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         if answer.route:
             print(f"  route: {answer.route}")
         for failure in answer.failures:
-            print(f"  dropped: {failure}")
+            print(f"  degraded: {failure}")
         print(answer.text.strip())
         print(
             f"sources: {', '.join(answer.sources[:12])}{' …' if len(answer.sources) > 12 else ''}\n"

@@ -111,13 +111,15 @@ async def evaluate_pair(
         raise
     except Exception as err:  # noqa: BLE001 - a failed answer is a record, not a crash
         error = error_summary(err)
-        record.update(answer="", answer_error=error, **{k: [] for k in LIST_FIELDS})
+        record.update(answer="", answer_error=error, failures=[])
+        record.update({k: [] for k in LIST_FIELDS})
         record.update(dict.fromkeys(COUNT_FIELDS, 0), model_seconds=0.0, model_hosts="")
         for metric in metrics:
             record.update(_judged(metric, math.nan, f"no answer ({error})", Usage()))
         return record
     usage = answer.usage
-    record.update(answer=answer.text, answer_error=None)
+    # failures: the steps the answer lost (a degraded answer; [] for a complete one)
+    record.update(answer=answer.text, answer_error=None, failures=list(answer.failures))
     record.update(
         {k: getattr(answer, k) for k in LIST_FIELDS}, context_tokens=answer.context_tokens
     )

@@ -5,9 +5,11 @@
 
 from __future__ import annotations
 
+import contextvars
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
@@ -16,9 +18,10 @@ import numpy as np
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.index.reports.lazy import aensure_reports
+from graphrag.index.reports.lazy import aensure_reports, failed_reports
 from graphrag.index.store import Index
-from graphrag.llm.client import ChatLLM
+from graphrag.llm.cache import CacheMissError
+from graphrag.llm.client import ChatLLM, error_summary
 from graphrag.llm.coroutines import run_sync
 from graphrag.llm.usage import Usage, track_usage
 from graphrag.query.loops import LOOP_FREQUENCY_PENALTY, answer_text
@@ -47,12 +50,51 @@ class Answer:
     usage: Usage = field(default_factory=Usage)
     seconds: float = 0.0
     context_tokens: int = 0
-    failures: list[str] = field(default_factory=list)  # steps dropped, with their errors
+    failures: list[str] = field(default_factory=list)  # what it lost: dropped steps, cut text
     ranking: list[str] = field(default_factory=list)
     route: str = ""  # the router's choice, "<question kind> -> <method>"; empty otherwise
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# The losses of the answer being written (Answer.failures), collected across its tasks: a
+# task copies the context, not the list, so every task of one answer appends to the same one.
+_failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "answer_failures", default=None
+)
+
+
+@contextmanager
+def collecting_failures() -> Iterator[list[str]]:
+    """Collect what :func:`note_failure` names inside the block, for one answer."""
+    failures: list[str] = []
+    token = _failures.set(failures)
+    try:
+        yield failures
+    finally:
+        _failures.reset(token)
+
+
+def note_failure(text: str) -> None:
+    """Name a loss of the answer being written: a dropped step, a report that could not be
+    written, a context cut (outside :func:`collecting_failures`: nothing)."""
+    failures = _failures.get()
+    if failures is not None:
+        failures.append(text)
+
+
+def drop_step(step: str, err: BaseException) -> None:
+    """Name a failed step in ``Answer.failures`` and go on; a replay's cache miss (a call
+    never recorded, not a failure of the model) ends the answer."""
+    if isinstance(err, CacheMissError):
+        raise err
+    note_failure(f"{step}: {error_summary(err)}")
+
+
+def distinct(failures: list[str]) -> list[str]:
+    """Return ``failures`` once each, in order (a report several steps read failed once)."""
+    return list(dict.fromkeys(failures))
 
 
 CITATION = re.compile(r"\[([\d,\s]+)\]")  # [1] or [2, 3]
@@ -175,8 +217,12 @@ class Method:
         return (await self.aretrieve_ranked(question)).items
 
     async def aensure_reports(self, communities: Iterable[int] | None = None) -> None:
-        """Make sure ``communities`` (None: all) have their reports (a lazy index writes them)."""
-        await aensure_reports(self.index, communities, self.llm, self.embedder)
+        """Make sure ``communities`` (None: all) have their reports (a lazy index writes them);
+        a lazy report that could not be written is named in ``Answer.failures``."""
+        wanted = None if communities is None else list(communities)
+        await aensure_reports(self.index, wanted, self.llm, self.embedder)
+        for failure in failed_reports(self.index, wanted):
+            note_failure(failure)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         """Return the context items and the ranked text units (by default: the items' own)."""
@@ -206,7 +252,7 @@ class Method:
         """Return the answer to ``question`` with its contexts, sources, cost and time;
         ``short_answer`` asks for a final "Answer: …" line (exact match, token F1)."""
         started = time.monotonic()
-        with track_usage() as usage:
+        with track_usage() as usage, collecting_failures() as failures:
             retrieval = await self.aretrieve_ranked(question)
             items = retrieval.items
             text = await self.awrite(question, retrieval, short_answer)
@@ -221,6 +267,7 @@ class Method:
             usage=usage,
             seconds=time.monotonic() - started,
             context_tokens=sum(tokens.count_tokens(i.text) for i in items),
+            failures=distinct(failures),
             ranking=retrieval.ranking,
         )
 

@@ -4,7 +4,7 @@
    them gives an intermediate answer, a 0-100 score and follow-up questions.
 2. Follow-ups: for ``depth`` rounds, the ``followups`` pending questions whose parent scored
    best are answered the same way from local search's context; a failed step is dropped and
-   named in ``Answer.failures``.
+   named in ``Answer.failures`` (as is a lazy report that could not be written).
 3. Reduce: the intermediate answers, best score first, become the final answer.
 
 ``contexts`` are those intermediate answers, then the texts they were written from.
@@ -23,7 +23,16 @@ from graphrag import schemas as S
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.coroutines import gather_with_progress
 from graphrag.llm.usage import track_usage
-from graphrag.query.base import Answer, ContextItem, Method, cited_numbers, fit_items, number_items
+from graphrag.query.base import (
+    Answer,
+    ContextItem,
+    Method,
+    cited_numbers,
+    collecting_failures,
+    distinct,
+    fit_items,
+    number_items,
+)
 from graphrag.query.local import LocalSearch, check_shares
 from graphrag.query.registry import register
 from graphrag.text import tokens
@@ -181,7 +190,7 @@ class DRIFTSearch(Method):
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         """Return DRIFT's answer with the intermediate answers and what they read."""
         started = time.monotonic()
-        with track_usage() as usage:
+        with track_usage() as usage, collecting_failures() as noted:
             steps, failures = await self.asteps(question)
             used = self.ranked_steps(steps)
             if used:
@@ -208,7 +217,7 @@ class DRIFTSearch(Method):
             usage=usage,
             seconds=time.monotonic() - started,
             context_tokens=sum(tokens.count_tokens(c) for c in contexts),
-            failures=failures,
+            failures=distinct([*failures, *noted]),  # noted: lazy reports not written
         )
 
     async def aretrieve(self, question: str) -> list[ContextItem]:

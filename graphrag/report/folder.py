@@ -21,6 +21,7 @@ from graphrag.eval.runner import EvalRun
 from graphrag.report import plots as viz
 from graphrag.report import sections
 from graphrag.report.analysis import Analysis, analyse
+from graphrag.report.degraded import complete_scores_section, degraded_pairs, degraded_section
 from graphrag.report.hops import hops_section
 from graphrag.report.reading import reading_section
 from graphrag.settings import repo_relative
@@ -93,7 +94,8 @@ def write_report(
     (out / RUN_JSON).write_text(
         json.dumps(run, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
     )
-    hop_lines = hops_section(hops, n_resamples=n_resamples, seed=seed) if hops is not None else []
+    hop_options = {"n_resamples": n_resamples, "seed": seed, "degraded": degraded_pairs(records)}
+    hop_lines = hops_section(hops, **hop_options) if hops is not None else []
     (out / SUMMARY_MD).write_text(
         _render(analysis, meta, hop_lines), encoding="utf-8", newline="\n"
     )
@@ -111,9 +113,11 @@ def _render(analysis: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> s
         ["# Evaluation report"],
         sections.run_section(analysis, meta),
         sections.scores_section(analysis),
+        complete_scores_section(analysis),
         sections.by_type_section(analysis),
         hop_lines,
         sections.failures_section(analysis),
+        degraded_section(analysis),
         sections.judge_validity_section(analysis),
         sections.pairwise_section(analysis),
         sections.cost_section(analysis),

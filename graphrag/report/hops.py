@@ -9,6 +9,8 @@ from graphrag.eval.hops import FOUND, MISSED, all_hops_found, found_table, hop_s
 from graphrag.eval.stats import summary_row
 from graphrag.report.tables import cell, md, table
 
+DEGRADED_MARK = " (degraded)"  # after a per-question cell whose answer lost a step
+
 
 def shares_table(shares: pd.DataFrame) -> list[str]:
     """Return a Markdown table: one row per method, one column per hop position."""
@@ -26,8 +28,11 @@ def hops_section(
     per_question: bool = True,
     n_resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
+    degraded: set[tuple[str, str]] | None = None,
 ) -> list[str]:
-    """Return the lines of the ``## Evidence per hop`` section (empty without hop rows)."""
+    """Return the lines of the ``## Evidence per hop`` section (empty without hop rows);
+    ``degraded``: the (question id, method) of degraded answers, marked in the per-question
+    table."""
     if hops.empty:
         return []
     shares = hop_shares(hops, n_resamples=n_resamples, seed=seed)
@@ -52,13 +57,19 @@ def hops_section(
     ]
     if per_question:
         found = found_table(hops)
+        marked = degraded or set()
         rows = [
-            [md(question), *(md(found.loc[question, m]) for m in found.columns)]
+            [md(question)]
+            + [
+                md(found.loc[question, m]) + (DEGRADED_MARK if (str(question), m) in marked else "")
+                for m in found.columns
+            ]
             for question in found.index
         ]
+        note = f"; {DEGRADED_MARK.strip()} a degraded answer" if marked else ""
         lines += [
             "",
-            f"Per question ({FOUND} found, {MISSED} missed, hop 1 first):",
+            f"Per question ({FOUND} found, {MISSED} missed, hop 1 first{note}):",
             "",
             *table(["Question", *map(md, found.columns)], rows),
         ]

@@ -14,6 +14,7 @@ import pandas as pd
 from graphrag.eval import judge_validity, stats
 from graphrag.eval.stats import summary_row
 from graphrag.report.analysis import Analysis, failed_in, partial_methods
+from graphrag.report.degraded import degraded_reading
 from graphrag.report.tables import cell, md, number, p_phrase, p_text, signed, with_ci
 
 SATURATED_SHARE = 0.8  # a metric is saturated when this share of its scores is 1.000
@@ -282,5 +283,6 @@ def reading_section(analysis: Analysis) -> list[str]:
         "the others are from it, and which metrics cannot separate the methods here.",
         "",
         *_overview(analysis),
+        *degraded_reading(analysis),
         *[_reading_line(analysis, metric) for metric in analysis.metrics],
     ]

@@ -17,6 +17,7 @@ from graphrag.eval.pairwise import TIE_BAND, closed_book_lines
 from graphrag.eval.pairwise import control_lines as pairwise_control_lines
 from graphrag.eval.stats import column_mean, summary_row
 from graphrag.report.analysis import Analysis, answer_failures, failed_in
+from graphrag.report.degraded import degraded_answers, degraded_in, failure_texts
 from graphrag.report.tables import MISSING, cell, md, number, p_text, signed, table, with_ci
 from graphrag.settings import EMBEDDED_ENDPOINT
 
@@ -127,14 +128,17 @@ def _discrimination_lines(analysis: Analysis, metrics: Sequence[str]) -> list[st
 def scores_section(analysis: Analysis) -> list[str]:
     rows = [
         [md(method), str(failed_in(analysis, method=method))]
+        + [str(degraded_in(analysis, method=method))]
         + [_metric_cell(analysis, analysis.by_method, m, method=method) for m in analysis.metrics]
         for method in analysis.methods
     ]
     lines = [
         "## Scores by method",
         "",
-        *table(["Method", "Failed answers", *analysis.metrics], rows),
+        *table(["Method", "Failed answers", "Degraded answers", *analysis.metrics], rows),
         "",
+        "Degraded answers: given after losing a step (see Degraded answers), scored with "
+        "the others. "
         "Cells: mean [95% bootstrap CI] (n = answers with a score). A failed answer scores 0 "
         "on every judge-free metric and is counted in its n; RAGAS scores it cannot have "
         "(failed answers, judge failures) are named as unscored and left out of the mean. "
@@ -190,6 +194,8 @@ def failures_section(analysis: Analysis) -> list[str]:
         frame = records[records["method"] == method]
         error = _most_common_error(frame["answer_error"]) if "answer_error" in frame else ""
         failures = [("answer", answer_failures(frame), error)]
+        degraded = _most_common_error(failure_texts(frame))
+        failures.append(("answer degraded", degraded_answers(frame), degraded))
         for metric in analysis.ragas_metrics:
             failed = int(frame[metric].isna().sum())
             error_column = f"{metric}_error"
@@ -202,8 +208,9 @@ def failures_section(analysis: Analysis) -> list[str]:
     return [
         "## Failures",
         "",
-        "Answers a method failed to give (scored 0 on the judge-free metrics), and RAGAS "
-        "scores the judge could not give (NaN), per method, with the most common recorded error.",
+        "Answers a method failed to give (scored 0 on the judge-free metrics), answers it gave "
+        "after losing a step (degraded; the most common failure named), and RAGAS scores the "
+        "judge could not give (NaN), per method, with the most common recorded error.",
         "",
         *table(["Method", "What", "Failed / total", "Most common error"], rows),
     ]

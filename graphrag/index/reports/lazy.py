@@ -55,6 +55,26 @@ def missing_communities(index: Index, wanted: Iterable[int] | None = None) -> li
     return sorted(todo)
 
 
+def failed_reports(index: Index, wanted: Iterable[int] | None = None) -> list[str]:
+    """Return "lazy report of community N: <error>" for each ``wanted`` community (None: all)
+    of a lazy index whose report could not be written (an errors row; never retried, so every
+    query that wants it goes without); nothing for an eager index."""
+    if not is_lazy(index):
+        return []
+    errors = index.errors[index.errors[S.STAGE] == "reports"]
+    if errors.empty:
+        return []
+    communities = index.communities
+    number = dict(zip(communities[S.ID], communities[S.COMMUNITY].astype(int), strict=True))
+    keep = None if wanted is None else {int(c) for c in wanted}
+    failed = []
+    for item, error in zip(errors[S.ITEM_ID], errors[S.ERROR], strict=True):
+        community = number.get(item)
+        if community is not None and (keep is None or community in keep):
+            failed.append((community, f"lazy report of community {community}: {error}"))
+    return [text for _, text in sorted(failed)]
+
+
 async def aensure_reports(
     index: Index, wanted: Iterable[int] | None, llm: ChatLLM, embedder: Embedder
 ) -> int:

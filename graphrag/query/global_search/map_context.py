@@ -113,6 +113,22 @@ def numbered_sentences(batch: pd.DataFrame, budget: int) -> tuple[str, list[tupl
     return "\n".join(lines), numbered
 
 
+def cut_reports(batch: pd.DataFrame, budget: int) -> list[int]:
+    """Return the communities whose report :func:`batch_text` cuts to ``budget`` (a report
+    larger than a batch, alone in its own): text the map was meant to read and did not."""
+    return [
+        int(r[S.COMMUNITY])
+        for _, r in batch.iterrows()
+        if tokens.count_tokens(r[S.FULL_CONTENT]) > budget
+    ]
+
+
+def unread_sentences(batch: pd.DataFrame, numbered: list[tuple[int, str]]) -> int:
+    """Return how many of ``batch``'s report sentences :func:`numbered_sentences` left out
+    (``numbered``: what it numbered) because they did not fit the batch's budget."""
+    return sum(len(report_sentences(text)) for text in batch[S.FULL_CONTENT]) - len(numbered)
+
+
 def facts_block(heading: str, facts: list[tuple[str, str]], text: str, budget: int) -> str:
     """Return "\n\n<heading>:" and the "- label: fact" lines that fit ``budget`` (each cut to
     half of it), but those ``text`` already quotes; "" when none fits."""

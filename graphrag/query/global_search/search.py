@@ -3,13 +3,13 @@
 The map reads the reports ``report_selection.py`` chooses, in batches built by
 ``map_context.py``, concurrently; the reduce reads the best points (``point_order.py``),
 drafting one answer per report order when ``reduce_seeds`` asks and merging the drafts. A
-failed map batch or draft is dropped and named in ``Answer.failures``. ``contexts`` are the
-texts the map read for the reports the kept points came from, ``sources`` those reports.
+failed map batch or draft is dropped and named in ``Answer.failures``, as is report text the
+map's batch budget cut. ``contexts`` are the texts the map read for the reports the kept
+points came from, ``sources`` those reports.
 """
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -17,10 +17,17 @@ import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.llm.cache import CacheMissError
-from graphrag.llm.client import error_summary
 from graphrag.llm.coroutines import gather_with_progress
-from graphrag.query.base import Answer, ContextItem, Method, Retrieval, cited_numbers, fit_items
+from graphrag.query.base import (
+    Answer,
+    ContextItem,
+    Method,
+    Retrieval,
+    cited_numbers,
+    drop_step,
+    fit_items,
+    note_failure,
+)
 from graphrag.query.global_search import map_context, point_order
 from graphrag.query.global_search.point_order import Pick, Point
 from graphrag.query.global_search.report_selection import auto_level, by_community, level_view
@@ -28,24 +35,9 @@ from graphrag.query.registry import register
 from graphrag.text import tokens
 from graphrag.text.embeddings import cosine_top_k
 
-# The steps one answer dropped (tolerant map, failed ratings), collected across its tasks.
-_failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "global_failures", default=None
-)
-
-
-def _drop(step: str, err: BaseException) -> None:
-    """Name a failed step in ``Answer.failures`` and go on; a replay's cache miss (a call
-    never recorded, not a failure of the model) ends the answer."""
-    if isinstance(err, CacheMissError):
-        raise err
-    failures = _failures.get()
-    if failures is not None:
-        failures.append(f"{step}: {error_summary(err)}")
-
 
 def _tolerated(replies: list, steps: list[str]) -> list[tuple[int, Any]]:
-    """Return (position, reply) for the calls that answered (``_drop`` names the others by
+    """Return (position, reply) for the calls that answered (``drop_step`` names the others by
     ``steps``); raise the first error when every call failed."""
     failed = [r for r in replies if isinstance(r, Exception)]
     if failed and len(failed) == len(replies):
@@ -53,7 +45,7 @@ def _tolerated(replies: list, steps: list[str]) -> list[tuple[int, Any]]:
     kept = []
     for position, (reply, step) in enumerate(zip(replies, steps, strict=True)):
         if isinstance(reply, Exception):
-            _drop(step, reply)
+            drop_step(step, reply)
         else:
             kept.append((position, reply))
     return kept
@@ -166,6 +158,9 @@ class GlobalSearch(Method):
             disable=True,
         )
         in_batch = [[int(c) for c in b[S.COMMUNITY]] for b in batches]
+        for batch in batches:
+            for community in map_context.cut_reports(batch, budget):
+                note_failure(f"map: report [{community}] cut to batch_tokens {budget}")
         points = []
         for position, result in _tolerated(
             results, [f"map batch of reports {b}" for b in in_batch]
@@ -189,6 +184,13 @@ class GlobalSearch(Method):
         """The extractive map: each batch's picked sentences, in batch order."""
         budget = self.options.batch_tokens
         shown = [map_context.numbered_sentences(b, budget) for b in batches]
+        for batch, (_, numbered) in zip(batches, shown, strict=True):
+            if unread := map_context.unread_sentences(batch, numbered):
+                reports = [int(c) for c in batch[S.COMMUNITY]]
+                note_failure(
+                    f"map batch of reports {reports}: {unread} sentences cut to "
+                    f"batch_tokens {budget}"
+                )
         results = await gather_with_progress(
             (self.apick_sentences(question, text) for text, numbered in shown if numbered),
             "global map",
@@ -248,7 +250,7 @@ class GlobalSearch(Method):
         try:
             return await self.final_answer(messages, short_answer)
         except Exception as err:  # noqa: BLE001 - named in failures; the first draft stands
-            _drop("merge of the drafts", err)
+            drop_step("merge of the drafts", err)
             return distinct[0]
 
     async def agenerate(
@@ -261,13 +263,7 @@ class GlobalSearch(Method):
         return await self.final_answer(messages, short_answer)
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
-        failures: list[str] = []
-        token = _failures.set(failures)
-        try:
-            answer = await super().aanswer(question, short_answer)
-        finally:
-            _failures.reset(token)
-        answer.failures = failures
+        answer = await super().aanswer(question, short_answer)
         # One item stands for a batch of reports: list each report once, as its own source.
         answer.sources = list(dict.fromkeys(s for item in answer.sources for s in item.split(",")))
         reports = self.index.community_reports

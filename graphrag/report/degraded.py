@@ -1,0 +1,171 @@
+"""Degraded answers: answers a method gave after losing part of them (``Answer.failures``,
+the records' ``failures`` column: a dropped map batch or draft, a failed DRIFT follow-up, a
+lazy report that could not be written, report text cut to a batch budget).
+
+A failed answer (``answer_error``) has no answer at all; a degraded one has an answer and a
+non-empty ``failures`` list; a complete one neither. Records written before the column
+existed read as complete.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from graphrag.eval import stats
+from graphrag.eval.stats import summary_row
+from graphrag.report.analysis import Analysis
+from graphrag.report.tables import cell, md, table
+
+FAILURES = "failures"
+FAILURE_TEXT_LIMIT = 160  # one failure's text in the list of degraded answers
+
+
+def _as_list(value: Any) -> list[str]:
+    """Return one ``failures`` cell as a list of str: a list (records in memory), an array
+    (read from parquet), JSON text (read from records.csv) or missing (older records)."""
+    if isinstance(value, str):
+        value = json.loads(value) if value.startswith("[") else [value]
+    if isinstance(value, list | tuple | np.ndarray):
+        return [str(v) for v in value]
+    return []
+
+
+def failure_lists(frame: pd.DataFrame) -> pd.Series:
+    """Return each row's failures as a list of str ([] where the column is missing)."""
+    if FAILURES not in frame:
+        return pd.Series([[] for _ in range(len(frame))], index=frame.index, dtype=object)
+    return frame[FAILURES].map(_as_list)
+
+
+def _failed(frame: pd.DataFrame) -> pd.Series:
+    if "answer_error" not in frame:
+        return pd.Series(False, index=frame.index)
+    return frame["answer_error"].map(lambda e: isinstance(e, str) and bool(e))
+
+
+def is_degraded(frame: pd.DataFrame) -> pd.Series:
+    """Return, per row, whether the answer was given but lost a step (not a failed answer)."""
+    return ~_failed(frame) & failure_lists(frame).map(bool)
+
+
+def degraded_answers(frame: pd.DataFrame) -> int:
+    """Return how many rows of ``frame`` are degraded answers."""
+    return int(is_degraded(frame).sum())
+
+
+def degraded_in(analysis: Analysis, **keys: str) -> int:
+    """Return the degraded answers among the records whose ``keys`` columns equal the values."""
+    frame = analysis.records
+    for column, value in keys.items():
+        frame = frame[frame[column] == value]
+    return degraded_answers(frame)
+
+
+def failure_texts(frame: pd.DataFrame) -> pd.Series:
+    """Return the failure texts of ``frame``'s degraded answers, one per row."""
+    lists = failure_lists(frame)[is_degraded(frame)]
+    return pd.Series([text for failures in lists for text in failures], dtype=object)
+
+
+def complete_answers(records: pd.DataFrame) -> pd.DataFrame:
+    """Return the records of complete answers: neither failed nor degraded."""
+    return records[~_failed(records) & ~is_degraded(records)]
+
+
+def complete_scores_section(analysis: Analysis) -> list[str]:
+    """Return the ``Scores by method, complete answers only`` table when some answer is
+    degraded, else one line saying none was."""
+    records = analysis.records
+    if not degraded_answers(records):
+        return [
+            "No answer was degraded (no dropped map batch or draft, DRIFT follow-up, lazy "
+            "report or cut report text): the scores above are over complete answers."
+        ]
+    complete = complete_answers(records)
+    options = {"n_resamples": analysis.n_resamples, "seed": analysis.seed}
+    summary = stats.summarize(complete, analysis.metrics, by=("method",), **options)
+    rows = []
+    for method in analysis.methods:
+        cells = [
+            cell(summary_row(summary, method=method), m, ragas=m in analysis.ragas_metrics)
+            for m in analysis.metrics
+        ]
+        rows.append([md(method), str(int((complete["method"] == method).sum())), *cells])
+    return [
+        "## Scores by method, complete answers only",
+        "",
+        "The table above again, over the answers that were neither failed nor degraded (a "
+        "degraded answer was given after losing a step: see Degraded answers). Where a "
+        "method's scores differ much between the two tables, its degraded answers carry them.",
+        "",
+        *table(["Method", "Complete answers", *analysis.metrics], rows),
+    ]
+
+
+def degraded_reading(analysis: Analysis) -> list[str]:
+    """Return the Reading's line on degraded answers (none when no answer was degraded)."""
+    records = analysis.records
+    total = degraded_answers(records)
+    if not total:
+        return []
+    by_method = [
+        f"{method} {n}"
+        for method in analysis.methods
+        if (n := degraded_answers(records[records["method"] == method]))
+    ]
+    return [
+        f"- **Degraded answers**: {total} of {len(records)} ({', '.join(by_method)}); the "
+        "means include them, the table of complete answers only leaves them out."
+    ]
+
+
+def _shorten(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= FAILURE_TEXT_LIMIT else flat[: FAILURE_TEXT_LIMIT - 1] + "…"
+
+
+def degraded_section(analysis: Analysis) -> list[str]:
+    """Return the ``Degraded answers`` section: per method failed n and degraded n, and each
+    degraded answer with what it lost (nothing when no answer was degraded)."""
+    records = analysis.records
+    degraded = records[is_degraded(records)]
+    if degraded.empty:
+        return []
+    counts = [
+        f"- {md(method)}: failed {_count_failed(records, method)}, degraded "
+        f"{degraded_answers(records[records['method'] == method])} of "
+        f"{int((records['method'] == method).sum())} answers"
+        for method in analysis.methods
+    ]
+    rows = [
+        [md(row.question_id), md(row.method), md("; ".join(map(_shorten, failures)))]
+        for row, failures in zip(
+            degraded.itertuples(index=False), failure_lists(degraded), strict=True
+        )
+    ]
+    return [
+        "## Degraded answers",
+        "",
+        "An answer is degraded when the method answered after losing a step: a failed map "
+        "batch or draft (global search), a failed follow-up (DRIFT), a community report a lazy "
+        "index could not write, or report text cut to the map's batch budget. Degraded answers "
+        "are scored with the others; the complete-answers table leaves them out.",
+        "",
+        *counts,
+        "",
+        *table(["Question", "Method", "Failures"], rows),
+    ]
+
+
+def _count_failed(records: pd.DataFrame, method: str) -> int:
+    return int(_failed(records[records["method"] == method]).sum())
+
+
+def degraded_pairs(records: pd.DataFrame) -> set[tuple[str, str]]:
+    """Return the (question id, method) of every degraded answer."""
+    degraded = records[is_degraded(records)]
+    return set(zip(degraded["question_id"].astype(str), degraded["method"], strict=True))
