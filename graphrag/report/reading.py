@@ -14,7 +14,7 @@ import pandas as pd
 from graphrag.eval import judge_validity, stats
 from graphrag.eval.stats import summary_row
 from graphrag.report.analysis import Analysis, failed_in, partial_methods
-from graphrag.report.judged import judged
+from graphrag.report.judged import judged, rows_of
 from graphrag.report.tables import cell, md, number, p_phrase, p_text, signed, with_ci
 
 SATURATED_SHARE = 0.8  # a metric is saturated when this share of its scores is 1.000
@@ -244,7 +244,11 @@ def _reading_line(analysis: Analysis, metric: str) -> str:
     parts = [sentence]
     unscored = [str(m) for m in summary.loc[summary[f"{metric}_n"] == 0, "method"]]
     if unscored and metric in analysis.ragas_metrics:
-        parts.append(f"No scores for {', '.join(map(md, unscored))}.")
+        unrecorded = [
+            m for m in unscored if judged(rows_of(analysis, method=m), metric).not_recorded
+        ]
+        why = " (not recorded)" if unrecorded == unscored else ""
+        parts.append(f"No scores for {', '.join(map(md, unscored))}{why}.")
     elif unscored:
         parts.append(f"Does not apply to {', '.join(map(md, unscored))} (n=0).")
     parts += _claims(analysis, metric, best)
