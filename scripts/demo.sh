@@ -57,7 +57,9 @@ cache_args=()
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
 # a method recorded on the first N questions only (none, or e.g. drift=10: minutes per
-# question live), reported with its own n.
+# question live), reported with its own n; recorded_judge_sample the seeded sample of test
+# questions faithfulness and context recall are judged on (a minute of prompt reading per
+# judgement here). A judgement not yet recorded is reported as "not recorded", not guessed.
 musique=(--config data/musique/graphrag.toml)
 .venv/bin/python -m graphrag "${musique[@]}" index --input data/musique/docs \
   --out output/musique_nlp --quiet
@@ -65,7 +67,8 @@ musique=(--config data/musique/graphrag.toml)
   --questions data/musique/questions.jsonl --methods "$(cat data/musique/recorded_methods)" \
   --metrics "$(cat data/musique/recorded_metrics)" \
   --limit "$(cat data/musique/recorded_eval_limit)" \
-  --method-limits "$(cat data/musique/recorded_method_limits)" --out reports/musique --quiet
+  --method-limits "$(cat data/musique/recorded_method_limits)" \
+  --judge-sample "$(cat data/musique/recorded_judge_sample)" --out reports/musique --quiet
 # The same corpus indexed in the LLM mode (the lean defaults but one, named in
 # data/musique/llm_index.toml; recorded by LLM_INDEX=1 scripts/record_musique.sh), replayed,
 # for its cost beside the NLP mode's.

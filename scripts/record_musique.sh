@@ -30,7 +30,9 @@ if [ "${LLM_INDEX:-0}" = 1 ]; then
 fi
 [ "$methods" = none ] && exit 0
 # RAGAS (METRICS=answer_relevancy, ...) comes with the judge's planted controls (the eval
-# default), which the report needs to say whether the judge is informative.
+# default), which the report needs to say whether the judge is informative; faithfulness and
+# context recall only on the seeded judge sample scripts/demo.sh replays (JUDGE_SAMPLE=0: all).
 .venv/bin/python -m graphrag "${config[@]}" eval --index output/musique_nlp \
   --questions data/musique/questions.jsonl --methods "$methods" --metrics "${METRICS:-none}" \
+  --judge-sample "${JUDGE_SAMPLE:-$(cat data/musique/recorded_judge_sample)}" \
   --out "${OUT:-output/musique_recording}" --limit "$limit" --quiet

@@ -19,6 +19,7 @@ import pandas as pd
 from graphrag.eval import stats
 from graphrag.eval.hops import hop_shares
 from graphrag.report.hops import shares_table
+from graphrag.report.judged import discrimination_row, ragas_cell
 from graphrag.report.retrieval import summary_section as retrieval_summary_section
 from graphrag.report.sections import (
     JUDGE_FIELD,
@@ -169,21 +170,25 @@ def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
         for key, label in RUN_FIELDS
         if key in shown and not isinstance(shown[key], dict)
     ]
+    # every RAGAS metric is shown, the ones not tested (judge not informative) too
+    shown = [*report.quality, *(m for m in report.left_out if m not in report.quality)]
     quality_rows = [
         [
             md(m),
             *(
-                cell(
-                    stats.summary_row(analysis.by_method, method=m),
-                    metric,
-                    ragas=metric in analysis.ragas_metrics,
+                (
+                    ragas_cell(analysis, analysis.by_method, metric, method=m)
+                    if metric in analysis.ragas_metrics
+                    else cell(stats.summary_row(analysis.by_method, method=m), metric)
                 )
                 + _marker(report, metric, m)
-                for metric in report.quality
+                for metric in shown
             ),
         ]
         for m in analysis.methods
     ]
+    if analysis.ragas_metrics:
+        quality_rows.append(discrimination_row(analysis, shown, lead=1))
     costs = _cost_summary(report)
     cost_rows = [
         [md(m), *(_cost_cell(costs, m, c) + _marker(report, c, m) for c, _ in COST_METRICS)]
@@ -197,14 +202,13 @@ def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
         "",
         "### Quality",
         "",
-        *table(["Method", *report.quality], quality_rows),
+        *table(["Method", *shown], quality_rows),
     ]
     if report.left_out:
         lines += [
             "",
-            "RAGAS metrics left out, their judge not shown informative on planted controls: "
-            + ", ".join(f"{m} ({v})" for m, v in report.left_out.items())
-            + ".",
+            "RAGAS metrics shown but not tested, their judge not shown informative on planted "
+            "controls: " + ", ".join(f"{m} ({v})" for m, v in report.left_out.items()) + ".",
         ]
     if report.hops is not None:
         shares = hop_shares(report.hops, analysis.n_resamples, analysis.seed)

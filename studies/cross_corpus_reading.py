@@ -187,7 +187,8 @@ def reading_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]
         ]
         if report.left_out:
             parts.append(
-                "RAGAS left out (judge not shown informative on planted controls): "
+                "RAGAS left out of the tests, shown in the quality table (judge not shown "
+                "informative on planted controls): "
                 + ", ".join(f"{m} ({verdict})" for m, verdict in report.left_out.items())
                 + "."
             )

@@ -20,6 +20,7 @@ class RecordedRun:
     metrics: list[str]
     pairwise: str | None
     method_limits: dict[str, int] = field(default_factory=dict)
+    judge_sample: int = 0  # faithfulness and context recall on a seeded sample (0: all)
 
     def evaluate_options(self) -> dict:
         """Keyword arguments of :meth:`Workbench.evaluate` that replay this run (planted
@@ -31,12 +32,13 @@ class RecordedRun:
             "judge_controls": judge_validity.DEFAULT_PAIRS if self.metrics else 0,
             "pairwise_pairs": self.pairwise,
             "method_limits": self.method_limits,
+            "judge_sample": self.judge_sample,
         }
 
 
 def recorded_run(corpus: str | Path) -> RecordedRun:
     """Return the run ``corpus``'s ``recorded_*`` files name (a missing metrics or pairwise
-    file, or "none", means none)."""
+    file, or "none", means none; a missing judge_sample file, every question judged)."""
 
     def read(name: str) -> str:
         path = Path(corpus) / f"recorded_{name}"
@@ -49,4 +51,5 @@ def recorded_run(corpus: str | Path) -> RecordedRun:
         metrics=[m for m in read("metrics").split(",") if m],
         pairwise=read("pairwise") or None,
         method_limits=parse_method_limits(read("method_limits")),
+        judge_sample=int(read("judge_sample") or 0),
     )

@@ -4,6 +4,7 @@ and per-pair records."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from pathlib import Path
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, FakeLLM, Reply
 
-from graphrag.eval.judge import JUDGE_CALLS, Judge
+from graphrag.eval.judge import JUDGE_CALLS, NOT_RECORDED, Judge
 from graphrag.eval.metrics import keyword_hit_rate
 from graphrag.eval.questions import QuestionSetError, load_questions
 from graphrag.eval.runner import evaluate_pair, interleave_types
@@ -256,15 +257,43 @@ def test_no_context_is_nan_without_a_judge_call(judge_for, fake_llm: FakeLLM, me
     assert result.usage.calls == 0 and fake_llm.calls == 0
 
 
-def test_a_replay_miss_is_raised_although_ragas_catches_errors(
+def test_a_judge_replay_miss_is_not_recorded_although_ragas_catches_errors(
     judge_for, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
     judge = judge_for(
         ["faithfulness"], cache={"mode": "replay", "path": str(tmp_path / "empty_cache")}
     )
-    with pytest.raises(CacheMissError, match="never recorded"):
-        score(judge, "faithfulness", ["KBMI was founded in 1998."])
+    result = score(judge, "faithfulness", ["KBMI was founded in 1998."])
+    assert math.isnan(result.value) and result.error == NOT_RECORDED and result.not_recorded
     assert fake_llm.calls == 0
+
+
+def test_a_replay_miss_is_charged_to_its_own_judgement_only(
+    judge_for, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """Two judgements at once in replay, one recorded and one not: only the one whose call
+    is missing is not recorded (another task's miss does not touch it)."""
+    cache = {"path": str(tmp_path / "cache")}
+    fake_llm.respond_with(faithfulness_model([1, 0, 1]))
+    recorded = ["KBMI was founded in 1998 by Saltmere University."]
+    assert score(judge_for(["faithfulness"], cache=cache), "faithfulness", recorded).error is None
+    replay = judge_for(["faithfulness"], cache={**cache, "mode": "replay"})
+    calls = fake_llm.calls
+
+    async def both():
+        texts = (
+            "When was KBMI founded?",
+            "KBMI was founded in 1998. It studies kelp. It has a boat.",
+        )
+        return await asyncio.gather(
+            replay.score("faithfulness", *texts, ["Another context, never judged."], "1998"),
+            replay.score("faithfulness", *texts, recorded, "KBMI was founded in 1998."),
+        )
+
+    missing, found = run_sync(both())
+    assert missing.not_recorded and math.isnan(missing.value)
+    assert found.error is None and found.value == pytest.approx(2 / 3)
+    assert fake_llm.calls == calls, "replay asks no model"
 
 
 def test_judge_rejects_an_unknown_metric(judge_for) -> None:

@@ -160,10 +160,12 @@ def test_summary_shows_the_run_the_ns_and_the_failures(report: Path) -> None:
     assert "(n=6; 2 unscored)" in naive_by_type and "(n=7; 1 unscored)" in naive_by_type
 
     failures = section(summary, "Failures")
-    assert "| naive | faithfulness | 3 / 16 | ValidationError: 1 validation error" in failures
+    assert "| naive | faithfulness | 3 / 16 | 0 / 16 | ValidationError: 1 validation error" in (
+        failures
+    )
     assert "(×2)" in failures
     assert "\\| statements" in failures  # a pipe in the error text does not split the cell
-    assert "| local | faithfulness | 0 / 16 | — |" in failures
+    assert "| local | faithfulness | 0 / 16 | 0 / 16 | — |" in failures
 
     hyde_cost = (
         "| hyde | 16 | 2.000 | 1007.500 | 180.000 | 4.000 | 875.000 | 2.000 | 1.000 | 1.000 |"
@@ -243,7 +245,9 @@ def test_a_method_with_no_faithfulness_scores_still_renders(
         if line.startswith("| local")
     )
     assert local_row.split("|")[4].strip() == "— (n=0; 16 unscored)"
-    assert "| local | faithfulness | 16 / 16 | TimeoutError: judge timed out (×16) |" in summary
+    assert "| local | faithfulness | 16 / 16 | 0 / 16 | TimeoutError: judge timed out (×16) |" in (
+        summary
+    )
     faithfulness = reading_line(summary, "faithfulness")
     assert "No scores for local." in faithfulness
     assert "highest mean: local" not in faithfulness
@@ -323,6 +327,11 @@ def test_judge_validity_and_saturation_are_printed_beside_the_ragas_scores(
     ) in scores
     assert "- Judge discrimination, context_recall: not measured (not recorded)" in scores
     assert "- Judge discrimination, answer_relevancy: not measured" in scores
+    # and in the table, beside the means: one row of each RAGAS metric's discrimination
+    row = next(line for line in scores.splitlines() if line.startswith("| *judge discrim"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "0.500 [0.500, 0.500] (20 pairs), not informative on this judge"
+    assert cells[3:5] == ["not measured", "not measured (not recorded)"]
     validity = section(summary, "Judge validity")
     assert "| faithfulness | wrong_answer, other_answer, other_contexts | 20 | 0 | 0 |" in validity
     assert "| context_recall | other_contexts | 0 | 0 | 3 | — | not measured (not recorded) |" in (
@@ -430,3 +439,42 @@ def test_a_method_asked_fewer_questions_is_not_named_best_by_its_mean(
     keyword = reading_line((out / "summary.md").read_text(encoding="utf-8"), "keyword_hit_rate")
     assert "highest mean: naive" not in keyword
     assert "highest mean" in keyword
+
+
+def test_unrecorded_and_unsampled_judgements_are_shown_not_dropped(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    """A metric whose judgements a replay did not find stays in every table, as "not
+    recorded (0 of N judged)", counted apart from judge failures; a metric judged on a
+    seeded sample says so and keeps the unsampled answers out of its n."""
+    records["context_recall"] = math.nan
+    records["context_recall_error"] = "not recorded"
+    naive = records["method"] == "naive"
+    outside = records["question_id"].isin([f"q{i:02d}" for i in range(4)])
+    records.loc[outside, "faithfulness"] = math.nan
+    records.loc[outside, "faithfulness_error"] = "not in the judge sample"
+    some = naive & records["question_id"].isin(["q10", "q11"])
+    records.loc[some, "faithfulness"] = math.nan
+    records.loc[some, "faithfulness_error"] = "not recorded"
+    out = write_report(records, tmp_path / "report", RAGAS, META)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+
+    scores = section(summary, "Scores by method")
+    assert scores.splitlines()[1].startswith("| Method | Failed answers | faithfulness |")
+    local = next(line for line in scores.splitlines() if line.startswith("| local |"))
+    assert [c.strip() for c in local.strip("|").split("|")][4] == ("not recorded (0 of 16 judged)")
+    naive_row = next(line for line in scores.splitlines() if line.startswith("| naive |"))
+    faithfulness = [c.strip() for c in naive_row.strip("|").split("|")][2]
+    assert re.search(r"\(n=\d+; \d unscored; 2 not recorded\)$", faithfulness)
+    assert "faithfulness judged on a seeded sample of 12 of 16 questions" in scores
+    by_type = section(summary, "Scores by question type")
+    assert "### context_recall" in by_type and "not recorded (0 of 8 judged)" in by_type
+
+    failures = section(summary, "Failures")
+    assert "| local | context_recall | 0 / 16 | 16 / 16 | — |" in failures
+    naive_failure = next(
+        line for line in failures.splitlines() if line.startswith("| naive | faithfulness |")
+    )
+    assert "| 2 / 16 |" in naive_failure and "not recorded" not in naive_failure.split("|")[5]
+    recall = reading_line(summary, "context_recall")
+    assert recall.startswith("- **context_recall**: not recorded (0 of 48 judged)")

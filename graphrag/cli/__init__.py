@@ -141,6 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
         "%(default)s; 0: none)",
     )
     p.add_argument(
+        "--judge-sample",
+        type=int,
+        metavar="N",
+        help="judge faithfulness and context recall on a seeded sample of N questions (from "
+        "the test split when the set has one; default: eval.judge_sample; 0: all)",
+    )
+    p.add_argument(
         "--pairwise",
         nargs="?",
         const="all",

@@ -129,6 +129,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             command=_command(),
             pairwise_pairs=args.pairwise,
             judge_controls=args.judge_controls,
+            judge_sample=args.judge_sample,
             pairwise_controls=args.pairwise_controls,
             types=args.types.split(",") if args.types else None,
             gold_graph=args.gold,

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from graphrag.eval import stats
-from graphrag.eval.judge import Judge
-from graphrag.llm.cache import CacheMissError
+from graphrag.eval.judge import NOT_RECORDED, Judge
 from graphrag.llm.coroutines import run_sync
 
 CONTROLS = {
@@ -28,7 +27,7 @@ CONTROLS = {
     "context_recall": ("other_contexts",),
 }
 DEFAULT_PAIRS = 20
-SCORED, JUDGE_FAILED, NOT_RECORDED = "scored", "judge failed", "not recorded"
+SCORED, JUDGE_FAILED = "scored", "judge failed"
 INFORMATIVE = "informative"
 NOT_INFORMATIVE = "not informative on this judge"
 NOT_MEASURED_UNRECORDED = "not measured (not recorded)"
@@ -147,12 +146,11 @@ async def score_cases(judge: Judge, cases: list[ControlCase], in_flight: int) ->
     async def one(case: ControlCase) -> dict:
         row = {c: getattr(case, c) for c in PAIR_COLUMNS[:6]}
         async with gate:
-            try:
-                result = await judge.score(
-                    case.metric, case.question, case.answer, case.contexts, case.reference
-                )
-            except CacheMissError:
-                return {**row, "control_score": math.nan, "status": NOT_RECORDED, "error": None}
+            result = await judge.score(
+                case.metric, case.question, case.answer, case.contexts, case.reference
+            )
+        if result.not_recorded:
+            return {**row, "control_score": math.nan, "status": NOT_RECORDED, "error": None}
         status = JUDGE_FAILED if math.isnan(result.value) else SCORED
         return {**row, "control_score": result.value, "status": status, "error": result.error}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from tqdm import tqdm
 from graphrag import schemas as S
 from graphrag.eval import judge_validity, pairwise
 from graphrag.eval.hops import has_decompositions, hop_evidence
-from graphrag.eval.judge import JUDGE_CALLS, Judge
+from graphrag.eval.judge import JUDGE_CALLS, NOT_SAMPLED, SAMPLED_METRICS, Judge
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
 from graphrag.eval.questions import QuestionSetError, load_questions
 from graphrag.index.extract.quality import load_gold_graph
@@ -94,10 +95,28 @@ def interleave_types(questions: pd.DataFrame) -> pd.DataFrame:
     return questions.iloc[order].reset_index(drop=True)
 
 
+def judge_sample_ids(questions: pd.DataFrame, size: int, seed: int) -> set[str] | None:
+    """Return the ids of the seeded judge sample: ``size`` questions drawn with ``seed`` from
+    the ``test`` split when the set has a ``split`` column, else from all; None: no sample
+    (``size`` 0, or as many as there are)."""
+    pool = questions
+    if "split" in questions.columns:
+        pool = questions[questions["split"] == "test"]
+    ids = sorted(str(i) for i in pool["id"])
+    if size <= 0 or (size >= len(ids) and len(pool) == len(questions)):
+        return None
+    return set(random.Random(f"{seed}:judge_sample").sample(ids, min(size, len(ids))))
+
+
 async def evaluate_pair(
-    method: Method, judge: Judge, question: pd.Series, metrics: list[str]
+    method: Method,
+    judge: Judge,
+    question: pd.Series,
+    metrics: list[str],
+    sampled: bool = True,
 ) -> dict:
-    """Return one record: the method's answer to one question and its judge scores."""
+    """Return one record: the method's answer to one question and its judge scores
+    (``sampled`` False: outside the judge sample, the ``SAMPLED_METRICS`` are not judged)."""
     record = {
         "question_id": question["id"],
         "question": question["question"],
@@ -127,10 +146,25 @@ async def evaluate_pair(
     record.update(completion_tokens=usage.completion_tokens)
     record.update(model_seconds=round(usage.model_seconds, 3), model_hosts="; ".join(usage.hosts))
     texts = (question["question"], answer.text, answer.contexts, question["reference"])
-    results = await asyncio.gather(*(judge.score(m, *texts) for m in metrics))
-    for metric, result in zip(metrics, results, strict=True):
+    judged = [m for m in metrics if sampled or m not in SAMPLED_METRICS]
+    results = await asyncio.gather(*(judge.score(m, *texts) for m in judged))
+    for metric, result in zip(judged, results, strict=True):
         record.update(_judged(metric, result.value, result.error, result.usage))
+    for metric in (m for m in metrics if m not in judged):
+        record.update(_judged(metric, math.nan, NOT_SAMPLED, Usage()))
     return record
+
+
+def _sample_text(
+    sample: set[str], questions: pd.DataFrame, metrics: list[str], settings: Settings
+) -> str:
+    """Return the run section's line on the judge sample: which metrics, how many, drawn how."""
+    sampled = ", ".join(m for m in metrics if m in SAMPLED_METRICS) or "no metric asked"
+    split = "test questions" if "split" in questions.columns else "questions"
+    return (
+        f"{sampled} on a seeded sample of {len(sample)} of {len(questions)} {split} "
+        f"(eval.judge_sample, seed {settings.eval.seed}); the other metrics on all"
+    )
 
 
 def _judged(metric: str, value: float, error: str | None, usage: Usage) -> dict:
@@ -150,14 +184,17 @@ async def evaluate_all(
     metrics: list[str],
     in_flight: int,
     progress: bool,
+    sample: set[str] | None = None,
 ) -> list[dict]:
-    """Return the records of the (question, method) pairs, at most ``in_flight`` at once."""
+    """Return the records of the (question, method) pairs, at most ``in_flight`` at once
+    (``sample``: the judge sample's question ids, None: every question)."""
     gate = asyncio.Semaphore(in_flight)
     bar = tqdm(total=len(pairs), desc="evaluate", disable=not progress)
 
     async def one(question: pd.Series, method: Method) -> dict:
         async with gate:
-            record = await evaluate_pair(method, judge, question, metrics)
+            sampled = sample is None or str(question["id"]) in sample
+            record = await evaluate_pair(method, judge, question, metrics, sampled)
         bar.update(1)
         return record
 
@@ -191,6 +228,7 @@ def run_evaluation(
     types: list[str] | None = None,
     method_limits: dict[str, int] | None = None,
     judge_llm: ChatLLM | None = None,
+    judge_sample: int | None = None,
 ) -> EvalRun:
     """Evaluate the ``chosen`` methods over ``index`` on the question set and return what the
     report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
@@ -198,7 +236,9 @@ def run_evaluation(
     ``types``: the question types kept; ``gold_graph``: default gold_graph.json beside the
     questions; ``method_limits``: the first N questions only for the methods it names (paired
     tests match them on the questions both answered); ``judge_llm``: the judge's client
-    (settings ``[judge]``), default ``llm``: the answering model judges itself."""
+    (settings ``[judge]``), default ``llm``: the answering model judges itself;
+    ``judge_sample``: faithfulness and context recall on a seeded sample of this many
+    questions (None: ``eval.judge_sample``; 0: all)."""
     judge_llm = judge_llm or llm
     methods = list(chosen)
     judge_controls = judge_controls if metrics else 0
@@ -229,15 +269,26 @@ def run_evaluation(
         if position < method_limits.get(name, len(questions))
     ]
 
+    size = settings.eval.judge_sample if judge_sample is None else judge_sample
+    sample = judge_sample_ids(questions, size, settings.eval.seed)
+
     async def run() -> list[dict]:
-        return await evaluate_all(pairs, judge, metrics, settings.llm.concurrency, progress)
+        concurrency = settings.llm.concurrency
+        return await evaluate_all(pairs, judge, metrics, concurrency, progress, sample)
 
     records = pd.DataFrame(run_sync(run()))
-    # In replay, one control at a time, so a miss is charged to the control that made it.
-    in_flight = 1 if settings.cache.mode == "replay" else settings.llm.concurrency
+    # a control's replay miss is its own (collected per task), at any concurrency
     controls = judge_validity.run_controls(
-        judge, records, questions, metrics, judge_controls, settings.eval.seed, in_flight
+        judge,
+        records,
+        questions,
+        metrics,
+        judge_controls,
+        settings.eval.seed,
+        settings.llm.concurrency,
     )
+    # the pairwise judge in replay: one pair at a time
+    in_flight = 1 if settings.cache.mode == "replay" else settings.llm.concurrency
     judgements = None
     if pairwise_pairs:
         pairs = pairwise.parse_pairs(pairwise_pairs, methods)
@@ -257,6 +308,9 @@ def run_evaluation(
         else None
     )
     limits = ", ".join(f"{m}: first {n}" for m, n in method_limits.items())
+    sample_meta = (
+        {"judge sample": _sample_text(sample, questions, metrics, settings)} if sample else {}
+    )
     judged_pairs = {"pairwise control pairs": pairwise_controls}
     judged_pairs["pairwise closed-book reference"] = settings.eval.pairwise_closed_book
     meta = {
@@ -278,6 +332,7 @@ def run_evaluation(
         "ragas_settings": {
             "metrics": ", ".join(metrics),
             "judge calls per answer": ", ".join(f"{m} {JUDGE_CALLS[m]}" for m in metrics),
+            **sample_meta,
             "answer_relevancy strictness": settings.eval.answer_relevancy_strictness,
             "judge temperature": 0.0,
             "judge control pairs per metric": judge_controls,

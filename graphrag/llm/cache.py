@@ -12,10 +12,28 @@ import os
 import secrets
 import threading
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
+
+# the replay misses of the task inside :func:`collect_misses` (one judge score at a time)
+_TASK_MISSES: ContextVar[list[str] | None] = ContextVar("task_misses", default=None)
+
+
+@contextmanager
+def collect_misses() -> Iterator[list[str]]:
+    """Yield the list of replay misses this task (and the tasks it starts) meets inside the
+    block, so a caller knows its own misses although another task's run concurrently."""
+    found: list[str] = []
+    token = _TASK_MISSES.set(found)
+    try:
+        yield found
+    finally:
+        _TASK_MISSES.reset(token)
 
 
 class LLMError(RuntimeError):
@@ -121,6 +139,9 @@ class ResponseCache:
             f"ending {excerpt!r} was never recorded. Run with GRAPHRAG_CACHE=on to record it."
         )
         self.misses.append(message)
+        collected = _TASK_MISSES.get()
+        if collected is not None:
+            collected.append(message)
         return CacheMissError(message)
 
     def records(self, schema_name: str | None = None) -> list[dict[str, Any]]:

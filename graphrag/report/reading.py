@@ -15,6 +15,7 @@ from graphrag.eval import judge_validity, stats
 from graphrag.eval.stats import summary_row
 from graphrag.report.analysis import Analysis, failed_in, partial_methods
 from graphrag.report.degraded import degraded_reading
+from graphrag.report.judged import judged, rows_of
 from graphrag.report.tables import cell, md, number, p_phrase, p_text, signed, with_ci
 
 SATURATED_SHARE = 0.8  # a metric is saturated when this share of its scores is 1.000
@@ -209,15 +210,46 @@ def _claims(analysis: Analysis, metric: str, best: list[str]) -> list[str]:
     return parts
 
 
+def _unjudged_line(analysis: Analysis, metric: str) -> str:
+    """Return the line of a metric no method has a score on: why, and what the judge is."""
+    counts = judged(analysis.records, metric) if metric in analysis.ragas_metrics else None
+    if counts is None or not counts.not_recorded:
+        text = "no method has any score (n=0 everywhere), so nothing can be read."
+    else:
+        text = (
+            f"not recorded (0 of {counts.asked} judged): the recorded cache holds none of "
+            "its judgements, so nothing can be read yet."
+        )
+    notes = _judge_notes(analysis, metric) if counts is not None else []
+    return f"- **{metric}**: " + " ".join([text, *notes])
+
+
+def _unscored_sentence(analysis: Analysis, metric: str) -> list[str]:
+    """Return the sentence counting a RAGAS metric's answers without a score, and why."""
+    counts = judged(analysis.records, metric)
+    parts = [f"{counts.unscored} judge failures or failed answers"] if counts.unscored else []
+    parts += [f"{counts.not_recorded} not recorded"] if counts.not_recorded else []
+    if not parts:
+        return []
+    return [
+        f"{counts.unscored + counts.not_recorded} of {counts.asked} answers have no score "
+        f"({', '.join(parts)}); means are over scored answers only."
+    ]
+
+
 def _reading_line(analysis: Analysis, metric: str) -> str:
     summary = analysis.by_method
     if not (summary[f"{metric}_n"] > 0).any():
-        return f"- **{metric}**: no method has any score (n=0 everywhere), so nothing can be read."
+        return _unjudged_line(analysis, metric)
     best, sentence = _best(analysis, metric)
     parts = [sentence]
     unscored = [str(m) for m in summary.loc[summary[f"{metric}_n"] == 0, "method"]]
     if unscored and metric in analysis.ragas_metrics:
-        parts.append(f"No scores for {', '.join(map(md, unscored))}.")
+        unrecorded = [
+            m for m in unscored if judged(rows_of(analysis, method=m), metric).not_recorded
+        ]
+        why = " (not recorded)" if unrecorded == unscored else ""
+        parts.append(f"No scores for {', '.join(map(md, unscored))}{why}.")
     elif unscored:
         parts.append(f"Does not apply to {', '.join(map(md, unscored))} (n=0).")
     parts += _claims(analysis, metric, best)
@@ -226,13 +258,7 @@ def _reading_line(analysis: Analysis, metric: str) -> str:
     if too_few:
         parts.append(f"{too_few} method pair(s) had fewer than {stats.MIN_PAIRS} scored pairs.")
     if metric in analysis.ragas_metrics:
-        failed = int(summary[f"{metric}_failed"].sum())
-        if failed:
-            total = int(failed + summary[f"{metric}_n"].sum())
-            parts.append(
-                f"{failed} of {total} answers have no score (judge failures or failed answers); "
-                "means are over scored answers only."
-            )
+        parts += _unscored_sentence(analysis, metric)
         parts += _judge_notes(analysis, metric)
     else:
         parts += _saturation_note(analysis, metric, "the metric")

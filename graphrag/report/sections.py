@@ -13,11 +13,13 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import judge_validity, stats
+from graphrag.eval.judge import NOT_RECORDED, NOT_SAMPLED
 from graphrag.eval.pairwise import TIE_BAND, closed_book_lines
 from graphrag.eval.pairwise import control_lines as pairwise_control_lines
 from graphrag.eval.stats import column_mean, summary_row
 from graphrag.report.analysis import Analysis, answer_failures, failed_in
 from graphrag.report.degraded import degraded_answers, degraded_in, failure_texts
+from graphrag.report.judged import discrimination_row, failure_rows, ragas_cell, sample_lines
 from graphrag.report.tables import MISSING, cell, md, number, p_text, signed, table, with_ci
 from graphrag.settings import EMBEDDED_ENDPOINT
 
@@ -108,6 +110,8 @@ def run_section(analysis: Analysis, meta: dict[str, Any]) -> list[str]:
 
 
 def _metric_cell(analysis: Analysis, summary: pd.DataFrame, metric: str, **keys: str) -> str:
+    if metric in analysis.ragas_metrics:
+        return ragas_cell(analysis, summary, metric, **keys)
     return cell(
         summary_row(summary, **keys),
         metric,
@@ -132,6 +136,8 @@ def scores_section(analysis: Analysis) -> list[str]:
         + [_metric_cell(analysis, analysis.by_method, m, method=method) for m in analysis.metrics]
         for method in analysis.methods
     ]
+    if analysis.ragas_metrics:
+        rows.append(discrimination_row(analysis, analysis.metrics, lead=3))
     lines = [
         "## Scores by method",
         "",
@@ -141,8 +147,11 @@ def scores_section(analysis: Analysis) -> list[str]:
         "the others. "
         "Cells: mean [95% bootstrap CI] (n = answers with a score). A failed answer scores 0 "
         "on every judge-free metric and is counted in its n; RAGAS scores it cannot have "
-        "(failed answers, judge failures) are named as unscored and left out of the mean. "
-        "Questions a metric does not apply to (no gold support, no ranking) are not in its n.",
+        "(failed answers, judge failures) are named as unscored and left out of the mean, "
+        "and judgements a replay did not find in the recorded cache as not recorded. "
+        "Questions a metric does not apply to (no gold support, no ranking) are not in its n. "
+        "The last row is each RAGAS metric's judge discrimination on planted controls.",
+        *(["", *sample_lines(analysis)] if sample_lines(analysis) else []),
     ]
     if analysis.not_applicable:
         lines += [
@@ -196,23 +205,30 @@ def failures_section(analysis: Analysis) -> list[str]:
         failures = [("answer", answer_failures(frame), error)]
         degraded = _most_common_error(failure_texts(frame))
         failures.append(("answer degraded", degraded_answers(frame), degraded))
+        failures = [(*row, MISSING) for row in failures]
         for metric in analysis.ragas_metrics:
-            failed = int(frame[metric].isna().sum())
+            failed, unrecorded = failure_rows(frame, metric)
             error_column = f"{metric}_error"
-            error = _most_common_error(frame[error_column]) if error_column in frame else ""
-            failures.append((metric, failed, error or ("no error text recorded" if failed else "")))
+            errors = frame[error_column][frame[metric].isna()] if error_column in frame else []
+            errors = [e for e in errors if e not in (NOT_RECORDED, NOT_SAMPLED)]
+            error = _most_common_error(pd.Series(errors, dtype=object))
+            error = error or ("no error text recorded" if failed else "")
+            failures.append((metric, failed, error, f"{unrecorded} / {len(frame)}"))
         rows += [
-            [md(method), what, f"{failed} / {len(frame)}", md(error) if error else MISSING]
-            for what, failed, error in failures
+            [md(method), what, f"{failed} / {len(frame)}", unrecorded]
+            + [md(error) if error else MISSING]
+            for what, failed, error, unrecorded in failures
         ]
     return [
         "## Failures",
         "",
         "Answers a method failed to give (scored 0 on the judge-free metrics), answers it gave "
         "after losing a step (degraded; the most common failure named), and RAGAS scores the "
-        "judge could not give (NaN), per method, with the most common recorded error.",
+        "judge could not give (NaN: judge failed, or no answer to judge), per method, with the "
+        "most common recorded error. Not recorded: judgements a replay did not find in the "
+        "recorded cache (not failures of the judge; not in any n).",
         "",
-        *table(["Method", "What", "Failed / total", "Most common error"], rows),
+        *table(["Method", "What", "Failed / total", "Not recorded", "Most common error"], rows),
     ]
 
 

@@ -23,6 +23,10 @@ class EvalSettings:
     """Resamples of each bootstrap confidence interval in the evaluation tables."""
     seed: int = 2024
     """Seed of the bootstrap resamples and of the judge-validity control sample."""
+    judge_sample: int = 0
+    """Questions faithfulness and context recall are judged on (``--judge-sample``): a seeded
+    sample (eval.seed) of this many, from the ``test`` split when the set has one; 0: all.
+    Answer relevancy is judged on every question."""
     answer_relevancy_strictness: int = 1
     """Questions RAGAS answer relevancy generates back from each answer (one judge call each)."""
     # the GraphRAG paper's pairwise criteria are for global, sensemaking questions

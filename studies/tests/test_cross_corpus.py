@@ -215,6 +215,12 @@ def test_summary_prose_claims_only_what_passes(bench: Path) -> None:
     # The index cost per 1,000 corpus tokens: 10 calls, 4,000 tokens, 400 s over 2,000 tokens.
     assert "| llm | 4 | 2,000 | 10 (5.0) | 4,000 (2,000.0) | 400.0 (200.0) |" in text
     assert "| context_recall" not in text.split("### Differences from naive", 1)[1]
+    # shown in the quality table all the same, with the judge's discrimination beside it
+    quality = text.split("### Quality", 1)[1].split("\n### ", 1)[0]
+    header = next(line for line in quality.splitlines() if line.startswith("| Method"))
+    assert header.endswith("| faithfulness | context_recall |")
+    judge_row = next(line for line in quality.splitlines() if "*judge discrimination*" in line)
+    assert judge_row.rstrip(" |").endswith("not informative on this judge")
 
 
 def test_old_reports_without_run_json_are_read_from_their_files(
