@@ -128,11 +128,12 @@ def test_the_report_counts_the_degraded_answer_beside_the_failed_ones(degraded_r
     failures = section(summary, "Failures")
     degraded = row(failures, "global", "answer degraded")
     assert degraded[2] == "1 / 2"
+    assert degraded[3] == "—"  # "not recorded" is for judgements only
     assert (
-        degraded[3].startswith(f"map batch of reports [{community}]: LLMError")
-        and "(×1)" in (degraded[3])
+        degraded[4].startswith(f"map batch of reports [{community}]: LLMError")
+        and "(×1)" in (degraded[4])
     )
-    assert row(failures, "naive", "answer degraded")[2:] == ["0 / 2", "—"]
+    assert row(failures, "naive", "answer degraded")[2:] == ["0 / 2", "—", "—"]
 
     listed = section(summary, "Degraded answers")
     assert "- global: failed 0, degraded 1 of 2 answers" in listed

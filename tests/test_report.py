@@ -330,8 +330,8 @@ def test_judge_validity_and_saturation_are_printed_beside_the_ragas_scores(
     # and in the table, beside the means: one row of each RAGAS metric's discrimination
     row = next(line for line in scores.splitlines() if line.startswith("| *judge discrim"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[2] == "0.500 [0.500, 0.500] (20 pairs), not informative on this judge"
-    assert cells[3:5] == ["not measured", "not measured (not recorded)"]
+    assert cells[3] == "0.500 [0.500, 0.500] (20 pairs), not informative on this judge"
+    assert cells[4:6] == ["not measured", "not measured (not recorded)"]
     validity = section(summary, "Judge validity")
     assert "| faithfulness | wrong_answer, other_answer, other_contexts | 20 | 0 | 0 |" in validity
     assert "| context_recall | other_contexts | 0 | 0 | 3 | — | not measured (not recorded) |" in (
@@ -460,11 +460,12 @@ def test_unrecorded_and_unsampled_judgements_are_shown_not_dropped(
     summary = (out / "summary.md").read_text(encoding="utf-8")
 
     scores = section(summary, "Scores by method")
-    assert scores.splitlines()[1].startswith("| Method | Failed answers | faithfulness |")
+    header = "| Method | Failed answers | Degraded answers | faithfulness |"
+    assert scores.splitlines()[1].startswith(header)
     local = next(line for line in scores.splitlines() if line.startswith("| local |"))
-    assert [c.strip() for c in local.strip("|").split("|")][4] == ("not recorded (0 of 16 judged)")
+    assert [c.strip() for c in local.strip("|").split("|")][5] == ("not recorded (0 of 16 judged)")
     naive_row = next(line for line in scores.splitlines() if line.startswith("| naive |"))
-    faithfulness = [c.strip() for c in naive_row.strip("|").split("|")][2]
+    faithfulness = [c.strip() for c in naive_row.strip("|").split("|")][3]
     assert re.search(r"\(n=\d+; \d unscored; 2 not recorded\)$", faithfulness)
     assert "faithfulness judged on a seeded sample of 12 of 16 questions" in scores
     by_type = section(summary, "Scores by question type")
