@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import networkx as nx
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
 
 from graphrag import schemas as S
 from graphrag.eval.stats import (
@@ -42,6 +43,8 @@ from graphrag.report.figure_text import (
 )
 
 # The quality panels of the report's cost figure, those with scores drawn, in this order.
+# A cost axis is logarithmic when the dearest method costs this many times the cheapest.
+LOG_COST_SPREAD = 4.0
 QUALITY_PANELS = ("keyword_hit_rate", "faithfulness", "answer_relevancy", "context_recall")
 
 
@@ -335,7 +338,15 @@ def plot_cost_quality_frontier(
         note = f"\n(not plotted: {', '.join(unscored)})" if unscored else ""
         title = f"{named(metric, notes)} vs cost" + ("" if same else f" ({counts[metric]})")
         axes.set_title(title + note, fontsize="medium" if not note else "small")
-        axes.set_xlabel(f"Mean {cost_column.replace('_', ' ')} per answer")
+        spread = [costs[m] for m in drawn]
+        logarithmic = min(spread) > 0 and max(spread) >= LOG_COST_SPREAD * min(spread)
+        if logarithmic:  # cheap methods crowd together on a linear axis
+            axes.set_xscale("log")
+            axes.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axes.xaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+            axes.xaxis.set_minor_formatter(NullFormatter())
+        scale = " (log scale)" if logarithmic else ""
+        axes.set_xlabel(f"Mean {cost_column.replace('_', ' ')} per answer{scale}")
         axes.set_ylabel(f"Mean {metric}")
         axes.set_ylim(0, 1.05)
         axes.margins(x=0.2)
