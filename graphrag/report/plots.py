@@ -2,7 +2,8 @@
 
 Index figures draw on a pyplot axes, so a notebook shows them inline; evaluation figures
 (from ``stats.summarize`` tables) build a Figure without pyplot, so a report writer keeps
-no figure open. Layouts are seeded: the same tables give the same picture.
+no figure open. Layouts are seeded and labels placed in a fixed number of steps
+(``figure_text``): the same tables give the same picture, byte for byte.
 """
 
 from __future__ import annotations
@@ -305,7 +306,7 @@ def plot_cost_quality_frontier(
         if drawn:
             panels[metric] = drawn
     if not panels:
-        return no_scores(metrics, f"with a {cost_column}")
+        return no_scores(metrics, f"and a mean {cost_column}")
     counts = {
         metric: n_label(summary_row(by_method, method=m)[f"{metric}_n"] for m in drawn)
         for metric, drawn in panels.items()
