@@ -479,3 +479,36 @@ def test_unrecorded_and_unsampled_judgements_are_shown_not_dropped(
     assert "| 2 / 16 |" in naive_failure and "not recorded" not in naive_failure.split("|")[5]
     recall = reading_line(summary, "context_recall")
     assert recall.startswith("- **context_recall**: not recorded (0 of 48 judged)")
+
+
+def test_the_plots_of_a_report_name_a_metric_the_judge_is_not_informative_on(
+    records: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report's figures take the judge's verdict on planted controls from the analysis:
+    faithfulness, scored 1 on every control, says so in its panels."""
+    drawn = {}
+    for name in ("plot_metrics_by_type", "plot_cost_vs_quality"):
+        plot = getattr(viz, name)
+        monkeypatch.setattr(
+            viz,
+            name,
+            lambda *a, _plot=plot, _name=name, **k: drawn.setdefault(_name, _plot(*a, **k)),
+        )
+    controls = pd.DataFrame(
+        {
+            "metric": "faithfulness",
+            "control": "wrong_answer",
+            "question_id": [f"q{i:02d}" for i in range(20)],
+            "method": "local",
+            "donor_question_id": "q00",
+            "real": 1.0,
+            "control_score": 1.0,
+            "status": "scored",
+            "error": None,
+        }
+    )
+    write_report(records, tmp_path / "report", RAGAS, META, controls=controls)
+    for figure in drawn.values():
+        titles = [axes.get_title() for axes in figure.axes]
+        assert any(t.startswith("faithfulness (judge not informative)") for t in titles)
+        assert not any("answer_relevancy (" in t for t in titles)  # not measured: no verdict

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from graphrag.eval import stats
+from graphrag.eval import judge_validity, stats
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.runner import EvalRun
 from graphrag.report import plots as viz
@@ -99,13 +99,31 @@ def write_report(
     (out / SUMMARY_MD).write_text(
         _render(analysis, meta, hop_lines), encoding="utf-8", newline="\n"
     )
-    by_method, scored = analysis.by_method, analysis.metrics
-    viz.plot_metrics_by_method(by_method, scored).savefig(out / METRICS_BY_METHOD_PNG)
-    viz.plot_metrics_by_type(analysis.by_type, scored, analysis.types).savefig(
-        out / METRICS_BY_TYPE_PNG
-    )
-    viz.plot_cost_vs_quality(records, by_method, scored).savefig(out / COST_VS_QUALITY_PNG)
+    _write_plots(analysis, out)
     return out
+
+
+def _write_plots(analysis: Analysis, out: Path) -> None:
+    """Write the three PNGs; a metric the judge is not informative on says so in its panel,
+    and a figure with nothing to draw is a one-line note (the file list never changes)."""
+    by_method, scored = analysis.by_method, analysis.metrics
+    notes = {
+        metric: "judge not informative"
+        for metric, measured in analysis.discrimination.items()
+        if measured.verdict == judge_validity.NOT_INFORMATIVE
+    }
+    options = {"n_resamples": analysis.n_resamples, "notes": notes}
+    figures = {
+        METRICS_BY_METHOD_PNG: viz.plot_metrics_by_method(by_method, scored, **options),
+        METRICS_BY_TYPE_PNG: viz.plot_metrics_by_type(
+            analysis.by_type, scored, analysis.types, **options
+        ),
+        COST_VS_QUALITY_PNG: viz.plot_cost_vs_quality(
+            analysis.records, by_method, scored, **options
+        ),
+    }
+    for name, figure in figures.items():
+        figure.savefig(out / name)
 
 
 def _render(analysis: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> str:

@@ -2,7 +2,8 @@
 
 Index figures draw on a pyplot axes, so a notebook shows them inline; evaluation figures
 (from ``stats.summarize`` tables) build a Figure without pyplot, so a report writer keeps
-no figure open. Layouts are seeded: the same tables give the same picture.
+no figure open. Layouts are seeded and labels placed in a fixed number of steps
+(``figure_text``): the same tables give the same picture, byte for byte.
 """
 
 from __future__ import annotations
@@ -14,16 +15,38 @@ from typing import Any
 import matplotlib.pyplot as plt
 import networkx as nx
 import pandas as pd
-from matplotlib import colormaps
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
 
 from graphrag import schemas as S
-from graphrag.eval.stats import column_mean, frontier, methods_in_order, summary_row
+from graphrag.eval.stats import (
+    DEFAULT_RESAMPLES,
+    column_mean,
+    frontier,
+    methods_in_order,
+    summary_row,
+)
 from graphrag.index.store import Index
+from graphrag.report.figure_text import (
+    PointLabel,
+    caption,
+    colours,
+    finish,
+    legend_right,
+    method_legend,
+    n_label,
+    named,
+    new_figure,
+    no_scores,
+    unscored_line,
+    whiskers,
+    wrap,
+)
 
-QUALITY_PANELS = ("keyword_hit_rate", "faithfulness")
+# The quality panels of the report's cost figure, those with scores drawn, in this order.
+# A cost axis is logarithmic when the dearest method costs this many times the cheapest.
+LOG_COST_SPREAD = 4.0
+QUALITY_PANELS = ("keyword_hit_rate", "faithfulness", "answer_relevancy", "context_recall")
 
 
 def community_of(index: Index, level: int = 0) -> dict[str, int]:
@@ -104,17 +127,9 @@ def plot_community_sizes(index: Index, ax: plt.Axes | None = None) -> plt.Figure
 
 
 # --- evaluation ---------------------------------------------------------------------------
-
-
-def _new_figure(width: float, height: float) -> Figure:
-    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
-
-
-def _colours(methods: Sequence[str]) -> dict[str, Any]:
-    palette = colormaps["tab10"].colors
-    return {method: palette[i % len(palette)] for i, method in enumerate(methods)}
+# Every evaluation figure draws only metrics with scores, says n and what the whiskers are in
+# its caption, and takes ``notes``: metric -> a few words its panel names it with (e.g. the
+# judge's verdict on planted controls).
 
 
 def _interval(row: pd.Series | None, metric: str) -> tuple[float, float, float] | None:
@@ -125,6 +140,12 @@ def _interval(row: pd.Series | None, metric: str) -> tuple[float, float, float] 
     return mean, mean - float(row[f"{metric}_low"]), float(row[f"{metric}_high"]) - mean
 
 
+def _scored(summary: pd.DataFrame, metrics: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Return the metrics with at least one score in a ``summarize`` table, and the others."""
+    drawn = [m for m in metrics if (summary[f"{m}_n"] > 0).any()]
+    return drawn, [m for m in metrics if m not in drawn]
+
+
 def _bar(
     axes: Any, x: float, width: float, interval: tuple[float, float, float], colour: Any
 ) -> None:
@@ -132,67 +153,75 @@ def _bar(
     axes.bar(x, mean, width, color=colour, yerr=[[below], [above]], capsize=3, ecolor="black")
 
 
-def _dot(axes: Any, method: str, cost: float, interval: tuple, colour: Any, **style: Any) -> None:
-    """Draw one method's mean quality at its cost, with CI whiskers and its name."""
+def _dot(axes: Any, cost: float, interval: tuple, colour: Any, **style: Any) -> None:
+    """Draw one method's mean quality at its cost, with CI whiskers (its label comes later)."""
     mean, below, above = interval
     axes.errorbar(cost, mean, yerr=[[below], [above]], fmt="o", capsize=3, color=colour, **style)
-    axes.annotate(method, (cost, mean), textcoords="offset points", xytext=(5, 5), fontsize="small")
 
 
-def _legend_right(axes: Any, handles: list[Patch]) -> None:
-    axes.legend(handles=handles, loc="upper left", fontsize="small", bbox_to_anchor=(1.0, 1.0))
-
-
-def _legend_handles(methods: Sequence[str], notes: dict[str, list[str]]) -> list[Patch]:
-    colours = _colours(methods)
-    handles = []
-    for method in methods:
-        label = method
-        if notes.get(method):
-            label += f" (no scores: {', '.join(notes[method])})"
-        handles.append(Patch(facecolor=colours[method], label=label))
-    return handles
-
-
-def plot_metrics_by_method(by_method: pd.DataFrame, metrics: Sequence[str]) -> Figure:
-    """Return grouped bars of each metric's mean per method (``by_method``: a ``summarize``
-    table) with 95% CI whiskers; a method without scores says so in the legend."""
+def plot_metrics_by_method(
+    by_method: pd.DataFrame,
+    metrics: Sequence[str],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    notes: dict[str, str] | None = None,
+) -> Figure:
+    """Return grouped bars of each scored metric's mean per method (``by_method``: a
+    ``summarize`` table) with 95% CI whiskers; a method without scores on a metric says so in
+    the legend, a metric without any score is named in the caption, not drawn."""
+    drawn, empty = _scored(by_method, metrics)
+    if not drawn:
+        return no_scores(metrics)
     methods = methods_in_order(by_method)
-    colours = _colours(methods)
+    colour_of = colours(methods)
     width = 0.8 / max(len(methods), 1)
-    figure = _new_figure(max(6.0, 1.6 * len(metrics) + 2.0), 4.8)
+    figure = new_figure(max(6.0, 1.6 * len(drawn) + 2.0), 4.8)
     axes = figure.subplots()
-    notes: dict[str, list[str]] = {}
+    missing: dict[str, list[str]] = {}
     for i, method in enumerate(methods):
         row = summary_row(by_method, method=method)
-        for j, metric in enumerate(metrics):
+        for j, metric in enumerate(drawn):
             interval = _interval(row, metric)
             if interval is None:
-                notes.setdefault(method, []).append(metric)
+                missing.setdefault(method, []).append(metric)
                 continue
-            _bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colours[method])
-    axes.set_xticks(range(len(metrics)), metrics)
+            _bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colour_of[method])
+    counts = {m: n_label(by_method[f"{m}_n"]) for m in drawn}
+    same = len(set(counts.values())) == 1
+    ticks = [wrap(named(m, notes)) + ("" if same else f"\n({counts[m]})") for m in drawn]
+    axes.set_xticks(range(len(drawn)), ticks)
     axes.set_ylim(0, 1.05)
     axes.set_xlabel("Metric")
     axes.set_ylabel("Mean score")
-    axes.set_title("Mean score by method (whiskers: 95% bootstrap CI)")
-    _legend_right(axes, _legend_handles(methods, notes))
-    return figure
+    axes.set_title("Mean score by method")
+    legend_right(axes, method_legend(methods, missing))
+    questions = f"{counts[drawn[0]]} questions per method" if same else "n under each metric"
+    caption(figure, [f"{questions}; {whiskers(n_resamples)}", unscored_line(empty)])
+    return finish(figure)
 
 
 def plot_metrics_by_type(
-    by_type: pd.DataFrame, metrics: Sequence[str], types: Sequence[str]
+    by_type: pd.DataFrame,
+    metrics: Sequence[str],
+    types: Sequence[str],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    notes: dict[str, str] | None = None,
 ) -> Figure:
-    """Return one panel per metric: mean per question type (in ``types`` order) and method,
-    with 95% CI whiskers; a panel names the methods and types it has no score for."""
+    """Return one panel per scored metric: mean per question type (in ``types`` order) and
+    method, with 95% CI whiskers and each type's n; a panel names the methods and types it has
+    no score for, a metric without any score is named in the caption, not drawn."""
+    drawn, empty = _scored(by_type, metrics)
+    if not drawn:
+        return no_scores(metrics)
     methods = methods_in_order(by_type)
-    colours = _colours(methods)
-    columns = min(3, len(metrics))
-    rows = math.ceil(len(metrics) / columns)
+    colour_of = colours(methods)
+    columns = min(3, len(drawn))
+    rows = math.ceil(len(drawn) / columns)
     width = 0.8 / max(len(methods), 1)
-    figure = _new_figure(4.2 * columns + 2.0, 3.6 * rows)
+    figure = new_figure(4.2 * columns + 2.0, 3.6 * rows)
     grid = figure.subplots(rows, columns, squeeze=False).ravel()
-    for axes, metric in zip(grid, metrics, strict=False):
+    for axes, metric in zip(grid, drawn, strict=False):
         unscored = []
         for i, method in enumerate(methods):
             missing = []
@@ -201,66 +230,58 @@ def plot_metrics_by_type(
                 if interval is None:
                     missing.append(kind)
                     continue
-                _bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colours[method])
+                _bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colour_of[method])
             if missing:
                 where = "all types" if len(missing) == len(types) else ", ".join(missing)
                 unscored.append(f"{method} ({where})")
-        title = metric if not unscored else f"{metric}\n(no scores: {'; '.join(unscored)})"
+        title = named(metric, notes)
+        title += f"\n(no scores: {'; '.join(unscored)})" if unscored else ""
         axes.set_title(title, fontsize="medium" if not unscored else "small")
-        axes.set_xticks(range(len(types)), types)
+        ticks = [
+            f"{wrap(kind)}\n({n_label(by_type.loc[by_type['type'] == kind, f'{metric}_n'])})"
+            for kind in types
+        ]
+        axes.set_xticks(range(len(types)), ticks)
         axes.set_ylim(0, 1.05)
         axes.set_xlabel("Question type")
         axes.set_ylabel("Mean score")
-    for axes in grid[len(metrics) :]:
-        axes.set_visible(False)
-    figure.suptitle("Mean score by question type and method (whiskers: 95% bootstrap CI)")
+    for axes in grid[len(drawn) :]:
+        axes.remove()
+    figure.suptitle("Mean score by question type and method")
     figure.legend(
-        handles=_legend_handles(methods, {}),
+        handles=method_legend(methods, {}),
         loc="outside right upper",
         fontsize="small",
         title="Method",
     )
-    return figure
+    n_line = f"n under each type: questions per method of that type; {whiskers(n_resamples)}"
+    caption(figure, [n_line, unscored_line(empty)])
+    return finish(figure)
 
 
-def _cost_axis(records: pd.DataFrame) -> tuple[str, str]:
+def _cost_axis(records: pd.DataFrame) -> str:
     """Return the cost column for the x axis: model seconds if recorded, else completion tokens."""
     if "model_seconds" in records:
         seconds = pd.to_numeric(records["model_seconds"], errors="coerce")
         if (seconds > 0).any():
-            return "model_seconds", "Mean model seconds per answer"
-    return "completion_tokens", "Mean completion tokens per answer"
+            return "model_seconds"
+    return "completion_tokens"
 
 
 def plot_cost_vs_quality(
-    records: pd.DataFrame, by_method: pd.DataFrame, metrics: Sequence[str]
+    records: pd.DataFrame,
+    by_method: pd.DataFrame,
+    metrics: Sequence[str],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    notes: dict[str, str] | None = None,
 ) -> Figure:
-    """Return keyword hit rate and faithfulness against mean cost per answer (model seconds,
-    else completion tokens), one dot a method; methods without a score are named, not drawn."""
-    methods = methods_in_order(by_method)
-    colours = _colours(methods)
-    cost_column, cost_label = _cost_axis(records)
-    figure = _new_figure(11.0, 4.6)
-    for axes, metric in zip(figure.subplots(1, len(QUALITY_PANELS)), QUALITY_PANELS, strict=True):
-        axes.set_xlabel(cost_label)
-        axes.set_ylabel(f"Mean {metric}")
-        if metric not in metrics:
-            axes.set_title(f"{metric} (not in these records)")
-            continue
-        unscored = []
-        for method in methods:
-            cost = column_mean(records[records["method"] == method], cost_column)
-            interval = _interval(summary_row(by_method, method=method), metric)
-            if interval is None or math.isnan(cost):
-                unscored.append(method)
-                continue
-            _dot(axes, method, cost, interval, colours[method])
-        axes.set_ylim(0, 1.05)
-        axes.margins(x=0.2)
-        note = f"\n(not plotted: {', '.join(unscored)})" if unscored else ""
-        axes.set_title(f"{metric} vs cost{note}", fontsize="medium" if not note else "small")
-    figure.suptitle("Quality against cost per method (whiskers: 95% bootstrap CI)")
-    return figure
+    """Return the report's cost figure: ``plot_cost_quality_frontier`` of the
+    ``QUALITY_PANELS`` among ``metrics`` against model seconds, else completion tokens."""
+    panels = [m for m in QUALITY_PANELS if m in metrics]
+    return plot_cost_quality_frontier(
+        records, by_method, panels, _cost_axis(records), n_resamples=n_resamples, notes=notes
+    )
 
 
 def plot_cost_quality_frontier(
@@ -268,53 +289,91 @@ def plot_cost_quality_frontier(
     by_method: pd.DataFrame,
     metrics: Sequence[str],
     cost_column: str = "model_seconds",
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    notes: dict[str, str] | None = None,
 ) -> Figure:
-    """Return one panel per metric: mean quality against mean cost per answer, one dot a method
-    (dominated ones hollow), the cost–quality frontier (``stats.frontier``) joined by a line."""
+    """Return one panel per metric with scores and costs: mean quality against mean cost per
+    answer, one dot a method, the cost–quality frontier (``stats.frontier``) a dashed step line
+    through its methods' filled dots (dominated ones hollow); labels never overlap."""
     methods = methods_in_order(by_method)
-    colours = _colours(methods)
+    colour_of = colours(methods)
     costs = {m: column_mean(records[records["method"] == m], cost_column) for m in methods}
-    figure = _new_figure(5.5 * len(metrics) + 0.5, 4.6)
-    for axes, metric in zip(
-        figure.subplots(1, len(metrics), squeeze=False)[0], metrics, strict=True
-    ):
+    panels = {}
+    for metric in metrics:
         intervals = {m: _interval(summary_row(by_method, method=m), metric) for m in methods}
         drawn = {m: i for m, i in intervals.items() if i is not None and not math.isnan(costs[m])}
+        if drawn:
+            panels[metric] = drawn
+    if not panels:
+        return no_scores(metrics, f"and a mean {cost_column}")
+    counts = {
+        metric: n_label(summary_row(by_method, method=m)[f"{metric}_n"] for m in drawn)
+        for metric, drawn in panels.items()
+    }
+    same = len(set(counts.values())) == 1
+    columns = len(panels) if len(panels) <= 3 else 2
+    rows = math.ceil(len(panels) / columns)
+    figure = new_figure(max(7.0, 5.5 * columns + 0.5), 4.6 * rows)
+    grid = figure.subplots(rows, columns, squeeze=False).ravel()
+    labels = {}
+    for axes, (metric, drawn) in zip(grid, panels.items(), strict=False):
         front = frontier({m: costs[m] for m in drawn}, {m: i[0] for m, i in drawn.items()})
         for method, interval in drawn.items():
-            face = colours[method] if method in front else "white"
-            _dot(axes, method, costs[method], interval, colours[method], markerfacecolor=face)
-        if front:
-            axes.step(
-                [costs[m] for m in front],
-                [drawn[m][0] for m in front],
-                where="post",
-                color="grey",
-                linestyle="--",
-                linewidth=1,
-            )
+            face = colour_of[method] if method in front else "white"
+            _dot(axes, costs[method], interval, colour_of[method], markerfacecolor=face)
+        # the best quality each budget buys: on from the dearest frontier method to the right
+        axes.step(
+            [costs[m] for m in front] + [max(costs[m] for m in drawn)],
+            [drawn[m][0] for m in [*front, front[-1]]],
+            where="post",
+            color="grey",
+            linestyle="--",
+            linewidth=1,
+        )
+        labels[axes] = [
+            PointLabel(m, costs[m], i[0], i[0] - i[1], i[0] + i[2], m in front)
+            for m, i in drawn.items()
+        ]
         unscored = [m for m in methods if m not in drawn]
         note = f"\n(not plotted: {', '.join(unscored)})" if unscored else ""
-        axes.set_title(f"{metric} vs cost{note}", fontsize="medium" if not note else "small")
-        axes.set_xlabel(f"Mean {cost_column.replace('_', ' ')} per answer")
+        title = f"{named(metric, notes)} vs cost" + ("" if same else f" ({counts[metric]})")
+        axes.set_title(title + note, fontsize="medium" if not note else "small")
+        spread = [costs[m] for m in drawn]
+        logarithmic = min(spread) > 0 and max(spread) >= LOG_COST_SPREAD * min(spread)
+        if logarithmic:  # cheap methods crowd together on a linear axis
+            axes.set_xscale("log")
+            axes.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axes.xaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+            axes.xaxis.set_minor_formatter(NullFormatter())
+        scale = " (log scale)" if logarithmic else ""
+        axes.set_xlabel(f"Mean {cost_column.replace('_', ' ')} per answer{scale}")
         axes.set_ylabel(f"Mean {metric}")
         axes.set_ylim(0, 1.05)
         axes.margins(x=0.2)
-    figure.suptitle(
-        "Cost–quality frontier (filled, dashed line: no method is cheaper and better; "
-        "whiskers: 95% bootstrap CI)"
+    for axes in grid[len(panels) :]:
+        axes.remove()
+    figure.suptitle("Quality against cost per answer, one dot a method")
+    questions = f"{counts[next(iter(panels))]} questions per method" if same else "n in each title"
+    caption(
+        figure,
+        [
+            "filled dots joined by the dashed step line: the cost–quality frontier "
+            "(no method is cheaper and better); hollow: dominated",
+            f"{questions}; {whiskers(n_resamples)}",
+        ],
     )
-    return figure
+    return finish(figure, labels)
 
 
-def plot_hop_evidence(shares: pd.DataFrame) -> Figure:
+def plot_hop_evidence(shares: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES) -> Figure:
     """Return grouped bars: per hop position (``shares``: ``hops.hop_shares``), the share of
     hops whose paragraph each method read, with 95% CI whiskers and n below the label."""
     methods = methods_in_order(shares)
-    colours = _colours(methods)
+    colour_of = colours(methods)
     positions = sorted(int(h) for h in pd.unique(shares["hop"]))
     width = 0.8 / max(len(methods), 1)
-    figure = _new_figure(max(6.0, 1.8 * len(positions) + 3.0), 4.4)
+    figure = new_figure(max(6.0, 1.8 * len(positions) + 3.0), 4.4)
     axes = figure.subplots()
     labels = []
     for j, hop in enumerate(positions):
@@ -325,11 +384,13 @@ def plot_hop_evidence(shares: pd.DataFrame) -> Figure:
             if interval is None:
                 continue
             counts.add(int(row["found_n"]))
-            _bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colours[method])
+            _bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colour_of[method])
         labels.append(f"hop {hop}\n(n={', '.join(map(str, sorted(counts)))})")
     axes.set_xticks(range(len(positions)), labels)
     axes.set_ylim(0, 1.05)
     axes.set_ylabel("Share of hops whose paragraph was read")
-    axes.set_title("Evidence found per hop (whiskers: 95% bootstrap CI)")
-    _legend_right(axes, _legend_handles(methods, {}))
-    return figure
+    axes.set_title("Evidence found per hop")
+    legend_right(axes, method_legend(methods, {}))
+    n_line = "n under each hop: questions with that hop, per method"
+    caption(figure, [f"{n_line}; {whiskers(n_resamples)}"])
+    return finish(figure)
