@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.hops import HOPS_CSV, all_hops_found
+from graphrag.eval.hops import ALL_HOPS, HOPS_CSV, all_hops_found
 from graphrag.eval.judge import JUDGE_CALLS
 from graphrag.eval.runner import index_cost
 from graphrag.report.analysis import Analysis, analyse
@@ -44,7 +44,6 @@ QUALITY_METRICS = (
     "gold_entity_reach",
     "grounded_sentences",
 )
-ALL_HOPS = "all_hops_found"
 COST_METRICS = (
     ("llm_calls", "LLM calls"),
     ("prompt_tokens", "prompt tokens"),
