@@ -11,7 +11,7 @@ on planted controls.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -74,7 +74,10 @@ class Family:
             f"against {self.baseline} = {self.n_tests} test(s), Holm-adjusted together"
         )
         if pairs != self.n_tests:
-            text += f" ({pairs - self.n_tests} of the {pairs} pairs have too few scored pairs)"
+            text += (
+                f" (the other {pairs - self.n_tests} method-metric pair(s) have fewer than "
+                f"{stats.MIN_PAIRS} questions scored for both, or none)"
+            )
         saturated = ", ".join(f"{m} ({s.render()})" for m, s in self.saturated.items())
         untested = ", ".join(f"{m} ({why})" for m, why in self.untested.items())
         return (
@@ -91,9 +94,21 @@ class Family:
             "metrics": self.metrics,
             "n_tests": self.n_tests,
             "correction": "Holm over the whole family",
-            "saturated": {m: s.render() for m, s in self.saturated.items()},
+            "saturated": {m: asdict(s) for m, s in self.saturated.items()},
             "untested": self.untested,
         }
+
+    @classmethod
+    def from_json(cls, declared: dict[str, Any], tests: pd.DataFrame) -> Family:
+        """Return the family a report wrote: ``run.json``'s declaration and its tests."""
+        return cls(
+            baseline=declared["baseline"],
+            methods=list(declared["methods"]),
+            metrics=list(declared["metrics"]),
+            tests=tests[FAMILY_COLUMNS],
+            saturated={m: Saturation(**s) for m, s in declared["saturated"].items()},
+            untested=dict(declared["untested"]),
+        )
 
 
 def baseline_of(methods: list[str]) -> str:
