@@ -13,7 +13,6 @@ import pytest
 from matplotlib.image import imread
 
 from graphrag.eval import judge_validity
-
 from graphrag.eval.stats import RecordsError, summarize
 from graphrag.report import plots as viz
 from graphrag.report.folder import write_report
