@@ -8,11 +8,11 @@ and method: the judge-free quality metrics that apply, RAGAS metrics only where 
 separated real answers from planted controls, pairwise win rates, evidence per hop, cost per
 answer, each mean with its 95% CI and n, and the index's cost per 1,000 corpus tokens.
 
-Every difference from the baseline (naive RAG) is a paired Wilcoxon test over the questions
-both methods answered (``stats.paired_test``), Holm-corrected over the methods compared with
-the baseline on that metric and corpus: a pre-planned "each method vs the baseline" family,
-smaller than the report's all-pairs family, which is why a difference can be called here and
-not in a report. The prose is generated from these numbers, and says which differences pass.
+Every quality difference from the baseline (naive RAG) is read from the report's own test
+family (``tests.csv``, declared in ``run.json``; ``graphrag.eval.family``), so the report,
+this page, the README and the notebooks give one comparison one p. Cost is not quality: its
+differences form a second family, declared on the page, of every method against the baseline
+on every cost column, Holm over all of them. The prose is generated from these numbers.
 """
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.hops import HOPS_CSV, all_hops_found
+from graphrag.eval.family import Family, declare_family
+from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.judge import JUDGE_CALLS
 from graphrag.eval.runner import index_cost
-from graphrag.report.analysis import Analysis, analyse
+from graphrag.report.analysis import Analysis, analyse, report_family
+from graphrag.report.folder import RUN_JSON, TESTS_CSV
 from graphrag.report.sections import RUN_FIELDS
 from graphrag.settings import REPO_ROOT
 
@@ -44,7 +46,6 @@ QUALITY_METRICS = (
     "gold_entity_reach",
     "grounded_sentences",
 )
-ALL_HOPS = "all_hops_found"
 COST_METRICS = (
     ("llm_calls", "LLM calls"),
     ("prompt_tokens", "prompt tokens"),
@@ -52,7 +53,6 @@ COST_METRICS = (
     ("model_seconds", "model seconds"),
     ("context_tokens", "context tokens"),  # what the prompt held: a confound of evidence recall
 )
-TEST_COLUMNS = stats.BASELINE_TEST_COLUMNS
 PER_THOUSAND = 1000.0
 
 
@@ -72,7 +72,9 @@ class CorpusReport:
     left_out: dict[str, str]
     hops: pd.DataFrame | None
     index_cost: dict[str, Any] | None
-    tests: pd.DataFrame
+    tests: pd.DataFrame  # the quality family's tests, then the cost family's
+    family: Family  # the report's declared family (quality)
+    cost_family: Family
     # further indexes of the same corpus (another index.method), from `summarize --index`
     other_index_costs: list[dict[str, Any]] = field(default_factory=list)
     judgements: pd.DataFrame | None = None  # pairwise.csv: one row per question, pair, criterion
@@ -157,7 +159,7 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
             "`python -m graphrag eval --out …`?"
         )
     records = pd.read_parquet(records_path)
-    run_path = folder / "run.json"
+    run_path = folder / RUN_JSON
     run = json.loads(run_path.read_text(encoding="utf-8")) if run_path.is_file() else {}
     meta = run.get("meta") or _meta_from_summary(folder / "summary.md")
     ragas = run.get("ragas_metrics", _ragas_metrics(records))
@@ -167,11 +169,14 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
         "seed": int(run.get("seed", stats.DEFAULT_SEED)),
     }
     judgements = _optional_csv(folder / "pairwise.csv")
+    hops = _optional_csv(folder / HOPS_CSV)
+    hops = hops if hops is not None and not hops.empty else None
     analysis = analyse(
         records,
         ragas,
         controls=_optional_csv(folder / "judge_controls.csv"),
         judgements=judgements,
+        hops=hops,
         **options,
     )
     if baseline not in analysis.methods:
@@ -186,7 +191,7 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
     }
     informative = [m for m in analysis.ragas_metrics if m not in left_out]
     quality = [m for m in QUALITY_METRICS if m in analysis.metrics] + informative
-    hops = _optional_csv(folder / HOPS_CSV)
+    family = _family(folder, run, analysis, baseline, hops)
     report = CorpusReport(
         name=folder.name,
         folder=folder,
@@ -194,13 +199,33 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
         analysis=analysis,
         quality=quality,
         left_out=left_out,
-        hops=hops if hops is not None and not hops.empty else None,
+        hops=hops,
         index_cost=_stored_index_cost(run, meta),
-        tests=pd.DataFrame(columns=TEST_COLUMNS),
+        tests=family.tests,
+        family=family,
+        cost_family=family,
         judgements=judgements,
     )
-    report.tests = compare_with_baseline(report, baseline)
+    report.cost_family = cost_family(report, baseline)
+    report.tests = pd.concat([family.tests, report.cost_family.tests], ignore_index=True)
     return report
+
+
+def _family(
+    folder: Path, run: dict[str, Any], analysis: Analysis, baseline: str, hops: pd.DataFrame | None
+) -> Family:
+    """Return the report's test family as it wrote it (``tests.csv``); a report written before
+    it had one gets the same family computed from its records, and another ``baseline`` than
+    the report's its own family (the same metrics, tested against that baseline)."""
+    declared = run.get("test_family")
+    if declared and declared["baseline"] == baseline and (folder / TESTS_CSV).is_file():
+        return Family.from_json(declared, pd.read_csv(folder / TESTS_CSV))
+    if analysis.family.baseline == baseline:
+        return analysis.family
+    options = {"n_resamples": analysis.n_resamples, "seed": analysis.seed}
+    return report_family(
+        analysis.records, analysis.metrics, analysis.discrimination, baseline, hops, **options
+    )
 
 
 @dataclass
@@ -252,29 +277,17 @@ def pooled_pairwise(reports: Sequence[CorpusReport]) -> list[PooledPairwise]:
     return pooled
 
 
-def _score_tables(report: CorpusReport) -> dict[str, pd.DataFrame]:
-    """Return question x method tables of every tested quantity: quality, whole chains, cost."""
-    records = report.analysis.records
-    tables = {m: stats.scores_by_question(records, m) for m in report.quality}
-    if report.hops is not None:
-        tables[ALL_HOPS] = all_hops_found(report.hops)
-    for column, _ in COST_METRICS:
-        if column in records:
-            tables[column] = stats.scores_by_question(records, column)
-    return tables
-
-
-def compare_with_baseline(report: CorpusReport, baseline: str = BASELINE) -> pd.DataFrame:
-    """Return each method's paired test against ``baseline`` per metric, Holm-corrected
-    within each metric (columns ``TEST_COLUMNS``; ``p_value`` NaN when fewer than 5 pairs)."""
+def cost_family(report: CorpusReport, baseline: str = BASELINE) -> Family:
+    """Return the cost family: each method against ``baseline`` on every cost column, Holm
+    over all of them (``p_value`` NaN when fewer than 5 pairs)."""
     analysis = report.analysis
+    records = analysis.records
     tables = {
-        metric: scores.reindex(columns=[m for m in analysis.methods if m in scores])
-        for metric, scores in _score_tables(report).items()
+        column: stats.scores_by_question(records, column)
+        for column, _ in COST_METRICS
+        if column in records
     }
-    return stats.against_baseline(
-        tables, baseline, seed=analysis.seed, n_resamples=analysis.n_resamples
-    )
+    return declare_family(tables, baseline, seed=analysis.seed, n_resamples=analysis.n_resamples)
 
 
 def significant(report: CorpusReport) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import stats
-from graphrag.eval.hops import hop_shares
+from graphrag.eval.hops import ALL_HOPS, hop_shares
 from graphrag.report.hops import shares_table
 from graphrag.report.judged import discrimination_row, ragas_cell
 from graphrag.report.retrieval import summary_section as retrieval_summary_section
@@ -31,7 +31,6 @@ from graphrag.report.sections import (
 from graphrag.report.tables import baseline_tests_table, cell, md, number, table
 from graphrag.settings import repo_relative
 from studies.cross_corpus import (
-    ALL_HOPS,
     BASELINE,
     COST_METRICS,
     PER_THOUSAND,
@@ -109,9 +108,9 @@ def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str
         "## Headline",
         "",
         "Mean [95% bootstrap CI] (n). ▲ / ▼: higher / lower than "
-        f"{baseline} by a paired Wilcoxon test, Holm-corrected over the methods compared with "
-        f"{baseline} on that metric and corpus, p < {number(reports[0].analysis.alpha)}; "
-        "no mark: no significant difference.",
+        f"{baseline} by a paired Wilcoxon test, Holm-adjusted over the report's declared test "
+        "family (quality; see each corpus's tests) or over the cost family (cost), "
+        f"p < {number(reports[0].analysis.alpha)}; no mark: no significant difference.",
         "",
         *table(header, rows),
     ]
@@ -227,7 +226,13 @@ def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
         "",
         f"### Differences from {baseline}",
         "",
-        *baseline_tests_table(report.tests, baseline, report.analysis.alpha),
+        f"Quality, the report's own family (its tests.csv): {report.family.declaration()}",
+        "",
+        *baseline_tests_table(report.family.tests, baseline, report.analysis.alpha),
+        "",
+        f"Cost, a family of its own: {report.cost_family.declaration()}",
+        "",
+        *baseline_tests_table(report.cost_family.tests, baseline, report.analysis.alpha),
     ]
     return lines
 
@@ -263,9 +268,12 @@ def render_summary(
         "",
         "Every mean is printed with its 95% percentile-bootstrap CI and n. Differences are "
         f"against {baseline}: a paired Wilcoxon signed-rank test per method, metric and corpus "
-        f"over the questions both answered, Holm-corrected over the methods compared with "
-        f"{baseline} on that metric and corpus; a difference is called significant only when "
-        f"the corrected p < {number(alpha)}. Quality: judge-free metrics that apply to the set, "
+        "over the questions both answered. Quality differences are each report's own declared "
+        f"test family (every method against {baseline} on every metric neither saturated nor "
+        "judged by a judge not shown informative, Holm-adjusted together), read from its "
+        "tests.csv, so they carry the p-values of the report; cost differences are a second "
+        "family per corpus. A difference is called significant only when the adjusted p < "
+        f"{number(alpha)}. Quality: judge-free metrics that apply to the set, "
         "RAGAS only where its judge separated real answers from planted controls, "
         f"{ALL_HOPS} = every hop's paragraph read (multi-hop sets).",
     ]

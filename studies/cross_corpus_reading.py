@@ -40,15 +40,16 @@ def _claim(row: Any, baseline: str) -> str:
 
 def _quality_reading(report: CorpusReport, baseline: str) -> list[str]:
     """Return what the quality tests against the baseline support, and how close the rest is."""
-    cost_metrics = {c for c, _ in COST_METRICS}
-    tests = report.tests[~report.tests["metric"].isin(cost_metrics)]
+    family = report.family
+    tests = family.tests
     tested = tests[tests["p_value"].notna()]
     if tested.empty:
         return [f"No quality difference from {baseline} could be tested (fewer than 5 pairs)."]
     passed = tested[tested["p_holm"] < report.analysis.alpha]
     parts = [
-        f"{len(passed)} of {len(tested)} tested quality differences from {baseline} pass "
-        "Holm's correction"
+        f"{len(passed)} of the {len(tested)} tests of the report's family ("
+        f"{len(family.methods)} methods × {len(family.metrics)} metrics against {baseline}) "
+        "pass Holm's correction"
         + (
             ": " + "; ".join(_claim(r, baseline) for r in passed.itertuples()) + "."
             if len(passed)
@@ -66,13 +67,14 @@ def _quality_reading(report: CorpusReport, baseline: str) -> list[str]:
             f"{p_phrase(nearest.p_holm)})."
         )
     n = int(tested["n"].max())
-    family = int(tested.groupby("metric").size().max())
-    floor = min(1.0, stats.smallest_p(n) * family)
+    floor = min(1.0, stats.smallest_p(n) * len(tested))
     if floor >= report.analysis.alpha:
         parts.append(
-            f"With {n} questions and {family} methods per family no difference can pass: the "
-            f"smallest Holm-corrected p is {p_text(floor)}."
+            f"With {n} questions and {len(tested)} tests in the family no difference can pass: "
+            f"the smallest Holm-corrected p is {p_text(floor)}."
         )
+    if family.saturated:
+        parts.append(f"Saturated, not tested: {', '.join(family.saturated)}.")
     untested = int(tests["p_value"].isna().sum())
     if untested:
         parts.append(f"{untested} comparison(s) had fewer than {stats.MIN_PAIRS} pairs: no test.")
@@ -106,8 +108,8 @@ def _cost_reading(report: CorpusReport, baseline: str) -> list[str]:
             if len(rows):
                 groups.append(f"{word} {label}: {', '.join(map(md, rows['method']))}")
     parts.append(
-        f"{len(passed)} of {len(tested)} cost differences pass Holm's correction"
-        + (f" ({'; '.join(groups)})." if groups else ".")
+        f"{len(passed)} of {len(tested)} cost differences pass Holm's correction over the "
+        "cost family" + (f" ({'; '.join(groups)})." if groups else ".")
     )
     return parts
 

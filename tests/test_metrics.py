@@ -15,12 +15,16 @@ from graphrag.eval.metrics import (
     EvidenceIndex,
     exact_match,
     final_answer,
+    fold_terms,
     gold_entities_of,
     gold_entity_reach,
     grounded_sentences,
+    holds_term,
     judge_free_columns,
+    keyword_hit_rate,
     normalize_answer,
     token_f1,
+    unasked,
 )
 from graphrag.eval.questions import load_questions
 from graphrag.index.extract.quality import load_gold_graph
@@ -68,6 +72,55 @@ def test_the_final_answer_line_is_what_em_scores() -> None:
     assert exact_match(final_answer(text + "Answer: Stanley Hall"), ["G. Stanley Hall"]) == 0.0
 
 
+# --------------------------------------------------------------------------- keywords
+
+
+@pytest.mark.parametrize(
+    ("answer", "keyword", "hit"),
+    [
+        ("an emergency plan", "merge", 0.0),  # inside a longer word
+        ("The KelpSense buoys", "kelp", 0.0),
+        ("a whale was seen", "Hale", 0.0),
+        ("In 14 days", "4", 0.0),
+        ("by 2031", "31", 0.0),
+        ("about 4.5 tonnes", "4", 0.0),  # a number inside a decimal
+        ("about 0.4 tonnes", "4", 0.0),
+        ("on 4 March", "4", 1.0),
+        ("merge them", "merge", 1.0),
+        ("About 30,000 salmon", "30000", 1.0),  # digit-group commas are ignored
+        ("About 30000 salmon", "30,000", 1.0),
+        ("It weighed 1,250.5 kg.", "1250.5", 1.0),
+        ("It weighed 1250.5 kg.", "1,250.5", 1.0),
+        ("It weighed 1,250.5 kg.", "250.5", 0.0),
+        ("Items 1,2 and 3.", "12", 0.0),  # "1,2" is no thousands separator
+        ("SALTMERE University", "saltmere", 1.0),  # case
+        ("ＫＥＬＰ farms", "kelp", 1.0),  # NFKC folds full-width letters
+        ("STRASSE", "straße", 1.0),  # casefold, not lower
+        ("The Regional\n  Council agreed.", "regional council", 1.0),  # several words
+        ("The Regional Councillor", "regional council", 0.0),
+        ("born at St. Mary's hospital", "St. Mary's", 1.0),  # punctuation inside a keyword
+        ("born at St. Mary’s hospital", "St. Mary's", 1.0),  # a curly apostrophe
+        ("the U.S. navy", "U.S.", 1.0),
+        ("in the U.S.", "U.S.", 1.0),
+        ("the USSR", "U.S.", 0.0),
+        ("a kelp-forest survey", "kelp", 1.0),  # hyphens separate words
+        ("a kelp-forest survey", "kelp-forest", 1.0),
+        ("Tidewell's farm", "Tidewell", 1.0),  # a possessive names the word
+    ],
+)
+def test_keywords_are_found_as_whole_words(answer: str, keyword: str, hit: float) -> None:
+    assert keyword_hit_rate(answer, [keyword]) == hit
+    assert CorpusTerms([answer]).holds(keyword) == bool(hit)  # one rule for both
+    assert holds_term(fold_terms(answer), keyword) == bool(hit)
+
+
+def test_keyword_hit_rate_is_the_share_of_keywords_found() -> None:
+    assert keyword_hit_rate("an emergency plan", ["merge"]) == 0
+    assert keyword_hit_rate("In 1998 it was founded.", ["1998", "Saltmere", "Council"]) == 1 / 3
+    assert math.isnan(keyword_hit_rate("Any answer at all.", []))
+    assert not holds_term(fold_terms("anything"), " ")  # an empty keyword is never found
+
+
 # --------------------------------------------------------------------------- retrieval
 
 
@@ -111,19 +164,52 @@ def test_recall_at_k_counts_only_the_first_k_ranked(demo_index: Index) -> None:
     assert evidence.recall_at_k([], support) == 0.0
 
 
-def test_gold_entities_come_from_question_and_reference() -> None:
+def test_gold_entities_are_the_reference_s_minus_the_question_s() -> None:
     gold = load_gold_graph(DEMO / "gold_graph.json")
-    q = load_questions(DEMO / "questions.jsonl").set_index("id").loc["q07"]
+    questions = load_questions(DEMO / "questions.jsonl").set_index("id")
+    q = questions.loc["q07"]
     names = [e[0] for e in gold_entities_of(q["question"], q["reference"], gold)]
-    assert names == ["Nadia Fenwick", "Seagrass Guardians"]
-    q01 = load_questions(DEMO / "questions.jsonl").set_index("id").loc["q01"]
+    assert names == ["Nadia Fenwick"]  # "Seagrass Guardians" is named by the question
+    q01 = questions.loc["q01"]
     names = [e[0] for e in gold_entities_of(q01["question"], q01["reference"], gold)]
-    # "KBMI" is an alias; "Kestrel Bay" inside "Kestrel Bay Marine Institute" is not a mention.
-    assert names == [
-        "Kestrel Bay Marine Institute",
-        "Saltmere University",
-        "Kestrel Bay Regional Council",
-    ]
+    # "KBMI" is an alias of the institute the question names; "Kestrel Bay" inside
+    # "Kestrel Bay Regional Council" is not a mention.
+    assert names == ["Saltmere University", "Kestrel Bay Regional Council"]
+    assert gold_entities_of("Who founded Seagrass Guardians?", "Seagrass Guardians.", gold) == []
+    assert unasked([["Karl Renner"], ["Vienna"]], "Where did Karl Renner die?") == [["Vienna"]]
+
+
+def test_listed_gold_entities_leave_out_those_the_question_names(demo_index: Index) -> None:
+    questions = pd.DataFrame(
+        [
+            {
+                "id": "m1",
+                "question": "Where was Karl Renner born?",
+                "reference": "Unter-Tannowitz",
+                "support": [],
+                "answer_keywords": [],
+                "gold_entities": ["Karl Renner", "Moravia"],
+            },
+            {
+                "id": "m2",
+                "question": "Who was Karl Renner?",
+                "reference": "A chancellor",
+                "support": [],
+                "answer_keywords": [],
+                "gold_entities": ["Karl Renner"],
+            },
+        ]
+    )
+    records = records_frame(
+        [
+            {"question_id": q, "method": "naive", "answer": "x", "contexts": ["Karl Renner."]}
+            for q in ("m1", "m2")
+        ]
+    )
+    reach = judge_free_columns(records, questions, demo_index)["gold_entity_reach"]
+    assert reach.iloc[0] == 0.0  # only Moravia counts, and the context does not name it
+    assert math.isnan(reach.iloc[1])  # every gold entity is the question's own: no score
+
     entities = [["Nadia Fenwick", "Fenwick"], ["Seagrass Guardians"]]
     assert gold_entity_reach(["Lawyer Fenwick filed it."], entities) == 0.5
     assert gold_entity_reach(["Fenwickson filed it."], entities) == 0.0  # whole words only

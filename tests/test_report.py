@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
-from graphrag.eval.stats import RecordsError, compare_methods, summarize
+from graphrag.eval import judge_validity
+from graphrag.eval.stats import RecordsError, summarize
 from graphrag.report import plots as viz
 from graphrag.report.folder import write_report
 
@@ -103,12 +104,30 @@ def records() -> pd.DataFrame:
     return synthetic_records()
 
 
+def informative_controls(*metrics: str) -> pd.DataFrame:
+    """Planted controls the judge always scores below the real answer: informative."""
+    return pd.DataFrame(
+        {
+            "metric": [m for m in metrics for _ in range(20)],
+            "control": [judge_validity.CONTROLS[m][0] for m in metrics for _ in range(20)],
+            "question_id": [f"q{i:02d}" for _ in metrics for i in range(20)],
+            "method": "local",
+            "donor_question_id": "q00",
+            "real": 0.9,
+            "control_score": 0.1,
+            "status": "scored",
+            "error": None,
+        }
+    )
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One report of the synthetic records, shared by the tests that only read it."""
-    return write_report(
-        synthetic_records(), tmp_path_factory.mktemp("eval") / "report", RAGAS, META
-    )
+    """One report of the synthetic records, shared by the tests that only read it; the judge
+    is informative on faithfulness and answer relevancy, not measured on context recall."""
+    controls = informative_controls("faithfulness", "answer_relevancy")
+    out = tmp_path_factory.mktemp("eval") / "report"
+    return write_report(synthetic_records(), out, RAGAS, META, controls=controls)
 
 
 def test_write_report_writes_every_file_and_returns_the_folder(report: Path) -> None:
@@ -179,17 +198,18 @@ def test_reading_names_the_constructed_best_method_and_only_supported_difference
     summary = (report / "summary.md").read_text(encoding="utf-8")
     faithfulness = reading_line(summary, "faithfulness")
     assert "highest mean: local" in faithfulness
-    assert "local > naive" in faithfulness and "local > hyde" in faithfulness
-    assert "naive > " not in faithfulness and "hyde > " not in faithfulness
+    assert "Supported against naive: local > naive" in faithfulness
+    assert "hyde >" not in faithfulness
     assert "3 of 48 answers have no score" in faithfulness
 
     keyword = reading_line(summary, "keyword_hit_rate")
     assert "highest mean: local 0.875" in keyword
-    assert "local > naive" in keyword and "local > hyde" in keyword
+    assert "local > naive" in keyword and "hyde" not in keyword.split("Supported")[1]
 
     relevancy = reading_line(summary, "answer_relevancy")
-    assert "No difference between methods is supported" in relevancy
+    assert "No difference from naive passes Holm" in relevancy
     assert ">" not in relevancy.split(":", 1)[1]
+    assert "Not tested (judge not measured)." in reading_line(summary, "context_recall")
 
     # The best method named for each metric is the one with the highest mean in the numbers.
     table = summarize(records, [*RAGAS, "keyword_hit_rate", "evidence_recall"])
@@ -197,16 +217,45 @@ def test_reading_names_the_constructed_best_method_and_only_supported_difference
         best = table.loc[table[f"{metric}_mean"].idxmax(), "method"]
         assert f"highest mean: {best} " in reading_line(summary, metric), metric
 
-    comparisons = section(summary, "Paired comparisons")
-    assert "Holm" in comparisons and "0.050" in comparisons
-    assert "| naive | local | 13 |" in comparisons
-    assert "local > naive |" in comparisons
+    tests = section(summary, "Tests against naive")
+    assert "Holm" in tests and "0.050" in tests
+    assert "| faithfulness | local | 13 |" in tests
+    assert "| context_recall |" not in tests  # its judge was not shown informative
+    assert (
+        "Test family: 2 method(s) × 4 metric(s) against naive = 8 test(s), Holm-adjusted "
+        "together; saturated, listed not tested: none; judge not shown informative, listed "
+        "not tested: context_recall (not measured)."
+    ) in tests
+
+
+def test_the_family_is_written_for_programs_and_is_the_summary_s(report: Path) -> None:
+    """tests.csv and run.json hold the family the summary prints, Holm over all 8 tests as
+    statsmodels computes it."""
+    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
+    tests = pd.read_csv(report / "tests.csv")
+    assert len(tests) == 8 and set(tests["method"]) == {"hyde", "local"}
+    expected = multipletests(tests["p_value"], method="holm")[1]
+    np.testing.assert_allclose(tests["p_holm"], expected)
+    family = json.loads((report / "run.json").read_text(encoding="utf-8"))["test_family"]
+    assert family["baseline"] == "naive" and family["n_tests"] == 8
+    assert family["metrics"] == [
+        "faithfulness",
+        "answer_relevancy",
+        "keyword_hit_rate",
+        "evidence_recall",
+    ]
+    assert family["untested"] == {"context_recall": "not measured"}
+    summary = (report / "summary.md").read_text(encoding="utf-8")
+    for row in tests.itertuples():
+        holm = "<0.001" if row.p_holm < 0.001 else f"{row.p_holm:.3f}"
+        assert re.search(rf"\| {row.metric} \| {row.method} \| {row.n} \| .* \| {holm} \|", summary)
 
 
 def test_summary_and_plots_are_deterministic(
     records: pd.DataFrame, report: Path, tmp_path: Path
 ) -> None:
-    again = write_report(records, tmp_path / "again", RAGAS, META)
+    controls = informative_controls("faithfulness", "answer_relevancy")
+    again = write_report(records, tmp_path / "again", RAGAS, META, controls=controls)
     first = (report / "summary.md").read_bytes()
     assert (again / "summary.md").read_bytes() == first
     for name in PNGS:
@@ -224,7 +273,8 @@ def test_scores_that_differ_in_their_last_bits_write_the_same_bytes(
         nudged.loc[scored, "answer_relevancy"], 2.0
     )
     assert not nudged["answer_relevancy"].equals(records["answer_relevancy"])
-    again = write_report(nudged, tmp_path / "nudged", RAGAS, META)
+    controls = informative_controls("faithfulness", "answer_relevancy")
+    again = write_report(nudged, tmp_path / "nudged", RAGAS, META, controls=controls)
     for name in ("records.csv", "records.parquet", "summary.md"):
         assert (again / name).read_bytes() == (report / name).read_bytes(), name
 
@@ -251,8 +301,7 @@ def test_a_method_with_no_faithfulness_scores_still_renders(
     faithfulness = reading_line(summary, "faithfulness")
     assert "No scores for local." in faithfulness
     assert "highest mean: local" not in faithfulness
-    assert "too few" not in faithfulness  # reported as a count of untestable pairs instead
-    assert "2 method pair(s) had fewer than 5 scored pairs" in faithfulness
+    assert "Not tested (judge not measured)." in faithfulness
     for name in PNGS:
         assert imread(out / name).shape[0] > 200, name
 
@@ -280,7 +329,7 @@ def test_a_single_method_renders_without_comparisons(records: pd.DataFrame, tmp_
     meta = {"methods": "naive, hyde, local", "questions file": "q.jsonl", "seed note": "x"}
     out = write_report(records[records["method"] == "local"], tmp_path / "report", RAGAS, meta)
     summary = (out / "summary.md").read_text(encoding="utf-8")
-    assert "Only one method: nothing to compare." in summary
+    assert "No method besides local." in section(summary, "Tests against local")
     assert "nothing to compare" in reading_line(summary, "faithfulness")
     run = section(summary, "Run")
     assert "16 questions × 1 methods" in run
@@ -339,40 +388,33 @@ def test_judge_validity_and_saturation_are_printed_beside_the_ragas_scores(
     )
     assert "not evidence either way" in reading_line(summary, "faithfulness")
     recall = reading_line(summary, "context_recall")
-    assert "48 of 48 scores are 1.000: the judge is saturated" in recall
+    assert "48 of 48 scores at 1.000: the judge is saturated" in recall
     assert "unvalidated" in recall
     assert (out / "judge_controls.csv").is_file()
 
 
-def test_reading_counts_the_differences_holm_keeps_over_every_metric(
-    records: pd.DataFrame, report: Path
-) -> None:
+def test_reading_counts_the_differences_holm_keeps_over_the_family(report: Path) -> None:
     summary = (report / "summary.md").read_text(encoding="utf-8")
-    metrics = [*RAGAS, "keyword_hit_rate", "evidence_recall"]
-    pairs = pd.concat([compare_methods(records, m) for m in metrics])
-    tested = pairs[pairs["verdict"] != "too few pairs"]
-    called = int((tested["p_holm"] < 0.05).sum())
-    before_only = int(((tested["p_value"] < 0.05) & (tested["p_holm"] >= 0.05)).sum())
-    assert called == 5  # faithfulness, keyword hits: local over both; evidence recall: one
+    tests = pd.read_csv(report / "tests.csv")
+    called = int((tests["p_holm"] < 0.05).sum())
+    before_only = int(((tests["p_value"] < 0.05) & (tests["p_holm"] >= 0.05)).sum())
+    assert called == 2  # faithfulness and keyword hits: local over naive (hyde under naive
+    # on evidence recall passes before the correction only: Holm over 8 tests, not 2)
+    assert before_only == 1
     overview = next(line for line in section(summary, "Reading").splitlines() if "Overall" in line)
-    assert f"{called} of {len(tested)} tested method pairs differ after Holm" in overview
+    assert f"{called} of {len(tests)} tests against naive pass Holm" in overview
     assert f"{before_only} more pass before the correction only" in overview
 
 
-def test_reading_says_how_far_an_unsupported_metric_is_from_a_difference(
-    records: pd.DataFrame, report: Path
-) -> None:
-    """answer_relevancy is noise: the reading names the pair nearest to a difference with its
-    p before and after Holm, as the paired comparisons table has them."""
+def test_reading_says_how_far_an_unsupported_metric_is_from_a_difference(report: Path) -> None:
+    """answer_relevancy is noise: the reading names the test nearest to a difference with its
+    p before and after Holm, as the family's table has them."""
     relevancy = reading_line(
         (report / "summary.md").read_text(encoding="utf-8"), "answer_relevancy"
     )
-    pairs = compare_methods(records, "answer_relevancy")
-    nearest = pairs.sort_values("p_value", kind="stable").iloc[0]
-    assert (
-        f"Nearest: {nearest.method_a} vs {nearest.method_b}, mean diff "
-        f"{nearest.mean_diff:+.3f}" in relevancy
-    )
+    tests = pd.read_csv(report / "tests.csv").query("metric == 'answer_relevancy'")
+    nearest = tests.sort_values("p_value", kind="stable").iloc[0]
+    assert f"Nearest: {nearest.method} − naive {nearest.mean_diff:+.3f}" in relevancy
     assert f"p = {nearest.p_value:.3f} before and p = {nearest.p_holm:.3f} after Holm" in relevancy
     # With 16 questions the test's floor (2 / 2**16) is no limit, so it is not mentioned.
     assert "smallest p" not in (report / "summary.md").read_text(encoding="utf-8")
@@ -381,20 +423,21 @@ def test_reading_says_how_far_an_unsupported_metric_is_from_a_difference(
 def test_reading_says_when_too_few_questions_can_never_pass_holm(
     records: pd.DataFrame, tmp_path: Path
 ) -> None:
-    """On 6 questions a Wilcoxon p is at least 2 / 2**6 = 0.031, 0.094 after Holm over 3 pairs:
+    """On 6 questions a Wilcoxon p is at least 2 / 2**6 = 0.031, 0.125 after Holm over the
+    family's 4 tests (keyword hits and evidence recall, hyde and local against naive):
     even local's constructed lead on keyword hits cannot be called, and the reading says why."""
     few = records[records["question_id"].isin([f"q{q:02d}" for q in (2, 3, 6, 7, 10, 11)])]
     out = write_report(few, tmp_path / "report", RAGAS, META)
     summary = (out / "summary.md").read_text(encoding="utf-8")
     keyword = reading_line(summary, "keyword_hit_rate")
-    assert "No difference between methods is supported" in keyword
+    assert "No difference from naive passes Holm" in keyword
     assert (
-        "With 6 pairs and 3 tests no difference can pass the criterion: the smallest p after "
-        "Holm is 0.094." in keyword
+        "With 6 pairs and 4 tests no difference can pass the criterion: the smallest p after "
+        "Holm is 0.125." in keyword
     )
     assert (
         "- **Power**: on 6 questions the smallest p the paired test can give is 0.031 (all 6 "
-        "differences on one side), 0.094 after Holm over 3 pairs" in summary
+        "differences on one side), 0.125 after Holm over the family's 4 tests" in summary
     )
 
 
@@ -405,8 +448,9 @@ def test_a_saturated_judge_free_metric_is_called_saturated(
     out = write_report(records, tmp_path / "report", RAGAS, META)
     summary = (out / "summary.md").read_text(encoding="utf-8")
     keyword = reading_line(summary, "keyword_hit_rate")
-    assert "48 of 48 scores are 1.000: the metric is saturated here" in keyword
-    assert "- **Saturated** (≥ 80% of scores at 1.000): keyword_hit_rate." in summary
+    assert "Saturated (48 of 48 scores at 1.000): listed, not tested." in keyword
+    assert "saturated, listed not tested: keyword_hit_rate (48 of 48 scores at 1.000)" in summary
+    assert "| keyword_hit_rate |" not in section(summary, "Tests against naive")
     assert "saturated" not in reading_line(summary, "faithfulness")
 
 

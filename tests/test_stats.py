@@ -1,4 +1,4 @@
-"""Statistics: bootstrap intervals, paired tests, Holm correction, method comparison, summaries."""
+"""Statistics: bootstrap intervals, paired tests, Holm correction, pairing, summaries."""
 
 from __future__ import annotations
 
@@ -9,16 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from graphrag.eval.family import declare_family
 from graphrag.eval.stats import (
-    COMPARISON_COLUMNS,
-    NO_DIFFERENCE,
-    TOO_FEW_PAIRS,
     Estimate,
     RecordsError,
     bootstrap_ci,
-    compare_methods,
     holm,
     paired_test,
+    scores_by_question,
     summarize,
 )
 
@@ -163,58 +161,22 @@ def test_holm_caps_at_one_and_passes_nan_through_without_counting_it() -> None:
     assert holm([]) == []
 
 
-# --- compare_methods ------------------------------------------------------------------------
+# --- scores_by_question ---------------------------------------------------------------------
 
 
-def test_compare_methods_names_the_better_method_and_finds_no_difference_otherwise() -> None:
-    rng = np.random.default_rng(4)
-    naive = rng.uniform(0.3, 0.7, 30)
-    local = np.clip(naive + 0.3 + rng.normal(0, 0.05, 30), 0, 1)
-    records = records_for({"naive": list(naive), "local": list(local), "copy": list(naive)})
-    table = compare_methods(records, "score")
-    assert list(table.columns) == COMPARISON_COLUMNS
-    assert len(table) == 3
-    by_pair = {(r.method_a, r.method_b): r for r in table.itertuples(index=False)}
-
-    naive_local = by_pair[("naive", "local")]
-    assert naive_local.mean_diff < 0 and naive_local.p_holm < 0.01
-    assert naive_local.verdict == "local > naive"
-    assert by_pair[("local", "copy")].verdict == "local > copy"
-
-    identical = by_pair[("naive", "copy")]
-    assert identical.p_value == 1.0
-    assert identical.verdict == NO_DIFFERENCE
-    assert (table["p_holm"] >= table["p_value"]).all()
-
-
-def test_compare_methods_pairs_by_question_and_reports_too_few_pairs() -> None:
-    records = pd.concat(
-        [
-            records_for({"a": [0.9, 0.8, 0.9, 0.7, 0.9, 1.0]}),
-            records_for({"b": [0.1, 0.2, 0.3]}),
-        ],
-        ignore_index=True,
-    )
-    table = compare_methods(records, "score")
-    row = table.iloc[0]
-    assert (row["method_a"], row["method_b"], row["n"]) == ("a", "b", 3)
-    assert math.isnan(row["p_value"]) and math.isnan(row["p_holm"])
-    assert row["verdict"] == TOO_FEW_PAIRS
-
-
-def test_compare_methods_pairs_rows_by_question_id_not_by_position() -> None:
+def test_scores_are_paired_by_question_id_not_by_position() -> None:
     records = records_for({"a": [0.9, 0.1, 0.9, 0.1, 0.9], "b": [0.9, 0.1, 0.9, 0.1, 0.9]})
     shuffled = records.sample(frac=1.0, random_state=0).reset_index(drop=True)
-    row = compare_methods(shuffled, "score").iloc[0]
+    family = declare_family({"score": scores_by_question(shuffled, "score")}, "a")
+    row = family.tests.iloc[0]
     assert row["mean_diff"] == 0.0 and row["p_value"] == 1.0
 
 
-def test_compare_methods_with_one_method_is_empty_and_duplicates_are_refused() -> None:
-    assert compare_methods(records_for({"a": [0.1, 0.2]}), "score").empty
+def test_duplicated_question_method_rows_are_refused() -> None:
     duplicated = records_for({"a": [0.1, 0.2]})
     duplicated = pd.concat([duplicated, duplicated.iloc[[0]]], ignore_index=True)
     with pytest.raises(RecordsError, match="q0"):
-        compare_methods(duplicated, "score")
+        scores_by_question(duplicated, "score")
 
 
 # --- summarize ------------------------------------------------------------------------------

@@ -82,6 +82,9 @@ def found_table(hops: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+ALL_HOPS = "all_hops_found"  # the test family's name of a whole chain found
+
+
 def all_hops_found(hops: pd.DataFrame) -> pd.DataFrame:
     """Return a question x method table: 1.0 when every hop's paragraph was read, else 0.0."""
     complete = hops.groupby(["question_id", "method"], sort=False)["found"].agg(

@@ -11,6 +11,7 @@ that applies; NaN means only "does not apply".
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import string
@@ -41,24 +42,42 @@ SHORT_ANSWER_FORMAT = "short"
 _FINAL_LINE = re.compile(r"^[\s*#>_-]*answer[\s*_]*:[\s*_]*(.+?)[\s*_]*$", re.IGNORECASE)
 
 
+_APOSTROPHES = str.maketrans({"’": "'", "‘": "'"})
+_DIGIT_GROUP = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # the comma of "30,000"
+
+
 def _fold(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
     return re.sub(r"\s+", " ", text)
 
 
+def fold_terms(text: str) -> str:
+    """Return ``text`` as :func:`holds_term` reads it: NFKC, case-folded, one space for any
+    run of white space, curly apostrophes straight, digit-group commas gone ("30000")."""
+    return _DIGIT_GROUP.sub("", _fold(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def term_pattern(term: str) -> re.Pattern[str]:
+    """Return the pattern of ``term`` as a whole word of a :func:`fold_terms` text: no word
+    character on either side, and a number not part of a longer one ("4" not in "14",
+    "4.5" or "0.4")."""
+    core = re.escape(fold_terms(term).strip())
+    return re.compile(rf"(?<!\w)(?<!\d[.,]){core}(?!\w)(?![.,]\d)")
+
+
+def holds_term(text: str, term: str) -> bool:
+    """Return whether ``text`` (already :func:`fold_terms`-folded) holds ``term`` as a whole
+    word: "merge" is not in "emergency", "kelp" not in "kelpsense", "30,000" is "30000"."""
+    return bool(fold_terms(term).strip()) and term_pattern(term).search(text) is not None
+
+
 def keyword_hit_rate(answer: str, keywords: list[str]) -> float:
-    """Return the share of gold keywords found in the answer (case-insensitive substrings,
-    "30000" matching "30,000")."""
+    """Return the share of gold keywords the answer holds as whole words (:func:`holds_term`)."""
     if not keywords:
         return math.nan
-    folded = _fold(answer)
-    plain = re.sub(r"(?<=\d),(?=\d{3})", "", folded)
-    hits = sum(
-        1
-        for k in keywords
-        if _fold(k) in folded or re.sub(r"(?<=\d),(?=\d{3})", "", _fold(k)) in plain
-    )
-    return hits / len(keywords)
+    folded = fold_terms(answer)
+    return sum(holds_term(folded, k) for k in keywords) / len(keywords)
 
 
 # --------------------------------------------------------------------------- short answers
@@ -151,22 +170,17 @@ class EvidenceIndex:
         return len(found) / len(set(support))
 
 
-_DIGIT_GROUP = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # the comma of "30,000"
-
-
 class CorpusTerms:
-    """The corpus's text, asked whether it holds a term as a whole word (case-insensitive,
-    digit-group commas ignored so "30000" is "30,000"; each term is looked up once)."""
+    """The corpus's text, asked whether it holds a term as a whole word (:func:`holds_term`;
+    each term is looked up once)."""
 
     def __init__(self, texts: Iterable[str]) -> None:
-        self.text = _DIGIT_GROUP.sub("", "\n\n".join(texts).lower())
+        self.text = fold_terms("\n\n".join(texts))
         self._held: dict[str, bool] = {}
 
     def holds(self, term: str) -> bool:
-        term = _DIGIT_GROUP.sub("", term.lower())
         if term not in self._held:
-            pattern = rf"(?<!\w){re.escape(term)}(?!\w)"
-            self._held[term] = re.search(pattern, self.text) is not None
+            self._held[term] = holds_term(self.text, term)
         return self._held[term]
 
 
@@ -204,34 +218,43 @@ def grounded_sentences(answer: str, corpus: CorpusTerms, question: str = "") -> 
 def _named(entities: list[list[str]], text: str) -> set[int]:
     """Return the positions of ``entities`` (each [name, *aliases]) that ``text`` names as
     whole words, longest first: a name inside a longer one's match does not count."""
-    folded = _fold(text)
+    folded = fold_terms(text)
     claimed = [False] * len(folded)
     surfaces = sorted(
-        ((_fold(s).strip(), i) for i, names in enumerate(entities) for s in names),
-        key=lambda item: -len(item[0]),
+        ((s, i) for i, names in enumerate(entities) for s in names),
+        key=lambda item: -len(fold_terms(item[0]).strip()),
     )
     found = set()
     for surface, i in surfaces:
-        if not surface:
+        if not fold_terms(surface).strip():
             continue
-        for match in re.finditer(rf"(?<!\w){re.escape(surface)}(?!\w)", folded):
+        for match in term_pattern(surface).finditer(folded):
             if not any(claimed[match.start() : match.end()]):
                 claimed[match.start() : match.end()] = [True] * (match.end() - match.start())
                 found.add(i)
     return found
 
 
+def unasked(entities: list[list[str]], question: str) -> list[list[str]]:
+    """Return the ``entities`` the question does not name: finding a name the question gives
+    away measures nothing of the retrieval."""
+    asked = _named(entities, question)
+    return [e for i, e in enumerate(entities) if i not in asked]
+
+
 def gold_entities_of(question: str, reference: str, gold: dict | None) -> list[list[str]]:
-    """Return the gold entities ([name, *aliases]) that question or reference name."""
+    """Return the gold entities ([name, *aliases]) the reference names and the question
+    does not."""
     if not gold:
         return []
     entities = [[e["name"], *e.get("aliases", [])] for e in gold.get("entities", [])]
-    named = _named(entities, f"{question}\n{reference}")
-    return [entities[i] for i in sorted(named)]
+    named = _named(entities, reference)
+    return unasked([entities[i] for i in sorted(named)], question)
 
 
 def gold_entity_reach(contexts: Iterable[str], entities: list[list[str]]) -> float:
-    """Return the share of gold entities (name + aliases) the contexts name as whole words."""
+    """Return the share of gold entities (name + aliases) the contexts name as whole words
+    (NaN when there is none: every gold entity was named by the question)."""
     if not entities:
         return math.nan
     return len(_named(entities, "\n".join(contexts))) / len(entities)
@@ -243,7 +266,7 @@ def gold_entity_reach(contexts: Iterable[str], entities: list[list[str]]) -> flo
 def _question_entities(row: pd.Series, gold: dict | None) -> list[list[str]]:
     listed = row.get("gold_entities")
     if isinstance(listed, list) and listed:
-        return [[name] for name in listed]
+        return unasked([[name] for name in listed], row["question"])
     return gold_entities_of(row["question"], row["reference"], gold)
 
 

@@ -6,7 +6,6 @@ without gold support documents) are excluded from the statistic and counted, nev
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass
@@ -19,11 +18,8 @@ DEFAULT_SEED = 2024
 DEFAULT_RESAMPLES = 2000
 MIN_PAIRS = 5
 PAIRED_TEST_NAME = "Wilcoxon signed-rank (two-sided, zero differences split)"
-TOO_FEW_PAIRS = "too few pairs"
-NO_DIFFERENCE = "no significant difference"
 TEST_RESULT_COLUMNS = ["n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm"]
 BASELINE_TEST_COLUMNS = ["metric", "method", *TEST_RESULT_COLUMNS]
-COMPARISON_COLUMNS = ["method_a", "method_b", *TEST_RESULT_COLUMNS, "verdict"]
 SUMMARY_PARTS = ("mean", "low", "high", "n", "failed")  # an Estimate's fields, in order
 
 
@@ -166,30 +162,6 @@ def scores_by_question(records: pd.DataFrame, metric: str) -> pd.DataFrame:
     return table.astype(float).reindex(columns=methods_in_order(records))
 
 
-def compare_methods(
-    records: pd.DataFrame,
-    metric: str,
-    alpha: float = 0.05,
-    seed: int = DEFAULT_SEED,
-    n_resamples: int = DEFAULT_RESAMPLES,
-) -> pd.DataFrame:
-    """Return one row per method pair: the paired test of ``metric`` matched on question,
-    Holm-adjusted over the pairs, with a verdict ("local > naive" only below ``alpha``)."""
-    table = scores_by_question(records, metric)
-    rows = []
-    for method_a, method_b in itertools.combinations(table.columns, 2):
-        a, b = table[method_a].to_numpy(), table[method_b].to_numpy()
-        result = paired_test(a, b, seed=seed, n_resamples=n_resamples)
-        rows.append({"method_a": method_a, "method_b": method_b, **result.row()})
-    comparisons = pd.DataFrame(rows, columns=COMPARISON_COLUMNS[:-2])
-    comparisons["p_holm"] = holm(comparisons["p_value"].tolist())
-    comparisons["verdict"] = [
-        _verdict(row.method_a, row.method_b, row.mean_diff, row.p_value, row.p_holm, alpha)
-        for row in comparisons.itertuples(index=False)
-    ]
-    return comparisons[COMPARISON_COLUMNS]
-
-
 def against_baseline(
     tables: dict[str, pd.DataFrame],
     baseline: str,
@@ -215,18 +187,6 @@ def against_baseline(
         adjusted = holm([row["p_value"] for row in family])
         rows += [{**row, "p_holm": p} for row, p in zip(family, adjusted, strict=True)]
     return pd.DataFrame(rows, columns=BASELINE_TEST_COLUMNS)
-
-
-def _verdict(
-    method_a: str, method_b: str, mean_diff: float, p_value: float, p_holm: float, alpha: float
-) -> str:
-    if math.isnan(p_value):
-        return TOO_FEW_PAIRS
-    if p_holm < alpha and mean_diff > 0:
-        return f"{method_a} > {method_b}"
-    if p_holm < alpha and mean_diff < 0:
-        return f"{method_b} > {method_a}"
-    return NO_DIFFERENCE
 
 
 def summarize(

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from graphrag.eval import judge_validity, pairwise, stats
+from graphrag.eval.family import Family, baseline_of, declare_family
+from graphrag.eval.hops import ALL_HOPS, all_hops_found
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
 from graphrag.eval.questions import QUESTION_TYPES
 
@@ -29,7 +31,7 @@ class Analysis:
     types: list[str]
     by_method: pd.DataFrame
     by_type: pd.DataFrame
-    comparisons: dict[str, pd.DataFrame]
+    family: Family  # every method against the baseline: the report's only tests
     alpha: float
     n_resamples: int
     seed: int
@@ -47,9 +49,11 @@ def analyse(
     seed: int,
     controls: pd.DataFrame | None = None,
     judgements: pd.DataFrame | None = None,
+    hops: pd.DataFrame | None = None,
 ) -> Analysis:
-    """Return the summaries, paired comparisons, judge validity and win rates of the records
-    (judge-free metrics with no value at all are listed as not applicable)."""
+    """Return the summaries, test family, judge validity and win rates of the records
+    (judge-free metrics with no value at all are listed as not applicable; ``hops`` adds
+    whole chains found to the family)."""
     if records.empty:
         raise stats.RecordsError("records is empty: there is nothing to report.")
     missing = [c for c in (*REQUIRED_COLUMNS, *ragas_metrics) if c not in records.columns]
@@ -73,24 +77,47 @@ def analyse(
     options = {"n_resamples": n_resamples, "seed": seed}
     if controls is None:
         controls = pd.DataFrame(columns=judge_validity.PAIR_COLUMNS)
+    discrimination = {
+        m: judge_validity.discrimination(controls, m, **options) for m in ragas_metrics
+    }
+    methods = stats.methods_in_order(records)
     return Analysis(
         records=records,
         ragas_metrics=list(ragas_metrics),
         metrics=metrics,
-        methods=stats.methods_in_order(records),
+        methods=methods,
         types=types,
         by_method=stats.summarize(records, metrics, by=("method",), **options),
         by_type=stats.summarize(records, metrics, by=("method", "type"), **options),
-        comparisons={m: stats.compare_methods(records, m, alpha=alpha, **options) for m in metrics},
+        family=report_family(
+            records, metrics, discrimination, baseline_of(methods), hops, **options
+        ),
         alpha=alpha,
         n_resamples=n_resamples,
         seed=seed,
         not_applicable=not_applicable,
-        discrimination={
-            m: judge_validity.discrimination(controls, m, **options) for m in ragas_metrics
-        },
+        discrimination=discrimination,
         win_rates=pairwise.win_rates(judgements, **options) if judgements is not None else None,
     )
+
+
+def report_family(
+    records: pd.DataFrame,
+    metrics: Sequence[str],
+    discrimination: dict[str, judge_validity.Discrimination],
+    baseline: str,
+    hops: pd.DataFrame | None = None,
+    **options: int,
+) -> Family:
+    """Return the report's test family: ``metrics`` (and whole chains found, given ``hops``)
+    against ``baseline``; a RAGAS metric whose judge was not shown informative is untested."""
+    tables = {m: stats.scores_by_question(records, m) for m in metrics}
+    if hops is not None and not hops.empty:
+        tables[ALL_HOPS] = all_hops_found(hops)
+    untested = {
+        m: d.verdict for m, d in discrimination.items() if d.verdict != judge_validity.INFORMATIVE
+    }
+    return declare_family(tables, baseline, untested, **options)
 
 
 def partial_methods(records: pd.DataFrame) -> dict[str, int]:

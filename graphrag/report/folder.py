@@ -1,4 +1,5 @@
-"""The evaluation report folder: the records, ``summary.md``, ``run.json`` and three plots.
+"""The evaluation report folder: the records, ``summary.md``, ``run.json``, ``tests.csv`` (the
+test family) and three plots.
 
 Everything is computed from the records and ``meta`` (``analysis``); the sections are in
 ``sections``, the generated prose in ``reading``, the plots in ``plots``. The same inputs
@@ -35,6 +36,7 @@ COST_VS_QUALITY_PNG = "cost_vs_quality.png"
 JUDGE_CONTROLS_CSV = "judge_controls.csv"
 PAIRWISE_CSV = "pairwise.csv"
 RUN_JSON = "run.json"
+TESTS_CSV = "tests.csv"  # the test family (analysis.family), read by the summary and notebooks
 # Scores computed from embeddings differ between machines in their last bits, which can split
 # an exact tie a paired test then counts; rounded before anything is computed, equal scores
 # stay equal everywhere. Judge-free metrics are exact fractions and are not rounded.
@@ -81,7 +83,9 @@ def write_report(
     ``metrics`` are the run's RAGAS metrics (the judge-free ones present are added)."""
     options = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed}
     records, controls = machine_independent(records, controls)
-    analysis = analyse(records, metrics, controls=controls, judgements=judgements, **options)
+    analysis = analyse(
+        records, metrics, controls=controls, judgements=judgements, hops=hops, **options
+    )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records.to_parquet(out / RECORDS_PARQUET, index=False)
@@ -90,7 +94,9 @@ def write_report(
     for frame, name in saved:
         if frame is not None:
             frame.to_csv(out / name, index=False)
+    analysis.family.tests.to_csv(out / TESTS_CSV, index=False)
     run = {"meta": meta, "ragas_metrics": list(metrics), **options, **(run_info or {})}
+    run["test_family"] = {**analysis.family.to_json(), "tests": TESTS_CSV}
     (out / RUN_JSON).write_text(
         json.dumps(run, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
     )

@@ -1,135 +1,91 @@
 """The "Reading" section of an evaluation summary: what the numbers do and do not support.
 
-Generated from the same ``Analysis`` as the tables, so it cannot drift from them: differences
-that survive Holm (or the nearest miss), the smallest p this many questions allow, and the
-metrics that cannot separate methods here (saturated, or a judge not validated).
+Generated from the same ``Analysis`` as the tables, so it cannot drift from them: the
+differences from the baseline that survive Holm over the report's one test family (or the
+nearest miss), the smallest p this many questions allow, and the metrics that cannot separate
+methods here (saturated, or a judge not shown informative).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
 from graphrag.eval import judge_validity, stats
+from graphrag.eval.family import saturation
 from graphrag.eval.stats import summary_row
 from graphrag.report.analysis import Analysis, failed_in, partial_methods
 from graphrag.report.degraded import degraded_reading
 from graphrag.report.judged import judged, rows_of
 from graphrag.report.tables import cell, md, number, p_phrase, p_text, signed, with_ci
 
-SATURATED_SHARE = 0.8  # a metric is saturated when this share of its scores is 1.000
-CEILING = 1.0 - 1e-9
 FLOOR_WORTH_SAYING = 0.001  # below it, the test's floor does not limit what can be called
 
 
-@dataclass(frozen=True)
-class _Claim:
-    """A difference the paired test supports, stated winner first."""
-
-    winner: str
-    loser: str
-    diff: float
-    ci_low: float
-    ci_high: float
-    n: int
-    p_holm: float
+def _tested(analysis: Analysis, metric: str | None = None) -> pd.DataFrame:
+    """Return the family's tests that were run (enough pairs), of one metric or of all."""
+    tests = analysis.family.tests
+    if metric is not None:
+        tests = tests[tests["metric"] == metric]
+    return tests[tests["p_value"].notna()]
 
 
-def _supported(comparisons: pd.DataFrame) -> list[_Claim]:
-    """Return the supported differences of one metric, each oriented winner minus loser."""
-    claims = []
-    for row in comparisons.itertuples(index=False):
-        if row.verdict in (stats.NO_DIFFERENCE, stats.TOO_FEW_PAIRS):
-            continue
-        if row.mean_diff > 0:
-            orientation = (row.method_a, row.method_b, row.mean_diff, row.ci_low, row.ci_high)
-        else:
-            orientation = (row.method_b, row.method_a, -row.mean_diff, -row.ci_high, -row.ci_low)
-        claims.append(_Claim(*orientation, n=int(row.n), p_holm=float(row.p_holm)))
-    return claims
-
-
-def _tested(comparisons: pd.DataFrame) -> pd.DataFrame:
-    """Return the method pairs a paired test was run on."""
-    if comparisons.empty:
-        return comparisons
-    return comparisons[comparisons["verdict"] != stats.TOO_FEW_PAIRS]
-
-
-def _passes_before_holm_only(analysis: Analysis, comparisons: pd.DataFrame) -> int:
-    tested = _tested(comparisons)
-    return int(((tested["p_value"] < analysis.alpha) & (tested["p_holm"] >= analysis.alpha)).sum())
-
-
-def _saturation(analysis: Analysis, metric: str) -> tuple[int, int]:
-    """Return (scores at 1.000, scores) of a metric over all records."""
-    scores = pd.to_numeric(analysis.records[metric], errors="coerce").dropna()
-    return int((scores >= CEILING).sum()), len(scores)
-
-
-def _saturated(analysis: Analysis, metric: str) -> bool:
-    top, total = _saturation(analysis, metric)
-    return total > 0 and top >= SATURATED_SHARE * total
+def _claim(row: Any, baseline: str) -> str:
+    return (
+        f"{md(row.method)} {'>' if row.mean_diff > 0 else '<'} {md(baseline)} "
+        f"({with_ci(row.mean_diff, row.ci_low, row.ci_high, signed)}, n={int(row.n)}, "
+        f"Holm {p_phrase(row.p_holm)})"
+    )
 
 
 def _saturation_note(analysis: Analysis, metric: str, what: str) -> list[str]:
     """Return the sentence saying ``what`` (the judge, the metric) is saturated, if it is."""
-    if not _saturated(analysis, metric):
+    level = saturation(analysis.records[[metric]])
+    if not level.saturated:
         return []
-    top, total = _saturation(analysis, metric)
-    return [
-        f"{top} of {total} scores are 1.000: {what} is saturated here, so equal means say little."
-    ]
+    return [f"{level.render()}: {what} is saturated here, so equal means say little."]
 
 
-def _nearest_miss(analysis: Analysis, comparisons: pd.DataFrame) -> list[str]:
-    """Return how far the tests are from calling a difference: the nearest pair and the floor."""
-    tested = _tested(comparisons)
-    if tested.empty:
-        return []
-    order = tested.assign(size=-tested["mean_diff"].abs())
-    nearest = order.sort_values(["p_value", "size"], kind="stable").iloc[0]
-    parts = [
-        f"Nearest: {md(nearest.method_a)} vs {md(nearest.method_b)}, mean diff "
-        f"{with_ci(nearest.mean_diff, nearest.ci_low, nearest.ci_high, signed)} "
-        f"(n={int(nearest.n)}), {p_phrase(nearest.p_value)} before and "
-        f"{p_phrase(nearest.p_holm)} after Holm over {len(tested)} pair(s)."
-    ]
-    before_only = _passes_before_holm_only(analysis, comparisons)
-    if before_only:
-        parts.append(
-            f"{before_only} pair(s) have p < {number(analysis.alpha)} before the correction only."
-        )
-    n, floor = _holm_floor(tested)
-    if floor >= analysis.alpha:
-        parts.append(
-            f"With {n} pairs and {len(tested)} tests no difference can pass the criterion: the "
-            f"smallest p after Holm is {_p_value(floor)}."
-        )
-    return parts
-
-
-def _holm_floor(tested: pd.DataFrame) -> tuple[int, float]:
-    """Return (most pairs of a test, the smallest Holm p the tests could give on them)."""
+def _holm_floor(analysis: Analysis) -> tuple[int, float]:
+    """Return (most pairs of a test, the smallest Holm p the family could give on them)."""
+    tested = _tested(analysis)
     n = int(tested["n"].max())
     return n, min(1.0, stats.smallest_p(n) * len(tested))
 
 
+def _nearest_miss(analysis: Analysis, tested: pd.DataFrame) -> list[str]:
+    """Return how far the metric's tests are from calling a difference, and the floor."""
+    order = tested.assign(size=-tested["mean_diff"].abs())
+    nearest = order.sort_values(["p_value", "size"], kind="stable").iloc[0]
+    family = analysis.family
+    parts = [
+        f"Nearest: {md(nearest.method)} − {md(family.baseline)} "
+        f"{with_ci(nearest.mean_diff, nearest.ci_low, nearest.ci_high, signed)} "
+        f"(n={int(nearest.n)}), {p_phrase(nearest.p_value)} before and "
+        f"{p_phrase(nearest.p_holm)} after Holm over the family's {family.n_tests} test(s)."
+    ]
+    n, floor = _holm_floor(analysis)
+    if floor >= analysis.alpha:
+        parts.append(
+            f"With {n} pairs and {family.n_tests} tests no difference can pass the criterion: "
+            f"the smallest p after Holm is {_p_value(floor)}."
+        )
+    return parts
+
+
 def _power_line(analysis: Analysis) -> list[str]:
     """Return the overview line on the smallest p the design allows, when it limits anything."""
-    families = [t for t in (_tested(analysis.comparisons[m]) for m in analysis.metrics) if len(t)]
-    if not families:
+    if _tested(analysis).empty:
         return []
-    widest = max(families, key=lambda t: (int(t["n"].max()), len(t)))
-    n, floor = _holm_floor(widest)
+    n, floor = _holm_floor(analysis)
     if floor < FLOOR_WORTH_SAYING:
         return []
     return [
         f"- **Power**: on {n} questions the smallest p the paired test can give is "
         f"{_p_value(stats.smallest_p(n))} (all {n} differences on one side), {_p_value(floor)} "
-        f"after Holm over {len(widest)} pairs; a difference is called only below "
-        f"{number(analysis.alpha)}."
+        f"after Holm over the family's {analysis.family.n_tests} tests; a difference is called "
+        f"only below {number(analysis.alpha)}."
     ]
 
 
@@ -174,40 +130,30 @@ def _best(analysis: Analysis, metric: str) -> tuple[list[str], str]:
     return best, f"highest mean shared by {', '.join(map(md, best))} at {number(best_mean)}."
 
 
-def _claims(analysis: Analysis, metric: str, best: list[str]) -> list[str]:
-    """Return the differences the tests support, or how far they are from supporting one."""
-    comparisons = analysis.comparisons[metric]
-    supported = _supported(comparisons)
-    if not len(comparisons):
+def _claims(analysis: Analysis, metric: str) -> list[str]:
+    """Return what the family's tests of ``metric`` support, or why it has none."""
+    family = analysis.family
+    if len(analysis.methods) < 2:
         return ["Only one method was evaluated, so there is nothing to compare."]
-    if not supported:
+    if metric in family.saturated:
+        return [f"Saturated ({family.saturated[metric].render()}): listed, not tested."]
+    if metric in family.untested:
+        return [f"Not tested (judge {family.untested[metric]})."]
+    tested = _tested(analysis, metric)
+    if tested.empty:
+        return [f"No method could be tested against {md(family.baseline)} on it."]
+    supported = tested[tested["p_holm"] < analysis.alpha]
+    if len(supported):
         return [
-            "No difference between methods is supported by the paired tests (criterion: "
-            f"Holm-corrected p < {number(analysis.alpha)}); the ordering of the means may be "
-            "chance.",
-            *_nearest_miss(analysis, comparisons),
+            f"Supported against {md(family.baseline)}: "
+            + "; ".join(_claim(row, family.baseline) for row in supported.itertuples())
+            + "."
         ]
-    parts = [
-        "Supported by the paired tests: "
-        + "; ".join(
-            f"{md(c.winner)} > {md(c.loser)} ({with_ci(c.diff, c.ci_low, c.ci_high, signed)}, "
-            f"n={c.n}, Holm {p_phrase(c.p_holm)})"
-            for c in supported
-        )
-        + "."
+    return [
+        f"No difference from {md(family.baseline)} passes Holm's correction (p < "
+        f"{number(analysis.alpha)}); the ordering of the means may be chance.",
+        *_nearest_miss(analysis, tested),
     ]
-    if len(best) == 1:
-        separated = {c.loser for c in supported if c.winner == best[0]}
-        summary = analysis.by_method
-        scored = set(summary.loc[summary[f"{metric}_n"] > 0, "method"])
-        unseparated = [
-            m for m in analysis.methods if m != best[0] and m not in separated and m in scored
-        ]
-        if unseparated:
-            parts.append(
-                f"The tests do not separate {md(best[0])} from {', '.join(map(md, unseparated))}."
-            )
-    return parts
 
 
 def _unjudged_line(analysis: Analysis, metric: str) -> str:
@@ -241,7 +187,7 @@ def _reading_line(analysis: Analysis, metric: str) -> str:
     summary = analysis.by_method
     if not (summary[f"{metric}_n"] > 0).any():
         return _unjudged_line(analysis, metric)
-    best, sentence = _best(analysis, metric)
+    _, sentence = _best(analysis, metric)
     parts = [sentence]
     unscored = [str(m) for m in summary.loc[summary[f"{metric}_n"] == 0, "method"]]
     if unscored and metric in analysis.ragas_metrics:
@@ -252,16 +198,18 @@ def _reading_line(analysis: Analysis, metric: str) -> str:
         parts.append(f"No scores for {', '.join(map(md, unscored))}{why}.")
     elif unscored:
         parts.append(f"Does not apply to {', '.join(map(md, unscored))} (n=0).")
-    parts += _claims(analysis, metric, best)
-    comparisons = analysis.comparisons[metric]
-    too_few = int((comparisons["verdict"] == stats.TOO_FEW_PAIRS).sum()) if len(comparisons) else 0
+    parts += _claims(analysis, metric)
+    tests = analysis.family.tests
+    too_few = int((tests["metric"].eq(metric) & tests["p_value"].isna()).sum())
     if too_few:
-        parts.append(f"{too_few} method pair(s) had fewer than {stats.MIN_PAIRS} scored pairs.")
+        parts.append(
+            f"{too_few} method(s) had fewer than {stats.MIN_PAIRS} pairs scored with "
+            f"{md(analysis.family.baseline)}: no test."
+        )
     if metric in analysis.ragas_metrics:
         parts += _unscored_sentence(analysis, metric)
         parts += _judge_notes(analysis, metric)
     else:
-        parts += _saturation_note(analysis, metric, "the metric")
         failed = failed_in(analysis)
         if failed:
             parts.append(f"{failed} failed answer(s) are scored 0 here.")
@@ -269,24 +217,23 @@ def _reading_line(analysis: Analysis, metric: str) -> str:
 
 
 def _overview(analysis: Analysis) -> list[str]:
-    """Return the counts over every metric: differences called, near misses, weak metrics."""
-    tested = [_tested(analysis.comparisons[m]) for m in analysis.metrics]
-    n_tested = sum(len(t) for t in tested)
-    if not n_tested:
+    """Return the family and its count of differences called, and the metrics not tested."""
+    if len(analysis.methods) < 2:
         return []
-    called = sum(len(_supported(analysis.comparisons[m])) for m in analysis.metrics)
-    before_only = sum(
-        _passes_before_holm_only(analysis, analysis.comparisons[m]) for m in analysis.metrics
-    )
-    lines = [
-        f"- **Overall**: {called} of {n_tested} tested method pairs differ after Holm's "
-        f"correction (p < {number(analysis.alpha)}, one family per metric); {before_only} more "
-        "pass before the correction only."
-    ]
+    family = analysis.family
+    tested = _tested(analysis)
+    lines = [f"- **{family.declaration().replace(':', '**:', 1)}"]
+    if len(tested):
+        called = int((tested["p_holm"] < analysis.alpha).sum())
+        before_only = int(
+            ((tested["p_value"] < analysis.alpha) & (tested["p_holm"] >= analysis.alpha)).sum()
+        )
+        lines.append(
+            f"- **Overall**: {called} of {len(tested)} tests against {md(family.baseline)} "
+            f"pass Holm's correction over the family (p < {number(analysis.alpha)}); "
+            f"{before_only} more pass before the correction only."
+        )
     lines += _power_line(analysis)
-    saturated = [m for m in analysis.metrics if _saturated(analysis, m)]
-    if saturated:
-        lines.append(f"- **Saturated** (≥ 80% of scores at 1.000): {', '.join(saturated)}.")
     verdicts = {m: d.verdict for m, d in analysis.discrimination.items()}
     measured = (judge_validity.INFORMATIVE, judge_validity.NOT_INFORMATIVE)
     not_informative = [m for m, v in verdicts.items() if v == judge_validity.NOT_INFORMATIVE]
@@ -305,8 +252,9 @@ def reading_section(analysis: Analysis) -> list[str]:
     return [
         "## Reading",
         "",
-        "Generated from the tables above: which differences survive Holm's correction, how far "
-        "the others are from it, and which metrics cannot separate the methods here.",
+        "Generated from the tables above: which differences from the baseline survive Holm's "
+        "correction over the report's test family, how far the others are from it, and which "
+        "metrics cannot separate the methods here.",
         "",
         *_overview(analysis),
         *degraded_reading(analysis),

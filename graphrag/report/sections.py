@@ -20,7 +20,15 @@ from graphrag.eval.stats import column_mean, summary_row
 from graphrag.report.analysis import Analysis, answer_failures, failed_in
 from graphrag.report.degraded import degraded_answers, degraded_in, failure_texts
 from graphrag.report.judged import discrimination_row, failure_rows, ragas_cell, sample_lines
-from graphrag.report.tables import MISSING, cell, md, number, p_text, signed, table, with_ci
+from graphrag.report.tables import (
+    MISSING,
+    baseline_tests_table,
+    cell,
+    md,
+    number,
+    table,
+    with_ci,
+)
 from graphrag.settings import EMBEDDED_ENDPOINT
 
 COST_COLUMNS = (
@@ -321,23 +329,17 @@ def cost_section(analysis: Analysis) -> list[str]:
 
 
 def comparisons_section(analysis: Analysis) -> list[str]:
-    lines = [
-        "## Paired comparisons",
+    """Return the ``## Tests against the baseline`` section: the declared family's tests."""
+    family = analysis.family
+    return [
+        f"## Tests against {family.baseline}",
         "",
-        f"Each pair of methods is compared on the questions both answered with a score, by a "
-        f"{stats.PAIRED_TEST_NAME} test on the per-question differences. Mean diff is A − B with "
-        f"a 95% paired bootstrap CI. p-values are Holm-corrected over the method pairs of each "
-        f"metric; a difference is called only when the corrected p < {number(analysis.alpha)}. "
-        f"With fewer than {stats.MIN_PAIRS} pairs no test is run.",
+        f"{family.declaration()} Each test is a {stats.PAIRED_TEST_NAME} test on the "
+        "per-question differences over the questions both methods were scored on; mean diff "
+        f"is the method − {family.baseline} with a 95% paired bootstrap CI; a difference is "
+        f"called only when the Holm-adjusted p < {number(analysis.alpha)}. With fewer than "
+        f"{stats.MIN_PAIRS} pairs no test is run. No other test is made: the same p-values "
+        "are in tests.csv, the cross-corpus summary and the notebooks.",
+        "",
+        *baseline_tests_table(family.tests, family.baseline, analysis.alpha),
     ]
-    for metric in analysis.metrics:
-        rows = [
-            [md(row.method_a), md(row.method_b), str(row.n)]
-            + [with_ci(row.mean_diff, row.ci_low, row.ci_high, signed)]
-            + [p_text(row.p_value), p_text(row.p_holm), md(row.verdict)]
-            for row in analysis.comparisons[metric].itertuples(index=False)
-        ]
-        header = ["A", "B", "n pairs", "Mean diff A − B [95% CI]", "p", "p (Holm)", "Verdict"]
-        lines += ["", f"### {metric}", ""]
-        lines += table(header, rows) if rows else ["Only one method: nothing to compare."]
-    return lines

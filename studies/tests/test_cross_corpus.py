@@ -17,7 +17,7 @@ from graphrag.report import plots as viz
 from graphrag.report.folder import write_report
 from graphrag.report.retrieval import summary_section
 from graphrag.settings import REPO_ROOT
-from studies.cross_corpus import SummaryError, compare_with_baseline, load_report, pooled_pairwise
+from studies.cross_corpus import SummaryError, load_report, pooled_pairwise
 from studies.cross_corpus_page import (
     README_END,
     README_START,
@@ -33,7 +33,7 @@ from studies.summarize import main
 
 DEMO = REPO_ROOT / "reports" / "kestrel_bay"
 METHODS = ("naive", "ppr", "global")
-N = 8
+N = 12
 MANIFEST = {
     "settings": {"index": {"method": "llm"}},
     "summary": {
@@ -80,6 +80,8 @@ def bench_records() -> pd.DataFrame:
                     "faithfulness_calls": 2,
                     "context_recall": 1.0,
                     "context_recall_calls": 1,
+                    # saturated: one answer of all has an unsupported sentence
+                    "grounded_sentences": 0.5 if (q, method) == (0, "naive") else 1.0,
                 }
             )
     return pd.DataFrame(rows)
@@ -164,45 +166,58 @@ def test_only_informative_ragas_metrics_and_applicable_metrics_are_kept(bench: P
         "evidence_recall",
         "recall_at_5",
         "keyword_hit_rate",
+        "grounded_sentences",  # shown, though saturated: listed in the family, not tested
         "faithfulness",
     ]
     assert report.left_out == {"context_recall": judge_validity.NOT_INFORMATIVE}
 
 
-def test_compare_with_baseline_naive_find_exactly_the_built_in_differences(bench: Path) -> None:
-    tests = load_report(bench).tests.set_index(["metric", "method"])
-    # ppr: all 8 questions favour it over naive on evidence recall (p = 0.0078, x2 for Holm).
+def test_the_summary_reads_the_report_s_family_and_finds_the_built_in_differences(
+    bench: Path,
+) -> None:
+    report = load_report(bench)
+    written = pd.read_csv(bench / "tests.csv")
+    pd.testing.assert_frame_equal(report.family.tests, written)  # read, not recomputed
+    tests = report.tests.set_index(["metric", "method"])
+    # One family: 2 methods x 7 metrics, less recall@5 of global (no ranking) = 13 tests;
+    # context recall (judge not informative) and grounded sentences (saturated) are listed.
+    assert report.family.n_tests == 13
+    assert report.family.untested == {"context_recall": judge_validity.NOT_INFORMATIVE}
+    assert list(report.family.saturated) == ["grounded_sentences"]
+    assert "grounded_sentences (35 of 36 scores at 1.000)" in report.family.declaration()
+    assert "grounded_sentences" not in set(written["metric"])
+    # ppr: all 12 questions favour it over naive on evidence recall; Holm over the 13 tests.
     row = tests.loc[("evidence_recall", "ppr")]
     assert row.mean_diff == 0.5 and row.n == N
     assert row.p_value == pytest.approx(stats.smallest_p(N))
-    assert row.p_holm == pytest.approx(2 * stats.smallest_p(N)) and row.p_holm < 0.05
-    # 5 of 8 questions favour ppr on exact match, none against: not enough after Holm.
-    assert tests.loc[("exact_match", "ppr")].p_holm >= 0.05
-    # global answers right as often as naive (3 of 8 each, on different questions).
+    assert row.p_holm == pytest.approx(13 * stats.smallest_p(N)) and row.p_holm < 0.05
+    # global answers right as often as naive (3 of 12 each, on different questions).
     assert tests.loc[("exact_match", "global")].mean_diff == 0.0
     # recall@5 does not apply to global: no test, not a "too few pairs".
     assert ("recall_at_5", "global") not in tests.index
-    # The whole chain (both hops read) and the cost are tested too.
+    # The whole chain (both hops read) is in the family; the cost is a family of its own.
     assert tests.loc[("all_hops_found", "ppr")].p_holm < 0.05
     assert tests.loc[("llm_calls", "global")].mean_diff == 2.0
     assert tests.loc[("model_seconds", "ppr")].p_holm < 0.05
-    # Each metric is one Holm family of the two methods compared with naive.
-    recomputed = stats.holm(list(tests.loc["evidence_recall"]["p_value"]))
-    assert list(tests.loc["evidence_recall"]["p_holm"]) == pytest.approx(recomputed)
+    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
+    for family in (report.family, report.cost_family):
+        expected = multipletests(family.tests["p_value"], method="holm")[1]
+        assert list(family.tests["p_holm"]) == pytest.approx(list(expected))
 
 
 def test_summary_prose_claims_only_what_passes(bench: Path) -> None:
     text = render_summary([load_report(bench)])
     headline = text.split("## Headline", 1)[1].split("## Reading", 1)[0]
     assert (
-        "| bench | ppr | exact_match | 1.000 [1.000, 1.000] (n=8) | 1.000 [1.000, 1.000] (n=8) ▲"
-        in (headline)
+        "| bench | ppr | exact_match | 1.000 [1.000, 1.000] (n=12) ▲ | "
+        "1.000 [1.000, 1.000] (n=12) ▲" in headline
     )
-    assert "| bench | global | exact_match | 0.375" in headline
+    assert "| bench | global | exact_match | 0.250" in headline
     reading = text.split("## Reading", 1)[1].split("\n## ", 1)[0]
-    assert "ppr higher than naive on evidence_recall (+0.500 [+0.500, +0.500], n=8" in reading
+    assert "ppr higher than naive on evidence_recall (+0.500 [+0.500, +0.500], n=12" in reading
     assert "global lower than naive on evidence_recall" in reading
-    assert "ppr higher than naive on exact_match" not in reading
+    assert "ppr higher than naive on exact_match (+0.750" in reading  # 9 of 12, Holm p 0.027
+    assert "global higher than naive on exact_match" not in reading  # right as often
     assert "Not significant: the other " in reading
     assert (
         "Share of hop paragraphs read (hop 1 / hop 2): naive 1.000 / 0.000; ppr 1.000 / 1.000"
@@ -261,10 +276,14 @@ def test_the_real_demo_report_summarized_through_the_cli(demo_index, tmp_path: P
     assert evidence_cell.startswith(f"{naive_recall:.3f}") and evidence_cell in text
     report = load_report(DEMO)
     table = stats.scores_by_question(records, "evidence_recall")
+    family = report.family.tests  # the committed report predates tests.csv: its records'
     others = [m for m in report.analysis.methods if m != "naive"]
     p = [stats.paired_test(table[m], table["naive"]).p_value for m in others]
-    expected = {m for m, q in zip(others, stats.holm(p), strict=True) if q < 0.05}
-    tests = compare_with_baseline(report).query("metric == 'evidence_recall'")
+    assert list(family.query("metric == 'evidence_recall'")["p_value"]) == p
+    keys = zip(family["metric"], family["method"], strict=True)
+    adjusted = dict(zip(keys, stats.holm(family["p_value"]), strict=True))
+    expected = {m for m in others if adjusted[("evidence_recall", m)] < 0.05}
+    tests = family.query("metric == 'evidence_recall'")
     # on the defaults: global only (reports, no text units); the router, which sends some
     # questions to it, no longer differs since local reads the re-extracted history
     assert set(tests.loc[tests["p_holm"] < 0.05, "method"]) == expected == {"global"}
