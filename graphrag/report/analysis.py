@@ -36,6 +36,7 @@ class Analysis:
     not_applicable: list[str]
     discrimination: dict[str, judge_validity.Discrimination]
     win_rates: pd.DataFrame | None
+    headline: str = ""  # the label of the rows analysed (``report.headline``); "": unlabelled
 
 
 def analyse(
@@ -47,9 +48,11 @@ def analyse(
     seed: int,
     controls: pd.DataFrame | None = None,
     judgements: pd.DataFrame | None = None,
+    headline: str = "",
 ) -> Analysis:
     """Return the summaries, paired comparisons, judge validity and win rates of the records
-    (judge-free metrics with no value at all are listed as not applicable)."""
+    (judge-free metrics with no value at all are listed as not applicable); ``headline`` is
+    the sentence saying which questions they are, printed with each headline table."""
     if records.empty:
         raise stats.RecordsError("records is empty: there is nothing to report.")
     missing = [c for c in (*REQUIRED_COLUMNS, *ragas_metrics) if c not in records.columns]
@@ -90,6 +93,7 @@ def analyse(
             m: judge_validity.discrimination(controls, m, **options) for m in ragas_metrics
         },
         win_rates=pairwise.win_rates(judgements, **options) if judgements is not None else None,
+        headline=headline,
     )
 
 
@@ -106,6 +110,11 @@ def answer_failures(frame: pd.DataFrame) -> int:
     if "answer_error" not in frame:
         return 0
     return int(frame["answer_error"].map(lambda e: isinstance(e, str) and bool(e)).sum())
+
+
+def headline_lines(analysis: Analysis) -> list[str]:
+    """Return the label of a headline table and a blank line after it ([] when unlabelled)."""
+    return [analysis.headline, ""] if analysis.headline else []
 
 
 def failed_in(analysis: Analysis, **keys: str) -> int:

@@ -20,7 +20,8 @@ from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.runner import EvalRun
 from graphrag.report import plots as viz
 from graphrag.report import sections
-from graphrag.report.analysis import Analysis, analyse
+from graphrag.report.analysis import Analysis, analyse, headline_lines
+from graphrag.report.headline import all_questions, all_questions_section, headline, restrict
 from graphrag.report.hops import hops_section
 from graphrag.report.reading import reading_section
 from graphrag.settings import repo_relative
@@ -77,10 +78,20 @@ def write_report(
 ) -> Path:
     """Write records (parquet, CSV), ``summary.md``, ``run.json``, the plots and, when given,
     the CSVs of ``controls``, ``judgements`` and ``hops`` into ``out``; return ``out``.
-    ``metrics`` are the run's RAGAS metrics (the judge-free ones present are added)."""
+    ``metrics`` are the run's RAGAS metrics (the judge-free ones present are added). The
+    headline sections and the plots read the ``test`` questions only (``headline``)."""
     options = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed}
     records, controls = machine_independent(records, controls)
-    analysis = analyse(records, metrics, controls=controls, judgements=judgements, **options)
+    rows, label = headline(records)
+    analysis = analyse(
+        rows,
+        metrics,
+        controls=controls,
+        judgements=restrict(judgements, rows),
+        **options,
+        headline=label,
+    )
+    full = all_questions(analysis, records)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records.to_parquet(out / RECORDS_PARQUET, index=False)
@@ -93,30 +104,36 @@ def write_report(
     (out / RUN_JSON).write_text(
         json.dumps(run, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
     )
-    hop_lines = hops_section(hops, n_resamples=n_resamples, seed=seed) if hops is not None else []
+    hop_lines = []
+    if hops is not None:
+        hop_lines = hops_section(restrict(hops, rows), n_resamples=n_resamples, seed=seed)
+        hop_lines[2:2] = headline_lines(analysis) if hop_lines else []
     (out / SUMMARY_MD).write_text(
-        _render(analysis, meta, hop_lines), encoding="utf-8", newline="\n"
+        _render(analysis, full, meta, hop_lines), encoding="utf-8", newline="\n"
     )
     by_method, scored = analysis.by_method, analysis.metrics
     viz.plot_metrics_by_method(by_method, scored).savefig(out / METRICS_BY_METHOD_PNG)
     viz.plot_metrics_by_type(analysis.by_type, scored, analysis.types).savefig(
         out / METRICS_BY_TYPE_PNG
     )
-    viz.plot_cost_vs_quality(records, by_method, scored).savefig(out / COST_VS_QUALITY_PNG)
+    viz.plot_cost_vs_quality(rows, by_method, scored).savefig(out / COST_VS_QUALITY_PNG)
     return out
 
 
-def _render(analysis: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> str:
+def _render(analysis: Analysis, full: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> str:
+    """Return ``summary.md``: the headline sections from ``analysis`` (test questions), the
+    run, its failures and costs and the secondary all-questions table from ``full``."""
     parts = [
         ["# Evaluation report"],
-        sections.run_section(analysis, meta),
+        sections.run_section(full, meta),
         sections.scores_section(analysis),
+        all_questions_section(analysis, full),
         sections.by_type_section(analysis),
         hop_lines,
-        sections.failures_section(analysis),
+        sections.failures_section(full),
         sections.judge_validity_section(analysis),
         sections.pairwise_section(analysis),
-        sections.cost_section(analysis),
+        sections.cost_section(full),
         sections.comparisons_section(analysis),
         reading_section(analysis),
     ]

@@ -13,7 +13,7 @@ import pandas as pd
 
 from graphrag.eval import judge_validity, stats
 from graphrag.eval.stats import summary_row
-from graphrag.report.analysis import Analysis, failed_in, partial_methods
+from graphrag.report.analysis import Analysis, failed_in, headline_lines, partial_methods
 from graphrag.report.tables import cell, md, number, p_phrase, p_text, signed, with_ci
 
 SATURATED_SHARE = 0.8  # a metric is saturated when this share of its scores is 1.000
@@ -278,6 +278,7 @@ def reading_section(analysis: Analysis) -> list[str]:
     return [
         "## Reading",
         "",
+        *headline_lines(analysis),
         "Generated from the tables above: which differences survive Holm's correction, how far "
         "the others are from it, and which metrics cannot separate the methods here.",
         "",

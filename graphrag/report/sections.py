@@ -16,7 +16,7 @@ from graphrag.eval import judge_validity, stats
 from graphrag.eval.pairwise import TIE_BAND, closed_book_lines
 from graphrag.eval.pairwise import control_lines as pairwise_control_lines
 from graphrag.eval.stats import column_mean, summary_row
-from graphrag.report.analysis import Analysis, answer_failures, failed_in
+from graphrag.report.analysis import Analysis, answer_failures, failed_in, headline_lines
 from graphrag.report.tables import MISSING, cell, md, number, p_text, signed, table, with_ci
 
 COST_COLUMNS = (
@@ -118,6 +118,7 @@ def scores_section(analysis: Analysis) -> list[str]:
     lines = [
         "## Scores by method",
         "",
+        *headline_lines(analysis),
         *table(["Method", "Failed answers", *analysis.metrics], rows),
         "",
         "Cells: mean [95% bootstrap CI] (n = answers with a score). A failed answer scores 0 "
@@ -144,7 +145,7 @@ def scores_section(analysis: Analysis) -> list[str]:
 
 
 def by_type_section(analysis: Analysis) -> list[str]:
-    lines = ["## Scores by question type"]
+    lines = ["## Scores by question type", *(["", analysis.headline] if analysis.headline else [])]
     for metric in analysis.metrics:
         rows = [
             [md(method)]
@@ -227,6 +228,7 @@ def pairwise_section(analysis: Analysis) -> list[str]:
     return [
         "## Head-to-head (pairwise judge)",
         "",
+        *headline_lines(analysis),
         "For each question the judge rated each answer alone, 1-5, on each of the GraphRAG "
         "paper's criteria (comprehensiveness, diversity, empowerment, directness): the mean "
         "grade under the probabilities the model gave the five digits, so no answer order can "
@@ -286,6 +288,7 @@ def comparisons_section(analysis: Analysis) -> list[str]:
     lines = [
         "## Paired comparisons",
         "",
+        *headline_lines(analysis),
         f"Each pair of methods is compared on the questions both answered with a score, by a "
         f"{stats.PAIRED_TEST_NAME} test on the per-question differences. Mean diff is A − B with "
         f"a 95% paired bootstrap CI. p-values are Holm-corrected over the method pairs of each "
