@@ -80,11 +80,12 @@ def all_questions_section(headline_analysis: Analysis, full: Analysis) -> list[s
         return []
     counts = full.records.groupby(splits_of(full.records))["question_id"].nunique()
     mix = ", ".join(f"{int(n)} {split}" for split, n in counts.items())
-    lines = scores_section(full)
+    lines = scores_section(full)  # unlabelled: its table starts after the heading's blank
     return [
         "## Scores by method, all questions",
         "",
-        f"Secondary table: every question of the run ({mix}); the dev questions are a "
-        f"{TUNING_SET}, so this table is not the headline.",
-        *lines[1:],
+        f"Secondary table: every question of the run ({mix}); cells as in Scores by method. "
+        "Its dev rows are a tuning set (defaults were chosen on them), so it is not the headline.",
+        "",
+        *lines[2 : lines.index("", 2)],
     ]
