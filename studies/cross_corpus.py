@@ -31,6 +31,7 @@ from graphrag.eval.hops import HOPS_CSV, all_hops_found
 from graphrag.eval.judge import JUDGE_CALLS
 from graphrag.eval.runner import index_cost
 from graphrag.report.analysis import Analysis, analyse
+from graphrag.report.headline import headline, restrict
 from graphrag.report.sections import RUN_FIELDS
 from graphrag.settings import REPO_ROOT
 
@@ -156,7 +157,8 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
             f"{folder} has no records.parquet: is it a report folder written by "
             "`python -m graphrag eval --out …`?"
         )
-    records = pd.read_parquet(records_path)
+    # the headline's rows, as the report's own tables: its test questions (else a tuning set)
+    records, label = headline(pd.read_parquet(records_path))
     run_path = folder / "run.json"
     run = json.loads(run_path.read_text(encoding="utf-8")) if run_path.is_file() else {}
     meta = run.get("meta") or _meta_from_summary(folder / "summary.md")
@@ -166,12 +168,13 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
         "n_resamples": int(run.get("n_resamples", stats.DEFAULT_RESAMPLES)),
         "seed": int(run.get("seed", stats.DEFAULT_SEED)),
     }
-    judgements = _optional_csv(folder / "pairwise.csv")
+    judgements = restrict(_optional_csv(folder / "pairwise.csv"), records)
     analysis = analyse(
         records,
         ragas,
         controls=_optional_csv(folder / "judge_controls.csv"),
         judgements=judgements,
+        headline=label,
         **options,
     )
     if baseline not in analysis.methods:
@@ -186,7 +189,7 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
     }
     informative = [m for m in analysis.ragas_metrics if m not in left_out]
     quality = [m for m in QUALITY_METRICS if m in analysis.metrics] + informative
-    hops = _optional_csv(folder / HOPS_CSV)
+    hops = restrict(_optional_csv(folder / HOPS_CSV), records)
     report = CorpusReport(
         name=folder.name,
         folder=folder,

@@ -18,6 +18,7 @@ import pandas as pd
 
 from graphrag.eval import stats
 from graphrag.eval.hops import hop_shares
+from graphrag.report.headline import TUNING_SET, is_tuning_set
 from graphrag.report.hops import shares_table
 from graphrag.report.retrieval import summary_section as retrieval_summary_section
 from graphrag.report.sections import RUN_FIELDS, pairwise_section, win_rate_lines
@@ -67,9 +68,16 @@ def _short(value: float) -> str:
 
 def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]:
     rows = []
+    tuning_note = ""
+    if any(is_tuning_set(report.analysis.records) for report in reports):
+        tuning_note = (
+            " Each corpus's rows are its test questions; one marked (tuning set) has dev "
+            f"questions only, a {TUNING_SET}."
+        )
     for report in reports:
         costs = _cost_summary(report)
         answer = answer_metric(report)
+        tuning = is_tuning_set(report.analysis.records)
         for method in report.analysis.methods:
             row = stats.summary_row(report.analysis.by_method, method=method)
             quality = [
@@ -80,7 +88,7 @@ def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str
             ]
             rows.append(
                 [
-                    md(report.name),
+                    md(report.name) + (" (tuning set)" if tuning else ""),
                     md(method),
                     answer,
                     *quality,
@@ -104,7 +112,7 @@ def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str
         "Mean [95% bootstrap CI] (n). ▲ / ▼: higher / lower than "
         f"{baseline} by a paired Wilcoxon test, Holm-corrected over the methods compared with "
         f"{baseline} on that metric and corpus, p < {number(reports[0].analysis.alpha)}; "
-        "no mark: no significant difference.",
+        "no mark: no significant difference." + tuning_note,
         "",
         *table(header, rows),
     ]
@@ -185,6 +193,7 @@ def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
         "",
         f"- **Report:** {repo_relative(report.folder)}",
         *described,
+        *([f"- {analysis.headline}"] if analysis.headline else []),
         "",
         "### Quality",
         "",

@@ -32,12 +32,17 @@ def splits_of(records: pd.DataFrame) -> pd.Series:
     return records["split"].fillna(DEFAULT_SPLIT).astype(str)
 
 
+def is_tuning_set(records: pd.DataFrame) -> bool:
+    """Return whether no record is of a ``test`` question (the headline is then a tuning set)."""
+    return not bool((splits_of(records) == "test").any())
+
+
 def headline(records: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """Return the records the headline is computed on and the sentence that labels it: the
     ``test`` rows when there are any; otherwise every row, labelled as a tuning set."""
     records = records.assign(split=splits_of(records))
     n_test, n_dev = _questions(records, "test"), _questions(records, "dev")
-    if not n_test:
+    if is_tuning_set(records):
         return records, (
             f"**{TUNING_SET.capitalize()}.** All {n_dev} questions of this report "
             "are dev questions: these scores are not a held-out measurement."
