@@ -8,6 +8,7 @@ from pathlib import Path
 from graphrag.report.folder import write_report
 from studies.cross_corpus import load_report
 from studies.cross_corpus_page import corpus_section, headline_section
+from studies.cross_corpus_reading import reading_section
 from studies.tests.test_cross_corpus import N, bench_controls, bench_hops, bench_records
 
 DEV = {f"q{q}" for q in range(N // 2)}
@@ -36,5 +37,8 @@ def test_the_summary_reads_the_test_questions_and_marks_a_tuning_set(tmp_path: P
     rows = [line for line in lines if line.startswith("| ")][1:]
     assert {row.split(" | ")[0] for row in rows} == {"| mixed", "| tuning (tuning set)"}
     assert "one marked (tuning set) has dev questions only" in "\n".join(lines)
+    reading = "\n".join(reading_section([mixed, tuning], "naive"))
+    assert f"**mixed** ({N // 2} questions, " in reading
+    assert f"**tuning** ({N} questions (tuning set), " in reading
     # With no tuning set among them the page says nothing about one.
     assert "tuning set" not in "\n".join(headline_section([mixed], "naive"))
