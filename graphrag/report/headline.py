@@ -4,7 +4,8 @@ Defaults may be chosen on ``dev`` questions only (``eval.questions``), so a scor
 score on a tuning set. ``headline`` picks the rows the Scores-by-method table, the per-type
 tables, the head-to-head, the paired comparisons and the Reading are computed on, and the label
 they carry; the Run, Failures and Cost sections and a secondary all-questions table read every
-record (``folder.write_report`` is the one caller).
+record. Called once per report, where its records are read: ``folder.write_report`` (and
+``studies.cross_corpus.load_report``, so the cross-corpus summary reads the same rows).
 """
 
 from __future__ import annotations
