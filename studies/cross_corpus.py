@@ -33,6 +33,7 @@ from graphrag.eval.judge import JUDGE_CALLS
 from graphrag.eval.runner import index_cost
 from graphrag.report.analysis import Analysis, analyse, report_family
 from graphrag.report.folder import RUN_JSON, TESTS_CSV
+from graphrag.report.headline import headline, restrict
 from graphrag.report.sections import RUN_FIELDS
 from graphrag.settings import REPO_ROOT
 
@@ -158,7 +159,8 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
             f"{folder} has no records.parquet: is it a report folder written by "
             "`python -m graphrag eval --out …`?"
         )
-    records = pd.read_parquet(records_path)
+    # the headline's rows, as the report's own tables: its test questions (else a tuning set)
+    records, label = headline(pd.read_parquet(records_path))
     run_path = folder / RUN_JSON
     run = json.loads(run_path.read_text(encoding="utf-8")) if run_path.is_file() else {}
     meta = run.get("meta") or _meta_from_summary(folder / "summary.md")
@@ -168,8 +170,8 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
         "n_resamples": int(run.get("n_resamples", stats.DEFAULT_RESAMPLES)),
         "seed": int(run.get("seed", stats.DEFAULT_SEED)),
     }
-    judgements = _optional_csv(folder / "pairwise.csv")
-    hops = _optional_csv(folder / HOPS_CSV)
+    judgements = restrict(_optional_csv(folder / "pairwise.csv"), records)
+    hops = restrict(_optional_csv(folder / HOPS_CSV), records)
     hops = hops if hops is not None and not hops.empty else None
     analysis = analyse(
         records,
@@ -177,6 +179,7 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
         controls=_optional_csv(folder / "judge_controls.csv"),
         judgements=judgements,
         hops=hops,
+        headline=label,
         **options,
     )
     if baseline not in analysis.methods:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from graphrag.eval import stats
 from graphrag.eval.hops import ALL_HOPS, hop_shares
+from graphrag.report.headline import TUNING_SET, is_tuning_set
 from graphrag.report.hops import shares_table
 from graphrag.report.judged import discrimination_row, ragas_cell
 from graphrag.report.retrieval import summary_section as retrieval_summary_section
@@ -73,9 +74,16 @@ def _short(value: float) -> str:
 
 def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]:
     rows = []
+    tuning_note = ""
+    if any(is_tuning_set(report.analysis.records) for report in reports):
+        tuning_note = (
+            " Each corpus's rows are its test questions; one marked (tuning set) has dev "
+            f"questions only, a {TUNING_SET}."
+        )
     for report in reports:
         costs = _cost_summary(report)
         answer = answer_metric(report)
+        tuning = is_tuning_set(report.analysis.records)
         for method in report.analysis.methods:
             row = stats.summary_row(report.analysis.by_method, method=method)
             quality = [
@@ -86,7 +94,7 @@ def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str
             ]
             rows.append(
                 [
-                    md(report.name),
+                    md(report.name) + (" (tuning set)" if tuning else ""),
                     md(method),
                     answer,
                     *quality,
@@ -110,7 +118,8 @@ def headline_section(reports: Sequence[CorpusReport], baseline: str) -> list[str
         "Mean [95% bootstrap CI] (n). ▲ / ▼: higher / lower than "
         f"{baseline} by a paired Wilcoxon test, Holm-adjusted over the report's declared test "
         "family (quality; see each corpus's tests) or over the cost family (cost), "
-        f"p < {number(reports[0].analysis.alpha)}; no mark: no significant difference.",
+        f"p < {number(reports[0].analysis.alpha)}; no mark: no significant difference."
+        + tuning_note,
         "",
         *table(header, rows),
     ]
@@ -198,6 +207,7 @@ def corpus_section(report: CorpusReport, baseline: str) -> list[str]:
         "",
         f"- **Report:** {repo_relative(report.folder)}",
         *described,
+        *([f"- {analysis.headline}"] if analysis.headline else []),
         "",
         "### Quality",
         "",

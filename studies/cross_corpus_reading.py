@@ -19,6 +19,7 @@ from graphrag.eval.hops import hop_shares
 from graphrag.eval.stats import frontier
 from graphrag.llm.usage import UNKNOWN_HOST
 from graphrag.report.analysis import partial_methods
+from graphrag.report.headline import is_tuning_set
 from graphrag.report.tables import md, number, p_phrase, p_text, signed, with_ci
 from studies.cross_corpus import (
     COST_METRICS,
@@ -195,7 +196,8 @@ def reading_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]
                 + "."
             )
         lines.append(
-            f"- **{md(report.name)}** ({_count(report.n_questions, 'question')}, "
+            f"- **{md(report.name)}** ({_count(report.n_questions, 'question')}"
+            f"{' (tuning set)' if is_tuning_set(report.analysis.records) else ''}, "
             f"{len(report.analysis.methods)} methods{_partial_methods(report)}): " + " ".join(parts)
         )
     return lines

@@ -7,6 +7,10 @@ first is the default and wins ties); output: a retrieval report of ``<method> (c
 against naive RAG, with each fold's choice (also ``selection.csv``).
 
     python -m studies.crossfit --runs RETRIEVAL_DIR... --method ppr --out FOLDER
+
+It re-chooses a setting the baseline ignores (naive's scores must not change): so far PPR's
+passage weight on MuSiQue-100. docs/defaults-provenance.md lists every measured default, the
+questions and split it was chosen on, and how the test headlines handle it.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from graphrag.eval.benchmarks import (
 from graphrag.eval.questions import load_questions
 from graphrag.settings import REPO_ROOT
 from graphrag.text.documents import chunk_documents, load_documents
+from studies.split_questions import MUSIQUE_50, splits, with_splits
 
 MUSIQUE = REPO_ROOT / "data" / "musique"
 SHARED_SOURCE = REPO_ROOT.parent / "shared" / "datasets" / "musique"
@@ -170,6 +171,7 @@ def test_the_committed_musique_subset_is_consistent() -> None:
     assert len(questions) == 50 and len(documents) == 264
     assert (questions["type"] == "multi_hop").all()
     assert questions["hops"].value_counts().to_dict() == {2: 35, 3: 12, 4: 3}
+    assert questions["split"].value_counts().to_dict() == {"dev": 25, "test": 25}
     support = {d for s in questions["support"] for d in s}
     assert len(support) == 118  # the README's count of gold paragraphs for 50 questions
     for row in questions.itertuples(index=False):
@@ -189,7 +191,10 @@ def test_the_committed_musique_subset_is_consistent() -> None:
 @pytest.mark.skipif(not SHARED_SOURCE.is_dir(), reason="the shared MuSiQue source is not here")
 def test_the_committed_subset_is_what_the_converter_writes(tmp_path: Path) -> None:
     convert_benchmark("musique", SHARED_SOURCE, tmp_path, n_questions=50, distractors=3)
-    assert (tmp_path / "questions.jsonl").read_bytes() == (MUSIQUE / "questions.jsonl").read_bytes()
+    # then `python -m studies.split_questions` marks each question dev or test (data README)
+    converted = (tmp_path / "questions.jsonl").read_text(encoding="utf-8")
+    split = with_splits(converted, splits()[MUSIQUE_50])
+    assert split == (MUSIQUE / "questions.jsonl").read_text(encoding="utf-8")
     fresh = {p.name: p.read_bytes() for p in (tmp_path / "docs").glob("*.md")}
     committed = {p.name: p.read_bytes() for p in (MUSIQUE / "docs").glob("*.md")}
     assert fresh == committed

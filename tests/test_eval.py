@@ -47,9 +47,12 @@ def test_the_demo_question_set_loads() -> None:
         "question",
         "reference",
         "type",
+        "split",
         "support",
         "answer_keywords",
     }
+    # Defaults were chosen on the demo's questions (docs/defaults-provenance.md): all dev.
+    assert set(questions["split"]) == {"dev"}
 
 
 GOOD = {
@@ -85,6 +88,12 @@ def write_set(folder: Path, bad_line: str) -> Path:
         (json.dumps({**GOOD, "id": "g3", "aliases": "Hall"}), "aliases must be a list"),
         (json.dumps({**GOOD, "id": "g3", "decomposition": [{"a": 1}]}), "decomposition must be"),
         (json.dumps({**GOOD, "id": "g3", "answer_format": "long"}), "answer_format 'long'"),
+        (
+            json.dumps({**GOOD, "id": "g3", "split": "train"}),
+            "split 'train' is not one of dev, test",
+        ),
+        (json.dumps({**GOOD, "id": "g3", "split": "Test"}), "split 'Test' is not one of"),
+        (json.dumps({**GOOD, "id": "g3", "split": None}), "split None is not one of"),
         (json.dumps({**GOOD, "id": "g3", "support": ["99_atlantis"]}), "unknown document.*99_"),
     ],
 )
@@ -94,6 +103,13 @@ def test_a_bad_question_line_is_named_by_path_and_line(
     path = write_set(tmp_path, bad_line)
     with pytest.raises(QuestionSetError, match=rf"^{path}:4: .*{message}"):
         load_questions(path, documents=DEMO_DOCUMENTS)
+
+
+def test_a_question_without_a_split_is_test_and_a_declared_split_is_kept(tmp_path: Path) -> None:
+    # No default was chosen on a user's own questions, so an unmarked question is held out.
+    path = write_set(tmp_path, json.dumps({**GOOD, "id": "g3", "split": "dev"}))
+    questions = load_questions(path)
+    assert questions.set_index("id")["split"].to_dict() == {"g1": "test", "g2": "test", "g3": "dev"}
 
 
 def test_support_is_checked_only_against_given_documents(tmp_path: Path) -> None:

@@ -40,8 +40,12 @@ def test_a_limited_method_answers_only_the_first_questions_and_is_paired_on_them
     summary = result.summary
     assert "ppr: first 5" in summary
     assert "13 (question, method) rows; 8 questions × 2 methods; 3 pairs missing" in summary
-    assert "| ppr | 0 | " in summary and "(n=5)" in summary and "(n=8)" in summary
-    assert "| naive | ppr | 5 |" in summary  # paired on the five common questions
+    every = summary.split("## Scores by method, all questions", 1)[1].split("\n## ", 1)[0]
+    assert "| ppr | 0 | " in every and "(n=5)" in every and "(n=8)" in every
+    # The headline is the test questions: paired on those among the five both answered.
+    test = set(records.loc[records["split"] == "test", "question_id"])
+    paired = len(test & set(per_method["ppr"]))
+    assert 0 < paired < 5 and f"| naive | ppr | {paired} |" in summary
 
 
 def test_a_limit_naming_a_method_not_evaluated_is_refused(musique_index, musique_settings):

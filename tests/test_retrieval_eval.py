@@ -69,13 +69,19 @@ def test_retrieval_scores_equal_those_of_the_recorded_answers(request, run, repo
 
 
 def test_retrieval_page_tests_every_method_against_naive(musique_run) -> None:
-    _, out = musique_run
+    records, out = musique_run
     text = (out / "summary.md").read_text(encoding="utf-8")
     tests = pd.read_csv(out / "tests.csv")
 
     assert set(tests["method"]) == {"local"}
     assert set(tests["metric"]) == {"evidence_recall", "recall_at_2", "recall_at_5"}
-    assert (tests["n"] == LIMIT).all()
+    # The tests and the first table are of the test questions (the headline); every
+    # question is kept in the files and in a secondary table.
+    n_test = records.loc[records["split"] == "test", "question_id"].nunique()
+    assert 0 < n_test < LIMIT and (tests["n"] == n_test).all()
+    assert f"**Headline: the {n_test} test questions**" in text
+    assert "All questions, dev and test" in text
+    assert pd.read_parquet(out / "retrieval.parquet")["question_id"].nunique() == LIMIT
     assert (tests["p_holm"] >= tests["p_value"]).all()
     for method in ("naive", "local"):
         assert f"| {method} | " in text

@@ -1,4 +1,10 @@
-"""Question sets: a .jsonl of {id, question, reference, type, support, answer_keywords}.
+"""Question sets: a .jsonl of {id, question, reference, type, split, support, answer_keywords}.
+
+``split`` is ``dev`` or ``test``. Defaults may be chosen only on ``dev`` questions; a report's
+headline tables and its Reading are computed on ``test`` questions only (``report.headline``).
+A question without a ``split`` is ``test``: none of the workbench's defaults was chosen on a
+user's own questions, so they are held out from every choice made here. A set the user tunes
+on should mark those questions ``dev``.
 
 Benchmark sets (``graphrag convert``) add ``aliases``, ``hops``, ``decomposition`` (per-hop
 {question, answer, support}), ``gold_entities`` and ``answer_format`` ("short": answers end
@@ -13,10 +19,12 @@ from pathlib import Path
 import pandas as pd
 
 QUESTION_TYPES = ("local", "multi_hop", "global")
-COLUMNS = ["id", "question", "reference", "type", "support", "answer_keywords"]
+COLUMNS = ["id", "question", "reference", "type", "split", "support", "answer_keywords"]
 BENCHMARK_COLUMNS = ["aliases", "hops", "decomposition", "gold_entities", "answer_format"]
 ANSWER_FORMATS = ("", "short")
 LIST_FIELDS = ("support", "answer_keywords", "aliases", "gold_entities")
+SPLITS = ("dev", "test")
+DEFAULT_SPLIT = "test"  # a question no default was chosen on
 
 
 class QuestionSetError(ValueError):
@@ -36,6 +44,9 @@ def _check(record: object, where: str, seen: set[str]) -> dict:
     kind = record.get("type", "local")
     if kind not in QUESTION_TYPES:
         raise QuestionSetError(f"{where}: type {kind!r} is not one of {', '.join(QUESTION_TYPES)}")
+    split = record.get("split", DEFAULT_SPLIT)
+    if split not in SPLITS:
+        raise QuestionSetError(f"{where}: split {split!r} is not one of {', '.join(SPLITS)}")
     for field in LIST_FIELDS:
         value = record.get(field, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
@@ -55,7 +66,7 @@ def _check(record: object, where: str, seen: set[str]) -> dict:
         raise QuestionSetError(
             f"{where}: answer_format {answer_format!r} is not one of {ANSWER_FORMATS}"
         )
-    row = {c: record[c] for c in ("id", "question", "reference")} | {"type": kind}
+    row = {c: record[c] for c in ("id", "question", "reference")} | {"type": kind, "split": split}
     row |= {field: list(record.get(field, [])) for field in LIST_FIELDS}
     row |= {"hops": hops, "decomposition": list(decomposition)}
     return row | {"answer_format": answer_format}

@@ -18,7 +18,7 @@ import pandas as pd
 from graphrag import schemas as S
 from graphrag.eval import hops, stats
 from graphrag.eval.metrics import EvidenceIndex
-from graphrag.eval.questions import load_questions
+from graphrag.eval.questions import DEFAULT_SPLIT, load_questions
 from graphrag.index.store import Index
 from graphrag.llm.coroutines import gather_with_progress, run_sync
 from graphrag.llm.usage import track_usage
@@ -43,6 +43,7 @@ async def retrieve_one(method: Method, question: pd.Series) -> dict[str, Any]:
         retrieval = await method.aretrieve_ranked(question["question"])
     return {
         "question_id": question["id"],
+        "split": question.get("split", DEFAULT_SPLIT),
         "method": method.name,
         "contexts": [i.text for i in retrieval.items],
         "sources": [i.source for i in retrieval.items],

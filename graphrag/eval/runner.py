@@ -19,7 +19,7 @@ from graphrag.eval import judge_validity, pairwise
 from graphrag.eval.hops import has_decompositions, hop_evidence
 from graphrag.eval.judge import JUDGE_CALLS, NOT_SAMPLED, SAMPLED_METRICS, Judge
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
-from graphrag.eval.questions import QuestionSetError, load_questions
+from graphrag.eval.questions import DEFAULT_SPLIT, QuestionSetError, load_questions
 from graphrag.index.extract.quality import load_gold_graph
 from graphrag.index.store import Index
 from graphrag.llm.cache import CacheMissError
@@ -121,6 +121,7 @@ async def evaluate_pair(
         "question_id": question["id"],
         "question": question["question"],
         "type": question["type"],
+        "split": question.get("split", DEFAULT_SPLIT),
         "method": method.name,
     }
     short = question.get("answer_format") == SHORT_ANSWER_FORMAT

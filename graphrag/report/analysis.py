@@ -38,6 +38,7 @@ class Analysis:
     not_applicable: list[str]
     discrimination: dict[str, judge_validity.Discrimination]
     win_rates: pd.DataFrame | None
+    headline: str = ""  # the label of the rows analysed (``report.headline``); "": unlabelled
 
 
 def analyse(
@@ -50,10 +51,12 @@ def analyse(
     controls: pd.DataFrame | None = None,
     judgements: pd.DataFrame | None = None,
     hops: pd.DataFrame | None = None,
+    headline: str = "",
 ) -> Analysis:
     """Return the summaries, test family, judge validity and win rates of the records
     (judge-free metrics with no value at all are listed as not applicable; ``hops`` adds
-    whole chains found to the family)."""
+    whole chains found to the family); ``headline`` is the sentence saying which questions
+    they are, printed with each headline table."""
     if records.empty:
         raise stats.RecordsError("records is empty: there is nothing to report.")
     missing = [c for c in (*REQUIRED_COLUMNS, *ragas_metrics) if c not in records.columns]
@@ -98,6 +101,7 @@ def analyse(
         not_applicable=not_applicable,
         discrimination=discrimination,
         win_rates=pairwise.win_rates(judgements, **options) if judgements is not None else None,
+        headline=headline,
     )
 
 
@@ -133,6 +137,11 @@ def answer_failures(frame: pd.DataFrame) -> int:
     if "answer_error" not in frame:
         return 0
     return int(frame["answer_error"].map(lambda e: isinstance(e, str) and bool(e)).sum())
+
+
+def headline_lines(analysis: Analysis) -> list[str]:
+    """Return the label of a headline table and a blank line after it ([] when unlabelled)."""
+    return [analysis.headline, ""] if analysis.headline else []
 
 
 def failed_in(analysis: Analysis, **keys: str) -> int:

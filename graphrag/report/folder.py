@@ -21,8 +21,9 @@ from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.runner import EvalRun
 from graphrag.report import plots as viz
 from graphrag.report import sections
-from graphrag.report.analysis import Analysis, analyse
+from graphrag.report.analysis import Analysis, analyse, headline_lines
 from graphrag.report.degraded import complete_scores_section, degraded_pairs, degraded_section
+from graphrag.report.headline import all_questions, all_questions_section, headline, restrict
 from graphrag.report.hops import hops_section
 from graphrag.report.reading import reading_section
 from graphrag.settings import repo_relative
@@ -80,12 +81,21 @@ def write_report(
 ) -> Path:
     """Write records (parquet, CSV), ``summary.md``, ``run.json``, the plots and, when given,
     the CSVs of ``controls``, ``judgements`` and ``hops`` into ``out``; return ``out``.
-    ``metrics`` are the run's RAGAS metrics (the judge-free ones present are added)."""
+    ``metrics`` are the run's RAGAS metrics (the judge-free ones present are added). The
+    headline sections and the plots read the ``test`` questions only (``headline``)."""
     options = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed}
     records, controls = machine_independent(records, controls)
+    rows, label = headline(records)
     analysis = analyse(
-        records, metrics, controls=controls, judgements=judgements, hops=hops, **options
+        rows,
+        metrics,
+        controls=controls,
+        judgements=restrict(judgements, rows),
+        hops=restrict(hops, rows),
+        **options,
+        headline=label,
     )
+    full = all_questions(analysis, records)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records.to_parquet(out / RECORDS_PARQUET, index=False)
@@ -100,18 +110,22 @@ def write_report(
     (out / RUN_JSON).write_text(
         json.dumps(run, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
     )
-    hop_options = {"n_resamples": n_resamples, "seed": seed, "degraded": degraded_pairs(records)}
-    hop_lines = hops_section(hops, **hop_options) if hops is not None else []
+    hop_lines = []
+    if hops is not None:
+        hop_options = {"n_resamples": n_resamples, "seed": seed, "degraded": degraded_pairs(rows)}
+        hop_lines = hops_section(restrict(hops, rows), **hop_options)
+        hop_lines[2:2] = headline_lines(analysis) if hop_lines else []
     (out / SUMMARY_MD).write_text(
-        _render(analysis, meta, hop_lines), encoding="utf-8", newline="\n"
+        _render(analysis, full, meta, hop_lines), encoding="utf-8", newline="\n"
     )
     _write_plots(analysis, out)
     return out
 
 
 def _write_plots(analysis: Analysis, out: Path) -> None:
-    """Write the three PNGs; a metric the judge is not informative on says so in its panel,
-    and a figure with nothing to draw is a one-line note (the file list never changes)."""
+    """Write the three PNGs (of the headline rows); a metric the judge is not informative on
+    says so in its panel, and a figure with nothing to draw is a one-line note (the file list
+    never changes)."""
     by_method, scored = analysis.by_method, analysis.metrics
     notes = {
         metric: "judge not informative"
@@ -132,19 +146,22 @@ def _write_plots(analysis: Analysis, out: Path) -> None:
         figure.savefig(out / name)
 
 
-def _render(analysis: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> str:
+def _render(analysis: Analysis, full: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> str:
+    """Return ``summary.md``: the headline sections from ``analysis`` (test questions), the
+    run, its failures and costs and the secondary all-questions table from ``full``."""
     parts = [
         ["# Evaluation report"],
-        sections.run_section(analysis, meta),
+        sections.run_section(full, meta),
         sections.scores_section(analysis),
         complete_scores_section(analysis),
+        all_questions_section(analysis, full),
         sections.by_type_section(analysis),
         hop_lines,
-        sections.failures_section(analysis),
-        degraded_section(analysis),
+        sections.failures_section(full),
+        degraded_section(full),
         sections.judge_validity_section(analysis),
         sections.pairwise_section(analysis),
-        sections.cost_section(analysis),
+        sections.cost_section(full),
         sections.comparisons_section(analysis),
         reading_section(analysis),
     ]

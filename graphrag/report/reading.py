@@ -15,7 +15,7 @@ import pandas as pd
 from graphrag.eval import judge_validity, stats
 from graphrag.eval.family import saturation
 from graphrag.eval.stats import summary_row
-from graphrag.report.analysis import Analysis, failed_in, partial_methods
+from graphrag.report.analysis import Analysis, failed_in, headline_lines, partial_methods
 from graphrag.report.degraded import degraded_reading
 from graphrag.report.judged import judged, rows_of
 from graphrag.report.tables import cell, md, number, p_phrase, p_text, signed, with_ci
@@ -252,6 +252,7 @@ def reading_section(analysis: Analysis) -> list[str]:
     return [
         "## Reading",
         "",
+        *headline_lines(analysis),
         "Generated from the tables above: which differences from the baseline survive Holm's "
         "correction over the report's test family, how far the others are from it, and which "
         "metrics cannot separate the methods here.",

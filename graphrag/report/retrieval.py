@@ -15,6 +15,7 @@ import pandas as pd
 from graphrag.eval import stats
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import BASELINE, RECALL_KS, SCORES, RetrievalEvalError, baseline_tests
+from graphrag.report.headline import headline, restrict
 from graphrag.report.hops import hops_section
 from graphrag.report.tables import baseline_tests_table, cell, md, p_text, signed, table, with_ci
 from graphrag.settings import repo_relative
@@ -50,10 +51,21 @@ def summary_lines(
     seed: int = stats.DEFAULT_SEED,
     n_resamples: int = stats.DEFAULT_RESAMPLES,
     extra: Sequence[str] = (),
+    label: str = "",
+    every: pd.DataFrame | None = None,
 ) -> list[str]:
     """Return the lines of the retrieval page: setup, scores with CIs, tests, ``extra``,
-    per-hop, reading."""
+    per-hop, reading. ``records`` are the headline's (``report.headline``), named by
+    ``label``; ``every`` (all questions, when more) gets a secondary score table."""
     options = {"seed": seed, "n_resamples": n_resamples}
+    secondary = []
+    if every is not None and len(every) != len(records):
+        secondary = [
+            "",
+            "All questions, dev and test (a secondary table, not the headline):",
+            "",
+            *score_table(every, options),
+        ]
     lines = [
         "# Retrieval evaluation",
         "",
@@ -64,7 +76,9 @@ def summary_lines(
         "",
         *(f"- {k}: {md(v)}" for k, v in meta.items()),
         "",
+        *([label, ""] if label else []),
         *score_table(records, options),
+        *secondary,
         "",
         f"## Against {BASELINE}",
         "",
@@ -122,15 +136,27 @@ def write_report(
 ) -> pd.DataFrame:
     """Test every method of ``records`` against naive RAG and write the report folder
     (``retrieval.parquet``, ``tests.csv``, ``hops.csv``, ``run.json``, ``summary.md`` with
-    ``extra`` lines before the per-hop section); return the tests."""
-    tests = baseline_tests(records, options)
+    ``extra`` lines before the per-hop section); return the tests. The scores, tests and
+    per-hop shares of the page are of the ``test`` questions (``report.headline``); the
+    files keep every question."""
+    rows, label = headline(records)
+    tests = baseline_tests(rows, options)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records.drop(columns=["contexts"], errors="ignore").to_parquet(out / RECORDS, index=False)
     tests.to_csv(out / TESTS, index=False)
     hop_rows.to_csv(out / HOPS_CSV, index=False)
     (out / RUN).write_text(json.dumps({**meta, **options}, indent=1) + "\n", encoding="utf-8")
-    lines = summary_lines(records, tests, hop_rows, meta, extra=extra, **options)
+    lines = summary_lines(
+        rows,
+        tests,
+        restrict(hop_rows, rows),
+        meta,
+        extra=extra,
+        label=label,
+        every=records,
+        **options,
+    )
     (out / SUMMARY).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return tests
 
@@ -167,7 +193,8 @@ def summary_section(folder: str | Path) -> list[str]:
     score table and the reading."""
     folder = Path(folder)
     report = read_report(folder)
-    run, records, tests = report.run, report.records, report.tests
+    run, tests = report.run, report.tests
+    records, label = headline(report.records)
     options = {k: run[k] for k in ("seed", "n_resamples") if k in run}
     return [
         f"## Retrieval only: {folder.name}",
@@ -177,6 +204,7 @@ def summary_section(folder: str | Path) -> list[str]:
         f"questions {run['questions']}; index {run['index']}; query settings not at their "
         f"defaults: {run.get('query settings not at their defaults', 'none')}.",
         "",
+        *([label, ""] if label and report.records.get("split") is not None else []),
         *score_table(records, options),
         "",
         *(f"- {sentence}" for sentence in reading(tests, ALPHA)),

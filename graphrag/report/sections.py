@@ -17,7 +17,7 @@ from graphrag.eval.judge import NOT_RECORDED, NOT_SAMPLED
 from graphrag.eval.pairwise import TIE_BAND, closed_book_lines
 from graphrag.eval.pairwise import control_lines as pairwise_control_lines
 from graphrag.eval.stats import column_mean, summary_row
-from graphrag.report.analysis import Analysis, answer_failures, failed_in
+from graphrag.report.analysis import Analysis, answer_failures, failed_in, headline_lines
 from graphrag.report.degraded import degraded_answers, degraded_in, failure_texts
 from graphrag.report.judged import discrimination_row, failure_rows, ragas_cell, sample_lines
 from graphrag.report.tables import (
@@ -149,6 +149,7 @@ def scores_section(analysis: Analysis) -> list[str]:
     lines = [
         "## Scores by method",
         "",
+        *headline_lines(analysis),
         *table(["Method", "Failed answers", "Degraded answers", *analysis.metrics], rows),
         "",
         "Degraded answers: given after losing a step (see Degraded answers), scored with "
@@ -180,7 +181,7 @@ def scores_section(analysis: Analysis) -> list[str]:
 
 
 def by_type_section(analysis: Analysis) -> list[str]:
-    lines = ["## Scores by question type"]
+    lines = ["## Scores by question type", *(["", analysis.headline] if analysis.headline else [])]
     for metric in analysis.metrics:
         rows = [
             [md(method)]
@@ -273,6 +274,7 @@ def pairwise_section(analysis: Analysis) -> list[str]:
     return [
         "## Head-to-head (pairwise judge)",
         "",
+        *headline_lines(analysis),
         "For each question the judge rated each answer alone, 1-5, on each of the GraphRAG "
         "paper's criteria (comprehensiveness, diversity, empowerment, directness): the mean "
         "grade under the probabilities the model gave the five digits, so no answer order can "
@@ -334,6 +336,7 @@ def comparisons_section(analysis: Analysis) -> list[str]:
     return [
         f"## Tests against {family.baseline}",
         "",
+        *headline_lines(analysis),
         f"{family.declaration()} Each test is a {stats.PAIRED_TEST_NAME} test on the "
         "per-question differences over the questions both methods were scored on; mean diff "
         f"is the method − {family.baseline} with a 95% paired bootstrap CI; a difference is "

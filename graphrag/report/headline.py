@@ -1,0 +1,97 @@
+"""Which records a report's headline is computed on: its ``test`` questions.
+
+Defaults may be chosen on ``dev`` questions only (``eval.questions``), so a score on them is a
+score on a tuning set. ``headline`` picks the rows the Scores-by-method table, the per-type
+tables, the head-to-head, the paired comparisons and the Reading are computed on, and the label
+they carry; the Run, Failures and Cost sections and a secondary all-questions table read every
+record. Called once per report, where its records are read: ``folder.write_report`` (and
+``studies.cross_corpus.load_report``, so the cross-corpus summary reads the same rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+
+from graphrag.eval import stats
+from graphrag.eval.questions import DEFAULT_SPLIT
+from graphrag.report.analysis import Analysis
+from graphrag.report.sections import scores_section
+
+TUNING_SET = "tuning set (dev questions: defaults were chosen on them)"
+
+
+def _questions(records: pd.DataFrame, split: str) -> int:
+    return int(records.loc[records["split"] == split, "question_id"].nunique())
+
+
+def splits_of(records: pd.DataFrame) -> pd.Series:
+    """Return each record's split; records written before splits existed are ``test``."""
+    if "split" not in records.columns:
+        return pd.Series(DEFAULT_SPLIT, index=records.index)
+    return records["split"].fillna(DEFAULT_SPLIT).astype(str)
+
+
+def is_tuning_set(records: pd.DataFrame) -> bool:
+    """Return whether no record is of a ``test`` question (the headline is then a tuning set)."""
+    return not bool((splits_of(records) == "test").any())
+
+
+def headline(records: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Return the records the headline is computed on and the sentence that labels it: the
+    ``test`` rows when there are any; otherwise every row, labelled as a tuning set."""
+    records = records.assign(split=splits_of(records))
+    n_test, n_dev = _questions(records, "test"), _questions(records, "dev")
+    if is_tuning_set(records):
+        return records, (
+            f"**{TUNING_SET.capitalize()}.** All {n_dev} questions of this report "
+            "are dev questions: these scores are not a held-out measurement."
+        )
+    rows = records[records["split"] == "test"]
+    if not n_dev:
+        return rows, f"**Headline: the {n_test} test questions** (no dev question in this run)."
+    return rows, (
+        f"**Headline: the {n_test} test questions**; {n_dev} dev questions were used to choose "
+        "defaults and are shown separately (Scores by method, all questions)."
+    )
+
+
+def restrict(frame: pd.DataFrame | None, rows: pd.DataFrame) -> pd.DataFrame | None:
+    """Return the rows of ``frame`` (pairwise judgements, hop evidence) on ``rows``' questions."""
+    if frame is None or "question_id" not in frame.columns:
+        return frame
+    return frame[frame["question_id"].isin(set(rows["question_id"]))]
+
+
+def all_questions(analysis: Analysis, records: pd.DataFrame) -> Analysis:
+    """Return ``analysis`` (of the headline rows) widened to every record, for the sections
+    that describe the whole run; only the per-method summary is recomputed."""
+    if len(records) == len(analysis.records):
+        return analysis
+    options = {"n_resamples": analysis.n_resamples, "seed": analysis.seed}
+    return replace(
+        analysis,
+        records=records,
+        methods=stats.methods_in_order(records),
+        by_method=stats.summarize(records, analysis.metrics, by=("method",), **options),
+        headline="",
+    )
+
+
+def all_questions_section(headline_analysis: Analysis, full: Analysis) -> list[str]:
+    """Return the secondary Scores-by-method table over every question (dev and test), or
+    nothing when the headline already holds every record."""
+    if full is headline_analysis:
+        return []
+    counts = full.records.groupby(splits_of(full.records))["question_id"].nunique()
+    mix = ", ".join(f"{int(n)} {split}" for split, n in counts.items())
+    lines = scores_section(full)  # unlabelled: its table starts after the heading's blank
+    return [
+        "## Scores by method, all questions",
+        "",
+        f"Secondary table: every question of the run ({mix}); cells as in Scores by method. "
+        "Its dev rows are a tuning set (defaults were chosen on them), so it is not the headline.",
+        "",
+        *lines[2 : lines.index("", 2)],
+    ]
