@@ -61,7 +61,7 @@ def test_the_report_scores_and_tests_the_test_questions_and_keeps_all_in_a_secon
         return [line for line in text.splitlines() if line.startswith("|")]
 
     # The headline sections are the report of the test rows alone, number for number ...
-    for title in ("Scores by method", "Scores by question type", "Paired comparisons"):
+    for title in ("Scores by method", "Scores by question type", "Tests against naive"):
         assert tables(section(summary, title)) == tables(section(alone, title)), title
         assert "**Headline: the 8 test questions**" in section(summary, title)
     reading = summary.split("## Reading", 1)[1]
@@ -84,7 +84,7 @@ def test_the_report_scores_and_tests_the_test_questions_and_keeps_all_in_a_secon
 def test_a_report_of_dev_questions_labels_every_headline_table_a_tuning_set(tmp_path) -> None:
     records = synthetic_records().assign(split="dev")
     summary = (write_report(records, tmp_path / "r", RAGAS, META) / "summary.md").read_text()
-    for title in ("Scores by method", "Scores by question type", "Paired comparisons", "Reading"):
+    for title in ("Scores by method", "Scores by question type", "Tests against naive", "Reading"):
         assert "**Tuning set (dev questions: defaults were chosen on them).**" in section(
             summary, title
         ), title

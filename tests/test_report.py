@@ -505,7 +505,7 @@ def test_unrecorded_and_unsampled_judgements_are_shown_not_dropped(
 
     scores = section(summary, "Scores by method")
     header = "| Method | Failed answers | Degraded answers | faithfulness |"
-    assert scores.splitlines()[1].startswith(header)
+    assert any(line.startswith(header) for line in scores.splitlines())
     local = next(line for line in scores.splitlines() if line.startswith("| local |"))
     assert [c.strip() for c in local.strip("|").split("|")][5] == ("not recorded (0 of 16 judged)")
     naive_row = next(line for line in scores.splitlines() if line.startswith("| naive |"))
