@@ -37,6 +37,8 @@ from graphrag.llm.identity import embedded_identity
 from graphrag.llm.stream import StopRuleFactory
 from graphrag.llm.transport import ENDPOINT_PREFIX
 
+MIGRATIONS_FILE = "migrations.json"  # in the cache folder: what each migration did
+
 
 @dataclass(frozen=True)
 class StreamedFamily:
@@ -121,4 +123,22 @@ def migrate_folder(
         done.reasons[reason] += 1
         path.unlink()
     write_format(root)
+    if done.records:
+        _log(root, found or CACHE_FORMAT, done)
     return done
+
+
+def _log(root: Path, source: int, done: Migration) -> None:
+    """Append what the migration did to the folder's ``migrations.json`` (its own record)."""
+    log = root / MIGRATIONS_FILE
+    entries = json.loads(log.read_text(encoding="utf-8")) if log.is_file() else []
+    entries.append(
+        {
+            "from_format": source,
+            "to_format": CACHE_FORMAT,
+            "records": done.records,
+            "keys_written": done.written,
+            "why": dict(sorted(done.reasons.items())),
+        }
+    )
+    log.write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
