@@ -18,8 +18,9 @@ researcher can turn each off:
   together are related with no LLM call (the record replies list few relationships:
   relationship recall on the demo's gold graph 0.45 without, 0.62 with).
 
-A report always ends at a finding that copies its summary or another finding (the stop rule of
-graphrag/index/reports/stop.py; once the setting ``stop_report_copies``, now not a choice).
+``stop_report_copies`` (a report ends at a finding that copies its summary or another
+finding, graphrag/index/reports/stop.py) is off by default: no recorded index was written
+under it.
 """
 
 from __future__ import annotations

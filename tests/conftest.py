@@ -86,6 +86,7 @@ class FakeLLM:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     streams_cut: int = 0  # streamed replies the client closed before their end
     pieces_sent: list[int] = field(default_factory=list)  # pieces written per streamed reply
+    models: list[dict[str, Any]] | None = None  # what GET /models lists (None: 404)
 
     def script(self, *replies: str | Reply) -> None:
         self.queue.extend(replies)
@@ -199,6 +200,12 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
             finally:
                 with state.lock:
                     state.pieces_sent.append(min(sent, len(pieces)))
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            if self.path.endswith("/models") and state.models is not None:
+                self._send(200, {"object": "list", "data": state.models})
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:  # noqa: N802 - http.server naming
             length = int(self.headers.get("Content-Length") or 0)
@@ -490,12 +497,13 @@ ANSWERED_ON_DEFAULTS = frozenset(
 
 def replaying(folder: Path, config: Path) -> Settings:
     """Return the settings of ``config`` replaying the committed cache, with a temporary
-    embeddings cache in ``folder``."""
+    embeddings cache in ``folder``: the embedded model's (its identity keys the recorded
+    replies; a replay never starts it, a miss is an error)."""
     return load_settings(
         path=config,
         env={},
         overrides={
-            "llm": {"base_url": NO_ENDPOINT, "max_retries": 0},
+            "llm": {"base_url": "", "max_retries": 0},
             "cache": {"mode": "replay", "path": str(RECORDED_CACHE)},
             "embeddings": {"cache_path": str(folder / "embeddings.sqlite")},
         },

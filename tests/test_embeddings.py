@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import numpy as np
@@ -11,6 +12,8 @@ from conftest import DEMO_DOCS
 
 from graphrag.schemas import DESCRIPTION_EMBEDDING
 from graphrag.text.embeddings import (
+    VECTOR_FORMAT_FILE,
+    VECTOR_KEY_FORMAT,
     Embedder,
     EmbeddingError,
     cosine_top_k,
@@ -163,6 +166,7 @@ def test_a_bad_pack_or_a_missing_cache_is_named(tmp_path) -> None:
     with pytest.raises(EmbeddingError, match="no vector cache at .*missing.sqlite"):
         write_pack(tmp_path, tmp_path / "missing.sqlite")
     (tmp_path / "vectors-broken.npz").write_bytes(b"not a zip")
+    (tmp_path / VECTOR_FORMAT_FILE).write_text(json.dumps({"format": VECTOR_KEY_FORMAT}))
     with pytest.raises(EmbeddingError, match="vectors-broken.npz could not be read"):
         recorded_vectors(tmp_path)
 

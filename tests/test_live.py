@@ -110,7 +110,8 @@ def test_live_ragas_faithfulness_on_one_answer(live):
 
 
 def test_live_report_is_streamed_under_its_schema_and_valid(live):
-    """The default report call (the copy rule always on): a JSON-schema request streamed
+    """The report call under the copy rule (``index.stop_report_copies``): a JSON-schema
+    request streamed
     from llama.cpp, read by the copy rule as it arrives; whether or not the rule stops it,
     what is recorded is one schema-valid report, and it replays."""
     from graphrag.index.reports.write import _write_report
@@ -127,7 +128,8 @@ def test_live_report_is_streamed_under_its_schema_and_valid(live):
         "r2|Saltmere University|Kestrel Bay Marine Institute|founded it\n"
     )
     with track_usage() as usage:
-        report = run_sync(_write_report(llm, context, settings.index))
+        index_settings = dataclasses.replace(settings.index, stop_report_copies=True)
+        report = run_sync(_write_report(llm, context, index_settings))
     assert usage.calls == 1 and usage.cache_hits == 0
     assert report["title"] and report["summary"] and 1 <= len(report["findings"]) <= 3
     (recorded,) = [
@@ -140,7 +142,7 @@ def test_live_report_is_streamed_under_its_schema_and_valid(live):
     schema = prompts.report_schema(settings.index.report_max_findings)
     parse_json_output(text, schema)  # the recorded reply itself validates, closed or whole
     with track_usage() as again:
-        assert run_sync(_write_report(llm, context, settings.index)) == report
+        assert run_sync(_write_report(llm, context, index_settings)) == report
     assert again.cache_hits == 1
 
 

@@ -14,7 +14,7 @@ import openai
 import pytest
 from conftest import FakeLLM, Reply
 
-from graphrag.llm.cache import UnrecordableRequestError, request_key
+from graphrag.llm.cache import UnrecordableRequestError
 from graphrag.llm.client import (
     CacheMissError,
     ChatLLM,
@@ -78,7 +78,7 @@ def test_request_parameters_and_the_cache_file(fake_llm: FakeLLM, make_llm) -> N
     assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.0, 1024, 7)
 
     files = cache_files(llm)
-    assert files == [llm.cache.path_for(request_key(body))]
+    assert files == [llm.cache.path_for(llm.cache_key(body))]
     record = json.loads(files[0].read_text())
     assert record["request"] == body
     assert record["response"]["choices"][0]["message"]["content"] == "hello"
@@ -272,7 +272,7 @@ def test_invalid_reply_is_never_replayed_as_final(fake_llm: FakeLLM, make_llm) -
     with pytest.raises(JSONOutputError, match="attempt 1, seed 7.*asks again with seed 8"):
         make_llm().json(user("q"), SCHEMA)
     assert fake_llm.calls == 3  # the first question and two repair rounds
-    first = make_llm().cache.get(request_key(fake_llm.requests[0]))
+    first = make_llm().cache.get(make_llm().cache_key(fake_llm.requests[0]))
     assert first["invalid"].startswith("schema violation at answer")  # stored as failed
 
     # The next run replays the failed attempt from the cache and asks again with seed 8.

@@ -13,13 +13,13 @@ from conftest import RECORDED_CACHE, FakeLLM, Reply
 from graphrag import prompts
 from graphrag.index.extract.record_calls import MALFORMED_RECORD, STOPPED_EARLY
 from graphrag.index.extract.records import (
+    RECORD_STOP,
     REPEATED,
-    RecordStop,
     parse_records,
     records_from_json_reply,
 )
 from graphrag.index.extract.stage import extract_graph
-from graphrag.llm.cache import ResponseCache, request_key
+from graphrag.llm.cache import ResponseCache
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.text import tokens
 
@@ -71,7 +71,7 @@ def recorded(llm: ChatLLM, body_messages: list[dict[str, str]]) -> dict:
         "max_tokens": llm_settings.max_tokens,
         "seed": llm_settings.seed,
     }
-    return json.loads(llm.cache.path_for(request_key(body)).read_text())
+    return json.loads(llm.cache.path_for(llm.cache_key(body, RECORD_STOP)).read_text())
 
 
 def test_a_looping_reply_ends_at_its_first_repeat_and_replays(
@@ -80,7 +80,7 @@ def test_a_looping_reply_ends_at_its_first_repeat_and_replays(
     streamed, generated, unique_text = looping_reply()
     fake_llm.script(Reply(pieces=streamed))
     llm = make_llm()
-    completion = run_sync(llm.achat(messages(), stop_rule=RecordStop.for_request))
+    completion = run_sync(llm.achat(messages(), stop_rule=RECORD_STOP))
     assert completion.text == unique_text
     assert completion.stopped_early == REPEATED
     assert fake_llm.streams_cut == 1 and fake_llm.pieces_sent[0] < len(streamed)
@@ -97,7 +97,7 @@ def test_a_looping_reply_ends_at_its_first_repeat_and_replays(
     assert completion.usage.completion_tokens == generated
     # replay: the same answer and cost from the cache alone
     replay = ChatLLM(make_settings(fake_llm.base_url, cache={"mode": "replay"}))
-    again = run_sync(replay.achat(messages(), stop_rule=RecordStop.for_request))
+    again = run_sync(replay.achat(messages(), stop_rule=RECORD_STOP))
     assert (again.text, again.stopped_early) == (unique_text, REPEATED)
     assert again.usage.cache_hits == 1 and again.usage.completion_tokens == generated
     assert fake_llm.calls == 1
@@ -106,7 +106,7 @@ def test_a_looping_reply_ends_at_its_first_repeat_and_replays(
 def test_a_lone_repeat_is_not_a_loop(fake_llm: FakeLLM, make_llm) -> None:
     reply = [*UNIQUE[:3], UNIQUE[0], UNIQUE[3], "<|COMPLETE|>"]
     fake_llm.script(Reply(pieces=[p for line in reply for p in pieces(line)]))
-    completion = run_sync(make_llm().achat(messages(), stop_rule=RecordStop.for_request))
+    completion = run_sync(make_llm().achat(messages(), stop_rule=RECORD_STOP))
     assert completion.text == "".join(reply) and completion.stopped_early is None
     assert parse_records(completion.text).duplicates == 1  # the parser drops it
 
@@ -117,7 +117,7 @@ def test_a_stream_without_loop_is_recorded_whole_with_the_servers_usage(
     streamed = [p for line in UNIQUE for p in pieces(line)] + ["<|COMPLETE|>"]
     fake_llm.script(Reply(pieces=streamed))
     llm = make_llm()
-    completion = run_sync(llm.achat(messages(), stop_rule=RecordStop.for_request))
+    completion = run_sync(llm.achat(messages(), stop_rule=RECORD_STOP))
     assert completion.text == "".join(streamed) and completion.stopped_early is None
     assert completion.finish_reason == "stop" and fake_llm.streams_cut == 0
     record = recorded(llm, messages())
@@ -230,7 +230,7 @@ def test_recorded_demo_loops_streamed_token_by_token_end_where_they_start(
     ids = tokens.encode(text)
     fake_llm.script(Reply(pieces=[tokens.decode([i]) for i in ids]))
     request = prompts.extract_graph_records(chunk, TYPES)
-    completion = run_sync(make_llm().achat(request, stop_rule=RecordStop.for_request))
+    completion = run_sync(make_llm().achat(request, stop_rule=RECORD_STOP))
     cut = expected_cut(text)
     assert completion.text == text[:cut] and completion.stopped_early == REPEATED
     assert completion.usage.completion_tokens < len(ids)
@@ -240,21 +240,24 @@ def test_a_server_that_ignores_stream_is_recorded_whole(fake_llm: FakeLLM, make_
     """Some OpenAI-compatible servers answer stream=True with one JSON completion."""
     text = "".join(UNIQUE) + "<|COMPLETE|>"
     fake_llm.script(Reply(text, ignore_stream=True, completion_tokens=77))
-    completion = run_sync(make_llm().achat(messages(), stop_rule=RecordStop.for_request))
+    completion = run_sync(make_llm().achat(messages(), stop_rule=RECORD_STOP))
     assert completion.text == text and completion.stopped_early is None
     assert completion.usage.completion_tokens == 77
     assert fake_llm.requests[0]["stream"] is True
 
 
-def test_the_stop_rule_is_neither_sent_nor_part_of_the_key(fake_llm: FakeLLM, make_llm) -> None:
+def test_the_stop_rule_is_not_sent_but_is_part_of_the_key(fake_llm: FakeLLM, make_llm) -> None:
     """The rule is the caller's code, handed to the call: the endpoint sees only the request
-    and ``stream``, and the reply is recorded under the key of the same request unstreamed."""
-    fake_llm.script(Reply(pieces=[p for line in UNIQUE for p in pieces(line)] + ["<|COMPLETE|>"]))
+    and ``stream``; the reply is recorded under the request unstreamed and the rule's spec, so
+    the same request without the rule is asked again (it might run on where the rule cut)."""
+    whole = [p for line in UNIQUE for p in pieces(line)] + ["<|COMPLETE|>"]
+    fake_llm.script(Reply(pieces=whole), Reply(content="".join(whole)))
     llm = make_llm()
-    streamed = run_sync(llm.achat(messages(), stop_rule=RecordStop.for_request))
+    streamed = run_sync(llm.achat(messages(), stop_rule=RECORD_STOP))
     plain = run_sync(llm.achat(messages()))
-    assert plain.cache_key == streamed.cache_key and plain.text == streamed.text
-    assert fake_llm.calls == 1
+    assert plain.cache_key != streamed.cache_key and plain.text == streamed.text
+    assert fake_llm.calls == 2
+    assert recorded(llm, messages())["stop"] == RECORD_STOP.spec
     sent = fake_llm.requests[0]
     assert set(sent) == {
         "model",

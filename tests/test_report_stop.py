@@ -1,4 +1,4 @@
-"""A streamed JSON report ended at its first copied finding (always on):
+"""A streamed JSON report ended at its first copied finding (``index.stop_report_copies``):
 over the recorded report replies streamed one token at a time, and through the transport
 and the report stage with a fake endpoint, the kept reply is closed JSON valid against the
 report schema, keeps the findings before the copy word for word, and replays."""
@@ -11,7 +11,7 @@ import pytest
 from conftest import RECORDED_CACHE, FakeLLM, Reply
 
 from graphrag import prompts
-from graphrag.index.reports.stop import COPY_CHARS, REPORT_COPY, ReportCopyStop
+from graphrag.index.reports.stop import COPY_CHARS, REPORT_COPY, REPORT_COPY_STOP, ReportCopyStop
 from graphrag.index.reports.write import write_community_reports
 from graphrag.llm.cache import ResponseCache
 from graphrag.llm.client import ChatLLM, run_sync
@@ -152,7 +152,7 @@ def test_a_streamed_report_keeps_the_findings_before_the_copy(
     messages = [{"role": "user", "content": "Write the report."}]
     schema = prompts.report_schema(3)
     report = run_sync(
-        llm.ajson(messages, schema, name="community_report", stop_rule=ReportCopyStop.for_request)
+        llm.ajson(messages, schema, name="community_report", stop_rule=REPORT_COPY_STOP)
     )
     assert [(f["summary"], f["explanation"]) for f in report["findings"]] == findings[:kept]
     assert report["summary"] == SUMMARY
@@ -161,7 +161,7 @@ def test_a_streamed_report_keeps_the_findings_before_the_copy(
     replay = ChatLLM(make_settings(fake_llm.base_url, cache={"mode": "replay"}))
     again = run_sync(
         replay.ajson(
-            messages, schema, name="community_report", stop_rule=ReportCopyStop.for_request
+            messages, schema, name="community_report", stop_rule=REPORT_COPY_STOP
         )
     )
     assert again == report and fake_llm.calls == 1
@@ -175,7 +175,7 @@ def test_a_long_copy_is_not_generated(fake_llm: FakeLLM, make_llm) -> None:
     fake_llm.script(Reply(pieces=streamed))
     completion = run_sync(
         make_llm().achat(
-            [{"role": "user", "content": "Write the report."}], stop_rule=ReportCopyStop.for_request
+            [{"role": "user", "content": "Write the report."}], stop_rule=REPORT_COPY_STOP
         )
     )
     assert completion.stopped_early == REPORT_COPY
@@ -187,11 +187,14 @@ def test_a_long_copy_is_not_generated(fake_llm: FakeLLM, make_llm) -> None:
 def test_the_report_stage_streams_and_stops_at_the_copy(
     fake_llm: FakeLLM, make_llm, karate_index: dict, tmp_path
 ) -> None:
-    """Every report request is streamed and ended at the copy; the stored reports keep the
-    findings before it."""
+    """With ``index.stop_report_copies``, every report request is streamed and ended at the
+    copy; the stored reports keep the findings before it."""
     reply = report_json(SUMMARY, [FIRST, SECOND, FIRST])
     fake_llm.respond_with(lambda body: Reply(pieces=pieces(reply)))
-    llm = make_llm(index={"min_report_entities": 0}, cache={"path": str(tmp_path / "cache")})
+    llm = make_llm(
+        index={"min_report_entities": 0, "stop_report_copies": True},
+        cache={"path": str(tmp_path / "cache")},
+    )
     reports, errors = write_community_reports(
         karate_index["communities"],
         karate_index["entities"],

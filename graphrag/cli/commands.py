@@ -12,10 +12,14 @@ from graphrag.eval.benchmarks import convert_benchmark
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index
 from graphrag.index.store import load_index
+from graphrag.index.streamed import streamed_families
+from graphrag.llm.cache import CACHE_FORMAT, folder_format
+from graphrag.llm.migrate import migrate_folder
 from graphrag.llm.usage import track_usage
 from graphrag.query.registry import OPT_IN_METHODS, method_names
 from graphrag.report.graph_page import write_interactive_graph
-from graphrag.settings import Settings
+from graphrag.settings import Settings, load_settings
+from graphrag.text.embeddings import VECTOR_KEY_FORMAT, Embedder, migrate_packs
 from graphrag.workbench import Workbench
 
 
@@ -171,4 +175,18 @@ def cmd_graph(args: argparse.Namespace) -> int:
         load_index(args.index), args.out, level=args.level, communities=communities
     )
     print(f"wrote {out} (open it in a browser; it needs no network)")
+    return 0
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    """Re-key the LLM cache and the recorded vectors (never re-recording: migrate.py says how)."""
+    settings = load_settings(args.config)
+    root = settings.resolve_path(args.path or settings.cache.path)
+    print(f"LLM cache {root} (format {folder_format(root)} -> {CACHE_FORMAT}):")
+    print("\n".join(migrate_folder(root, streamed_families()).lines()))
+    vectors = args.vectors or settings.embeddings.recorded_path
+    if vectors:
+        folder = settings.resolve_path(vectors)
+        moved = migrate_packs(folder, Embedder(settings).recipe_digest)
+        print(f"recorded vectors {folder}: {moved} re-keyed to format {VECTOR_KEY_FORMAT}")
     return 0

@@ -1,6 +1,9 @@
-"""The recorded LLM cache: one JSON file per reply under the hash of its request body, read
-and written by graphrag/llm/transport.py (which says what is recorded). A refusal or a cut reply
-that a full window caused is not served to a larger window (:func:`window_bound`).
+"""The recorded LLM cache: one JSON file per reply under the hash of what decides the reply
+(:func:`request_key`: the model's identity, the request body and the stop rule), read and
+written by graphrag/llm/transport.py (which says what is recorded). A refusal or a cut reply
+that a full window caused is not served to a larger window (:func:`window_bound`). The folder
+names its key scheme in ``cache_format.json``; an older folder is re-keyed by
+``graphrag cache migrate`` (graphrag/llm/migrate.py), never re-recorded.
 """
 
 from __future__ import annotations
@@ -54,20 +57,68 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def request_key(body: dict[str, Any]) -> str:
-    """Return the content address of a chat request body."""
+# The key scheme: 1 hashed the request body alone; 2 adds the model's identity and stop rule.
+CACHE_FORMAT = 2
+FORMAT_FILE = "cache_format.json"
+
+
+def request_key(
+    body: dict[str, Any], identity: dict[str, Any], stop: dict[str, Any] | None = None
+) -> str:
+    """Return the content address of a chat request: everything that decides its reply, i.e.
+    who answers (``identity``, graphrag/llm/identity.py), the body as sent (streaming fields
+    left out: they change how the reply travels, not what it is) and the stop rule that may
+    end a streamed reply early (``stop``, its spec; None for none)."""
+    keyed = {"format": CACHE_FORMAT, "model": identity, "request": body, "stop": stop}
+    return hashlib.sha256(canonical_json(keyed).encode("utf-8")).hexdigest()
+
+
+def legacy_request_key(body: dict[str, Any]) -> str:
+    """Return a format-1 key (the request body alone), for migrating old folders."""
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+class CacheFormatError(LLMError):
+    """The cache folder holds records keyed by an older scheme; the message says how to migrate."""
+
+
+def folder_format(root: Path) -> int | None:
+    """Return the key scheme of the cache folder ``root``: its ``cache_format.json``, else 1
+    when it holds records, else None (an empty or new folder)."""
+    marker = Path(root) / FORMAT_FILE
+    if marker.is_file():
+        return int(json.loads(marker.read_text(encoding="utf-8"))["format"])
+    has_records = next(Path(root).glob("??/*.json"), None) is not None
+    return 1 if has_records else None
+
+
+def write_format(root: Path) -> None:
+    """Mark ``root`` as holding records keyed by today's scheme."""
+    marker = Path(root) / FORMAT_FILE
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"format": CACHE_FORMAT}) + "\n", encoding="utf-8")
 
 
 class ResponseCache:
     """Chat responses on disk under ``root/ab/abcdef….json``. Modes: ``on`` reads and writes,
     ``off`` neither, ``replay`` reads only (a miss is raised and also kept in ``misses``)."""
 
-    def __init__(self, root: Path, mode: str = "on", window: int | None = None) -> None:
+    def __init__(
+        self, root: Path, mode: str = "on", window: int | None = None, migrating: bool = False
+    ) -> None:
         if mode not in ("on", "off", "replay"):
             raise ValueError(f"cache mode {mode!r}: expected on, off or replay")
         self.root = Path(root)
         self.mode = mode
+        # a folder being re-keyed (graphrag/llm/migrate.py) is marked by the migration at its end
+        self.migrating = migrating
+        if mode != "off" and not migrating and folder_format(self.root) not in (None, CACHE_FORMAT):
+            raise CacheFormatError(
+                f"the LLM cache {self.root} holds records keyed by format "
+                f"{folder_format(self.root)}, not {CACHE_FORMAT} (which adds the model's identity "
+                f"and the stop rule to the key); re-key them with: python -m graphrag cache "
+                f"migrate --path {self.root}"
+            )
         # tokens per request on the live endpoint, None if unknown (see window_bound)
         self.window = window
         self.misses: list[str] = []
@@ -104,6 +155,8 @@ class ResponseCache:
             return
         path = self.path_for(key)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.migrating and not (self.root / FORMAT_FILE).is_file():
+            write_format(self.root)
         unique = f"{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}"
         tmp = path.parent / f".{key}.{unique}.tmp"
         try:
@@ -145,14 +198,19 @@ class ResponseCache:
         return CacheMissError(message)
 
     def records(self, schema_name: str | None = None) -> list[dict[str, Any]]:
-        """Return the stored records with a reply, in key order; with ``schema_name``, only the
-        JSON calls whose response format names that schema (e.g. ``"graph_extraction"``)."""
-        found = []
-        for file in sorted(self.root.glob("*/*.json")):
+        """Return the stored replies, each once, in key order; with ``schema_name``, only the
+        JSON calls whose response format names that schema (e.g. ``"graph_extraction"``). A
+        reply stored under two stop rules (a migration's, graphrag/llm/migrate.py) is one."""
+        found, seen = [], set()
+        for file in sorted(self.root.glob("??/*.json")):
             record = json.loads(file.read_text(encoding="utf-8"))
             response_format = record["request"].get("response_format") or {}
             named = response_format.get("json_schema", {}).get("name")
-            if record.get("status", 200) == 200 and schema_name in (None, named):
+            if record.get("status", 200) != 200 or schema_name not in (None, named):
+                continue
+            reply = canonical_json([record["request"], record.get("identity"), record["response"]])
+            if reply not in seen:
+                seen.add(reply)
                 found.append(record)
         return found
 

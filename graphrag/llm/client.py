@@ -6,6 +6,7 @@ cache's errors and the coroutine and usage helpers are re-exported for callers.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import os
 import weakref
@@ -18,9 +19,10 @@ import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from graphrag.llm import replies as llm_attempts
-from graphrag.llm.cache import CacheMissError, LLMError, ResponseCache
+from graphrag.llm.cache import CacheMissError, LLMError, ResponseCache, request_key
 from graphrag.llm.coroutines import run_sync
 from graphrag.llm.embedded.server import EmbeddedServer, EmbeddedServerError
+from graphrag.llm.identity import IDENTITIES_FILE, EndpointIdentity, embedded_identity
 from graphrag.llm.replies import parse_json_output
 from graphrag.llm.stream import STOPPED_HEADER, StopRuleFactory, stopping
 from graphrag.llm.transport import CACHE_KEY_HEADER, EMBEDDED_HOST, LiveEndpoint, RecordingTransport
@@ -166,8 +168,23 @@ class ChatLLM:
         self._upstream = LiveEndpoint(resolver, recover)
         self._api_key = os.environ.get(settings.llm.api_key_env) or "sk-no-key-required"
         self._async: dict[int, tuple[Any, openai.AsyncOpenAI]] = {}
+        if self.server is not None:
+            self.identity: Callable[[], dict[str, Any]] = functools.cache(
+                functools.partial(embedded_identity, settings.embedded.model_file)
+            )
+        else:
+            book = self.cache.root / IDENTITIES_FILE
+            ask = self.cache.mode != "replay"  # a replay never calls the endpoint
+            self.identity = EndpointIdentity(self.base_url, self.model, self._api_key, book, ask)
         # one transport under every client handed out: llm.concurrency bounds them together
-        self._transport = RecordingTransport(self.cache, self._upstream, settings.llm.concurrency)
+        self._transport = RecordingTransport(
+            self.cache, self._upstream, settings.llm.concurrency, self.identity
+        )
+
+    def cache_key(self, body: dict[str, Any], stop: StopRuleFactory | None = None) -> str:
+        """Return the cache key of the request ``body`` (unstreamed) sent by this client,
+        under the stop rule ``stop`` if any."""
+        return request_key(body, self.identity(), stop.spec if stop else None)
 
     def async_client(self, max_retries: int = 0) -> openai.AsyncOpenAI:
         """Return an ``openai.AsyncOpenAI`` for the running loop, through the recorded cache."""

@@ -1,8 +1,9 @@
 """Streamed chat requests ended early by the caller's stop rule (a small model's repetition
 loop): the transport asks the rule after each piece and closes the stream there; what was kept
-is recorded under the request's usual key with ``stopped_early`` and replayed as a short event
-stream. The rule is set for one request by :func:`stopping` and read back below the ``openai``
-client by :func:`stop_rule`; it is not in the body, so it never changes a key.
+is recorded with ``stopped_early`` and replayed as a short event stream. The rule is set for
+one request by :func:`stopping` and read back below the ``openai`` client by :func:`stop_rule`;
+it is not in the body, so the transport adds its spec (:func:`stop_spec`) to the request's
+cache key: a reply recorded under one rule is never served to a request under another.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
@@ -29,8 +31,24 @@ class StopRule(Protocol):
         """Return (offset to keep up to, why) once ``partial`` should end, else None."""
 
 
-# Makes a fresh rule for one live streamed request, from its body (a rule keeps state).
-StopRuleFactory = Callable[[dict[str, Any]], StopRule]
+@dataclass(frozen=True)
+class StopRuleFactory:
+    """Makes a fresh rule for one live streamed request (a rule keeps state). ``spec`` names
+    the rule, its ``version`` (raise it whenever the rule would stop a reply elsewhere) and its
+    parameters; it is part of the request's cache key."""
+
+    name: str
+    make: Callable[..., StopRule]
+    version: int = 1
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def __call__(self, body: dict[str, Any]) -> StopRule:
+        return self.make(**dict(self.params))
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return {"rule": self.name, "version": self.version, **dict(self.params)}
+
 
 _requested: ContextVar[StopRuleFactory | None] = ContextVar("graphrag_stop_rule", default=None)
 
@@ -52,6 +70,12 @@ def keyed_body(body: dict[str, Any]) -> dict[str, Any]:
     if not body.get("stream"):
         return body
     return {k: v for k, v in body.items() if k not in STREAM_FIELDS}
+
+
+def stop_spec(body: dict[str, Any]) -> dict[str, Any] | None:
+    """Return the spec of the stop rule a streamed request ``body`` is sent under, or None."""
+    factory = _requested.get()
+    return factory.spec if factory is not None and body.get("stream") else None
 
 
 def stop_rule(body: dict[str, Any]) -> StopRule | None:

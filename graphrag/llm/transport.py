@@ -1,6 +1,7 @@
 """The HTTP transport under every ``openai`` client the workbench hands out: a chat request is
 answered from the recorded cache (graphrag/llm/cache.py) or sent once live and recorded under
-the key of its body. Other requests are refused in ``on`` and ``replay`` modes. A streamed
+its key (the identity of the model answering, graphrag/llm/identity.py, its body and its stop
+rule). Other requests are refused in ``on`` and ``replay`` modes. A streamed
 request is read whole here (or ended by a stop rule, graphrag/llm/stream.py); a refusal that
 depends only on the request is recorded too, so a replay fails that item alike.
 """
@@ -23,7 +24,14 @@ from typing import Any
 import httpx
 
 from graphrag.llm.cache import ResponseCache, UnrecordableRequestError, request_key
-from graphrag.llm.stream import STOPPED_HEADER, event_stream, keyed_body, read_stream, stop_rule
+from graphrag.llm.stream import (
+    STOPPED_HEADER,
+    event_stream,
+    keyed_body,
+    read_stream,
+    stop_rule,
+    stop_spec,
+)
 from graphrag.llm.usage import count_call
 
 CHAT_PATH_SUFFIX = "/chat/completions"
@@ -105,11 +113,19 @@ class LiveEndpoint:
 class RecordingTransport(httpx.AsyncBaseTransport):
     """The one transport under every client handed out (ours and ragas's). A miss is sent once
     however many identical requests are in flight (locks per key, in and across processes);
-    ``llm.concurrency`` is a thread semaphore, so it bounds every loop and thread."""
+    ``llm.concurrency`` is a thread semaphore, so it bounds every loop and thread. ``identity``
+    returns who answers (asked once, maybe of the endpoint, so off the event loop)."""
 
-    def __init__(self, cache: ResponseCache, upstream: LiveEndpoint, concurrency: int) -> None:
+    def __init__(
+        self,
+        cache: ResponseCache,
+        upstream: LiveEndpoint,
+        concurrency: int,
+        identity: Callable[[], dict[str, Any]],
+    ) -> None:
         self.cache = cache
         self.upstream = upstream
+        self.identity = identity
         self.slots = threading.BoundedSemaphore(concurrency)
         self._inners: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loop -> pool
 
@@ -130,7 +146,8 @@ class RecordingTransport(httpx.AsyncBaseTransport):
             return response
         streamed = bool(sent.get("stream"))
         body = keyed_body(sent)
-        key = request_key(body)
+        identity, stop = await asyncio.to_thread(self.identity), stop_spec(sent)
+        key = request_key(body, identity, stop)
         async with self.cache.async_lock(key):
             hit = _hit(self.cache, key, request, streamed)
             if hit is not None:
@@ -159,7 +176,10 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                     seconds = time.monotonic() - started
                 finally:
                     self.slots.release()
-                return _store(self.cache, key, body, request, response, seconds, streamed, stopped)
+                keyed = {"identity": identity, "stop": stop}
+                return _store(
+                    self.cache, key, body, request, response, seconds, streamed, stopped, keyed
+                )
             finally:
                 if lock is not None and lock.is_locked:
                     lock.release()
@@ -195,6 +215,7 @@ def _store(
     seconds: float,
     streamed: bool = False,
     stopped: str | None = None,
+    keyed: dict[str, Any] | None = None,
 ) -> httpx.Response:
     """Record a live reply, or a refusal for good, and answer with it; pass other failures on
     unrecorded (to be retried), with which machine answered (:func:`recording_host`)."""
@@ -224,6 +245,7 @@ def _store(
         "seconds": round(seconds, 3),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "host": recording_host(request.url.host),
+        **(keyed or {}),  # who answered and the stop rule: with the body, what the key hashes
         **extra,
     }
     cache.put(key, record)
@@ -231,6 +253,7 @@ def _store(
     return _cached_response(request, key, record, hit=False, streamed=streamed)
 
 
+ENDPOINT_PREFIX = "endpoint "  # a record's host when an endpoint, not this machine, answered
 # The embedded model's host until a miss sends a request to the server's real address
 EMBEDDED_HOST = "embedded-llm.invalid"
 
@@ -239,7 +262,7 @@ def recording_host(endpoint_host: str) -> str:
     """Return what answered a call: this machine's CPU and cores for a local server, else the
     endpoint's host (model seconds from different machines are not comparable)."""
     if endpoint_host not in ("127.0.0.1", "localhost", "::1", EMBEDDED_HOST):
-        return f"endpoint {endpoint_host}"
+        return f"{ENDPOINT_PREFIX}{endpoint_host}"
     return f"{_cpu_name()}, {os.cpu_count()} cores"
 
 

@@ -4,12 +4,16 @@ A text longer than the model's input is embedded as overlapping windows whose ve
 averaged, so none is judged on its first 256 word pieces only. Vectors come first from the
 committed packs (``embeddings.recorded_path``), then the run's SQLite cache, then the model:
 the same text embeds to slightly different bits on another CPU, so a replay reads the packs.
+A vector is keyed by its recipe (:meth:`Embedder.recipe`: the model's files, the windowing,
+batching and pooling) and its text; packs and caches keyed by an older recipe are re-keyed by
+``graphrag cache migrate`` (:func:`migrate_keys`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import os
 import sqlite3
 import threading
@@ -20,15 +24,19 @@ import numpy as np
 
 from graphrag.settings import Settings
 from graphrag.text import tokens
+from graphrag.text.digests import folder_sha256
 
 PACK_GLOB = "vectors-*.npz"  # a pack: ``keys`` (cache keys) and ``vectors`` (one row each)
 # Texts embedded per batch: sentence-transformers' own default. A batch pads its texts to the
 # longest, which can move a vector in its last bits, so the cached vectors assume this value.
 BATCH_SIZE = 32
-# Word pieces shared by consecutive windows of a text longer than the model's input. Not a
-# setting: the vector caches are keyed by model and text only, so another value would be
-# served the vectors computed with this one.
+# Word pieces shared by consecutive windows of a text longer than the model's input (in the
+# recipe, so a changed value misses every cached vector).
 WINDOW_OVERLAP = 32
+POOLING = "windows averaged weighted by characters, unit length"
+# The vector key scheme: 1 hashed model id and text; 2 hashes the recipe with that.
+VECTOR_KEY_FORMAT = 2
+VECTOR_FORMAT_FILE = "vector_format.json"  # in a packs folder and beside a SQLite cache
 
 
 class EmbeddingError(RuntimeError):
@@ -51,9 +59,43 @@ def _read_packs(folder: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
 
 
 def recorded_vectors(folder: Path) -> dict[str, np.ndarray]:
-    """Return the vectors of every pack in ``folder`` by cache key (read once, read-only)."""
+    """Return the vectors of every pack in ``folder`` by cache key (read once, read-only); a
+    folder keyed by an older scheme is an error that says how to re-key it."""
     names = tuple(sorted(p.name for p in folder.glob(PACK_GLOB))) if folder.is_dir() else ()
+    if names and pack_format(folder) != VECTOR_KEY_FORMAT:
+        raise EmbeddingError(
+            f"the recorded vectors in {folder} are keyed by format {pack_format(folder)}, not "
+            f"{VECTOR_KEY_FORMAT}; re-key them with: python -m graphrag cache migrate"
+        )
     return _read_packs(str(folder), names) if names else {}
+
+
+def pack_format(folder: Path) -> int:
+    """Return the key scheme of the packs in ``folder`` (no marker file: 1)."""
+    marker = Path(folder) / VECTOR_FORMAT_FILE
+    return int(json.loads(marker.read_text())["format"]) if marker.is_file() else 1
+
+
+def migrate_packs(folder: Path, recipe_digest: str) -> int:
+    """Re-key the format-1 packs in ``folder`` under ``recipe_digest`` (the embedder's recipe
+    of today; a format-1 key is the text's part of a format-2 key): each pack is rewritten as
+    a new pack, then removed. Return the vectors re-keyed."""
+    folder = Path(folder)
+    if pack_format(folder) == VECTOR_KEY_FORMAT:
+        return 0
+    moved = 0
+    for old in sorted(folder.glob(PACK_GLOB)):
+        with np.load(old, allow_pickle=False) as pack:
+            keys = np.array([recipe_key(recipe_digest, k) for k in pack["keys"].tolist()])
+            vectors = pack["vectors"]
+        digest = hashlib.sha256(keys.tobytes() + vectors.tobytes()).hexdigest()[:16]
+        np.savez_compressed(folder / f"vectors-{digest}.npz", keys=keys, vectors=vectors)
+        old.unlink()
+        moved += len(keys)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / VECTOR_FORMAT_FILE).write_text(json.dumps({"format": VECTOR_KEY_FORMAT}) + "\n")
+    _read_packs.cache_clear()
+    return moved
 
 
 def write_pack(folder: Path, cache_path: Path) -> Path | None:
@@ -72,6 +114,9 @@ def write_pack(folder: Path, cache_path: Path) -> Path | None:
         ]
     if not rows:
         return None
+    if not (folder / VECTOR_FORMAT_FILE).is_file() and not list(folder.glob(PACK_GLOB)):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / VECTOR_FORMAT_FILE).write_text(json.dumps({"format": VECTOR_KEY_FORMAT}) + "\n")
     sizes = sorted({len(vector) for _, vector in rows})
     if len(sizes) > 1:
         raise EmbeddingError(
@@ -119,6 +164,7 @@ class Embedder:
         self._db = sqlite3.connect(cache_path, check_same_thread=False)
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, v BLOB)")
         self._lock = threading.Lock()
+        self._rekey_old_cache()
 
     @cached_property
     def recorded(self) -> dict[str, np.ndarray]:
@@ -147,8 +193,39 @@ class Embedder:
     def dimension(self) -> int:
         return int(self.model.get_embedding_dimension())
 
+    @cached_property
+    def recipe(self) -> dict[str, object]:
+        """Everything that decides a text's vector but the text: part of every vector's key."""
+        book = self.settings.resolve_path(self.settings.embeddings.cache_path).with_name(
+            "hashes.json"
+        )
+        return {
+            "format": VECTOR_KEY_FORMAT,
+            "model": self.model_id,
+            "model_files_sha256": folder_sha256(self.model_path, book),
+            "window_overlap": WINDOW_OVERLAP,
+            "batch_size": BATCH_SIZE,
+            "pooling": POOLING,
+        }
+
+    def _rekey_old_cache(self) -> None:
+        """Re-key a SQLite cache written under format 1 (its ``user_version`` 0) in place."""
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version == VECTOR_KEY_FORMAT:
+            return
+        with self._lock, self._db:
+            old = self._db.execute("SELECT key FROM vectors").fetchall()
+            if old:
+                new = [(recipe_key(self.recipe_digest, k), k) for (k,) in old]
+                self._db.executemany("UPDATE vectors SET key = ? WHERE key = ?", new)
+            self._db.execute(f"PRAGMA user_version = {VECTOR_KEY_FORMAT}")
+
+    @cached_property
+    def recipe_digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.recipe, sort_keys=True).encode()).hexdigest()
+
     def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.model_id}\0{text}".encode()).hexdigest()
+        return recipe_key(self.recipe_digest, legacy_vector_key(self.model_id, text))
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Return an (n, d) float32 array of unit vectors, one row per text."""
@@ -211,6 +288,17 @@ class Embedder:
         np.add.at(pooled, owners, encoded * weights[:, None])
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return list(pooled / np.where(norms == 0, 1, norms))
+
+
+def legacy_vector_key(model_id: str, text: str) -> str:
+    """Return a format-1 vector key (model id and text): the text's part of today's key."""
+    return hashlib.sha256(f"{model_id}\0{text}".encode()).hexdigest()
+
+
+def recipe_key(recipe_digest: str, text_key: str) -> str:
+    """Return the vector key of a text (its format-1 key) under a recipe: so an older cache is
+    re-keyed without its texts, which it does not hold."""
+    return hashlib.sha256(f"{recipe_digest}\0{text_key}".encode()).hexdigest()
 
 
 def cosine_top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -439,7 +439,7 @@ def loop_cut(cache: Path) -> str:
     the model generated), and the grounded records after the stop (names the chunk mentions,
     not repeats of kept ones) are what the stop would lose."""
     from graphrag import prompts
-    from graphrag.index.extract.records import RecordStop, records_from_json_reply
+    from graphrag.index.extract.records import RECORD_STOP, records_from_json_reply
     from graphrag.settings import load_settings
 
     types = load_settings(env={}).index.entity_types
@@ -447,7 +447,7 @@ def loop_cut(cache: Path) -> str:
     recorded = sum(int(r["response"]["usage"]["completion_tokens"]) for r in records)
     lines = []
     for rule_name, make_rule in (
-        ("loops (stop_repeats)", RecordStop.for_request),
+        ("loops (stop_repeats)", RECORD_STOP),
         ("loops + example copies (stop_example_copies)", example_copy_stop),
     ):
         stopped = json_cut = lost_entities = lost_relationships = 0

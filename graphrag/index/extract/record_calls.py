@@ -14,7 +14,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.extract.names import mentioned
-from graphrag.index.extract.records import ParsedRecords, RecordStop, parse_records
+from graphrag.index.extract.records import RECORD_STOP, ParsedRecords, parse_records
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
 from graphrag.text.tokens import message_tokens
@@ -57,7 +57,7 @@ async def _records_reply(
     asking for the relationships only, the kept entities as the model's previous turn; with
     ``index.relationships_follow_up`` so does a finished reply with 2+ entities and none.
     """
-    rule = RecordStop.for_request if settings.stop_repeats else None
+    rule = RECORD_STOP if settings.stop_repeats else None
     completion = await llm.achat(messages, max_tokens=max_tokens, stop_rule=rule)
     reply, stops = completion.text, [completion.stopped_early]
     capped = completion.finish_reason == "length" and not completion.stopped_early

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphrag.index.extract.names import name_key
+from graphrag.llm.stream import StopRuleFactory
 
 TUPLE = "<|>"
 RECORD = "##"
@@ -228,11 +229,6 @@ class RecordStop:
         self._mirrors: list[int] = []  # starts of the current run of mirrored entities
         self._read = 0  # characters of the reply already read, always at a line start
 
-    @classmethod
-    def for_request(cls, body: dict[str, Any]) -> RecordStop:
-        """Return the loop rule (repeats only) for a chat request."""
-        return cls()
-
     def check(self, partial: str) -> tuple[int, str] | None:
         """Return (offset of the line to stop at, why) once the reply should end, else None.
         Only complete lines are read (the last line may still be growing)."""
@@ -267,6 +263,10 @@ class RecordStop:
             return len(self._mirrors) >= self.mirror_run
         self._mirrors = []
         return False
+
+
+# The rule as the chat client takes it; its spec is part of every record request's cache key.
+RECORD_STOP = StopRuleFactory("record_repeats", RecordStop, params=(("run", 2), ("mirror_run", 3)))
 
 
 def records_from_json_reply(reply: str) -> str:

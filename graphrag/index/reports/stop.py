@@ -1,6 +1,7 @@
-"""The stop rule of a streamed JSON community report (always on): end the reply at the first
-finding after the first whose summary or explanation starts (``COPY_CHARS``, normalized) as
-earlier report text does, and close the JSON so it parses like any other reply.
+"""The stop rule of a streamed JSON community report (``index.stop_report_copies``): end the
+reply at the first finding after the first whose summary or explanation starts
+(``COPY_CHARS``, normalized) as earlier report text does, and close the JSON so it parses like
+any other reply.
 
 Why: a small model often fills findings with copies of the summary or of each other, tokens
 that tell a reader nothing. A rule only acts on a live stream (graphrag/llm/stream.py).
@@ -9,7 +10,8 @@ that tell a reader nothing. A rule only acts on a live stream (graphrag/llm/stre
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from graphrag.llm.stream import StopRuleFactory
 
 COPY_CHARS = 60  # characters of a string compared with the start of an earlier one
 MIN_JUDGED = 30  # a complete string shorter than this is not judged
@@ -26,7 +28,9 @@ class ReportCopyStop:
     """Fed the growing JSON report reply, returns where to stop once a finding after the first
     copies earlier text; a small scanner reads each character once."""
 
-    def __init__(self) -> None:
+    def __init__(self, copy_chars: int = COPY_CHARS, min_judged: int = MIN_JUDGED) -> None:
+        self.copy_chars = copy_chars
+        self.min_judged = min_judged
         self._pos = 0
         self._in_string = False
         self._escaped = False
@@ -40,11 +44,6 @@ class ReportCopyStop:
         self._finding = -1  # index of the finding being read
         self._finding_start = 0  # offset of its '{'
         self._earlier: list[tuple[int, str]] = []  # (finding index or -1, normalized text)
-
-    @classmethod
-    def for_request(cls, body: dict[str, Any]) -> ReportCopyStop:
-        """Return the rule for a chat request (it needs nothing from it)."""
-        return cls()
 
     def close(self, kept: str) -> str:
         """Return the kept text closed as JSON: the findings array and the report end."""
@@ -81,7 +80,7 @@ class ReportCopyStop:
         if self._in_string and self._is_value and self._in_findings:
             # a value still arriving: judged as soon as COPY_CHARS of it are in
             text = normalized("".join(self._chars))
-            if len(text) >= COPY_CHARS:
+            if len(text) >= self.copy_chars:
                 return self._judge(text, partial)
         return None
 
@@ -99,14 +98,14 @@ class ReportCopyStop:
             if self._key in ("summary", "rating_explanation"):
                 self._earlier.append((-1, text))
             return None
-        stop = self._judge(text, partial) if len(text) >= MIN_JUDGED else None
+        stop = self._judge(text, partial) if len(text) >= self.min_judged else None
         self._earlier.append((self._finding, text))
         return stop
 
     def _judge(self, text: str, partial: str) -> tuple[int, str] | None:
         if self._finding < 1:
             return None
-        head = text[:COPY_CHARS]
+        head = text[: self.copy_chars]
         for finding, earlier in self._earlier:
             if finding != self._finding and earlier[: len(head)] == head:
                 kept = partial[: self._finding_start]
@@ -116,3 +115,9 @@ class ReportCopyStop:
                     return None  # not at a point where closing gives JSON: let it run
                 return self._finding_start, REPORT_COPY
         return None
+
+
+# The rule as the chat client takes it; its spec is part of every report request's cache key.
+REPORT_COPY_STOP = StopRuleFactory(
+    "report_copy", ReportCopyStop, params=(("copy_chars", COPY_CHARS), ("min_judged", MIN_JUDGED))
+)

@@ -13,7 +13,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.llm_stage import arun_llm_stage, error_table
-from graphrag.index.reports.stop import ReportCopyStop
+from graphrag.index.reports.stop import REPORT_COPY_STOP
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
 from graphrag.settings import IndexSettings
@@ -32,6 +32,8 @@ REPORT_COLUMNS = [
 CHILD_REPORT_HEADER = "Reports of its sub-communities"
 CHILD_SUMMARY_HEADER = "Summaries of its sub-communities (id|title|summary)"
 REPORT_MAX_TOKENS = 1200  # completion cap of a report
+
+REPORT_SCHEMA_NAME = "community_report"  # names the JSON schema of a report request
 
 
 def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
@@ -201,10 +203,9 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
     report = await llm.ajson(
         messages,
         prompts.report_schema(settings.report_max_findings),
-        name="community_report",
+        name=REPORT_SCHEMA_NAME,
         max_tokens=REPORT_MAX_TOKENS,
-        # always: it ends a reply only at a copy, which tidying would drop anyway
-        stop_rule=ReportCopyStop.for_request,
+        stop_rule=REPORT_COPY_STOP if settings.stop_report_copies else None,
     )
     return tidy_report(report)
 
