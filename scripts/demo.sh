@@ -39,20 +39,21 @@ cache_args=()
   --out reports/kestrel_bay "${limit_args[@]}"
 # The 18 thematic questions (the 6 global ones above and 12 more, recorded): global and local
 # search against naive RAG head to head, on enough questions for the win rate to tell a win
-# from a tie.
+# from a tie. The RAGAS triad is in every report, each judgement from the cache or shown as
+# "not recorded" (these sets' judgements are not recorded yet).
 .venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
   --questions data/kestrel_bay/thematic_questions.jsonl --methods naive,global,local \
-  --metrics none --pairwise global:naive,local:naive --out reports/kestrel_bay_thematic --quiet
+  --metrics "$metrics" --pairwise global:naive,local:naive --out reports/kestrel_bay_thematic --quiet
 # 12 held-out thematic questions (h01-h12), written after the settings were chosen on the 18
 # and before any method answered them: the same methods and pairs, recorded.
 .venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
   --questions data/kestrel_bay/heldout_thematic_questions.jsonl --methods naive,global,local \
-  --metrics none --pairwise global:naive,local:naive --out reports/kestrel_bay_heldout --quiet
+  --metrics "$metrics" --pairwise global:naive,local:naive --out reports/kestrel_bay_heldout --quiet
 # 12 more (s01-s12), written after global search's reduce drafts were chosen on the 30 above
 # and before any method answered them: the same methods and pairs, recorded.
 .venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
   --questions data/kestrel_bay/second_heldout_thematic_questions.jsonl \
-  --methods naive,global,local --metrics none --pairwise global:naive,local:naive \
+  --methods naive,global,local --metrics "$metrics" --pairwise global:naive,local:naive \
   --out reports/kestrel_bay_second_heldout --quiet
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names

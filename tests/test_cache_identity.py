@@ -4,6 +4,7 @@ re-keyed by ``graphrag cache migrate`` and then replays; it is never re-recorded
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from graphrag.llm.embedded.weights import DEFAULT_WEIGHTS
 from graphrag.llm.identity import IDENTITIES_FILE
 from graphrag.llm.migrate import migrate_folder
 from graphrag.llm.stream import StopRuleFactory
+from graphrag.settings.judge import judge_settings
 from graphrag.text import embeddings as vectors
 
 QUESTION = [{"role": "user", "content": "Name the bay."}]
@@ -222,3 +224,28 @@ def test_a_changed_vector_recipe_changes_every_key(
 def test_the_committed_cache_is_in_todays_format() -> None:
     assert folder_format(RECORDED_CACHE) == CACHE_FORMAT
     assert ResponseCache(RECORDED_CACHE, "replay").mode == "replay"
+
+
+def test_a_judge_of_its_own_misses_what_the_answering_model_recorded(
+    make_settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judge served from another GGUF (``judge.model_file``) keys its calls by its weights:
+    the same request body recorded for the answering model is not served to it."""
+    monkeypatch.setenv("GRAPHRAG_HOME", str(tmp_path / "home"))
+    judge_file = weights_file(tmp_path, b"GGUF a judge")
+    settings = make_settings(
+        "", cache={"mode": "replay"}, judge={"model_file": judge_file, "model": "answerer"}
+    )
+    answerer = ChatLLM(
+        dataclasses.replace(settings, llm=dataclasses.replace(settings.llm, model="answerer"))
+    )
+    judge = ChatLLM(judge_settings(settings))
+    body = unstreamed_body(answerer, QUESTION)
+    completion = {"choices": [{"message": {"role": "assistant", "content": REPLY}}]}
+    completion["usage"] = {"prompt_tokens": 5, "completion_tokens": 2}
+    recorder = ResponseCache(answerer.cache.root, "on")
+    recorder.put(answerer.cache_key(body), {"request": body, "response": completion})
+    assert unstreamed_body(judge, QUESTION) == body  # the same request, another model
+    assert run_sync(answerer.achat(QUESTION)).text == REPLY
+    with pytest.raises(CacheMissError):
+        run_sync(judge.achat(QUESTION))
