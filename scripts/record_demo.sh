@@ -10,6 +10,8 @@
 #
 #   scripts/record_demo.sh                                # every method, all 24 questions
 #   METHODS=naive,ppr LIMIT=12 scripts/record_demo.sh
+#   METRICS=faithfulness,context_recall scripts/record_demo.sh   # the RAGAS judgements too,
+#       method by method, then the planted judge controls of the whole run (CONTROLS=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
@@ -23,3 +25,12 @@ for method in ${methods//,/ }; do
     --questions data/kestrel_bay/questions.jsonl --methods "$method" --metrics "${METRICS:-none}" \
     --judge-controls 0 --out "${OUT:-output/kestrel_bay_recording}/$method" --limit "$limit" --quiet
 done
+# The planted controls are drawn from the whole run's records (eval.seed): recorded once every
+# method's judgements are, by the same run scripts/demo.sh replays.
+if [ "${CONTROLS:-0}" = 1 ] && [ "${METRICS:-none}" != none ]; then
+  .venv/bin/python -m graphrag eval --index output/kestrel_bay \
+    --questions data/kestrel_bay/questions.jsonl --methods "$(cat data/kestrel_bay/recorded_methods)" \
+    --metrics "$(cat data/kestrel_bay/recorded_metrics)" \
+    --pairwise "$(cat data/kestrel_bay/recorded_pairwise)" \
+    --out "${OUT:-output/kestrel_bay_recording}/all" --limit "$limit" --quiet
+fi

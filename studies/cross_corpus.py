@@ -33,7 +33,7 @@ from graphrag.eval.judge import JUDGE_CALLS
 from graphrag.eval.runner import index_cost
 from graphrag.report.analysis import Analysis, analyse, report_family
 from graphrag.report.folder import RUN_JSON, TESTS_CSV
-from graphrag.report.headline import headline, restrict
+from graphrag.report.headline import headline, restrict, tuned_of
 from graphrag.report.sections import RUN_FIELDS
 from graphrag.settings import REPO_ROOT
 
@@ -160,10 +160,10 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
             "`python -m graphrag eval --out …`?"
         )
     # the headline's rows, as the report's own tables: its test questions (else a tuning set)
-    records, label = headline(pd.read_parquet(records_path))
     run_path = folder / RUN_JSON
     run = json.loads(run_path.read_text(encoding="utf-8")) if run_path.is_file() else {}
     meta = run.get("meta") or _meta_from_summary(folder / "summary.md")
+    records, label = headline(pd.read_parquet(records_path), tuned_of(meta))
     ragas = run.get("ragas_metrics", _ragas_metrics(records))
     options = {
         "alpha": float(run.get("alpha", 0.05)),

@@ -15,7 +15,7 @@ from conftest import FakeLLM
 from graphrag.eval.judge import NOT_RECORDED, NOT_SAMPLED, Judge
 from graphrag.eval.questions import load_questions
 from graphrag.eval.runner import evaluate_pair, judge_sample_ids
-from graphrag.llm.cache import ResponseCache
+from graphrag.llm.cache import FORMAT_FILE, ResponseCache
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.naive import NaiveRAG
 from graphrag.report.folder import write_report
@@ -58,6 +58,7 @@ def test_a_demo_question_replays_its_relevancy_and_says_faithfulness_is_not_reco
         source = committed / key[:2] / f"{key}.json"
         (partial / key[:2]).mkdir(parents=True, exist_ok=True)
         shutil.copy(source, partial / key[:2] / source.name)
+    shutil.copy(committed / FORMAT_FILE, partial / FORMAT_FILE)  # keyed as the committed cache
     cache = dataclasses.replace(replay_settings.cache, path=str(partial))
     triad = record(dataclasses.replace(replay_settings, cache=cache), TRIAD)
 

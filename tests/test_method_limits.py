@@ -45,7 +45,8 @@ def test_a_limited_method_answers_only_the_first_questions_and_is_paired_on_them
     # The headline is the test questions: paired on those among the five both answered.
     test = set(records.loc[records["split"] == "test", "question_id"])
     paired = len(test & set(per_method["ppr"]))
-    assert 0 < paired < 5 and f"| naive | ppr | {paired} |" in summary
+    tests = summary.split("## Tests against naive", 1)[1].split("\n## ", 1)[0]
+    assert 0 < paired < 5 and f"| evidence_recall | ppr | {paired} |" in tests
 
 
 def test_a_limit_naming_a_method_not_evaluated_is_refused(musique_index, musique_settings):

@@ -160,9 +160,7 @@ def test_a_streamed_report_keeps_the_findings_before_the_copy(
     # replay: the kept report from the cache alone
     replay = ChatLLM(make_settings(fake_llm.base_url, cache={"mode": "replay"}))
     again = run_sync(
-        replay.ajson(
-            messages, schema, name="community_report", stop_rule=REPORT_COPY_STOP
-        )
+        replay.ajson(messages, schema, name="community_report", stop_rule=REPORT_COPY_STOP)
     )
     assert again == report and fake_llm.calls == 1
 

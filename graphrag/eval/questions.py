@@ -27,6 +27,10 @@ SPLITS = ("dev", "test")
 DEFAULT_SPLIT = "test"  # a question no default was chosen on
 
 
+# A run's meta field naming the settings chosen on its test questions too (eval.tuned_on_test)
+TUNED_FIELD = "tuned on these test questions"
+
+
 class QuestionSetError(ValueError):
     """A question set is malformed; the message names the file and line."""
 

@@ -19,7 +19,7 @@ from graphrag.eval import judge_validity, pairwise
 from graphrag.eval.hops import has_decompositions, hop_evidence
 from graphrag.eval.judge import JUDGE_CALLS, NOT_SAMPLED, SAMPLED_METRICS, Judge
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
-from graphrag.eval.questions import DEFAULT_SPLIT, QuestionSetError, load_questions
+from graphrag.eval.questions import DEFAULT_SPLIT, TUNED_FIELD, QuestionSetError, load_questions
 from graphrag.index.extract.quality import load_gold_graph
 from graphrag.index.store import Index
 from graphrag.llm.cache import CacheMissError
@@ -340,6 +340,7 @@ def run_evaluation(
             **(judged_pairs if pairwise_pairs else {}),
         },
         "generated_by": command or "python -m graphrag eval",
+        **({TUNED_FIELD: settings.eval.tuned_on_test} if settings.eval.tuned_on_test else {}),
     }
     return EvalRun(
         records,

@@ -23,7 +23,13 @@ from graphrag.report import plots as viz
 from graphrag.report import sections
 from graphrag.report.analysis import Analysis, analyse, headline_lines
 from graphrag.report.degraded import complete_scores_section, degraded_pairs, degraded_section
-from graphrag.report.headline import all_questions, all_questions_section, headline, restrict
+from graphrag.report.headline import (
+    all_questions,
+    all_questions_section,
+    headline,
+    restrict,
+    tuned_of,
+)
 from graphrag.report.hops import hops_section
 from graphrag.report.reading import reading_section
 from graphrag.settings import repo_relative
@@ -85,7 +91,7 @@ def write_report(
     headline sections and the plots read the ``test`` questions only (``headline``)."""
     options = {"alpha": alpha, "n_resamples": n_resamples, "seed": seed}
     records, controls = machine_independent(records, controls)
-    rows, label = headline(records)
+    rows, label = headline(records, tuned_of(meta))
     analysis = analyse(
         rows,
         metrics,

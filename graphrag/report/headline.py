@@ -10,12 +10,13 @@ record. Called once per report, where its records are read: ``folder.write_repor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pandas as pd
 
 from graphrag.eval import stats
-from graphrag.eval.questions import DEFAULT_SPLIT
+from graphrag.eval.questions import DEFAULT_SPLIT, TUNED_FIELD
 from graphrag.report.analysis import Analysis
 from graphrag.report.sections import scores_section
 
@@ -38,10 +39,26 @@ def is_tuning_set(records: pd.DataFrame) -> bool:
     return not bool((splits_of(records) == "test").any())
 
 
-def headline(records: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+def headline(records: pd.DataFrame, tuned: Sequence[str] = ()) -> tuple[pd.DataFrame, str]:
     """Return the records the headline is computed on and the sentence that labels it: the
-    ``test`` rows when there are any; otherwise every row, labelled as a tuning set."""
-    records = records.assign(split=splits_of(records))
+    ``test`` rows when there are any; otherwise every row, labelled as a tuning set. ``tuned``:
+    settings chosen on the test questions too, named as a tuning-set caveat."""
+    rows, label = _headline(records.assign(split=splits_of(records)))
+    if tuned and not is_tuning_set(rows):
+        label += (
+            f" Tuning-set caveat: {', '.join(f'`{t}`' for t in tuned)} was chosen on these test "
+            "questions too (before the split; docs/defaults-provenance.md)."
+        )
+    return rows, label
+
+
+def tuned_of(meta: dict) -> list[str]:
+    """Return the settings a run's meta says were chosen on its test questions too."""
+    value = meta.get(TUNED_FIELD) or []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _headline(records: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     n_test, n_dev = _questions(records, "test"), _questions(records, "dev")
     if is_tuning_set(records):
         return records, (

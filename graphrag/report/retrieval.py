@@ -15,7 +15,7 @@ import pandas as pd
 from graphrag.eval import stats
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import BASELINE, RECALL_KS, SCORES, RetrievalEvalError, baseline_tests
-from graphrag.report.headline import headline, restrict
+from graphrag.report.headline import headline, restrict, tuned_of
 from graphrag.report.hops import hops_section
 from graphrag.report.tables import baseline_tests_table, cell, md, p_text, signed, table, with_ci
 from graphrag.settings import repo_relative
@@ -139,7 +139,7 @@ def write_report(
     ``extra`` lines before the per-hop section); return the tests. The scores, tests and
     per-hop shares of the page are of the ``test`` questions (``report.headline``); the
     files keep every question."""
-    rows, label = headline(records)
+    rows, label = headline(records, tuned_of(meta))
     tests = baseline_tests(rows, options)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -194,7 +194,7 @@ def summary_section(folder: str | Path) -> list[str]:
     folder = Path(folder)
     report = read_report(folder)
     run, tests = report.run, report.tests
-    records, label = headline(report.records)
+    records, label = headline(report.records, tuned_of(run))
     options = {k: run[k] for k in ("seed", "n_resamples") if k in run}
     return [
         f"## Retrieval only: {folder.name}",

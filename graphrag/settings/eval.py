@@ -27,6 +27,9 @@ class EvalSettings:
     """Questions faithfulness and context recall are judged on (``--judge-sample``): a seeded
     sample (eval.seed) of this many, from the ``test`` split when the set has one; 0: all.
     Answer relevancy is judged on every question."""
+    tuned_on_test: list[str] = field(default_factory=list)
+    """Settings chosen on this question set's test questions too (e.g. before it was split):
+    every headline names them, a tuning-set caveat (docs/defaults-provenance.md)."""
     answer_relevancy_strictness: int = 1
     """Questions RAGAS answer relevancy generates back from each answer (one judge call each)."""
     # the GraphRAG paper's pairwise criteria are for global, sensemaking questions
