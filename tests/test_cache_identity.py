@@ -160,7 +160,7 @@ def test_migration_keys_a_streamed_family_under_the_rule_it_could_have_had(
         root, unstreamed_body(llm_off, extraction("three")), "entity|A|x|y\n", stopped_early="r"
     )
     done = migrate_folder(root, streamed_families())
-    assert done.written == 4  # the clean reply under both keys, the others under one
+    assert done.written == 5  # "one" and "two" under both keys, "three" under the rule's
     llm = ChatLLM(settings)
 
     def served(text: str, rule: StopRuleFactory | None) -> bool:
@@ -169,7 +169,13 @@ def test_migration_keys_a_streamed_family_under_the_rule_it_could_have_had(
         )
 
     assert served("one", RECORD_STOP) and served("one", None)
-    assert served("two", None) and not served("two", RECORD_STOP)
+    assert served("two", None) and served("two", RECORD_STOP)
+    cut = llm.cache.get(llm.cache_key(unstreamed_body(llm, extraction("two")), RECORD_STOP))
+    # under the rule: the same reply ended where the rule ends it (its first repeat)
+    assert cut["response"]["choices"][0]["message"]["content"] == looping.split("\n")[0] + "\n" + (
+        "relationship|A|B|r\n"
+    )
+    assert cut["derived_by_migration"] and cut["stopped_early"]
     assert served("three", RECORD_STOP) and not served("three", None)
 
 

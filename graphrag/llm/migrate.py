@@ -13,7 +13,9 @@ of a streamed request, neither of which a format-1 record states, so they are in
   records, community reports) was stopped by it when ``stopped_early`` says so; else the
   rule is run over the recorded reply: if it would not have cut it, the reply is what the
   request gets with the rule and without it, and it is stored under both keys; if it would
-  have, the reply was recorded without the rule and keeps only the rule-free key.
+  have, the reply was recorded without the rule (or under an older version of it): it keeps
+  the rule-free key, and the rule's key gets the reply ended where the rule ends it (what the
+  same tokens streamed under the rule give), marked ``derived_by_migration``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from graphrag.llm.cache import (
 from graphrag.llm.identity import embedded_identity
 from graphrag.llm.stream import StopRuleFactory
 from graphrag.llm.transport import ENDPOINT_PREFIX
+from graphrag.text import tokens
 
 MIGRATIONS_FILE = "migrations.json"  # in the cache folder: what each migration did
 
@@ -78,20 +81,51 @@ def reply_text(record: dict[str, Any]) -> str | None:
         return None
 
 
-def stop_specs(record: dict[str, Any], families: Iterable[StreamedFamily]) -> tuple[list, str]:
-    """Return the stop specs (None: no rule) ``record`` is keyed under, and why."""
+def keyed_variants(
+    record: dict[str, Any], families: Iterable[StreamedFamily]
+) -> tuple[list[tuple[dict[str, Any] | None, dict[str, Any]]], str]:
+    """Return (stop spec or None, the record stored under it) for each key ``record`` is
+    stored under, and why."""
     body = record["request"]
     family = next((f for f in families if f.applies(body)), None)
     if family is None:
-        return [None], "not streamed"
+        return [(None, record)], "not streamed"
+    rule = family.rule
     if record.get("stopped_early"):
-        return [family.rule.spec], f"{family.rule.name}: stopped early by the rule"
+        return [(rule.spec, record)], f"{rule.name}: stopped early by the rule"
     text = reply_text(record)
     if text is None:
-        return [family.rule.spec, None], f"{family.rule.name}: refusal (before any reply)"
-    if family.rule(body).check(text) is None:
-        return [family.rule.spec, None], f"{family.rule.name}: the rule would not cut the reply"
-    return [None], f"{family.rule.name}: the rule would cut the reply (recorded without it)"
+        return [(rule.spec, record), (None, record)], f"{rule.name}: refusal (before any reply)"
+    cut = rule(body).check(text)
+    if cut is None:
+        both = [(rule.spec, record), (None, record)]
+        return both, f"{rule.name}: the rule would not cut the reply"
+    why = f"{rule.name}: the rule would cut the reply (recorded without it; cut copy derived)"
+    return [(None, record), (rule.spec, cut_copy(record, rule, body, cut))], why
+
+
+def cut_copy(
+    record: dict[str, Any], rule: StopRuleFactory, body: dict[str, Any], cut: tuple[int, str]
+) -> dict[str, Any]:
+    """Return what the same request streamed under ``rule`` gets: the recorded reply ended where
+    the rule ends it (the model writes the same tokens either way; the stream is closed there),
+    its completion tokens counted as the kept text's, marked ``derived_by_migration``."""
+    offset, why = cut
+    kept = reply_text(record)[:offset]
+    close = getattr(rule(body), "close", None)
+    kept = close(kept) if close else kept
+    response = json.loads(json.dumps(record["response"]))
+    response["choices"][0]["message"]["content"] = kept
+    response["choices"][0]["finish_reason"] = "stop"
+    usage = response.get("usage") or {}
+    prompt = int(usage.get("prompt_tokens", 0))
+    completion = tokens.count_tokens(kept)
+    response["usage"] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    return record | {"response": response, "stopped_early": why, "derived_by_migration": True}
 
 
 def migrate_folder(
@@ -113,18 +147,18 @@ def migrate_folder(
         old = legacy_request_key(record["request"])
         if path.stem != old:
             continue  # already format 2 (a resumed migration)
-        specs, reason = stop_specs(record, families)
+        variants, reason = keyed_variants(record, families)
         identity = identity_of(record)
-        for spec in specs:
+        for spec, stored in variants:
             keyed = {"identity": identity, "stop": spec, "migrated_from": old}
-            cache.put(request_key(record["request"], identity, spec), record | keyed)
+            cache.put(request_key(record["request"], identity, spec), stored | keyed)
             done.written += 1
         done.records += 1
         done.reasons[reason] += 1
         path.unlink()
     write_format(root)
     if done.records:
-        _log(root, found or CACHE_FORMAT, done)
+        _log(root, 1, done)  # only format-1 records are re-keyed
     return done
 
 
