@@ -19,7 +19,7 @@ from graphrag.eval.hops import hop_shares
 from graphrag.eval.stats import frontier
 from graphrag.llm.usage import UNKNOWN_HOST
 from graphrag.report.analysis import partial_methods
-from graphrag.report.headline import is_tuning_set
+from graphrag.report.headline import CAVEAT, is_tuning_set
 from graphrag.report.tables import md, number, p_phrase, p_text, signed, with_ci
 from studies.cross_corpus import (
     COST_METRICS,
@@ -195,6 +195,9 @@ def reading_section(reports: Sequence[CorpusReport], baseline: str) -> list[str]
                 + ", ".join(f"{m} ({verdict})" for m, verdict in report.left_out.items())
                 + "."
             )
+        caveat = report.analysis.headline.partition(CAVEAT)[2]
+        if caveat:
+            parts.append(CAVEAT + caveat)
         lines.append(
             f"- **{md(report.name)}** ({_count(report.n_questions, 'question')}"
             f"{' (tuning set)' if is_tuning_set(report.analysis.records) else ''}, "

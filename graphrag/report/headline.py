@@ -21,6 +21,7 @@ from graphrag.report.analysis import Analysis
 from graphrag.report.sections import scores_section
 
 TUNING_SET = "tuning set (dev questions: defaults were chosen on them)"
+CAVEAT = "Tuning-set caveat:"  # opens the sentence naming settings chosen on test questions
 
 
 def _questions(records: pd.DataFrame, split: str) -> int:
@@ -46,7 +47,7 @@ def headline(records: pd.DataFrame, tuned: Sequence[str] = ()) -> tuple[pd.DataF
     rows, label = _headline(records.assign(split=splits_of(records)))
     if tuned and not is_tuning_set(rows):
         label += (
-            f" Tuning-set caveat: {', '.join(f'`{t}`' for t in tuned)} was chosen on these test "
+            f" {CAVEAT} {', '.join(f'`{t}`' for t in tuned)} was chosen on these test "
             "questions too (before the split; docs/defaults-provenance.md)."
         )
     return rows, label
