@@ -110,7 +110,8 @@ def test_the_lock_pins_every_requirement_at_the_version_pyproject_pins():
         )
 
 
-# Extras scripts/setup.sh leaves out: the smoke model (491 MB) serves only a live test.
+# Extras scripts/setup.sh leaves out: the smoke model (491 MB) serves only a live test
+# (scripts/test.sh installs it).
 NOT_IN_SETUP = {"smoke"}
 
 
