@@ -15,28 +15,16 @@ import os
 import secrets
 import threading
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
-# the replay misses of the task inside :func:`collect_misses` (one judge score at a time)
-_TASK_MISSES: ContextVar[list[str] | None] = ContextVar("task_misses", default=None)
+from graphrag.llm.coroutines import TaskCollector
 
-
-@contextmanager
-def collect_misses() -> Iterator[list[str]]:
-    """Yield the list of replay misses this task (and the tasks it starts) meets inside the
-    block, so a caller knows its own misses although another task's run concurrently."""
-    found: list[str] = []
-    token = _TASK_MISSES.set(found)
-    try:
-        yield found
-    finally:
-        _TASK_MISSES.reset(token)
+# the replay misses of the work inside ``collect_misses()`` (one judge score at a time)
+_TASK_MISSES: TaskCollector[str] = TaskCollector("task_misses")
+collect_misses = _TASK_MISSES.collecting
 
 
 class LLMError(RuntimeError):
@@ -192,9 +180,7 @@ class ResponseCache:
             f"ending {excerpt!r} was never recorded. Run with GRAPHRAG_CACHE=on to record it."
         )
         self.misses.append(message)
-        collected = _TASK_MISSES.get()
-        if collected is not None:
-            collected.append(message)
+        _TASK_MISSES.add(message)
         return CacheMissError(message)
 
     def records(self, schema_name: str | None = None) -> list[dict[str, Any]]:

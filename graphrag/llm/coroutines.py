@@ -4,13 +4,40 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from contextlib import contextmanager
+from typing import Any, Generic, TypeVar
 
 from tqdm import tqdm
 
 T = TypeVar("T")
+
+
+class TaskCollector(Generic[T]):
+    """A list that the code run inside :meth:`collecting` (and the tasks it starts: they copy
+    the context, not the list) appends to with :meth:`add`; outside, :meth:`add` does nothing.
+    So a caller learns what its own work met, although other tasks run concurrently."""
+
+    def __init__(self, name: str) -> None:
+        self._current: contextvars.ContextVar[list[T] | None] = contextvars.ContextVar(
+            name, default=None
+        )
+
+    @contextmanager
+    def collecting(self) -> Iterator[list[T]]:
+        """Yield the list that collects what is added inside the block."""
+        found: list[T] = []
+        token = self._current.set(found)
+        try:
+            yield found
+        finally:
+            self._current.reset(token)
+
+    def add(self, item: T) -> None:
+        found = self._current.get()
+        if found is not None:
+            found.append(item)
 
 
 def run_sync(coro: Awaitable[T]) -> T:

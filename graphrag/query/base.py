@@ -5,11 +5,9 @@
 
 from __future__ import annotations
 
-import contextvars
 import re
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
@@ -22,7 +20,7 @@ from graphrag.index.reports.lazy import aensure_reports, failed_reports
 from graphrag.index.store import Index
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary
-from graphrag.llm.coroutines import run_sync
+from graphrag.llm.coroutines import TaskCollector, run_sync
 from graphrag.llm.usage import Usage, track_usage
 from graphrag.query.loops import LOOP_FREQUENCY_PENALTY, answer_text
 from graphrag.settings import Settings
@@ -60,28 +58,14 @@ class Answer:
 
 # The losses of the answer being written (Answer.failures), collected across its tasks: a
 # task copies the context, not the list, so every task of one answer appends to the same one.
-_failures: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "answer_failures", default=None
-)
-
-
-@contextmanager
-def collecting_failures() -> Iterator[list[str]]:
-    """Collect what :func:`note_failure` names inside the block, for one answer."""
-    failures: list[str] = []
-    token = _failures.set(failures)
-    try:
-        yield failures
-    finally:
-        _failures.reset(token)
+_failures: TaskCollector[str] = TaskCollector("answer_failures")
+collecting_failures = _failures.collecting  # for one answer: what note_failure names inside
 
 
 def note_failure(text: str) -> None:
     """Name a loss of the answer being written: a dropped step, a report that could not be
-    written, a context cut (outside :func:`collecting_failures`: nothing)."""
-    failures = _failures.get()
-    if failures is not None:
-        failures.append(text)
+    written, a context cut (outside ``collecting_failures()``: nothing)."""
+    _failures.add(text)
 
 
 def drop_step(step: str, err: BaseException) -> None:
