@@ -126,6 +126,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         self.cache = cache
         self.upstream = upstream
         self.identity = identity
+        self._identity: dict[str, Any] | None = None  # once resolved, for every request
         self.slots = threading.BoundedSemaphore(concurrency)
         self._inners: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loop -> pool
 
@@ -146,7 +147,9 @@ class RecordingTransport(httpx.AsyncBaseTransport):
             return response
         streamed = bool(sent.get("stream"))
         body = keyed_body(sent)
-        identity, stop = await asyncio.to_thread(self.identity), stop_spec(sent)
+        if self._identity is None:  # may ask the endpoint: once, off the event loop
+            self._identity = await asyncio.to_thread(self.identity)
+        identity, stop = self._identity, stop_spec(sent)
         key = request_key(body, identity, stop)
         async with self.cache.async_lock(key):
             hit = _hit(self.cache, key, request, streamed)
