@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.image import imread
+from statsmodels.stats.multitest import multipletests
 
 from graphrag.eval import judge_validity
 from graphrag.eval.stats import RecordsError, summarize
@@ -231,7 +232,6 @@ def test_reading_names_the_constructed_best_method_and_only_supported_difference
 def test_the_family_is_written_for_programs_and_is_the_summary_s(report: Path) -> None:
     """tests.csv and run.json hold the family the summary prints, Holm over all 8 tests as
     statsmodels computes it."""
-    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
     tests = pd.read_csv(report / "tests.csv")
     assert len(tests) == 8 and set(tests["method"]) == {"hyde", "local"}
     expected = multipletests(tests["p_value"], method="holm")[1]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from statsmodels.stats.multitest import multipletests
 
 from graphrag.eval import judge_validity, pairwise, stats
 from graphrag.eval.hops import HOP_COLUMNS
@@ -199,7 +200,6 @@ def test_the_summary_reads_the_report_s_family_and_finds_the_built_in_difference
     assert tests.loc[("all_hops_found", "ppr")].p_holm < 0.05
     assert tests.loc[("llm_calls", "global")].mean_diff == 2.0
     assert tests.loc[("model_seconds", "ppr")].p_holm < 0.05
-    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
     for family in (report.family, report.cost_family):
         expected = multipletests(family.tests["p_value"], method="holm")[1]
         assert list(family.tests["p_holm"]) == pytest.approx(list(expected))
