@@ -5,9 +5,10 @@
 # its held-out questions' to reports/kestrel_bay_heldout and reports/kestrel_bay_second_heldout);
 # then the MuSiQue report (reports/musique, its NLP-mode index
 # and the recorded answers, settings in data/musique/graphrag.toml) and the cross-corpus
-# summary reports/SUMMARY.md. Recorded LLM responses in data/llm_cache make this fast on a
-# clean checkout; anything not recorded is asked of the live local model (about 10-20
-# tokens/s).
+# summary reports/SUMMARY.md, with its headline and reading on the results page
+# docs/results.md and a short summary in the README. Recorded LLM responses in data/llm_cache
+# make this fast on a clean checkout; anything not recorded is asked of the live local model
+# (about 10-20 tokens/s).
 #
 # EVAL_LIMIT: how many questions to evaluate (round-robin over question types). The default
 # is the number whose answers are recorded (data/kestrel_bay/recorded_*: the methods and
@@ -78,4 +79,5 @@ musique=(--config data/musique/graphrag.toml)
 .venv/bin/python -m studies.summarize reports/kestrel_bay reports/kestrel_bay_thematic \
   reports/kestrel_bay_heldout reports/kestrel_bay_second_heldout reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
-  --index output/musique_llm --out reports/SUMMARY.md --readme README.md
+  --index output/musique_llm --out reports/SUMMARY.md \
+  --results docs/results.md --readme README.md

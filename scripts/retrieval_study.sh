@@ -3,8 +3,8 @@
 # (data/musique_full), indexed in the LLM-free NLP mode, and the context each chunk-ranking
 # method would show the model scored with no answer call (evidence recall, recall@2/@5, per
 # hop; paired tests against naive RAG): reports/musique_retrieval, and PPR with its passage
-# weight cross-fitted (reports/musique_retrieval_ppr_crossfit). Then the cross-corpus summary
-# and the README's results block are regenerated with them.
+# weight cross-fitted (reports/musique_retrieval_ppr_crossfit). Then the cross-corpus summary,
+# the results page (docs/results.md) and the README's summary are regenerated with them.
 #
 # No LLM call for naive, PPR and local search; on 2 cores the first run spends most of its
 # 15-30 minutes embedding (chunks, entities, reports, and PPR's 35,000 facts); the vectors are
@@ -42,4 +42,5 @@ llm_index=()
 .venv/bin/python -m studies.summarize reports/kestrel_bay reports/kestrel_bay_thematic \
   reports/kestrel_bay_heldout reports/kestrel_bay_second_heldout reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
-  "${llm_index[@]}" --out reports/SUMMARY.md --readme README.md
+  "${llm_index[@]}" --out reports/SUMMARY.md \
+  --results docs/results.md --readme README.md

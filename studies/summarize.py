@@ -1,5 +1,7 @@
 """``python -m studies.summarize REPORT_DIR... --out reports/SUMMARY.md``: one cross-corpus
-summary of report folders written by ``graphrag eval`` (``cross_corpus_page.write_summary``).
+summary of report folders written by ``graphrag eval`` (``results_pages.write_summary``);
+``--results docs/results.md`` also writes the results page's generated block, ``--readme
+README.md`` the README's short summary.
 
 Run from the repository root (scripts/demo.sh does, after writing the reports)."""
 
@@ -11,7 +13,7 @@ import sys
 from graphrag.eval.retrieval import RetrievalEvalError
 from graphrag.settings import repo_relative
 from studies.cross_corpus import SummaryError
-from studies.cross_corpus_page import write_summary
+from studies.results_pages import write_summary
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,7 +24,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("reports", nargs="+", metavar="REPORT_DIR", help="report folders")
     parser.add_argument("--out", required=True, help="Markdown file, e.g. reports/SUMMARY.md")
     parser.add_argument(
-        "--readme", help="also write the headline and reading into this file's results block"
+        "--results",
+        help="also write the headline, reading and retrieval sections into this page's "
+        "generated block (docs/results.md)",
+    )
+    parser.add_argument(
+        "--readme",
+        help="also write the short summary (each corpus's best graph method against the "
+        "baseline) into this file's summary block (README.md)",
     )
     parser.add_argument(
         "--baseline", default="naive", help="method every other is tested against (naive)"
@@ -52,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             baseline=args.baseline,
             command="python -m studies.summarize " + " ".join(argv),
             readme=args.readme,
+            results=args.results,
             retrieval_folders=args.retrieval or (),
             index_folders=args.index or (),
         )

@@ -16,20 +16,12 @@ from graphrag.eval.hops import HOP_COLUMNS
 from graphrag.eval.runner import index_cost
 from graphrag.report import plots as viz
 from graphrag.report.folder import write_report
-from graphrag.report.retrieval import summary_section
 from graphrag.settings import REPO_ROOT
 from studies.cross_corpus import SummaryError, load_report, pooled_pairwise
-from studies.cross_corpus_page import (
-    README_END,
-    README_START,
-    corpus_section,
-    readme_block,
-    render_summary,
-    splice_readme,
-    write_summary,
-)
+from studies.cross_corpus_page import corpus_section, render_summary
 from studies.cross_corpus_reading import _cost_reading, reading_section
 from studies.recorded import recorded_run
+from studies.results_pages import write_summary
 from studies.summarize import main
 
 DEMO = REPO_ROOT / "reports" / "kestrel_bay"
@@ -369,36 +361,6 @@ def test_frontier_plot_of_the_real_demo_report_joins_the_frontier_methods() -> N
     # recall@5 does not apply to global search: named in the title, not drawn.
     assert "not plotted: global" in second.get_title()
     assert "not plotted" not in first.get_title()
-
-
-def test_the_readme_results_block_is_the_summary_of_the_committed_reports() -> None:
-    """The README's results table is generated, never typed: it must equal what the
-    committed reports give now (regenerate with
-    `python -m studies.summarize ... --readme README.md`)."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    reports = [
-        load_report(REPO_ROOT / "reports" / name)
-        for name in (
-            "kestrel_bay",
-            "kestrel_bay_thematic",
-            "kestrel_bay_heldout",
-            "kestrel_bay_second_heldout",
-            "musique",
-        )
-    ]
-    retrieval = [
-        summary_section(REPO_ROOT / "reports" / name)
-        for name in ("musique_retrieval", "musique_retrieval_ppr_crossfit")
-    ]
-    start, end = readme.index(README_START), readme.index(README_END)
-    assert readme[start : end + len(README_END)] == readme_block(reports, retrieval=retrieval)
-
-
-def test_splice_readme_replaces_only_the_block_and_names_missing_markers() -> None:
-    text = f"intro\n{README_START}\nold\n{README_END}\noutro\n"
-    assert splice_readme(text, "NEW") == "intro\nNEW\noutro\n"
-    with pytest.raises(ValueError, match="results block"):
-        splice_readme("no markers here", "NEW")
 
 
 def test_index_model_seconds_do_not_depend_on_the_order_calls_finished_in() -> None:
