@@ -26,7 +26,8 @@ HEADING = (
     "docs/configuration.md and docs/own-model.md in the workbench explain them."
 )
 EXAMPLE_FILE = "questions.example.jsonl"
-# One question of each type; fields as in graphrag.eval.questions (support: document ids).
+# One question of each type; fields as in graphrag.eval.questions (``support``, the ids of
+# the documents that answer it, is left out here: it must name documents in input/).
 EXAMPLE_QUESTIONS = [
     {
         "id": "q01",
@@ -34,7 +35,6 @@ EXAMPLE_QUESTIONS = [
         "type": "local",
         "reference": "Mayor Ana Ruiz signed it for the town.",
         "answer_keywords": ["Ana Ruiz"],
-        "support": ["harbour_agreement.txt"],
         "split": "dev",
     },
     {
