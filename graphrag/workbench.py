@@ -2,10 +2,13 @@
 cache; the CLI, the evaluation and the notebooks all go through it.
 
     from graphrag import Workbench
-    with Workbench(cache="replay") as wb:
-        wb.index("data/kestrel_bay/docs", "output/kestrel_bay")
-        print(wb.query("Who founded the Kestrel Bay Marine Institute?", method="local").text)
-        wb.evaluate("data/kestrel_bay/questions.jsonl", out="reports/kestrel_bay", limit=9)
+    with Workbench(root="my-project") as wb:     # a folder `graphrag init` wrote
+        wb.index()                               # input/ -> output/
+        print(wb.query("Who founded the institute?", method="local").text)
+        wb.evaluate()                            # questions.jsonl -> reports/
+
+Paths left out are the project's (settings ``[project]``, relative to its root); the
+repository itself is the demo project (its ``graphrag.toml``).
 
 One object, so the LLM client (its cache and concurrency limit) and the embedder (seconds to
 load) are built once and shared by indexing, every method and the judge (unless ``[judge]``
@@ -43,7 +46,8 @@ from graphrag.text.embeddings import Embedder
 class Workbench:
     """Settings, LLM, embedder and the index in use, wired once.
 
-    ``config``: a TOML file (default: ``graphrag.toml`` or ``$GRAPHRAG_CONFIG`` if present);
+    ``root``: the project folder (default: ``$GRAPHRAG_ROOT`` or the working directory),
+    whose ``graphrag.toml`` is read; ``config``: a TOML file layered over it (a variant);
     ``cache``: ``"on"``, ``"off"`` or ``"replay"`` (replay never calls a model: a prompt that
     was not recorded is an error naming it); ``overrides``: nested settings, as in the TOML;
     ``settings``: a ready Settings tree instead of all of these.
@@ -53,6 +57,7 @@ class Workbench:
         self,
         config: str | Path | None = None,
         *,
+        root: str | Path | None = None,
         cache: str | None = None,
         overrides: dict[str, Any] | None = None,
         settings: Settings | None = None,
@@ -61,7 +66,7 @@ class Workbench:
             merged = dict(overrides or {})
             if cache:
                 merged["cache"] = {**merged.get("cache", {}), "mode": cache}
-            settings = load_settings(config, overrides=merged)
+            settings = load_settings(config, overrides=merged, root=root)
         self.settings = settings
         # the user's prompt folder is set for the process (the last Workbench made decides)
         use_prompt_dir(
@@ -87,26 +92,51 @@ class Workbench:
     def embedder(self) -> Embedder:
         return Embedder(self.settings)
 
+    def project_path(self, name: str, given: str | Path | None = None) -> Path:
+        """``given`` as a path, or else the project's ``[project]`` path ``name``."""
+        if given is not None:
+            return Path(given)
+        return self.settings.resolve_path(getattr(self.settings.project, name))
+
     @property
     def index_in_use(self) -> Index:
+        """The loaded index; the project's own (``project.output``) if none was loaded."""
         if self._index is None:
-            raise ValueError("no index loaded: call Workbench.index(docs, out) or .load(path)")
+            if not self.project_path("output").is_dir():
+                raise ValueError(
+                    f"no index loaded and none at {self.project_path('output')} (setting "
+                    "project.output): call Workbench.index() or .load(path)"
+                )
+            return self.load()
         return self._index
 
     def index(
-        self, docs: str | Path, out: str | Path, *, progress: bool = True, skip_bad: bool = False
+        self,
+        docs: str | Path | None = None,
+        out: str | Path | None = None,
+        *,
+        progress: bool = True,
+        skip_bad: bool = False,
     ) -> IndexSummary:
-        """Index the corpus at ``docs`` (a folder of .txt/.md, or a .jsonl) into ``out`` and
-        load it; return the run summary (counts, failed items, cost per stage)."""
+        """Index the corpus at ``docs`` (a folder of .txt/.md, or a .jsonl; default the
+        project's input) into ``out`` (default its output) and load it; return the run
+        summary (counts, failed items, cost per stage)."""
+        out = self.project_path("output", out)
         summary = build_index(
-            docs, out, self.settings, self.llm, self.embedder, progress=progress, skip_bad=skip_bad
+            self.project_path("input", docs),
+            out,
+            self.settings,
+            self.llm,
+            self.embedder,
+            progress=progress,
+            skip_bad=skip_bad,
         )
         self.load(out)
         return summary
 
-    def load(self, path: str | Path) -> Index:
-        """Load the index folder ``path`` and make it the one queries use."""
-        self._index = load_index(path)
+    def load(self, path: str | Path | None = None) -> Index:
+        """Load the index folder ``path`` (default: the project's) for queries to use."""
+        self._index = load_index(self.project_path("output", path))
         self._methods = {}
         self._vectors = None
         return self._index
@@ -138,9 +168,9 @@ class Workbench:
 
     def evaluate(
         self,
-        questions: str | Path,
+        questions: str | Path | None = None,
         *,
-        out: str | Path,
+        out: str | Path | None = None,
         methods: list[str] | None = None,
         metrics: list[str] | None = None,
         limit: int | None = None,
@@ -148,8 +178,10 @@ class Workbench:
         command: str | None = None,
         **options: Any,
     ) -> EvalResult:
-        """Score ``methods`` on the question set with the loaded index; write the report to
-        ``out`` (records, summary.md, plots) and return it."""
+        """Score ``methods`` on the question set (default: the project's) with the loaded
+        index; write the report to ``out`` (default: the project's reports folder: records,
+        summary.md, plots) and return it."""
+        questions = self.project_path("questions", questions)
         run = run_evaluation(
             self.settings,
             self.llm,
@@ -164,7 +196,7 @@ class Workbench:
             judge_llm=self.judge_llm,
             **options,
         )
-        return write_evaluation(run, out)
+        return write_evaluation(run, self.project_path("reports", out))
 
     def evaluate_retrieval(
         self,

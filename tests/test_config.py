@@ -41,10 +41,27 @@ def test_defaults_use_the_embedded_model_without_starting_it(
     llm.close()
 
 
-def test_relative_paths_resolve_from_the_repository_root(tmp_path: Path) -> None:
+def test_relative_paths_resolve_from_the_project_root(tmp_path: Path) -> None:
+    # the working directory (isolated_cwd: tmp_path) is the project when no root is named
     settings = load_settings(path=None, env={})
-    assert settings.resolve_path(settings.cache.path) == REPO_ROOT / "data" / "llm_cache"
+    assert settings.root == tmp_path.resolve()
+    assert settings.resolve_path(settings.cache.path) == tmp_path.resolve() / "cache" / "llm"
     assert settings.resolve_path(str(tmp_path / "x")) == tmp_path / "x"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for settings in (
+        load_settings(env={}, root=elsewhere),
+        load_settings(env={"GRAPHRAG_ROOT": str(elsewhere)}),
+    ):
+        assert settings.resolve_path(settings.project.output) == elsewhere.resolve() / "output"
+
+
+def test_the_repository_is_the_demo_project_and_names_its_recorded_cache() -> None:
+    settings = load_settings(env={}, root=REPO_ROOT)
+    assert settings.resolve_path(settings.cache.path) == REPO_ROOT / "data" / "llm_cache"
+    assert settings.source("cache.path") == str(REPO_ROOT / "graphrag.toml")
+    # not the default: a user's project records into its own folder
+    assert Settings().cache.path == "cache/llm"
 
 
 def test_toml_file_values(tmp_path: Path) -> None:
@@ -284,6 +301,7 @@ def test_settings_round_trip_to_a_dict() -> None:
     data = load_settings(env={}, overrides={"llm": {"model": "m"}}).to_dict()
     assert data["llm"]["model"] == "m"
     assert set(data) == {
+        "project",
         "llm",
         "embedded",
         "judge",

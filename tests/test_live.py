@@ -16,6 +16,7 @@ from collections import Counter
 import pytest
 
 from graphrag import prompts
+from graphrag.cli import main as cli_main
 from graphrag.eval import pairwise
 from graphrag.eval.judge import Judge
 from graphrag.index.extract.names import name_key
@@ -177,3 +178,25 @@ def test_a_second_embedded_server_with_another_model_file_judges(tmp_path, monke
     assert all(1.0 <= r <= 5.0 for r in ratings.values())
     models = Counter(record["request"]["model"] for record in bench.llm.cache.records())
     assert models == {settings.llm.model: 1, small.stem: len(ratings)}  # recorded apart
+
+
+def test_a_new_project_indexes_and_answers_with_the_embedded_model(tmp_path, capsys):
+    """A new user's first minutes: init, two short documents, index, ask; all with the
+    defaults (the embedded model, the record extraction, community reports)."""
+    root = tmp_path / "first-project"
+    assert cli_main(["init", str(root)]) == 0
+    (root / "input" / "institute.txt").write_text(PARAGRAPH, encoding="utf-8")
+    (root / "input" / "grant.txt").write_text(
+        "In 2021 the Kestrel Bay Marine Institute won a grant from the Ocean Fund to map the "
+        "seagrass of Harrow Shoal. Mara Okafor announced the grant in Port Aldry.",
+        encoding="utf-8",
+    )
+    assert cli_main(["--root", str(root), "index", "--quiet"]) == 0
+    capsys.readouterr()
+    question = "Who leads the Kestrel Bay Marine Institute?"
+    assert cli_main(["--root", str(root), "query", question, "--method", "local", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)["local"]
+    assert "Okafor" in answer["text"]
+    # the project's own cache holds every reply: asking again calls no model
+    assert cli_main(["--root", str(root), "--cache", "replay", "query", question]) == 0
+    assert any((root / "cache" / "llm").rglob("*.json"))

@@ -1,6 +1,6 @@
-"""Command line: ``python -m graphrag index | query | eval | retrieval | convert |
-graph | llm | cache``. Every command's flags and help texts are here, in one parser (what ``--help``
-shows); what each command does is in ``graphrag.cli.commands``."""
+"""Command line: ``python -m graphrag init | settings | index | query | eval | retrieval |
+convert | graph | llm | cache``. Every command's flags and help texts are here, in one
+parser (what ``--help`` shows); what each command does is in ``graphrag.cli.commands``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from graphrag.index.incremental import IncrementalError
 from graphrag.index.store import IndexLoadError
 from graphrag.llm.cache import LLMError
 from graphrag.llm.embedded.server import EmbeddedServerError
+from graphrag.project import ProjectExistsError
+from graphrag.prompts.loader import PromptTemplateError
 from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, UnknownMethodError
 from graphrag.settings import SettingsError
 from graphrag.text.documents import DocumentError
@@ -38,6 +40,8 @@ USER_ERRORS = (
     EmbeddedServerError,
     UnknownMethodError,
     IncrementalError,
+    ProjectExistsError,
+    PromptTemplateError,
 )
 
 
@@ -52,13 +56,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphrag", description="GraphRAG research workbench: index, query, evaluate."
     )
-    parser.add_argument("--config", help="settings TOML file (default: ./graphrag.toml if present)")
+    parser.add_argument(
+        "--root",
+        help="project folder: its graphrag.toml is read and relative paths are taken from it "
+        "(default: $GRAPHRAG_ROOT or the current folder)",
+    )
+    parser.add_argument(
+        "--config", help="a settings TOML file layered over the project's graphrag.toml"
+    )
     parser.add_argument(
         "--cache",
         choices=["on", "off", "replay"],
         help="LLM response cache mode (overrides GRAPHRAG_CACHE)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser(
+        "init",
+        help="write a new project folder: graphrag.toml with every setting, prompts/, input/",
+    )
+    p.add_argument("folder", help="the project folder to create (or to fill, if it has no project)")
+    p.set_defaults(func=commands.cmd_init)
+
+    p = sub.add_parser("settings", help="print the settings in effect and where each came from")
+    p.add_argument("--changed", action="store_true", help="only the settings not at their default")
+    p.set_defaults(func=commands.cmd_settings)
 
     p = sub.add_parser(
         "llm",
@@ -69,8 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.cmd_llm)
 
     p = sub.add_parser("index", help="build an index from a folder of .txt/.md or a .jsonl")
-    p.add_argument("--input", help="corpus folder, text file or .jsonl")
-    p.add_argument("--out", required=True, help="index folder to write (or to update)")
+    p.add_argument(
+        "--input", help="corpus folder, text file or .jsonl (default: setting project.input)"
+    )
+    p.add_argument(
+        "--out", help="index folder to write or update (default: setting project.output)"
+    )
     p.add_argument("--add", help="add these documents to the index --out (only they are extracted)")
     p.add_argument(
         "--delete", action="append", metavar="DOC_ID", help="delete a document from --out"
@@ -95,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("query", help="answer a question with one or all retrieval methods")
     p.add_argument("question")
-    p.add_argument("--index", required=True, help="index folder")
+    p.add_argument("--index", help="index folder (default: setting project.output)")
     p.add_argument(
         "--method",
         default="local",
@@ -111,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.cmd_query)
 
     p = sub.add_parser("eval", help="score methods on a question set and write a report")
-    p.add_argument("--index", required=True)
-    p.add_argument("--questions", required=True, help="questions .jsonl")
+    p.add_argument("--index", help="index folder (default: setting project.output)")
+    p.add_argument("--questions", help="questions .jsonl (default: setting project.questions)")
     p.add_argument(
         "--methods", help="comma list, or all (default: eval.methods + eval.opt_in_methods)"
     )
@@ -122,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"also evaluate the opt-in methods ({', '.join(OPT_IN_METHODS)})",
     )
     p.add_argument("--metrics", help="comma list of RAGAS metrics, or none (default: eval.metrics)")
-    p.add_argument("--out", required=True, help="report folder, e.g. reports/kestrel_bay")
+    p.add_argument("--out", help="report folder (default: setting project.reports)")
     p.add_argument("--types", help="only questions of these types, comma list (e.g. global)")
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument(
@@ -173,12 +199,19 @@ def build_parser() -> argparse.ArgumentParser:
         "retrieval",
         help="score the contexts methods would build (evidence recall, recall@k), no answers",
     )
-    p.add_argument("--index", required=True)
-    p.add_argument("--questions", required=True, help="questions .jsonl with support ids")
+    p.add_argument("--index", help="index folder (default: setting project.output)")
+    p.add_argument(
+        "--questions",
+        help="questions .jsonl with support ids (default: setting project.questions)",
+    )
     p.add_argument(
         "--methods", default="naive,ppr,local", help="comma list of chunk-ranking methods"
     )
-    p.add_argument("--out", required=True, help="folder for summary.md and retrieval.parquet")
+    p.add_argument(
+        "--out",
+        help="folder for summary.md and retrieval.parquet (default: retrieval/ in the "
+        "project's reports folder)",
+    )
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=commands.cmd_retrieval)
@@ -194,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.cmd_convert)
 
     p = sub.add_parser("graph", help="write the index's entity graph as an interactive HTML page")
-    p.add_argument("--index", required=True, help="index folder")
+    p.add_argument("--index", help="index folder (default: setting project.output)")
     p.add_argument("--out", required=True, help="HTML file to write, e.g. graph.html")
     p.add_argument("--level", type=int, default=0, help="community level that colours the nodes")
     p.add_argument(

@@ -16,9 +16,11 @@ from graphrag.index.streamed import streamed_families
 from graphrag.llm.cache import CACHE_FORMAT, folder_format
 from graphrag.llm.migrate import migrate_folder
 from graphrag.llm.usage import track_usage
+from graphrag.project import init_project
 from graphrag.query.registry import OPT_IN_METHODS, method_names
 from graphrag.report.graph_page import write_interactive_graph
 from graphrag.settings import Settings, load_settings
+from graphrag.settings.reference import effective_settings
 from graphrag.text.embeddings import VECTOR_KEY_FORMAT, Embedder, migrate_packs
 from graphrag.workbench import Workbench
 
@@ -28,8 +30,32 @@ def _command() -> str:
     return "python -m graphrag " + " ".join(sys.argv[1:])
 
 
+def _bench(args: argparse.Namespace) -> Workbench:
+    """The workbench of the project the command runs in (``--root``, ``--config``, ``--cache``)."""
+    return Workbench(args.config, root=args.root, cache=args.cache)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    written = init_project(args.folder)
+    print(f"wrote a project in {args.folder} ({len(written)} files and folders):")
+    print(f"  {args.folder}/graphrag.toml   every setting, commented out at its default")
+    print(f"  {args.folder}/prompts/        an editable copy of every prompt")
+    print(f"  {args.folder}/input/          put your .txt/.md documents (or one .jsonl) here")
+    print("next:")
+    print(f"  graphrag index --root {args.folder}")
+    print(f'  graphrag query --root {args.folder} --method all "your question"')
+    return 0
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    overrides = {"cache": {"mode": args.cache}} if args.cache else None
+    settings = load_settings(args.config, overrides=overrides, root=args.root)
+    print("\n".join(effective_settings(settings, changed_only=args.changed)))
+    return 0
+
+
 def cmd_llm(args: argparse.Namespace) -> int:
-    with Workbench(args.config, cache=args.cache) as bench:
+    with _bench(args) as bench:
         llm, model = bench.llm, bench.settings.llm.model
         if args.question == "serve" and llm.server is None:
             print("llm.base_url is set: there is no embedded server to run", file=sys.stderr)
@@ -55,19 +81,17 @@ def cmd_llm(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    with Workbench(args.config, cache=args.cache) as bench:
+    with _bench(args) as bench:
         if args.method:
             bench.settings.index.method = args.method
         if args.lazy_reports:
             bench.settings.index.lazy_reports = True
         if args.add or args.delete:  # only the added documents are extracted
             parts = bench.settings, bench.llm, bench.embedder
-            summary = update_index(args.out, *parts, args.add, args.delete or (), not args.quiet)
+            out = bench.project_path("output", args.out)
+            summary = update_index(out, *parts, args.add, args.delete or (), not args.quiet)
             print(summary.render())
             return 0
-        if not args.input:
-            print("error: index needs --input (a new index) or --add/--delete", file=sys.stderr)
-            return 2
         summary = bench.index(args.input, args.out, progress=not args.quiet, skip_bad=args.skip_bad)
         print(summary.render())
         if args.gold:
@@ -85,7 +109,7 @@ def _opt_in(args: argparse.Namespace, settings: Settings) -> list[str]:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    with Workbench(args.config, cache=args.cache) as bench:
+    with _bench(args) as bench:
         methods = method_names(args.method.split(","), _opt_in(args, bench.settings))
         bench.load(args.index)
         answers = bench.query_all(args.question, methods)
@@ -118,7 +142,7 @@ def _metric_names(given: str | None) -> list[str] | None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    with Workbench(args.config, cache=args.cache) as bench:
+    with _bench(args) as bench:
         opt_in = _opt_in(args, bench.settings)
         asked = args.methods.split(",") if args.methods else [*bench.settings.eval.methods, *opt_in]
         methods = method_names(asked, opt_in)
@@ -144,20 +168,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_retrieval(args: argparse.Namespace) -> int:
-    with Workbench(args.config, cache=args.cache) as bench:
+    with _bench(args) as bench:
         bench.load(args.index)
+        out = args.out or bench.project_path("reports") / "retrieval"
         records = bench.evaluate_retrieval(
-            args.questions,
-            out=args.out,
+            bench.project_path("questions", args.questions),
+            out=out,
             methods=args.methods.split(","),
             limit=args.limit,
             progress=not args.quiet,
             command=_command(),
         )
     n = records["question_id"].nunique()
-    print(
-        f"{n} questions x {records['method'].nunique()} methods scored; see {args.out}/summary.md"
-    )
+    print(f"{n} questions x {records['method'].nunique()} methods scored; see {out}/summary.md")
     return 0
 
 
@@ -171,8 +194,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_graph(args: argparse.Namespace) -> int:
     communities = [int(c) for c in args.communities.split(",")] if args.communities else None
+    settings = load_settings(args.config, root=args.root)
+    index = args.index or settings.resolve_path(settings.project.output)
     out = write_interactive_graph(
-        load_index(args.index), args.out, level=args.level, communities=communities
+        load_index(index), args.out, level=args.level, communities=communities
     )
     print(f"wrote {out} (open it in a browser; it needs no network)")
     return 0
@@ -180,7 +205,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 def cmd_cache(args: argparse.Namespace) -> int:
     """Re-key the LLM cache and the recorded vectors (never re-recording: migrate.py says how)."""
-    settings = load_settings(args.config)
+    settings = load_settings(args.config, root=args.root)
     root = settings.resolve_path(args.path or settings.cache.path)
     print(f"LLM cache {root} (format {folder_format(root)} -> {CACHE_FORMAT}):")
     print("\n".join(migrate_folder(root, streamed_families()).lines()))

