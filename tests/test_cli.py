@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 from conftest import empty_settings_file
 
-from graphrag.cli import main
+from graphrag.cli import build_parser, main
 from graphrag.eval.judge_validity import DEFAULT_PAIRS
 from graphrag.eval.pairwise import DEFAULT_CONTROLS
 from graphrag.query.registry import METHODS, OPT_IN_METHODS, method_names
@@ -175,3 +176,30 @@ def test_eval_control_counts_default_to_the_eval_packages(demo_index, monkeypatc
     assert passed[0]["judge_controls"] == DEFAULT_PAIRS
     assert passed[0]["pairwise_controls"] == DEFAULT_CONTROLS
     assert (passed[1]["judge_controls"], passed[1]["pairwise_controls"]) == (3, 2)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--root", "proj", "index"],
+        ["index", "--root", "proj"],
+        ["query", "--root", "proj", "a question", "--method", "all"],
+        ["--root", "elsewhere", "eval", "--root", "proj"],  # the nearer one wins
+    ],
+)
+def test_root_may_come_before_or_after_the_command(argv) -> None:
+    assert build_parser().parse_args(argv).root == "proj"
+
+
+def test_no_root_anywhere_leaves_the_default() -> None:
+    assert build_parser().parse_args(["index"]).root is None
+
+
+def test_the_next_steps_init_prints_parse(tmp_path, capsys) -> None:
+    """What `graphrag init` tells a new user to type next is a command the CLI accepts."""
+    assert main(["init", str(tmp_path / "proj")]) == 0
+    lines = [x.strip() for x in capsys.readouterr().out.splitlines()]
+    commands = [shlex.split(x)[1:] for x in lines if x.startswith("graphrag ")]
+    assert commands
+    for words in commands:
+        assert build_parser().parse_args(words).root == str(tmp_path / "proj")

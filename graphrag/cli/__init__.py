@@ -52,15 +52,17 @@ def _method_limits(text: str) -> dict[str, int]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+ROOT_HELP = (
+    "project folder: its graphrag.toml is read and relative paths are taken from it "
+    "(default: $GRAPHRAG_ROOT or the current folder)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphrag", description="GraphRAG research workbench: index, query, evaluate."
     )
-    parser.add_argument(
-        "--root",
-        help="project folder: its graphrag.toml is read and relative paths are taken from it "
-        "(default: $GRAPHRAG_ROOT or the current folder)",
-    )
+    parser.add_argument("--root", help=ROOT_HELP)
     parser.add_argument(
         "--config", help="a settings TOML file layered over the project's graphrag.toml"
     )
@@ -245,7 +247,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--vectors", help="recorded vectors folder (default: the setting embeddings.recorded_path)"
     )
     p.set_defaults(func=commands.cmd_cache)
+    _root_after_the_command(parser)
     return parser
+
+
+def _root_after_the_command(parser: argparse.ArgumentParser) -> None:
+    """Let ``--root DIR`` follow any sub-command too (``graphrag index --root DIR``, as
+    ``init`` prints it and Microsoft GraphRAG's CLI takes it). Unset there, it leaves the
+    value given before the sub-command (or its default) alone."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                command.add_argument("--root", default=argparse.SUPPRESS, help=ROOT_HELP)
+                _root_after_the_command(command)
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:
