@@ -16,6 +16,7 @@ import pytest
 
 from graphrag import Workbench
 from graphrag.cli import build_parser
+from graphrag.project import init_project
 from graphrag.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +26,7 @@ MAX_README_LINES = 300
 FIRST_SCREEN = 60  # lines of the README a new user reads before scrolling on
 
 FENCE = re.compile(r"^(```|~~~)")
-LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|!\[[^\]]*\]\(([^)\s]+)\)")
+LINK = re.compile(r'\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)')  # [text](target "title"), images too
 INLINE_CODE = re.compile(r"`[^`]*`")
 
 
@@ -40,16 +41,15 @@ def _outside_fences(text: str) -> list[tuple[int, str]]:
     return lines
 
 
-def _blocks(text: str, last_line: int | None = None) -> list[tuple[str, str]]:
-    """Return (language, body) of each fenced block that ends by ``last_line``."""
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """Return (language, body) of each fenced block the text opens and closes."""
     blocks, language, body = [], None, []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for line in text.splitlines():
         if FENCE.match(line.strip()):
             if language is None:
                 language, body = line.strip()[3:].strip(), []
             else:
-                if last_line is None or number <= last_line:
-                    blocks.append((language, "\n".join(body)))
+                blocks.append((language, "\n".join(body)))
                 language = None
         elif language is not None:
             body.append(line)
@@ -82,7 +82,7 @@ def _links(page: Path) -> list[tuple[int, str]]:
     """Return (line number, target) of each Markdown link outside code (a link whose text is
     a code span keeps its target: the span is removed, the brackets stay)."""
     return [
-        (number, match.group(1) or match.group(2))
+        (number, match.group(1))
         for number, line in _outside_fences(page.read_text(encoding="utf-8"))
         for match in LINK.finditer(INLINE_CODE.sub("", line))
     ]
@@ -135,18 +135,21 @@ def _first_screen() -> str:
     return "\n".join(README.read_text(encoding="utf-8").splitlines()[:FIRST_SCREEN])
 
 
+def quickstart_lines() -> list[list[str]]:
+    """Return the shell commands of the README's first screen, each as its words (comments
+    dropped)."""
+    return [
+        words
+        for language, body in _blocks(_first_screen())
+        if language in ("bash", "sh", "shell", "console")
+        for line in body.splitlines()
+        if (words := shlex.split(line, comments=True))
+    ]
+
+
 def quickstart_commands() -> list[list[str]]:
-    """Return the `graphrag ...` commands of the shell blocks on the README's first screen,
-    each as its argument list (comments dropped, `graphrag` itself left off)."""
-    commands = []
-    for language, body in _blocks(_first_screen(), FIRST_SCREEN):
-        if language not in ("bash", "sh", "shell", "console"):
-            continue
-        for line in body.splitlines():
-            words = shlex.split(line, comments=True)
-            if words and words[0] == "graphrag":
-                commands.append(words[1:])
-    return commands
+    """Return the `graphrag ...` commands of the first screen without `graphrag` itself."""
+    return [words[1:] for words in quickstart_lines() if words[0] == "graphrag"]
 
 
 def test_the_quickstart_commands_parse() -> None:
@@ -161,6 +164,18 @@ def test_the_quickstart_commands_parse() -> None:
             pytest.fail(f"the CLI does not parse the README's `graphrag {shlex.join(words)}`")
     named = {words[0] for words in commands}
     assert {"init", "index", "query", "eval"} <= named
+
+
+def test_the_quickstart_puts_documents_where_init_and_index_look(tmp_path: Path) -> None:
+    """The folder the quickstart copies documents into is the input folder `init` writes
+    and `index` reads by default (setting project.input)."""
+    (project,) = [words[1] for words in quickstart_commands() if words[0] == "init"]
+    (copy,) = [words for words in quickstart_lines() if words[0] == "cp"]
+    target = Path(copy[-1])
+    written = init_project(tmp_path / project)
+    assert target.parts[0] == project and tmp_path / target in written
+    settings = load_settings(root=tmp_path / project, env={})
+    assert settings.resolve_path(settings.project.input) == (tmp_path / target).resolve()
 
 
 def _calls(tree: ast.AST) -> list[ast.Call]:
@@ -178,9 +193,7 @@ def _bind(function: object, call: ast.Call, leading: tuple = ()) -> None:
 def test_the_quickstart_python_fits_the_workbench() -> None:
     """The Python on the first screen builds a Workbench and calls its methods with
     arguments their signatures accept."""
-    (python,) = [
-        body for language, body in _blocks(_first_screen(), FIRST_SCREEN) if language == "python"
-    ]
+    (python,) = [body for language, body in _blocks(_first_screen()) if language == "python"]
     tree = ast.parse(python)
     made = [c for c in _calls(tree) if isinstance(c.func, ast.Name) and c.func.id == "Workbench"]
     assert made, "the quickstart's Python builds no Workbench"
@@ -201,9 +214,7 @@ def test_the_quickstart_python_fits_the_workbench() -> None:
 def test_the_endpoint_block_is_valid_settings(tmp_path: Path) -> None:
     """The TOML on the first screen names the chat, judge and embedding endpoints, and the
     settings loader takes it as it is."""
-    (toml,) = [
-        body for language, body in _blocks(_first_screen(), FIRST_SCREEN) if language == "toml"
-    ]
+    (toml,) = [body for language, body in _blocks(_first_screen()) if language == "toml"]
     for section in ("[llm]", "[judge]", "[embeddings]"):
         assert section in toml
     path = tmp_path / "graphrag.toml"
