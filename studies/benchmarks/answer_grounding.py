@@ -93,7 +93,7 @@ def by_method(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def report_lines(report: Path, corpus: CorpusTerms, terms: int = 6) -> list[str]:
-    """Return the printed lines of one report folder (the README quotes them)."""
+    """Return the printed lines of one report folder (docs/research-log.md quotes them)."""
     table = answer_table(pd.read_parquet(report / "records.parquet"), corpus)
     lines = [
         f"{report.name}: answer sentences naming what no document names",

@@ -21,7 +21,7 @@ and tokens per global answer.
 ``--questions`` takes several files, comma-separated: their answers and ratings are pooled
 into one row per seed or arm (more questions, a narrower interval).
 
-Why it is kept: every arm of global search in the README moves the reduce's input, and a
+Why it is kept: every arm of global search in docs/research-log.md moves the reduce's input, and a
 difference between arms is only worth reading when it is larger than what a new seed alone
 does to the same answers.
 """
@@ -120,7 +120,7 @@ def seed_rows(runs: dict) -> pd.DataFrame:
 
 
 def row_line(row: tuple) -> str:
-    """Return one printed line of ``seed_rows`` (the README quotes them)."""
+    """Return one printed line of ``seed_rows`` (docs/research-log.md quotes them)."""
     return (
         f"seed {row.seed!s:<4} keyword hit {row.keyword_hit:.3f} (naive "
         f"{row.naive_keyword_hit:.3f})   comprehensiveness {row.comprehensiveness:.3f} "

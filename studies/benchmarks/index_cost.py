@@ -530,7 +530,7 @@ def format_report_lines(report: dict) -> str:
     """Return a report dict as plain lines (``# title``, the summary, ``Rating: n - why``, a
     ``- summary: explanation`` line per finding; a missing field left empty): what the
     recorded JSON reports would cost in the plain-lines form that was tried and left off
-    (README, "Reports as plain lines")."""
+    (docs/research-log.md, "Reports as plain lines")."""
     findings = report.get("findings") or []
     return "\n".join(
         [

@@ -65,7 +65,7 @@ def routing_scores(
 
 
 def summary_line(scores: pd.DataFrame, metric: str, n: int) -> str:
-    """The strategies' means in one line, as the README quotes them."""
+    """The strategies' means in one line, as docs/research-log.md quotes them."""
     values = scores.set_index("strategy")[metric]
     best = next(s for s in values.index if s.startswith("always best single"))
     picked = best.removeprefix("always best single (").split(",")[0]

@@ -1,7 +1,7 @@
 """What the study scripts print, pinned: a study test replays a script from the recorded cache
 and compares its lines with those recorded in ``golden/<name>.txt``. After a change that is
 meant to move a figure, ``GOLDEN_UPDATE=1`` rewrites the file (and the diff shows what moved);
-the README quotes these lines, but no test reads the README."""
+docs/research-log.md quotes these lines, but no test reads it."""
 
 from __future__ import annotations
 

@@ -428,8 +428,8 @@ def test_pairwise_judgements_of_sets_on_one_index_are_pooled_once_each() -> None
     assert rates.loc[("global", "naive", "comprehensiveness"), "n"] == len(global_ids) == 42
     assert rates.loc[("local", "naive", "comprehensiveness"), "n"] == 42
     assert rates.loc[("drift", "naive", "comprehensiveness"), "n"] == 6  # the demo's only
-    # the README's prose: pooled, global search (with its reduce drafts, the default) wins
-    # over naive RAG on comprehensiveness with an interval above 0.5
+    # the README's prose beside its summary: pooled, global search (with its reduce drafts,
+    # the default) wins over naive RAG on comprehensiveness with an interval above 0.5
     assert rates.loc[("global", "naive", "comprehensiveness"), "low"] > 0.5
 
     keys = ["question_id", "method_a", "method_b", "criterion", "rating_a", "rating_b"]

@@ -211,7 +211,7 @@ def test_the_drafts_lines_replay(demo_index, tmp_path, files: list[str]) -> None
     """The lines of one reduce call and of the reduce drafts (the default) on each
     held-out set, on the thematic sets pooled and on the demo set, replayed from the
     recorded answers and ratings (the replay endpoint is a closed port), as recorded in
-    golden/ (the README quotes them). As the README says:
+    golden/ (docs/research-log.md quotes them). As the log says:
     pooled over 30 questions only the drafts' interval lies above 0.5, over 42 both do, and
     on the second held-out set the drafts win over naive RAG (the rule set before it was
     recorded)."""
@@ -237,8 +237,8 @@ def test_the_drafts_lines_replay(demo_index, tmp_path, files: list[str]) -> None
     assert drafts.calls >= rows[7].calls + 3 - 1e-9
 
 
-# The arms whose lines the README quotes for each question set over the demo index, replayed
-# (output/kestrel_bay; the tuple index's lines are not replayed here).
+# The arms whose lines docs/research-log.md quotes for each question set over the demo index,
+# replayed (output/kestrel_bay; the tuple index's lines are not replayed here).
 EXTRACTIVE = "extractive sentences + entity facts"
 ARMS = {
     "questions.jsonl": [
@@ -265,7 +265,7 @@ ARMS = {
 
 @pytest.mark.parametrize("questions", list(ARMS))
 def test_the_map_arm_lines_replay(demo_index, questions: str) -> None:
-    """Every arm line the README quotes from ``global_map.py --compare output/kestrel_bay``
+    """Every arm line the research log quotes from ``global_map.py --compare output/kestrel_bay``
     replays from the recorded cache, word for word as in golden/: an arm whose recorded
     answers a later change no longer reproduces (a new prompt, a re-asked loop) fails here,
     not silently as "not recorded on this index"."""

@@ -21,7 +21,7 @@ def test_benchmark_counts_the_demo_index(demo_index, tmp_path) -> None:
     assert rows.loc["all", "unsupported"] == (table["missing"].map(len) > 0).sum()
     assert rows.loc["entity", "sentences"] + rows.loc["relationship", "sentences"] == len(table)
     assert abs(rows.loc["all", "share"] - rows.loc["all", "unsupported"] / len(table)) < 1e-12
-    # the demo as shipped: the count the README quotes
+    # the demo as shipped: the count docs/research-log.md quotes
     unsupported, sentences = rows.loc["all", "unsupported"], rows.loc["all", "sentences"]
     assert_printed("description_grounding_demo", [f"{unsupported} of {sentences}"])
 
@@ -52,7 +52,7 @@ def test_answer_check_skips_list_marks_and_possessives_and_flags_invented_names(
 
 
 def test_the_answer_check_is_the_committed_reports_and_the_recorded_closed_book() -> None:
-    """The printout (quoted in the README) over the committed reports' answers and the
+    """The printout (quoted in docs/research-log.md) over the committed reports' answers and the
     recorded closed-book answers (HyDE's passages) is as recorded in golden/; the closed-book
     answers fail the check far more often than naive RAG's on the demo's fact questions."""
     bench = load_benchmark("answer_grounding")

@@ -71,7 +71,7 @@ def test_local_search_before_its_text_share_rose_replays_on_every_question_set(
     """Local search's answers under its previous budget shares
     (data/kestrel_bay/local_balanced.toml) are recorded on all three question sets: they
     replay with no model, the default's prompts hold more source text than theirs, and the
-    lines comparing the two (quoted in the README) are as recorded."""
+    lines comparing the two (quoted in docs/research-log.md) are as recorded."""
     shares = tomllib.loads(BALANCED.read_text())["query"]["local"]
     assert shares["text_unit_share"] < replay_settings.query.methods["local"].text_unit_share
     settings = with_query(replay_settings, **{f"local.{k}": v for k, v in shares.items()})
@@ -100,7 +100,7 @@ def test_local_search_on_musique_before_its_shares_changed_replays(
 ) -> None:
     """MuSiQue's local answers under the shares data/musique/graphrag.toml pinned before
     (MUSIQUE_BEFORE) are recorded: they replay with no model, and the line comparing them
-    with the committed report's (quoted in the README) is as recorded. Every paragraph a
+    with the committed report's (quoted in docs/research-log.md) is as recorded. Every paragraph a
     selected entity leads to fits either budget, so the new shares read fewer tokens."""
     now_share = musique_settings.query.methods["local"].text_unit_share
     assert now_share > MUSIQUE_BEFORE["local.text_unit_share"]

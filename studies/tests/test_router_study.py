@@ -14,7 +14,7 @@ from studies.tests.golden import assert_printed, load_benchmark
 def test_the_routing_figures_are_the_committed_report_s() -> None:
     """studies/benchmarks/router_study.py over the committed demo report: the router's own recorded
     answers score what routing each question to its method's answer scores, and the
-    strategies' line it prints (quoted in the README) is as recorded in golden/."""
+    strategies' line it prints (quoted in docs/research-log.md) is as recorded in golden/."""
     study = load_benchmark("router_study")
     settings = load_settings(env={})
     questions = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl")

@@ -1,7 +1,7 @@
 """The fault-injection figures: per fault class, faults injected, survived and items lost.
 
 Each fault test adds what it injected and what it checked; ``tests/conftest.py`` prints the
-table at the end of a pytest run (these are the README's "Reliability" lines).
+table at the end of a pytest run (these are the lines of docs/reliability.md).
 """
 
 from __future__ import annotations
