@@ -147,7 +147,7 @@ def readme_block(reports: Sequence[CorpusReport], baseline: str = BASELINE) -> s
     """Return the README's short summary between the README markers."""
     alpha = number(reports[0].analysis.alpha) if reports else "0.050"
     header = [
-        "Corpus",
+        "Question set",
         "Answer metric",
         baseline,
         "Best graph method",
@@ -162,8 +162,8 @@ def readme_block(reports: Sequence[CorpusReport], baseline: str = BASELINE) -> s
         "chosen after the fact (highest mean of "
         + ", ".join(sorted({m for r in reports for m in r.analysis.methods} - set(CHUNK_METHODS)))
         + f"); its difference from {baseline} is the report's own paired test, Holm-adjusted "
-        f"over all its methods and metrics: Holm p < {alpha} is a difference, anything above "
-        "shows none.",
+        f"over all its methods and metrics: Holm p < {alpha} marks a difference; above it, "
+        "none is shown.",
         *(["", *pooled] if (pooled := _pooled_lines(reports, baseline)) else []),
         README_END,
     ]

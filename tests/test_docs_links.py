@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import re
 import shlex
 import unicodedata
@@ -176,6 +177,15 @@ def test_the_quickstart_puts_documents_where_init_and_index_look(tmp_path: Path)
     assert target.parts[0] == project and tmp_path / target in written
     settings = load_settings(root=tmp_path / project, env={})
     assert settings.resolve_path(settings.project.input) == (tmp_path / target).resolve()
+
+
+def test_the_scripts_the_first_screen_names_exist_and_run() -> None:
+    """The set-up, the main job and the tests are named on the first screen, and each script
+    it names is in the repository, executable."""
+    named = set(re.findall(r"\bscripts/[\w.-]+\.sh\b", _first_screen()))
+    assert {"scripts/setup.sh", "scripts/demo.sh", "scripts/test.sh"} <= named
+    for script in named:
+        assert os.access(ROOT / script, os.X_OK), f"{script} is missing or not executable"
 
 
 def _calls(tree: ast.AST) -> list[ast.Call]:

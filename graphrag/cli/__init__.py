@@ -258,7 +258,8 @@ def _root_after_the_command(parser: argparse.ArgumentParser) -> None:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for command in action.choices.values():
-                command.add_argument("--root", default=argparse.SUPPRESS, help=ROOT_HELP)
+                if "--root" not in command._option_string_actions:  # none of its own
+                    command.add_argument("--root", default=argparse.SUPPRESS, help=ROOT_HELP)
                 _root_after_the_command(command)
 
 
