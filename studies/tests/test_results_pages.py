@@ -29,13 +29,14 @@ from studies.summarize import build_parser
 from studies.tests.test_cross_corpus import JUDGE, N, bench_controls, bench_records
 
 
-def _demo_summarize_args():
-    """Return the arguments scripts/demo.sh gives `python -m studies.summarize`, parsed by the
+def _summarize_args(script_name: str = "demo.sh"):
+    """Return the arguments a script gives `python -m studies.summarize`, parsed by the
     generator's own parser (so the test checks what the main job writes)."""
-    script = (REPO_ROOT / "scripts" / "demo.sh").read_text(encoding="utf-8")
+    script = (REPO_ROOT / "scripts" / script_name).read_text(encoding="utf-8")
     joined = script.replace("\\\n", " ")
     (line,) = [x for x in joined.splitlines() if "-m studies.summarize" in x]
     words = shlex.split(line, comments=True)
+    words = [w for w in words if not w.startswith("${")]  # an optional shell array, unset
     return build_parser().parse_args(words[words.index("studies.summarize") + 1 :])
 
 
@@ -46,7 +47,7 @@ def _block(path: Path, start: str, end: str) -> str:
 
 @pytest.fixture(scope="module")
 def committed():
-    args = _demo_summarize_args()
+    args = _summarize_args()
     reports = [load_report(REPO_ROOT / folder, args.baseline) for folder in args.reports]
     retrieval = [summary_section(REPO_ROOT / folder) for folder in args.retrieval or ()]
     return args, reports, retrieval
@@ -66,6 +67,14 @@ def test_the_main_job_writes_the_results_page_and_the_readme_summary(committed) 
     # the README carries the short summary only: the full tables live on the results page
     assert RESULTS_START not in readme.read_text(encoding="utf-8")
     assert "| Corpus | Method | Answer metric |" not in readme.read_text(encoding="utf-8")
+
+
+def test_the_retrieval_study_rewrites_the_same_pages_from_the_same_reports() -> None:
+    """scripts/retrieval_study.sh regenerates the summary after its reports: the same
+    reports, pages and baseline as the main job (its --index is optional there)."""
+    demo, study = _summarize_args(), _summarize_args("retrieval_study.sh")
+    for field in ("reports", "retrieval", "out", "results", "readme", "baseline"):
+        assert getattr(study, field) == getattr(demo, field), field
 
 
 def test_what_the_readme_says_of_the_results_holds(committed) -> None:
