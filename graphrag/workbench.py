@@ -29,6 +29,7 @@ from graphrag.index.run_summary import IndexSummary
 from graphrag.index.store import Index, load_index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
+from graphrag.llm.embedding_endpoint import make_embedder
 from graphrag.prompts import use_prompt_dir
 from graphrag.query.base import Answer, IndexVectors, Method
 
@@ -85,7 +86,7 @@ class Workbench:
 
     @cached_property
     def embedder(self) -> Embedder:
-        return Embedder(self.settings)
+        return make_embedder(self.settings)
 
     @property
     def index_in_use(self) -> Index:

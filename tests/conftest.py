@@ -327,7 +327,7 @@ def make_llm(fake_llm: FakeLLM, make_settings: Callable[..., Settings]) -> Calla
 @pytest.fixture(scope="session")
 def embedding_model(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The real sentence-transformers model, loaded once for the session (offline)."""
-    from graphrag.text.embeddings import Embedder
+    from graphrag.text.embeddings import LocalEmbedder
 
     folder = tmp_path_factory.mktemp("embedding_model")
     settings = load_settings(
@@ -335,7 +335,7 @@ def embedding_model(tmp_path_factory: pytest.TempPathFactory) -> Any:
         env={},
         overrides={"embeddings": {"cache_path": str(folder / "unused.sqlite")}},
     )
-    return Embedder(settings).model
+    return LocalEmbedder(settings).model
 
 
 @pytest.fixture
@@ -345,10 +345,10 @@ def make_embedder(embedding_model: Any, make_settings: Callable[..., Settings]) 
     The loaded model is shared between instances (loading it takes seconds); the cache, the
     windowing and the pooling are each instance's own.
     """
-    from graphrag.text.embeddings import Embedder
+    from graphrag.text.embeddings import LocalEmbedder
 
-    def build(settings: Settings | None = None) -> Embedder:
-        embedder = Embedder(settings or make_settings())
+    def build(settings: Settings | None = None) -> LocalEmbedder:
+        embedder = LocalEmbedder(settings or make_settings())
         embedder.__dict__["model"] = embedding_model
         return embedder
 
@@ -521,9 +521,9 @@ def replay_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 def replay_embedder(replay_settings: Settings, embedding_model: Any) -> Any:
     """An Embedder over the replay settings' vector cache, sharing the loaded model (the
     MuSiQue settings embed with the same settings)."""
-    from graphrag.text.embeddings import Embedder
+    from graphrag.text.embeddings import LocalEmbedder
 
-    embedder = Embedder(replay_settings)
+    embedder = LocalEmbedder(replay_settings)
     embedder.__dict__["model"] = embedding_model
     return embedder
 
