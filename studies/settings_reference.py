@@ -37,7 +37,8 @@ Settings are read, lowest precedence first, from the defaults below, a TOML file
 (`graphrag.toml` in the working directory, or the file named by `GRAPHRAG_CONFIG`), then
 environment variables named as in the first column (a list or a table is given there as
 JSON). `GRAPHRAG_CACHE=on|off|replay` is a shortcut for `cache.mode`. With no settings at all,
-the embedded model answers, so a fresh checkout works offline.
+the embedded model answers, so a fresh checkout works offline. Servers of your own for the
+answering model, the judge and the embeddings: [own-model.md](own-model.md).
 """
 
 
