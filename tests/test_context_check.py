@@ -10,7 +10,14 @@ import pytest
 from conftest import NO_ENDPOINT, FakeLLM, Reply
 
 from graphrag import Workbench
-from graphrag.llm.context_check import PROBE_INSTRUCTION, PROBE_MARGIN, check_context
+from graphrag.llm.context_check import (
+    PROBE_INSTRUCTION,
+    PROBE_MARGIN,
+    PROMPT_WINDOW,
+    check_context,
+    probe_messages,
+)
+from graphrag.text import tokens
 
 
 def probes(endpoint: FakeLLM) -> list[dict]:
@@ -59,14 +66,29 @@ def test_a_context_setting_larger_than_the_endpoint_keeps_is_warned(
     assert "OLLAMA_CONTEXT_LENGTH=16384" in check.line
 
 
+LLAMA_CPP_REFUSAL = {
+    "error": {
+        "code": 400,
+        "message": "the request exceeds the available context size, try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 7945,
+        "n_ctx": 4096,
+    }
+}
+VLLM_REFUSAL = {
+    "error": {
+        "message": "This model's maximum context length is 4096 tokens. However, you "
+        "requested 7946 tokens (7945 in the messages, 1 in the completion).",
+        "type": "BadRequestError",
+    }
+}
+
+
+@pytest.mark.parametrize("refusal", [VLLM_REFUSAL, LLAMA_CPP_REFUSAL], ids=["vllm", "llama.cpp"])
 def test_an_endpoint_that_refuses_long_prompts_states_its_limit(
-    fake_llm: FakeLLM, make_settings
+    fake_llm: FakeLLM, make_settings, refusal: dict
 ) -> None:
-    refusal = (
-        "This model's maximum context length is 4096 tokens. However, you requested 7937 "
-        "tokens (7936 in the messages, 1 in the completion)."
-    )
-    fake_llm.script(Reply(content=refusal, status=400, error_type="BadRequestError"))
+    fake_llm.script(Reply(status=400, raw=json.dumps(refusal).encode()))
     check = check_context(make_settings(fake_llm.base_url))
 
     assert check.warning and check.kept == 4096
@@ -111,3 +133,13 @@ def test_the_workbench_checks_the_answerer_and_a_judge_of_its_own_at_start_up(
     (judged,) = [line for line in lines if "judge.base_url" in line]
     assert "keeps a" in answerer and "WARNING" not in answerer
     assert "WARNING" in judged and "(judge-model) cut" in judged
+
+
+def test_the_probe_fits_the_window_it_checks_and_counts_a_token_a_word() -> None:
+    """Under the Qwen2.5 tokenizer (the default model's, shipped with the package) each filler
+    word is one token, and the probe with its chat template and reply fits the window it
+    checks: a server that honours the window keeps it whole."""
+    words = PROMPT_WINDOW - PROBE_MARGIN
+    (message,) = probe_messages(words)
+    assert words <= tokens.count_tokens(message["content"]) <= words + 16
+    assert tokens.message_tokens([message]) + 1 <= PROMPT_WINDOW
