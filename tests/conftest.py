@@ -95,6 +95,7 @@ class FakeLLM:
     embedding_requests: list[dict[str, Any]] = field(default_factory=list, repr=False)
     embedding_size: int = EMBEDDING_SIZE  # the length of every vector it sends
     embedding_raw: bytes | None = None  # sent instead of the embeddings (a garbled reply)
+    embedding_failures: int = 0  # the next embeddings requests answered 503 (a busy server)
     # The prompt tokens it keeps, as Ollama cuts a longer prompt (None: all): the usage it
     # reports counts the kept tokens only.
     context: int | None = None
@@ -242,6 +243,11 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
         def _embed(self, body: dict[str, Any]) -> None:
             with state.lock:
                 state.embedding_requests.append(body)
+                busy = state.embedding_failures > 0
+                state.embedding_failures -= busy
+            if busy:
+                self._send(503, {"error": {"message": "busy", "type": "fake"}})
+                return
             if state.embedding_raw is None:
                 self._send(200, _embeddings(state, body))
                 return

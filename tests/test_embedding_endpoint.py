@@ -136,6 +136,19 @@ def test_an_index_is_built_and_queried_with_the_endpoint(
     assert answer.sources[0] == f"text_unit:{units['id'].iloc[best]}"
 
 
+def test_a_busy_endpoint_is_asked_again_as_chat_calls_are(
+    fake_llm: FakeLLM, endpoint_settings
+) -> None:
+    fake_llm.embedding_failures = 2
+    vectors = make_embedder(endpoint_settings(llm={"max_retries": 2})).embed(["kelp"])
+    np.testing.assert_allclose(vectors[0], unit(fake_vector("kelp")), rtol=1e-6)
+    assert len(fake_llm.embedding_requests) == 3
+
+    fake_llm.embedding_failures = 1
+    with pytest.raises(EmbeddingError, match="answered 503: .*embeddings.model = 'fake-embed'"):
+        make_embedder(endpoint_settings()).embed(["salmon"])  # the tests' max_retries: 0
+
+
 def test_a_failing_endpoint_is_named_by_its_setting(fake_llm: FakeLLM, endpoint_settings) -> None:
     with pytest.raises(EmbeddingError, match="unreachable.*check embeddings.base_url"):
         make_embedder(endpoint_settings(NO_ENDPOINT)).embed(["x"])
