@@ -19,6 +19,7 @@ may start are stopped once, by :meth:`close`.
 from __future__ import annotations
 
 import asyncio
+import sys
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,9 @@ from graphrag.index.pipeline import build_index
 from graphrag.index.run_summary import IndexSummary
 from graphrag.index.store import Index, load_index
 from graphrag.llm.client import ChatLLM
+from graphrag.llm.context_check import ContextCheck, check_context
 from graphrag.llm.coroutines import run_sync
+from graphrag.llm.embedding_endpoint import make_embedder
 from graphrag.prompts import use_prompt_dir
 from graphrag.query.base import Answer, IndexVectors, Method
 
@@ -41,6 +44,12 @@ from graphrag.report.folder import EvalResult, write_evaluation
 from graphrag.report.retrieval import write_report
 from graphrag.settings import Settings, judge_settings, load_settings
 from graphrag.text.embeddings import Embedder
+
+
+def announce(check: ContextCheck | None) -> None:
+    """Print a start-up check's one line (to stderr, beside the progress bars)."""
+    if check is not None:
+        print(check.line, file=sys.stderr, flush=True)
 
 
 class Workbench:
@@ -78,7 +87,9 @@ class Workbench:
 
     @cached_property
     def llm(self) -> ChatLLM:
-        """The chat client; the embedded server starts only when a request misses the cache."""
+        """The chat client; the embedded server starts only when a request misses the cache.
+        An endpoint's context window is checked first (not in replay: llm/context_check.py)."""
+        announce(check_context(self.settings, "llm.base_url"))
         return ChatLLM(self.settings)
 
     @cached_property
@@ -86,11 +97,18 @@ class Workbench:
         """The judge's chat client (settings ``[judge]``): the answering client itself when
         the answering model judges its own answers, else one of its own."""
         settings = judge_settings(self.settings)
-        return self.llm if settings is self.settings else ChatLLM(settings)
+        if settings is self.settings:
+            return self.llm
+        if (settings.llm.base_url, settings.llm.model) != (
+            self.settings.llm.base_url,
+            self.settings.llm.model,
+        ):
+            announce(check_context(settings, "judge.base_url"))
+        return ChatLLM(settings)
 
     @cached_property
     def embedder(self) -> Embedder:
-        return Embedder(self.settings)
+        return make_embedder(self.settings)
 
     def project_path(self, name: str, given: str | Path | None = None) -> Path:
         """``given`` as a path, or else the project's ``[project]`` path ``name``."""

@@ -37,7 +37,8 @@ environment variables named as in the first column (a list or a table is given t
 JSON). `GRAPHRAG_CACHE=on|off|replay` is a shortcut for `cache.mode`. Relative paths are
 taken from the project root. `graphrag settings` prints every effective value and where it
 came from. With no settings at all, the embedded model answers, so a fresh checkout works
-offline.
+offline. Servers of your own for the answering model, the judge and the embeddings:
+[own-model.md](own-model.md).
 """
 
 

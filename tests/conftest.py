@@ -1,14 +1,17 @@
 """Shared fixtures: isolated settings, a fake OpenAI-compatible endpoint, the real embedder.
 
 The fake endpoint is a real HTTP server on 127.0.0.1 (a free port, a background thread) that
-answers ``POST /v1/chat/completions``. The real :class:`~graphrag.llm.client.ChatLLM` talks
-to it over HTTP, so the cache, retries, concurrency bound and JSON repair are all exercised
-for real; only the model's replies are scripted.
+answers ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` (hashed bags of words).
+The real :class:`~graphrag.llm.client.ChatLLM` talks to it over HTTP, so the cache, retries,
+concurrency bound and JSON repair are all exercised for real; only the model's replies are
+scripted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
 import itertools
 import json
 import re
@@ -32,6 +35,7 @@ from graphrag.settings import REPO_ROOT, Settings, load_settings
 
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
 NO_ENDPOINT = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
+EMBEDDING_SIZE = 32  # the fake endpoint's vectors
 
 
 @pytest.fixture(autouse=True)
@@ -87,6 +91,14 @@ class FakeLLM:
     streams_cut: int = 0  # streamed replies the client closed before their end
     pieces_sent: list[int] = field(default_factory=list)  # pieces written per streamed reply
     models: list[dict[str, Any]] | None = None  # what GET /models lists (None: 404)
+    gets: list[str] = field(default_factory=list)  # the paths of every GET request
+    embedding_requests: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    embedding_size: int = EMBEDDING_SIZE  # the length of every vector it sends
+    embedding_raw: bytes | None = None  # sent instead of the embeddings (a garbled reply)
+    embedding_failures: int = 0  # the next embeddings requests answered 503 (a busy server)
+    # The prompt tokens it keeps, as Ollama cuts a longer prompt (None: all): the usage it
+    # reports counts the kept tokens only.
+    context: int | None = None
 
     def script(self, *replies: str | Reply) -> None:
         self.queue.extend(replies)
@@ -119,6 +131,25 @@ class FakeLLM:
         if scripted is None:
             return Reply(content="no scripted reply for this request", status=500)
         return Reply(content=scripted) if isinstance(scripted, str) else scripted
+
+
+def fake_vector(text: str, size: int = EMBEDDING_SIZE) -> list[float]:
+    """Return the fake endpoint's vector of ``text``: its lower-cased words hashed into
+    ``size`` buckets (texts that share words point alike), not normalized."""
+    vector = [0.0] * size
+    for word in re.findall(r"\w+", text.lower()):
+        vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % size] += 1.0
+    return vector
+
+
+def _embeddings(state: FakeLLM, body: dict[str, Any]) -> dict[str, Any]:
+    texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+    data = [
+        {"object": "embedding", "index": i, "embedding": fake_vector(t, state.embedding_size)}
+        for i, t in enumerate(texts)
+    ]
+    usage = {"prompt_tokens": len(texts), "total_tokens": len(texts)}
+    return {"object": "list", "data": data, "model": body["model"], "usage": usage}
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
@@ -202,14 +233,36 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
                     state.pieces_sent.append(min(sent, len(pieces)))
 
         def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            with state.lock:
+                state.gets.append(self.path)
             if self.path.endswith("/models") and state.models is not None:
                 self._send(200, {"object": "list", "data": state.models})
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 
+        def _embed(self, body: dict[str, Any]) -> None:
+            with state.lock:
+                state.embedding_requests.append(body)
+                busy = state.embedding_failures > 0
+                state.embedding_failures -= busy
+            if busy:
+                self._send(503, {"error": {"message": "busy", "type": "fake"}})
+                return
+            if state.embedding_raw is None:
+                self._send(200, _embeddings(state, body))
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(state.embedding_raw)))
+            self.end_headers()
+            self.wfile.write(state.embedding_raw)
+
         def do_POST(self) -> None:  # noqa: N802 - http.server naming
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
+            if self.path.endswith("/embeddings"):
+                self._embed(body)
+                return
             if not self.path.endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
@@ -234,6 +287,9 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
                     reply.status, {"error": {"message": reply.content, "type": reply.error_type}}
                 )
                 return
+            if state.context is not None and reply.prompt_tokens is None:
+                whole = _completion(body, reply)["usage"]["prompt_tokens"]
+                reply = dataclasses.replace(reply, prompt_tokens=min(whole, state.context))
             if body.get("stream") and not reply.ignore_stream:
                 self._stream(body, reply)
                 return
@@ -327,7 +383,7 @@ def make_llm(fake_llm: FakeLLM, make_settings: Callable[..., Settings]) -> Calla
 @pytest.fixture(scope="session")
 def embedding_model(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The real sentence-transformers model, loaded once for the session (offline)."""
-    from graphrag.text.embeddings import Embedder
+    from graphrag.text.embeddings import LocalEmbedder
 
     folder = tmp_path_factory.mktemp("embedding_model")
     settings = load_settings(
@@ -335,7 +391,7 @@ def embedding_model(tmp_path_factory: pytest.TempPathFactory) -> Any:
         env={},
         overrides={"embeddings": {"cache_path": str(folder / "unused.sqlite")}},
     )
-    return Embedder(settings).model
+    return LocalEmbedder(settings).model
 
 
 @pytest.fixture
@@ -345,10 +401,10 @@ def make_embedder(embedding_model: Any, make_settings: Callable[..., Settings]) 
     The loaded model is shared between instances (loading it takes seconds); the cache, the
     windowing and the pooling are each instance's own.
     """
-    from graphrag.text.embeddings import Embedder
+    from graphrag.text.embeddings import LocalEmbedder
 
-    def build(settings: Settings | None = None) -> Embedder:
-        embedder = Embedder(settings or make_settings())
+    def build(settings: Settings | None = None) -> LocalEmbedder:
+        embedder = LocalEmbedder(settings or make_settings())
         embedder.__dict__["model"] = embedding_model
         return embedder
 
@@ -521,9 +577,9 @@ def replay_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 def replay_embedder(replay_settings: Settings, embedding_model: Any) -> Any:
     """An Embedder over the replay settings' vector cache, sharing the loaded model (the
     MuSiQue settings embed with the same settings)."""
-    from graphrag.text.embeddings import Embedder
+    from graphrag.text.embeddings import LocalEmbedder
 
-    embedder = Embedder(replay_settings)
+    embedder = LocalEmbedder(replay_settings)
     embedder.__dict__["model"] = embedding_model
     return embedder
 

@@ -14,8 +14,8 @@ from graphrag.schemas import DESCRIPTION_EMBEDDING
 from graphrag.text.embeddings import (
     VECTOR_FORMAT_FILE,
     VECTOR_KEY_FORMAT,
-    Embedder,
     EmbeddingError,
+    LocalEmbedder,
     cosine_top_k,
     recorded_vectors,
     resolve_model_path,
@@ -27,13 +27,13 @@ from graphrag.text.embeddings import (
 def spy(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Record the texts that reach the model (cache misses), calling the real method."""
     seen: list[list[str]] = []
-    original = Embedder._embed_uncached
+    original = LocalEmbedder._embed_uncached
 
-    def recording(self: Embedder, texts: list[str]) -> list[np.ndarray]:
+    def recording(self: LocalEmbedder, texts: list[str]) -> list[np.ndarray]:
         seen.append(list(texts))
         return original(self, texts)
 
-    monkeypatch.setattr(Embedder, "_embed_uncached", recording)
+    monkeypatch.setattr(LocalEmbedder, "_embed_uncached", recording)
     return seen
 
 
@@ -69,7 +69,7 @@ def test_cache_is_reused(make_embedder, make_settings, spy: list[list[str]]) -> 
     assert len(spy) == 2  # everything was cached: the model was not called
 
     # A new embedder on the same cache file answers without loading the model at all.
-    fresh = Embedder(make_settings())
+    fresh = LocalEmbedder(make_settings())
     again = fresh.embed(["alpha buoy", "beta harbour"])
     assert "model" not in fresh.__dict__
     np.testing.assert_array_equal(again, first)
@@ -141,7 +141,7 @@ def test_recorded_packs_are_read_first_and_grow_by_whole_files(
     second = make_settings(
         embeddings={"cache_path": str(tmp_path / "b.sqlite"), "recorded_path": str(packs)}
     )
-    reader = Embedder(second)
+    reader = LocalEmbedder(second)
     np.testing.assert_array_equal(reader.embed(texts[::-1]), computed[::-1])
     assert "model" not in reader.__dict__ and len(spy) == 1
     with sqlite3.connect(tmp_path / "b.sqlite") as db:
@@ -159,7 +159,7 @@ def test_recorded_packs_are_read_first_and_grow_by_whole_files(
     assert len(recorded_vectors(packs)) == 3
     # Turned off, the packs are not read.
     off = make_settings(embeddings={"cache_path": str(tmp_path / "c.sqlite"), "recorded_path": ""})
-    assert Embedder(off).recorded == {}
+    assert LocalEmbedder(off).recorded == {}
 
 
 def test_a_bad_pack_or_a_missing_cache_is_named(tmp_path) -> None:

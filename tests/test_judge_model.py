@@ -15,6 +15,7 @@ from test_pairwise import RATED, fake_judge
 
 from graphrag.index.pipeline import build_index
 from graphrag.llm.client import ChatLLM
+from graphrag.llm.context_check import PROBE_INSTRUCTION
 from graphrag.llm.embedded.server import EmbeddedServerError
 from graphrag.settings import SettingsError, judge_settings, load_settings
 from graphrag.workbench import Workbench
@@ -131,6 +132,11 @@ def evaluate(settings, index: Path, folder: Path, embedder) -> tuple[str, dict]:
     return result.summary, run["meta"]["judge"]
 
 
+def without_probe(requests: list[dict]) -> list[dict]:
+    """Return the requests but the start-up check of the context window (not recorded)."""
+    return [b for b in requests if PROBE_INSTRUCTION not in b["messages"][-1]["content"]]
+
+
 def recorded(cache: Path) -> list[dict]:
     return [json.loads(p.read_text())["request"] for p in sorted(cache.glob("*/*.json"))]
 
@@ -146,7 +152,9 @@ def test_judge_calls_go_to_the_judge_endpoint_and_answers_to_the_answerer(
 
     summary, meta = evaluate(settings, small_index, tmp_path, make_embedder(settings))
 
-    answers, judged = fake_llm.requests, judge_endpoint.requests
+    # each endpoint's context window was checked once at start-up (graphrag/llm/context_check.py)
+    answers, judged = without_probe(fake_llm.requests), without_probe(judge_endpoint.requests)
+    assert len(fake_llm.requests) - len(answers) == len(judge_endpoint.requests) - len(judged) == 1
     assert answers and not any(is_judge_prompt(body) for body in answers)
     assert judged and all(is_judge_prompt(body) for body in judged)
     assert {body["model"] for body in judged} == {JUDGE_MODEL}

@@ -28,7 +28,7 @@ from graphrag.llm.embedded.weights import (
     graphrag_home,
 )
 from graphrag.settings import load_settings
-from graphrag.text.embeddings import Embedder
+from graphrag.text.embeddings import LocalEmbedder
 from graphrag.workbench import Workbench
 
 pytestmark = pytest.mark.live_llm
@@ -94,7 +94,7 @@ def test_live_extraction_finds_the_names(live, extraction_format):
 
 def test_live_ragas_faithfulness_on_one_answer(live):
     settings, llm = live
-    judge = Judge(settings, llm, Embedder(settings), ["faithfulness"])
+    judge = Judge(settings, llm, LocalEmbedder(settings), ["faithfulness"])
     result = run_sync(
         judge.score(
             "faithfulness",

@@ -21,7 +21,12 @@ from graphrag.query.registry import OPT_IN_METHODS, method_names
 from graphrag.report.graph_page import write_interactive_graph
 from graphrag.settings import Settings, load_settings
 from graphrag.settings.reference import effective_settings
-from graphrag.text.embeddings import VECTOR_KEY_FORMAT, Embedder, migrate_packs
+from graphrag.text.embeddings import (
+    VECTOR_KEY_FORMAT,
+    LocalEmbedder,
+    migrate_packs,
+    pack_format,
+)
 from graphrag.workbench import Workbench
 
 
@@ -212,6 +217,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
     vectors = args.vectors or settings.embeddings.recorded_path
     if vectors:
         folder = settings.resolve_path(vectors)
-        moved = migrate_packs(folder, Embedder(settings).recipe_digest)
+        # format-1 packs hold the local model's vectors (no endpoint embedded before format 2)
+        old = pack_format(folder) != VECTOR_KEY_FORMAT
+        moved = migrate_packs(folder, LocalEmbedder(settings).recipe_digest) if old else 0
         print(f"recorded vectors {folder}: {moved} re-keyed to format {VECTOR_KEY_FORMAT}")
     return 0

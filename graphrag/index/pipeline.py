@@ -21,6 +21,7 @@ from graphrag.index.stages import (
 )
 from graphrag.index.store import write_index
 from graphrag.llm.client import ChatLLM
+from graphrag.llm.embedding_endpoint import make_embedder
 from graphrag.settings import Settings
 from graphrag.text.documents import load_documents
 from graphrag.text.embeddings import Embedder
@@ -61,7 +62,7 @@ def build_index(
     own_llm = llm is None
     llm = llm or ChatLLM(settings)
     try:
-        ctx = IndexContext(settings, llm, embedder or Embedder(settings), progress)
+        ctx = IndexContext(settings, llm, embedder or make_embedder(settings), progress)
         tables: Tables = {"documents": loaded.documents}
         costs: dict[str, dict[str, float]] = {}  # each stage's usage and wall time
         for name, stage in stages_for(settings):

@@ -93,7 +93,8 @@ def error_summary(err: BaseException, limit: int = 300) -> str:
     return f"{type(err).__name__}: {' '.join(str(err).split())[:limit]}"
 
 
-def _retryable(err: BaseException) -> bool:
+def retryable(err: BaseException) -> bool:
+    """Return whether a failed call is worth sending again (connection, timeout, 429, 5xx)."""
     if isinstance(err, openai.APIConnectionError):
         return not isinstance(err.__cause__, LLMError | EmbeddedServerError)
     if isinstance(err, openai.APIStatusError):
@@ -205,7 +206,7 @@ class ChatLLM:
     def _retrying(self) -> AsyncRetrying:
         llm = self.settings.llm
         return AsyncRetrying(
-            retry=retry_if_exception(_retryable),
+            retry=retry_if_exception(retryable),
             stop=stop_after_attempt(llm.max_retries + 1),
             wait=wait_exponential(
                 multiplier=RETRY_BACKOFF, min=RETRY_BACKOFF, max=RETRY_BACKOFF_MAX

