@@ -22,13 +22,16 @@ from typing import Any
 
 import pandas as pd
 
+from graphrag.eval.estimate import ESTIMATED_OPTIONS, estimate_eval, eval_stage_parts
 from graphrag.eval.retrieval import check_methods, run_retrieval
 from graphrag.eval.runner import run_evaluation
+from graphrag.index.estimate import estimate_index
 from graphrag.index.pipeline import build_index
 from graphrag.index.run_summary import IndexSummary
 from graphrag.index.store import Index, load_index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
+from graphrag.llm.cost import CostEstimate, ModelSpeed, model_speed
 from graphrag.prompts import use_prompt_dir
 from graphrag.query.base import Answer, IndexVectors, Method
 
@@ -98,11 +101,57 @@ class Workbench:
     ) -> IndexSummary:
         """Index the corpus at ``docs`` (a folder of .txt/.md, or a .jsonl) into ``out`` and
         load it; return the run summary (counts, failed items, cost per stage)."""
+        expected = None
+        if progress:  # the run's ETA: the dry run's seconds
+            speed, known = self._run_speed()
+            estimate = estimate_index(docs, self.settings, self.llm, speed, skip_bad)
+            expected = {s.stage: s.seconds if known else None for s in estimate.stages}
         summary = build_index(
-            docs, out, self.settings, self.llm, self.embedder, progress=progress, skip_bad=skip_bad
+            docs, out, self.settings, self.llm, self.embedder, progress, skip_bad, expected
         )
         self.load(out)
         return summary
+
+    def _run_speed(self) -> tuple[ModelSpeed | None, bool]:
+        """Return the model speed a run's ETA uses (never a probe: an endpoint's is unknown
+        until the run measures it) and whether the LLM stages' seconds are known."""
+        if self.settings.cache.mode == "replay":
+            return None, True
+        if self.settings.llm.base_url:
+            return None, False
+        return model_speed(self.settings), True
+
+    def estimate_index(self, docs: str | Path, *, skip_bad: bool = False) -> CostEstimate:
+        """Return what indexing ``docs`` would cost (calls, tokens, time per stage), without
+        calling the model; an endpoint's speed is probed with one small request."""
+        return estimate_index(docs, self.settings, self.llm, model_speed(self.settings), skip_bad)
+
+    def estimate_evaluation(
+        self,
+        questions: str | Path,
+        *,
+        methods: list[str] | None = None,
+        metrics: list[str] | None = None,
+        limit: int | None = None,
+        **options: Any,
+    ) -> CostEstimate:
+        """Return what :meth:`evaluate` with these arguments would cost, without calling the
+        model (answering and judging speeds as in :meth:`estimate_index`)."""
+        speed = model_speed(self.settings)
+        judging = judge_settings(self.settings)
+        judge_speed = speed if judging is self.settings else model_speed(judging)
+        return estimate_eval(
+            self.settings,
+            self.llm,
+            self.index_in_use,
+            questions,
+            list(methods or self.settings.eval.methods),
+            self.settings.eval.metrics if metrics is None else metrics,
+            speed,
+            judge_speed,
+            limit=limit,
+            **options,
+        )
 
     def load(self, path: str | Path) -> Index:
         """Load the index folder ``path`` and make it the one queries use."""
@@ -150,6 +199,30 @@ class Workbench:
     ) -> EvalResult:
         """Score ``methods`` on the question set with the loaded index; write the report to
         ``out`` (records, summary.md, plots) and return it."""
+        expected = None
+        if progress:  # the progress lines' ETA: the dry run's seconds per stage
+            speed, known = self._run_speed()
+            judging = judge_settings(self.settings)
+            if judging is not self.settings and judging.llm.base_url:
+                known = known and judging.cache.mode == "replay"
+            estimate = estimate_eval(
+                self.settings,
+                self.llm,
+                self.index_in_use,
+                questions,
+                list(methods or self.settings.eval.methods),
+                self.settings.eval.metrics if metrics is None else metrics,
+                speed,
+                speed,
+                limit=limit,
+                **{k: v for k, v in options.items() if k in ESTIMATED_OPTIONS},
+            )
+            expected = {
+                stage: sum(s.seconds or 0.0 for s in estimate.stages if s.stage in parts)
+                if known
+                else None
+                for stage, parts in eval_stage_parts(estimate).items()
+            }
         run = run_evaluation(
             self.settings,
             self.llm,
@@ -162,6 +235,7 @@ class Workbench:
             progress=progress,
             command=command,
             judge_llm=self.judge_llm,
+            expected=expected,
             **options,
         )
         return write_evaluation(run, out)
