@@ -140,6 +140,19 @@ class Workbench:
         speed = model_speed(self.settings)
         judging = judge_settings(self.settings)
         judge_speed = speed if judging is self.settings else model_speed(judging)
+        return self._eval_estimate(
+            questions, methods, metrics, limit, (speed, judge_speed), options
+        )
+
+    def _eval_estimate(
+        self,
+        questions: str | Path,
+        methods: list[str] | None,
+        metrics: list[str] | None,
+        limit: int | None,
+        speeds: tuple[ModelSpeed | None, ModelSpeed | None],
+        options: dict[str, Any],
+    ) -> CostEstimate:
         return estimate_eval(
             self.settings,
             self.llm,
@@ -147,10 +160,9 @@ class Workbench:
             questions,
             list(methods or self.settings.eval.methods),
             self.settings.eval.metrics if metrics is None else metrics,
-            speed,
-            judge_speed,
+            *speeds,
             limit=limit,
-            **options,
+            **{k: v for k, v in options.items() if k in ESTIMATED_OPTIONS},
         )
 
     def load(self, path: str | Path) -> Index:
@@ -205,17 +217,8 @@ class Workbench:
             judging = judge_settings(self.settings)
             if judging is not self.settings and judging.llm.base_url:
                 known = known and judging.cache.mode == "replay"
-            estimate = estimate_eval(
-                self.settings,
-                self.llm,
-                self.index_in_use,
-                questions,
-                list(methods or self.settings.eval.methods),
-                self.settings.eval.metrics if metrics is None else metrics,
-                speed,
-                speed,
-                limit=limit,
-                **{k: v for k, v in options.items() if k in ESTIMATED_OPTIONS},
+            estimate = self._eval_estimate(
+                questions, methods, metrics, limit, (speed, speed), options
             )
             expected = {
                 stage: sum(s.seconds or 0.0 for s in estimate.stages if s.stage in parts)
