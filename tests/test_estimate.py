@@ -7,7 +7,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, Reply, indexing_model
+from conftest import (
+    DEMO_DOCS,
+    JSON_EXTRACTION,
+    RECORDED_CACHE,
+    FakeLLM,
+    Reply,
+    indexing_model,
+)
 
 from graphrag.cli import main
 from graphrag.eval.estimate import estimate_eval
@@ -124,6 +131,18 @@ def test_index_dry_run_prints_the_estimate(tmp_path, capsys, demo_subset, isolat
     assert not (isolated_cwd / "unused").exists()
     speed = embedded_speed(Workbench(config).settings)  # measured, committed figures
     assert 1 < speed.completion_tokens_per_second < speed.prompt_tokens_per_second
+
+
+def test_eval_dry_run_prints_the_estimate(tmp_path, capsys, demo_index, isolated_cwd) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text(f'[cache]\nmode = "replay"\npath = "{RECORDED_CACHE}"\n')
+    argv = ["--config", str(config), "eval", "--index", str(demo_index.path), "--questions"]
+    argv += [str(QUESTIONS), "--out", "unused", "--methods", "naive,hyde", "--metrics", "none"]
+    assert main([*argv, "--pairwise", "hyde:naive", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "answer naive" in out and "answer hyde" in out and "closed-book" in out
+    assert "\njudge " not in out  # --metrics none: no judge call
+    assert not (isolated_cwd / "unused").exists()
 
 
 def test_a_run_shows_one_line_per_stage_with_the_runs_eta(capsys) -> None:

@@ -30,8 +30,8 @@ PROBE_TIMEOUT = 60.0
 
 @dataclass(frozen=True)
 class ModelSpeed:
-    """Tokens per second of the model: ``aggregate`` rates already count the requests the
-    server decodes at once (the embedded server's, measured on whole stages), else the rates
+    """Tokens per second of the model: ``aggregate`` rates are the server's with its
+    ``parallel`` slots busy (the embedded server's, measured on whole stages), else the rates
     are one request's and ``parallel`` requests are assumed to run side by side."""
 
     prompt_tokens_per_second: float
@@ -46,7 +46,8 @@ class ModelSpeed:
             prompt_tokens / self.prompt_tokens_per_second
             + completion_tokens / self.completion_tokens_per_second
         )
-        return work if self.aggregate else work / max(1, min(self.parallel, math.ceil(calls)))
+        busy = max(1, min(self.parallel, math.ceil(calls)))  # fewer calls leave slots idle
+        return work * self.parallel / busy if self.aggregate else work / busy
 
 
 @dataclass
@@ -134,7 +135,10 @@ def embedded_speed(settings: Settings) -> ModelSpeed:
     if emb.model_file or (emb.parallel, emb.threads) != (server["parallel"], server["threads"]):
         source += "; measured on the default model and server, yours differs"
     return ModelSpeed(
-        figures["prompt_tokens_per_second"], figures["completion_tokens_per_second"], source
+        figures["prompt_tokens_per_second"],
+        figures["completion_tokens_per_second"],
+        source,
+        parallel=server["parallel"],
     )
 
 
