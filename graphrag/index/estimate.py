@@ -30,7 +30,7 @@ from graphrag.llm.client import ChatLLM
 from graphrag.llm.cost import CostEstimate, ModelSpeed, StageEstimate, measured, stage_seconds
 from graphrag.llm.replies import json_request
 from graphrag.llm.stream import StopRuleFactory
-from graphrag.settings import Settings
+from graphrag.settings import IndexSettings, Settings
 from graphrag.text.documents import chunk_documents, load_documents
 from graphrag.text.tokens import count_tokens, message_tokens
 
@@ -60,6 +60,32 @@ def extraction_request(
     return llm.request_body(messages, budget, response_format=fields.get("response_format")), None
 
 
+def reply_rate(index: IndexSettings) -> str:
+    """Return the figure of an extraction reply's tokens per chunk token of this format."""
+    records = index.extraction_format == "records"
+    return "completion_per_text_token" if records else "json_completion_per_text_token"
+
+
+def _more_calls(
+    index: IndexSettings, figures: dict, first_prompt: float, first_reply: float
+) -> tuple[float, float, float]:
+    """Return (calls per first call, prompt and reply tokens of each) of the calls after an
+    extraction's first: records' follow-ups and re-asks, JSON's re-asks with more room and
+    gleaning rounds (all rounds counted)."""
+    if index.extraction_format == "records":
+        rate = figures["again_calls_per_call"] if index.reextract_empty else 0.0
+        rate += figures["follow_up_calls_per_call"] if index.relationships_follow_up else 0.0
+        extra = first_prompt + figures["follow_up_extra_prompt_tokens"]
+        return rate, extra, figures["follow_up_completion_tokens"]
+    reasked, gleanings = figures["json_reasked_per_call"], float(index.gleanings)
+    if not reasked + gleanings:
+        return 0.0, 0.0, 0.0
+    # a gleaning round reads the first exchange; its reply, half the first (none recorded)
+    prompt = reasked * first_prompt + gleanings * (first_prompt + first_reply)
+    completion = reasked * figures["json_reasked_completion_tokens"] + gleanings * first_reply / 2
+    return reasked + gleanings, prompt / (reasked + gleanings), completion / (reasked + gleanings)
+
+
 def _extract(
     units: pd.DataFrame, settings: Settings, llm: ChatLLM, speed: ModelSpeed | None
 ) -> StageEstimate:
@@ -84,23 +110,12 @@ def _extract(
             continue
         text_tokens = sum(count_tokens(texts[i]) for i in group)
         live_prompt += prompt
-        live_completion += min(
-            body["max_tokens"], text_tokens * figures["completion_per_text_token"]
-        )
-    # more calls per first call: follow-ups (records) or gleaning rounds (JSON, all counted)
-    if index.extraction_format == "records":
-        rate = figures["again_calls_per_call"] if index.reextract_empty else 0.0
-        rate += figures["follow_up_calls_per_call"] if index.relationships_follow_up else 0.0
-        extra_prompt = (
-            first_prompts / max(len(groups), 1) + figures["follow_up_extra_prompt_tokens"]
-        )
-        extra_completion = figures["follow_up_completion_tokens"]
-    else:
-        rate = float(index.gleanings)
-        first_reply = (live_completion + cached_completion) / max(len(groups), 1)
-        extra_prompt = first_prompts / max(len(groups), 1) + first_reply
-        extra_completion = first_reply / 2
-    extra_calls = rate * len(groups)
+        live_completion += min(body["max_tokens"], text_tokens * figures[reply_rate(index)])
+    n = max(len(groups), 1)
+    extra_calls, extra_prompt, extra_completion = _more_calls(
+        index, figures, first_prompts / n, (live_completion + cached_completion) / n
+    )
+    extra_calls *= len(groups)
     prompt = live_prompt + extra_calls * extra_prompt
     completion = live_completion + extra_calls * extra_completion
     live_calls = len(groups) - cached + extra_calls
@@ -112,7 +127,7 @@ def _extract(
         completion + cached_completion,
         stage_seconds(speed, prompt, completion, live_calls),
         f"{len(groups)} first calls built and looked up ({cached} recorded); "
-        f"{extra_calls:.1f} follow-ups and replies {MEASURED}",
+        f"{extra_calls:.1f} more calls (follow-ups, re-asks, gleanings) and replies {MEASURED}",
     )
 
 
