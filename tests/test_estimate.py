@@ -153,6 +153,9 @@ def test_a_run_shows_one_line_per_stage_with_the_runs_eta(capsys) -> None:
         run_sync(gather_with_progress([asyncio.sleep(0, i) for i in range(2)], "own bar"))
     with lines.stage("reports"):
         pass
+    unknown = RunProgress(["extract", "reports"], {"extract": 10.0, "reports": None})
+    with unknown.stage("extract") as line:
+        assert line.eta(0) is None and "stage ETA 10s" in line.status()
     err = capsys.readouterr().err
     assert "[1/2] extract: 5/5 items" in err and "ETA" in err
     assert "[2/2] reports: 0/0 (no LLM call)" in err

@@ -64,24 +64,29 @@ class StageProgress:
         self.bar.set_postfix_str(self.status(extra=items), refresh=False)
         self.bar.update(items)
 
+    def stage_left(self, done: int) -> float | None:
+        """Return the seconds left in this stage: at its pace so far, else as estimated."""
+        elapsed = time.monotonic() - self.started
+        if done:
+            return elapsed / done * (self.bar.total - done)
+        if self.expected_seconds is not None:
+            return max(self.expected_seconds - elapsed, 0.0)
+        return None
+
     def eta(self, done: int) -> float | None:
         """Return the seconds left in the run: this stage's rest plus the later stages'."""
-        elapsed = time.monotonic() - self.started
-        total = self.bar.total
-        if done:
-            here = elapsed / done * (total - done)
-        elif self.expected_seconds is not None:
-            here = max(self.expected_seconds - elapsed, 0.0)
-        else:
-            return None
-        return None if self.later_seconds is None else here + self.later_seconds
+        here = self.stage_left(done)
+        return None if here is None or self.later_seconds is None else here + self.later_seconds
 
     def status(self, extra: int = 0) -> str:
         """Return the line's tail: tokens per second, calls served by the cache, the ETA."""
         elapsed = max(time.monotonic() - self.started, 1e-6)
         usage = self.usage
         parts = [speed(usage, elapsed)] if usage.calls else []
-        left = self.eta(self.bar.n + extra)
+        done = self.bar.n + extra
+        left = self.eta(done)
+        if left is None:  # the later stages' time is unknown (an endpoint not yet measured)
+            return ", ".join([*parts, f"stage ETA {duration(self.stage_left(done))}"])
         return ", ".join([*parts, f"ETA {duration(left)}"])
 
     def close(self) -> None:
