@@ -18,7 +18,8 @@ import pandas as pd
 
 from graphrag.index.estimate import estimate_index
 from graphrag.llm.client import ChatLLM
-from graphrag.llm.cost import CostEstimate, duration, embedded_speed
+from graphrag.llm.cost import CostEstimate, embedded_speed
+from graphrag.llm.progress import duration
 from graphrag.llm.usage import track_usage
 from graphrag.settings import REPO_ROOT, Settings, load_settings
 from graphrag.workbench import Workbench

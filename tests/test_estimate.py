@@ -20,6 +20,7 @@ from graphrag.cli import main
 from graphrag.eval.estimate import estimate_eval
 from graphrag.index.estimate import estimate_index
 from graphrag.index.pipeline import build_index
+from graphrag.llm.cache import LLMError
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import gather_with_progress, run_sync
 from graphrag.llm.cost import PROBE_PROMPT, CostEstimate, embedded_speed, probe_speed
@@ -119,6 +120,11 @@ def test_a_dry_run_probes_once_and_sees_what_a_run_recorded(
     first, second = (next(s for s in e.stages if s.stage == "extract") for e in (before, after))
     assert first.cached_calls == 0 and second.cached_calls == 3  # one call per document
     assert second.seconds < first.seconds  # a recorded call costs no model time
+
+
+def test_an_unreachable_endpoint_is_one_clear_error(make_settings) -> None:
+    with pytest.raises(LLMError, match=r"could not time the endpoint .* llm.base_url"):
+        probe_speed(make_settings())  # the discard port: nothing listens
 
 
 def test_index_dry_run_prints_the_estimate(tmp_path, capsys, demo_subset, isolated_cwd) -> None:

@@ -20,6 +20,8 @@ from typing import Any
 
 import httpx
 
+from graphrag.llm.cache import LLMError
+from graphrag.llm.progress import duration
 from graphrag.settings import Settings
 
 # The probe: a short prompt and a short reply, timed to the first token and to the last.
@@ -110,16 +112,6 @@ class CostEstimate:
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
 
 
-def duration(seconds: float | None) -> str:
-    """Return ``seconds`` as ``1h02m``, ``4m10s`` or ``12s`` (``?`` when unknown)."""
-    if seconds is None or math.isnan(seconds):
-        return "?"
-    whole = int(round(seconds))
-    if whole >= 3600:
-        return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
-    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
-
-
 def measured(package: str, name: str) -> dict[str, Any]:
     """Return a committed measurement file of ``package`` (written by studies/cost_model.py)."""
     return json.loads((importlib.resources.files(package) / name).read_text(encoding="utf-8"))
@@ -156,21 +148,14 @@ def probe_speed(settings: Settings) -> ModelSpeed:
         "stream_options": {"include_usage": True},
     }
     url = llm.base_url.rstrip("/") + "/chat/completions"
-    first = usage = None
     started = time.monotonic()
-    headers = {"Authorization": f"Bearer {key}"}
-    with httpx.stream("POST", url, json=body, headers=headers, timeout=PROBE_TIMEOUT) as reply:
-        reply.raise_for_status()
-        for line in reply.iter_lines():
-            data = line.removeprefix("data:").strip()
-            if not data or data == "[DONE]":
-                continue
-            chunk = json.loads(data)
-            if first is None and any(
-                (c.get("delta") or {}).get("content") for c in chunk.get("choices") or []
-            ):
-                first = time.monotonic()
-            usage = chunk.get("usage") or usage
+    try:
+        first, usage = _streamed(url, body, {"Authorization": f"Bearer {key}"})
+    except (httpx.HTTPError, ValueError) as err:
+        raise LLMError(
+            f"could not time the endpoint {llm.base_url} (setting llm.base_url) with one small "
+            f"request: {type(err).__name__}: {err}"
+        ) from err
     ended = time.monotonic()
     first = first or ended
     prompt = int((usage or {}).get("prompt_tokens") or len(PROBE_PROMPT.split()) * 2)
@@ -183,6 +168,23 @@ def probe_speed(settings: Settings) -> ModelSpeed:
         aggregate=False,
         parallel=llm.concurrency,
     )
+
+
+def _streamed(url: str, body: dict, headers: dict) -> tuple[float | None, dict | None]:
+    """Return when the first reply token of a streamed request came, and its usage."""
+    first = usage = None
+    with httpx.stream("POST", url, json=body, headers=headers, timeout=PROBE_TIMEOUT) as reply:
+        reply.raise_for_status()
+        for line in reply.iter_lines():
+            data = line.removeprefix("data:").strip()
+            if not data or data == "[DONE]":
+                continue
+            chunk = json.loads(data)
+            choices = chunk.get("choices") or []
+            if first is None and any((c.get("delta") or {}).get("content") for c in choices):
+                first = time.monotonic()
+            usage = chunk.get("usage") or usage
+    return first, usage
 
 
 def model_speed(settings: Settings) -> ModelSpeed | None:

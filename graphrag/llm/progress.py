@@ -11,6 +11,7 @@ figures, graphrag/llm/cost.py). The stage's work is counted by whatever runs ins
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Iterator
@@ -19,10 +20,19 @@ from contextvars import ContextVar
 
 from tqdm import tqdm
 
-from graphrag.llm.cost import duration
 from graphrag.llm.usage import Usage, track_usage
 
 BAR_FORMAT = "{desc}: {n_fmt}/{total_fmt} {unit}{postfix}"
+
+
+def duration(seconds: float | None) -> str:
+    """Return ``seconds`` as ``1h02m``, ``4m10s`` or ``12s`` (``?`` when unknown)."""
+    if seconds is None or math.isnan(seconds):
+        return "?"
+    whole = int(round(seconds))
+    if whole >= 3600:
+        return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
 
 
 class StageProgress:
