@@ -105,7 +105,7 @@ def probing_model(body: dict) -> str | Reply:
 
 
 def test_a_dry_run_probes_once_and_sees_what_a_run_recorded(
-    tmp_path, fake_llm: FakeLLM, make_settings, replay_embedder, demo_subset
+    tmp_path, capsys, fake_llm: FakeLLM, make_settings, replay_embedder, demo_subset
 ) -> None:
     settings = make_settings(fake_llm.base_url, index=JSON_EXTRACTION)
     fake_llm.respond_with(probing_model)
@@ -115,7 +115,9 @@ def test_a_dry_run_probes_once_and_sees_what_a_run_recorded(
     assert speed.prompt_tokens_per_second > 0 and speed.completion_tokens_per_second > 0
     before = estimate_index(demo_subset, settings, llm, speed)
     assert fake_llm.calls == 1  # the estimate itself calls no model
-    build_index(demo_subset, tmp_path / "index", settings, llm, replay_embedder, progress=False)
+    build_index(demo_subset, tmp_path / "index", settings, llm, replay_embedder, progress=True)
+    lines = capsys.readouterr().err
+    assert "[2/6] extract: 3/3 items" in lines and "[6/6] embed: 0/0 (no LLM call)" in lines
     after = estimate_index(demo_subset, settings, llm, speed)
     first, second = (next(s for s in e.stages if s.stage == "extract") for e in (before, after))
     assert first.cached_calls == 0 and second.cached_calls == 3  # one call per document
