@@ -26,8 +26,10 @@ from typing import Any
 
 import pandas as pd
 
+from graphrag.eval.estimate import ESTIMATED_OPTIONS, estimate_eval, eval_stage_parts
 from graphrag.eval.retrieval import check_methods, run_retrieval
 from graphrag.eval.runner import run_evaluation
+from graphrag.index.estimate import estimate_index
 from graphrag.index.pipeline import build_index
 from graphrag.index.run_summary import IndexSummary
 from graphrag.index.store import Index, load_index
@@ -35,6 +37,7 @@ from graphrag.llm.client import ChatLLM
 from graphrag.llm.context_check import ContextCheck, check_context
 from graphrag.llm.coroutines import run_sync
 from graphrag.llm.embedding_endpoint import make_embedder
+from graphrag.llm.cost import CostEstimate, ModelSpeed, model_speed
 from graphrag.prompts import use_prompt_dir
 from graphrag.query.base import Answer, IndexVectors, Method
 
@@ -139,18 +142,75 @@ class Workbench:
         """Index the corpus at ``docs`` (a folder of .txt/.md, or a .jsonl; default the
         project's input) into ``out`` (default its output) and load it; return the run
         summary (counts, failed items, cost per stage)."""
-        out = self.project_path("output", out)
+        docs, out = self.project_path("input", docs), self.project_path("output", out)
+        expected = None
+        if progress:  # the run's ETA: the dry run's seconds
+            speed, known = self._run_speed()
+            estimate = estimate_index(docs, self.settings, self.llm, speed, skip_bad)
+            expected = {s.stage: s.seconds if known else None for s in estimate.stages}
         summary = build_index(
-            self.project_path("input", docs),
-            out,
-            self.settings,
-            self.llm,
-            self.embedder,
-            progress=progress,
-            skip_bad=skip_bad,
+            docs, out, self.settings, self.llm, self.embedder, progress, skip_bad, expected
         )
         self.load(out)
         return summary
+
+    def _run_speed(self) -> tuple[ModelSpeed | None, bool]:
+        """Return the model speed a run's ETA uses (never a probe: an endpoint's is unknown
+        until the run measures it) and whether the LLM stages' seconds are known."""
+        if self.settings.cache.mode == "replay":
+            return None, True
+        if self.settings.llm.base_url:
+            return None, False
+        return model_speed(self.settings), True
+
+    def estimate_index(
+        self, docs: str | Path | None = None, *, skip_bad: bool = False
+    ) -> CostEstimate:
+        """Return what indexing ``docs`` (default: the project's input) would cost (calls,
+        tokens, time per stage), without calling the model; an endpoint's speed is probed
+        with one small request."""
+        docs = self.project_path("input", docs)
+        return estimate_index(docs, self.settings, self.llm, model_speed(self.settings), skip_bad)
+
+    def estimate_evaluation(
+        self,
+        questions: str | Path | None = None,
+        *,
+        methods: list[str] | None = None,
+        metrics: list[str] | None = None,
+        limit: int | None = None,
+        **options: Any,
+    ) -> CostEstimate:
+        """Return what :meth:`evaluate` with these arguments would cost, without calling the
+        model (answering and judging speeds as in :meth:`estimate_index`)."""
+        speed = model_speed(self.settings)
+        judging = judge_settings(self.settings)
+        judge_speed = speed if judging is self.settings else model_speed(judging)
+        questions = self.project_path("questions", questions)
+        return self._eval_estimate(
+            questions, methods, metrics, limit, (speed, judge_speed), options
+        )
+
+    def _eval_estimate(
+        self,
+        questions: str | Path,
+        methods: list[str] | None,
+        metrics: list[str] | None,
+        limit: int | None,
+        speeds: tuple[ModelSpeed | None, ModelSpeed | None],
+        options: dict[str, Any],
+    ) -> CostEstimate:
+        return estimate_eval(
+            self.settings,
+            self.llm,
+            self.index_in_use,
+            questions,
+            list(methods or self.settings.eval.methods),
+            self.settings.eval.metrics if metrics is None else metrics,
+            *speeds,
+            limit=limit,
+            **{k: v for k, v in options.items() if k in ESTIMATED_OPTIONS},
+        )
 
     def load(self, path: str | Path | None = None) -> Index:
         """Load the index folder ``path`` (default: the project's) for queries to use."""
@@ -200,6 +260,21 @@ class Workbench:
         index; write the report to ``out`` (default: the project's reports folder: records,
         summary.md, plots) and return it."""
         questions = self.project_path("questions", questions)
+        expected = None
+        if progress:  # the progress lines' ETA: the dry run's seconds per stage
+            speed, known = self._run_speed()
+            judging = judge_settings(self.settings)
+            if judging is not self.settings and judging.llm.base_url:
+                known = known and judging.cache.mode == "replay"
+            estimate = self._eval_estimate(
+                questions, methods, metrics, limit, (speed, speed), options
+            )
+            expected = {
+                stage: sum(s.seconds or 0.0 for s in estimate.stages if s.stage in parts)
+                if known
+                else None
+                for stage, parts in eval_stage_parts(estimate).items()
+            }
         run = run_evaluation(
             self.settings,
             self.llm,
@@ -212,6 +287,7 @@ class Workbench:
             progress=progress,
             command=command,
             judge_llm=self.judge_llm,
+            expected=expected,
             **options,
         )
         return write_evaluation(run, self.project_path("reports", out))

@@ -79,6 +79,8 @@ def test_a_killed_server_is_restarted_and_the_run_carries_on(tmp_path, capfd, mo
         assert llm.server.restarts == 1 and llm.server.process.pid != first
         said = capfd.readouterr().err
         assert f"pid {first}) was killed by SIGKILL" in said and ".log" in said
+        assert said.count("graphrag: starting the embedded model") == 2  # the start announced
+        assert said.count("graphrag: embedded model ready in") == 2
         # A second death is past MAX_RESTARTS: a clear error naming the log.
         os.kill(llm.server.process.pid, signal.SIGKILL)
         assert _wait_gone(llm.server.process.pid)

@@ -118,7 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip (and report) unusable documents instead of stopping",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when any item failed")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="estimate the LLM calls, tokens and time (what the cache already holds costs "
+        "nothing) and stop; no model is called (an endpoint gets one small timing request)",
+    )
     p.set_defaults(func=commands.cmd_index)
 
     p = sub.add_parser("query", help="answer a question with one or all retrieval methods")
@@ -195,6 +201,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--gold", help="gold_graph.json for gold entities (default: the one beside --questions)"
     )
     p.add_argument("--quiet", action="store_true")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="estimate the LLM calls, tokens and time of answering and judging, and stop",
+    )
     p.set_defaults(func=commands.cmd_eval)
 
     p = sub.add_parser(

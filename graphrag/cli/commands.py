@@ -91,6 +91,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             bench.settings.index.method = args.method
         if args.lazy_reports:
             bench.settings.index.lazy_reports = True
+        if args.dry_run:  # what --add or the input would cost
+            print(bench.estimate_index(args.add or args.input, skip_bad=args.skip_bad).render())
+            return 0
         if args.add or args.delete:  # only the added documents are extracted
             parts = bench.settings, bench.llm, bench.embedder
             out = bench.project_path("output", args.out)
@@ -152,21 +155,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
         asked = args.methods.split(",") if args.methods else [*bench.settings.eval.methods, *opt_in]
         methods = method_names(asked, opt_in)
         bench.load(args.index)
-        result = bench.evaluate(
-            args.questions,
-            out=args.out,
+        options = dict(
             methods=methods,
             metrics=_metric_names(args.metrics),
             limit=args.limit,
-            progress=not args.quiet,
-            command=_command(),
             pairwise_pairs=args.pairwise,
             judge_controls=args.judge_controls,
             judge_sample=args.judge_sample,
             pairwise_controls=args.pairwise_controls,
             types=args.types.split(",") if args.types else None,
-            gold_graph=args.gold,
             method_limits=args.method_limits or {},
+        )
+        if args.dry_run:
+            print(bench.estimate_evaluation(args.questions, **options).render())
+            return 0
+        result = bench.evaluate(
+            args.questions,
+            out=args.out,
+            progress=not args.quiet,
+            command=_command(),
+            gold_graph=args.gold,
+            **options,
         )
     print(result.render())
     return 0

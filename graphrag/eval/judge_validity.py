@@ -19,6 +19,7 @@ import pandas as pd
 
 from graphrag.eval import stats
 from graphrag.eval.judge import NOT_RECORDED, Judge
+from graphrag.llm import progress as lines_of
 from graphrag.llm.coroutines import run_sync
 
 CONTROLS = {
@@ -142,6 +143,7 @@ def sample_cases(
 async def score_cases(judge: Judge, cases: list[ControlCase], in_flight: int) -> pd.DataFrame:
     """Return one row per case: the real score, the control's, and the control's status."""
     gate = asyncio.Semaphore(max(1, in_flight))
+    lines_of.expect(len(cases))
 
     async def one(case: ControlCase) -> dict:
         row = {c: getattr(case, c) for c in PAIR_COLUMNS[:6]}
@@ -149,6 +151,7 @@ async def score_cases(judge: Judge, cases: list[ControlCase], in_flight: int) ->
             result = await judge.score(
                 case.metric, case.question, case.answer, case.contexts, case.reference
             )
+        lines_of.advance()
         if result.not_recorded:
             return {**row, "control_score": math.nan, "status": NOT_RECORDED, "error": None}
         status = JUDGE_FAILED if math.isnan(result.value) else SCORED

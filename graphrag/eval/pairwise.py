@@ -17,6 +17,7 @@ import pandas as pd
 
 from graphrag import prompts
 from graphrag.eval import stats
+from graphrag.llm import progress as lines_of
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary, expected_grade, grade_request
 from graphrag.llm.coroutines import run_sync
@@ -224,11 +225,14 @@ def run_pairwise(
 
     async def run() -> list[list[dict]]:
         gate = asyncio.Semaphore(max(1, in_flight))
+        lines_of.expect(len(jobs))
 
         async def one(job: tuple) -> list[dict]:
             judge, arguments = job
             async with gate:
-                return await judge(llm, *arguments)
+                rows = await judge(llm, *arguments)
+            lines_of.advance()
+            return rows
 
         return await asyncio.gather(*(one(job) for job in jobs))
 

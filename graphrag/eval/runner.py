@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
 
 from graphrag import schemas as S
 from graphrag.eval import judge_validity, pairwise
@@ -22,6 +22,7 @@ from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free
 from graphrag.eval.questions import DEFAULT_SPLIT, TUNED_FIELD, QuestionSetError, load_questions
 from graphrag.index.extract.quality import load_gold_graph
 from graphrag.index.store import Index
+from graphrag.llm import progress as lines_of
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary
 from graphrag.llm.coroutines import run_sync
@@ -34,6 +35,7 @@ from graphrag.text.embeddings import Embedder
 # a record's answer fields that a failed answer leaves empty (lists) or zero (counts)
 LIST_FIELDS = ("contexts", "sources", "cited", "ranking")
 COUNT_FIELDS = ("context_tokens", "llm_calls", "prompt_tokens", "completion_tokens")
+ANSWER_STAGE, CONTROLS_STAGE, PAIRWISE_STAGE = "answer and judge", "judge controls", "pairwise"
 
 
 @dataclass
@@ -184,25 +186,29 @@ async def evaluate_all(
     judge: Judge,
     metrics: list[str],
     in_flight: int,
-    progress: bool,
     sample: set[str] | None = None,
 ) -> list[dict]:
     """Return the records of the (question, method) pairs, at most ``in_flight`` at once
-    (``sample``: the judge sample's question ids, None: every question)."""
+    (``sample``: the judge sample's question ids, None: every question), each counted on the
+    run's progress line."""
     gate = asyncio.Semaphore(in_flight)
-    bar = tqdm(total=len(pairs), desc="evaluate", disable=not progress)
+    lines_of.expect(len(pairs))
 
     async def one(question: pd.Series, method: Method) -> dict:
         async with gate:
             sampled = sample is None or str(question["id"]) in sample
             record = await evaluate_pair(method, judge, question, metrics, sampled)
-        bar.update(1)
+        lines_of.advance()
         return record
 
-    try:
-        return list(await asyncio.gather(*(one(q, m) for q, m in pairs)))
-    finally:
-        bar.close()
+    return list(await asyncio.gather(*(one(q, m) for q, m in pairs)))
+
+
+def eval_stages(metrics: list[str], judge_controls: int, pairwise_pairs: str | None) -> list[str]:
+    """Return the stages of an evaluation, as its progress lines and its estimate name them."""
+    names = [ANSWER_STAGE]
+    names += [CONTROLS_STAGE] if metrics and judge_controls else []
+    return names + ([PAIRWISE_STAGE] if pairwise_pairs else [])
 
 
 def default_gold_graph(questions_path: str | Path) -> Path | None:
@@ -230,6 +236,7 @@ def run_evaluation(
     method_limits: dict[str, int] | None = None,
     judge_llm: ChatLLM | None = None,
     judge_sample: int | None = None,
+    expected: dict[str, float | None] | None = None,
 ) -> EvalRun:
     """Evaluate the ``chosen`` methods over ``index`` on the question set and return what the
     report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
@@ -239,7 +246,8 @@ def run_evaluation(
     tests match them on the questions both answered); ``judge_llm``: the judge's client
     (settings ``[judge]``), default ``llm``: the answering model judges itself;
     ``judge_sample``: faithfulness and context recall on a seeded sample of this many
-    questions (None: ``eval.judge_sample``; 0: all)."""
+    questions (None: ``eval.judge_sample``; 0: all); ``expected``: the estimate's seconds
+    per stage (graphrag/eval/estimate.py), for the progress lines' ETA."""
     judge_llm = judge_llm or llm
     methods = list(chosen)
     judge_controls = judge_controls if metrics else 0
@@ -274,20 +282,27 @@ def run_evaluation(
     sample = judge_sample_ids(questions, size, settings.eval.seed)
 
     async def run() -> list[dict]:
-        concurrency = settings.llm.concurrency
-        return await evaluate_all(pairs, judge, metrics, concurrency, progress, sample)
+        return await evaluate_all(pairs, judge, metrics, settings.llm.concurrency, sample)
 
-    records = pd.DataFrame(run_sync(run()))
+    names = eval_stages(metrics, judge_controls, pairwise_pairs)
+    lines = lines_of.RunProgress(names, expected, progress, unit="answers")
+    with lines.stage(ANSWER_STAGE, counts_gathers=False):
+        records = pd.DataFrame(run_sync(run()))
     # a control's replay miss is its own (collected per task), at any concurrency
-    controls = judge_validity.run_controls(
-        judge,
-        records,
-        questions,
-        metrics,
-        judge_controls,
-        settings.eval.seed,
-        settings.llm.concurrency,
-    )
+    with (
+        lines.stage(CONTROLS_STAGE, "judgements", False)
+        if CONTROLS_STAGE in names
+        else nullcontext()
+    ):
+        controls = judge_validity.run_controls(
+            judge,
+            records,
+            questions,
+            metrics,
+            judge_controls,
+            settings.eval.seed,
+            settings.llm.concurrency,
+        )
     # the pairwise judge in replay: one pair at a time
     in_flight = 1 if settings.cache.mode == "replay" else settings.llm.concurrency
     judgements = None
@@ -297,9 +312,10 @@ def run_evaluation(
         judged = questions[questions["type"].isin(kinds)] if kinds else questions
         hyde = settings.query.methods["hyde"]
         closed_book = hyde.max_tokens if settings.eval.pairwise_closed_book else 0
-        judgements = pairwise.run_pairwise(
-            judge_llm, records, judged, pairs, in_flight, pairwise_controls, closed_book, llm
-        )
+        with lines.stage(PAIRWISE_STAGE, "judgements", counts_gathers=False):
+            judgements = pairwise.run_pairwise(
+                judge_llm, records, judged, pairs, in_flight, pairwise_controls, closed_book, llm
+            )
     gold_path = gold_graph or default_gold_graph(questions_path)
     gold = load_gold_graph(gold_path) if gold_path else None
     records = judge_free_columns(records, questions, index, gold)

@@ -22,6 +22,7 @@ from graphrag.index.stages import (
 from graphrag.index.store import write_index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.embedding_endpoint import make_embedder
+from graphrag.llm.progress import RunProgress
 from graphrag.settings import Settings
 from graphrag.text.documents import load_documents
 from graphrag.text.embeddings import Embedder
@@ -56,8 +57,11 @@ def build_index(
     embedder: Embedder | None = None,
     progress: bool = True,
     skip_bad: bool = False,
+    expected: dict[str, float | None] | None = None,
 ) -> IndexSummary:
-    """Index the corpus at ``input_path`` into the folder ``out``; return the run summary."""
+    """Index the corpus at ``input_path`` into the folder ``out``; return the run summary.
+    ``progress``: one line per stage on stderr; ``expected``: the estimate's seconds per
+    stage (graphrag/index/estimate.py), for the run's ETA."""
     loaded = load_documents(input_path, settings.chunking.max_document_tokens, skip_bad)
     own_llm = llm is None
     llm = llm or ChatLLM(settings)
@@ -65,8 +69,11 @@ def build_index(
         ctx = IndexContext(settings, llm, embedder or make_embedder(settings), progress)
         tables: Tables = {"documents": loaded.documents}
         costs: dict[str, dict[str, float]] = {}  # each stage's usage and wall time
-        for name, stage in stages_for(settings):
-            tables = timed(costs, name, partial(stage, tables, ctx))
+        stages = stages_for(settings)
+        lines = RunProgress([name for name, _ in stages], expected, progress)
+        for name, stage in stages:
+            with lines.stage(name):
+                tables = timed(costs, name, partial(stage, tables, ctx))
     finally:
         if own_llm:
             llm.close()

@@ -187,6 +187,36 @@ class ChatLLM:
         under the stop rule ``stop`` if any."""
         return request_key(body, self.identity(), stop.spec if stop else None)
 
+    def request_body(
+        self,
+        messages: list[dict[str, str]],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Return the body :meth:`achat` sends for these arguments (before its optional
+        fields: logprobs, penalties, streaming), as the cache keys it."""
+        llm = self.settings.llm
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": llm.temperature if temperature is None else temperature,
+            "max_tokens": max_tokens or llm.max_tokens,
+            "seed": llm.seed if seed is None else seed,
+        }
+        if response_format is not None:
+            params["response_format"] = response_format
+        return params
+
+    def recorded(
+        self, body: dict[str, Any], stop: StopRuleFactory | None = None
+    ) -> dict[str, Any] | None:
+        """Return the cache's record that would answer ``body`` (under ``stop``), or None:
+        what a dry run asks of every request it can build."""
+        record = self.cache.get(self.cache_key(body, stop))
+        return record if record is not None and self.cache.serves(record) else None
+
     def async_client(self, max_retries: int = 0) -> openai.AsyncOpenAI:
         """Return an ``openai.AsyncOpenAI`` for the running loop, through the recorded cache."""
         loop = asyncio.get_running_loop()
@@ -228,16 +258,7 @@ class ChatLLM:
     ) -> Completion:
         """Return the model's reply to ``messages`` (from the cache when recorded); a
         ``stop_rule`` streams it and ends it where the rule says (graphrag/llm/stream.py)."""
-        llm = self.settings.llm
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": llm.temperature if temperature is None else temperature,
-            "max_tokens": max_tokens or llm.max_tokens,
-            "seed": llm.seed if seed is None else seed,
-        }
-        if response_format is not None:
-            params["response_format"] = response_format
+        params = self.request_body(messages, max_tokens, temperature, seed, response_format)
         if top_logprobs:
             params |= {"logprobs": True, "top_logprobs": top_logprobs}
         # sent only when asked, so every key recorded without them stays as it was

@@ -11,6 +11,8 @@ from typing import Any, Generic, TypeVar
 
 from tqdm import tqdm
 
+from graphrag.llm.progress import gathering_stage
+
 T = TypeVar("T")
 
 
@@ -56,8 +58,11 @@ async def gather_with_progress(
     coros: Iterable[Awaitable[T]], desc: str, disable: bool = False
 ) -> list[T]:
     """Return the results of all ``coros``, awaited concurrently with a progress bar, in input
-    order; an exception is returned in place, so one failed item never loses the others."""
+    order; an exception is returned in place, so one failed item never loses the others.
+    Inside a run's stage (graphrag/llm/progress.py) the items count on the stage's line."""
     coros = list(coros)
+    stage = gathering_stage()
+    step = stage.advance if stage is not None else None
 
     async def run(coro: Awaitable[T]) -> Any:
         try:
@@ -65,7 +70,11 @@ async def gather_with_progress(
         except Exception as err:  # noqa: BLE001 - reported by the caller per item
             return err
         finally:
-            bar.update(1)
+            step(1)
 
+    if stage is not None:
+        stage.expect(len(coros))
+        return list(await asyncio.gather(*(run(c) for c in coros)))
     with tqdm(total=len(coros), desc=desc, disable=disable, leave=False) as bar:
+        step = bar.update
         return list(await asyncio.gather(*(run(c) for c in coros)))

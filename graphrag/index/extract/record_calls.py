@@ -111,6 +111,19 @@ def pack_text_units(text_units: pd.DataFrame, budget: int) -> list[list[int]]:
     return groups
 
 
+def records_request(
+    llm: ChatLLM, texts: list[str], settings: IndexSettings
+) -> tuple[list[dict[str, str]], int | None]:
+    """Return the first request of the records extraction of ``texts`` (one chunk, or whole
+    documents packed): its messages and its reply cap (None: ``llm.max_tokens``)."""
+    if len(texts) == 1:
+        return _styled(
+            prompts.extract_graph_records(texts[0], settings.entity_types), settings
+        ), None
+    messages = _styled(prompts.extract_graph_records_packed(texts, settings.entity_types), settings)
+    return messages, _packed_room(llm, messages, len(texts))
+
+
 def _packed_room(llm: ChatLLM, messages: list[dict[str, str]], documents: int) -> int:
     """Return the completion room of a packed call: ``llm.max_tokens``, or more with many
     documents (a cut-off reply loses the records of the last ones), within the context."""
@@ -138,10 +151,8 @@ async def extract_packed_records(
     """Return one extraction per document of a packed call, in the shape of
     :func:`extract_chunk_records`; what the reply got wrong as a whole (malformed lines,
     repeats, an early stop) is listed with the first document."""
-    messages = _styled(prompts.extract_graph_records_packed(texts, settings.entity_types), settings)
-    reply, stops = await _records_reply(
-        llm, messages, settings, _packed_room(llm, messages, len(texts))
-    )
+    messages, room = records_request(llm, texts, settings)
+    reply, stops = await _records_reply(llm, messages, settings, room)
     parsed = parse_records(reply)
     results: list[dict[str, Any]] = [
         {"entities": [], "relationships": [], "errors": [], "kept_out": []} for _ in texts

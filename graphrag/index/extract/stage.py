@@ -147,7 +147,7 @@ async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dic
     return merged
 
 
-def _extraction_calls(text_units: pd.DataFrame, settings: IndexSettings) -> list[list[int]]:
+def extraction_calls(text_units: pd.DataFrame, settings: IndexSettings) -> list[list[int]]:
     """Return the row positions of ``text_units`` each extraction call reads: one unit per
     call, or short whole documents packed together (``index.pack_documents_tokens``)."""
     if not settings.pack_documents_tokens:
@@ -202,7 +202,7 @@ def extract_graph(
     or per pack of short documents. A failed chunk is an errors row (retried next run); names
     the chunk never mentions and self-loops are listed in ``dropped``."""
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
-    groups = _extraction_calls(text_units, settings)
+    groups = extraction_calls(text_units, settings)
     calls = [
         extract_chunk(llm, units[group[0]][1], settings)
         if len(group) == 1

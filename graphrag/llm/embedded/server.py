@@ -21,6 +21,7 @@ from pathlib import Path
 
 import httpx
 from filelock import FileLock
+from tqdm import tqdm
 
 from graphrag.llm.embedded.weights import INSTALL_EMBEDDED, assemble_weights, graphrag_home
 from graphrag.settings import Settings
@@ -36,6 +37,11 @@ __all__ = ["EmbeddedServer", "EmbeddedServerError"]
 
 class EmbeddedServerError(RuntimeError):
     """The embedded model could not be served; the message says what to do."""
+
+
+def announce(message: str) -> None:
+    """Say on stderr what the server is doing (between progress lines, not through them)."""
+    tqdm.write(f"graphrag: {message}", file=sys.stderr)
 
 
 def _healthy(url: str) -> bool:
@@ -149,7 +155,10 @@ class EmbeddedServer:
         model_file = self._model_file()
         signature = self.signature(model_file)
         with FileLock(self.home / "server.lock"):
-            found = (self._reusable(signature) if self.reuse else None) or self._start(signature)
+            reused = self._reusable(signature) if self.reuse else None
+            if reused is not None:
+                announce(f"using the embedded model already running at {reused[0]}")
+            found = reused or self._start(signature)
         self.url, self._pid = found
         return self.base_url
 
@@ -196,7 +205,13 @@ class EmbeddedServer:
             atexit.register(self.stop)
             self._atexit = True
         url = None
-        deadline = time.monotonic() + STARTUP_TIMEOUT
+        started = time.monotonic()
+        emb = self.settings.embedded
+        announce(
+            f"starting the embedded model {self.settings.llm.model} ({emb.parallel} slots, "
+            f"{emb.threads} threads) …"
+        )
+        deadline = started + STARTUP_TIMEOUT
         try:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
@@ -208,6 +223,7 @@ class EmbeddedServer:
                     url = json.loads(ready_file.read_text())["url"]
                 if url is not None and _healthy(url):
                     self._write_state(url, signature)
+                    announce(f"embedded model ready in {time.monotonic() - started:.0f} s at {url}")
                     return url, self.process.pid
                 time.sleep(0.25)
             self._kill()

@@ -1,0 +1,204 @@
+"""What a run will cost before it starts (``index --dry-run``, ``eval --dry-run``): the
+estimate's shape and rendering, and the speed of the configured model, measured: the
+embedded model's from the committed figures (``embedded/speed.json``, written by
+``python -m studies.cost_model --write``), an endpoint's from one small streamed request.
+
+Every figure of an estimate is a count the caller could build (prompts rendered and counted,
+requests looked up in the cache) or a rate measured on recorded runs; each stage says which
+(its ``basis``).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import httpx
+
+from graphrag.llm.cache import LLMError
+from graphrag.llm.progress import duration
+from graphrag.settings import Settings
+
+# The probe: a short prompt and a short reply, timed to the first token and to the last.
+PROBE_PROMPT = "Count from one to forty in words, separated by commas."
+PROBE_TOKENS = 48
+PROBE_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class ModelSpeed:
+    """Tokens per second of the model: ``aggregate`` rates are the server's with its
+    ``parallel`` slots busy (the embedded server's, measured on whole stages), else the rates
+    are one request's and ``parallel`` requests are assumed to run side by side."""
+
+    prompt_tokens_per_second: float
+    completion_tokens_per_second: float
+    source: str
+    aggregate: bool = True
+    parallel: int = 1
+
+    def seconds(self, prompt_tokens: float, completion_tokens: float, calls: float) -> float:
+        """Return the wall seconds of ``calls`` requests holding these tokens."""
+        work = (
+            prompt_tokens / self.prompt_tokens_per_second
+            + completion_tokens / self.completion_tokens_per_second
+        )
+        busy = max(1, min(self.parallel, math.ceil(calls)))  # fewer calls leave slots idle
+        return work * self.parallel / busy if self.aggregate else work / busy
+
+
+@dataclass
+class StageEstimate:
+    """One stage's expected LLM work: calls (``cached_calls`` of them found recorded, which
+    cost no model time), tokens, wall seconds and how the figures were had."""
+
+    stage: str
+    calls: float = 0.0
+    cached_calls: int = 0
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+    seconds: float | None = 0.0
+    basis: str = ""
+
+
+@dataclass
+class CostEstimate:
+    """The estimate of a run, stage by stage, with the speed used and notes for the reader."""
+
+    what: str
+    stages: list[StageEstimate]
+    speed: ModelSpeed | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def total(self) -> StageEstimate:
+        """Return the sum of the stages (seconds None when a stage's are unknown)."""
+        seconds = [s.seconds for s in self.stages]
+        return StageEstimate(
+            "total",
+            sum(s.calls for s in self.stages),
+            sum(s.cached_calls for s in self.stages),
+            sum(s.prompt_tokens for s in self.stages),
+            sum(s.completion_tokens for s in self.stages),
+            None if any(x is None for x in seconds) else sum(x or 0.0 for x in seconds),
+        )
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Return one plain dict per stage and the total (for a DataFrame or JSON)."""
+        return [asdict(s) for s in [*self.stages, self.total()]]
+
+    def render(self) -> str:
+        """Return the estimate as the dry run prints it: a table, the speed, the notes."""
+        header = (
+            f"{'stage':<24}{'calls':>8}{'cached':>8}{'prompt tok':>12}{'compl. tok':>12}"
+            f"{'time':>10}  basis"
+        )
+        lines = [f"dry run: {self.what} (no model is called)", header]
+        for s in [*self.stages, self.total()]:
+            lines.append(
+                f"{s.stage:<24}{s.calls:>8.0f}{s.cached_calls:>8d}{s.prompt_tokens:>12,.0f}"
+                f"{s.completion_tokens:>12,.0f}{duration(s.seconds):>10}  {s.basis}"
+            )
+        if self.speed is not None:
+            lines.append(
+                f"model speed: {self.speed.prompt_tokens_per_second:.1f} prompt tok/s, "
+                f"{self.speed.completion_tokens_per_second:.1f} completion tok/s "
+                f"({self.speed.source})"
+            )
+        return "\n".join(lines + [f"note: {n}" for n in self.notes])
+
+
+def measured(package: str, name: str) -> dict[str, Any]:
+    """Return a committed measurement file of ``package`` (written by studies/cost_model.py)."""
+    return json.loads((importlib.resources.files(package) / name).read_text(encoding="utf-8"))
+
+
+def embedded_speed(settings: Settings) -> ModelSpeed:
+    """Return the embedded model's measured speed (``graphrag/llm/embedded/speed.json``),
+    saying so when the configured server differs from the one measured."""
+    figures = measured("graphrag.llm.embedded", "speed.json")
+    source = f"embedded model, {figures['measured_on']} ({figures['source']})"
+    emb = settings.embedded
+    server = figures["server"]
+    if emb.model_file or (emb.parallel, emb.threads) != (server["parallel"], server["threads"]):
+        source += "; measured on the default model and server, yours differs"
+    return ModelSpeed(
+        figures["prompt_tokens_per_second"],
+        figures["completion_tokens_per_second"],
+        source,
+        parallel=server["parallel"],
+    )
+
+
+def probe_speed(settings: Settings) -> ModelSpeed:
+    """Return the endpoint's speed from one small streamed request (never cached): prompt
+    tokens over the time to the first reply token, reply tokens over the rest."""
+    llm = settings.llm
+    key = os.environ.get(llm.api_key_env) or "sk-no-key-required"
+    body = {
+        "model": llm.model,
+        "messages": [{"role": "user", "content": PROBE_PROMPT}],
+        "max_tokens": PROBE_TOKENS,
+        "temperature": 0.0,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    url = llm.base_url.rstrip("/") + "/chat/completions"
+    started = time.monotonic()
+    try:
+        first, usage = _streamed(url, body, {"Authorization": f"Bearer {key}"})
+    except (httpx.HTTPError, ValueError) as err:
+        raise LLMError(
+            f"could not time the endpoint {llm.base_url} (setting llm.base_url) with one small "
+            f"request: {type(err).__name__}: {err}"
+        ) from err
+    ended = time.monotonic()
+    first = first or ended
+    prompt = int((usage or {}).get("prompt_tokens") or len(PROBE_PROMPT.split()) * 2)
+    completion = int((usage or {}).get("completion_tokens") or PROBE_TOKENS)
+    return ModelSpeed(
+        prompt / max(first - started, 1e-3),
+        max(completion - 1, 1) / max(ended - first, 1e-3),
+        f"probed {llm.base_url}: one request, {prompt} prompt + {completion} reply tokens in "
+        f"{ended - started:.1f}s",
+        aggregate=False,
+        parallel=llm.concurrency,
+    )
+
+
+def _streamed(url: str, body: dict, headers: dict) -> tuple[float | None, dict | None]:
+    """Return when the first reply token of a streamed request came, and its usage."""
+    first = usage = None
+    with httpx.stream("POST", url, json=body, headers=headers, timeout=PROBE_TIMEOUT) as reply:
+        reply.raise_for_status()
+        for line in reply.iter_lines():
+            data = line.removeprefix("data:").strip()
+            if not data or data == "[DONE]":
+                continue
+            chunk = json.loads(data)
+            choices = chunk.get("choices") or []
+            if first is None and any((c.get("delta") or {}).get("content") for c in choices):
+                first = time.monotonic()
+            usage = chunk.get("usage") or usage
+    return first, usage
+
+
+def model_speed(settings: Settings) -> ModelSpeed | None:
+    """Return the configured model's speed; None in replay (no model is called, the calls
+    are read from the cache or the run stops)."""
+    if settings.cache.mode == "replay":
+        return None
+    return probe_speed(settings) if settings.llm.base_url else embedded_speed(settings)
+
+
+def stage_seconds(
+    speed: ModelSpeed | None, prompt: float, completion: float, calls: float
+) -> float | None:
+    """Return the model seconds of the live part of a stage (0 when nothing is live)."""
+    if calls <= 0 or speed is None:
+        return 0.0
+    return speed.seconds(prompt, completion, calls)
