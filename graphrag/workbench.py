@@ -36,8 +36,8 @@ from graphrag.index.store import Index, load_index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.context_check import ContextCheck, check_context
 from graphrag.llm.coroutines import run_sync
-from graphrag.llm.embedding_endpoint import make_embedder
 from graphrag.llm.cost import CostEstimate, ModelSpeed, model_speed
+from graphrag.llm.embedding_endpoint import make_embedder
 from graphrag.prompts import use_prompt_dir
 from graphrag.query.base import Answer, IndexVectors, Method
 
