@@ -39,6 +39,28 @@ def cell_texts(notebook: Path) -> list[str]:
     return texts
 
 
+def run_notebook(
+    name: str, project: Path, out: Path, *parameters: str
+) -> subprocess.CompletedProcess:
+    """Run notebook ``name`` with papermill on ``project`` (its parameters beside PROJECT)."""
+    # the kernel imports this checkout's graphrag (and notebooks/project.py from its cwd)
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env.pop("GRAPHRAG_CACHE", None)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "papermill"), str(NOTEBOOKS / f"{name}.ipynb"),
+         str(out), "-k", "python3", "--cwd", str(NOTEBOOKS), "-p", "PROJECT", str(project),
+         *parameters],
+        env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+
+
+def copy_project(tmp: Path, leave_out: tuple[str, ...] = ()) -> Path:
+    """Return a copy of the second project in ``tmp``, without what runs wrote."""
+    project = tmp / "musique_mini"
+    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns(*WRITTEN, *leave_out))
+    return project
+
+
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory) -> dict[str, str]:
     """Run notebooks 1, 2 and 3 in order on a copy of the project, replaying its cache, then
@@ -46,11 +68,7 @@ def executed(tmp_path_factory) -> dict[str, str]:
     if shutil.which("papermill", path=str(Path(sys.executable).parent)) is None:
         pytest.fail("papermill is not installed: pip install -e '.[dev]'")
     tmp = tmp_path_factory.mktemp("any_project")
-    project = tmp / "musique_mini"
-    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns(*WRITTEN))
-    # the kernel imports this checkout's graphrag (and notebooks/project.py from its cwd)
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    env.pop("GRAPHRAG_CACHE", None)
+    project = copy_project(tmp)
     replay = ["-p", "CACHE", "replay"]
     own_report = ["-p", "REPORTS", str(project / "notebook_output"), "-p", "EVAL_REPORT",
                   "report_notebook"]  # fmt: skip
@@ -62,12 +80,7 @@ def executed(tmp_path_factory) -> dict[str, str]:
         ("04_musique_multihop", own_report),
     ):
         out = tmp / f"{name}.ipynb"
-        run = subprocess.run(
-            [str(Path(sys.executable).parent / "papermill"), str(NOTEBOOKS / f"{name}.ipynb"),
-             str(out), "-k", "python3", "--cwd", str(NOTEBOOKS),
-             "-p", "PROJECT", str(project), *parameters],
-            env=env, capture_output=True, text=True, timeout=900,
-        )  # fmt: skip
+        run = run_notebook(name, project, out, *parameters)
         assert run.returncode == 0, f"{name} failed on {project}:\n{run.stderr[-4000:]}"
         outputs[name] = "\n".join(cell_texts(out))
     return outputs
@@ -98,8 +111,10 @@ def test_notebook_3_evaluates_the_project_with_its_own_settings(executed) -> Non
     assert "no RAGAS metric was asked for: no judge to check, this section is skipped" in text
     assert "no pairwise judgements in this run" in text
     assert "this project's index is the LLM-free graph already" in text
-    assert "this reading compares naive, hyde, multi_query, local, global; the run evaluated " \
+    assert (
+        "this reading compares naive, hyde, multi_query, local, global; the run evaluated "
         "global, local, naive: it is skipped" in text
+    )
 
 
 def test_notebook_4_reads_the_report_the_project_wrote(executed) -> None:
@@ -111,3 +126,20 @@ def test_notebook_4_reads_the_report_the_project_wrote(executed) -> None:
     )  # the hop-by-hop section ran on one of its questions
     assert "no retrieval report at musique_retrieval: the full-size sections are skipped" in text
     assert "no cross-fitting report at musique_retrieval_ppr_crossfit" in text
+
+
+def test_a_project_without_questions_skips_what_needs_them(tmp_path) -> None:
+    """With no question set, notebooks 1 and 2 run (no LLM call: the graph is LLM-free) and
+    say what they skip; notebook 3, which is all evaluation, stops naming the missing file."""
+    project = copy_project(tmp_path, leave_out=("questions.jsonl",))
+    for name in ("01_build_and_explore_index", "02_query_modes"):
+        run = run_notebook(name, project, tmp_path / f"{name}.ipynb", "-p", "CACHE", "replay")
+        assert run.returncode == 0, f"{name} failed on {project}:\n{run.stderr[-4000:]}"
+    text = "\n".join(cell_texts(tmp_path / "02_query_modes.ipynb"))
+    assert "no question set (questions.jsonl): the sections that compare the methods" in text
+    assert "no QUESTION given and no question set to take one from" in text
+    assert text.count("question in the project's question set: this section is skipped") == 3
+    run = run_notebook("03_compare_methods", project, tmp_path / "03.ipynb", "-p", "CACHE",
+                       "replay")  # fmt: skip
+    assert run.returncode != 0
+    assert "this notebook evaluates a question set; the project has none" in run.stderr
