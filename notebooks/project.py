@@ -50,14 +50,15 @@ def open_project(project: str | Path, cache: str) -> Project:
     """Return the project at ``project`` (a folder holding graphrag.toml; the repository
     itself is the demo) with a workbench whose cache mode is ``cache``."""
     root = Path(project).resolve()
+    config = root / "graphrag.toml"
     if root == REPO_ROOT.resolve():
-        wb = Workbench(cache=cache)  # the defaults name the demo's recorded caches
+        # the demo's settings file names its recorded caches (without one, the defaults do)
+        wb = Workbench(config if config.is_file() else None, cache=cache)
         corpus = root / "data" / "kestrel_bay"
         return Project(
             root, wb, corpus / "docs", root / "output" / "kestrel_bay",
             corpus / "questions.jsonl", root / "reports", root / "output",
         )  # fmt: skip
-    config = root / "graphrag.toml"
     if not config.is_file():
         raise FileNotFoundError(f"{root} is not a project: it has no graphrag.toml")
     settings = load_settings(config, overrides={"cache": {"mode": cache}})
