@@ -15,8 +15,8 @@ class RecordedRun:
     """What a corpus's committed report evaluates, named by its ``recorded_*`` files (the
     ones scripts/demo.sh reads): every call of such a run is in the recorded cache."""
 
-    limit: int
-    methods: list[str]
+    limit: int | None  # None: every question
+    methods: list[str] | None  # None: the settings' eval.methods
     metrics: list[str]
     pairwise: str | None
     method_limits: dict[str, int] = field(default_factory=dict)
@@ -36,9 +36,13 @@ class RecordedRun:
         }
 
 
-def recorded_run(corpus: str | Path) -> RecordedRun:
-    """Return the run ``corpus``'s ``recorded_*`` files name (a missing metrics or pairwise
-    file, or "none", means none; a missing judge_sample file, every question judged)."""
+def recorded_run(corpus: str | Path) -> RecordedRun | None:
+    """Return the run ``corpus``'s ``recorded_*`` files name, or None when it has none (a
+    user's corpus: evaluate it as its settings say). A missing eval_limit file means every
+    question; a missing methods file, the settings' methods; a missing metrics or pairwise
+    file, or "none", means none; a missing judge_sample file, every question judged."""
+    if not any(Path(corpus).glob("recorded_*")):
+        return None
 
     def read(name: str) -> str:
         path = Path(corpus) / f"recorded_{name}"
@@ -46,8 +50,8 @@ def recorded_run(corpus: str | Path) -> RecordedRun:
         return "" if text == "none" else text
 
     return RecordedRun(
-        limit=int(read("eval_limit")),
-        methods=read("methods").split(","),
+        limit=int(read("eval_limit")) if read("eval_limit") else None,
+        methods=read("methods").split(",") if read("methods") else None,
         metrics=[m for m in read("metrics").split(",") if m],
         pairwise=read("pairwise") or None,
         method_limits=parse_method_limits(read("method_limits")),

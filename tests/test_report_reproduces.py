@@ -88,3 +88,18 @@ def test_a_recorded_run_without_metrics_or_pairwise_files_asks_no_judge(tmp_path
     (tmp_path / "recorded_metrics").write_text("none\n")
     assert recorded_run(tmp_path).evaluate_options()["judge_controls"] == 0
     assert recorded_run(CORPUS).evaluate_options()["judge_controls"] > 0
+
+
+def test_a_corpus_without_recorded_files_is_no_recorded_run(tmp_path) -> None:
+    """A user's corpus has no recorded_* file: that is no recorded run, evaluated as its
+    settings say (notebook 3 once failed on it with int("") for the missing limit); a folder
+    naming some files only leaves the others to the defaults (every question, the settings'
+    methods) instead of failing."""
+    assert recorded_run(tmp_path) is None
+    (tmp_path / "recorded_methods").write_text("naive,local\n")
+    run = recorded_run(tmp_path)
+    assert (run.limit, run.methods, run.metrics) == (None, ["naive", "local"], [])
+    assert run.evaluate_options()["limit"] is None
+    (tmp_path / "recorded_methods").unlink()
+    (tmp_path / "recorded_eval_limit").write_text("4\n")
+    assert (recorded_run(tmp_path).limit, recorded_run(tmp_path).methods) == (4, None)
