@@ -36,6 +36,7 @@ EVAL_OPTIONS = dict(
     pairwise_pairs="global:naive",
 )
 COMMAND = "python -m studies.cost_model --compare"
+FIRST = REPO_ROOT / "studies" / "benchmarks" / "records" / "first_answer.json"
 # studies/benchmarks/llm_throughput.py's default row as docs/benchmarks.md records it (a live
 # run, not repeatable here): 6 recorded extraction requests of 864 prompt tokens, max_tokens
 # 96, 2 slots, 4 in flight, 55.5 s wall
@@ -167,6 +168,41 @@ def speed_lines(folder: Path) -> list[str]:
     ]
 
 
+def first_answer_lines(record: dict | None) -> list[str]:
+    """The live run on a new corpus (studies/benchmarks/first_answer.py): the estimate made
+    before it against what it did, and its time to a first answer."""
+    if record is None:
+        return ["Not measured yet: `python -m studies.benchmarks.first_answer` (live)."]
+    rows = [
+        "| stage | calls est. | calls actual | tokens est. | tokens actual | time est. "
+        "| time actual |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for stage, est in record["estimate"].items():
+        act = record["actual"].get(stage, {})
+        tokens = act.get("prompt_tokens", 0) + act.get("completion_tokens", 0)
+        rows.append(
+            f"| {stage} | {est['calls']:.1f} | {act.get('calls', 0):.0f} "
+            f"| {est['prompt_tokens'] + est['completion_tokens']:,.0f} | {tokens:,.0f} "
+            f"| {duration(est['seconds'] or 0)} | {duration(act.get('wall_seconds', 0))} |"
+        )
+    local, naive = record["answers"]["local"], record["answers"]["naive"]
+    return [
+        f"{record['corpus']}: {record['documents']} documents, {record['words']:,} words, a new",
+        "project (`init`), an empty cache, the defaults; the estimate was made before the run,",
+        f"on {record['machine']} (`{record['command']}`).",
+        "",
+        *rows,
+        "",
+        f"Time to a first answer: the model started in {record['server_start_seconds']:.0f} s,",
+        f"the index took {record['index_seconds']:.0f} s, and local search answered "
+        f"{record['question']!r}",
+        f"in {local['seconds']:.0f} s ({local['calls']} call): **"
+        f"{duration(record['first_answer_seconds'])}** from the start. Naive RAG's answer then "
+        f"took {naive['seconds']:.0f} s.",
+    ]
+
+
 def write_page() -> None:
     """Build the demo's index and evaluation in replay, estimate both, write docs/cost.md."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -188,6 +224,13 @@ def write_page() -> None:
             usage.to_dict(),
             cold_rows(folder) + ["", *speed_lines(folder)],
         )
+    record = json.loads(FIRST.read_text(encoding="utf-8")) if FIRST.is_file() else None
+    lines += [
+        "",
+        "## A new corpus, live: the estimate before the run, and the time to a first answer",
+        "",
+        *first_answer_lines(record),
+    ]
     PAGE.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {PAGE.relative_to(REPO_ROOT)}")
 
