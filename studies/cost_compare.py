@@ -178,14 +178,30 @@ def first_answer_lines(record: dict | None) -> list[str]:
         "| time actual |",
         "|---|---|---|---|---|---|---|",
     ]
+    total = {"est": [0.0] * 4, "act": [0.0] * 4}
     for stage, est in record["estimate"].items():
         act = record["actual"].get(stage, {})
-        tokens = act.get("prompt_tokens", 0) + act.get("completion_tokens", 0)
+        e = [
+            est["calls"],
+            est["prompt_tokens"] + est["completion_tokens"],
+            est["seconds"] or 0.0,
+        ]
+        a = [
+            act.get("calls", 0),
+            act.get("prompt_tokens", 0) + act.get("completion_tokens", 0),
+            act.get("wall_seconds", 0.0),
+        ]
+        total["est"] = [t + v for t, v in zip(total["est"], e, strict=False)]
+        total["act"] = [t + v for t, v in zip(total["act"], a, strict=False)]
         rows.append(
-            f"| {stage} | {est['calls']:.1f} | {act.get('calls', 0):.0f} "
-            f"| {est['prompt_tokens'] + est['completion_tokens']:,.0f} | {tokens:,.0f} "
-            f"| {duration(est['seconds'] or 0)} | {duration(act.get('wall_seconds', 0))} |"
+            f"| {stage} | {e[0]:.1f} | {a[0]:.0f} | {e[1]:,.0f} | {a[1]:,.0f} "
+            f"| {duration(e[2])} | {duration(a[2])} |"
         )
+    e, a = total["est"], total["act"]
+    rows.append(
+        f"| **total** | {e[0]:.1f} | {a[0]:.0f} | {e[1]:,.0f} | {a[1]:,.0f} "
+        f"| {duration(e[2])} | {duration(a[2])} |"
+    )
     local, naive = record["answers"]["local"], record["answers"]["naive"]
     return [
         f"{record['corpus']}: {record['documents']} documents, {record['words']:,} words, a new",
@@ -199,7 +215,8 @@ def first_answer_lines(record: dict | None) -> list[str]:
         f"{record['question']!r}",
         f"in {local['seconds']:.0f} s ({local['calls']} call): **"
         f"{duration(record['first_answer_seconds'])}** from the start. Naive RAG's answer then "
-        f"took {naive['seconds']:.0f} s.",
+        f"took {naive['seconds']:.0f} s. The machine's load average over the run's last five",
+        f"minutes was {record['load_average_after']} (2 cores: above 1, other work shared them).",
     ]
 
 

@@ -67,6 +67,7 @@ def measure(count: int, question: str) -> dict:
                     first = time.monotonic() - started
     return {
         "command": "python -m studies.benchmarks.first_answer",
+        "load_average_after": round(os.getloadavg()[1], 2),  # over the last 5 minutes
         "machine": f"{cpu_name()}, {os.cpu_count()} cores",
         "corpus": f"the first {count} documents of data/musique/docs by name (MuSiQue, CC BY 4.0)",
         "documents": len(documents),
