@@ -1,4 +1,4 @@
-"""Command line: ``python -m graphrag index | query | eval | retrieval | convert |
+"""Command line: ``python -m graphrag index | query | eval | questions | retrieval | convert |
 graph | llm | cache``. Every command's flags and help texts are here, in one parser (what ``--help``
 shows); what each command does is in ``graphrag.cli.commands``."""
 
@@ -10,6 +10,8 @@ import sys
 
 from graphrag.cli import commands
 from graphrag.eval.benchmarks import BenchmarkError
+from graphrag.eval.generate import KINDS
+from graphrag.eval.generate_filter import DEFAULT_SEED
 from graphrag.eval.judge_validity import DEFAULT_PAIRS
 from graphrag.eval.pairwise import DEFAULT_CONTROLS
 from graphrag.eval.questions import QuestionSetError
@@ -168,6 +170,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=commands.cmd_eval)
+
+    p = sub.add_parser("questions", help="generate a question set from an index (no questions yet)")
+    p.add_argument("action", choices=["generate"])
+    p.add_argument("--index", required=True, help="index folder")
+    p.add_argument("--out", required=True, help="questions .jsonl to write (its filter log beside)")
+    p.add_argument(
+        "--count", type=int, default=8, help="candidates per kind, before the filters (default 8)"
+    )
+    p.add_argument(
+        "--kinds",
+        default=",".join(KINDS),
+        help=f"comma list of {', '.join(KINDS)} (default: all)",
+    )
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="sampling and split seed")
+    p.set_defaults(func=commands.cmd_questions)
 
     p = sub.add_parser(
         "retrieval",

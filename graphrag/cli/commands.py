@@ -143,6 +143,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_questions(args: argparse.Namespace) -> int:
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    with Workbench(args.config, cache=args.cache) as bench:
+        bench.load(args.index)
+        generated = bench.generate_questions(
+            args.out, kinds=kinds, count=args.count, seed=args.seed
+        )
+    print(generated.log_table())
+    print(f"{len(generated.records)} questions written to {args.out}")
+    return 0
+
+
 def cmd_retrieval(args: argparse.Namespace) -> int:
     with Workbench(args.config, cache=args.cache) as bench:
         bench.load(args.index)
