@@ -21,6 +21,7 @@ from graphrag.eval.generate import KINDS, candidates
 from graphrag.eval.generate_filter import (
     DUPLICATE_COSINE,
     assign_splits,
+    in_turn,
     generate_question_set,
 )
 from graphrag.eval.questions import load_questions
@@ -217,9 +218,9 @@ def test_each_filter_drops_what_it_should(bench, model) -> None:
     # the closed-book prompt holds the question alone; the judge (its own endpoint) reads the unit
     closed = model.seen["question_closed_book"]
     assert all(b["messages"][-1]["content"].endswith("?") for b in closed)
-    assert len(closed) == 4 and not any(chosen[0].support_text in str(b) for b in closed)
+    assert len(closed) == 5 and not any(chosen[0].support_text in str(b) for b in closed)
     judged = [b["messages"][-1]["content"] for b in model.seen["question_answerable"]]
-    assert len(judged) == 3 and chosen[0].support_text in judged[0]
+    assert len(judged) == 4 and any(chosen[0].support_text in j for j in judged)
     log = {row["kind"]: row for row in generated.log()}
     assert log["local"] == {
         "kind": "local",
@@ -338,6 +339,18 @@ def test_the_command_writes_the_set_and_prints_the_filter_log(
         == 0
     )
     assert fake_llm.calls == calls and again.read_text() == out.read_text()
+    # a smaller count draws a prefix of each kind: it replays from the same recording
+    fewer = tmp_path / "fewer.jsonl"
+    replay = ["--cache", "replay", *args, "--out", str(fewer), "--kinds", "local,global"]
+    assert main([*replay, "--count", "1"]) == 0
+    assert fake_llm.calls == calls
+    kept = {r["id"] for r in load_questions(out).to_dict("records")}
+    assert {r["id"] for r in load_questions(fewer).to_dict("records")} <= kept
+
+
+def test_candidates_are_worked_on_in_turn_across_kinds(demo_index) -> None:
+    chosen = in_turn(candidates(demo_index, list(KINDS), 2, seed=1))
+    assert [c.id for c in chosen] == ["L01", "M01", "G01", "L02", "M02", "G02"]
 
 
 # ---------------------------------------------------------------- ranking agreement

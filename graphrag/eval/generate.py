@@ -21,7 +21,6 @@ candidates, hence (the calls being cached) the same set.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -259,7 +258,8 @@ def tidy(candidate: Candidate, reply: dict) -> str:
     return ""
 
 
-async def _generate_one(llm: ChatLLM, candidate: Candidate) -> None:
+async def generate_one(llm: ChatLLM, candidate: Candidate) -> None:
+    """Ask the model for ``candidate``'s question; a reply unfit for one drops it."""
     schema = prompts.generated_question_schema(MAX_KEYWORDS)
     try:
         reply = await llm.ajson(
@@ -271,8 +271,3 @@ async def _generate_one(llm: ChatLLM, candidate: Candidate) -> None:
     reason = tidy(candidate, reply)
     if reason:
         candidate.drop("malformed", reason)
-
-
-async def generate(llm: ChatLLM, chosen: list[Candidate]) -> None:
-    """Ask the model for every candidate's question (concurrently, as llm.concurrency lets)."""
-    await asyncio.gather(*(_generate_one(llm, c) for c in chosen))

@@ -2,17 +2,21 @@
 ``split`` it is given, and the filter log: how many candidates of each kind each filter
 removed, and the share kept.
 
-In the order they run, cheapest first (each reads only what the one before kept):
+In the order they run (each reads only what the one before kept; the model calls of one
+candidate run one after another, a few candidates at a time, so the first finish first):
 
-1. **near duplicates**: a question whose embedding's cosine with an earlier kept question's is
-   at least ``DUPLICATE_COSINE`` is dropped (no model call);
+1. **malformed**: no valid reply, not a question, or no keyword the support holds outside
+   the question (graphrag/eval/generate.py, ``tidy``);
 2. **closed-book**: the answering model is asked the question with no context (a short prompt);
    when its answer holds every keyword (``metrics.holds_term``) or reaches a token F1 of
    ``CLOSED_BOOK_F1`` with the reference (``metrics.token_f1``), the question tests what the
    model knows, not the retrieval, and is dropped;
-3. **answerable**: the judge (``[judge]``) reads the support (the text units, or the report of
+3. **unanswerable**: the judge (``[judge]``) reads the support (the text units, or the report of
    a global question) and says whether it answers the question and states the reference; a
-   "no", or no valid verdict, drops it.
+   "no", or no valid verdict, drops it;
+4. **near duplicates**: a question whose embedding's cosine with an earlier kept question's is
+   at least ``DUPLICATE_COSINE`` is dropped (last: a duplicate of a question the model
+   calls dropped is kept).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from graphrag import prompts
-from graphrag.eval.generate import KINDS, Candidate, candidates, generate
+from graphrag.eval.generate import KINDS, Candidate, candidates, generate_one
 from graphrag.eval.metrics import fold_terms, holds_term, token_f1
 from graphrag.eval.questions import SPLITS
 from graphrag.index.store import Index
@@ -42,7 +46,7 @@ CLOSED_BOOK_F1 = 0.5  # SQuAD's token F1: half the reference's words in a short 
 CLOSED_BOOK_TOKENS = 60
 VERDICT_TOKENS = 20
 DEFAULT_SEED = 47  # the issue that asked for generated questions
-FILTERS = ("malformed", "duplicate", "closed-book", "unanswerable")
+FILTERS = ("malformed", "closed-book", "unanswerable", "duplicate")
 
 
 def drop_duplicates(kept: list[Candidate], embedder: Embedder) -> None:
@@ -172,11 +176,29 @@ def _still_kept(chosen: list[Candidate]) -> list[Candidate]:
     return [c for c in chosen if not c.dropped]
 
 
-async def _run(chosen: list[Candidate], llm: ChatLLM, judge: ChatLLM, embedder: Embedder) -> None:
-    await generate(llm, chosen)
-    drop_duplicates(_still_kept(chosen), embedder)
-    await asyncio.gather(*(_closed_book(llm, c) for c in _still_kept(chosen)))
-    await asyncio.gather(*(_answerable(judge, c) for c in _still_kept(chosen)))
+async def _filter_one(
+    candidate: Candidate, llm: ChatLLM, judge: ChatLLM, room: asyncio.Semaphore
+) -> None:
+    async with room:
+        await generate_one(llm, candidate)
+        if not candidate.dropped:
+            await _closed_book(llm, candidate)
+        if not candidate.dropped:
+            await _answerable(judge, candidate)
+
+
+def in_turn(chosen: list[Candidate]) -> list[Candidate]:
+    """The candidates in the order they are worked on: the first of each kind, then the
+    second of each, ...; an interrupted live run has then recorded whole candidates of every
+    kind, and a smaller ``count`` replays from them."""
+    return sorted(chosen, key=lambda c: (c.number, KINDS.index(c.kind)))
+
+
+async def _run(chosen: list[Candidate], llm: ChatLLM, judge: ChatLLM, concurrency: int) -> None:
+    # a few candidates at a time, each through all its calls: on a slow model the first
+    # finish first, instead of every generation call before any filter call
+    room = asyncio.Semaphore(concurrency)
+    await asyncio.gather(*(_filter_one(c, llm, judge, room) for c in in_turn(chosen)))
 
 
 def generate_question_set(
@@ -191,8 +213,9 @@ def generate_question_set(
 ) -> GeneratedSet:
     """Generate ``count`` candidates of each of ``kinds`` (all by default) from ``index``,
     filter them and return the kept ones with their splits, and the filter log."""
-    chosen = candidates(index, list(kinds or KINDS), count, seed)
-    run_sync(_run(chosen, llm, judge, embedder))
+    chosen = in_turn(candidates(index, list(kinds or KINDS), count, seed))
+    run_sync(_run(chosen, llm, judge, llm.settings.llm.concurrency))
+    drop_duplicates(_still_kept(chosen), embedder)
     kept = _still_kept(chosen)
     split_of = assign_splits(kept, seed)
     return GeneratedSet([c.record(split_of[c.id]) for c in kept], chosen, seed)

@@ -1,0 +1,69 @@
+"""The generated-questions page (docs/questions.md) is written from the generated sets and
+their filter logs: the filter table, the kept counts by split and a seeded sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from studies import questions_page
+from studies.questions_page import SAMPLE, corpus_section
+
+SET = Path("data/x/generated.jsonl")
+
+
+def _write_set(root: Path, n: int) -> None:
+    records = [
+        {
+            "id": f"L{i:02d}",
+            "question": f"Which boat | number {i}?",
+            "reference": f"Boat {i}.",
+            "type": "local" if i % 2 else "multi_hop",
+            "split": "dev" if i % 3 else "test",
+            "support": [f"doc{i}"],
+            "answer_keywords": [f"{i}"],
+        }
+        | ({} if i % 2 else {"bridge_entity": "Port Aldry"})
+        for i in range(1, n + 1)
+    ]
+    (root / SET).parent.mkdir(parents=True)
+    (root / SET).write_text("".join(json.dumps(r) + "\n" for r in records))
+    counts = [
+        {
+            "kind": "all",
+            "candidates": 40,
+            "malformed": 2,
+            "duplicate": 1,
+            "closed-book": 3,
+            "unanswerable": 4,
+            "kept": n,
+            "share kept": round(n / 40, 3),
+        }
+    ]
+    log = {"seed": 5, "counts": counts, "candidates": []}
+    (root / "data/x/generated.filter_log.json").write_text(json.dumps(log))
+
+
+def test_the_section_holds_the_filter_counts_and_a_seeded_sample(tmp_path: Path) -> None:
+    _write_set(tmp_path, 30)
+    lines = corpus_section("X", SET, "graphrag questions generate ...", tmp_path)
+    assert "| all | 40 | 2 | 1 | 3 | 4 | 30 | 0.75 |" in lines
+    dev = sum(1 for i in range(1, 31) if i % 3)
+    assert f"Kept: 30 ({dev} dev, {30 - dev} test)." in lines
+    rows = [line for line in lines if line.startswith("| L")]
+    assert len(rows) == SAMPLE and len(set(rows)) == SAMPLE
+    assert rows == [
+        line for line in corpus_section("X", SET, "c", tmp_path) if line.startswith("| L")
+    ]
+    assert "Which boat \\| number" in rows[0]  # a pipe in a question does not split its cell
+    assert any("(bridge: Port Aldry)" in row for row in rows)
+
+
+def test_a_small_set_is_printed_whole(tmp_path: Path) -> None:
+    _write_set(tmp_path, 5)
+    rows = [line for line in corpus_section("X", SET, "c", tmp_path) if line.startswith("| L")]
+    assert [row.split(" | ")[0] for row in rows] == [f"| L{i:02d}" for i in range(1, 6)]
+
+
+def test_the_committed_page_is_the_one_the_sets_give() -> None:
+    assert questions_page.main(["--check"]) == 0
