@@ -55,20 +55,22 @@ Three kinds of question, each built from what the index holds:
   the keywords are terms a good answer names, the support is every document under the
   community.
 
-`--count N` candidates of each kind are drawn (seeded, `--seed`), the model writes each, and
-the filters run cheapest first, each on what the one before kept:
+`--count N` candidates of each kind are drawn (seeded, `--seed`) and worked on in turn across
+kinds, a few at a time, each through all its calls (on a slow model the first finish first; an
+interrupted run replays as a smaller `--count`). The model writes each question, then the
+filters run, each on what the one before kept:
 
 1. **malformed**: no valid JSON reply, not a question, or no keyword that the support holds
    as a whole word and the question does not (a keyword the question gives away scores
    nothing);
-2. **duplicate**: the question's embedding has a cosine of at least {DUPLICATE_COSINE} with an
-   earlier kept question's (`DUPLICATE_COSINE`);
-3. **closed-book**: the answering model, asked with no context, holds every keyword or
+2. **closed-book**: the answering model, asked with no context, holds every keyword or
    reaches a token F1 of {CLOSED_BOOK_F1} with the reference (`CLOSED_BOOK_F1`): the question
    tests what the model knows, not the retrieval;
-4. **unanswerable**: the judge (`[judge]`, by default the answering model) reads the support
+3. **unanswerable**: the judge (`[judge]`, by default the answering model) reads the support
    (the units; a global question's report) and does not say "yes", it answers the question
-   and states the reference.
+   and states the reference;
+4. **duplicate**: the question's embedding has a cosine of at least {DUPLICATE_COSINE} with an
+   earlier kept question's (`DUPLICATE_COSINE`).
 
 Each kept question gets a `split`: within each kind, a seeded permutation dealt alternately
 `dev` and `test`. Microsoft's BenchmarkQED (AutoQ) generates local questions from sampled

@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from studies import questions_page
+from studies.generated_ranking import agreement, render
 from studies.questions_page import SAMPLE, corpus_section
 
 SET = Path("data/x/generated.jsonl")
@@ -47,7 +50,7 @@ def _write_set(root: Path, n: int) -> None:
 def test_the_section_holds_the_filter_counts_and_a_seeded_sample(tmp_path: Path) -> None:
     _write_set(tmp_path, 30)
     lines = corpus_section("X", SET, "graphrag questions generate ...", tmp_path)
-    assert "| all | 40 | 2 | 1 | 3 | 4 | 30 | 0.75 |" in lines
+    assert "| all | 40 | 2 | 3 | 4 | 1 | 30 | 0.75 |" in lines
     dev = sum(1 for i in range(1, 31) if i % 3)
     assert f"Kept: 30 ({dev} dev, {30 - dev} test)." in lines
     rows = [line for line in lines if line.startswith("| L")]
@@ -67,3 +70,22 @@ def test_a_small_set_is_printed_whole(tmp_path: Path) -> None:
 
 def test_the_committed_page_is_the_one_the_sets_give() -> None:
     assert questions_page.main(["--check"]) == 0
+
+
+def test_generated_ranking_compares_the_methods_mean_scores_across_sets() -> None:
+    def records(scores: dict[str, list[float]], prefix: str) -> pd.DataFrame:
+        rows = [
+            {"question_id": f"{prefix}{i}", "method": method, "keyword_hit_rate": value}
+            for method, values in scores.items()
+            for i, value in enumerate(values)
+        ]
+        return pd.DataFrame(rows)
+
+    hand = records({"naive": [0.2, 0.3, 0.1], "local": [0.6, 0.5, 0.7], "ppr": [0.9, 1, 0.8]}, "q")
+    same = records({"naive": [0, 0.5, 0.1], "local": [0.4, 0.6, 0.5], "ppr": [1, 0.7, 0.9]}, "L")
+    result = agreement(hand, same)
+    assert result.tau == 1.0 and result.methods == ("naive", "local", "ppr")
+    assert (result.n_first, result.n_second) == (3, 3)
+    assert render(result).startswith("Kendall's tau between the rankings of naive, local, ppr")
+    flipped = records({"naive": [1, 0.9, 1], "local": [0.5, 0.5, 0.4], "ppr": [0, 0.1, 0]}, "L")
+    assert agreement(hand, flipped).tau == -1.0
