@@ -348,6 +348,12 @@ def test_the_command_writes_the_set_and_prints_the_filter_log(
     assert {r["id"] for r in load_questions(fewer).to_dict("records")} <= kept
 
 
+def test_an_unknown_kind_is_one_line_naming_the_known_ones(demo_index, capsys) -> None:
+    args = ["questions", "generate", "--index", str(demo_index.path), "--out", "unused.jsonl"]
+    assert main([*args, "--kinds", "local,thematic"]) == 2
+    assert "--kinds takes local, multi_hop, global; not ['thematic']" in capsys.readouterr().err
+
+
 def test_candidates_are_worked_on_in_turn_across_kinds(demo_index) -> None:
     chosen = in_turn(candidates(demo_index, list(KINDS), 2, seed=1))
     assert [c.id for c in chosen] == ["L01", "M01", "G01", "L02", "M02", "G02"]

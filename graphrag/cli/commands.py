@@ -9,6 +9,7 @@ import signal
 import sys
 
 from graphrag.eval.benchmarks import convert_benchmark
+from graphrag.eval.generate import KINDS
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index
 from graphrag.index.store import load_index
@@ -145,6 +146,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_questions(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        print(f"error: --kinds takes {', '.join(KINDS)}; not {unknown}", file=sys.stderr)
+        return 2
     with Workbench(args.config, cache=args.cache) as bench:
         bench.load(args.index)
         generated = bench.generate_questions(
