@@ -21,8 +21,8 @@ from graphrag.eval.generate import KINDS, candidates
 from graphrag.eval.generate_filter import (
     DUPLICATE_COSINE,
     assign_splits,
-    in_turn,
     generate_question_set,
+    in_turn,
 )
 from graphrag.eval.questions import load_questions
 from graphrag.eval.stats import ranking_agreement
