@@ -17,7 +17,7 @@ from conftest import FakeLLM
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.cli import main
-from graphrag.eval.generate import KINDS, candidates
+from graphrag.eval.generate import KINDS, candidates, tidy
 from graphrag.eval.generate_filter import (
     DUPLICATE_COSINE,
     assign_splits,
@@ -250,6 +250,19 @@ def test_the_duplicate_threshold_separates_rewordings_from_other_questions(
     ]
     cosines = [float(np.dot(*embedder.embed(list(p)))) for p in pairs]
     assert cosines[0] >= DUPLICATE_COSINE > cosines[1]
+
+
+def test_a_question_pointing_at_the_text_it_was_written_from_is_unusable(demo_index) -> None:
+    (candidate,) = candidates(demo_index, ["local"], 1, seed=47)
+    word = a_keyword(candidate.support_text, "")
+    for question, reason in [
+        ("What university is mentioned in the passage?", "points at the text"),
+        ("According to the report, who funds it?", "points at the text"),
+        ("Which university is named", "not a question"),
+        ("Who reported the 2023 figures?", ""),
+    ]:
+        reply = {"question": question, "answer": "An answer.", "keywords": [word]}
+        assert tidy(candidate, reply).startswith(reason), question
 
 
 def test_a_keyword_the_question_gives_away_or_the_support_lacks_is_dropped(bench, model) -> None:

@@ -21,6 +21,7 @@ candidates, hence (the calls being cached) the same set.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -38,6 +39,12 @@ KINDS = ("local", "multi_hop", "global")
 ID_PREFIX = {"local": "L", "multi_hop": "M", "global": "G"}
 GENERATION_TOKENS = 300  # a question, a two-sentence answer and three keywords
 MAX_KEYWORDS = 3
+# a question that points at what the model was shown, which a reader of the corpus never sees
+SHOWN_TEXT = re.compile(
+    r"\b(?:the|this|that|these|above|given|both) (?:passages?|texts?|documents?|reports?|"
+    r"summary|summaries|articles?|excerpts?)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -240,11 +247,15 @@ def candidates(index: Index, kinds: list[str], count: int, seed: int) -> list[Ca
 def tidy(candidate: Candidate, reply: dict) -> str:
     """Fill ``candidate`` from the model's reply; return why it is unusable, "" if usable.
 
-    Keywords are kept only when the support holds them as whole words and the question does
-    not (a keyword the question gives away scores nothing)."""
+    A question that points at "the passage" (or report, text...) is unusable: the reader
+    of the corpus was never shown one. Keywords are kept only when the support holds them as
+    whole words and the question does not (a keyword the question gives away scores
+    nothing)."""
     question, answer = reply["question"].strip(), reply["answer"].strip()
     if not question.endswith("?"):
         return "not a question"
+    if SHOWN_TEXT.search(question):
+        return f"points at the text it was written from ({SHOWN_TEXT.search(question)[0]!r})"
     support, asked = fold_terms(candidate.support_text), fold_terms(question)
     keywords = [
         k.strip()
