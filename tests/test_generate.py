@@ -258,6 +258,7 @@ def test_a_question_pointing_at_the_text_it_was_written_from_is_unusable(demo_in
     for question, reason in [
         ("What university is mentioned in the passage?", "points at the text"),
         ("According to the report, who funds it?", "points at the text"),
+        ("What university is mentioned in Passage B?", "points at the text"),
         ("Which university is named", "not a question"),
         ("Who reported the 2023 figures?", ""),
     ]:

@@ -42,7 +42,7 @@ MAX_KEYWORDS = 3
 # a question that points at what the model was shown, which a reader of the corpus never sees
 SHOWN_TEXT = re.compile(
     r"\b(?:the|this|that|these|above|given|both) (?:passages?|texts?|documents?|reports?|"
-    r"summary|summaries|articles?|excerpts?)\b",
+    r"summary|summaries|articles?|excerpts?)\b|\bpassages? [AB]\b",
     re.IGNORECASE,
 )
 
