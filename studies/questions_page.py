@@ -30,7 +30,12 @@ SETS = {
     "Kestrel Bay (demo)": (
         Path("data/kestrel_bay/generated_questions.jsonl"),
         "python -m graphrag questions generate --index output/kestrel_bay "
-        "--out data/kestrel_bay/generated_questions.jsonl --count 14",
+        "--out data/kestrel_bay/generated_questions.jsonl --count 17",
+    ),
+    "MuSiQue": (
+        Path("data/musique/generated_questions.jsonl"),
+        "python -m graphrag --config data/musique/graphrag.toml questions generate "
+        "--index output/musique_nlp --out data/musique/generated_questions.jsonl --count 6",
     ),
 }
 
@@ -71,6 +76,10 @@ filters run, each on what the one before kept:
    and states the reference;
 4. **duplicate**: the question's embedding has a cosine of at least {DUPLICATE_COSINE} with an
    earlier kept question's (`DUPLICATE_COSINE`).
+
+No filter checks that a bridge question needs both of its units (only that the two together
+answer it), nor that the judge is right: the judge is a model, by default the small answering
+model itself. The samples below are printed for a human to read.
 
 Each kept question gets a `split`: within each kind, a seeded permutation dealt alternately
 `dev` and `test`. Microsoft's BenchmarkQED (AutoQ) generates local questions from sampled
