@@ -1,14 +1,17 @@
 """Do generated questions rank the methods as hand-written ones do (issue #47)?
 
 Each method answers both question sets over one index (``Workbench.evaluate``, no judge: the
-judge-free metrics only); the methods' mean scores on each set are ranked and compared with
+judge-free metrics only), or with ``--retrieval`` only ranks text units for them
+(``Workbench.evaluate_retrieval``: evidence recall and recall@k, no answer call; HyDE still
+writes its passage); the methods' mean scores on each set are ranked and compared with
 Kendall's tau and a bootstrap interval over each set's questions
 (``graphrag.eval.stats.ranking_agreement``). The demo's hand-written answers are recorded; the
 generated set's need a live run (``--cache on``), about four answers per question per method
 on the embedded model.
 
     python -m studies.generated_ranking --index output/kestrel_bay \
-        --generated data/kestrel_bay/generated_questions.jsonl [--cache on]
+        --generated data/kestrel_bay/generated_questions.jsonl [--cache on] \
+        [--retrieval --metric recall_at_5]
 """
 
 from __future__ import annotations
@@ -53,19 +56,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metric", default=METRIC)
     parser.add_argument("--out", default="output/generated_ranking", help="report folders")
     parser.add_argument("--cache", choices=["on", "off", "replay"], default="replay")
+    parser.add_argument(
+        "--retrieval", action="store_true", help="rank text units only: no answer call"
+    )
     args = parser.parse_args(argv)
     methods = args.methods.split(",")
     records = {}
     with Workbench(cache=args.cache) as bench:
         bench.load(args.index)
         for name, questions in (("handwritten", args.handwritten), ("generated", args.generated)):
+            out = Path(args.out) / name
+            if args.retrieval:
+                records[name] = bench.evaluate_retrieval(
+                    questions, out=out, methods=methods, progress=False
+                )
+                continue
             result = bench.evaluate(
-                questions,
-                out=Path(args.out) / name,
-                methods=methods,
-                metrics=[],
-                judge_controls=0,
-                progress=False,
+                questions, out=out, methods=methods, metrics=[], judge_controls=0, progress=False
             )
             records[name] = result.records
     print(render(agreement(records["handwritten"], records["generated"], args.metric), args.metric))
