@@ -17,6 +17,7 @@ on the embedded model.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--retrieval", action="store_true", help="rank text units only: no answer call"
     )
+    parser.add_argument("--save", help="also write the result as JSON (docs/questions.md reads it)")
     args = parser.parse_args(argv)
     methods = args.methods.split(",")
     records = {}
@@ -75,7 +77,20 @@ def main(argv: list[str] | None = None) -> int:
                 questions, out=out, methods=methods, metrics=[], judge_controls=0, progress=False
             )
             records[name] = result.records
-    print(render(agreement(records["handwritten"], records["generated"], args.metric), args.metric))
+    result = agreement(records["handwritten"], records["generated"], args.metric)
+    print(render(result, args.metric))
+    if args.save:
+        means = {
+            name: scores_by_question(frame, args.metric).mean().round(3).to_dict()
+            for name, frame in records.items()
+        }
+        body = {
+            "command": "python -m studies.generated_ranking " + " ".join(argv or sys.argv[1:]),
+            "metric": args.metric,
+            "means": means,
+            "line": render(result, args.metric),
+        }
+        Path(args.save).write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

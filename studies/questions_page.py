@@ -23,6 +23,7 @@ from graphrag.eval.generate_filter import (
 from graphrag.settings import REPO_ROOT
 
 PAGE = Path("docs/questions.md")
+RANKING = Path("data/kestrel_bay/generated_ranking.json")  # studies.generated_ranking --save
 SAMPLE = 20
 SAMPLE_SEED = 47
 # corpus name -> (generated set, the command that made it), relative to the repository
@@ -125,11 +126,27 @@ def corpus_section(name: str, path: Path, command: str, root: Path = REPO_ROOT) 
     return [*lines, ""]
 
 
+def ranking_section(path: Path = RANKING, root: Path = REPO_ROOT) -> list[str]:
+    """The methods' mean scores on both sets and Kendall's tau between their rankings, as
+    ``studies.generated_ranking --save`` wrote them."""
+    saved = json.loads((root / path).read_text())
+    means = saved["means"]
+    methods = list(means["handwritten"])
+    lines = ["## Do generated questions rank the methods as hand-written ones do?", ""]
+    lines += [f"`{saved['command']}`", "", f"| set | {' | '.join(methods)} |"]
+    lines += ["|---|" + "---|" * len(methods)]
+    for name, by_method in means.items():
+        lines.append(f"| {name} | " + " | ".join(f"{by_method[m]:.3f}" for m in methods) + " |")
+    return [*lines, "", f"Mean {saved['metric']} per method. {saved['line']}.", ""]
+
+
 def render(root: Path = REPO_ROOT) -> str:
     lines = [INTRO, ""]
     for name, (path, command) in SETS.items():
         if (root / path).exists():
             lines += corpus_section(name, path, command, root)
+    if (root / RANKING).exists():
+        lines += ranking_section(RANKING, root)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -89,3 +89,20 @@ def test_generated_ranking_compares_the_methods_mean_scores_across_sets() -> Non
     assert render(result).startswith("Kendall's tau between the rankings of naive, local, ppr")
     flipped = records({"naive": [1, 0.9, 1], "local": [0.5, 0.5, 0.4], "ppr": [0, 0.1, 0]}, "L")
     assert agreement(hand, flipped).tau == -1.0
+
+
+def test_the_ranking_section_prints_both_sets_means_and_the_tau_line(tmp_path: Path) -> None:
+    saved = {
+        "command": "python -m studies.generated_ranking --retrieval",
+        "metric": "recall_at_5",
+        "means": {
+            "handwritten": {"naive": 0.8, "ppr": 0.9},
+            "generated": {"naive": 0.5, "ppr": 0.7},
+        },
+        "line": "Kendall's tau between the rankings of naive, ppr by mean recall_at_5: 1.00",
+    }
+    (tmp_path / "r.json").write_text(json.dumps(saved))
+    lines = questions_page.ranking_section(Path("r.json"), tmp_path)
+    assert "| set | naive | ppr |" in lines
+    assert "| generated | 0.500 | 0.700 |" in lines
+    assert lines[-2].startswith("Mean recall_at_5 per method. Kendall's tau")
