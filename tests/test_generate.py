@@ -20,6 +20,7 @@ from graphrag.cli import main
 from graphrag.eval.generate import KINDS, candidates, tidy
 from graphrag.eval.generate_filter import (
     DUPLICATE_COSINE,
+    answered_closed_book,
     assign_splits,
     generate_question_set,
     in_turn,
@@ -232,6 +233,22 @@ def test_each_filter_drops_what_it_should(bench, model) -> None:
         "kept": 2,
         "share kept": 0.333,
     }
+
+
+def test_a_closed_book_answer_matches_on_what_it_adds_to_the_question(demo_index) -> None:
+    (candidate,) = candidates(demo_index, ["local"], 1, seed=47)
+    candidate.question = "Who wrote the novel 'Their Eyes Were Watching God'?"
+    candidate.reference, candidate.keywords = "Zora Neale Hurston", ["Hurston", "Florida"]
+    # one keyword of two, but the whole reference: answered
+    assert answered_closed_book(
+        candidate, "Zora Neale Hurston wrote 'Their Eyes Were Watching God'."
+    )
+    candidate.question = "Who directed the film 'Tic Tac'?"
+    candidate.reference = "Daniel Alfredson directed the film 'Tic Tac'."
+    candidate.keywords = ["Daniel Alfredson"]
+    # the question's own words echoed are no match (plain token F1 here is 0.57)
+    assert not answered_closed_book(candidate, "The film 'Tic Tac' was directed by John Ford.")
+    assert answered_closed_book(candidate, "Tic Tac was directed by Daniel Alfredson.")
 
 
 def test_the_duplicate_threshold_separates_rewordings_from_other_questions(

@@ -9,8 +9,8 @@ candidate run one after another, a few candidates at a time, so the first finish
    the question (graphrag/eval/generate.py, ``tidy``);
 2. **closed-book**: the answering model is asked the question with no context (a short prompt);
    when its answer holds every keyword (``metrics.holds_term``) or reaches a token F1 of
-   ``CLOSED_BOOK_F1`` with the reference (``metrics.token_f1``), the question tests what the
-   model knows, not the retrieval, and is dropped;
+   ``CLOSED_BOOK_F1`` with the reference (``metrics.token_f1``) on the words the question
+   does not hold, the question tests what the model knows, not the retrieval, and is dropped;
 3. **unanswerable**: the judge (``[judge]``) reads the support (the text units, or the report of
    a global question) and says whether it answers the question and states the reference; a
    "no", or no valid verdict, drops it;
@@ -31,7 +31,7 @@ import numpy as np
 
 from graphrag import prompts
 from graphrag.eval.generate import KINDS, Candidate, candidates, generate_one
-from graphrag.eval.metrics import fold_terms, holds_term, token_f1
+from graphrag.eval.metrics import fold_terms, holds_term, normalize_answer, token_f1
 from graphrag.eval.questions import SPLITS
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
@@ -64,12 +64,23 @@ def drop_duplicates(kept: list[Candidate], embedder: Embedder) -> None:
             chosen.append(i)
 
 
+def _unasked(text: str, question: str) -> str:
+    """``text`` in SQuAD's normal form without the words the question holds: an answer that
+    echoes the question ("The film was directed by ...") matches on what it adds."""
+    asked = set(normalize_answer(question).split())
+    return " ".join(w for w in normalize_answer(text).split() if w not in asked)
+
+
 def answered_closed_book(candidate: Candidate, answer: str) -> bool:
     """Whether the context-free ``answer`` matches the reference: every keyword held as a
-    whole word, or a token F1 of at least ``CLOSED_BOOK_F1``."""
+    whole word, or a token F1 of at least ``CLOSED_BOOK_F1`` on the words the question does
+    not hold (of both the answer and the reference)."""
     folded = fold_terms(answer)
-    every_keyword = all(holds_term(folded, k) for k in candidate.keywords)
-    return every_keyword or token_f1(answer, [candidate.reference]) >= CLOSED_BOOK_F1
+    if all(holds_term(folded, k) for k in candidate.keywords):
+        return True
+    reference = _unasked(candidate.reference, candidate.question)
+    said = _unasked(answer, candidate.question)
+    return bool(reference) and token_f1(said, [reference]) >= CLOSED_BOOK_F1
 
 
 async def _closed_book(llm: ChatLLM, candidate: Candidate) -> None:
