@@ -36,7 +36,7 @@ SETS = {
     "MuSiQue": (
         Path("data/musique/generated_questions.jsonl"),
         "python -m graphrag --config data/musique/graphrag.toml questions generate "
-        "--index output/musique_nlp --out data/musique/generated_questions.jsonl --count 6",
+        "--index output/musique_nlp --out data/musique/generated_questions.jsonl --count 16",
     ),
 }
 
