@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval.estimate import ESTIMATED_OPTIONS, estimate_eval, eval_stage_parts
+from graphrag.eval.generate_filter import DEFAULT_SEED, GeneratedSet, generate_question_set
 from graphrag.eval.retrieval import check_methods, run_retrieval
 from graphrag.eval.runner import run_evaluation
 from graphrag.index.estimate import estimate_index
@@ -316,6 +317,31 @@ class Workbench:
         )
         write_report(out, run.records, run.hops, run.meta, run.options)
         return run.records
+
+    def generate_questions(
+        self,
+        out: str | Path | None = None,
+        *,
+        kinds: list[str] | None = None,
+        count: int = 8,
+        seed: int = DEFAULT_SEED,
+    ) -> GeneratedSet:
+        """Generate ``count`` candidate questions of each kind (local, multi_hop, global) from
+        the loaded index, keep those that pass the filters (not near duplicates, not answered
+        closed-book by the answering model, answered by their support says the judge), tag
+        each with a seeded ``split``; with ``out``, write the .jsonl and its filter log."""
+        generated = generate_question_set(
+            self.index_in_use,
+            self.llm,
+            self.judge_llm,
+            self.embedder,
+            kinds=kinds,
+            count=count,
+            seed=seed,
+        )
+        if out is not None:
+            generated.write(out)
+        return generated
 
     def close(self) -> None:
         """Stop the embedded servers (answerer's, judge's) if this workbench started them."""

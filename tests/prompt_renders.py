@@ -126,6 +126,17 @@ def cases() -> list[dict[str, Any]]:
         ("drift_reduce", [theme, "[1] Fishers won the case.\n[2] Tidewell merged."], {}),
         ("with_final_answer_line", [answered], {}),
     ]
+    # question generation (issue #47): appended, so every earlier case stays as it was
+    calls += [
+        ("generated_question_schema", [3], {}),
+        ("verdict_schema", [], {}),
+        ("question_local", [kbmi, "Kestrel Bay Marine Institute"], {}),
+        ("question_local", [hostile, "Council"], {}),
+        ("question_bridge", [kbmi, coop, "Kestrel Bay Marine Institute"], {}),
+        ("question_global", [reports], {}),
+        ("question_answerable", [f"{kbmi}\n\n{coop}", fact, "It was founded in 1998."], {}),
+        ("question_closed_book", [fact], {}),
+    ]
     calls += [
         ("answer_rating", [theme, "Fishers won [2].", criterion], {})
         for criterion in prompts.PAIRWISE_CRITERIA

@@ -23,36 +23,48 @@ def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return defs[ref.rsplit("/", 1)[1]] if ref else schema
 
 
-def schema_instance(schema: dict[str, Any], words: list[str], defs: dict | None = None) -> Any:
+def _text(key: str, names: list[str]) -> str:
+    """A string for the field ``key``: a question about the last name, a name for an answer or
+    a keyword, else a sentence naming the first."""
+    if key == "question":
+        return f"Who appears together with {names[-1]}?"
+    if key in ("answer", "keywords", "name", "title", "source", "target"):
+        return names[0]
+    return f"{names[0]} is named in the text."
+
+
+def schema_instance(
+    schema: dict[str, Any], names: list[str], defs: dict | None = None, key: str = ""
+) -> Any:
     """The smallest value valid against ``schema`` (objects with their required fields,
-    arrays at their least length, at least one), strings taken from ``words`` in turn."""
+    arrays at their least length, at least one), strings from ``names`` (see _text)."""
     defs = {**(defs or {}), **schema.get("$defs", {}), **schema.get("definitions", {})}
     schema = _resolve(schema, defs)
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
         return schema["enum"][0]
-    for key in ("anyOf", "oneOf", "allOf"):
-        if key in schema:
-            options = [o for o in schema[key] if _resolve(o, defs).get("type") != "null"]
-            return schema_instance(options[0], words, defs)
+    for combinator in ("anyOf", "oneOf", "allOf"):
+        if combinator in schema:
+            options = [o for o in schema[combinator] if _resolve(o, defs).get("type") != "null"]
+            return schema_instance(options[0], names, defs, key)
     kind = schema.get("type", "object")
     kind = next(k for k in kind if k != "null") if isinstance(kind, list) else kind
     if kind == "object":
         props = schema.get("properties", {})
         keys = schema.get("required", list(props))
-        return {k: schema_instance(props.get(k, {"type": "string"}), words, defs) for k in keys}
+        return {k: schema_instance(props.get(k, {"type": "string"}), names, defs, k) for k in keys}
     if kind == "array":
         count = max(1, schema.get("minItems", 1))
         if "maxItems" in schema:
             count = min(count, schema["maxItems"])
         item = schema.get("items", {"type": "string"})
-        return [schema_instance(item, words[i:] + words[:i], defs) for i in range(count)]
+        return [schema_instance(item, names[i:] + names[:i], defs, key) for i in range(count)]
     if kind in ("integer", "number"):
         return schema.get("minimum", 1)
     if kind == "boolean":
         return True
-    text = words[0] if words else "text"
+    text = _text(key, names)
     return text[: schema.get("maxLength", len(text))].ljust(schema.get("minLength", 0), ".")
 
 
@@ -75,12 +87,11 @@ def scripted_model(body: dict[str, Any]) -> str:
     if messages[0]["content"].startswith(INDEXING):
         return indexing_model(body)
     last = str(messages[-1]["content"])
-    words = [f"{name} is named in the text." for name in names_in(last)] or [last[:60]]
+    names = names_in(last) or ["The Text"]
     format_ = body.get("response_format") or {}
     schema = format_.get("json_schema", {}).get("schema") or next(
         (s for s in (_schema_in(str(m["content"])) for m in messages) if s), None
     )
     if schema is not None:
-        return json.dumps(schema_instance(schema, words))
-    name = (names_in(last) or ["the text"])[0]
-    return f"{name} is what the sources say [1].\nAnswer: {name}"
+        return json.dumps(schema_instance(schema, names))
+    return f"{names[0]} is what the sources say [1].\nAnswer: {names[0]}"

@@ -13,6 +13,7 @@ from conftest import serving_fake
 from scripted_model import scripted_model
 
 from graphrag.cli import main
+from graphrag.eval.questions import load_questions
 from graphrag.query.registry import ALL_METHODS
 
 pytestmark = pytest.mark.usefixtures("isolated_cwd")
@@ -51,14 +52,19 @@ def test_init_index_ask_every_method_evaluate_and_report(tmp_path: Path, capsys)
         question = "Who signed the Harbour Agreement?"
         assert run(root, "query", question, "--method", "all", "--opt-in", "--json") == 0
         answers = json.loads(capsys.readouterr().out)
-        questions = root / "questions.jsonl"
-        (root / "questions.example.jsonl").rename(questions)
+        # no question set yet: generate one from the index, into the project's questions.jsonl
+        assert run(root, "questions", "generate", "--count", "3") == 0
+        assert run(root, "questions", "generate") == 2, "never over an existing question set"
+        generated = load_questions(root / "questions.jsonl")
         assert run(root, "eval", "--methods", "all", "--opt-in", "--quiet") == 0
     assert sorted(answers) == sorted(ALL_METHODS)
     for method, answer in answers.items():
         assert answer["text"].strip(), method
+    assert len(generated) > 0 and set(generated["split"]) <= {"dev", "test"}
+    assert (root / "questions.filter_log.json").is_file()
     records = pd.read_parquet(root / "reports" / "records.parquet")
     assert sorted(records["method"].unique()) == sorted(ALL_METHODS)
+    assert set(records["question_id"]) == set(generated["id"])
     assert records["answer_error"].isna().all()
     summary = (root / "reports" / "summary.md").read_text(encoding="utf-8")
     for method in ALL_METHODS:

@@ -1,6 +1,6 @@
-"""Command line: ``python -m graphrag init | settings | index | query | eval | retrieval |
-convert | graph | llm | cache``. Every command's flags and help texts are here, in one
-parser (what ``--help`` shows); what each command does is in ``graphrag.cli.commands``."""
+"""Command line: ``python -m graphrag init | settings | index | query | eval | questions |
+retrieval | convert | graph | llm | cache``. Every command's flags and help texts are here, in
+one parser (what ``--help`` shows); what each command does is in ``graphrag.cli.commands``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import sys
 
 from graphrag.cli import commands
 from graphrag.eval.benchmarks import BenchmarkError
+from graphrag.eval.generate import KINDS
+from graphrag.eval.generate_filter import DEFAULT_SEED
 from graphrag.eval.judge_validity import DEFAULT_PAIRS
 from graphrag.eval.pairwise import DEFAULT_CONTROLS
 from graphrag.eval.questions import QuestionSetError
@@ -207,6 +209,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="estimate the LLM calls, tokens and time of answering and judging, and stop",
     )
     p.set_defaults(func=commands.cmd_eval)
+
+    p = sub.add_parser("questions", help="generate a question set from an index (no questions yet)")
+    p.add_argument("action", choices=["generate"])
+    p.add_argument("--index", help="index folder (default: setting project.output)")
+    p.add_argument(
+        "--out",
+        help="questions .jsonl to write, its filter log beside (default: setting "
+        "project.questions)",
+    )
+    p.add_argument(
+        "--count", type=int, default=8, help="candidates per kind, before the filters (default 8)"
+    )
+    p.add_argument(
+        "--kinds",
+        default=",".join(KINDS),
+        help=f"comma list of {', '.join(KINDS)} (default: all)",
+    )
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="sampling and split seed")
+    p.set_defaults(func=commands.cmd_questions)
 
     p = sub.add_parser(
         "retrieval",

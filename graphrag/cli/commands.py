@@ -9,6 +9,7 @@ import signal
 import sys
 
 from graphrag.eval.benchmarks import convert_benchmark
+from graphrag.eval.generate import KINDS
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index
 from graphrag.index.store import load_index
@@ -178,6 +179,28 @@ def cmd_eval(args: argparse.Namespace) -> int:
             **options,
         )
     print(result.render())
+    return 0
+
+
+def cmd_questions(args: argparse.Namespace) -> int:
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        print(f"error: --kinds takes {', '.join(KINDS)}; not {unknown}", file=sys.stderr)
+        return 2
+    with _bench(args) as bench:
+        out = bench.project_path("questions", args.out)
+        if args.out is None and out.exists():  # never over a question set the user wrote
+            print(
+                f"error: {out} exists (setting project.questions): name another file with "
+                "--out, or move it away",
+                file=sys.stderr,
+            )
+            return 2
+        bench.load(args.index)
+        generated = bench.generate_questions(out, kinds=kinds, count=args.count, seed=args.seed)
+    print(generated.log_table())
+    print(f"{len(generated.records)} questions written to {out}")
     return 0
 
 

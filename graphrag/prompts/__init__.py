@@ -37,10 +37,12 @@ from graphrag.prompts.json_schemas import (
     REPORT_CAPS,
     drift_step_schema,
     extraction_schema,
+    generated_question_schema,
     map_points_schema,
     map_sentences_schema,
     rephrasings_schema,
     report_schema,
+    verdict_schema,
 )
 from graphrag.prompts.loader import (
     PromptTemplateError,
@@ -64,4 +66,11 @@ from graphrag.prompts.query import (
     global_reduce,
     hypothetical_passage,
     rephrase,
+)
+from graphrag.prompts.questions import (
+    question_answerable,
+    question_bridge,
+    question_closed_book,
+    question_global,
+    question_local,
 )

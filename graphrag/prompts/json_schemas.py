@@ -110,3 +110,19 @@ def drift_step_schema(max_follow_ups: int) -> dict:
             "follow_ups": _array(_text(200, 3), max_follow_ups),
         }
     )
+
+
+def generated_question_schema(max_keywords: int = 3) -> dict:
+    """A generated question: {question, answer, keywords: [1..max_keywords]}."""
+    return _object(
+        {
+            "question": _text(300, 10),
+            "answer": _text(600, 1),
+            "keywords": _array(_text(60, 1), max_keywords, min_items=1),
+        }
+    )
+
+
+def verdict_schema() -> dict:
+    """The question-generation judge's {verdict: "yes" | "no"}."""
+    return _object({"verdict": {"type": "string", "enum": ["yes", "no"]}})
