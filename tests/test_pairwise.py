@@ -166,7 +166,7 @@ def test_eval_types_keeps_only_those_questions_and_names_a_missing_type(
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "embeddings.sqlite"))
     monkeypatch.chdir(tmp_path)
     questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
-    argv = f"--cache replay eval --index {demo_index.path}"
+    argv = f"--root {REPO_ROOT} --cache replay eval --index {demo_index.path}"
     argv += f" --questions {questions} --methods naive --metrics none --judge-controls 0"
     assert main([*argv.split(), "--types", "nope", "--out", str(tmp_path / "a"), "--quiet"]) == 1
     err = capsys.readouterr().err
@@ -187,7 +187,7 @@ def test_eval_command_judges_the_global_questions_from_the_recorded_ratings(
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "embeddings.sqlite"))
     monkeypatch.chdir(tmp_path)
     questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
-    argv = f"--cache replay eval --index {demo_index.path} --questions {questions}"
+    argv = f"--root {REPO_ROOT} --cache replay eval --index {demo_index.path} --questions {questions}"
     argv += " --metrics none --judge-controls 0 --methods naive,global --pairwise global:naive"
     mixed = tmp_path / "mixed"
     assert main([*argv.split(), "--limit", "3", "--quiet", "--out", str(mixed)]) == 0
@@ -224,7 +224,7 @@ def test_unrecorded_pairwise_judgements_are_reported_not_recorded(
     monkeypatch.chdir(tmp_path)
     questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
     config = empty_settings_file(tmp_path)
-    argv = f"--config {config} --cache replay eval --index {demo_index.path}"
+    argv = f"--root {REPO_ROOT} --config {config} --cache replay eval --index {demo_index.path}"
     argv += f" --questions {questions} --metrics none --judge-controls 0 --types global"
     options = "--limit 3 --methods hyde,ppr --pairwise hyde:ppr --quiet"
     out = tmp_path / "report"
