@@ -187,7 +187,9 @@ def test_eval_command_judges_the_global_questions_from_the_recorded_ratings(
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "embeddings.sqlite"))
     monkeypatch.chdir(tmp_path)
     questions = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
-    argv = f"--root {REPO_ROOT} --cache replay eval --index {demo_index.path} --questions {questions}"
+    argv = (
+        f"--root {REPO_ROOT} --cache replay eval --index {demo_index.path} --questions {questions}"
+    )
     argv += " --metrics none --judge-controls 0 --methods naive,global --pairwise global:naive"
     mixed = tmp_path / "mixed"
     assert main([*argv.split(), "--limit", "3", "--quiet", "--out", str(mixed)]) == 0
