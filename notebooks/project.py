@@ -48,11 +48,7 @@ def open_project(project: str | Path, cache: str) -> Project:
     if not (root / "graphrag.toml").is_file():
         raise FileNotFoundError(f"{root} is not a project: it has no graphrag.toml")
     wb = Workbench(root=root, cache=cache)
-    settings = wb.settings
-    folders = [
-        settings.resolve_path(getattr(settings.project, name))
-        for name in ("input", "output", "questions", "reports")
-    ]
+    folders = [wb.project_path(name) for name in ("input", "output", "questions", "reports")]
     # the demo's notebooks write beside its index; another project's into a folder of their own
     scratch = root / ("output" if root == REPO_ROOT.resolve() else "notebook_output")
     return Project(root, wb, *folders, scratch)
