@@ -143,7 +143,7 @@ def _apply(
     section: Any,
     values: dict[str, Any],
     prefix: str,
-    sources: dict[str, str] | None = None,
+    sources: dict[str, str],
     dotted: str = "",
     origin: str = "",
 ) -> None:
@@ -151,7 +151,6 @@ def _apply(
     set is noted in ``sources`` under its dotted name as coming from the origin."""
     hints = typing.get_type_hints(type(section))
     known = {f.name for f in dataclasses.fields(section)} - NOT_SETTINGS
-    sources = {} if sources is None else sources
     origin = origin or prefix
     # [query.<method>] tables: each method's own settings (settings/query.py)
     tables = section.methods if isinstance(section, QuerySettings) else {}
