@@ -1,7 +1,9 @@
 """The prompts of querying: the answer from numbered context, HyDE, multi-query, global
-search (map, reduce, merge) and DRIFT."""
+search (map, reduce, merge), DRIFT and MiniRAG's query mapping."""
 
 from __future__ import annotations
+
+import json
 
 from graphrag.prompts.loader import load_template
 from graphrag.prompts.messages import Messages, system_and_user
@@ -103,4 +105,14 @@ def drift_reduce(question: str, answers: str) -> Messages:
     prompt = load_template("drift_reduce")
     return system_and_user(
         prompt.text("system"), prompt.render("user", answers=answers, question=question)
+    )
+
+
+def minirag_keywords(question: str, type_pool: dict[str, list[str]]) -> Messages:
+    """MiniRAG's query mapping over ``type_pool`` ({type: two example entity names}): must
+    return ``query_keywords_schema``."""
+    prompt = load_template("minirag_keywords")
+    pool = json.dumps(type_pool, ensure_ascii=False)
+    return system_and_user(
+        prompt.text("system"), prompt.render("user", question=question, type_pool=pool)
     )

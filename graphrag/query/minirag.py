@@ -1,0 +1,210 @@
+"""MiniRAG (Fan et al., 2025, arXiv 2501.06713): query-guided paths over chunks and entities.
+
+Built for small models: one model call maps the question to simple matching targets, the
+entities it names and the types its answer may have (``prompts.minirag_keywords``); the rest
+is matching and counting over the heterogeneous graph of text units and entities
+(``minirag_paths.ChunkEntityGraph``: relationships join entities, mentions join an entity to
+its chunks):
+
+1. seeds: for each query entity, the entities whose names are nearest it;
+2. answer-type entities: those whose type the model predicted;
+3. paths: every walk of two hops from a seed, scored by the answer-type entities on it and
+   the question's best-matched facts (relationships) it follows;
+4. each seed's three best chunks: those of its paths' entities and facts, by path score;
+5. the chunks ranked by the seeds that chose them (``minirag_paths.rank_seed_chunks``).
+
+MiniRAG keeps at most ``top_k / 2`` chunks; the shared answer budget is filled on from the
+question's dense ranking, so the comparison is at equal context. A reply the model botched
+seeds the search with the question itself (named in ``Answer.failures``). Where this differs
+from HKUDS/MiniRAG, and why: docs/methods.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from graphrag import prompts
+from graphrag import schemas as S
+from graphrag.index.graph.merge import fact_texts
+from graphrag.query.base import Method, Retrieval, drop_step, note_failure
+from graphrag.query.minirag_paths import (
+    CHUNKS_PER_SEED,
+    ChunkEntityGraph,
+    best_chunks,
+    drop_isolated,
+    good_edges,
+    rank_seed_chunks,
+    seed_chunk_scores,
+    seed_entities,
+    top_matches,
+)
+from graphrag.query.registry import register
+from graphrag.settings import SettingsError
+
+# MiniRAG offers the model every entity type of its graph (its prompt's examples show 8 to 18);
+# an index with open LLM types can have hundreds, so the pool is the most common ones.
+TYPE_POOL_SIZE = 20
+TYPE_EXAMPLES = 2  # entity names shown per type, as in MiniRAG's pools (minirag/prompt.py)
+NO_SEEDS = "minirag: no entity name matched the query entities; dense ranking"
+
+
+@dataclass
+class MiniRAGSettings:
+    """``[query.minirag]``: MiniRAG's retrieval (HKUDS/MiniRAG, minirag/operate.py)."""
+
+    top_k: int = 60
+    """Entities matched per query entity, facts per query entity, twice the chunks MiniRAG
+    keeps (MiniRAG's QueryParam.top_k, minirag/base.py:25)."""
+    max_query_entities: int = 5
+    """Query entities used, of those the model names (minirag/operate.py:1431)."""
+    min_similarity: float = 0.2
+    """Cosine similarity a name, fact or chunk must reach to match (MiniRAG's vector store,
+    minirag/kg/nano_vector_db_impl.py:76; it depends on the embedder)."""
+
+    def validate(self, name: str, methods: Collection[str]) -> None:
+        if self.top_k < 2 or self.max_query_entities < 1:
+            raise SettingsError(
+                f"query.{name}: top_k must be at least 2 and max_query_entities at least 1"
+            )
+        if not -1.0 <= self.min_similarity < 1.0:
+            raise SettingsError(f"query.{name}.min_similarity must be in [-1, 1)")
+
+
+@register("minirag", settings=MiniRAGSettings, opt_in=True, order=75)
+class MiniRAGRetrieval(Method):
+    options: MiniRAGSettings
+
+    @cached_property
+    def graph(self) -> ChunkEntityGraph:
+        return ChunkEntityGraph.from_tables(
+            self.index.entities, self.index.relationships, self.index.text_units
+        )
+
+    @cached_property
+    def name_vectors(self) -> np.ndarray:
+        """The entities' name vectors (MiniRAG's entity_name_vdb: the name alone)."""
+        names = [str(t) for t in self.index.entities[S.TITLE]]
+        return self.embedder.embed(names) if names else np.zeros((0, 1), dtype=np.float32)
+
+    @cached_property
+    def fact_vectors(self) -> np.ndarray:
+        """The relationships' fact vectors (an older index's facts are embedded here, once)."""
+        if self.vectors.facts is not None:
+            return self.vectors.facts
+        facts = fact_texts(self.index.relationships)
+        return self.embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)
+
+    @cached_property
+    def fact_ends(self) -> list[tuple[int, int]]:
+        row = {e: i for i, e in enumerate(self.index.entities[S.ID])}
+        rel = self.index.relationships
+        return [
+            (row.get(s, -1), row.get(t, -1))
+            for s, t in zip(rel[S.SOURCE_ID], rel[S.TARGET_ID], strict=True)
+        ]
+
+    @cached_property
+    def type_pool(self) -> dict[str, list[str]]:
+        """Return {TYPE: example names}: the most common entity types, each with the names
+        of its best-connected entities (ties by name)."""
+        entities = self.index.entities
+        if not len(entities):
+            return {}
+        types = entities[S.TYPE].fillna("").astype(str).str.strip()
+        counts = Counter(t for t in types if t)
+        ordered = entities.assign(_type=types).sort_values(
+            [S.DEGREE, S.TITLE], ascending=[False, True], kind="stable"
+        )
+        return {
+            kind.upper(): [str(t) for t in ordered[ordered["_type"] == kind][S.TITLE]][
+                :TYPE_EXAMPLES
+            ]
+            for kind, _ in counts.most_common(TYPE_POOL_SIZE)
+        }
+
+    async def query_keywords(self, question: str) -> tuple[list[str], list[str]]:
+        """Return (query entities, answer types) the model names; on a failed or empty reply
+        the question itself is the one query entity, with no answer type (a failure)."""
+        pool = self.type_pool
+        try:
+            reply = await self.llm.ajson(
+                prompts.minirag_keywords(question, pool),
+                prompts.query_keywords_schema(list(pool)),
+                name="query_keywords",
+            )
+            named = [str(e).strip() for e in reply.get("entities_from_query", [])]
+            kinds = [str(t).strip().upper() for t in reply.get("answer_type_keywords", [])]
+        except Exception as err:  # noqa: BLE001 - named in failures; the question seeds instead
+            drop_step("minirag query keywords (seeded by the question instead)", err)
+            return [question], []
+        named = [e for e in named if e][: self.options.max_query_entities]
+        if not named:
+            note_failure("minirag query keywords: no query entity (seeded by the question)")
+            return [question], [t for t in kinds if t in pool]
+        return named, [t for t in kinds if t in pool]
+
+    def ranking(
+        self, question: str, query_entities: list[str], answer_types: list[str]
+    ) -> list[int]:
+        """Return the text-unit rows, best first: MiniRAG's chosen chunks, then the rest of
+        the question's dense ranking."""
+        o, graph = self.options, self.graph
+        vector = self.embedder.embed_one(question)
+        unit_scores = self.vectors.text_units @ vector
+        dense = np.argsort(-unit_scores, kind="stable")
+        position = np.empty(len(dense), dtype=np.int64)
+        position[dense] = np.arange(len(dense))
+
+        # 1. seeds: the entities nearest each query entity by name (operate.py:1268-1292)
+        name_scores = [self.name_vectors @ v for v in self.embedder.embed(query_entities)]
+        matched = [top_matches(s, o.top_k, o.min_similarity) for s in name_scores]
+        all_seeds = seed_entities(matched, name_scores)
+        seeds = drop_isolated(all_seeds, graph)
+        if not seeds:
+            note_failure(NO_SEEDS)
+            return [int(r) for r in dense]
+
+        # 2. answer-type entities (operate.py:1311-1316)
+        kinds = self.index.entities[S.TYPE].fillna("").astype(str).str.strip().str.upper()
+        answer = kinds.isin(answer_types).to_numpy(dtype=float)
+
+        # 3. the question's matched facts that touch a seed or an answer-type entity
+        fact_rows = top_matches(
+            self.fact_vectors @ vector if len(self.fact_ends) else np.zeros(0),
+            len(query_entities) * o.top_k,
+            o.min_similarity,
+        )
+        important = set(all_seeds) | set(np.flatnonzero(answer).tolist())
+        edges = good_edges(fact_rows, self.fact_ends, important)
+        edges_at: dict[int, dict[int, int]] = {}
+        for (a, b), rank in edges.items():
+            edges_at.setdefault(a, {})[b] = rank
+            edges_at.setdefault(b, {})[a] = rank
+
+        # 4. each seed's best chunks over its paths (path2chunk, operate.py:1124-1209)
+        kept = graph.path_mentions(unit_scores)
+        chunks = {
+            seed: best_chunks(
+                seed_chunk_scores(seed, graph, answer, edges, edges_at, kept),
+                position,
+                CHUNKS_PER_SEED,
+            )
+            for seed in seeds
+        }
+
+        # 5. the chunks ranked by the seeds that chose them (kwd2chunk, operate.py:1375-1379)
+        keep = o.top_k // 2
+        dense_top = set(top_matches(unit_scores, keep, o.min_similarity))
+        final = rank_seed_chunks(matched, seeds, chunks, dense_top)
+        chosen = sorted(final, key=lambda u: (-final[u], position[u]))[:keep]
+        taken = set(chosen)
+        return chosen + [int(r) for r in dense if int(r) not in taken]
+
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        query_entities, answer_types = await self.query_keywords(question)
+        return self.chunk_retrieval(self.ranking(question, query_entities, answer_types), question)
