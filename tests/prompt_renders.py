@@ -141,6 +141,16 @@ def cases() -> list[dict[str, Any]]:
         ("answer_rating", [theme, "Fishers won [2].", criterion], {})
         for criterion in prompts.PAIRWISE_CRITERIA
     ]
+    # MiniRAG's query mapping (issue #48): appended, so every earlier case stays as it was
+    pool = {
+        "PERSON": ["Mara Okafor", "Ilse Varga"],
+        "ORGANIZATION": ["Kestrel Bay Marine Institute"],
+    }
+    calls += [
+        ("query_keywords_schema", [list(pool)], {}),
+        ("query_keywords_schema", [[]], {}),
+        ("minirag_keywords", [fact, pool], {}),
+    ]
     return [
         {"call": name, "args": args, "kwargs": kwargs, "result": _plain(render(name, args, kwargs))}
         for name, args, kwargs in calls

@@ -128,13 +128,13 @@ def verdict_schema() -> dict:
     return _object({"verdict": {"type": "string", "enum": ["yes", "no"]}})
 
 
-def query_keywords_schema(types: list[str]) -> dict:
-    """MiniRAG's {answer_type_keywords: [<= 3 of ``types``], entities_from_query: [1..5]}
-    (minirag/operate.py: at most 5 query entities are used; the prompt asks for 3 types)."""
+def query_keywords_schema(types: list[str], max_entities: int = 5) -> dict:
+    """MiniRAG's {answer_type_keywords: [<= 3 of ``types``], entities_from_query:
+    [1..max_entities]} (its prompt asks for at most 3 types; it uses 5 query entities)."""
     kind = {"type": "string", "enum": types} if types else _text(60, 1)
     return _object(
         {
             "answer_type_keywords": _array(kind, 3),
-            "entities_from_query": _array(_text(100, 1), 5, min_items=1),
+            "entities_from_query": _array(_text(100, 1), max_entities, min_items=1),
         }
     )

@@ -134,7 +134,7 @@ class MiniRAGRetrieval(Method):
         try:
             reply = await self.llm.ajson(
                 prompts.minirag_keywords(question, pool),
-                prompts.query_keywords_schema(list(pool)),
+                prompts.query_keywords_schema(list(pool), self.options.max_query_entities),
                 name="query_keywords",
             )
             named = [str(e).strip() for e in reply.get("entities_from_query", [])]
