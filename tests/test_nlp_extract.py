@@ -155,6 +155,10 @@ def answering_model(body: dict) -> str:
         return json.dumps({"sentences": [{"n": 1, "score": 60}]})
     if name == "drift_step":
         return json.dumps({"answer": "Mara Okafor leads it [0].", "score": 70, "follow_ups": []})
+    if name == "query_keywords":
+        kinds = schema["schema"]["properties"]["answer_type_keywords"]["items"]["enum"]
+        named = ["Kestrel Bay Marine Institute"]
+        return json.dumps({"answer_type_keywords": kinds[:1], "entities_from_query": named})
     if name:
         raise AssertionError(f"unexpected schema {name}")
     return "Mara Okafor has led the Kestrel Bay Marine Institute since 2016 [1]."
