@@ -37,6 +37,7 @@ from graphrag.prompts.json_schemas import (
     REPORT_CAPS,
     drift_step_schema,
     extraction_schema,
+    fact_filter_schema,
     generated_question_schema,
     map_points_schema,
     map_sentences_schema,
@@ -65,6 +66,7 @@ from graphrag.prompts.query import (
     global_merge,
     global_reduce,
     hypothetical_passage,
+    recognize_facts,
     rephrase,
 )
 from graphrag.prompts.questions import (

@@ -17,8 +17,9 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.graph.merge import fact_texts
-from graphrag.query.base import Method, Retrieval
+from graphrag.query.base import IndexVectors, Method, Retrieval
 from graphrag.query.registry import register
+from graphrag.text.embeddings import Embedder
 
 ENTITY = "entity:"
 TEXT_UNIT = "text_unit:"
@@ -90,6 +91,14 @@ def rank_chunks(scores: dict[str, float], dense_order: list[str]) -> list[str]:
     return sorted(dense_order, key=lambda u: (-scores.get(TEXT_UNIT + u, 0.0), position[u]))
 
 
+def fact_vectors(vectors: IndexVectors, embedder: Embedder) -> np.ndarray:
+    """Return the index's fact vectors (an older index's facts are embedded here)."""
+    if vectors.facts is not None:
+        return vectors.facts
+    facts = fact_texts(vectors.index.relationships)
+    return embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)
+
+
 @dataclass
 class PPRSettings:
     """``[query.ppr]``: HippoRAG 2's Personalized PageRank over entities and chunks."""
@@ -115,11 +124,7 @@ class PPRRetrieval(Method):
 
     @cached_property
     def fact_vectors(self) -> np.ndarray:
-        """The index's fact vectors (an older index's facts are embedded here, once)."""
-        if self.vectors.facts is not None:
-            return self.vectors.facts
-        facts = fact_texts(self.index.relationships)
-        return self.embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)
+        return fact_vectors(self.vectors, self.embedder)
 
     def seeds(self, question_vector: np.ndarray) -> dict[str, float]:
         """Return the personalization of the walk: matched entities and dense chunk scores."""
