@@ -137,3 +137,26 @@ def test_first_stage_hybrid_makes_naive_retrieve_as_hybrid_and_reseeds_ppr(
     }
     assert rank["hybrid"] < rank["dense"]
     assert dense_ppr.ranking(question) != hybrid_ppr.ranking(question)
+
+
+def test_first_stage_hybrid_reorders_local_searchs_text_units_by_the_fused_ranking(
+    musique_index: Index, musique_settings: Settings, replay_embedder, musique_methods
+) -> None:
+    """Local search's "question" order of its entities' text units follows the first stage:
+    the same units, in the order the fused ranking of every text unit gives them."""
+    question = QUESTIONS.loc[LEXICAL_QUESTION, "question"]
+    vectors = musique_methods["naive"].vectors
+    order = {}
+    for stage in ("dense", "hybrid"):
+        query = musique_settings.query.changed(
+            {"first_stage": stage, "local.text_unit_order": "question"}
+        )
+        settings = dataclasses.replace(musique_settings, query=query)
+        local = make_methods(
+            musique_index, ["local"], settings, ChatLLM(settings), replay_embedder, vectors
+        )["local"]
+        order[stage] = run_sync(local.aretrieve_ranked(question)).ranking
+    assert sorted(order["dense"]) == sorted(order["hybrid"]) and order["dense"] != order["hybrid"]
+    fused = musique_methods["hybrid"].ranking(question)
+    position = {u: i for i, u in enumerate(musique_methods["hybrid"].text_unit_ids(fused))}
+    assert order["hybrid"] == sorted(order["hybrid"], key=position.__getitem__)
