@@ -3,7 +3,8 @@
 No LLM at retrieval time. The facts (relationships) nearest the question seed their two
 entities (similarity over the entity's chunk count: a hub says little), the chunks are seeded
 by dense similarity (``passage_weight``), and PageRank over the entity-chunk graph ranks the
-chunks (dense rank breaks ties).
+chunks (dense rank breaks ties). Under ``query.first_stage = "hybrid"`` the chunk seeds and
+the tie order are the hybrid ranking's (dense fused with BM25); the facts stay dense.
 """
 
 from __future__ import annotations
@@ -126,8 +127,9 @@ class PPRRetrieval(Method):
     def fact_vectors(self) -> np.ndarray:
         return fact_vectors(self.vectors, self.embedder)
 
-    def seeds(self, question_vector: np.ndarray) -> dict[str, float]:
-        """Return the personalization of the walk: matched entities and dense chunk scores."""
+    def seeds(self, question_vector: np.ndarray, question: str) -> dict[str, float]:
+        """Return the personalization of the walk: matched entities and the chunks' first-stage
+        scores (dense similarity; the fused score under ``query.first_stage = "hybrid"``)."""
         entities, rel, units = self.index.entities, self.index.relationships, self.index.text_units
         fact_scores = self.fact_vectors @ question_vector if len(rel) else np.zeros(0)
         seeds = entity_seeds(
@@ -136,7 +138,7 @@ class PPRRetrieval(Method):
             {e: len(u) for e, u in zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True)},
             self.options.top_entities,
         )
-        chunk_scores = self.vectors.text_units @ question_vector
+        chunk_scores = self.first_stage_scores(question_vector, question)
         seeds.update(chunk_seeds(list(units[S.ID]), chunk_scores, self.options.passage_weight))
         return seeds
 
@@ -144,9 +146,10 @@ class PPRRetrieval(Method):
         """Return the rows of the text units, best first, by Personalized PageRank."""
         vector = self.embedder.embed_one(question)
         units = self.index.text_units
-        dense_rows = self.text_unit_ranking(vector, len(units))
+        dense_rows = self.first_stage_ranking(vector, question, len(units))
         dense_order = [units[S.ID].iloc[r] for r in dense_rows]
-        scores = personalized_pagerank(self.graph, self.seeds(vector), self.options.damping)
+        seeds = self.seeds(vector, question)
+        scores = personalized_pagerank(self.graph, seeds, self.options.damping)
         row_of = {u: r for r, u in zip(dense_rows, dense_order, strict=True)}
         return [row_of[u] for u in rank_chunks(scores, dense_order)]
 
