@@ -204,7 +204,7 @@ class HippoRAG(Method):
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         vector = self.embedder.embed_one(question)
         units = self.index.text_units
-        dense_rows = self.text_unit_ranking(vector, len(units))
+        dense_rows = self.first_stage_ranking(vector, question, len(units))
         linked, fact_scores = self.linked_facts(vector)
         kept = await self.recognized(question, linked)
         if not kept:  # HippoRAG.retrieve: no fact left, the dense ranking
@@ -212,7 +212,9 @@ class HippoRAG(Method):
                 note_failure("hipporag: no linked fact recognized; dense passage ranking")
             return self.chunk_retrieval(dense_rows, question)
         seeds = {n: w for n, w in self.entity_seeds(kept, fact_scores).items() if n in self.graph}
-        dense = min_max(self.vectors.text_units @ vector) * self.options.passage_node_weight
+        dense = (
+            min_max(self.first_stage_scores(vector, question)) * self.options.passage_node_weight
+        )
         seeds.update((TEXT_UNIT + u, float(w)) for u, w in zip(units[S.ID], dense, strict=True))
         scores = personalized_pagerank(self.graph, seeds, self.options.damping)
         position = {r: i for i, r in enumerate(dense_rows)}
