@@ -37,6 +37,7 @@ from graphrag.prompts.json_schemas import (
     REPORT_CAPS,
     drift_step_schema,
     extraction_schema,
+    fact_filter_schema,
     generated_question_schema,
     map_points_schema,
     map_sentences_schema,
@@ -67,6 +68,7 @@ from graphrag.prompts.query import (
     global_reduce,
     hypothetical_passage,
     minirag_keywords,
+    recognize_facts,
     rephrase,
 )
 from graphrag.prompts.questions import (

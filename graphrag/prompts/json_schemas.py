@@ -87,6 +87,12 @@ def report_schema(max_findings: int) -> dict:
     )
 
 
+def fact_filter_schema(n: int) -> dict:
+    """HippoRAG's recognition filter: the numbers (1..n) of the facts kept."""
+    number = {"type": "integer", "minimum": 1, "maximum": max(n, 1)}
+    return _object({"relevant": _array(number, n)})
+
+
 def rephrasings_schema(n: int) -> dict:
     return _object({"queries": _array(_text(200, 3), n, min_items=n)})
 

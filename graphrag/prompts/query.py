@@ -23,6 +23,14 @@ def hypothetical_passage(question: str) -> Messages:
     return system_and_user(prompt.text("system"), prompt.render("user", question=question))
 
 
+def recognize_facts(question: str, facts: str) -> Messages:
+    """HippoRAG 2's recognition filter: must return {relevant: [fact numbers]}."""
+    prompt = load_template("recognize_facts")
+    return system_and_user(
+        prompt.text("system"), prompt.render("user", facts=facts, question=question)
+    )
+
+
 def rephrase(question: str, n: int) -> Messages:
     """Multi-query: must return {queries: [n strings]}."""
     prompt = load_template("rephrase")

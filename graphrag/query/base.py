@@ -22,6 +22,7 @@ from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary
 from graphrag.llm.coroutines import TaskCollector, run_sync
 from graphrag.llm.usage import Usage, track_usage
+from graphrag.query.first_stage import bm25_index, bm25_scores, hybrid_ranking
 from graphrag.query.loops import LOOP_FREQUENCY_PENALTY, answer_text
 from graphrag.settings import Settings
 from graphrag.text import tokens
@@ -137,7 +138,8 @@ def auto_budget(window: int | None, answer_tokens: int, prompt_tokens: int, cap:
 
 
 class IndexVectors:
-    """Row matrices of the index's embeddings, built once per index."""
+    """Row matrices of the index's embeddings, and its text units' BM25 index, built once per
+    index and shared by every method."""
 
     def __init__(self, index: Index) -> None:
         self.index = index
@@ -150,6 +152,12 @@ class IndexVectors:
     @cached_property
     def entities(self) -> np.ndarray:
         return _matrix(self.index.entities[S.DESCRIPTION_EMBEDDING])
+
+    @cached_property
+    def bm25(self) -> Any:
+        """The BM25 index of the text units (None for an index without any)."""
+        units = self.index.text_units
+        return bm25_index(list(units[S.TEXT])) if len(units) else None
 
     @property
     def reports(self) -> np.ndarray:
@@ -260,7 +268,41 @@ class Method:
 
     # shared by the text-unit methods
     def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[int]:
+        """Return the rows of the ``k`` text units nearest ``query_vector`` (dense)."""
         return [row for row, _ in cosine_top_k(query_vector, self.vectors.text_units, k)]
+
+    def bm25_scores(self, query: str) -> np.ndarray:
+        """Return each text unit's BM25 score for ``query``'s words."""
+        return bm25_scores(self.vectors.bm25, len(self.index.text_units), query)
+
+    def hybrid_ranking(self, query_vector: np.ndarray, query: str) -> tuple[list[int], np.ndarray]:
+        """Return every text-unit row best first, and its score, by the reciprocal rank fusion
+        of the dense ranking (``query_vector``) and BM25's (``query``'s words)."""
+        dense = self.vectors.text_units @ query_vector if len(self.index.text_units) else []
+        return hybrid_ranking(np.asarray(dense), self.bm25_scores(query))
+
+    def first_stage_ranking(self, query_vector: np.ndarray, query: str, k: int) -> list[int]:
+        """Return the rows of the ``k`` best text units by ``query.first_stage``: "dense"
+        (nearest ``query_vector``) or "hybrid" (fused with BM25 on the words of ``query``)."""
+        if self.params.first_stage == "dense":
+            return self.text_unit_ranking(query_vector, k)
+        return self.hybrid_ranking(query_vector, query)[0][:k]
+
+    def first_stage_scores(self, query_vector: np.ndarray, query: str) -> np.ndarray:
+        """Return each text unit's score by ``query.first_stage``: the cosine with
+        ``query_vector``, or the fused score of the hybrid ranking."""
+        if self.params.first_stage == "dense":
+            return self.vectors.text_units @ query_vector
+        return self.hybrid_ranking(query_vector, query)[1]
+
+    def order_text_units(self, rows: list[int], query_vector: np.ndarray, query: str) -> list[int]:
+        """Return ``rows`` best first by ``query.first_stage`` (hybrid: in the order its
+        ranking of every text unit gives them)."""
+        if self.params.first_stage == "dense":
+            ranked = cosine_top_k(query_vector, self.vectors.text_units[rows], len(rows))
+            return [rows[i] for i, _ in ranked]
+        position = {r: i for i, r in enumerate(self.hybrid_ranking(query_vector, query)[0])}
+        return sorted(rows, key=position.__getitem__)
 
     def answer_budget(self, question: str) -> int:
         """Return the context tokens that fit beside the answer prompt and the answer in the
@@ -293,9 +335,10 @@ class Method:
         return self.ranking_depth() if self.params.chunk_context == "top_k" else CHUNK_DEPTH
 
     def ranked_text_units(self, query_vector: np.ndarray, question: str) -> Retrieval:
-        """Return the chunk context ranked by similarity to ``query_vector``."""
+        """Return the chunk context ranked by the first stage: similarity to ``query_vector``,
+        fused with BM25 on ``question``'s words under ``query.first_stage = "hybrid"``."""
         return self.chunk_retrieval(
-            self.text_unit_ranking(query_vector, self.chunk_depth()), question
+            self.first_stage_ranking(query_vector, question, self.chunk_depth()), question
         )
 
     def chunk_retrieval(self, rows: list[int], question: str) -> Retrieval:

@@ -131,13 +131,14 @@ class LocalSearch(Method):
         return [ContextItem(f"text_unit:{u}", text_of[u]) for u in order if u in text_of]
 
     def units_by_question(self, units_of: list[list[str]], question: str) -> list[str]:
-        """Return the selected entities' units, those nearest the question first."""
+        """Return the selected entities' units, those the first stage ranks best for the
+        question first (nearest; under ``query.first_stage = "hybrid"``, fused with BM25)."""
         candidates = list(dict.fromkeys(u for units in units_of for u in units))
-        rows = {u: i for i, u in enumerate(self.index.text_units[S.ID])}
-        known = [u for u in candidates if u in rows]
-        matrix = self.vectors.text_units[[rows[u] for u in known]]
-        ranked = cosine_top_k(self.embedder.embed_one(question), matrix, len(known))
-        return [known[i] for i, _ in ranked]
+        units = self.index.text_units[S.ID]
+        rows = {u: i for i, u in enumerate(units)}
+        known = [rows[u] for u in candidates if u in rows]
+        ranked = self.order_text_units(known, self.embedder.embed_one(question), question)
+        return [units.iloc[r] for r in ranked]
 
     def report_hits(self, selected: set[str]) -> dict[int, int]:
         """Return {community: selected entities in it} at ``selection_level``, rolled up."""

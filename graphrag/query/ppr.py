@@ -3,7 +3,8 @@
 No LLM at retrieval time. The facts (relationships) nearest the question seed their two
 entities (similarity over the entity's chunk count: a hub says little), the chunks are seeded
 by dense similarity (``passage_weight``), and PageRank over the entity-chunk graph ranks the
-chunks (dense rank breaks ties).
+chunks (dense rank breaks ties). Under ``query.first_stage = "hybrid"`` the chunk seeds and
+the tie order are the hybrid ranking's (dense fused with BM25); the facts stay dense.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.graph.merge import fact_texts
-from graphrag.query.base import Method, Retrieval
+from graphrag.query.base import IndexVectors, Method, Retrieval
 from graphrag.query.registry import register
+from graphrag.text.embeddings import Embedder
 
 ENTITY = "entity:"
 TEXT_UNIT = "text_unit:"
@@ -90,6 +92,14 @@ def rank_chunks(scores: dict[str, float], dense_order: list[str]) -> list[str]:
     return sorted(dense_order, key=lambda u: (-scores.get(TEXT_UNIT + u, 0.0), position[u]))
 
 
+def fact_vectors(vectors: IndexVectors, embedder: Embedder) -> np.ndarray:
+    """Return the index's fact vectors (an older index's facts are embedded here)."""
+    if vectors.facts is not None:
+        return vectors.facts
+    facts = fact_texts(vectors.index.relationships)
+    return embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)
+
+
 @dataclass
 class PPRSettings:
     """``[query.ppr]``: HippoRAG 2's Personalized PageRank over entities and chunks."""
@@ -115,14 +125,11 @@ class PPRRetrieval(Method):
 
     @cached_property
     def fact_vectors(self) -> np.ndarray:
-        """The index's fact vectors (an older index's facts are embedded here, once)."""
-        if self.vectors.facts is not None:
-            return self.vectors.facts
-        facts = fact_texts(self.index.relationships)
-        return self.embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)
+        return fact_vectors(self.vectors, self.embedder)
 
-    def seeds(self, question_vector: np.ndarray) -> dict[str, float]:
-        """Return the personalization of the walk: matched entities and dense chunk scores."""
+    def seeds(self, question_vector: np.ndarray, question: str) -> dict[str, float]:
+        """Return the personalization of the walk: matched entities and the chunks' first-stage
+        scores (dense similarity; the fused score under ``query.first_stage = "hybrid"``)."""
         entities, rel, units = self.index.entities, self.index.relationships, self.index.text_units
         fact_scores = self.fact_vectors @ question_vector if len(rel) else np.zeros(0)
         seeds = entity_seeds(
@@ -131,7 +138,7 @@ class PPRRetrieval(Method):
             {e: len(u) for e, u in zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True)},
             self.options.top_entities,
         )
-        chunk_scores = self.vectors.text_units @ question_vector
+        chunk_scores = self.first_stage_scores(question_vector, question)
         seeds.update(chunk_seeds(list(units[S.ID]), chunk_scores, self.options.passage_weight))
         return seeds
 
@@ -139,9 +146,10 @@ class PPRRetrieval(Method):
         """Return the rows of the text units, best first, by Personalized PageRank."""
         vector = self.embedder.embed_one(question)
         units = self.index.text_units
-        dense_rows = self.text_unit_ranking(vector, len(units))
+        dense_rows = self.first_stage_ranking(vector, question, len(units))
         dense_order = [units[S.ID].iloc[r] for r in dense_rows]
-        scores = personalized_pagerank(self.graph, self.seeds(vector), self.options.damping)
+        seeds = self.seeds(vector, question)
+        scores = personalized_pagerank(self.graph, seeds, self.options.damping)
         row_of = {u: r for r, u in zip(dense_rows, dense_order, strict=True)}
         return [row_of[u] for u in rank_chunks(scores, dense_order)]
 

@@ -36,6 +36,10 @@ class QuerySettings:
     # "budget" compares methods at equal context (Method.answer_budget).
     chunk_context: Literal["top_k", "budget"] = "budget"
     """Chunk methods show "budget": the ranked chunks local search's budget holds, or "top_k"."""
+    # "dense" is how every method was measured and recorded; "hybrid": Cormack et al.'s
+    # reciprocal rank fusion (k = 60) of that ranking and BM25's (graphrag/query/first_stage.py)
+    first_stage: Literal["dense", "hybrid"] = "dense"
+    """How methods rank text units by the question: "dense" (embedding) or "hybrid" (+ BM25)."""
     answer_max_tokens: int = 250
     """Tokens of the final answer, at most (paragraphs want about 600)."""
     # "paragraphs" is how the GraphRAG paper compared every method

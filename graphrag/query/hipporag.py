@@ -1,0 +1,235 @@
+"""HippoRAG 2 (Gutiérrez et al., 2025), step for step: facts linked to the question, filtered
+by the model's recognition memory, seed the entities at their ends; every passage is seeded by
+its dense score at a small weight; Personalized PageRank over entities, passages and synonym
+edges ranks the passages.
+
+Each step follows the reference implementation (OSU-NLP-Group/HippoRAG, src/hipporag/
+HippoRAG.py; the places are cited below), with the paper's defaults. Where ours differs, and
+why, is docs/hipporag.md. ``ppr`` is the earlier, looser port (its answers are recorded).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from graphrag import prompts
+from graphrag import schemas as S
+from graphrag.query.base import Method, Retrieval, drop_step, note_failure
+from graphrag.query.ppr import ENTITY, TEXT_UNIT, fact_vectors, personalized_pagerank
+from graphrag.query.registry import register
+
+SYNONYM_NEIGHBOURS = 100  # HippoRAG.py add_synonymy_edges: at most ~100 synonyms per phrase
+SYNONYM_BATCH = 1024  # rows of the name-similarity matrix computed at a time (memory only)
+
+
+@dataclass
+class HippoRAGSettings:
+    """``[query.hipporag]``: HippoRAG 2's retrieval, with its own defaults (config_utils.py)."""
+
+    linking_top_k: int = 5
+    """Facts linked to the question, and entities seeded from them (linking_top_k)."""
+    passage_node_weight: float = 0.05
+    """Weight of every passage's dense score in the walk's seeds (passage_node_weight)."""
+    damping: float = 0.5
+    """Probability of following an edge in the walk (damping)."""
+    synonym_threshold: float = 0.8
+    """Name similarity from which two entities get a synonym edge (synonymy_edge_sim_threshold)."""
+    recognition_filter: bool = True
+    """Let the model drop linked facts that do not help (recognition memory; one LLM call)."""
+
+
+def min_max(scores: np.ndarray) -> np.ndarray:
+    """Return ``scores`` scaled to [0, 1] (all ones when they are all equal), as HippoRAG's
+    ``min_max_normalize`` does for fact and passage scores."""
+    if not len(scores):
+        return scores
+    span = float(scores.max() - scores.min())
+    return (scores - scores.min()) / span if span > 0 else np.ones_like(scores)
+
+
+def fact_graph(relationships: pd.DataFrame, text_units: pd.DataFrame) -> nx.Graph:
+    """Return HippoRAG 2's graph without synonym edges: an entity-entity edge per fact weighing
+    twice the chunks that state it (``add_fact_edges`` counts each triple once per chunk in both
+    directions, and the undirected igraph keeps both as parallel edges), and an edge of weight 1
+    from each chunk to the ends of the facts it states (``add_passage_edges``)."""
+    graph = nx.Graph()
+    graph.add_nodes_from(TEXT_UNIT + u for u in text_units[S.ID])
+    units = set(text_units[S.ID])
+    for source, target, stated in zip(
+        relationships[S.SOURCE_ID],
+        relationships[S.TARGET_ID],
+        relationships[S.TEXT_UNIT_IDS],
+        strict=True,
+    ):
+        chunks = [u for u in stated if u in units]
+        a, b = ENTITY + source, ENTITY + target
+        for end in (a, b):
+            for unit in chunks:
+                graph.add_edge(end, TEXT_UNIT + unit, weight=1.0)
+        if a != b:
+            previous = graph.edges[a, b]["weight"] if graph.has_edge(a, b) else 0.0
+            graph.add_edge(a, b, weight=previous + 2.0 * max(len(chunks), 1))
+    return graph
+
+
+def synonym_pairs(
+    names: list[str], vectors: np.ndarray, threshold: float
+) -> list[tuple[int, int, float]]:
+    """Return (i, j, similarity) for names whose vectors are at least ``threshold`` alike, at
+    most ``SYNONYM_NEIGHBOURS`` per name, nearest first; a name of two or fewer letters and
+    digits seeks none (HippoRAG.py ``add_synonymy_edges``)."""
+    pairs = []
+    for start in range(0, len(names), SYNONYM_BATCH):
+        block = vectors[start : start + SYNONYM_BATCH] @ vectors.T
+        for offset, row in enumerate(block):
+            i = start + offset
+            if len(re.sub(r"[^A-Za-z0-9]", "", names[i])) <= 2:
+                continue
+            near = np.flatnonzero(row >= threshold)
+            near = near[np.argsort(-row[near], kind="stable")]
+            kept = [j for j in near if j != i][: SYNONYM_NEIGHBOURS + 1]
+            pairs.extend((i, int(j), float(row[j])) for j in kept)
+    return pairs
+
+
+def add_synonym_edges(graph: nx.Graph, entity_ids: list[str], pairs: list[tuple]) -> int:
+    """Add the synonym edges (weight: the similarity, once for each direction that found it,
+    as HippoRAG's parallel edges add up) between entities already in ``graph``; return how many
+    pairs were added."""
+    added = 0
+    for i, j, similarity in pairs:
+        a, b = ENTITY + entity_ids[i], ENTITY + entity_ids[j]
+        if a in graph and b in graph:
+            previous = graph.edges[a, b]["weight"] if graph.has_edge(a, b) else 0.0
+            graph.add_edge(a, b, weight=previous + similarity)
+            added += 1
+    return added
+
+
+def phrase_seeds(
+    fact_ends: list[tuple[str, str]],
+    fact_scores: list[float],
+    chunk_counts: dict[str, int],
+    top_k: int,
+) -> dict[str, float]:
+    """Return the seed weight of the entities at the ends of the kept facts: each fact's score
+    over the entity's chunk count, averaged over the facts naming it, the ``top_k`` heaviest
+    kept (``graph_search_with_fact_entities`` and ``get_top_k_weights``)."""
+    total: dict[str, float] = {}
+    occurs: dict[str, int] = {}
+    for ends, score in zip(fact_ends, fact_scores, strict=True):
+        for entity in dict.fromkeys(ends):
+            total[entity] = total.get(entity, 0.0) + score / max(chunk_counts.get(entity, 1), 1)
+            occurs[entity] = occurs.get(entity, 0) + 1
+    mean = {e: total[e] / occurs[e] for e in total}
+    heaviest = sorted(mean, key=lambda e: -mean[e])[:top_k]
+    return {ENTITY + e: mean[e] for e in heaviest}
+
+
+@register("hipporag", settings=HippoRAGSettings, opt_in=True, order=72)
+class HippoRAG(Method):
+    options: HippoRAGSettings
+    synonym_edges = True  # off only in the step study (studies/hipporag_steps.py)
+
+    @cached_property
+    def graph(self) -> nx.Graph:
+        index = self.index
+        graph = fact_graph(index.relationships, index.text_units)
+        if not self.synonym_edges:
+            return graph
+        entities = index.entities[index.entities[S.ID].map(lambda e: ENTITY + e in graph)]
+        names = [str(t).lower() for t in entities[S.TITLE]]  # HippoRAG's phrases are lower-cased
+        if len(names):
+            pairs = synonym_pairs(names, self.embedder.embed(names), self.options.synonym_threshold)
+            add_synonym_edges(graph, list(entities[S.ID]), pairs)
+        return graph
+
+    @cached_property
+    def fact_vectors(self) -> np.ndarray:
+        return fact_vectors(self.vectors, self.embedder)
+
+    @cached_property
+    def chunk_counts(self) -> dict[str, int]:
+        """Each entity's chunks: those stating one of its facts (``ent_node_to_chunk_ids``)."""
+        return {
+            node[len(ENTITY) :]: sum(1 for n in self.graph[node] if n.startswith(TEXT_UNIT))
+            for node in self.graph
+            if node.startswith(ENTITY)
+        }
+
+    def entity_seeds(self, kept: list[int], fact_scores: np.ndarray) -> dict[str, float]:
+        """Return the entity seeds of the kept fact rows (:func:`phrase_seeds`)."""
+        rel = self.index.relationships
+        return phrase_seeds(
+            [(rel[S.SOURCE_ID].iloc[r], rel[S.TARGET_ID].iloc[r]) for r in kept],
+            [float(fact_scores[r]) for r in kept],
+            self.chunk_counts,
+            self.options.linking_top_k,
+        )
+
+    def linked_facts(self, question_vector: np.ndarray) -> tuple[list[int], np.ndarray]:
+        """Return the rows of the ``linking_top_k`` facts nearest the question, best first, and
+        every fact's min-max normalized score (``get_fact_scores``, ``rerank_facts``)."""
+        if not len(self.index.relationships):
+            return [], np.zeros(0)
+        scores = min_max(self.fact_vectors @ question_vector)
+        top = np.argsort(-scores, kind="stable")[: self.options.linking_top_k]
+        return [int(r) for r in top], scores
+
+    async def recognized(self, question: str, rows: list[int]) -> list[int]:
+        """Return the linked facts the model recognizes as helpful, in their order (all of
+        them with the filter off); none when its reply fails, as in HippoRAG's ``rerank``
+        (named in ``Answer.failures``)."""
+        if not self.options.recognition_filter or not rows:
+            return rows
+        facts = fact_lines(self.index.relationships, rows)
+        try:
+            reply = await self.llm.ajson(
+                prompts.recognize_facts(question, facts),
+                prompts.fact_filter_schema(len(rows)),
+                name="recognized facts",
+            )
+        except Exception as err:  # noqa: BLE001 - a failed filter keeps no fact
+            drop_step("recognition filter", err)
+            return []
+        keep = {int(n) for n in reply["relevant"]}
+        return [r for n, r in enumerate(rows, start=1) if n in keep]
+
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        vector = self.embedder.embed_one(question)
+        units = self.index.text_units
+        dense_rows = self.first_stage_ranking(vector, question, len(units))
+        linked, fact_scores = self.linked_facts(vector)
+        kept = await self.recognized(question, linked)
+        if not kept:  # HippoRAG.retrieve: no fact left, the dense ranking
+            if linked:
+                note_failure("hipporag: no linked fact recognized; dense passage ranking")
+            return self.chunk_retrieval(dense_rows, question)
+        seeds = {n: w for n, w in self.entity_seeds(kept, fact_scores).items() if n in self.graph}
+        dense = (
+            min_max(self.first_stage_scores(vector, question)) * self.options.passage_node_weight
+        )
+        seeds.update((TEXT_UNIT + u, float(w)) for u, w in zip(units[S.ID], dense, strict=True))
+        scores = personalized_pagerank(self.graph, seeds, self.options.damping)
+        position = {r: i for i, r in enumerate(dense_rows)}
+        ids = list(units[S.ID])
+        ranked = sorted(
+            dense_rows, key=lambda r: (-scores.get(TEXT_UNIT + ids[r], 0.0), position[r])
+        )
+        return self.chunk_retrieval(ranked, question)
+
+
+def fact_lines(relationships: pd.DataFrame, rows: list[int]) -> str:
+    """Return the numbered facts the recognition filter reads, one per line."""
+    lines = []
+    for n, r in enumerate(rows, start=1):
+        row = relationships.iloc[r]
+        fact = f"{row[S.SOURCE_ENTITY]} | {row[S.DESCRIPTION]} | {row[S.TARGET_ENTITY]}"
+        lines.append(f"{n}. {fact}")
+    return "\n".join(lines)
