@@ -313,3 +313,20 @@ def test_an_empty_entity_list_also_falls_back_to_the_question(
         named, kinds = run_sync(method.query_keywords(question))
     assert (named, kinds) == ([question], ["PERSON"])
     assert failures == ["minirag query keywords: no query entity (seeded by the question)"]
+
+
+@pytest.mark.parametrize("first_stage", ["dense", "hybrid"])
+def test_minirags_chunks_come_first_and_the_first_stage_fills_the_rest(
+    demo_index: Index, make_settings, replay_embedder, first_stage: str
+) -> None:
+    # top_k 4: two query-entity seeds at most, two chunks kept; the rest is the first stage's
+    settings = make_settings(query={"first_stage": first_stage, "minirag": {"top_k": 4}})
+    method = MiniRAGRetrieval(demo_index, settings, ChatLLM(settings), replay_embedder)
+    question = QUESTIONS.loc["q12", "question"]
+
+    rows = method.ranking(question, ["KelpSense"], [])
+
+    vector = replay_embedder.embed_one(question)
+    first = method.first_stage_ranking(vector, question, len(demo_index.text_units))
+    assert len(set(rows[:2])) == 2
+    assert rows[2:] == [r for r in first if r not in rows[:2]]

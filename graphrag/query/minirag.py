@@ -14,7 +14,8 @@ its chunks):
 5. the chunks ranked by the seeds that chose them (``minirag_paths.rank_seed_chunks``).
 
 MiniRAG keeps at most ``top_k / 2`` chunks; the shared answer budget is filled on from the
-question's dense ranking, so the comparison is at equal context. A reply the model botched
+question's first-stage ranking (``query.first_stage``; MiniRAG's is dense), so the comparison
+is at equal context. A reply the model botched
 seeds the search with the question itself (named in ``Answer.failures``). Where this differs
 from HKUDS/MiniRAG, and why: docs/methods.md.
 """
@@ -50,7 +51,7 @@ from graphrag.settings import SettingsError
 # an index with open LLM types can have hundreds, so the pool is the most common ones.
 TYPE_POOL_SIZE = 20
 TYPE_EXAMPLES = 2  # entity names shown per type, as in MiniRAG's pools (minirag/prompt.py)
-NO_SEEDS = "minirag: no entity name matched the query entities; dense ranking"
+NO_SEEDS = "minirag: no entity name matched the query entities; first-stage ranking"
 
 
 @dataclass
@@ -152,11 +153,11 @@ class MiniRAGRetrieval(Method):
         self, question: str, query_entities: list[str], answer_types: list[str]
     ) -> list[int]:
         """Return the text-unit rows, best first: MiniRAG's chosen chunks, then the rest of
-        the question's dense ranking."""
+        the question's first-stage ranking (``query.first_stage``: dense, or hybrid)."""
         o, graph = self.options, self.graph
         vector = self.embedder.embed_one(question)
         unit_scores = self.vectors.text_units @ vector
-        dense = np.argsort(-unit_scores, kind="stable")
+        dense = self.first_stage_ranking(vector, question, len(unit_scores))
         position = np.empty(len(dense), dtype=np.int64)
         position[dense] = np.arange(len(dense))
 
@@ -167,7 +168,7 @@ class MiniRAGRetrieval(Method):
         seeds = drop_isolated(all_seeds, graph)
         if not seeds:
             note_failure(NO_SEEDS)
-            return [int(r) for r in dense]
+            return dense
 
         # 2. answer-type entities (operate.py:1311-1316)
         kinds = self.index.entities[S.TYPE].fillna("").astype(str).str.strip().str.upper()
@@ -199,11 +200,11 @@ class MiniRAGRetrieval(Method):
 
         # 5. the chunks ranked by the seeds that chose them (kwd2chunk, operate.py:1375-1379)
         keep = o.top_k // 2
-        dense_top = set(top_matches(unit_scores, keep, o.min_similarity))
+        dense_top = {r for r in dense[:keep] if unit_scores[r] >= o.min_similarity}
         final = rank_seed_chunks(matched, seeds, chunks, dense_top)
         chosen = sorted(final, key=lambda u: (-final[u], position[u]))[:keep]
         taken = set(chosen)
-        return chosen + [int(r) for r in dense if int(r) not in taken]
+        return chosen + [r for r in dense if r not in taken]
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         query_entities, answer_types = await self.query_keywords(question)
