@@ -40,6 +40,7 @@ from graphrag.prompts.json_schemas import (
     generated_question_schema,
     map_points_schema,
     map_sentences_schema,
+    relevance_schema,
     rephrasings_schema,
     report_schema,
     verdict_schema,
@@ -65,6 +66,7 @@ from graphrag.prompts.query import (
     global_merge,
     global_reduce,
     hypothetical_passage,
+    relevance_test,
     rephrase,
 )
 from graphrag.prompts.questions import (
