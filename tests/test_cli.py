@@ -109,7 +109,7 @@ def test_method_names_keep_opt_in_methods_out_of_all_unless_asked() -> None:
     assert method_names(["all"], ["drift", "ppr"]) == [*METHODS, "drift", "ppr"]
     assert method_names(["ppr"], ["drift"]) == ["ppr"], "opt-in only widens all"
     assert method_names(["naive", "all", "naive"], ["ppr"]) == [*METHODS, "ppr"]
-    assert set(OPT_IN_METHODS) == {"drift", "ppr", "router", "bm25"}
+    assert set(OPT_IN_METHODS) == {"lazy_global", "drift", "ppr", "router", "bm25"}
     assert not set(OPT_IN_METHODS) & set(METHODS)
 
 
@@ -125,14 +125,18 @@ def test_unknown_method_is_one_line_naming_the_known_ones(demo_index, capsys) ->
     ("extra", "env", "expected"),
     [
         ([], {}, list(METHODS)),
-        (["--opt-in"], {}, [*METHODS, "drift", "ppr", "router", "bm25"]),
+        (["--opt-in"], {}, [*METHODS, "lazy_global", "drift", "ppr", "router", "bm25"]),
         ([], {"GRAPHRAG_EVAL__OPT_IN_METHODS": '["ppr"]'}, [*METHODS, "ppr"]),
         (
             ["--methods", "naive,ppr"],
             {"GRAPHRAG_EVAL__OPT_IN_METHODS": '["drift"]'},
             ["naive", "ppr"],
         ),
-        (["--methods", "all", "--opt-in"], {}, [*METHODS, "drift", "ppr", "router", "bm25"]),
+        (
+            ["--methods", "all", "--opt-in"],
+            {},
+            [*METHODS, "lazy_global", "drift", "ppr", "router", "bm25"],
+        ),
     ],
 )
 def test_eval_evaluates_the_recorded_methods_unless_opt_in_is_asked(

@@ -108,12 +108,12 @@ def community_units(communities: pd.DataFrame, unit_rows: dict[str, int]) -> dic
 def ranked_communities(
     candidates: list[int], units_of: dict[int, list[int]], rank_of: dict[int, int], k: int
 ) -> list[int]:
-    """Return ``candidates`` best-first: by the ranks of their top-k chunks, then by number;
-    a community with no chunk last."""
+    """Return ``candidates`` best-first: by the mean rank of their top-k chunks, then by
+    those ranks in order, then by number; a community with no chunk last."""
 
     def key(community: int) -> tuple:
         ranks = sorted(rank_of[r] for r in units_of.get(community, []))[:k]
-        return (not ranks, ranks, community)
+        return (not ranks, float(np.mean(ranks)) if ranks else 0.0, ranks, community)
 
     return sorted(candidates, key=key)
 
@@ -225,10 +225,17 @@ class LazyGlobalSearch(Method):
             frontier = [c for f in found for c in children.get(f, [])]
         return search
 
-    def claims(self, search: Search, units_of: dict[int, list[int]]) -> list[int]:
-        """Return the relevant chunk rows grouped by community, in the order found."""
+    def claims(self, search: Search, rank_of: dict[int, int]) -> list[int]:
+        """Return the relevant chunk rows grouped by community, in the order the communities
+        were found, each community's nearest the question first."""
+        units_of = self.hierarchy()[0]
         relevant = [r for r, picks in search.verdicts.items() if picks]
-        grouped = [r for c in search.relevant for r in units_of.get(c, []) if r in relevant]
+        grouped = [
+            r
+            for c in search.relevant
+            for r in sorted(units_of.get(c, []), key=rank_of.__getitem__)
+            if r in relevant
+        ]
         return list(dict.fromkeys(grouped + relevant))
 
     def claim_items(self, rows: list[int], search: Search, budget: int) -> list[ContextItem]:
@@ -252,7 +259,7 @@ class LazyGlobalSearch(Method):
         order = self.unit_ranks(question)
         rank_of = {row: rank for rank, row in enumerate(order)}
         search = await self.asearch(question, rank_of)
-        rows = self.claims(search, self.hierarchy()[0])
+        rows = self.claims(search, rank_of)
         ranking = list(dict.fromkeys(rows + order))
         if not rows:
             note_failure(
