@@ -6,6 +6,7 @@ a fake endpoint; the method is real."""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -347,3 +348,35 @@ def test_the_dry_run_costs_lazy_global_from_its_budget(demo_index: Index, replay
     assert "the calls its settings allow" in lazy_global.basis
     # six tests of a demo chunk (~430 tokens) cost less than two naive answers
     assert naive.prompt_tokens < lazy_global.prompt_tokens < 3 * naive.prompt_tokens
+
+
+def test_on_an_nlp_index_without_reports_it_goes_down_the_relevant_levels(
+    musique_index: Index, musique_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    """The LLM-free graph (MuSiQue, levels 0-3) with its reports taken away: nothing the
+    search does needs one; the chunks naming the World Series are relevant."""
+    index = copy.copy(musique_index)
+    index.community_reports = musique_index.community_reports.iloc[0:0]
+    fake_llm.respond_with(keyword_model("World Series"))
+    settings = copy.deepcopy(musique_settings)
+    settings.llm.base_url = fake_llm.base_url
+    settings.cache.mode = "off"
+    settings.query.methods["lazy_global"].relevance_budget = 30
+    method = LazyGlobalSearch(index, settings, ChatLLM(settings), replay_embedder)
+    question = "Which teams played in the 2017 World Series?"
+    rank_of = {r: i for i, r in enumerate(method.unit_ranks(question))}
+
+    search = run_sync(method.asearch(question, rank_of))
+
+    assert 0 < search.spent == fake_llm.calls <= 30
+    communities = index.communities.set_index(S.COMMUNITY)
+    levels = list(communities.loc[search.relevant, S.LEVEL])
+    assert levels == sorted(levels) and max(levels) >= 1
+    found = set(search.relevant)
+    assert all(
+        communities.loc[c, S.PARENT] in found
+        for c in search.relevant
+        if communities.loc[c, S.LEVEL]
+    )
+    assert all("World Series" in index.text_units[S.TEXT].iloc[r]
+               for r, picks in search.verdicts.items() if picks)  # fmt: skip
