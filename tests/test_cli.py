@@ -109,7 +109,16 @@ def test_method_names_keep_opt_in_methods_out_of_all_unless_asked() -> None:
     assert method_names(["all"], ["drift", "ppr"]) == [*METHODS, "drift", "ppr"]
     assert method_names(["ppr"], ["drift"]) == ["ppr"], "opt-in only widens all"
     assert method_names(["naive", "all", "naive"], ["ppr"]) == [*METHODS, "ppr"]
-    assert set(OPT_IN_METHODS) == {"drift", "ppr", "hipporag", "router", "bm25", "hybrid", "integrate"}
+    assert set(OPT_IN_METHODS) == {
+        "lazy_global",
+        "drift",
+        "ppr",
+        "hipporag",
+        "router",
+        "bm25",
+        "hybrid",
+        "integrate",
+    }
     assert not set(OPT_IN_METHODS) & set(METHODS)
 
 
@@ -125,7 +134,7 @@ def test_unknown_method_is_one_line_naming_the_known_ones(demo_index, capsys) ->
     ("extra", "env", "expected"),
     [
         ([], {}, list(METHODS)),
-        (["--opt-in"], {}, [*METHODS, "drift", "ppr", "hipporag", "router", "bm25", "hybrid", "integrate"]),
+        (["--opt-in"], {}, [*METHODS, *OPT_IN_METHODS]),
         ([], {"GRAPHRAG_EVAL__OPT_IN_METHODS": '["ppr"]'}, [*METHODS, "ppr"]),
         (
             ["--methods", "naive,ppr"],
@@ -135,7 +144,7 @@ def test_unknown_method_is_one_line_naming_the_known_ones(demo_index, capsys) ->
         (
             ["--methods", "all", "--opt-in"],
             {},
-            [*METHODS, "drift", "ppr", "hipporag", "router", "bm25", "hybrid", "integrate"],
+            [*METHODS, *OPT_IN_METHODS],
         ),
     ],
 )

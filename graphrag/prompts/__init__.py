@@ -41,6 +41,7 @@ from graphrag.prompts.json_schemas import (
     generated_question_schema,
     map_points_schema,
     map_sentences_schema,
+    relevance_schema,
     rephrasings_schema,
     report_schema,
     verdict_schema,
@@ -67,6 +68,7 @@ from graphrag.prompts.query import (
     global_reduce,
     hypothetical_passage,
     recognize_facts,
+    relevance_test,
     rephrase,
 )
 from graphrag.prompts.questions import (

@@ -266,6 +266,15 @@ class Method:
     def answer(self, question: str, short_answer: bool = False) -> Answer:
         return run_sync(self.aanswer(question, short_answer))
 
+    @classmethod
+    def planned_cost(
+        cls, settings: Settings, index: Index, questions: list[str]
+    ) -> tuple[float, float, float] | None:
+        """Return the (calls, prompt tokens, completion tokens) per answer the method spends
+        before its answer call, at most, known from its settings before any run is measured
+        (``eval --dry-run``); None: not known so."""
+        return None
+
     # shared by the text-unit methods
     def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[int]:
         """Return the rows of the ``k`` text units nearest ``query_vector`` (dense)."""
