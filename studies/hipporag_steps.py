@@ -43,8 +43,8 @@ class OnPPRGraph(HippoRAG):
 
     @cached_property
     def graph(self) -> nx.Graph:
-        index = self.index
-        return entity_chunk_graph(index.entities, index.relationships, index.text_units)
+        entities, relationships = self.graph_tables
+        return entity_chunk_graph(entities, relationships, self.index.text_units)
 
 
 class NoSynonyms(HippoRAG):

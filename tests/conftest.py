@@ -562,6 +562,8 @@ def replaying(folder: Path, config: Path) -> Settings:
             "llm": {"base_url": "", "max_retries": 0},
             "cache": {"mode": "replay", "path": str(RECORDED_CACHE)},
             "embeddings": {"cache_path": str(folder / "embeddings.sqlite")},
+            # the recorded graph answers predate entity resolution (graphrag.toml pins it off)
+            "query": {"entity_resolution": False},
         },
     )
 

@@ -120,6 +120,8 @@ def cases() -> list[dict[str, Any]]:
         ("global_reduce", [theme, points], {"style": "paragraphs"}),
         ("global_merge", [theme, ["Draft one [1].", "  Draft two [2].\n"]], {}),
         ("global_merge", [theme, ["A [1].", "B [2].", "C."]], {"style": "paragraphs"}),
+        ("relevance_schema", [8], {}),
+        ("relevance_test", [theme, sentences], {}),
         ("drift_step_schema", [3], {}),
         ("drift_primer", [theme, reports, 3], {}),
         ("drift_follow_up", [theme, "Who won the Harrow Shoal case?", context, 2], {}),

@@ -110,6 +110,7 @@ def test_method_names_keep_opt_in_methods_out_of_all_unless_asked() -> None:
     assert method_names(["ppr"], ["drift"]) == ["ppr"], "opt-in only widens all"
     assert method_names(["naive", "all", "naive"], ["ppr"]) == [*METHODS, "ppr"]
     assert set(OPT_IN_METHODS) == {
+        "lazy_global",
         "drift",
         "ppr",
         "hipporag",
@@ -134,21 +135,7 @@ def test_unknown_method_is_one_line_naming_the_known_ones(demo_index, capsys) ->
     ("extra", "env", "expected"),
     [
         ([], {}, list(METHODS)),
-        (
-            ["--opt-in"],
-            {},
-            [
-                *METHODS,
-                "drift",
-                "ppr",
-                "hipporag",
-                "minirag",
-                "router",
-                "bm25",
-                "hybrid",
-                "integrate",
-            ],
-        ),
+        (["--opt-in"], {}, [*METHODS, *OPT_IN_METHODS]),
         ([], {"GRAPHRAG_EVAL__OPT_IN_METHODS": '["ppr"]'}, [*METHODS, "ppr"]),
         (
             ["--methods", "naive,ppr"],
@@ -158,17 +145,7 @@ def test_unknown_method_is_one_line_naming_the_known_ones(demo_index, capsys) ->
         (
             ["--methods", "all", "--opt-in"],
             {},
-            [
-                *METHODS,
-                "drift",
-                "ppr",
-                "hipporag",
-                "minirag",
-                "router",
-                "bm25",
-                "hybrid",
-                "integrate",
-            ],
+            [*METHODS, *OPT_IN_METHODS],
         ),
     ],
 )

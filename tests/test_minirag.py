@@ -202,7 +202,7 @@ def test_path_arithmetic_matches_minirags_paths_on_the_demo_graph(
         demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder
     )
     graph = method.graph
-    entities = demo_index.entities
+    entities = method.graph_tables[0]  # the graph's rows (merged when resolution is on)
     answer_rows = set(np.flatnonzero(entities[S.TYPE].str.upper() == "PERSON").tolist())
     answer = np.zeros(len(entities))
     answer[list(answer_rows)] = 1.0
@@ -221,9 +221,11 @@ def test_path_arithmetic_matches_minirags_paths_on_the_demo_graph(
         assert np.allclose(fast, slow), entities[S.TITLE].iloc[seed]
 
 
-def units_of(index: Index, title: str) -> set[str]:
-    entities = index.entities
-    return set(entities[entities[S.TITLE] == title][S.TEXT_UNIT_IDS].iloc[0])
+def units_of(method: MiniRAGRetrieval, title: str) -> set[str]:
+    """The text units of the entity named ``title`` (all its names', resolution on)."""
+    names = method.index.entities
+    row = method.entity_of_name[list(names[S.TITLE]).index(title)]
+    return set(method.graph_tables[0][S.TEXT_UNIT_IDS].iloc[row])
 
 
 @pytest.mark.parametrize(
@@ -252,7 +254,7 @@ def test_on_the_demo_the_named_entities_seed_the_paths_that_pick_the_first_chunk
     assert json.dumps(method.type_pool) in sent["messages"][-1]["content"]
     assert set(kinds) <= set(method.type_pool)
     first = retrieval.ranking[0].removeprefix("text_unit:")
-    assert any(first in units_of(demo_index, name) for name in named)
+    assert any(first in units_of(method, name) for name in named)
     # the ranking is every unit once; the context is its head, filling the shared budget
     rows = method.ranking(question, named, kinds)
     assert sorted(rows) == list(range(len(demo_index.text_units)))
@@ -330,3 +332,21 @@ def test_minirags_chunks_come_first_and_the_first_stage_fills_the_rest(
     first = method.first_stage_ranking(vector, question, len(demo_index.text_units))
     assert len(set(rows[:2])) == 2
     assert rows[2:] == [r for r in first if r not in rows[:2]]
+
+
+def test_a_merged_name_still_matches_its_entity(
+    demo_index: Index, make_settings, replay_embedder
+) -> None:
+    """With entity resolution the graph has one row per entity, yet each of its names is
+    matched as MiniRAG's name store would: the entity scores its best name's."""
+    settings = make_settings(query={"entity_resolution": True})
+    method = MiniRAGRetrieval(demo_index, settings, ChatLLM(settings), replay_embedder)
+    graph_ids = set(method.graph_tables[0][S.ID])
+    names = demo_index.entities
+    merged = [r for r, e in enumerate(names[S.ID]) if e not in graph_ids]
+    assert merged, "the demo has names resolution merges (e.g. Marsh, Councillor Marsh)"
+    for row in merged:
+        vector = method.name_vectors[row]
+        scores = method.entity_scores(vector)
+        assert scores[method.entity_of_name[row]] == pytest.approx(1.0, abs=1e-5)
+        assert len(scores) == len(graph_ids)

@@ -32,6 +32,7 @@ from graphrag.eval.runner import (
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.cost import CostEstimate, ModelSpeed, StageEstimate, measured, stage_seconds
+from graphrag.query.registry import ALL_METHODS
 from graphrag.settings import Settings
 from graphrag.text.tokens import message_tokens
 
@@ -43,6 +44,7 @@ JUDGEMENT_CALLS = {
     "context_recall": ("context_recall",),
 }
 FALLBACK_METHOD = "naive"
+COST_KEYS = ("calls", "prompt_tokens", "completion_tokens")  # as Method.planned_cost gives them
 # the evaluation's options an estimate reads (run_evaluation's keyword arguments)
 ESTIMATED_OPTIONS = (
     "types",
@@ -157,7 +159,17 @@ def estimate_eval(
         cost = known or per_method[FALLBACK_METHOD]
         k = answers[method]
         basis = f"{k} answers x per-answer cost measured on recorded runs"
-        if known is None:
+        planned = None
+        if known is None and method in ALL_METHODS:
+            texts = list(questions["question"].head(k))
+            planned = ALL_METHODS[method].planned_cost(settings, index, texts)
+        if planned is not None:
+            cost = {key: cost[key] + part for key, part in zip(COST_KEYS, planned, strict=True)}
+            basis = (
+                f"{k} answers; not measured: the calls its settings allow before the answer "
+                f"(at most), and the answer costed as {FALLBACK_METHOD}"
+            )
+        elif known is None:
             basis = f"{k} answers; not measured: costed as {FALLBACK_METHOD}"
         stages.append(
             _stage(

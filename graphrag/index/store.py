@@ -20,6 +20,7 @@ import pyarrow
 
 from graphrag import schemas as S
 from graphrag.index.graph.merge import build_graph
+from graphrag.index.graph.resolve import Resolution
 
 MANIFEST = "index.json"
 GRAPHML = "graph.graphml"
@@ -45,9 +46,18 @@ class Index:
     errors: pd.DataFrame
     dropped: pd.DataFrame
     manifest: dict[str, Any] = field(default_factory=dict)
+    _resolution: Resolution | None = field(default=None, init=False, repr=False, compare=False)
 
     def graph(self) -> nx.Graph:
         return build_graph(self.entities, self.relationships)
+
+    def resolution(self) -> Resolution:
+        """Return the canonical-entity map (docs/entity-resolution.md): deterministic and
+        LLM-free, so it is computed on load, once, and follows a replaced entities table."""
+        cached = self._resolution
+        if cached is None or cached.entities is not self.entities:
+            cached = self._resolution = Resolution.of(self.entities, self.relationships)
+        return cached
 
 
 def _graphml_graph(tables: dict[str, pd.DataFrame]) -> nx.Graph:

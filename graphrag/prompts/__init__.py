@@ -42,6 +42,7 @@ from graphrag.prompts.json_schemas import (
     map_points_schema,
     map_sentences_schema,
     query_keywords_schema,
+    relevance_schema,
     rephrasings_schema,
     report_schema,
     verdict_schema,
@@ -69,6 +70,7 @@ from graphrag.prompts.query import (
     hypothetical_passage,
     minirag_keywords,
     recognize_facts,
+    relevance_test,
     rephrase,
 )
 from graphrag.prompts.questions import (

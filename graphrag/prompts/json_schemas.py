@@ -107,6 +107,11 @@ def map_sentences_schema(max_sentences: int) -> dict:
     return _object({"sentences": _array(_object(sentence), max_sentences)})
 
 
+def relevance_schema(max_sentences: int) -> dict:
+    """Budgeted global search's relevance test: the numbers of the sentences that help."""
+    return _object({"relevant": _array({"type": "integer", "minimum": 1}, max_sentences)})
+
+
 def drift_step_schema(max_follow_ups: int) -> dict:
     """The answer has no cap (a grammar-enforced cap cuts mid-word): max_tokens bounds it."""
     return _object(

@@ -1,5 +1,6 @@
 """The prompts of querying: the answer from numbered context, HyDE, multi-query, global
-search (map, reduce, merge), DRIFT and MiniRAG's query mapping."""
+search (map, reduce, merge), budgeted global search's relevance test, DRIFT and MiniRAG's
+query mapping."""
 
 from __future__ import annotations
 
@@ -49,6 +50,15 @@ def global_map_sentences(question: str, sentences: str) -> Messages:
     """Global search's extractive map step: must return {sentences: [{n, score 0-100}]}, the
     numbers of the report sentences that help answer (the reduce reads the reports' words)."""
     prompt = load_template("global_map_sentences")
+    return system_and_user(
+        prompt.text("system"), prompt.render("user", sentences=sentences, question=question)
+    )
+
+
+def relevance_test(question: str, sentences: str) -> Messages:
+    """Budgeted global search's relevance test of one text chunk: must return
+    {relevant: [n, ...]}, the numbers of its sentences that help answer ([]: not relevant)."""
+    prompt = load_template("relevance_test")
     return system_and_user(
         prompt.text("system"), prompt.render("user", sentences=sentences, question=question)
     )

@@ -16,6 +16,7 @@ import numpy as np
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.graph.resolve import Resolution
 from graphrag.index.reports.lazy import aensure_reports, failed_reports
 from graphrag.index.store import Index
 from graphrag.llm.cache import CacheMissError
@@ -204,6 +205,27 @@ class Method:
         self.embedder = embedder
         self.vectors = vectors or IndexVectors(index)
 
+    @cached_property
+    def resolution(self) -> Resolution | None:
+        """The index's canonical-entity map, or None with ``query.entity_resolution`` off."""
+        return self.index.resolution() if self.params.entity_resolution else None
+
+    @cached_property
+    def graph_tables(self) -> tuple[Any, Any]:
+        """(entities, relationships) of the graph a method walks: merged by entity resolution
+        (one row per entity; relationship rows in the index's order), or the index's own."""
+        if self.resolution is None:
+            return self.index.entities, self.index.relationships
+        return self.resolution.tables()
+
+    def same_entities(self, entity_ids: set[str]) -> set[str]:
+        """Return ``entity_ids`` with the other names of their entities (resolution on)."""
+        return self.resolution.expand(entity_ids) if self.resolution else entity_ids
+
+    def same_ids(self, entity_id: str) -> list[str]:
+        """Return every id of ``entity_id``'s entity (itself alone with resolution off)."""
+        return self.resolution.members(entity_id) if self.resolution else [entity_id]
+
     async def aretrieve(self, question: str) -> list[ContextItem]:
         """Return the context items (by default: those of :meth:`aretrieve_ranked`)."""
         return (await self.aretrieve_ranked(question)).items
@@ -265,6 +287,15 @@ class Method:
 
     def answer(self, question: str, short_answer: bool = False) -> Answer:
         return run_sync(self.aanswer(question, short_answer))
+
+    @classmethod
+    def planned_cost(
+        cls, settings: Settings, index: Index, questions: list[str]
+    ) -> tuple[float, float, float] | None:
+        """Return the (calls, prompt tokens, completion tokens) per answer the method spends
+        before its answer call, at most, known from its settings before any run is measured
+        (``eval --dry-run``); None: not known so."""
+        return None
 
     # shared by the text-unit methods
     def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[int]:

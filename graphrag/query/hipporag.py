@@ -139,11 +139,11 @@ class HippoRAG(Method):
 
     @cached_property
     def graph(self) -> nx.Graph:
-        index = self.index
-        graph = fact_graph(index.relationships, index.text_units)
+        entities, relationships = self.graph_tables  # merged by entity resolution when on
+        graph = fact_graph(relationships, self.index.text_units)
         if not self.synonym_edges:
             return graph
-        entities = index.entities[index.entities[S.ID].map(lambda e: ENTITY + e in graph)]
+        entities = entities[entities[S.ID].map(lambda e: ENTITY + e in graph)]
         names = [str(t).lower() for t in entities[S.TITLE]]  # HippoRAG's phrases are lower-cased
         if len(names):
             pairs = synonym_pairs(names, self.embedder.embed(names), self.options.synonym_threshold)
@@ -165,7 +165,7 @@ class HippoRAG(Method):
 
     def entity_seeds(self, kept: list[int], fact_scores: np.ndarray) -> dict[str, float]:
         """Return the entity seeds of the kept fact rows (:func:`phrase_seeds`)."""
-        rel = self.index.relationships
+        rel = self.graph_tables[1]
         return phrase_seeds(
             [(rel[S.SOURCE_ID].iloc[r], rel[S.TARGET_ID].iloc[r]) for r in kept],
             [float(fact_scores[r]) for r in kept],
@@ -176,7 +176,7 @@ class HippoRAG(Method):
     def linked_facts(self, question_vector: np.ndarray) -> tuple[list[int], np.ndarray]:
         """Return the rows of the ``linking_top_k`` facts nearest the question, best first, and
         every fact's min-max normalized score (``get_fact_scores``, ``rerank_facts``)."""
-        if not len(self.index.relationships):
+        if not len(self.graph_tables[1]):
             return [], np.zeros(0)
         scores = min_max(self.fact_vectors @ question_vector)
         top = np.argsort(-scores, kind="stable")[: self.options.linking_top_k]
@@ -188,7 +188,7 @@ class HippoRAG(Method):
         (named in ``Answer.failures``)."""
         if not self.options.recognition_filter or not rows:
             return rows
-        facts = fact_lines(self.index.relationships, rows)
+        facts = fact_lines(self.graph_tables[1], rows)
         try:
             reply = await self.llm.ajson(
                 prompts.recognize_facts(question, facts),

@@ -110,7 +110,7 @@ class LocalSearch(Method):
 
     def relationship_items(self, selected: set[str]) -> list[ContextItem]:
         ranked = ranked_relationships(
-            self.index.relationships, selected, self.options.max_relationships
+            self.index.relationships, self.same_entities(selected), self.options.max_relationships
         )
         return [
             ContextItem(
@@ -122,7 +122,11 @@ class LocalSearch(Method):
 
     def text_unit_items_for(self, selected_rows: list[int], question: str) -> list[ContextItem]:
         entities = self.index.entities
-        units_of = [list(entities[S.TEXT_UNIT_IDS].iloc[r]) for r in selected_rows]
+        units = dict(zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True))
+        units_of = [
+            [u for e in self.same_ids(entities[S.ID].iloc[r]) for u in units[e]]
+            for r in selected_rows
+        ]
         if self.options.text_unit_order == "shared_mentions":
             order = units_by_shared_mentions(units_of)
         else:
@@ -142,7 +146,7 @@ class LocalSearch(Method):
 
     def report_hits(self, selected: set[str]) -> dict[int, int]:
         """Return {community: selected entities in it} at ``selection_level``, rolled up."""
-        communities = self.index.communities
+        communities, selected = self.index.communities, self.same_entities(selected)
         readable = rolled_up_level(communities, selection_level(communities, selected))
         hits = {
             int(getattr(row, S.COMMUNITY)): len(selected.intersection(getattr(row, S.ENTITY_IDS)))

@@ -4,7 +4,7 @@ Built for small models: one model call maps the question to simple matching targ
 entities it names and the types its answer may have (``prompts.minirag_keywords``); the rest
 is matching and counting over the heterogeneous graph of text units and entities
 (``minirag_paths.ChunkEntityGraph``: relationships join entities, mentions join an entity to
-its chunks):
+its chunks; names of one entity are one node under ``query.entity_resolution``):
 
 1. seeds: for each query entity, the entities whose names are nearest it;
 2. answer-type entities: those whose type the model predicted;
@@ -31,7 +31,6 @@ import numpy as np
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.index.graph.merge import fact_texts
 from graphrag.query.base import Method, Retrieval, drop_step, note_failure
 from graphrag.query.minirag_paths import (
     CHUNKS_PER_SEED,
@@ -44,6 +43,7 @@ from graphrag.query.minirag_paths import (
     seed_entities,
     top_matches,
 )
+from graphrag.query.ppr import fact_vectors
 from graphrag.query.registry import register
 from graphrag.settings import SettingsError
 
@@ -82,28 +82,37 @@ class MiniRAGRetrieval(Method):
 
     @cached_property
     def graph(self) -> ChunkEntityGraph:
-        return ChunkEntityGraph.from_tables(
-            self.index.entities, self.index.relationships, self.index.text_units
-        )
+        entities, relationships = self.graph_tables  # merged by entity resolution when on
+        return ChunkEntityGraph.from_tables(entities, relationships, self.index.text_units)
 
     @cached_property
     def name_vectors(self) -> np.ndarray:
-        """The entities' name vectors (MiniRAG's entity_name_vdb: the name alone)."""
+        """Every name's vector (MiniRAG's entity_name_vdb: the name alone), a merged entity's
+        other names too, so that an alias still matches."""
         names = [str(t) for t in self.index.entities[S.TITLE]]
         return self.embedder.embed(names) if names else np.zeros((0, 1), dtype=np.float32)
 
     @cached_property
+    def entity_of_name(self) -> np.ndarray:
+        """The graph's entity row of each name row (its canonical's, resolution on)."""
+        row = {e: i for i, e in enumerate(self.graph_tables[0][S.ID])}
+        canonical = self.resolution.canonical if self.resolution else str
+        return np.array([row[canonical(e)] for e in self.index.entities[S.ID]], dtype=np.int64)
+
+    def entity_scores(self, query_vector: np.ndarray) -> np.ndarray:
+        """Return each graph entity's similarity to a query entity: its best name's."""
+        scores = np.full(len(self.graph.neighbours), -np.inf)
+        np.maximum.at(scores, self.entity_of_name, self.name_vectors @ query_vector)
+        return scores
+
+    @cached_property
     def fact_vectors(self) -> np.ndarray:
-        """The relationships' fact vectors (an older index's facts are embedded here, once)."""
-        if self.vectors.facts is not None:
-            return self.vectors.facts
-        facts = fact_texts(self.index.relationships)
-        return self.embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)
+        return fact_vectors(self.vectors, self.embedder)
 
     @cached_property
     def fact_ends(self) -> list[tuple[int, int]]:
-        row = {e: i for i, e in enumerate(self.index.entities[S.ID])}
-        rel = self.index.relationships
+        entities, rel = self.graph_tables
+        row = {e: i for i, e in enumerate(entities[S.ID])}
         return [
             (row.get(s, -1), row.get(t, -1))
             for s, t in zip(rel[S.SOURCE_ID], rel[S.TARGET_ID], strict=True)
@@ -113,7 +122,7 @@ class MiniRAGRetrieval(Method):
     def type_pool(self) -> dict[str, list[str]]:
         """Return {TYPE: example names}: the most common entity types, each with the names
         of its best-connected entities (ties by name)."""
-        entities = self.index.entities
+        entities = self.graph_tables[0]
         if not len(entities):
             return {}
         types = entities[S.TYPE].fillna("").astype(str).str.strip()
@@ -162,7 +171,7 @@ class MiniRAGRetrieval(Method):
         position[dense] = np.arange(len(dense))
 
         # 1. seeds: the entities nearest each query entity by name (operate.py:1268-1292)
-        name_scores = [self.name_vectors @ v for v in self.embedder.embed(query_entities)]
+        name_scores = [self.entity_scores(v) for v in self.embedder.embed(query_entities)]
         matched = [top_matches(s, o.top_k, o.min_similarity) for s in name_scores]
         all_seeds = seed_entities(matched, name_scores)
         seeds = drop_isolated(all_seeds, graph)
@@ -171,7 +180,7 @@ class MiniRAGRetrieval(Method):
             return dense
 
         # 2. answer-type entities (operate.py:1311-1316)
-        kinds = self.index.entities[S.TYPE].fillna("").astype(str).str.strip().str.upper()
+        kinds = self.graph_tables[0][S.TYPE].fillna("").astype(str).str.strip().str.upper()
         answer = kinds.isin(answer_types).to_numpy(dtype=float)
 
         # 3. the question's matched facts that touch a seed or an answer-type entity

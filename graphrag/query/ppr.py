@@ -119,9 +119,8 @@ class PPRRetrieval(Method):
 
     @cached_property
     def graph(self) -> nx.Graph:
-        return entity_chunk_graph(
-            self.index.entities, self.index.relationships, self.index.text_units
-        )
+        entities, relationships = self.graph_tables
+        return entity_chunk_graph(entities, relationships, self.index.text_units)
 
     @cached_property
     def fact_vectors(self) -> np.ndarray:
@@ -130,7 +129,7 @@ class PPRRetrieval(Method):
     def seeds(self, question_vector: np.ndarray, question: str) -> dict[str, float]:
         """Return the personalization of the walk: matched entities and the chunks' first-stage
         scores (dense similarity; the fused score under ``query.first_stage = "hybrid"``)."""
-        entities, rel, units = self.index.entities, self.index.relationships, self.index.text_units
+        (entities, rel), units = self.graph_tables, self.index.text_units
         fact_scores = self.fact_vectors @ question_vector if len(rel) else np.zeros(0)
         seeds = entity_seeds(
             list(zip(rel[S.SOURCE_ID], rel[S.TARGET_ID], strict=True)),

@@ -59,6 +59,8 @@ class IndexSettings:
     """Records: a reply naming two or more entities and no relationship is asked for them."""
     merge_aliases: bool = True
     """Merge an acronym into the long name the text defines, or a co-occurring entity spells."""
+    drop_clause_names: bool = True
+    """Drop extracted names that are clauses ("20 people have died on ...") and their edges."""
     # off: on re-records every graph method's answers (studies/benchmarks/description_grounding.py)
     ground_descriptions: bool = False
     """Keep only description sentences whose names and numbers their chunk contains."""

@@ -45,6 +45,9 @@ class QuerySettings:
     # "paragraphs" is how the GraphRAG paper compared every method
     answer_style: Literal["sentences", "paragraphs"] = "sentences"
     """Answer form: "sentences" (five at most) or "paragraphs", Microsoft GraphRAG's form."""
+    # the demo's and MuSiQue's recorded graph answers predate it: their settings pin it off
+    entity_resolution: bool = True
+    """Graph methods (local, ppr, drift's local steps) read names of one entity as one."""
     methods: dict[str, Any] = field(
         default_factory=_method_defaults, metadata={"sections": METHOD_SETTINGS}
     )

@@ -44,3 +44,30 @@ def mentioned(name: str, text: str) -> bool:
         return True
     words = [w for w in re.findall(r"\w+", name) if len(w) >= 3]
     return bool(words) and all(re.search(rf"\b{re.escape(w)}", folded) for w in words)
+
+
+# Finite verbs a name never holds in lower case: auxiliaries, copulas, modals, and the verbs
+# news sentences are made of. A title of a work capitalizes its verbs ("Gone with the Wind").
+FINITE_VERBS = frozenset(
+    "is are was were am be been has have had do does did will would shall should can could "
+    "may might must remain remains remained say says said die dies died become becomes became "
+    "make makes made take takes took win wins won lose loses lost lead leads led show shows "
+    "showed report reports reported announce announces announced claim claims claimed "
+    "continue continues continued rise rises rose fall falls fell".split()
+)
+CLAUSE_MIN_WORDS = 4  # "Smith was" is a fragment, not a sentence; four words make a clause
+# A passive participle and its agent or role: "Renamed by an act of ...", "Long known as ...",
+# and a lower-case one with "to": "ceded to the United Kingdom" ("Dedicated To ..." is a title).
+_PARTICIPLE = re.compile(r"\b[A-Za-z]+(?:ed|wn|en) (?:by|as)\b|\b[a-z]+ed to\b")
+
+
+def is_clause(name: str) -> bool:
+    """Return whether ``name`` is a clause rather than a name: at least CLAUSE_MIN_WORDS words,
+    one of them a finite verb in lower case ("20 people have died on New South Wales roads",
+    "ACT and Tasmania remain fatality free") or a passive participle with its "by", "as" or
+    "to" ("Renamed by an act of the United States Congress in 1956")."""
+    text = display_name(name)
+    words = text.split()
+    return len(words) >= CLAUSE_MIN_WORDS and (
+        any(w in FINITE_VERBS for w in words) or bool(_PARTICIPLE.search(text))
+    )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.index.extract.names import display_name, mentioned, name_key
+from graphrag.index.extract.names import display_name, is_clause, mentioned, name_key
 from graphrag.index.extract.record_calls import (
     ASKED_AGAIN,
     extract_chunk_records,
@@ -35,14 +36,26 @@ RELATIONSHIP_COLUMNS = [
 def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
     """Return the extraction without the entities ``text`` never mentions (copied from the
     worked example, or invented) nor their relationships, and the names dropped."""
-    dropped = {
-        display_name(e["name"]) for e in raw.get("entities", []) if not mentioned(e["name"], text)
-    }
+    return drop_names(raw, lambda name: mentioned(name, text))
+
+
+def drop_clause_names(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Return the extraction without the names that are clauses (names.is_clause) nor their
+    relationships, and the names dropped."""
+    return drop_names(raw, lambda name: not is_clause(name))
+
+
+def drop_names(
+    raw: dict[str, Any], keep: Callable[[str], bool]
+) -> tuple[dict[str, Any], list[str]]:
+    """Return the extraction without the entities whose name ``keep`` refuses nor their
+    relationships, and the names dropped."""
+    dropped = {display_name(e["name"]) for e in raw.get("entities", []) if not keep(e["name"])}
     dropped |= {
         display_name(name)
         for r in raw.get("relationships", [])
         for name in (r["source"], r["target"])
-        if not mentioned(name, text)
+        if not keep(name)
     }
     kept = {
         "entities": [e for e in raw.get("entities", []) if display_name(e["name"]) not in dropped],
@@ -59,6 +72,7 @@ def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, An
 MAX_ENTITIES_PER_CHUNK = 20
 MAX_RELATIONSHIPS_PER_CHUNK = 20
 NOT_IN_CHUNK = "not mentioned in its chunk"
+CLAUSE_NAME = "a clause, not a name"
 SELF_LOOP = "relationship of an entity with itself"
 # Kept out of the graph: merging it would change the recorded description-summary prompts.
 REPEATED_NAME = "another description of a name already listed in this chunk"
@@ -226,6 +240,9 @@ def extract_graph(
         dropped_rows += [dropped_row(unit_id, *item) for item in result.get("kept_out", [])]
         result, ungrounded = drop_names_not_in_text(result, text)
         dropped_rows += [dropped_row(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
+        if settings.drop_clause_names:
+            result, clauses = drop_clause_names(result)
+            dropped_rows += [dropped_row(unit_id, name, CLAUSE_NAME) for name in clauses]
         entities, relationships, dropped = parse_extraction(result, unit_id, settings)
         entity_rows += entities
         relationship_rows += relationships

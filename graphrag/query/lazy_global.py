@@ -1,0 +1,291 @@
+"""Global search at a budget (LazyGraphRAG's query, Microsoft Research blog, 25 Nov 2024,
+"LazyGraphRAG: Setting a new standard for quality and cost", its table of the method).
+
+No community report is read or written: the communities are ranked by how well their text
+units match the question (the rank of their top-k chunks by embedding similarity,
+best-first); the model tests the top-k untested chunks of each community in rank order
+(breadth-first, in small concurrent batches), naming the sentences that help answer (a
+sentence-level relevance assessor); after ``misses_before_deepening`` successive communities
+without a relevant chunk, the search goes one level down, into the sub-communities of the
+relevant ones (iterative deepening); it ends when no relevant community is left or
+``relevance_budget`` tests are spent. The answer is one call of the shared answer prompt:
+the relevant sentences of each relevant chunk, grouped by community (the claims), widened to
+their whole chunks as far as the shared answer budget holds, so it reads no more context
+than naive RAG.
+
+Left out, for the budget of a small model on 2 cores (docs/methods.md): the blog's query
+refinement into subqueries (one more call, and the budget split across them) and its claim
+extraction by the model (one more pass over every relevant chunk); here the claims are the
+sentences the relevance test picked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from graphrag import prompts
+from graphrag import schemas as S
+from graphrag.index.store import Index
+from graphrag.llm.coroutines import gather_with_progress
+from graphrag.query.base import (
+    ContextItem,
+    Method,
+    Retrieval,
+    drop_step,
+    fit_items,
+    items_tokens,
+    note_failure,
+)
+from graphrag.query.registry import register
+from graphrag.settings import Settings, SettingsError
+from graphrag.text import tokens
+from graphrag.text.tokens import message_tokens
+
+# Completion tokens of one relevance test: {"relevant": [...]} with at most MAX_PICKS numbers.
+RELEVANCE_MAX_TOKENS = 48
+MAX_PICKS = 8
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+@dataclass
+class LazyGlobalSettings:
+    """``[query.lazy_global]``: global search at a budget of relevance tests (LazyGraphRAG)."""
+
+    # 6, from the arithmetic of docs/methods.md (not tuned on any question): naive RAG's
+    # answer, 2,730 prompt and 95 completion tokens (graphrag/eval/cost_assumptions.json), is
+    # 65 s at the embedded model's 47.3 and 12.8 tokens/s per slot (llm/embedded/speed.json);
+    # 3x is 196 s. The answer reads no more than naive's, 65 s; a test of a default 600-token
+    # chunk (chunking.size), ~780 prompt tokens and at most RELEVANCE_MAX_TOKENS, is 20 s:
+    # 130 s hold 6. The blog's 100/500/1,500 are GPT-4o-mini's on large corpora.
+    relevance_budget: int = 6
+    """Relevance tests (one LLM call each) one answer may spend, at most; the answer is one more."""
+    # k and z: the blog names them without values; 1 test per community reaches the most
+    # communities in a budget of 6, and 3 misses leave room to go one level down.
+    chunks_per_community: int = 1
+    """k: a community's best untested chunks tested per visit (and its rank: its top-k)."""
+    misses_before_deepening: int = 3
+    """z: successive communities with no relevant chunk that end a level's tests."""
+    # the embedded server's two slots (embedded.parallel)
+    batch_size: int = 2
+    """Communities whose chunks are tested concurrently, one batch after another."""
+
+    def validate(self, name: str, methods: Collection[str]) -> None:
+        for key in ("relevance_budget", "chunks_per_community", "misses_before_deepening"):
+            if getattr(self, key) < 1:
+                raise SettingsError(f"setting query.{name}.{key} must be at least 1")
+        if self.batch_size < 1:
+            raise SettingsError(f"setting query.{name}.batch_size must be at least 1")
+
+
+def chunk_sentences(text: str) -> list[str]:
+    """Return the sentences of a chunk, line by line (a heading is one), markup dropped."""
+    sentences = []
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip().removeprefix("- ")
+        sentences += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+    return sentences
+
+
+def numbered(sentences: list[str]) -> str:
+    return "\n".join(
+        f"({n}) {prompts.neutralize_citations(s)}" for n, s in enumerate(sentences, start=1)
+    )
+
+
+def community_units(communities: pd.DataFrame, unit_rows: dict[str, int]) -> dict[int, list[int]]:
+    """Return each community's text-unit rows (units the index does not hold left out)."""
+    return {
+        int(c): [unit_rows[u] for u in units if u in unit_rows]
+        for c, units in zip(communities[S.COMMUNITY], communities[S.TEXT_UNIT_IDS], strict=True)
+    }
+
+
+def ranked_communities(
+    candidates: list[int], units_of: dict[int, list[int]], rank_of: dict[int, int], k: int
+) -> list[int]:
+    """Return ``candidates`` best-first: by the mean rank of their top-k chunks, then by
+    those ranks in order, then by number; a community with no chunk last."""
+
+    def key(community: int) -> tuple:
+        ranks = sorted(rank_of[r] for r in units_of.get(community, []))[:k]
+        return (not ranks, float(np.mean(ranks)) if ranks else 0.0, ranks, community)
+
+    return sorted(candidates, key=key)
+
+
+@dataclass
+class Search:
+    """What the relevance tests found: each tested chunk row's relevant sentence numbers
+    ([]: not relevant), in test order, the relevant communities in the order found, and the
+    tests spent."""
+
+    verdicts: dict[int, list[int]] = field(default_factory=dict)
+    relevant: list[int] = field(default_factory=list)
+    spent: int = 0
+
+
+def planned_tests(
+    batch: list[int],
+    units_of: dict[int, list[int]],
+    rank_of: dict[int, int],
+    search: Search,
+    k: int,
+    budget: int,
+) -> dict[int, list[int]]:
+    """Return each community of ``batch``'s chunks to test now: its best k untested ones, no
+    chunk twice in a batch, and no more tests than ``budget`` leaves."""
+    planned: dict[int, list[int]] = {}
+    taken: set[int] = set()
+    left = budget - search.spent
+    for community in batch:
+        ranked = sorted(units_of.get(community, []), key=lambda r: rank_of[r])
+        fresh = [r for r in ranked if r not in search.verdicts and r not in taken][:k]
+        fresh = fresh[: max(0, left - len(taken))]
+        taken.update(fresh)
+        planned[community] = fresh
+    return planned
+
+
+@register("lazy_global", settings=LazyGlobalSettings, opt_in=True, order=55)
+class LazyGlobalSearch(Method):
+    options: LazyGlobalSettings
+
+    def unit_ranks(self, question: str) -> list[int]:
+        """Return the text-unit rows, nearest the question first."""
+        vector = self.embedder.embed_one(question)
+        return self.text_unit_ranking(vector, len(self.index.text_units))
+
+    def hierarchy(self) -> tuple[dict[int, list[int]], dict[int, list[int]], list[int]]:
+        """Return (community -> its text-unit rows, community -> its children, the roots);
+        an index without communities makes each text unit a root of its own."""
+        communities = self.index.communities
+        units = self.index.text_units
+        if communities.empty:
+            rows = list(range(len(units)))
+            return {r: [r] for r in rows}, {}, rows
+        unit_rows = {u: r for r, u in enumerate(units[S.ID])}
+        children = {
+            int(c): [int(x) for x in kids]
+            for c, kids in zip(communities[S.COMMUNITY], communities[S.CHILDREN], strict=True)
+        }
+        roots = [int(c) for c in communities[communities[S.PARENT] < 0][S.COMMUNITY]]
+        return community_units(communities, unit_rows), children, roots
+
+    async def atest(self, question: str, row: int) -> list[int]:
+        """Return the numbers of the chunk's sentences the model finds relevant ([]: none)."""
+        sentences = chunk_sentences(self.index.text_units[S.TEXT].iloc[row])
+        reply = await self.llm.ajson(
+            prompts.relevance_test(question, numbered(sentences)),
+            prompts.relevance_schema(MAX_PICKS),
+            name="relevance_test",
+            max_tokens=RELEVANCE_MAX_TOKENS,
+        )
+        return sorted({n for n in reply["relevant"] if 1 <= n <= len(sentences)})
+
+    async def atest_batch(self, question: str, rows: list[int], search: Search) -> None:
+        """Test ``rows`` concurrently; a failed test is named and counts as not relevant."""
+        replies = await gather_with_progress(
+            (self.atest(question, r) for r in rows), "relevance tests", disable=True
+        )
+        search.spent += len(rows)
+        ids = self.index.text_units[S.ID]
+        for row, reply in zip(rows, replies, strict=True):
+            if isinstance(reply, Exception):
+                drop_step(f"relevance test of text unit {ids.iloc[row]}", reply)
+                reply = []
+            search.verdicts[row] = reply
+
+    async def asearch(self, question: str, rank_of: dict[int, int]) -> Search:
+        """Return the relevance tests' findings: best-first communities, level by level,
+        deepening into the sub-communities of the relevant ones."""
+        units_of, children, frontier = self.hierarchy()
+        options, search = self.options, Search()
+        k, budget = options.chunks_per_community, options.relevance_budget
+        while frontier and search.spent < budget:
+            queue = ranked_communities(frontier, units_of, rank_of, k)
+            found, misses = [], 0
+            while queue and misses < options.misses_before_deepening and search.spent < budget:
+                batch, queue = queue[: options.batch_size], queue[options.batch_size :]
+                planned = planned_tests(batch, units_of, rank_of, search, k, budget)
+                await self.atest_batch(question, [r for p in planned.values() for r in p], search)
+                for community in batch:
+                    # a community none of whose chunks is left untested: what its chunks got
+                    read = planned[community] or units_of.get(community, [])
+                    if any(search.verdicts.get(r) for r in read):
+                        found.append(community)
+                        misses = 0
+                    else:
+                        misses += 1
+            search.relevant += found
+            frontier = [c for f in found for c in children.get(f, [])]
+        return search
+
+    def claims(self, search: Search, rank_of: dict[int, int]) -> list[int]:
+        """Return the relevant chunk rows grouped by community, in the order the communities
+        were found, each community's nearest the question first."""
+        units_of = self.hierarchy()[0]
+        relevant = [r for r, picks in search.verdicts.items() if picks]
+        grouped = [
+            r
+            for c in search.relevant
+            for r in sorted(units_of.get(c, []), key=rank_of.__getitem__)
+            if r in relevant
+        ]
+        return list(dict.fromkeys(grouped + relevant))
+
+    def claim_items(self, rows: list[int], search: Search, budget: int) -> list[ContextItem]:
+        """Return the chunks' relevant sentences, each chunk widened to its whole text in order
+        while the context still fits ``budget`` (the claims first, then their setting)."""
+        units = self.index.text_units
+        items = []
+        for row in rows:
+            sentences = chunk_sentences(units[S.TEXT].iloc[row])
+            text = " ".join(sentences[n - 1] for n in search.verdicts[row])
+            items.append(ContextItem(f"text_unit:{units[S.ID].iloc[row]}", text))
+        items = fit_items(items, budget)
+        whole = {f"text_unit:{i}": t for i, t in zip(units[S.ID], units[S.TEXT], strict=True)}
+        for position, item in enumerate(items):
+            wider = [*items[:position], ContextItem(item.source, whole[item.source])]
+            if items_tokens(wider + items[position + 1 :]) <= budget:
+                items[position] = wider[-1]
+        return items
+
+    async def aretrieve_ranked(self, question: str) -> Retrieval:
+        order = self.unit_ranks(question)
+        rank_of = {row: rank for rank, row in enumerate(order)}
+        search = await self.asearch(question, rank_of)
+        rows = self.claims(search, rank_of)
+        ranking = list(dict.fromkeys(rows + order))
+        if not rows:
+            note_failure(
+                f"relevance tests: none of {len(search.verdicts)} chunks tested was relevant; "
+                "answered from the chunks nearest the question"
+            )
+            return self.chunk_retrieval(order, question)
+        items = self.claim_items(rows, search, self.answer_budget(question))
+        return Retrieval(items, self.text_unit_ids(ranking[: self.ranking_depth()]))
+
+    @classmethod
+    def planned_cost(
+        cls, settings: Settings, index: Index, questions: list[str]
+    ) -> tuple[float, float, float]:
+        return planned_tests_cost(settings, index.text_units, questions)
+
+
+def planned_tests_cost(
+    settings: Settings, text_units: pd.DataFrame, questions: list[str]
+) -> tuple[float, float, float]:
+    """Return the relevance tests' (calls, prompt tokens, completion tokens) per answer at
+    most: ``relevance_budget`` tests of the index's mean chunk, for each of ``questions``."""
+    options = settings.query.methods["lazy_global"]
+    chunk = [numbered(chunk_sentences(t)) for t in text_units[S.TEXT]]
+    chunk_tokens = float(np.mean([tokens.count_tokens(c) for c in chunk])) if chunk else 0.0
+    frames = [message_tokens(prompts.relevance_test(q, "")) for q in questions] or [0]
+    prompt = float(np.mean(frames)) + chunk_tokens
+    budget = options.relevance_budget
+    return float(budget), budget * prompt, float(budget * RELEVANCE_MAX_TOKENS)
