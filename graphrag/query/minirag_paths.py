@@ -107,7 +107,7 @@ def top_matches(scores: np.ndarray, k: int, min_similarity: float) -> list[int]:
 
 def seed_entities(matched: list[list[int]], scores: list[np.ndarray]) -> dict[int, float]:
     """Return the seed entities of every query entity with their name similarity; an entity
-    matched twice keeps the later query entity's similarity (operate.py:1282-1288)."""
+    matched twice keeps the later query entity's similarity (operate.py:1278-1287)."""
     seeds: dict[int, float] = {}
     for rows, similarity in zip(matched, scores, strict=True):
         seeds.update({r: float(similarity[r]) for r in rows})
