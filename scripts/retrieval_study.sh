@@ -6,11 +6,13 @@
 # weight cross-fitted (reports/musique_retrieval_ppr_crossfit). Then the cross-corpus summary,
 # the results page (docs/results.md) and the README's summary are regenerated with them.
 #
-# No LLM call for naive, PPR and local search; on 2 cores the first run spends most of its
-# 15-30 minutes embedding (chunks, entities, reports, and PPR's 35,000 facts); the vectors are
-# cached, so a second run takes about a minute. HyDE and multi-query ask the model for their
-# retrieval: recorded in data/llm_cache, replayed here (CACHE=on asks the model for what is
-# missing, e.g. for other METHODS or questions).
+# No LLM call for naive, BM25, hybrid, local, PPR and integrate; on 2 cores the first run
+# spends most of its 15-30 minutes embedding (chunks, entities, reports, PPR's 35,000 facts,
+# the entity names of HippoRAG's synonym edges and MiniRAG's seeds); the vectors are cached,
+# so a second run takes a few minutes. HyDE, multi-query, HippoRAG (its recognition filter)
+# and MiniRAG (its query entities) ask the model once a question for their retrieval: recorded
+# in data/llm_cache, replayed here (CACHE=on asks the model for what is missing, e.g. for other
+# METHODS or questions). The steps from ppr to hipporag: studies.hipporag_steps, below.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
@@ -20,7 +22,8 @@ config=(--config data/musique/graphrag.toml)
   --out output/musique_full_nlp --quiet
 .venv/bin/python -m graphrag "${config[@]}" --cache "${CACHE:-replay}" retrieval \
   --index output/musique_full_nlp --questions data/musique_full/questions.jsonl \
-  --methods "${METHODS:-naive,hyde,multi_query,ppr,local}" --out reports/musique_retrieval --quiet
+  --methods "${METHODS:-naive,hyde,multi_query,bm25,hybrid,local,ppr,hipporag,minirag,integrate}" \
+  --out reports/musique_retrieval --quiet
 # PPR's passage-node weight without choosing it on the test questions: one run per candidate
 # (the default, 1.0, chosen on the demo, first; HippoRAG 2 uses 0.05), then each half of the
 # questions is scored under the weight that was best on the other half (`python -m studies.crossfit`).

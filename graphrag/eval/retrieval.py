@@ -23,6 +23,7 @@ from graphrag.index.store import Index
 from graphrag.llm.coroutines import gather_with_progress, run_sync
 from graphrag.llm.usage import track_usage
 from graphrag.query.base import Method
+from graphrag.query.registry import ALL_METHODS
 from graphrag.settings import QuerySettings, Settings
 from graphrag.text import tokens
 
@@ -101,8 +102,9 @@ def check_methods(names: Sequence[str]) -> None:
     if no_ranking:
         raise RetrievalEvalError(
             f"--methods: {', '.join(no_ranking)}: answered from community reports, with no "
-            "ranked text units to score; a retrieval evaluation scores chunk rankings (naive, "
-            "hyde, multi_query, local, ppr)"
+            "ranked text units to score; a retrieval evaluation scores chunk rankings ("
+            + ", ".join(m for m in ALL_METHODS if m not in NOT_RANKING)
+            + ")"
         )
 
 
