@@ -24,6 +24,25 @@ config=(--config data/musique/graphrag.toml)
   --index output/musique_full_nlp --questions data/musique_full/questions.jsonl \
   --methods "${METHODS:-naive,hyde,multi_query,bm25,hybrid,local,ppr,hipporag,minirag,integrate}" \
   --out reports/musique_retrieval --quiet
+# The same methods with BM25 fused into their first stage (query.first_stage = "hybrid"; naive
+# RAG under it retrieves as `hybrid`): reports/musique_retrieval_hybrid.
+GRAPHRAG_QUERY__FIRST_STAGE=hybrid .venv/bin/python -m graphrag "${config[@]}" --cache replay \
+  retrieval --index output/musique_full_nlp --questions data/musique_full/questions.jsonl \
+  --methods naive,ppr,hipporag,integrate --out reports/musique_retrieval_hybrid --quiet
+# HippoRAG 2 step by step, from ppr to hipporag (docs/hipporag.md's generated tables): on
+# MuSiQue-full's LLM-free index, and on MuSiQue-50's LLM-mode index when it has been built
+# (scripts/record_musique.sh builds it).
+.venv/bin/python -m studies.hipporag_steps "${config[@]}" --index output/musique_full_nlp \
+  --questions data/musique_full/questions.jsonl \
+  --out studies/records/hipporag_steps_musique_full.json
+if [ -f output/musique_llm/index.json ]; then
+  .venv/bin/python -m studies.hipporag_steps --config data/musique/llm_index.toml \
+    --index output/musique_llm --questions data/musique/questions.jsonl \
+    --out studies/records/hipporag_steps_musique_llm.json
+fi
+.venv/bin/python -m studies.hipporag_steps --page docs/hipporag.md \
+  --records studies/records/hipporag_steps_musique_full.json \
+  studies/records/hipporag_steps_musique_llm.json
 # PPR's passage-node weight without choosing it on the test questions: one run per candidate
 # (the default, 1.0, chosen on the demo, first; HippoRAG 2 uses 0.05), then each half of the
 # questions is scored under the weight that was best on the other half (`python -m studies.crossfit`).
@@ -44,6 +63,7 @@ llm_index=()
 [ -f output/musique_llm/index.json ] && llm_index=(--index output/musique_llm)
 .venv/bin/python -m studies.summarize reports/kestrel_bay reports/kestrel_bay_thematic \
   reports/kestrel_bay_heldout reports/kestrel_bay_second_heldout reports/musique \
-  --retrieval reports/musique_retrieval reports/musique_retrieval_ppr_crossfit \
+  --retrieval reports/musique_retrieval reports/musique_retrieval_hybrid \
+  reports/musique_retrieval_ppr_crossfit \
   "${llm_index[@]}" --out reports/SUMMARY.md \
   --results docs/results.md --readme README.md
