@@ -159,6 +159,8 @@ def answering_model(body: dict) -> str:
         kinds = schema["schema"]["properties"]["answer_type_keywords"]["items"]["enum"]
         named = ["Kestrel Bay Marine Institute"]
         return json.dumps({"answer_type_keywords": kinds[:1], "entities_from_query": named})
+    if name in ("recognized facts", "relevance_test"):  # hipporag's filter, lazy_global's test
+        return json.dumps({"relevant": [1]})
     if name:
         raise AssertionError(f"unexpected schema {name}")
     return "Mara Okafor has led the Kestrel Bay Marine Institute since 2016 [1]."
