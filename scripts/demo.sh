@@ -51,10 +51,12 @@ cache_args=()
   --questions data/kestrel_bay/heldout_thematic_questions.jsonl --methods naive,global,local \
   --metrics "$metrics" --pairwise global:naive,local:naive --out reports/kestrel_bay_heldout --quiet
 # 12 more (s01-s12), written after global search's reduce drafts were chosen on the 30 above
-# and before any method answered them: the same methods and pairs, recorded.
+# and before any method answered them: the same methods and pairs, recorded; and global search
+# at a budget (lazy_global, its budget set by cost arithmetic, no question) against naive RAG.
 .venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
   --questions data/kestrel_bay/second_heldout_thematic_questions.jsonl \
-  --methods naive,global,local --metrics "$metrics" --pairwise global:naive,local:naive \
+  --methods naive,global,local,lazy_global --metrics "$metrics" \
+  --pairwise global:naive,local:naive,lazy_global:naive \
   --out reports/kestrel_bay_second_heldout --quiet
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
