@@ -18,10 +18,10 @@ from graphrag.query.hipporag import (
     HippoRAGSettings,
     add_synonym_edges,
     fact_graph,
-    min_max,
     phrase_seeds,
     synonym_pairs,
 )
+from graphrag.query.ppr import min_max
 from graphrag.settings import Settings
 
 STATED = RELATIONSHIPS.assign(**{S.TEXT_UNIT_IDS: [["c1"], ["c2"], ["c4"], ["c3", "c4"]]})

@@ -117,8 +117,8 @@ def test_first_stage_hybrid_makes_naive_retrieve_as_hybrid_and_reseeds_ppr(
     # PPR's passage seeds: dense similarity by default (as recorded), the fused score when hybrid
     dense_ppr, hybrid_ppr = musique_methods["ppr"], switched["ppr"]
     units = [f"text_unit:{u}" for u in musique_index.text_units[S.ID]]
-    dense_seeds = dense_ppr.seeds(vector, question)
-    hybrid_seeds = hybrid_ppr.seeds(vector, question)
+    dense_seeds = dense_ppr.seeds(vector, dense_ppr.first_stage(vector, question)[1])
+    hybrid_seeds = hybrid_ppr.seeds(vector, hybrid_ppr.first_stage(vector, question)[1])
     cosine = dense_ppr.vectors.text_units @ vector
     expected = (cosine - cosine.min()) / (cosine.max() - cosine.min())
     assert [dense_seeds[u] for u in units] == pytest.approx(expected.tolist(), abs=1e-6)

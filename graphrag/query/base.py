@@ -23,7 +23,7 @@ from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary
 from graphrag.llm.coroutines import TaskCollector, run_sync
 from graphrag.llm.usage import Usage, track_usage
-from graphrag.query.first_stage import bm25_index, bm25_scores, hybrid_ranking
+from graphrag.query.first_stage import bm25_index, bm25_scores, descending, hybrid_ranking
 from graphrag.query.loops import LOOP_FREQUENCY_PENALTY, answer_text
 from graphrag.settings import Settings
 from graphrag.text import tokens
@@ -319,12 +319,15 @@ class Method:
             return self.text_unit_ranking(query_vector, k)
         return self.hybrid_ranking(query_vector, query)[0][:k]
 
-    def first_stage_scores(self, query_vector: np.ndarray, query: str) -> np.ndarray:
-        """Return each text unit's score by ``query.first_stage``: the cosine with
-        ``query_vector``, or the fused score of the hybrid ranking."""
+    def first_stage(self, query_vector: np.ndarray, query: str) -> tuple[list[int], np.ndarray]:
+        """Return every text-unit row best first by ``query.first_stage``, and each row's
+        score: the cosine with ``query_vector``, or the fused score of the hybrid ranking."""
+        if not len(self.index.text_units):
+            return [], np.zeros(0)
         if self.params.first_stage == "dense":
-            return self.vectors.text_units @ query_vector
-        return self.hybrid_ranking(query_vector, query)[1]
+            scores = self.vectors.text_units @ query_vector
+            return descending(scores), scores
+        return self.hybrid_ranking(query_vector, query)
 
     def order_text_units(self, rows: list[int], query_vector: np.ndarray, query: str) -> list[int]:
         """Return ``rows`` best first by ``query.first_stage`` (hybrid: in the order its

@@ -21,7 +21,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.query.base import Method, Retrieval, drop_step, note_failure
-from graphrag.query.ppr import ENTITY, TEXT_UNIT, fact_vectors, personalized_pagerank
+from graphrag.query.ppr import ENTITY, TEXT_UNIT, fact_vectors, min_max, walked_rows
 from graphrag.query.registry import register
 
 SYNONYM_NEIGHBOURS = 100  # HippoRAG.py add_synonymy_edges: at most ~100 synonyms per phrase
@@ -42,15 +42,6 @@ class HippoRAGSettings:
     """Name similarity from which two entities get a synonym edge (synonymy_edge_sim_threshold)."""
     recognition_filter: bool = True
     """Let the model drop linked facts that do not help (recognition memory; one LLM call)."""
-
-
-def min_max(scores: np.ndarray) -> np.ndarray:
-    """Return ``scores`` scaled to [0, 1] (all ones when they are all equal), as HippoRAG's
-    ``min_max_normalize`` does for fact and passage scores."""
-    if not len(scores):
-        return scores
-    span = float(scores.max() - scores.min())
-    return (scores - scores.min()) / span if span > 0 else np.ones_like(scores)
 
 
 def fact_graph(relationships: pd.DataFrame, text_units: pd.DataFrame) -> nx.Graph:
@@ -204,7 +195,7 @@ class HippoRAG(Method):
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         vector = self.embedder.embed_one(question)
         units = self.index.text_units
-        dense_rows = self.first_stage_ranking(vector, question, len(units))
+        dense_rows, first_scores = self.first_stage(vector, question)
         linked, fact_scores = self.linked_facts(vector)
         kept = await self.recognized(question, linked)
         if not kept:  # HippoRAG.retrieve: no fact left, the dense ranking
@@ -212,16 +203,10 @@ class HippoRAG(Method):
                 note_failure("hipporag: no linked fact recognized; dense passage ranking")
             return self.chunk_retrieval(dense_rows, question)
         seeds = {n: w for n, w in self.entity_seeds(kept, fact_scores).items() if n in self.graph}
-        dense = (
-            min_max(self.first_stage_scores(vector, question)) * self.options.passage_node_weight
-        )
+        dense = min_max(first_scores) * self.options.passage_node_weight
         seeds.update((TEXT_UNIT + u, float(w)) for u, w in zip(units[S.ID], dense, strict=True))
-        scores = personalized_pagerank(self.graph, seeds, self.options.damping)
-        position = {r: i for i, r in enumerate(dense_rows)}
         ids = list(units[S.ID])
-        ranked = sorted(
-            dense_rows, key=lambda r: (-scores.get(TEXT_UNIT + ids[r], 0.0), position[r])
-        )
+        ranked = walked_rows(self.graph, seeds, self.options.damping, dense_rows, ids)
         return self.chunk_retrieval(ranked, question)
 
 

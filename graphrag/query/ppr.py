@@ -67,13 +67,22 @@ def entity_seeds(
     return {ENTITY + e: weights[e] for e in heaviest if weights[e] > 0}
 
 
+def min_max(scores: np.ndarray) -> np.ndarray:
+    """Return ``scores`` scaled to [0, 1] (all ones when they are all equal), as HippoRAG's
+    ``min_max_normalize`` does for fact and passage scores."""
+    if not len(scores):
+        return scores
+    span = float(scores.max() - scores.min())
+    return (scores - scores.min()) / span if span > 0 else np.ones_like(scores)
+
+
 def chunk_seeds(unit_ids: list[str], scores: np.ndarray, weight: float) -> dict[str, float]:
     """Return the dense-similarity seeds of chunk nodes: min-max normalized, times ``weight``."""
     if not len(scores) or weight <= 0:
         return {}
-    span = float(scores.max() - scores.min())
-    normalized = (scores - scores.min()) / span if span > 0 else np.ones_like(scores)
-    return {TEXT_UNIT + u: weight * float(s) for u, s in zip(unit_ids, normalized, strict=True)}
+    return {
+        TEXT_UNIT + u: weight * float(s) for u, s in zip(unit_ids, min_max(scores), strict=True)
+    }
 
 
 def personalized_pagerank(
@@ -90,6 +99,16 @@ def rank_chunks(scores: dict[str, float], dense_order: list[str]) -> list[str]:
     """Return the chunk ids by PageRank score, ties (and unscored runs) in dense order."""
     position = {u: i for i, u in enumerate(dense_order)}
     return sorted(dense_order, key=lambda u: (-scores.get(TEXT_UNIT + u, 0.0), position[u]))
+
+
+def walked_rows(
+    graph: nx.Graph, seeds: dict[str, float], damping: float, first_rows: list[int], ids: list[str]
+) -> list[int]:
+    """Return the text-unit rows ``first_rows`` by their PageRank personalized on ``seeds``,
+    ties in ``first_rows``' order (``ids``: each row's text-unit id)."""
+    scores = personalized_pagerank(graph, seeds, damping)
+    row_of = {ids[r]: r for r in first_rows}
+    return [row_of[u] for u in rank_chunks(scores, [ids[r] for r in first_rows])]
 
 
 def fact_vectors(vectors: IndexVectors, embedder: Embedder) -> np.ndarray:
@@ -126,7 +145,7 @@ class PPRRetrieval(Method):
     def fact_vectors(self) -> np.ndarray:
         return fact_vectors(self.vectors, self.embedder)
 
-    def seeds(self, question_vector: np.ndarray, question: str) -> dict[str, float]:
+    def seeds(self, question_vector: np.ndarray, chunk_scores: np.ndarray) -> dict[str, float]:
         """Return the personalization of the walk: matched entities and the chunks' first-stage
         scores (dense similarity; the fused score under ``query.first_stage = "hybrid"``)."""
         (entities, rel), units = self.graph_tables, self.index.text_units
@@ -137,20 +156,16 @@ class PPRRetrieval(Method):
             {e: len(u) for e, u in zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True)},
             self.options.top_entities,
         )
-        chunk_scores = self.first_stage_scores(question_vector, question)
         seeds.update(chunk_seeds(list(units[S.ID]), chunk_scores, self.options.passage_weight))
         return seeds
 
     def ranking(self, question: str) -> list[int]:
         """Return the rows of the text units, best first, by Personalized PageRank."""
         vector = self.embedder.embed_one(question)
-        units = self.index.text_units
-        dense_rows = self.first_stage_ranking(vector, question, len(units))
-        dense_order = [units[S.ID].iloc[r] for r in dense_rows]
-        seeds = self.seeds(vector, question)
-        scores = personalized_pagerank(self.graph, seeds, self.options.damping)
-        row_of = {u: r for r, u in zip(dense_rows, dense_order, strict=True)}
-        return [row_of[u] for u in rank_chunks(scores, dense_order)]
+        first_rows, first_scores = self.first_stage(vector, question)
+        seeds = self.seeds(vector, first_scores)
+        ids = list(self.index.text_units[S.ID])
+        return walked_rows(self.graph, seeds, self.options.damping, first_rows, ids)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         return self.chunk_retrieval(self.ranking(question), question)
