@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag.eval import judge_validity
-from graphrag.eval.runner import parse_method_limits
+from graphrag.eval.runner import MethodLimit, parse_method_limits
 
 
 @dataclass
@@ -19,7 +19,7 @@ class RecordedRun:
     methods: list[str] | None  # None: the settings' eval.methods
     metrics: list[str]
     pairwise: str | None
-    method_limits: dict[str, int] = field(default_factory=dict)
+    method_limits: dict[str, MethodLimit] = field(default_factory=dict)
     judge_sample: int = 0  # faithfulness and context recall on a seeded sample (0: all)
 
     def evaluate_options(self) -> dict:

@@ -11,27 +11,33 @@ import pytest
 from conftest import MUSIQUE
 
 from graphrag.cli import main
+from graphrag.eval.questions import QuestionSetError
 from graphrag.eval.runner import parse_method_limits
 from graphrag.query.registry import UnknownMethodError
 from graphrag.workbench import Workbench
 from studies.recorded import recorded_run
 
 
-def test_a_limited_method_answers_only_the_first_questions_and_is_paired_on_them(
-    musique_index, musique_settings, tmp_path
-) -> None:
-    with Workbench(settings=musique_settings) as bench:  # replay: nothing asked of a model
-        bench.load(musique_index.path)
-        result = bench.evaluate(
+def _naive_and_ppr(index, settings, out, ppr_limit: int | str):
+    """naive and ppr evaluated on the first 8 MuSiQue questions, ppr under ``ppr_limit``."""
+    with Workbench(settings=settings) as bench:  # replay: nothing asked of a model
+        bench.load(index.path)
+        return bench.evaluate(
             MUSIQUE / "questions.jsonl",
-            out=tmp_path / "report",
+            out=out,
             methods=["naive", "ppr"],
             metrics=[],
             judge_controls=0,
             limit=8,
-            method_limits={"ppr": 5},
+            method_limits={"ppr": ppr_limit},
             progress=False,
         )
+
+
+def test_a_limited_method_answers_only_the_first_questions_and_is_paired_on_them(
+    musique_index, musique_settings, tmp_path
+) -> None:
+    result = _naive_and_ppr(musique_index, musique_settings, tmp_path / "report", 5)
     records = result.records
     per_method = records.groupby("method")["question_id"].apply(list)
     assert len(per_method["naive"]) == 8 and len(per_method["ppr"]) == 5
@@ -64,10 +70,40 @@ def test_a_limit_naming_a_method_not_evaluated_is_refused(musique_index, musique
             )
 
 
-@pytest.mark.parametrize("text", ["drift", "drift=0", "drift=ten", "drift=-2"])
+@pytest.mark.parametrize("text", ["drift", "drift=0", "drift=1.5", "drift=-2", "drift=te st"])
 def test_a_malformed_limit_names_itself_and_the_form(text: str) -> None:
-    with pytest.raises(ValueError, match=f"{text!r}.*METHOD=N"):
+    with pytest.raises(ValueError, match=f"{text!r}.*METHOD=N.*METHOD=SPLIT"):
         parse_method_limits(text)
+
+
+def test_a_method_limited_to_a_split_answers_only_that_splits_questions(
+    musique_index, musique_settings, tmp_path
+) -> None:
+    """A costly method recorded on the reported half only (``hipporag=test``): it answers
+    every test question among those kept, none of the dev ones, and is paired on them."""
+    result = _naive_and_ppr(musique_index, musique_settings, tmp_path / "report", "test")
+    records = result.records
+    naive = records[records["method"] == "naive"]
+    ppr = records[records["method"] == "ppr"]
+    test = list(naive.loc[naive["split"] == "test", "question_id"])
+    assert 0 < len(test) < 8 and list(ppr["question_id"]) == test
+    assert "ppr: test split" in result.summary
+    tests = result.summary.split("## Tests against naive", 1)[1].split("\n## ", 1)[0]
+    assert f"| evidence_recall | ppr | {len(test)} |" in tests
+
+
+def test_a_limit_naming_a_split_the_set_lacks_names_the_file(musique_index, musique_settings):
+    with Workbench(settings=musique_settings) as bench:
+        bench.load(musique_index.path)
+        with pytest.raises(QuestionSetError, match="questions.jsonl.*heldout.*dev, test"):
+            bench.evaluate(
+                MUSIQUE / "questions.jsonl",
+                out="unused",
+                methods=["naive"],
+                metrics=[],
+                method_limits={"naive": "heldout"},
+                progress=False,
+            )
 
 
 def test_the_cli_rejects_a_malformed_limit_before_loading_anything(capsys) -> None:
@@ -80,10 +116,13 @@ def test_the_cli_rejects_a_malformed_limit_before_loading_anything(capsys) -> No
 def test_the_musique_recording_names_its_limits() -> None:
     run = recorded_run(MUSIQUE)
     assert set(run.method_limits) <= set(run.methods)
-    assert all(0 < n < run.limit for n in run.method_limits.values())
-    assert parse_method_limits("none") == {} and parse_method_limits(" a=2, b=3 ") == {
+    assert all(
+        0 < n < run.limit if isinstance(n, int) else n in ("dev", "test")
+        for n in run.method_limits.values()
+    )
+    assert parse_method_limits("none") == {} and parse_method_limits(" a=2, b=test ") == {
         "a": 2,
-        "b": 3,
+        "b": "test",
     }
 
 

@@ -47,7 +47,7 @@ USER_ERRORS = (
 )
 
 
-def _method_limits(text: str) -> dict[str, int]:
+def _method_limits(text: str) -> dict[str, int | str]:
     try:
         return parse_method_limits(text)
     except ValueError as err:
@@ -164,9 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--method-limits",
         type=_method_limits,
-        metavar="METHOD=N,...",
-        help="answer only the first N of those questions with METHOD (one still being "
-        "recorded, e.g. drift=10); its n is its own and paired tests use the common questions",
+        metavar="METHOD=N|SPLIT,...",
+        help="answer only the first N of those questions, or those of one split, with METHOD "
+        "(one still being recorded, e.g. drift=10, or costly: hipporag=test); its n is its "
+        "own and paired tests use the common questions",
     )
     p.add_argument(
         "--judge-controls",

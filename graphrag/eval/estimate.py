@@ -26,8 +26,10 @@ from graphrag.eval.runner import (
     ANSWER_STAGE,
     CONTROLS_STAGE,
     PAIRWISE_STAGE,
+    MethodLimit,
     interleave_types,
     judge_sample_ids,
+    limited_to,
 )
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
@@ -139,7 +141,7 @@ def estimate_eval(
     *,
     limit: int | None = None,
     types: list[str] | None = None,
-    method_limits: dict[str, int] | None = None,
+    method_limits: dict[str, MethodLimit] | None = None,
     judge_sample: int | None = None,
     judge_controls: int = DEFAULT_PAIRS,
     pairwise_pairs: str | None = None,
@@ -152,7 +154,16 @@ def estimate_eval(
     questions = kept_questions(settings, index, questions_path, types, limit)
     n = len(questions)
     limits = method_limits or {}
-    answers = {m: min(n, limits.get(m, n)) for m in methods}
+    rows = list(questions.iterrows())
+    answered = {
+        m: [
+            str(question["id"])
+            for i, (_, question) in enumerate(rows)
+            if limited_to(limits.get(m), i, question)
+        ]
+        for m in methods
+    }
+    answers = {m: len(ids) for m, ids in answered.items()}
     stages = []
     for method in methods:
         known = per_method.get(method)
@@ -183,11 +194,10 @@ def estimate_eval(
         )
     size = settings.eval.judge_sample if judge_sample is None else judge_sample
     sample = judge_sample_ids(questions, size, settings.eval.seed)
-    ids = [str(i) for i in questions["id"]]
     strictness = settings.eval.answer_relevancy_strictness
     for metric in metrics:
         everyone = sample is None or metric not in SAMPLED_METRICS
-        judged = sum(sum(1 for i in ids[:k] if everyone or i in sample) for k in answers.values())
+        judged = sum(sum(1 for i in ids if everyone or i in sample) for ids in answered.values())
         calls, prompt, completion = _judgements(kinds, metric, strictness)
         basis = f"{judged} judgements; tokens per call measured on recorded judge calls"
         stages.append(

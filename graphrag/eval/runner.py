@@ -73,21 +73,45 @@ def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def parse_method_limits(text: str | None) -> dict[str, int]:
-    """Return ``{"drift": 10}`` for "drift=10" (a comma list; empty or "none": no limit)."""
-    limits: dict[str, int] = {}
+MethodLimit = int | str  # the first N questions, or one split's questions ("test")
+
+
+def parse_method_limits(text: str | None) -> dict[str, MethodLimit]:
+    """Return ``{"drift": 10, "hipporag": "test"}`` for "drift=10,hipporag=test" (a comma
+    list; empty or "none": no limit). A number keeps a method to the first N questions, a
+    name to the questions of that split: the way to record a costly method on the reported
+    half only."""
+    limits: dict[str, MethodLimit] = {}
     for item in (text or "").split(","):
         item = item.strip()
         if not item or item == "none":
             continue
-        name, sep, count = item.partition("=")
-        if not sep or not count.strip().isdigit() or int(count) < 1:
+        name, sep, value = item.partition("=")
+        value = value.strip()
+        if sep and value.isdigit() and int(value) >= 1:
+            limits[name.strip()] = int(value)
+        elif sep and value.isidentifier():
+            limits[name.strip()] = value
+        else:
             raise ValueError(
                 f"method limit {item!r}: write METHOD=N with N a positive whole number, "
-                "e.g. drift=10"
+                "e.g. drift=10, or METHOD=SPLIT, e.g. hipporag=test"
             )
-        limits[name.strip()] = int(count)
     return limits
+
+
+def describe_limit(limit: MethodLimit) -> str:
+    """How a report names a method limit: "first 10" or "test split"."""
+    return f"first {limit}" if isinstance(limit, int) else f"{limit} split"
+
+
+def limited_to(limit: MethodLimit | None, position: int, question: pd.Series) -> bool:
+    """Whether a method with this limit answers the question at ``position``."""
+    if limit is None:
+        return True
+    if isinstance(limit, int):
+        return position < limit
+    return question.get("split") == limit
 
 
 def interleave_types(questions: pd.DataFrame) -> pd.DataFrame:
@@ -233,7 +257,7 @@ def run_evaluation(
     gold_graph: str | Path | None = None,
     pairwise_controls: int = pairwise.DEFAULT_CONTROLS,
     types: list[str] | None = None,
-    method_limits: dict[str, int] | None = None,
+    method_limits: dict[str, MethodLimit] | None = None,
     judge_llm: ChatLLM | None = None,
     judge_sample: int | None = None,
     expected: dict[str, float | None] | None = None,
@@ -242,9 +266,9 @@ def run_evaluation(
     report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
     per RAGAS metric / for the pairwise judge; ``pairwise_pairs``: "all" or "a:b,c:d";
     ``types``: the question types kept; ``gold_graph``: default gold_graph.json beside the
-    questions; ``method_limits``: the first N questions only for the methods it names (paired
-    tests match them on the questions both answered); ``judge_llm``: the judge's client
-    (settings ``[judge]``), default ``llm``: the answering model judges itself;
+    questions; ``method_limits``: the first N questions, or one split's, only for the methods
+    it names (paired tests match them on the questions both answered); ``judge_llm``: the
+    judge's client (settings ``[judge]``), default ``llm``: the answering model judges itself;
     ``judge_sample``: faithfulness and context recall on a seeded sample of this many
     questions (None: ``eval.judge_sample``; 0: all); ``expected``: the estimate's seconds
     per stage (graphrag/eval/estimate.py), for the progress lines' ETA."""
@@ -271,11 +295,18 @@ def run_evaluation(
             f"method limits name {', '.join(unknown)}, which are not among the methods "
             f"evaluated ({', '.join(chosen)})"
         )
+    splits = set(questions["split"].dropna()) if "split" in questions else set()
+    missing = sorted({v for v in method_limits.values() if isinstance(v, str) and v not in splits})
+    if missing:
+        raise QuestionSetError(
+            f"{questions_path}: method limits name the split {', '.join(missing)}, which no "
+            f"kept question has (splits there: {', '.join(sorted(splits)) or 'none'})"
+        )
     pairs = [
         (question, method)
         for position, (_, question) in enumerate(questions.iterrows())
         for name, method in chosen.items()
-        if position < method_limits.get(name, len(questions))
+        if limited_to(method_limits.get(name), position, question)
     ]
 
     size = settings.eval.judge_sample if judge_sample is None else judge_sample
@@ -324,7 +355,7 @@ def run_evaluation(
         if has_decompositions(questions)
         else None
     )
-    limits = ", ".join(f"{m}: first {n}" for m, n in method_limits.items())
+    limits = ", ".join(f"{m}: {describe_limit(n)}" for m, n in method_limits.items())
     sample_meta = (
         {"judge sample": _sample_text(sample, questions, metrics, settings)} if sample else {}
     )
