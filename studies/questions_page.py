@@ -23,7 +23,11 @@ from graphrag.eval.generate_filter import (
 from graphrag.settings import REPO_ROOT
 
 PAGE = Path("docs/questions.md")
-RANKING = Path("data/kestrel_bay/generated_ranking.json")  # studies.generated_ranking --save
+# studies.generated_ranking --save: the ranking by retrieval (no answer call), then by answers
+RANKINGS = (
+    Path("data/kestrel_bay/generated_ranking.json"),
+    Path("data/kestrel_bay/generated_ranking_answers.json"),
+)
 SAMPLE = 20
 SAMPLE_SEED = 47
 # corpus name -> (generated set, the command that made it), relative to the repository
@@ -127,18 +131,25 @@ def corpus_section(name: str, path: Path, command: str, root: Path = REPO_ROOT) 
     return [*lines, ""]
 
 
-def ranking_section(path: Path = RANKING, root: Path = REPO_ROOT) -> list[str]:
+def ranking_section(paths: tuple[Path, ...] = RANKINGS, root: Path = REPO_ROOT) -> list[str]:
     """The methods' mean scores on both sets and Kendall's tau between their rankings, as
-    ``studies.generated_ranking --save`` wrote them."""
-    saved = json.loads((root / path).read_text())
-    means = saved["means"]
-    methods = list(means["handwritten"])
+    ``studies.generated_ranking --save`` wrote them: one table per saved comparison (by
+    retrieval, by answers) of those that exist."""
     lines = ["## Do generated questions rank the methods as hand-written ones do?", ""]
-    lines += [f"`{saved['command']}`", "", f"| set | {' | '.join(methods)} |"]
-    lines += ["|---|" + "---|" * len(methods)]
-    for name, by_method in means.items():
-        lines.append(f"| {name} | " + " | ".join(f"{by_method[m]:.3f}" for m in methods) + " |")
-    return [*lines, "", f"Mean {saved['metric']} per method. {saved['line']}.", ""]
+    for path in paths:
+        if not (root / path).exists():
+            continue
+        saved = json.loads((root / path).read_text())
+        means = saved["means"]
+        methods = list(means["handwritten"])
+        what = "retrieval only" if "--retrieval" in saved["command"] else "answers"
+        lines += [f"### By {what}: {saved['metric']}", "", f"`{saved['command']}`", ""]
+        lines += [f"| set | {' | '.join(methods)} |", "|---|" + "---|" * len(methods)]
+        for name, by_method in means.items():
+            cells = " | ".join(f"{by_method[m]:.3f}" for m in methods)
+            lines.append(f"| {name} | {cells} |")
+        lines += ["", f"Mean {saved['metric']} per method. {saved['line']}.", ""]
+    return lines
 
 
 def render(root: Path = REPO_ROOT) -> str:
@@ -146,8 +157,8 @@ def render(root: Path = REPO_ROOT) -> str:
     for name, (path, command) in SETS.items():
         if (root / path).exists():
             lines += corpus_section(name, path, command, root)
-    if (root / RANKING).exists():
-        lines += ranking_section(RANKING, root)
+    if any((root / path).exists() for path in RANKINGS):
+        lines += ranking_section(RANKINGS, root)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -102,7 +102,12 @@ def test_the_ranking_section_prints_both_sets_means_and_the_tau_line(tmp_path: P
         "line": "Kendall's tau between the rankings of naive, ppr by mean recall_at_5: 1.00",
     }
     (tmp_path / "r.json").write_text(json.dumps(saved))
-    lines = questions_page.ranking_section(Path("r.json"), tmp_path)
-    assert "| set | naive | ppr |" in lines
+    answers = {**saved, "command": "python -m studies.generated_ranking", "metric": "hit"}
+    (tmp_path / "a.json").write_text(json.dumps(answers))
+    lines = questions_page.ranking_section((Path("r.json"), Path("none.json")), tmp_path)
+    assert "| set | naive | ppr |" in lines and "### By retrieval only: recall_at_5" in lines
     assert "| generated | 0.500 | 0.700 |" in lines
     assert lines[-2].startswith("Mean recall_at_5 per method. Kendall's tau")
+    both = questions_page.ranking_section((Path("r.json"), Path("a.json")), tmp_path)
+    assert both.index("### By retrieval only: recall_at_5") < both.index("### By answers: hit")
+    assert both[-2].startswith("Mean hit per method. Kendall's tau")
