@@ -40,6 +40,42 @@ def agreement(
     )
 
 
+def compare(
+    bench: Workbench,
+    sets: dict[str, str | Path],
+    methods: list[str],
+    out: Path,
+    retrieval: bool = False,
+) -> dict[str, pd.DataFrame]:
+    """Each set's records of ``methods`` over the workbench's loaded index: rankings only
+    (``retrieval``) or answers scored judge-free (no RAGAS metric, no judge control)."""
+    records = {}
+    for name, questions in sets.items():
+        if retrieval:
+            records[name] = bench.evaluate_retrieval(
+                questions, out=out / name, methods=methods, progress=False
+            )
+        else:
+            result = bench.evaluate(
+                questions,
+                out=out / name,
+                methods=methods,
+                metrics=[],
+                judge_controls=0,
+                progress=False,
+            )
+            records[name] = result.records
+    return records
+
+
+def mean_scores(records: dict[str, pd.DataFrame], metric: str) -> dict[str, dict[str, float]]:
+    """Each set's mean ``metric`` per method, to three places (as the page prints them)."""
+    return {
+        name: scores_by_question(frame, metric).mean().round(3).to_dict()
+        for name, frame in records.items()
+    }
+
+
 def render(result: RankAgreement, metric: str = METRIC) -> str:
     return (
         f"Kendall's tau between the rankings of {', '.join(result.methods)} by mean {metric}: "
@@ -62,32 +98,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--save", help="also write the result as JSON (docs/questions.md reads it)")
     args = parser.parse_args(argv)
-    methods = args.methods.split(",")
-    records = {}
     with Workbench(cache=args.cache) as bench:
         bench.load(args.index)
-        for name, questions in (("handwritten", args.handwritten), ("generated", args.generated)):
-            out = Path(args.out) / name
-            if args.retrieval:
-                records[name] = bench.evaluate_retrieval(
-                    questions, out=out, methods=methods, progress=False
-                )
-                continue
-            result = bench.evaluate(
-                questions, out=out, methods=methods, metrics=[], judge_controls=0, progress=False
-            )
-            records[name] = result.records
+        records = compare(
+            bench,
+            {"handwritten": args.handwritten, "generated": args.generated},
+            args.methods.split(","),
+            Path(args.out),
+            args.retrieval,
+        )
     result = agreement(records["handwritten"], records["generated"], args.metric)
     print(render(result, args.metric))
     if args.save:
-        means = {
-            name: scores_by_question(frame, args.metric).mean().round(3).to_dict()
-            for name, frame in records.items()
-        }
         body = {
             "command": "python -m studies.generated_ranking " + " ".join(argv or sys.argv[1:]),
             "metric": args.metric,
-            "means": means,
+            "means": mean_scores(records, args.metric),
             "line": render(result, args.metric),
         }
         Path(args.save).write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")

@@ -136,6 +136,13 @@ def ranking_section(paths: tuple[Path, ...] = RANKINGS, root: Path = REPO_ROOT) 
     ``studies.generated_ranking --save`` wrote them: one table per saved comparison (by
     retrieval, by answers) of those that exist."""
     lines = ["## Do generated questions rank the methods as hand-written ones do?", ""]
+    lines += [
+        "Each method's mean score on the hand-written set and on the generated one, and "
+        "Kendall's tau between the two rankings. With four methods tau compares six pairs, "
+        "so one swapped pair moves it far and its bootstrap interval is wide: read the two "
+        "together.",
+        "",
+    ]
     for path in paths:
         if not (root / path).exists():
             continue

@@ -7,12 +7,16 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
+from graphrag.settings import REPO_ROOT
+from graphrag.workbench import Workbench
 from studies import questions_page
-from studies.generated_ranking import agreement, render
+from studies.generated_ranking import HANDWRITTEN, agreement, compare, mean_scores, render
 from studies.questions_page import SAMPLE, corpus_section
 
 SET = Path("data/x/generated.jsonl")
+GENERATED = REPO_ROOT / "data/kestrel_bay/generated_questions.jsonl"
 
 
 def _write_set(root: Path, n: int) -> None:
@@ -111,3 +115,30 @@ def test_the_ranking_section_prints_both_sets_means_and_the_tau_line(tmp_path: P
     both = questions_page.ranking_section((Path("r.json"), Path("a.json")), tmp_path)
     assert both.index("### By retrieval only: recall_at_5") < both.index("### By answers: hit")
     assert both[-2].startswith("Mean hit per method. Kendall's tau")
+
+
+@pytest.mark.parametrize(
+    "saved", questions_page.RANKINGS, ids=lambda path: path.stem.removeprefix("generated_")
+)
+def test_the_saved_ranking_comparisons_replay_on_the_demo(
+    saved: Path, demo_index, replay_settings, tmp_path: Path
+) -> None:
+    """Real data: both committed comparisons (by retrieval and by the recorded answers to
+    the 24 hand-written and 27 generated demo questions) come back from the committed cache
+    with the same means and the same tau line."""
+    committed = json.loads((REPO_ROOT / saved).read_text())
+    with Workbench(settings=replay_settings) as bench:  # replay: a missing answer fails
+        bench.load(demo_index.path)
+        records = compare(
+            bench,
+            {"handwritten": REPO_ROOT / HANDWRITTEN, "generated": GENERATED},
+            list(committed["means"]["handwritten"]),
+            tmp_path,
+            retrieval="--retrieval" in committed["command"],
+        )
+    metric = committed["metric"]
+    assert mean_scores(records, metric) == committed["means"]
+    assert (
+        render(agreement(records["handwritten"], records["generated"], metric), metric)
+        == (committed["line"])
+    )
