@@ -9,7 +9,7 @@ import pytest
 from conftest import DEMO_DOCS, MUSIQUE
 
 from graphrag.eval.retrieval import RetrievalEvalError
-from graphrag.report.retrieval import reading, summary_section
+from graphrag.report.retrieval import frontier_figure, reading, summary_section
 from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 
@@ -161,3 +161,26 @@ def test_retrieval_runs_inside_a_running_event_loop(demo_index, replay_settings,
     records = asyncio.run(in_a_notebook())
     assert list(records["method"]) == ["naive"] * 3
     assert records["evidence_recall"].notna().all()
+
+
+def test_the_full_size_frontier_plots_every_method_at_its_retrieval_prompt_cost() -> None:
+    """Real data: the committed MuSiQue-full retrieval report (notebook 4's full-size
+    frontier). Every method is a dot at the prompt tokens its retrieval sends the model on the
+    test questions; the methods calling no model sit at 0, and the frontier starts at the best
+    of those."""
+    folder = REPORTS / "musique_retrieval"
+    records = pd.read_parquet(folder / "retrieval.parquet")
+    test = records[records["split"] == "test"]
+    figure = frontier_figure(folder)
+    recall = figure.axes[0]
+    assert recall.get_title() == "recall_at_5 vs cost"
+    assert recall.get_xlabel().startswith("Mean prompt tokens per question")
+    tokens = test.groupby("method")["prompt_tokens"].mean()
+    means = test.groupby("method")["recall_at_5"].mean()
+    free = tokens[tokens == 0].index
+    assert {"naive", "integrate", "hybrid"} <= set(free) and "hipporag" not in free
+    step = next(line for line in recall.get_lines() if line.get_linestyle() == "--")
+    # the frontier starts at cost 0 with the best method that calls no model
+    assert step.get_xdata()[0] == 0 and step.get_ydata()[0] == pytest.approx(means[free].max())
+    labels = {text.get_text() for text in recall.texts}
+    assert set(test["method"]) <= labels  # all ten methods, none left out

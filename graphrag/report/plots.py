@@ -292,10 +292,12 @@ def plot_cost_quality_frontier(
     *,
     n_resamples: int = DEFAULT_RESAMPLES,
     notes: dict[str, str] | None = None,
+    per: str = "answer",
 ) -> Figure:
     """Return one panel per metric with scores and costs: mean quality against mean cost per
     answer, one dot a method, the cost–quality frontier (``stats.frontier``) a dashed step line
-    through its methods' filled dots (dominated ones hollow); labels never overlap."""
+    through its methods' filled dots (dominated ones hollow); labels never overlap. ``per``:
+    what one record is ("question" for a retrieval report, which makes no answer)."""
     methods = methods_in_order(by_method)
     colour_of = colours(methods)
     costs = {m: column_mean(records[records["method"] == m], cost_column) for m in methods}
@@ -347,13 +349,13 @@ def plot_cost_quality_frontier(
             axes.xaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
             axes.xaxis.set_minor_formatter(NullFormatter())
         scale = " (log scale)" if logarithmic else ""
-        axes.set_xlabel(f"Mean {cost_column.replace('_', ' ')} per answer{scale}")
+        axes.set_xlabel(f"Mean {cost_column.replace('_', ' ')} per {per}{scale}")
         axes.set_ylabel(f"Mean {metric}")
         axes.set_ylim(0, 1.05)
         axes.margins(x=0.2)
     for axes in grid[len(panels) :]:
         axes.remove()
-    figure.suptitle("Quality against cost per answer, one dot a method")
+    figure.suptitle(f"Quality against cost per {per}, one dot a method")
     questions = f"{counts[next(iter(panels))]} questions per method" if same else "n in each title"
     caption(
         figure,

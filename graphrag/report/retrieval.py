@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from graphrag.eval import stats
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import BASELINE, RECALL_KS, SCORES, RetrievalEvalError, baseline_tests
 from graphrag.report.headline import headline, restrict, tuned_of
 from graphrag.report.hops import hops_section
+from graphrag.report.plots import plot_cost_quality_frontier
 from graphrag.report.tables import baseline_tests_table, cell, md, p_text, signed, table, with_ci
 from graphrag.settings import repo_relative
 
@@ -209,3 +211,27 @@ def summary_section(folder: str | Path) -> list[str]:
         "",
         *(f"- {sentence}" for sentence in reading(tests, ALPHA)),
     ]
+
+
+FRONTIER_COST = "prompt_tokens"  # what a method's retrieval sends the model per question
+
+
+def frontier_figure(folder: str | Path) -> Figure:
+    """Return the cost–quality frontier of a retrieval report's headline questions: recall@5
+    and evidence recall against the prompt tokens each method's retrieval sends the model
+    (HyDE's passage, multi-query's rewrites, HippoRAG's filter, MiniRAG's query analysis).
+    At equal context every method's answer call costs the same, so only the retrieval's own
+    calls set methods apart; a method that calls no model costs 0."""
+    report = read_report(folder)
+    records, _ = headline(report.records, tuned_of(report.run))
+    metrics = [f"recall_at_{max(RECALL_KS)}", "evidence_recall"]
+    options = {k: report.run[k] for k in ("seed", "n_resamples") if k in report.run}
+    by_method = stats.summarize(records, metrics, **options)
+    return plot_cost_quality_frontier(
+        records,
+        by_method,
+        metrics,
+        FRONTIER_COST,
+        n_resamples=options.get("n_resamples", stats.DEFAULT_RESAMPLES),
+        per="question",
+    )
