@@ -10,6 +10,7 @@ why, is docs/hipporag.md. ``ppr`` is the earlier, looser port (its answers are r
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,9 +21,12 @@ import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.store import Index
 from graphrag.query.base import Method, Retrieval, drop_step, note_failure
 from graphrag.query.ppr import ENTITY, TEXT_UNIT, fact_vectors, min_max, walked_rows
 from graphrag.query.registry import register
+from graphrag.settings import Settings
+from graphrag.text.tokens import count_tokens, message_tokens
 
 SYNONYM_NEIGHBOURS = 100  # HippoRAG.py add_synonymy_edges: at most ~100 synonyms per phrase
 SYNONYM_BATCH = 1024  # rows of the name-similarity matrix computed at a time (memory only)
@@ -128,6 +132,12 @@ class HippoRAG(Method):
     options: HippoRAGSettings
     synonym_edges = True  # off only in the step study (studies/hipporag_steps.py)
 
+    @classmethod
+    def planned_cost(
+        cls, settings: Settings, index: Index, questions: list[str]
+    ) -> tuple[float, float, float]:
+        return planned_filter_cost(settings.query.methods[cls.name], index.relationships, questions)
+
     @cached_property
     def graph(self) -> nx.Graph:
         entities, relationships = self.graph_tables  # merged by entity resolution when on
@@ -210,11 +220,33 @@ class HippoRAG(Method):
         return self.chunk_retrieval(ranked, question)
 
 
+def facts_of(relationships: pd.DataFrame) -> pd.Series:
+    """Return each fact as the recognition filter reads it: "source | fact | target"."""
+    return (
+        relationships[S.SOURCE_ENTITY].astype(str)
+        + " | "
+        + relationships[S.DESCRIPTION].astype(str)
+        + " | "
+        + relationships[S.TARGET_ENTITY].astype(str)
+    )
+
+
 def fact_lines(relationships: pd.DataFrame, rows: list[int]) -> str:
     """Return the numbered facts the recognition filter reads, one per line."""
-    lines = []
-    for n, r in enumerate(rows, start=1):
-        row = relationships.iloc[r]
-        fact = f"{row[S.SOURCE_ENTITY]} | {row[S.DESCRIPTION]} | {row[S.TARGET_ENTITY]}"
-        lines.append(f"{n}. {fact}")
-    return "\n".join(lines)
+    facts = facts_of(relationships.iloc[rows])
+    return "\n".join(f"{n}. {fact}" for n, fact in enumerate(facts, start=1))
+
+
+def planned_filter_cost(
+    options: HippoRAGSettings, relationships: pd.DataFrame, questions: list[str]
+) -> tuple[float, float, float]:
+    """Return the recognition filter's (calls, prompt tokens, completion tokens) per answer:
+    one call reading ``linking_top_k`` facts of the index's mean length, and a reply keeping
+    every one of them (the most the schema allows)."""
+    if not options.recognition_filter or not len(relationships) or not questions:
+        return 0.0, 0.0, 0.0
+    k = min(options.linking_top_k, len(relationships))
+    per_fact = float(np.mean([count_tokens(f"{k}. {f}") + 1 for f in facts_of(relationships)]))
+    frames = [message_tokens(prompts.recognize_facts(q, "")) for q in questions]
+    reply = count_tokens(json.dumps({"relevant": list(range(1, k + 1))}))
+    return 1.0, float(np.mean(frames)) + k * per_fact, float(reply)

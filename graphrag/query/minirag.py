@@ -22,15 +22,18 @@ from HKUDS/MiniRAG, and why: docs/methods.md.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.store import Index
 from graphrag.query.base import Method, Retrieval, drop_step, note_failure
 from graphrag.query.minirag_paths import (
     CHUNKS_PER_SEED,
@@ -45,7 +48,8 @@ from graphrag.query.minirag_paths import (
 )
 from graphrag.query.ppr import fact_vectors
 from graphrag.query.registry import register
-from graphrag.settings import SettingsError
+from graphrag.settings import Settings, SettingsError
+from graphrag.text.tokens import count_tokens, message_tokens
 
 # MiniRAG offers the model every entity type of its graph (its prompt's examples show 8 to 18);
 # an index with open LLM types can have hundreds, so the pool is the most common ones.
@@ -74,6 +78,22 @@ class MiniRAGSettings:
             )
         if not -1.0 <= self.min_similarity < 1.0:
             raise SettingsError(f"query.{name}.min_similarity must be in [-1, 1)")
+
+
+def type_pool(entities: pd.DataFrame) -> dict[str, list[str]]:
+    """Return {TYPE: example names}: the most common entity types, each with the names of its
+    best-connected entities (ties by name)."""
+    if not len(entities):
+        return {}
+    types = entities[S.TYPE].fillna("").astype(str).str.strip()
+    counts = Counter(t for t in types if t)
+    ordered = entities.assign(_type=types).sort_values(
+        [S.DEGREE, S.TITLE], ascending=[False, True], kind="stable"
+    )
+    return {
+        kind.upper(): [str(t) for t in ordered[ordered["_type"] == kind][S.TITLE]][:TYPE_EXAMPLES]
+        for kind, _ in counts.most_common(TYPE_POOL_SIZE)
+    }
 
 
 @register("minirag", settings=MiniRAGSettings, opt_in=True, order=75)
@@ -120,22 +140,25 @@ class MiniRAGRetrieval(Method):
 
     @cached_property
     def type_pool(self) -> dict[str, list[str]]:
-        """Return {TYPE: example names}: the most common entity types, each with the names
-        of its best-connected entities (ties by name)."""
-        entities = self.graph_tables[0]
-        if not len(entities):
-            return {}
-        types = entities[S.TYPE].fillna("").astype(str).str.strip()
-        counts = Counter(t for t in types if t)
-        ordered = entities.assign(_type=types).sort_values(
-            [S.DEGREE, S.TITLE], ascending=[False, True], kind="stable"
-        )
-        return {
-            kind.upper(): [str(t) for t in ordered[ordered["_type"] == kind][S.TITLE]][
-                :TYPE_EXAMPLES
-            ]
-            for kind, _ in counts.most_common(TYPE_POOL_SIZE)
+        return type_pool(self.graph_tables[0])
+
+    @classmethod
+    def planned_cost(
+        cls, settings: Settings, index: Index, questions: list[str]
+    ) -> tuple[float, float, float]:
+        """The query-analysis call's cost per answer: its prompt over the index's type pool,
+        and a reply naming three types and ``max_query_entities`` names of the mean length."""
+        if not questions:
+            return 0.0, 0.0, 0.0
+        pool = type_pool(index.entities)
+        frames = [message_tokens(prompts.minirag_keywords(q, pool)) for q in questions]
+        titles = index.entities[S.TITLE].astype(str)
+        name = "x" * round(titles.str.len().mean()) if len(titles) else "x"
+        reply = {
+            "answer_type_keywords": sorted(pool, key=len)[-3:],
+            "entities_from_query": [name] * settings.query.methods[cls.name].max_query_entities,
         }
+        return 1.0, float(np.mean(frames)), float(count_tokens(json.dumps(reply)))
 
     async def query_keywords(self, question: str) -> tuple[list[str], list[str]]:
         """Return (query entities, answer types) the model names; on a failed or empty reply
