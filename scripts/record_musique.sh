@@ -13,9 +13,9 @@
 #   LLM_INDEX=1 METHODS=none scripts/record_musique.sh  # also the LLM-mode (lean) index
 #   METHODS=hipporag,integrate METHOD_LIMITS=hipporag=test,integrate=test \
 #     scripts/record_musique.sh                   # costly methods on the test split only
-# The judge's planted controls are drawn from every answer in the run, so to record the
-# controls the report replays, run with the report's methods and limits
-# (data/musique/recorded_*) and METRICS set.
+# The judge's planted controls are drawn from every judged answer in the run, so record the
+# judge's calls on some methods with JUDGE_CONTROLS=0, and the controls the report replays
+# with the report's methods and limits (data/musique/recorded_*) and METRICS set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
@@ -39,6 +39,6 @@ fi
 # context recall only on the seeded judge sample scripts/demo.sh replays (JUDGE_SAMPLE=0: all).
 .venv/bin/python -m graphrag "${config[@]}" eval --index output/musique_nlp \
   --questions data/musique/questions.jsonl --methods "$methods" --metrics "${METRICS:-none}" \
-  --method-limits "${METHOD_LIMITS:-none}" \
+  --method-limits "${METHOD_LIMITS:-none}" --judge-controls "${JUDGE_CONTROLS:-20}" \
   --judge-sample "${JUDGE_SAMPLE:-$(cat data/musique/recorded_judge_sample)}" \
   --out "${OUT:-output/musique_recording}" --limit "$limit" --quiet
