@@ -13,10 +13,10 @@ from graphrag.eval.benchmarks import BenchmarkError
 from graphrag.eval.generate import KINDS
 from graphrag.eval.generate_filter import DEFAULT_SEED
 from graphrag.eval.judge_validity import DEFAULT_PAIRS
+from graphrag.eval.method_limits import parse_method_limits
 from graphrag.eval.pairwise import DEFAULT_CONTROLS
 from graphrag.eval.questions import QuestionSetError
 from graphrag.eval.retrieval import RetrievalEvalError
-from graphrag.eval.runner import parse_method_limits
 from graphrag.index.extract.quality import GoldGraphError
 from graphrag.index.incremental import IncrementalError
 from graphrag.index.store import IndexLoadError

@@ -21,15 +21,14 @@ from graphrag import schemas as S
 from graphrag.eval import pairwise
 from graphrag.eval.judge import SAMPLED_METRICS
 from graphrag.eval.judge_validity import CONTROLS, DEFAULT_PAIRS
+from graphrag.eval.method_limits import MethodLimit, limited_to
 from graphrag.eval.questions import load_questions
 from graphrag.eval.runner import (
     ANSWER_STAGE,
     CONTROLS_STAGE,
     PAIRWISE_STAGE,
-    MethodLimit,
     interleave_types,
     judge_sample_ids,
-    limited_to,
 )
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM

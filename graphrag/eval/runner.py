@@ -18,6 +18,7 @@ from graphrag import schemas as S
 from graphrag.eval import judge_validity, pairwise
 from graphrag.eval.hops import has_decompositions, hop_evidence
 from graphrag.eval.judge import JUDGE_CALLS, NOT_SAMPLED, SAMPLED_METRICS, Judge
+from graphrag.eval.method_limits import MethodLimit, describe_limit, limited_to
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
 from graphrag.eval.questions import DEFAULT_SPLIT, TUNED_FIELD, QuestionSetError, load_questions
 from graphrag.index.extract.quality import load_gold_graph
@@ -71,47 +72,6 @@ def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
         "model_seconds": round(usage.get("model_seconds", 0.0), 3),
         # no wall seconds: a replay's would change the committed reports on every run
     }
-
-
-MethodLimit = int | str  # the first N questions, or one split's questions ("test")
-
-
-def parse_method_limits(text: str | None) -> dict[str, MethodLimit]:
-    """Return ``{"drift": 10, "hipporag": "test"}`` for "drift=10,hipporag=test" (a comma
-    list; empty or "none": no limit). A number keeps a method to the first N questions, a
-    name to the questions of that split: the way to record a costly method on the reported
-    half only."""
-    limits: dict[str, MethodLimit] = {}
-    for item in (text or "").split(","):
-        item = item.strip()
-        if not item or item == "none":
-            continue
-        name, sep, value = item.partition("=")
-        value = value.strip()
-        if sep and value.isdigit() and int(value) >= 1:
-            limits[name.strip()] = int(value)
-        elif sep and value.isidentifier():
-            limits[name.strip()] = value
-        else:
-            raise ValueError(
-                f"method limit {item!r}: write METHOD=N with N a positive whole number, "
-                "e.g. drift=10, or METHOD=SPLIT, e.g. hipporag=test"
-            )
-    return limits
-
-
-def describe_limit(limit: MethodLimit) -> str:
-    """How a report names a method limit: "first 10" or "test split"."""
-    return f"first {limit}" if isinstance(limit, int) else f"{limit} split"
-
-
-def limited_to(limit: MethodLimit | None, position: int, question: pd.Series) -> bool:
-    """Whether a method with this limit answers the question at ``position``."""
-    if limit is None:
-        return True
-    if isinstance(limit, int):
-        return position < limit
-    return question.get("split") == limit
 
 
 def interleave_types(questions: pd.DataFrame) -> pd.DataFrame:
