@@ -147,18 +147,20 @@ class MiniRAGRetrieval(Method):
         cls, settings: Settings, index: Index, questions: list[str]
     ) -> tuple[float, float, float]:
         """The query-analysis call's cost per answer: its prompt over the index's type pool,
-        and a reply naming three types and ``max_query_entities`` names of the mean length."""
+        and a reply naming three types and ``max_query_entities`` names of the index's mean
+        name tokens."""
         if not questions:
             return 0.0, 0.0, 0.0
         pool = type_pool(index.entities)
         frames = [message_tokens(prompts.minirag_keywords(q, pool)) for q in questions]
-        titles = index.entities[S.TITLE].astype(str)
-        name = "x" * round(titles.str.len().mean()) if len(titles) else "x"
+        names = settings.query.methods[cls.name].max_query_entities
         reply = {
             "answer_type_keywords": sorted(pool, key=len)[-3:],
-            "entities_from_query": [name] * settings.query.methods[cls.name].max_query_entities,
+            "entities_from_query": [""] * names,
         }
-        return 1.0, float(np.mean(frames)), float(count_tokens(json.dumps(reply)))
+        titles = [count_tokens(str(t)) for t in index.entities[S.TITLE]]
+        per_name = float(np.mean(titles)) if titles else 1.0
+        return 1.0, float(np.mean(frames)), count_tokens(json.dumps(reply)) + names * per_name
 
     async def query_keywords(self, question: str) -> tuple[list[str], list[str]]:
         """Return (query entities, answer types) the model names; on a failed or empty reply
