@@ -55,17 +55,27 @@ def test_a_limited_method_answers_only_the_first_questions_and_is_paired_on_them
     assert 0 < paired < 5 and f"| evidence_recall | ppr | {paired} |" in tests
 
 
-def test_a_limit_naming_a_method_not_evaluated_is_refused(musique_index, musique_settings):
+@pytest.mark.parametrize(
+    ("limits", "limit", "error", "match"),
+    [
+        ({"drift": 1}, 2, UnknownMethodError, "drift.*naive"),  # a method not evaluated
+        ({"naive": "heldout"}, None, QuestionSetError, "questions.jsonl.*heldout.*dev, test"),
+    ],
+    ids=["method", "split"],
+)
+def test_a_limit_naming_what_the_run_lacks_is_refused_by_name(
+    musique_index, musique_settings, limits, limit, error, match
+) -> None:
     with Workbench(settings=musique_settings) as bench:
         bench.load(musique_index.path)
-        with pytest.raises(UnknownMethodError, match="drift.*naive"):
+        with pytest.raises(error, match=match):
             bench.evaluate(
                 MUSIQUE / "questions.jsonl",
                 out="unused",
                 methods=["naive"],
                 metrics=[],
-                limit=2,
-                method_limits={"drift": 1},
+                limit=limit,
+                method_limits=limits,
                 progress=False,
             )
 
@@ -90,20 +100,6 @@ def test_a_method_limited_to_a_split_answers_only_that_splits_questions(
     assert "ppr: test split" in result.summary
     tests = result.summary.split("## Tests against naive", 1)[1].split("\n## ", 1)[0]
     assert f"| evidence_recall | ppr | {len(test)} |" in tests
-
-
-def test_a_limit_naming_a_split_the_set_lacks_names_the_file(musique_index, musique_settings):
-    with Workbench(settings=musique_settings) as bench:
-        bench.load(musique_index.path)
-        with pytest.raises(QuestionSetError, match="questions.jsonl.*heldout.*dev, test"):
-            bench.evaluate(
-                MUSIQUE / "questions.jsonl",
-                out="unused",
-                methods=["naive"],
-                metrics=[],
-                method_limits={"naive": "heldout"},
-                progress=False,
-            )
 
 
 def test_the_cli_rejects_a_malformed_limit_before_loading_anything(capsys) -> None:
