@@ -13,9 +13,11 @@
 #   LLM_INDEX=1 METHODS=none scripts/record_musique.sh  # also the LLM-mode (lean) index
 #   METHODS=hipporag,integrate METHOD_LIMITS=hipporag=test,integrate=test \
 #     scripts/record_musique.sh                   # costly methods on the test split only
-# The judge's planted controls are drawn from every judged answer in the run, so record the
-# judge's calls on some methods with JUDGE_CONTROLS=0, and the controls the report replays
-# with the report's methods and limits (data/musique/recorded_*) and METRICS set.
+# The judge's planted controls of a metric are drawn (eval.seed) from the run's answers that
+# have a score for it, so record the judge's calls on some methods with JUDGE_CONTROLS=0, and
+# the controls the report replays by a run whose methods and limits give every answer the
+# report scores on METRICS (a method with only a few cache hits counts too: compare the
+# run's judge_controls.csv with a replay of scripts/demo.sh's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
