@@ -485,6 +485,34 @@ def test_a_method_asked_fewer_questions_is_not_named_best_by_its_mean(
     assert "highest mean" in keyword
 
 
+def test_a_method_with_few_judgements_recorded_is_not_named_best_by_their_mean(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    """A replay that holds only a few of a method's judgements (cache hits on prompts another
+    method shared) gives a mean over those few: the reading ranks the methods judged on the
+    whole sample and names the partly recorded one apart, with its counts."""
+    naive = records["method"] == "naive"
+    records.loc[naive, "faithfulness"] = 1.0  # the best mean, on two judgements only
+    unrecorded = naive & ~records["question_id"].isin(["q10", "q11"])
+    records.loc[unrecorded, "faithfulness"] = math.nan
+    records.loc[unrecorded, "faithfulness_error"] = "not recorded"
+    out = write_report(records, tmp_path / "report", RAGAS, META)
+    faithfulness = reading_line((out / "summary.md").read_text(encoding="utf-8"), "faithfulness")
+    assert "highest mean: naive" not in faithfulness
+    assert "highest mean" in faithfulness
+    assert "Partly recorded, not ranked: naive (n=2; 14 not recorded)." in faithfulness
+    keyword = reading_line((out / "summary.md").read_text(encoding="utf-8"), "keyword_hit_rate")
+    assert "Partly recorded" not in keyword  # a judge-free metric has nothing to record
+
+    # When no method has every judgement, all are ranked and none is set apart.
+    records.loc[records["question_id"] == "q00", "faithfulness"] = math.nan
+    records.loc[records["question_id"] == "q00", "faithfulness_error"] = "not recorded"
+    out = write_report(records, tmp_path / "again", RAGAS, META)
+    faithfulness = reading_line((out / "summary.md").read_text(encoding="utf-8"), "faithfulness")
+    assert "highest mean: naive 1.000" in faithfulness
+    assert "Partly recorded" not in faithfulness
+
+
 def test_unrecorded_and_unsampled_judgements_are_shown_not_dropped(
     records: pd.DataFrame, tmp_path: Path
 ) -> None:

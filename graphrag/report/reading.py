@@ -118,16 +118,33 @@ def _judge_notes(analysis: Analysis, metric: str) -> list[str]:
 
 def _best(analysis: Analysis, metric: str) -> tuple[list[str], str]:
     """Return the methods with the highest mean and the sentence naming them, among the
-    methods asked every question (see ``analysis.partial_methods``)."""
+    methods asked every question (see ``analysis.partial_methods``) and, on a RAGAS metric,
+    with every judgement recorded when any method has them all: a mean over the few
+    judgements a cache happens to hold is no rival to one over the whole sample."""
     summary = analysis.by_method
-    partial = partial_methods(analysis.records)
+    partial = set(partial_methods(analysis.records))
     scored = summary[(summary[f"{metric}_n"] > 0) & ~summary["method"].astype(str).isin(partial)]
+    complete = scored[~scored["method"].astype(str).isin(_partly_recorded(analysis, metric))]
+    scored = complete if len(complete) else scored
     best_mean = scored[f"{metric}_mean"].max()
     best = [str(m) for m in scored.loc[scored[f"{metric}_mean"] == best_mean, "method"]]
     if len(best) == 1:
         row = summary_row(summary, method=best[0])
         return best, f"highest mean: {md(best[0])} {cell(row, metric)}."
     return best, f"highest mean shared by {', '.join(map(md, best))} at {number(best_mean)}."
+
+
+def _partly_recorded(analysis: Analysis, metric: str) -> dict[str, str]:
+    """Return the methods with some but not all of ``metric``'s judgements recorded, each with
+    its count ("n=2; 18 not recorded"); empty for a judge-free metric."""
+    if metric not in analysis.ragas_metrics:
+        return {}
+    counts = {str(m): judged(rows_of(analysis, method=m), metric) for m in analysis.methods}
+    return {
+        m: f"n={c.scored}; {c.not_recorded} not recorded"
+        for m, c in counts.items()
+        if c.scored and c.not_recorded
+    }
 
 
 def _claims(analysis: Analysis, metric: str) -> list[str]:
@@ -189,6 +206,11 @@ def _reading_line(analysis: Analysis, metric: str) -> str:
         return _unjudged_line(analysis, metric)
     _, sentence = _best(analysis, metric)
     parts = [sentence]
+    partly = _partly_recorded(analysis, metric)
+    scored = set(summary.loc[summary[f"{metric}_n"] > 0, "method"].astype(str))
+    if partly and not scored <= set(partly):  # the others ranked without them
+        named = ", ".join(f"{md(m)} ({n})" for m, n in partly.items())
+        parts.append(f"Partly recorded, not ranked: {named}.")
     unscored = [str(m) for m in summary.loc[summary[f"{metric}_n"] == 0, "method"]]
     if unscored and metric in analysis.ragas_metrics:
         unrecorded = [
