@@ -63,7 +63,8 @@ cache_args=()
 # a method recorded on the first N questions only (e.g. drift=10: minutes per question live)
 # or on the test split only (hipporag=test), reported with its own n; recorded_judge_sample
 # the seeded sample of test questions faithfulness and context recall are judged on (a
-# minute of prompt reading per judgement here). A judgement not yet recorded is reported as "not recorded", not guessed.
+# minute of prompt reading per judgement here). A judgement not yet recorded is reported as
+# "not recorded", not guessed.
 musique=(--config data/musique/graphrag.toml)
 .venv/bin/python -m graphrag "${musique[@]}" index --input data/musique/docs \
   --out output/musique_nlp --quiet

@@ -116,22 +116,25 @@ def _judge_notes(analysis: Analysis, metric: str) -> list[str]:
     return notes
 
 
-def _best(analysis: Analysis, metric: str) -> tuple[list[str], str]:
-    """Return the methods with the highest mean and the sentence naming them, among the
-    methods asked every question (see ``analysis.partial_methods``) and, on a RAGAS metric,
-    with every judgement recorded when any method has them all: a mean over the few
-    judgements a cache happens to hold is no rival to one over the whole sample."""
+def _best(analysis: Analysis, metric: str) -> tuple[str, dict[str, str]]:
+    """Return the sentence naming the methods with the highest mean, among the methods asked
+    every question (see ``analysis.partial_methods``) and, on a RAGAS metric, with every
+    judgement recorded when any method has them all (a mean over the few judgements a cache
+    happens to hold is no rival to one over the whole sample); and the partly recorded
+    methods it left out, with their counts."""
     summary = analysis.by_method
-    partial = set(partial_methods(analysis.records))
+    partial = partial_methods(analysis.records)
     scored = summary[(summary[f"{metric}_n"] > 0) & ~summary["method"].astype(str).isin(partial)]
-    complete = scored[~scored["method"].astype(str).isin(_partly_recorded(analysis, metric))]
+    partly = _partly_recorded(analysis, metric)
+    complete = scored[~scored["method"].astype(str).isin(partly)]
+    apart = partly if len(complete) else {}
     scored = complete if len(complete) else scored
     best_mean = scored[f"{metric}_mean"].max()
     best = [str(m) for m in scored.loc[scored[f"{metric}_mean"] == best_mean, "method"]]
     if len(best) == 1:
         row = summary_row(summary, method=best[0])
-        return best, f"highest mean: {md(best[0])} {cell(row, metric)}."
-    return best, f"highest mean shared by {', '.join(map(md, best))} at {number(best_mean)}."
+        return f"highest mean: {md(best[0])} {cell(row, metric)}.", apart
+    return f"highest mean shared by {', '.join(map(md, best))} at {number(best_mean)}.", apart
 
 
 def _partly_recorded(analysis: Analysis, metric: str) -> dict[str, str]:
@@ -204,12 +207,10 @@ def _reading_line(analysis: Analysis, metric: str) -> str:
     summary = analysis.by_method
     if not (summary[f"{metric}_n"] > 0).any():
         return _unjudged_line(analysis, metric)
-    _, sentence = _best(analysis, metric)
+    sentence, apart = _best(analysis, metric)
     parts = [sentence]
-    partly = _partly_recorded(analysis, metric)
-    scored = set(summary.loc[summary[f"{metric}_n"] > 0, "method"].astype(str))
-    if partly and not scored <= set(partly):  # the others ranked without them
-        named = ", ".join(f"{md(m)} ({n})" for m, n in partly.items())
+    if apart:
+        named = ", ".join(f"{md(m)} ({n})" for m, n in apart.items())
         parts.append(f"Partly recorded, not ranked: {named}.")
     unscored = [str(m) for m in summary.loc[summary[f"{metric}_n"] == 0, "method"]]
     if unscored and metric in analysis.ragas_metrics:
