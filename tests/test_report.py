@@ -210,7 +210,7 @@ def test_reading_names_the_constructed_best_method_and_only_supported_difference
     relevancy = reading_line(summary, "answer_relevancy")
     assert "No difference from naive passes Holm" in relevancy
     assert ">" not in relevancy.split(":", 1)[1]
-    assert "Not tested (judge not measured)." in reading_line(summary, "context_recall")
+    assert "Not tested (judge verdict: not measured)." in reading_line(summary, "context_recall")
 
     # The best method named for each metric is the one with the highest mean in the numbers.
     table = summarize(records, [*RAGAS, "keyword_hit_rate", "evidence_recall"])
@@ -301,7 +301,7 @@ def test_a_method_with_no_faithfulness_scores_still_renders(
     faithfulness = reading_line(summary, "faithfulness")
     assert "No scores for local." in faithfulness
     assert "highest mean: local" not in faithfulness
-    assert "Not tested (judge not measured)." in faithfulness
+    assert "Not tested (judge verdict: not measured)." in faithfulness
     for name in PNGS:
         assert imread(out / name).shape[0] > 200, name
 
@@ -584,3 +584,29 @@ def test_the_plots_of_a_report_name_a_metric_the_judge_is_not_informative_on(
         titles = [axes.get_title() for axes in figure.axes]
         assert any(t.startswith("faithfulness (judge not informative)") for t in titles)
         assert not any("answer_relevancy (" in t for t in titles)  # not measured: no verdict
+
+
+def test_a_saturated_judge_with_informative_controls_is_said_saturated_once(
+    records: pd.DataFrame, tmp_path: Path
+) -> None:
+    """A metric whose judge separates the controls but scores 1.000 almost everywhere is left
+    out of the tests as saturated; its reading line says so once, not again as a judge note."""
+    records["context_recall"] = 1.0
+    controls = pd.DataFrame(
+        {
+            "metric": "context_recall",
+            "control": "other_contexts",
+            "question_id": [f"q{i:02d}" for i in range(20)],
+            "method": "local",
+            "donor_question_id": "q00",
+            "real": 1.0,
+            "control_score": 0.0,
+            "status": "scored",
+            "error": None,
+        }
+    )
+    out = write_report(records, tmp_path / "report", RAGAS, META, controls=controls)
+    recall = reading_line((out / "summary.md").read_text(encoding="utf-8"), "context_recall")
+    assert "Saturated (48 of 48 scores at 1.000): listed, not tested." in recall
+    assert recall.count("scores at 1.000") == 1
+    assert "The judge separated real answers from planted controls" in recall

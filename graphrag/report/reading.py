@@ -97,7 +97,9 @@ def _p_value(value: float) -> str:
 
 def _judge_notes(analysis: Analysis, metric: str) -> list[str]:
     """Return what the reader must know about the judge on ``metric``: saturation, validity."""
-    notes = _saturation_note(analysis, metric, "the judge")
+    # A metric the test family already lists as saturated has said so in its claim sentence.
+    saturated = metric in analysis.family.saturated
+    notes = [] if saturated else _saturation_note(analysis, metric, "the judge")
     judged = analysis.discrimination.get(metric)
     if judged is None:
         return notes
@@ -158,7 +160,7 @@ def _claims(analysis: Analysis, metric: str) -> list[str]:
     if metric in family.saturated:
         return [f"Saturated ({family.saturated[metric].render()}): listed, not tested."]
     if metric in family.untested:
-        return [f"Not tested (judge {family.untested[metric]})."]
+        return [f"Not tested (judge verdict: {family.untested[metric]})."]
     tested = _tested(analysis, metric)
     if tested.empty:
         return [f"No method could be tested against {md(family.baseline)} on it."]
