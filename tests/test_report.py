@@ -497,11 +497,12 @@ def test_a_method_with_few_judgements_recorded_is_not_named_best_by_their_mean(
     records.loc[unrecorded, "faithfulness"] = math.nan
     records.loc[unrecorded, "faithfulness_error"] = "not recorded"
     out = write_report(records, tmp_path / "report", RAGAS, META)
-    faithfulness = reading_line((out / "summary.md").read_text(encoding="utf-8"), "faithfulness")
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    faithfulness = reading_line(summary, "faithfulness")
     assert "highest mean: naive" not in faithfulness
     assert "highest mean" in faithfulness
     assert "Partly recorded, not ranked: naive (n=2; 14 not recorded)." in faithfulness
-    keyword = reading_line((out / "summary.md").read_text(encoding="utf-8"), "keyword_hit_rate")
+    keyword = reading_line(summary, "keyword_hit_rate")
     assert "Partly recorded" not in keyword  # a judge-free metric has nothing to record
 
     # When no method has every judgement, all are ranked and none is set apart.
@@ -592,19 +593,7 @@ def test_a_saturated_judge_with_informative_controls_is_said_saturated_once(
     """A metric whose judge separates the controls but scores 1.000 almost everywhere is left
     out of the tests as saturated; its reading line says so once, not again as a judge note."""
     records["context_recall"] = 1.0
-    controls = pd.DataFrame(
-        {
-            "metric": "context_recall",
-            "control": "other_contexts",
-            "question_id": [f"q{i:02d}" for i in range(20)],
-            "method": "local",
-            "donor_question_id": "q00",
-            "real": 1.0,
-            "control_score": 0.0,
-            "status": "scored",
-            "error": None,
-        }
-    )
+    controls = informative_controls("context_recall")
     out = write_report(records, tmp_path / "report", RAGAS, META, controls=controls)
     recall = reading_line((out / "summary.md").read_text(encoding="utf-8"), "context_recall")
     assert "Saturated (48 of 48 scores at 1.000): listed, not tested." in recall
