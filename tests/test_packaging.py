@@ -145,3 +145,40 @@ def test_a_missing_engine_names_the_embedded_extra(tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     with pytest.raises(EmbeddedServerError, match=re.escape("graphrag-workbench[embedded]")):
         server._start(server.signature(tmp_path / "model.gguf"))
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Return the top-level names of every package ``path`` imports, at any depth."""
+    tops: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            tops.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops.add(node.module.split(".")[0])
+    return tops
+
+
+@pytest.mark.parametrize(
+    ("folders", "declared_in"),
+    [(("graphrag",), ("core", "embedded", "notebooks")), (("tests", "studies"), tuple(EXTRAS))],
+)
+def test_every_imported_package_is_declared_where_it_is_needed(folders, declared_in) -> None:
+    """A package the code imports is named in pyproject.toml itself (the core or the extra
+    that needs it), not only reached through another package's requirements, which may drop it."""
+    declared = _names(PROJECT["dependencies"])
+    for extra in declared_in:
+        declared |= _names(EXTRAS.get(extra, []))
+    ours = {"graphrag", "studies", "tests", "__future__"}
+    providers = md.packages_distributions()
+    undeclared: list[str] = []
+    for folder in folders:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for top in _all_imports(path) - ours - set(sys.stdlib_module_names):
+                if (path.parent / f"{top}.py").exists() or top not in providers:
+                    continue  # a sibling module (conftest helpers) or not installed here
+                dists = {canonicalize_name(d) for d in providers[top]}
+                if not dists & declared:
+                    undeclared.append(f"{path.relative_to(ROOT)}: {top} ({', '.join(dists)})")
+    assert not undeclared, "imported but not declared in pyproject.toml:\n" + "\n".join(
+        sorted(set(undeclared))
+    )
