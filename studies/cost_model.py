@@ -61,7 +61,7 @@ CLOSED_BOOK_OPENING = "Write a short passage"
 
 def records(folder: Path) -> Iterator[dict[str, Any]]:
     """Yield each answered record of a cache folder once (a reply kept under two stop rules,
-    by ``graphrag cache migrate``, is one call)."""
+    by the format-1 migration, is one call)."""
     seen = set()
     for path in sorted(folder.glob("??/*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
