@@ -74,13 +74,6 @@ def folder_format(root: Path) -> int | None:
     return 1 if has_records else None
 
 
-def write_format(root: Path) -> None:
-    """Mark ``root`` as holding records keyed by today's scheme."""
-    marker = Path(root) / FORMAT_FILE
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"format": CACHE_FORMAT}) + "\n", encoding="utf-8")
-
-
 class ResponseCache:
     """Chat responses on disk under ``root/ab/abcdef….json``. Modes: ``on`` reads and writes,
     ``off`` neither, ``replay`` reads only (a miss is raised and also kept in ``misses``)."""
@@ -135,8 +128,9 @@ class ResponseCache:
             return
         path = self.path_for(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not (self.root / FORMAT_FILE).is_file():
-            write_format(self.root)
+        marker = self.root / FORMAT_FILE  # the folder's key scheme, marked with its first record
+        if not marker.is_file():
+            marker.write_text(json.dumps({"format": CACHE_FORMAT}) + "\n", encoding="utf-8")
         unique = f"{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}"
         tmp = path.parent / f".{key}.{unique}.tmp"
         try:
