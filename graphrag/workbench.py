@@ -26,11 +26,15 @@ from typing import Any
 
 import pandas as pd
 
-from graphrag.eval.estimate import ESTIMATED_OPTIONS, estimate_eval, eval_stage_parts
+from graphrag.eval.dry_run import (
+    ESTIMATED_OPTIONS,
+    estimate_eval,
+    estimate_index,
+    eval_stage_parts,
+)
 from graphrag.eval.generate_filter import DEFAULT_SEED, GeneratedSet, generate_question_set
 from graphrag.eval.retrieval import check_methods, run_retrieval
 from graphrag.eval.runner import run_evaluation
-from graphrag.index.estimate import estimate_index
 from graphrag.index.pipeline import build_index
 from graphrag.index.run_summary import IndexSummary
 from graphrag.index.store import Index, load_index

@@ -1,7 +1,7 @@
 """The measurements a dry run (``graphrag index --dry-run``, ``eval --dry-run``) reads, taken
 from committed recorded runs, and the comparison of its estimate with the actual replay.
 
-    python -m studies.cost_model --write     # the three measurement files below, from records
+    python -m studies.cost_model --write     # the two measurement files below, from records
     python -m studies.cost_model --compare   # docs/cost.md: estimate against replay, the demo
 
 ``--write`` reads only committed records (no model is called) and writes
@@ -11,12 +11,12 @@ from committed recorded runs, and the comparison of its estimate with the actual
   index runs (``studies/benchmarks/records``), the prompt/completion speed ratio from a
   regression of each recorded call's seconds on its tokens (``data/llm_cache``, the cold
   runs' machine type);
-- ``graphrag/index/cost_assumptions.json``: per extraction call, its reply tokens per chunk
-  token, follow-up and re-asked calls; summaries and reports per 1,000 corpus tokens, their
-  context and reply tokens; the LLM-free stages' seconds (the cold runs' caches and summaries);
-- ``graphrag/eval/cost_assumptions.json``: per method, calls and tokens per answer (the
-  committed demo reports' records); per judge call kind, prompt and reply tokens (the
-  recorded judge calls in ``data/llm_cache``).
+- ``graphrag/eval/cost_assumptions.json`` (read by graphrag/eval/dry_run.py): under
+  ``index``, per extraction call, its reply tokens per chunk token, follow-up and re-asked
+  calls; summaries and reports per 1,000 corpus tokens, their context and reply tokens; the
+  LLM-free stages' seconds (the cold runs' caches and summaries); under ``eval``, per method,
+  calls and tokens per answer (the committed demo reports' records); per judge call kind,
+  prompt and reply tokens (the recorded judge calls in ``data/llm_cache``).
 """
 
 from __future__ import annotations
@@ -43,8 +43,7 @@ COLD_RUNS = sorted((RECORDS / "kestrel_bay_cold").glob("run*"))
 DEMO_CACHE = REPO_ROOT / "data" / "llm_cache"
 DEMO_REPORTS = ["kestrel_bay", "kestrel_bay_heldout", "kestrel_bay_second_heldout"]
 SPEED_FILE = REPO_ROOT / "graphrag" / "llm" / "embedded" / "speed.json"
-INDEX_FILE = REPO_ROOT / "graphrag" / "index" / "cost_assumptions.json"
-EVAL_FILE = REPO_ROOT / "graphrag" / "eval" / "cost_assumptions.json"
+ASSUMPTIONS_FILE = REPO_ROOT / "graphrag" / "eval" / "cost_assumptions.json"
 # the cold runs' machine type: its recorded calls give the prompt/completion speed ratio
 RATIO_HOST = "AMD EPYC, 2 cores"
 LLM_FREE_STAGES = ("chunk", "graph", "communities", "embed")
@@ -61,7 +60,7 @@ CLOSED_BOOK_OPENING = "Write a short passage"
 
 def records(folder: Path) -> Iterator[dict[str, Any]]:
     """Yield each answered record of a cache folder once (a reply kept under two stop rules,
-    by ``graphrag cache migrate``, is one call)."""
+    by the format-1 migration, is one call)."""
     seen = set()
     for path in sorted(folder.glob("??/*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -265,6 +264,11 @@ def eval_assumptions() -> dict[str, Any]:
     }
 
 
+def assumptions() -> dict[str, Any]:
+    """Return the dry runs' figures: the indexing ones and the evaluation ones."""
+    return {"index": index_assumptions(), "eval": eval_assumptions()}
+
+
 def write_json(path: Path, value: dict[str, Any]) -> None:
     path.write_text(json.dumps(value, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {path.relative_to(REPO_ROOT)}")
@@ -277,8 +281,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.write:
         write_json(SPEED_FILE, speed_figures())
-        write_json(INDEX_FILE, index_assumptions())
-        write_json(EVAL_FILE, eval_assumptions())
+        write_json(ASSUMPTIONS_FILE, assumptions())
     if args.compare:
         write_page()
 

@@ -1,6 +1,6 @@
 """The recorded cache serves a reply only to the request it was recorded for: the same model
-(weights file, or endpoint host and reported model), body and stop rule. An older folder is
-re-keyed by ``graphrag cache migrate`` and then replays; it is never re-recorded."""
+(weights file, or endpoint host and reported model), body and stop rule. A folder keyed by an
+older scheme is refused with what to do; every committed one is in today's format."""
 
 from __future__ import annotations
 
@@ -12,23 +12,19 @@ import numpy as np
 import pytest
 from conftest import RECORDED_CACHE, FakeLLM, Reply
 
-from graphrag.cli import main
 from graphrag.index.extract.records import RECORD_STOP
-from graphrag.index.streamed import streamed_families
 from graphrag.llm.cache import (
     CACHE_FORMAT,
-    FORMAT_FILE,
     CacheFormatError,
     CacheMissError,
     ResponseCache,
     folder_format,
-    legacy_request_key,
 )
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.llm.embedded.weights import DEFAULT_WEIGHTS
 from graphrag.llm.identity import IDENTITIES_FILE
-from graphrag.llm.migrate import migrate_folder
 from graphrag.llm.stream import StopRuleFactory
+from graphrag.settings import REPO_ROOT
 from graphrag.settings.judge import judge_settings
 from graphrag.text import embeddings as vectors
 
@@ -115,108 +111,24 @@ def test_a_changed_stop_rule_misses(fake_llm: FakeLLM, make_llm) -> None:
     assert fake_llm.calls == 4
 
 
-def write_legacy(root: Path, body: dict, content: str, **extra) -> Path:
-    completion = {"choices": [{"message": {"role": "assistant", "content": content}}]}
-    completion["usage"] = {"prompt_tokens": 5, "completion_tokens": 2}
-    key = legacy_request_key(body)
-    path = root / key[:2] / f"{key}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"request": body, "response": completion, **extra}))
-    return path
-
-
-def test_an_old_folder_is_refused_until_migrated_then_replays(make_settings, tmp_path) -> None:
+def test_a_folder_of_an_older_key_scheme_is_refused_with_what_to_do(
+    make_settings, tmp_path: Path
+) -> None:
     settings = make_settings("", cache={"mode": "replay"})
     root = settings.resolve_path(settings.cache.path)
-    body = unstreamed_body(ChatLLM(make_settings("", cache={"mode": "off"})), QUESTION)
-    write_legacy(root, body, REPLY)
+    record = root / "ab" / f"ab{'0' * 62}.json"  # format 1: records and no cache_format.json
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"request": {}, "response": {}}))
     assert folder_format(root) == 1
-    with pytest.raises(CacheFormatError, match="graphrag cache migrate"):
+    with pytest.raises(CacheFormatError, match="format 1, which this workbench no longer reads"):
         ChatLLM(settings)
-    done = migrate_folder(root, streamed_families())
-    assert (done.records, done.written) == (1, 1)
-    assert json.loads((root / FORMAT_FILE).read_text()) == {"format": CACHE_FORMAT}
-    assert run_sync(ChatLLM(settings).achat(QUESTION)).text == REPLY
-    assert migrate_folder(root, streamed_families()).records == 0  # nothing left to re-key
-
-
-def test_migration_keys_a_streamed_family_under_the_rule_it_could_have_had(
-    make_settings,
-) -> None:
-    settings = make_settings("", cache={"mode": "replay"})
-    root = settings.resolve_path(settings.cache.path)
-    llm_off = ChatLLM(make_settings("", cache={"mode": "off"}))
-    opening = "You build a knowledge graph from a text. Reply with one record per line"
-    system = {"role": "system", "content": opening + ", nothing else."}
-
-    def extraction(text: str) -> list[dict[str, str]]:
-        return [system, {"role": "user", "content": text}]
-
-    clean = "entity|Kestrel Bay|place|A bay\n<|COMPLETE|>"
-    looping = "entity|A|x|y\n" + "relationship|A|B|r\n" * 4
-    write_legacy(root, unstreamed_body(llm_off, extraction("one")), clean)
-    write_legacy(root, unstreamed_body(llm_off, extraction("two")), looping)
-    write_legacy(
-        root, unstreamed_body(llm_off, extraction("three")), "entity|A|x|y\n", stopped_early="r"
-    )
-    done = migrate_folder(root, streamed_families())
-    assert done.written == 5  # "one" and "two" under both keys, "three" under the rule's
-    llm = ChatLLM(settings)
-
-    def served(text: str, rule: StopRuleFactory | None) -> bool:
-        return (
-            llm.cache.get(llm.cache_key(unstreamed_body(llm, extraction(text)), rule)) is not None
-        )
-
-    assert served("one", RECORD_STOP) and served("one", None)
-    assert served("two", None) and served("two", RECORD_STOP)
-    cut = llm.cache.get(llm.cache_key(unstreamed_body(llm, extraction("two")), RECORD_STOP))
-    # under the rule: the same reply ended where the rule ends it (its first repeat)
-    assert cut["response"]["choices"][0]["message"]["content"] == looping.split("\n")[0] + "\n" + (
-        "relationship|A|B|r\n"
-    )
-    assert cut["derived_by_migration"] and cut["stopped_early"]
-    assert served("three", RECORD_STOP) and not served("three", None)
-
-
-def test_cache_migrate_command_rekeys_llm_records_and_vector_packs(
-    tmp_path: Path, make_settings, make_embedder, capsys
-) -> None:
-    settings = make_settings("")
-    llm_root = tmp_path / "old_cache"
-    body = unstreamed_body(ChatLLM(make_settings("", cache={"mode": "off"})), QUESTION)
-    write_legacy(llm_root, body, REPLY)
-    packs = tmp_path / "packs"
+    packs = tmp_path / "packs"  # format-1 packs: no vector_format.json beside them
     packs.mkdir()
-    embedder = make_embedder(settings)
-    old_key = vectors.legacy_vector_key(embedder.model_id, "Kestrel Bay")
     np.savez_compressed(
-        packs / "vectors-old.npz", keys=np.array([old_key]), vectors=np.ones((1, 4), np.float32)
+        packs / "vectors-old.npz", keys=np.array(["k"]), vectors=np.ones((1, 4), np.float32)
     )
-    with pytest.raises(vectors.EmbeddingError, match="cache migrate"):
+    with pytest.raises(vectors.EmbeddingError, match="format 1, which this workbench no longer"):
         vectors.recorded_vectors(packs)
-    config = tmp_path / "settings.toml"
-    config.write_text(
-        f'[embeddings]\ncache_path = "{tmp_path / "e.sqlite"}"\n'
-        f'model = "{settings.embeddings.model}"\n'
-    )
-    code = main(
-        [
-            "--config",
-            str(config),
-            "cache",
-            "migrate",
-            "--path",
-            str(llm_root),
-            "--vectors",
-            str(packs),
-        ]
-    )
-    assert code == 0
-    assert "records re-keyed: 1" in capsys.readouterr().out
-    (key,) = vectors.recorded_vectors(packs)
-    assert key == vectors.recipe_key(embedder.recipe_digest, old_key)
-    assert folder_format(llm_root) == CACHE_FORMAT
 
 
 def test_a_changed_vector_recipe_changes_every_key(
@@ -227,9 +139,20 @@ def test_a_changed_vector_recipe_changes_every_key(
     assert make_embedder(make_settings(""))._key("Kestrel Bay") != before
 
 
-def test_the_committed_cache_is_in_todays_format() -> None:
-    assert folder_format(RECORDED_CACHE) == CACHE_FORMAT
-    assert ResponseCache(RECORDED_CACHE, "replay").mode == "replay"
+def test_every_committed_cache_is_in_todays_format() -> None:
+    markers = [
+        *REPO_ROOT.glob("data/**/cache_format.json"),
+        *REPO_ROOT.glob("studies/**/cache_format.json"),
+    ]
+    llm_folders = {p.parent for p in markers} | {RECORDED_CACHE}
+    assert len(llm_folders) >= 8  # data/llm_cache, data/musique_mini, the cold runs
+    for folder in llm_folders:
+        assert folder_format(folder) == CACHE_FORMAT, folder
+        assert ResponseCache(folder, "replay").mode == "replay"
+    pack_folders = {p.parent for p in REPO_ROOT.glob("data/**/vectors-*.npz")}
+    assert len(pack_folders) >= 2  # data/vector_cache, data/musique_mini
+    for folder in pack_folders:
+        assert vectors.pack_format(folder) == vectors.VECTOR_KEY_FORMAT, folder
 
 
 def test_a_judge_of_its_own_misses_what_the_answering_model_recorded(

@@ -19,8 +19,8 @@ from conftest import FakeLLM, Reply, prompt_kind
 from scripted_model import scripted_model
 
 from graphrag import schemas as S
-from graphrag.eval import estimate as estimate_module
-from graphrag.eval.estimate import estimate_eval
+from graphrag.eval import dry_run
+from graphrag.eval.dry_run import estimate_eval
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
@@ -345,11 +345,9 @@ def test_the_dry_run_costs_lazy_global_from_its_records_or_its_budget(
     # Its recorded answers (the second held-out thematic set) give its measured cost; without
     # them (a fresh checkout of an older cost file) the budget its settings allow is costed.
     if not recorded:
-        figures = copy.deepcopy(
-            estimate_module.measured("graphrag.eval", estimate_module.ASSUMPTIONS)
-        )
-        del figures["methods"]["lazy_global"]
-        monkeypatch.setattr(estimate_module, "measured", lambda *_: figures)
+        figures = copy.deepcopy(dry_run.measured("graphrag.eval", dry_run.ASSUMPTIONS))
+        del figures["eval"]["methods"]["lazy_global"]
+        monkeypatch.setattr(dry_run, "measured", lambda *_: figures)
     estimate = estimate_eval(
         replay_settings, ChatLLM(replay_settings), demo_index, DEMO_QUESTIONS,
         ["naive", "lazy_global"], [], None, None, limit=4,

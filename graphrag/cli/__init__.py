@@ -1,5 +1,5 @@
 """Command line: ``python -m graphrag init | settings | index | query | eval | questions |
-retrieval | convert | graph | llm | cache``. Every command's flags and help texts are here, in
+retrieval | convert | graph | llm``. Every command's flags and help texts are here, in
 one parser (what ``--help`` shows); what each command does is in ``graphrag.cli.commands``."""
 
 from __future__ import annotations
@@ -270,16 +270,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands.cmd_graph)
 
-    p = sub.add_parser(
-        "cache",
-        help="re-key the recorded LLM cache and vectors written under an older key scheme",
-    )
-    p.add_argument("action", choices=["migrate"])
-    p.add_argument("--path", help="LLM cache folder (default: the setting cache.path)")
-    p.add_argument(
-        "--vectors", help="recorded vectors folder (default: the setting embeddings.recorded_path)"
-    )
-    p.set_defaults(func=commands.cmd_cache)
     _root_after_the_command(parser)
     return parser
 

@@ -13,21 +13,12 @@ from graphrag.eval.generate import KINDS
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index
 from graphrag.index.store import load_index
-from graphrag.index.streamed import streamed_families
-from graphrag.llm.cache import CACHE_FORMAT, folder_format
-from graphrag.llm.migrate import migrate_folder
 from graphrag.llm.usage import track_usage
 from graphrag.project import init_project
 from graphrag.query.registry import OPT_IN_METHODS, method_names
 from graphrag.report.graph_page import write_interactive_graph
 from graphrag.settings import Settings, load_settings
 from graphrag.settings.reference import effective_settings
-from graphrag.text.embeddings import (
-    VECTOR_KEY_FORMAT,
-    LocalEmbedder,
-    migrate_packs,
-    pack_format,
-)
 from graphrag.workbench import Workbench
 
 
@@ -237,20 +228,4 @@ def cmd_graph(args: argparse.Namespace) -> int:
         load_index(index), args.out, level=args.level, communities=communities
     )
     print(f"wrote {out} (open it in a browser; it needs no network)")
-    return 0
-
-
-def cmd_cache(args: argparse.Namespace) -> int:
-    """Re-key the LLM cache and the recorded vectors (never re-recording: migrate.py says how)."""
-    settings = load_settings(args.config, root=args.root)
-    root = settings.resolve_path(args.path or settings.cache.path)
-    print(f"LLM cache {root} (format {folder_format(root)} -> {CACHE_FORMAT}):")
-    print("\n".join(migrate_folder(root, streamed_families()).lines()))
-    vectors = args.vectors or settings.embeddings.recorded_path
-    if vectors:
-        folder = settings.resolve_path(vectors)
-        # format-1 packs hold the local model's vectors (no endpoint embedded before format 2)
-        old = pack_format(folder) != VECTOR_KEY_FORMAT
-        moved = migrate_packs(folder, LocalEmbedder(settings).recipe_digest) if old else 0
-        print(f"recorded vectors {folder}: {moved} re-keyed to format {VECTOR_KEY_FORMAT}")
     return 0

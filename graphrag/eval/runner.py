@@ -231,7 +231,7 @@ def run_evaluation(
     judge's client (settings ``[judge]``), default ``llm``: the answering model judges itself;
     ``judge_sample``: faithfulness and context recall on a seeded sample of this many
     questions (None: ``eval.judge_sample``; 0: all); ``expected``: the estimate's seconds
-    per stage (graphrag/eval/estimate.py), for the progress lines' ETA."""
+    per stage (graphrag/eval/dry_run.py), for the progress lines' ETA."""
     judge_llm = judge_llm or llm
     methods = list(chosen)
     judge_controls = judge_controls if metrics else 0

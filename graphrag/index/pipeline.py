@@ -61,7 +61,7 @@ def build_index(
 ) -> IndexSummary:
     """Index the corpus at ``input_path`` into the folder ``out``; return the run summary.
     ``progress``: one line per stage on stderr; ``expected``: the estimate's seconds per
-    stage (graphrag/index/estimate.py), for the run's ETA."""
+    stage (graphrag/eval/dry_run.py), for the run's ETA."""
     loaded = load_documents(input_path, settings.chunking.max_document_tokens, skip_bad)
     own_llm = llm is None
     llm = llm or ChatLLM(settings)

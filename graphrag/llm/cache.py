@@ -2,8 +2,7 @@
 (:func:`request_key`: the model's identity, the request body and the stop rule), read and
 written by graphrag/llm/transport.py (which says what is recorded). A refusal or a cut reply
 that a full window caused is not served to a larger window (:func:`window_bound`). The folder
-names its key scheme in ``cache_format.json``; an older folder is re-keyed by
-``graphrag cache migrate`` (graphrag/llm/migrate.py), never re-recorded.
+names its key scheme in ``cache_format.json``; a folder keyed by an older scheme is refused.
 """
 
 from __future__ import annotations
@@ -61,13 +60,8 @@ def request_key(
     return hashlib.sha256(canonical_json(keyed).encode("utf-8")).hexdigest()
 
 
-def legacy_request_key(body: dict[str, Any]) -> str:
-    """Return a format-1 key (the request body alone), for migrating old folders."""
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
-
-
 class CacheFormatError(LLMError):
-    """The cache folder holds records keyed by an older scheme; the message says how to migrate."""
+    """The cache folder holds records keyed by an older scheme; the message says what to do."""
 
 
 def folder_format(root: Path) -> int | None:
@@ -80,32 +74,23 @@ def folder_format(root: Path) -> int | None:
     return 1 if has_records else None
 
 
-def write_format(root: Path) -> None:
-    """Mark ``root`` as holding records keyed by today's scheme."""
-    marker = Path(root) / FORMAT_FILE
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"format": CACHE_FORMAT}) + "\n", encoding="utf-8")
-
-
 class ResponseCache:
     """Chat responses on disk under ``root/ab/abcdef….json``. Modes: ``on`` reads and writes,
     ``off`` neither, ``replay`` reads only (a miss is raised and also kept in ``misses``)."""
 
-    def __init__(
-        self, root: Path, mode: str = "on", window: int | None = None, migrating: bool = False
-    ) -> None:
+    def __init__(self, root: Path, mode: str = "on", window: int | None = None) -> None:
         if mode not in ("on", "off", "replay"):
             raise ValueError(f"cache mode {mode!r}: expected on, off or replay")
         self.root = Path(root)
         self.mode = mode
-        # a folder being re-keyed (graphrag/llm/migrate.py) is marked by the migration at its end
-        self.migrating = migrating
-        if mode != "off" and not migrating and folder_format(self.root) not in (None, CACHE_FORMAT):
+        found = folder_format(self.root) if mode != "off" else None
+        if found not in (None, CACHE_FORMAT):
             raise CacheFormatError(
-                f"the LLM cache {self.root} holds records keyed by format "
-                f"{folder_format(self.root)}, not {CACHE_FORMAT} (which adds the model's identity "
-                f"and the stop rule to the key); re-key them with: python -m graphrag cache "
-                f"migrate --path {self.root}"
+                f"the LLM cache {self.root} holds records keyed by format {found}, which this "
+                f"workbench no longer reads (format {CACHE_FORMAT} adds the model's identity and "
+                "the stop rule to the key): point the setting cache.path at a new folder and "
+                "record again, or re-key this one with the workbench of commit a08b5045 "
+                "(python -m graphrag cache migrate), the last that could"
             )
         # tokens per request on the live endpoint, None if unknown (see window_bound)
         self.window = window
@@ -143,8 +128,9 @@ class ResponseCache:
             return
         path = self.path_for(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.migrating and not (self.root / FORMAT_FILE).is_file():
-            write_format(self.root)
+        marker = self.root / FORMAT_FILE  # the folder's key scheme, marked with its first record
+        if not marker.is_file():
+            marker.write_text(json.dumps({"format": CACHE_FORMAT}) + "\n", encoding="utf-8")
         unique = f"{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}"
         tmp = path.parent / f".{key}.{unique}.tmp"
         try:
@@ -186,7 +172,7 @@ class ResponseCache:
     def records(self, schema_name: str | None = None) -> list[dict[str, Any]]:
         """Return the stored replies, each once, in key order; with ``schema_name``, only the
         JSON calls whose response format names that schema (e.g. ``"graph_extraction"``). A
-        reply stored under two stop rules (a migration's, graphrag/llm/migrate.py) is one."""
+        reply stored under two stop rules (as the format-1 migration kept some) is one."""
         found, seen = [], set()
         for file in sorted(self.root.glob("??/*.json")):
             record = json.loads(file.read_text(encoding="utf-8"))

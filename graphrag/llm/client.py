@@ -102,6 +102,14 @@ def retryable(err: BaseException) -> bool:
     return isinstance(err, openai.APITimeoutError)
 
 
+def retry_policy(max_retries: int) -> dict[str, Any]:
+    """Return tenacity's arguments for a model call (chat or embeddings): a failure worth
+    sending again (:func:`retryable`) is, up to ``max_retries`` times, after a doubling wait."""
+    wait = wait_exponential(multiplier=RETRY_BACKOFF, min=RETRY_BACKOFF, max=RETRY_BACKOFF_MAX)
+    retry = retry_if_exception(retryable)
+    return dict(retry=retry, stop=stop_after_attempt(max_retries + 1), wait=wait, reraise=True)
+
+
 def _unwrap(err: BaseException, base_url: str) -> BaseException:
     """Return the error to show the user: cache and server errors as they are, endpoints named."""
     if isinstance(err.__cause__, LLMError | EmbeddedServerError):
@@ -233,17 +241,6 @@ class ChatLLM:
             self._async[max_retries] = (weakref.ref(loop), client)
         return self._async[max_retries][1]
 
-    def _retrying(self) -> AsyncRetrying:
-        llm = self.settings.llm
-        return AsyncRetrying(
-            retry=retry_if_exception(retryable),
-            stop=stop_after_attempt(llm.max_retries + 1),
-            wait=wait_exponential(
-                multiplier=RETRY_BACKOFF, min=RETRY_BACKOFF, max=RETRY_BACKOFF_MAX
-            ),
-            reraise=True,
-        )
-
     async def achat(
         self,
         messages: list[dict[str, str]],
@@ -269,7 +266,7 @@ class ChatLLM:
         create = self.async_client().chat.completions.with_raw_response.create
         try:
             with track_usage() as usage, stopping(stop_rule):
-                async for attempt in self._retrying():
+                async for attempt in AsyncRetrying(**retry_policy(self.settings.llm.max_retries)):
                     with attempt:
                         raw = await create(**params)
                         if stop_rule:

@@ -1,5 +1,5 @@
-"""What a run will cost before it starts (``index --dry-run``, ``eval --dry-run``): the
-estimate's shape and rendering, and the speed of the configured model, measured: the
+"""What LLM work costs: a cost estimate's shape and rendering (the estimates themselves are
+graphrag/eval/dry_run.py's), and the speed of the configured model, measured: the
 embedded model's from the committed figures (``embedded/speed.json``, written by
 ``python -m studies.cost_model --write``), an endpoint's from one small streamed request.
 
@@ -195,10 +195,19 @@ def model_speed(settings: Settings) -> ModelSpeed | None:
     return probe_speed(settings) if settings.llm.base_url else embedded_speed(settings)
 
 
-def stage_seconds(
-    speed: ModelSpeed | None, prompt: float, completion: float, calls: float
-) -> float | None:
-    """Return the model seconds of the live part of a stage (0 when nothing is live)."""
-    if calls <= 0 or speed is None:
-        return 0.0
-    return speed.seconds(prompt, completion, calls)
+def stage(
+    name: str,
+    calls: float,
+    prompt: float,
+    completion: float,
+    speed: ModelSpeed | None,
+    basis: str,
+    cached: int = 0,
+    cached_tokens: tuple[float, float] = (0.0, 0.0),
+) -> StageEstimate:
+    """Return a stage of ``calls``, ``cached`` of them recorded (with ``cached_tokens``): the
+    live rest's ``prompt`` and ``completion`` tokens timed at ``speed`` (0 s: none is live)."""
+    live = calls - cached
+    seconds = 0.0 if live <= 0 or speed is None else speed.seconds(prompt, completion, live)
+    total_prompt, total_completion = prompt + cached_tokens[0], completion + cached_tokens[1]
+    return StageEstimate(name, calls, cached, total_prompt, total_completion, seconds, basis)

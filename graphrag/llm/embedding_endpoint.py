@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import numpy as np
 import openai
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import Retrying
 
 from graphrag.llm import client as llm_client
 from graphrag.llm.identity import EndpointIdentity, endpoint_host
@@ -54,11 +54,8 @@ class EndpointEmbedder(Embedder):
         self.replay = settings.cache.mode == "replay"
         self._api_key = os.environ.get(embeddings.api_key_env) or "sk-no-key-required"
         self._seen_dimension = embeddings.dimensions or 0
-        cache_book = settings.resolve_path(embeddings.cache_path).with_name(
-            ENDPOINT_IDENTITIES_FILE
-        )
-        book = cache_book
-        if self.replay and not cache_book.is_file() and embeddings.recorded_path:
+        book = settings.resolve_path(embeddings.cache_path).with_name(ENDPOINT_IDENTITIES_FILE)
+        if self.replay and not book.is_file() and embeddings.recorded_path:
             # a clean checkout replays what was recorded: the packs carry their identities
             book = settings.resolve_path(embeddings.recorded_path) / ENDPOINT_IDENTITIES_FILE
         self.identity = EndpointIdentity(
@@ -110,18 +107,8 @@ class EndpointEmbedder(Embedder):
         options["encoding_format"] = "float"
         if self.settings.embeddings.dimensions:
             options["dimensions"] = self.settings.embeddings.dimensions
-        retrying = Retrying(
-            retry=retry_if_exception(llm_client.retryable),
-            stop=stop_after_attempt(self.settings.llm.max_retries + 1),
-            wait=wait_exponential(
-                multiplier=llm_client.RETRY_BACKOFF,
-                min=llm_client.RETRY_BACKOFF,
-                max=llm_client.RETRY_BACKOFF_MAX,
-            ),
-            reraise=True,
-        )
         try:
-            for attempt in retrying:
+            for attempt in Retrying(**llm_client.retry_policy(self.settings.llm.max_retries)):
                 with attempt:
                     reply = self.client.embeddings.with_raw_response.create(**options)
             payload = json.loads(reply.http_response.content)

@@ -7,8 +7,8 @@ first from the committed packs (``embeddings.recorded_path``), then the run's SQ
 then the model: the same text embeds to slightly different bits on another CPU, so a replay
 reads the packs. A vector is keyed by its embedder's recipe (:meth:`Embedder.recipe`: for the
 local model its files, the windowing, batching and pooling; for an endpoint its host and the
-model it reports) and its text; packs and caches keyed by an older recipe are re-keyed by
-``graphrag cache migrate`` (:func:`migrate_packs`).
+model it reports) and its text. Packs keyed by format 1 (model id and text alone) are refused;
+a SQLite cache of that format is simply not hit (its texts are embedded again).
 """
 
 from __future__ import annotations
@@ -66,12 +66,14 @@ def _read_packs(folder: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
 
 def recorded_vectors(folder: Path) -> dict[str, np.ndarray]:
     """Return the vectors of every pack in ``folder`` by cache key (read once, read-only); a
-    folder keyed by an older scheme is an error that says how to re-key it."""
+    folder keyed by an older scheme is an error that says what to do."""
     names = tuple(sorted(p.name for p in folder.glob(PACK_GLOB))) if folder.is_dir() else ()
     if names and pack_format(folder) != VECTOR_KEY_FORMAT:
         raise EmbeddingError(
-            f"the recorded vectors in {folder} are keyed by format {pack_format(folder)}, not "
-            f"{VECTOR_KEY_FORMAT}; re-key them with: python -m graphrag cache migrate"
+            f"the recorded vectors in {folder} are keyed by format {pack_format(folder)}, which "
+            f"this workbench no longer reads (format {VECTOR_KEY_FORMAT} adds the embedder's "
+            "recipe): re-key them with the workbench of commit a08b5045 (python -m graphrag "
+            "cache migrate), or remove them and record the vectors again"
         )
     return _read_packs(str(folder), names) if names else {}
 
@@ -80,28 +82,6 @@ def pack_format(folder: Path) -> int:
     """Return the key scheme of the packs in ``folder`` (no marker file: 1)."""
     marker = Path(folder) / VECTOR_FORMAT_FILE
     return int(json.loads(marker.read_text())["format"]) if marker.is_file() else 1
-
-
-def migrate_packs(folder: Path, recipe_digest: str) -> int:
-    """Re-key the format-1 packs in ``folder`` under ``recipe_digest`` (the embedder's recipe
-    of today; a format-1 key is the text's part of a format-2 key): each pack is rewritten as
-    a new pack, then removed. Return the vectors re-keyed."""
-    folder = Path(folder)
-    if pack_format(folder) == VECTOR_KEY_FORMAT:
-        return 0
-    moved = 0
-    for old in sorted(folder.glob(PACK_GLOB)):
-        with np.load(old, allow_pickle=False) as pack:
-            keys = np.array([recipe_key(recipe_digest, k) for k in pack["keys"].tolist()])
-            vectors = pack["vectors"]
-        digest = hashlib.sha256(keys.tobytes() + vectors.tobytes()).hexdigest()[:16]
-        np.savez_compressed(folder / f"vectors-{digest}.npz", keys=keys, vectors=vectors)
-        old.unlink()
-        moved += len(keys)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / VECTOR_FORMAT_FILE).write_text(json.dumps({"format": VECTOR_KEY_FORMAT}) + "\n")
-    _read_packs.cache_clear()
-    return moved
 
 
 def write_pack(folder: Path, cache_path: Path) -> Path | None:
@@ -213,7 +193,7 @@ class Embedder(ABC):
         return hashlib.sha256(json.dumps(self.recipe, sort_keys=True).encode()).hexdigest()
 
     def _key(self, text: str) -> str:
-        return recipe_key(self.recipe_digest, legacy_vector_key(self.model_id, text))
+        return vector_key(self.recipe_digest, self.model_id, text)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Return an (n, d) float32 array of unit vectors, one row per text."""
@@ -252,7 +232,6 @@ class LocalEmbedder(Embedder):
         super().__init__(settings)
         self.model_path = resolve_model_path(settings.embeddings.model)
         self._model_id = f"{settings.embeddings.model}:{self.model_path.name}"
-        self._rekey_old_cache()
 
     @property
     def model_id(self) -> str:
@@ -294,18 +273,6 @@ class LocalEmbedder(Embedder):
             "pooling": POOLING,
         }
 
-    def _rekey_old_cache(self) -> None:
-        """Re-key a SQLite cache written under format 1 (its ``user_version`` 0) in place."""
-        (version,) = self._db.execute("PRAGMA user_version").fetchone()
-        if version == VECTOR_KEY_FORMAT:
-            return
-        with self._lock, self._db:
-            old = self._db.execute("SELECT key FROM vectors").fetchall()
-            if old:
-                new = [(recipe_key(self.recipe_digest, k), k) for (k,) in old]
-                self._db.executemany("UPDATE vectors SET key = ? WHERE key = ?", new)
-            self._db.execute(f"PRAGMA user_version = {VECTOR_KEY_FORMAT}")
-
     def windows(self, text: str) -> list[str]:
         """Return ``text`` split into overlapping pieces that each fit the model's input."""
         limit = int(self.model.max_seq_length) - 2  # room for [CLS] and [SEP]
@@ -340,14 +307,10 @@ class LocalEmbedder(Embedder):
         return list(pooled / np.where(norms == 0, 1, norms))
 
 
-def legacy_vector_key(model_id: str, text: str) -> str:
-    """Return a format-1 vector key (model id and text): the text's part of today's key."""
-    return hashlib.sha256(f"{model_id}\0{text}".encode()).hexdigest()
-
-
-def recipe_key(recipe_digest: str, text_key: str) -> str:
-    """Return the vector key of a text (its format-1 key) under a recipe: so an older cache is
-    re-keyed without its texts, which it does not hold."""
+def vector_key(recipe_digest: str, model_id: str, text: str) -> str:
+    """Return the cache key of ``text``'s vector: the recipe's digest over the hash of model id
+    and text (that inner hash was format 1's whole key; kept so every recorded key holds)."""
+    text_key = hashlib.sha256(f"{model_id}\0{text}".encode()).hexdigest()
     return hashlib.sha256(f"{recipe_digest}\0{text_key}".encode()).hexdigest()
 
 

@@ -14,10 +14,9 @@ from studies import cost_model
     ("path", "compute"),
     [
         (cost_model.SPEED_FILE, cost_model.speed_figures),
-        (cost_model.INDEX_FILE, cost_model.index_assumptions),
-        (cost_model.EVAL_FILE, cost_model.eval_assumptions),
+        (cost_model.ASSUMPTIONS_FILE, cost_model.assumptions),
     ],
-    ids=["speed", "index", "eval"],
+    ids=["speed", "assumptions"],
 )
 def test_the_committed_figures_are_the_records(path, compute) -> None:
     committed = json.loads(path.read_text(encoding="utf-8"))

@@ -17,8 +17,7 @@ from conftest import (
 )
 
 from graphrag.cli import main
-from graphrag.eval.estimate import estimate_eval
-from graphrag.index.estimate import estimate_index
+from graphrag.eval.dry_run import estimate_eval, estimate_index
 from graphrag.index.pipeline import build_index
 from graphrag.llm.cache import LLMError
 from graphrag.llm.client import ChatLLM
