@@ -21,8 +21,12 @@ RRF_K = 60
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:
-    """Return each text's lower-cased words of two or more characters, stop words dropped."""
-    return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+    """Return each text's search words by its language (:mod:`graphrag.text.lang`): English
+    as bm25s tokenizes it (lower case, two or more characters, stop words dropped), Chinese
+    as jieba segments it, so a run of Chinese characters is several words, not one."""
+    from graphrag.text import lang
+
+    return [lang.words(text) for text in texts]
 
 
 def bm25_index(texts: list[str]) -> bm25s.BM25:

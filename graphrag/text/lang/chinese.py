@@ -16,8 +16,8 @@ from pathlib import Path
 from graphrag.text.lang import english
 
 CODE = "zh"
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-HAN = re.compile(f"[{_HAN}]")
+HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+HAN = re.compile(f"[{HAN_RANGES}]")
 _SENTENCE = re.compile(r"[^。！？；…\n]+(?:[。！？；…]+[”’」』）)]*)?")
 # Function words too common to rank by (a short list: BM25's idf weighs the rest).
 STOP_WORDS = frozenset(
