@@ -85,15 +85,15 @@ def sentences(text: str) -> list[str]:
 def words(text: str) -> list[str]:
     """Return the search words of ``text``: jieba's search-engine cut (a long word and the
     shorter words inside it, so "华为" finds "华为技术有限公司"), stop words dropped; Latin-script
-    runs follow the English rule."""
+    runs follow the English rule, full-width letters and digits read as ASCII."""
     found = []
-    for token in _jieba().cut_for_search(text):
+    for token in _jieba().cut_for_search(fold_punctuation(text)):
         token = token.strip()
         if HAN.search(token):
             if token not in STOP_WORDS:
                 found.append(token)
         elif token:
-            found += english.words(fold_punctuation(token))
+            found += english.words(token)
     return found
 
 
