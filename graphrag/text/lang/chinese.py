@@ -61,8 +61,11 @@ def _jieba():  # noqa: ANN202 - jieba has no types
 
     jieba.setLogLevel(logging.WARNING)
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "graphrag"
-    cache.mkdir(parents=True, exist_ok=True)
-    jieba.dt.tmp_dir = str(cache)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        jieba.dt.tmp_dir = str(cache)
+    except OSError:  # a read-only home: jieba's own default, the temporary folder
+        pass
     jieba.initialize()
     return jieba
 
