@@ -25,6 +25,7 @@ from graphrag.index.run_summary import grounding_line
 from graphrag.index.store import load_index
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
+from graphrag.text.lang import english
 
 HALLUCINATED = "Founded in Cliftonport."  # no demo document names the town
 
@@ -167,3 +168,15 @@ def test_the_run_summary_counts_unsupported_sentences_and_those_dropped(demo_ind
         f"description sentences naming a name or number their chunks lack: 0 of "
         f"{len(table)}; 4 more dropped by index.ground_descriptions"
     )
+
+
+def test_a_chinese_description_splits_into_its_own_sentences() -> None:
+    """Sentences end at 。！？ in Chinese (the English rule needs a space and a capital), so
+    each sentence of a Chinese description is checked on its own: the grounded one stays.
+    (Its terms are still space-separated words: a name glued to Chinese characters is not
+    checked yet.)"""
+    source = "Sarah Collins在杭州表示，公司看好海洋碳汇市场。"
+    description = "Sarah Collins是首席执行官。她在 Cliftonport 工作。"
+    assert len(english.sentences(description)) == 1  # the old rule: one sentence, all dropped
+    kept, dropped = split_grounded(description, source)
+    assert (kept, dropped) == ("Sarah Collins是首席执行官。", ["她在 Cliftonport 工作。"])

@@ -4,6 +4,7 @@ real recorded demo answers (the committed report's records) by a second route.""
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -13,6 +14,7 @@ from graphrag.eval.metrics import (
     RECALL_K,
     CorpusTerms,
     EvidenceIndex,
+    answer_tokens,
     exact_match,
     final_answer,
     fold_terms,
@@ -346,3 +348,59 @@ def test_recorded_local_search_no_longer_reaches_every_document(committed: pd.Da
     """The old retrieval_recall gave local 1.0 everywhere by counting reports' documents."""
     local = committed[committed["method"] == "local"]
     assert local["evidence_recall"].mean() < 1.0
+
+
+# --------------------------------------------------------------------------- Chinese answers
+
+
+@pytest.mark.parametrize(
+    ("answer", "keywords", "rate", "old_rate"),
+    [
+        # Chinese has no spaces: the old whole-word rule found no keyword inside a sentence
+        ("阿里巴巴集团今天在杭州宣布投资。", ["阿里巴巴", "杭州", "腾讯"], 2 / 3, 0.0),
+        # a Latin-script name beside Chinese characters is still a whole word of its own
+        ("监测平台名为KelpSense，由阿里云提供。", ["KelpSense", "Kelp"], 1 / 2, 0.0),
+        ("海带每公顷每年吸收约10吨二氧化碳", ["10", "1"], 1 / 2, 0.0),
+    ],
+)
+def test_keyword_hits_in_chinese_match_by_characters(
+    answer: str, keywords: list[str], rate: float, old_rate: float
+) -> None:
+    assert keyword_hit_rate(answer, keywords) == pytest.approx(rate)
+    old = sum(bool(re.search(rf"(?<!\w){re.escape(k)}(?!\w)", answer)) for k in keywords)
+    assert old / len(keywords) == pytest.approx(old_rate)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "reference", "em", "f1"),
+    [
+        ("北京。", "北京", 1.0, 1.0),  # old: 0 and 0 (。 is not ASCII punctuation)
+        ("杭州市", "杭州", 0.0, 0.8),  # 杭州 of 杭州市: P 2/3, R 1; old F1 0 (one token each)
+        ("浙江大学的周明远", "周明远", 0.0, 2 * (3 / 8) / (3 / 8 + 1)),  # P 3/8, R 1
+        # sarah, collins, 在, 杭, 州: P 2/5, R 1
+        ("Sarah Collins在杭州", "Sarah Collins", 0.0, 2 * (2 / 5) / (2 / 5 + 1)),
+        ("《海洋科学》", "海洋科学", 1.0, 1.0),
+        ("上海", "杭州", 0.0, 0.0),
+    ],
+)
+def test_chinese_exact_match_and_f1_go_by_characters(
+    prediction: str, reference: str, em: float, f1: float
+) -> None:
+    assert exact_match(prediction, [reference]) == em
+    assert token_f1(prediction, [reference]) == pytest.approx(f1)
+
+
+def test_the_old_rules_scored_chinese_answers_wrongly() -> None:
+    """Before: SQuAD's ASCII punctuation and whitespace words, so "北京。" missed "北京" and
+    "杭州市" scored F1 0 against "杭州" (one whole-answer token each)."""
+    assert normalize_answer("北京。") != normalize_answer("北京")
+    assert normalize_answer("杭州市").split() == ["杭州市"]
+    assert (exact_match("北京。", ["北京"]), token_f1("杭州市", ["杭州"])) == (1.0, 0.8)
+
+
+def test_english_short_answers_still_score_by_words() -> None:
+    assert exact_match("The Kestrel Bay.", ["kestrel bay"]) == 1.0
+    assert token_f1("in Kestrel Bay", ["Kestrel Bay"]) == pytest.approx(0.8)
+    assert answer_tokens("Mara's 30,000 kelp-lines", by_character=False) == [
+        "maras", "30000", "kelplines"
+    ]  # fmt: skip

@@ -7,6 +7,11 @@ never do, so global search scores 0 by construction; ``gold_entity_reach`` measu
 share of answer sentences whose every name and number the corpus or question holds (a ceiling:
 a wrong claim made of the corpus's own words passes). A failed answer scores 0 on every metric
 that applies; NaN means only "does not apply".
+
+Chinese has no spaces: a term with a Chinese character at its edge matches by characters there
+("阿里巴巴" in "阿里巴巴集团"), and a Chinese answer's exact match and F1 compare characters with
+all punctuation gone (CMRC 2018's rule; it keeps Latin-script words whole). English text, with no
+Chinese character, scores as it always did.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.extract.grounding import sentence_terms
-from graphrag.index.extract.nlp import sentences
 from graphrag.index.store import Index
+from graphrag.text.lang import chinese, sentences
 
 RECALL_K = 5
 JUDGE_FREE_METRICS = (
@@ -57,13 +62,21 @@ def fold_terms(text: str) -> str:
     return _DIGIT_GROUP.sub("", _fold(text))
 
 
+# A word character of a script with spaces: Chinese characters are word characters to ``\w``
+# but no word boundary separates them from a name written next to them ("在KelpSense平台").
+_SPACED_WORD_CHAR = rf"[^\W{chinese.HAN_RANGES}]"
+
+
 @functools.lru_cache(maxsize=4096)
 def term_pattern(term: str) -> re.Pattern[str]:
     """Return the pattern of ``term`` as a whole word of a :func:`fold_terms` text: no word
-    character on either side, and a number not part of a longer one ("4" not in "14",
-    "4.5" or "0.4")."""
-    core = re.escape(fold_terms(term).strip())
-    return re.compile(rf"(?<!\w)(?<!\d[.,]){core}(?!\w)(?![.,]\d)")
+    character (of a spaced script) on either side, and a number not part of a longer one ("4"
+    not in "14", "4.5" or "0.4"); an edge that is a Chinese character needs no boundary."""
+    folded = fold_terms(term).strip()
+    core = re.escape(folded)
+    before = "" if chinese.HAN.match(folded[:1]) else rf"(?<!{_SPACED_WORD_CHAR})(?<!\d[.,])"
+    after = "" if chinese.HAN.match(folded[-1:]) else rf"(?!{_SPACED_WORD_CHAR})(?![.,]\d)"
+    return re.compile(f"{before}{core}{after}")
 
 
 def holds_term(text: str, term: str) -> bool:
@@ -100,14 +113,36 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
+_CHINESE_TOKEN = re.compile(rf"{chinese.HAN.pattern}|[^\W{chinese.HAN_RANGES}]+")
+
+
+def answer_tokens(text: str, by_character: bool) -> list[str]:
+    """Return the tokens exact match and F1 compare: SQuAD's normalized words, or, for Chinese
+    (``by_character``), each Chinese character and each Latin-script word, punctuation gone."""
+    normal = normalize_answer(text)
+    return _CHINESE_TOKEN.findall(normal) if by_character else normal.split()
+
+
+def _by_character(*texts: str) -> bool:
+    return any(chinese.HAN.search(t) for t in texts)
+
+
 def exact_match(prediction: str, references: Iterable[str]) -> float:
-    """Return 1.0 when the normalized prediction equals a normalized reference (or alias)."""
-    predicted = normalize_answer(prediction)
-    return float(any(predicted == normalize_answer(r) for r in references))
+    """Return 1.0 when the normalized prediction equals a normalized reference (or alias),
+    compared by characters when either is Chinese."""
+    return float(
+        any(
+            answer_tokens(prediction, c) == answer_tokens(r, c)
+            for r in references
+            for c in [_by_character(prediction, r)]
+        )
+    )
 
 
 def _f1(prediction: str, reference: str) -> float:
-    predicted, gold = normalize_answer(prediction).split(), normalize_answer(reference).split()
+    by_character = _by_character(prediction, reference)
+    predicted = answer_tokens(prediction, by_character)
+    gold = answer_tokens(reference, by_character)
     if not predicted or not gold:
         return float(predicted == gold)
     common = sum((Counter(predicted) & Counter(gold)).values())
@@ -118,7 +153,8 @@ def _f1(prediction: str, reference: str) -> float:
 
 
 def token_f1(prediction: str, references: Iterable[str]) -> float:
-    """Return SQuAD's token F1 against the best-matching reference or alias."""
+    """Return SQuAD's token F1 against the best-matching reference or alias (over characters
+    when either is Chinese)."""
     return max((_f1(prediction, r) for r in references), default=math.nan)
 
 

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import re
 
-# Instructions, chat-template or role markers, JSON objects, code fences, our own fence tags.
+# Instructions (English and Chinese), chat-template or role markers, JSON objects, code fences,
+# our own fence tags.
 _SUSPECT = re.compile(
     r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+)?"
     r"(?:previous|prior|above|earlier|preceding|system)"
     r"|\b(?:system|assistant|user)\s*:|<\|im_(?:start|end)\|>|```|\{\s*\""
-    r"|</?document>|\bnew instructions?\b|\byou are now\b",
+    r"|</?document>|\bnew instructions?\b|\byou are now\b"
+    # the same in Chinese: "忽略以上指令", "忽略之前的所有指示", "你现在是…", "新的指令："
+    r"|(?:忽略|无视|忽视|不要理会|不要遵守|忘记|忘掉|违背|绕过)掉?(?:你的?)?"
+    r"(?:以上|上面|上述|之前|先前|前面|此前|以前|所有|全部|一切|系统)[^。！？\n]{0,8}?"
+    r"(?:指令|指示|提示|规则|命令|要求|设定)"
+    r"|你现在(?:是|扮演|的身份是)|从现在(?:开始|起)[，,]?你(?:是|将|要|只)|新的?(?:指令|指示)[:：]",
     re.IGNORECASE,
 )
 FENCE_NOTE = (

@@ -11,6 +11,8 @@ from collections.abc import Hashable, Sequence
 import bm25s
 import numpy as np
 
+from graphrag.text import lang
+
 # the textbook values (bm25s' defaults): K1, a repeated word's saturation; B, length scaling
 K1 = 1.5
 B = 0.75
@@ -21,8 +23,10 @@ RRF_K = 60
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:
-    """Return each text's lower-cased words of two or more characters, stop words dropped."""
-    return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+    """Return each text's search words by its language (:mod:`graphrag.text.lang`): English
+    as bm25s tokenizes it (lower case, two or more characters, stop words dropped), Chinese
+    as jieba segments it, so a run of Chinese characters is several words, not one."""
+    return [lang.words(text) for text in texts]
 
 
 def bm25_index(texts: list[str]) -> bm25s.BM25:

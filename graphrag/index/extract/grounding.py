@@ -13,8 +13,8 @@ import re
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.index.extract.nlp import sentences
 from graphrag.index.extract.stage import dropped_row
+from graphrag.text.lang import sentences
 
 UNGROUNDED = "ungrounded description"  # the dropped table's reason
 _TERM = re.compile(r"^(?:[A-Z][\w'-]*|\d[\d,.:/]*\d|\d)$")

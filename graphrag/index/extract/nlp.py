@@ -4,8 +4,9 @@ edges from co-occurrence in a chunk weighted by normalized PMI.
 Why rule-based: FastGraphRAG's NLTK or spaCy models download at first use, so they fail
 offline; proper names in English prose are mostly capitalized spans. Candidates are runs of
 capitalized words (with connectors, "Bank of England"), acronyms with their definitions, and
-a lone word read as the one longer name it ends. Output: the mention tables of
-:func:`graphrag.index.extract.stage.extract_graph`.
+a lone word read as the one longer name it ends. A chunk in a language whose module finds
+names (Chinese: jieba's proper-noun tags, :mod:`graphrag.text.lang`) takes that module's
+names instead. Output: the mention tables of :func:`graphrag.index.extract.stage.extract_graph`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from graphrag import schemas as S
 from graphrag.index.extract.names import display_name, name_key
 from graphrag.index.extract.stage import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS, dropped_row
 from graphrag.settings import IndexSettings
+from graphrag.text import lang
+from graphrag.text.lang import sentences
 
 # Words capitalized only by position (shipped in code so nothing is downloaded).
 STOP_WORDS = frozenset(
@@ -65,19 +68,17 @@ TYPE_OF_HEAD = {
         flood case trial strike championship""".split(),
 }
 HEAD_TYPES = {word: kind for kind, words in TYPE_OF_HEAD.items() for word in words}
+# An edge's description when its two names share a chunk but no sentence, per language.
+SAME_PASSAGE = {
+    "en": "{a} and {b} are mentioned in the same passage.",
+    "zh": "{a}与{b}出现在同一段落。",
+}
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])|\n+")
 _WORD = re.compile(r"[A-Za-z][\w'’&.-]*[\w]|[A-Za-z]|&")
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9&]{1,9}s?$")
 _DEFINITION = re.compile(
     r"([A-Z][\w'’-]*(?:\s+(?:[A-Z][\w'’-]*|of|and|&|for|the))*)\s+\(([A-Z][A-Z0-9&]{1,9})\)"
 )
-
-
-def sentences(text: str) -> list[str]:
-    """Return the sentences of ``text``; Markdown heading marks are dropped, lines split."""
-    parts = (p.strip().lstrip("#").strip() for p in _SENTENCE_END.split(text))
-    return [p for p in parts if p]
 
 
 def _is_capitalized(word: str) -> bool:
@@ -152,24 +153,34 @@ def _spans(sentence: str) -> Iterator[tuple[list[str], bool, str | None]]:
         yield names, opens, title
 
 
-def _candidates(text: str) -> list[tuple[str, str, bool, str | None]]:
-    """Return (surface name, sentence, sentence-initial single word, title) per mention."""
+def _candidates(text: str) -> list[tuple[str, str, bool, str | None, str | None]]:
+    """Return (surface name, sentence, sentence-initial single word, title, entity type if the
+    language module knows it) per mention."""
+    language = lang.module(text)
+    if hasattr(language, "names"):
+        return [
+            (name, sentence, False, None, kind)
+            for sentence in language.sentences(text)
+            for name, kind in language.names(sentence)
+            if name.casefold() not in PERSON_TITLES
+        ]
     found = []
     for sentence in sentences(text):
         for run, initial, title in _spans(sentence):
             # an acronym's capitals are its own, wherever it stands
             opener = initial and len(run) == 1 and not _ACRONYM.match(run[0])
-            found.append((" ".join(run), sentence, opener, title))
+            found.append((" ".join(run), sentence, opener, title, None))
     return found
 
 
 def _longer_names(
-    per_unit: list[tuple[str, list[tuple[str, str, bool, str | None]]]], aliases: dict[str, str]
+    per_unit: list[tuple[str, list[tuple[str, str, bool, str | None, str | None]]]],
+    aliases: dict[str, str],
 ) -> dict[str, set[str]]:
     """Return {short form: keys of the longer names it may stand for} (suffixes, first word)."""
     longer: dict[str, set[str]] = defaultdict(set)
     for _, found in per_unit:
-        for name, _, initial, _ in found:
+        for name, _, initial, _, _ in found:
             words = name.split()
             if len(words) < 2 or initial or _ACRONYM.match(words[0]):
                 continue
@@ -225,16 +236,17 @@ def extract_graph_nlp(
     aliases = {**acronym_aliases([t for _, t in units]), **settings.aliases}
     per_unit = [(uid, _candidates(text)) for uid, text in units]
     capitalized_inside = {
-        name.casefold() for _, found in per_unit for name, _, initial, _ in found if not initial
+        name.casefold() for _, found in per_unit for name, _, initial, _, _ in found if not initial
     }
     longer_names = _longer_names(per_unit, aliases)
     mentions: dict[tuple[str, str], None] = {}  # (name key, chunk) in first-seen order
     sentences_of: dict[tuple[str, str], list[str]] = defaultdict(list)
     surface: dict[str, Counter] = defaultdict(Counter)
     titled: Counter = Counter()
+    kinds: dict[str, Counter] = defaultdict(Counter)
     dropped = []
     for uid, found in per_unit:
-        for name, sentence, initial, title in found:
+        for name, sentence, initial, title, kind in found:
             if initial and name.casefold() not in capitalized_inside:
                 continue  # capitalized only because it opens the sentence
             if len(name) < 2 or name.casefold() in STOP_WORDS:
@@ -252,6 +264,8 @@ def extract_graph_nlp(
             if name_key(name) == key:  # an alias or a short form does not name the entity
                 surface[key][display_name(name)] += 1
             titled[key] += title is not None
+            if kind:
+                kinds[key][kind] += 1
             mentions.setdefault((key, uid), None)
             if sentence not in sentences_of[(key, uid)]:
                 sentences_of[(key, uid)].append(sentence)
@@ -261,10 +275,12 @@ def extract_graph_nlp(
         forms = surface.get(key) or Counter({key: 1})
         title = forms.most_common(1)[0][0]
         description = trim_text(" ".join(sentences_of[(key, uid)]), limit)
-        row = (title, key, _entity_type(title, titled[key] > 0), description, uid)
+        kind = kinds[key].most_common(1)[0][0] if kinds[key] else None
+        row = (title, key, kind or _entity_type(title, titled[key] > 0), description, uid)
         entity_rows.append(dict(zip(ENTITY_COLUMNS, row, strict=True)))
     entities = pd.DataFrame(entity_rows, columns=ENTITY_COLUMNS)
     relationship_rows = []
+    language_of = {uid: lang.detect(text) for uid, text in units}
     title_of = dict(zip(entities[S.NAME_KEY], entities[S.TITLE], strict=False))
     for uid, group in entities.groupby(S.TEXT_UNIT_ID, sort=False):
         keys = sorted(group[S.NAME_KEY])
@@ -274,7 +290,9 @@ def extract_graph_nlp(
                 description = (
                     trim_text(" ".join(shared), limit)
                     if shared
-                    else f"{title_of[a]} and {title_of[b]} are mentioned in the same passage."
+                    else SAME_PASSAGE.get(language_of[uid], SAME_PASSAGE["en"]).format(
+                        a=title_of[a], b=title_of[b]
+                    )
                 )
                 row = (title_of[a], title_of[b], a, b, description, 1, uid, bool(shared))
                 relationship_rows.append(row)
