@@ -25,7 +25,7 @@ import pandas as pd
 
 from graphrag.eval import stats
 from graphrag.eval.retrieval import BASELINE, SCORES, RetrievalEvalError
-from graphrag.report.retrieval import RECORDS, read_report, write_report
+from graphrag.report.retrieval_report import RECORDS, read_report, write_report
 from graphrag.report.tables import MISSING, md, number, table
 
 SETTING_KEY = "query settings not at their defaults"

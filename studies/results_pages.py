@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphrag.eval import stats
 from graphrag.report.headline import is_tuning_set
-from graphrag.report.retrieval import summary_section as retrieval_summary_section
+from graphrag.report.retrieval_report import summary_section as retrieval_summary_section
 from graphrag.report.tables import cell, md, number, p_text, signed, table, with_ci
 from studies.cross_corpus import (
     BASELINE,

@@ -21,7 +21,7 @@ from graphrag.llm.client import ChatLLM, Completion, LLMError
 from graphrag.query.global_search.search import GlobalSearch
 from graphrag.query.naive import NaiveRAG
 from graphrag.report.degraded import failure_lists
-from graphrag.report.folder import write_evaluation, write_report
+from graphrag.report.eval_report import write_evaluation, write_report
 from graphrag.settings import REPO_ROOT
 
 QUESTIONS_FILE = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"

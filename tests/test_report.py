@@ -16,7 +16,7 @@ from statsmodels.stats.multitest import multipletests
 from graphrag.eval import judge_validity
 from graphrag.eval.stats import RecordsError, summarize
 from graphrag.report import plots as viz
-from graphrag.report.folder import write_report
+from graphrag.report.eval_report import write_report
 
 RAGAS = ["faithfulness", "answer_relevancy", "context_recall"]
 METHODS = ("naive", "hyde", "local")

@@ -9,7 +9,7 @@ import pytest
 from conftest import DEMO_DOCS, MUSIQUE
 
 from graphrag.eval.retrieval import RetrievalEvalError
-from graphrag.report.retrieval import frontier_figure, reading, summary_section
+from graphrag.report.retrieval_report import frontier_figure, reading, summary_section
 from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.family import Family, baseline_of, declare_family
+from graphrag.eval.significance import Family, baseline_of, declare_family
 from graphrag.eval.hops import ALL_HOPS, all_hops_found
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
 from graphrag.eval.questions import QUESTION_TYPES

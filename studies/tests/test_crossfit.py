@@ -13,7 +13,7 @@ import pytest
 from conftest import MUSIQUE
 
 from graphrag.eval.retrieval import RetrievalEvalError
-from graphrag.report.retrieval import summary_section
+from graphrag.report.retrieval_report import summary_section
 from graphrag.workbench import Workbench
 from studies.crossfit import SETTING_KEY, cross_fit, fold_of
 

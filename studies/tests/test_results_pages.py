@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from graphrag.report.folder import write_report
-from graphrag.report.retrieval import summary_section
+from graphrag.report.eval_report import write_report
+from graphrag.report.retrieval_report import summary_section
 from graphrag.settings import REPO_ROOT
 from studies.cross_corpus import answer_metric, load_report, significant
 from studies.results_pages import (

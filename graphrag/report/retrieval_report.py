@@ -17,7 +17,7 @@ from graphrag.eval import stats
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import BASELINE, RECALL_KS, SCORES, RetrievalEvalError, baseline_tests
 from graphrag.report.headline import headline, restrict, tuned_of
-from graphrag.report.hops import hops_section
+from graphrag.report.hop_tables import hops_section
 from graphrag.report.plots import plot_cost_quality_frontier
 from graphrag.report.tables import baseline_tests_table, cell, md, p_text, signed, table, with_ci
 from graphrag.settings import repo_relative

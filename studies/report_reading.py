@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import judge_validity, stats
-from graphrag.eval.family import saturation
+from graphrag.eval.significance import saturation
 from graphrag.eval.stats import summary_row
 from graphrag.report.analysis import Analysis, failed_in, headline_lines, partial_methods
 from graphrag.report.degraded import degraded_reading

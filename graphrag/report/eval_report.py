@@ -30,7 +30,7 @@ from graphrag.report.headline import (
     restrict,
     tuned_of,
 )
-from graphrag.report.hops import hops_section
+from graphrag.report.hop_tables import hops_section
 from graphrag.report.reading import reading_section
 from graphrag.settings import repo_relative
 
