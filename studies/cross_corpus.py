@@ -27,10 +27,10 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.significance import Family, declare_family
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.judge import JUDGE_CALLS
 from graphrag.eval.runner import index_cost
+from graphrag.eval.significance import Family, declare_family
 from graphrag.report.analysis import Analysis, analyse, report_family
 from graphrag.report.eval_report import RUN_JSON, TESTS_CSV
 from graphrag.report.headline import headline, restrict, tuned_of
