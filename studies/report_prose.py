@@ -46,8 +46,8 @@ def eval_summary(folder: str | Path) -> str:
     """Return the ``summary.md`` of an answer report folder with the complete-answers table
     (after the scores) and the Reading (at the end)."""
     folder = Path(folder)
-    analysis = load_report(folder).analysis
     run = json.loads((folder / RUN_JSON).read_text(encoding="utf-8"))
+    analysis = load_report(folder, run["test_family"]["baseline"]).analysis
     full = all_questions(analysis, pd.read_parquet(folder / RECORDS_PARQUET))
     hops = pd.read_csv(folder / HOPS_CSV) if (folder / HOPS_CSV).is_file() else None
     parts = []

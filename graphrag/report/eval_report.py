@@ -4,7 +4,7 @@
 Everything is computed from the records and ``meta`` (``analysis``); the sections are in
 ``sections``, the plots in ``plots``. The same inputs give a byte-identical ``summary.md``;
 ``run.json`` is the run read back by a program. ``summary_sections`` hands the sections out
-by name, so a caller can add its own (``studies.report_reading`` adds a generated reading to
+by name, so a caller can add its own (``studies.report_prose`` adds a generated reading to
 the workbench's committed reports).
 """
 
