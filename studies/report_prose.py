@@ -7,6 +7,8 @@ notebook 4. This step reads a report folder back and rewrites its ``summary.md``
 answer report gets the table of complete answers only and the Reading (``report_reading``), a
 retrieval report its Reading. It only reads the folder's files, so it gives the same bytes on
 every run (scripts/demo.sh and scripts/retrieval_study.sh run it after writing the reports).
+A retrieval report's section of the cross-corpus summary and its cost–quality figure (notebook
+4) are here too: both quote the same reading.
 """
 
 from __future__ import annotations
