@@ -48,8 +48,8 @@ from graphrag.query.base import Answer, IndexVectors, Method
 
 # importing the registry registers every method's [query.<method>] settings, before any load
 from graphrag.query.registry import METHODS, make_methods
-from graphrag.report.folder import EvalResult, write_evaluation
-from graphrag.report.retrieval import write_report
+from graphrag.report.eval_report import EvalResult, write_evaluation
+from graphrag.report.retrieval_report import write_report
 from graphrag.settings import Settings, judge_settings, load_settings
 from graphrag.text.embeddings import Embedder
 

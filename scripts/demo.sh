@@ -5,7 +5,8 @@
 # its held-out questions' to reports/kestrel_bay_heldout and reports/kestrel_bay_second_heldout);
 # then the MuSiQue report (reports/musique, its NLP-mode index
 # and the recorded answers, settings in data/musique/graphrag.toml) and the cross-corpus
-# summary reports/SUMMARY.md, with its headline and reading on the results page
+# summary reports/SUMMARY.md (each report given its generated reading first, studies.report_prose),
+# with its headline and reading on the results page
 # docs/results.md and a short summary in the README. Recorded LLM responses in data/llm_cache
 # make this fast on a clean checkout; anything not recorded is asked of the live local model
 # (about 10-20 tokens/s).
@@ -79,6 +80,9 @@ musique=(--config data/musique/graphrag.toml)
 # for its cost beside the NLP mode's.
 .venv/bin/python -m graphrag --config data/musique/llm_index.toml --cache replay index \
   --input data/musique/docs --out output/musique_llm --method llm --quiet
+# Our reports also carry a reading generated from their tables (studies/report_prose.py).
+.venv/bin/python -m studies.report_prose reports/kestrel_bay reports/kestrel_bay_thematic \
+  reports/kestrel_bay_heldout reports/kestrel_bay_second_heldout reports/musique
 .venv/bin/python -m studies.summarize reports/kestrel_bay reports/kestrel_bay_thematic \
   reports/kestrel_bay_heldout reports/kestrel_bay_second_heldout reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_hybrid \

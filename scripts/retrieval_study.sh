@@ -29,6 +29,8 @@ config=(--config data/musique/graphrag.toml)
 GRAPHRAG_QUERY__FIRST_STAGE=hybrid .venv/bin/python -m graphrag "${config[@]}" --cache replay \
   retrieval --index output/musique_full_nlp --questions data/musique_full/questions.jsonl \
   --methods naive,ppr,hipporag,integrate --out reports/musique_retrieval_hybrid --quiet
+# Our reports also carry a reading generated from their tests (studies/report_prose.py).
+.venv/bin/python -m studies.report_prose reports/musique_retrieval reports/musique_retrieval_hybrid
 # HippoRAG 2 step by step, from ppr to hipporag (docs/hipporag.md's generated tables): on
 # MuSiQue-full's LLM-free index, and on MuSiQue-50's LLM-mode index when it has been built
 # (scripts/record_musique.sh builds it).

@@ -9,7 +9,7 @@ separated real answers from planted controls, pairwise win rates, evidence per h
 answer, each mean with its 95% CI and n, and the index's cost per 1,000 corpus tokens.
 
 Every quality difference from the baseline (naive RAG) is read from the report's own test
-family (``tests.csv``, declared in ``run.json``; ``graphrag.eval.family``), so the report,
+family (``tests.csv``, declared in ``run.json``; ``graphrag.eval.significance``), so the report,
 this page, the README and the notebooks give one comparison one p. Cost is not quality: its
 differences form a second family, declared on the page, of every method against the baseline
 on every cost column, Holm over all of them. The prose is generated from these numbers.
@@ -27,12 +27,12 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.family import Family, declare_family
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.judge import JUDGE_CALLS
 from graphrag.eval.runner import index_cost
+from graphrag.eval.significance import Family, declare_family
 from graphrag.report.analysis import Analysis, analyse, report_family
-from graphrag.report.folder import RUN_JSON, TESTS_CSV
+from graphrag.report.eval_report import RUN_JSON, TESTS_CSV
 from graphrag.report.headline import headline, restrict, tuned_of
 from graphrag.report.sections import RUN_FIELDS
 from graphrag.settings import REPO_ROOT

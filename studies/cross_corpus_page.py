@@ -18,7 +18,7 @@ import pandas as pd
 from graphrag.eval import stats
 from graphrag.eval.hops import ALL_HOPS, hop_shares
 from graphrag.report.headline import TUNING_SET, is_tuning_set
-from graphrag.report.hops import shares_table
+from graphrag.report.hop_tables import shares_table
 from graphrag.report.judged import discrimination_row, ragas_cell
 from graphrag.report.sections import (
     JUDGE_FIELD,

@@ -18,7 +18,6 @@ from graphrag.eval import stats
 from graphrag.eval.hops import hop_shares
 from graphrag.eval.stats import frontier
 from graphrag.llm.usage import UNKNOWN_HOST
-from graphrag.report.analysis import partial_methods
 from graphrag.report.headline import CAVEAT, is_tuning_set
 from graphrag.report.tables import md, number, p_phrase, p_text, signed, with_ci
 from studies.cross_corpus import (
@@ -28,6 +27,7 @@ from studies.cross_corpus import (
     method_means,
     significant,
 )
+from studies.report_reading import partial_methods
 
 
 def _claim(row: Any, baseline: str) -> str:

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from test_report import META, RAGAS, section, synthetic_records
 
-from graphrag.report.folder import write_report
+from graphrag.report.eval_report import write_report
 from graphrag.report.headline import TUNING_SET, headline
 
 DEV = {f"q{q:02d}" for q in range(0, 16, 2)}  # the even questions, both types
@@ -64,13 +64,6 @@ def test_the_report_scores_and_tests_the_test_questions_and_keeps_all_in_a_secon
     for title in ("Scores by method", "Scores by question type", "Tests against naive"):
         assert tables(section(summary, title)) == tables(section(alone, title)), title
         assert "**Headline: the 8 test questions**" in section(summary, title)
-    reading = summary.split("## Reading", 1)[1]
-    assert reading.splitlines()[2].startswith("**Headline: the 8 test questions**")
-    assert reading == alone.split("## Reading", 1)[1].replace(
-        " (no dev question in this run).",
-        "; 8 dev questions were used to choose defaults and "
-        "are shown separately (Scores by method, all questions).",
-    )
     # ... the all-questions table is the whole run's, and the run, failures and cost sections
     # count every record.
     secondary = section(summary, "Scores by method, all questions")
@@ -84,7 +77,7 @@ def test_the_report_scores_and_tests_the_test_questions_and_keeps_all_in_a_secon
 def test_a_report_of_dev_questions_labels_every_headline_table_a_tuning_set(tmp_path) -> None:
     records = synthetic_records().assign(split="dev")
     summary = (write_report(records, tmp_path / "r", RAGAS, META) / "summary.md").read_text()
-    for title in ("Scores by method", "Scores by question type", "Tests against naive", "Reading"):
+    for title in ("Scores by method", "Scores by question type", "Tests against naive"):
         assert "**Tuning set (dev questions: defaults were chosen on them).**" in section(
             summary, title
         ), title

@@ -21,7 +21,7 @@ from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.report import plots as viz
-from graphrag.report.hops import hops_section
+from graphrag.report.hop_tables import hops_section
 from graphrag.settings import REPO_ROOT
 
 PARAGRAPHS = {

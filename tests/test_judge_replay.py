@@ -18,7 +18,7 @@ from graphrag.eval.runner import evaluate_pair, judge_sample_ids
 from graphrag.llm.cache import FORMAT_FILE, ResponseCache
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.naive import NaiveRAG
-from graphrag.report.folder import write_report
+from graphrag.report.eval_report import write_report
 from graphrag.settings import REPO_ROOT
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl")

@@ -1,4 +1,5 @@
-"""The report folder: records on disk, a generated summary that matches the numbers, and plots."""
+"""The report folder: records on disk, a summary whose tables match the numbers, and plots
+(the reading our own reports add is ``studies.report_prose``'s, tested in studies/tests)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from statsmodels.stats.multitest import multipletests
 from graphrag.eval import judge_validity
 from graphrag.eval.stats import RecordsError, summarize
 from graphrag.report import plots as viz
-from graphrag.report.folder import write_report
+from graphrag.report.eval_report import write_report
 
 RAGAS = ["faithfulness", "answer_relevancy", "context_recall"]
 METHODS = ("naive", "hyde", "local")
@@ -88,11 +89,6 @@ def synthetic_records(seed: int = 0) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
-
-
-def reading_line(summary: str, metric: str) -> str:
-    reading = summary.split("## Reading", 1)[1]
-    return next(line for line in reading.splitlines() if line.startswith(f"- **{metric}**:"))
 
 
 def section(summary: str, title: str) -> str:
@@ -193,32 +189,8 @@ def test_summary_shows_the_run_the_ns_and_the_failures(report: Path) -> None:
     assert hyde_cost in section(summary, "Cost per answer")
 
 
-def test_reading_names_the_constructed_best_method_and_only_supported_differences(
-    records: pd.DataFrame, report: Path
-) -> None:
-    summary = (report / "summary.md").read_text(encoding="utf-8")
-    faithfulness = reading_line(summary, "faithfulness")
-    assert "highest mean: local" in faithfulness
-    assert "Supported against naive: local > naive" in faithfulness
-    assert "hyde >" not in faithfulness
-    assert "3 of 48 answers have no score" in faithfulness
-
-    keyword = reading_line(summary, "keyword_hit_rate")
-    assert "highest mean: local 0.875" in keyword
-    assert "local > naive" in keyword and "hyde" not in keyword.split("Supported")[1]
-
-    relevancy = reading_line(summary, "answer_relevancy")
-    assert "No difference from naive passes Holm" in relevancy
-    assert ">" not in relevancy.split(":", 1)[1]
-    assert "Not tested (judge verdict: not measured)." in reading_line(summary, "context_recall")
-
-    # The best method named for each metric is the one with the highest mean in the numbers.
-    table = summarize(records, [*RAGAS, "keyword_hit_rate", "evidence_recall"])
-    for metric in [*RAGAS, "keyword_hit_rate", "evidence_recall"]:
-        best = table.loc[table[f"{metric}_mean"].idxmax(), "method"]
-        assert f"highest mean: {best} " in reading_line(summary, metric), metric
-
-    tests = section(summary, "Tests against naive")
+def test_the_tests_section_declares_the_family_and_lists_what_it_leaves_out(report: Path) -> None:
+    tests = section((report / "summary.md").read_text(encoding="utf-8"), "Tests against naive")
     assert "Holm" in tests and "0.050" in tests
     assert "| faithfulness | local | 13 |" in tests
     assert "| context_recall |" not in tests  # its judge was not shown informative
@@ -227,6 +199,7 @@ def test_reading_names_the_constructed_best_method_and_only_supported_difference
         "together; saturated, listed not tested: none; judge not shown informative, listed "
         "not tested: context_recall (not measured)."
     ) in tests
+    assert "## Reading" not in (report / "summary.md").read_text(encoding="utf-8")
 
 
 def test_the_family_is_written_for_programs_and_is_the_summary_s(report: Path) -> None:
@@ -298,10 +271,6 @@ def test_a_method_with_no_faithfulness_scores_still_renders(
     assert "| local | faithfulness | 16 / 16 | 0 / 16 | TimeoutError: judge timed out (×16) |" in (
         summary
     )
-    faithfulness = reading_line(summary, "faithfulness")
-    assert "No scores for local." in faithfulness
-    assert "highest mean: local" not in faithfulness
-    assert "Not tested (judge verdict: not measured)." in faithfulness
     for name in PNGS:
         assert imread(out / name).shape[0] > 200, name
 
@@ -313,7 +282,6 @@ def test_a_metric_with_no_scores_at_all_and_a_partial_run_still_render(
     partial = records.drop(index=records.index[(records["method"] == "hyde")][:5])
     out = write_report(partial, tmp_path / "report", RAGAS, META)
     summary = (out / "summary.md").read_text(encoding="utf-8")
-    assert "no method has any score" in reading_line(summary, "faithfulness")
     assert "43 (question, method) rows; 16 questions × 3 methods; 5 pairs missing" in summary
     hyde_row = next(
         line
@@ -330,7 +298,6 @@ def test_a_single_method_renders_without_comparisons(records: pd.DataFrame, tmp_
     out = write_report(records[records["method"] == "local"], tmp_path / "report", RAGAS, meta)
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "No method besides local." in section(summary, "Tests against local")
-    assert "nothing to compare" in reading_line(summary, "faithfulness")
     run = section(summary, "Run")
     assert "16 questions × 1 methods" in run
     assert "- **Questions file:** q.jsonl" in run
@@ -351,8 +318,8 @@ def test_missing_metric_columns_and_empty_records_are_named(
 def test_judge_validity_and_saturation_are_printed_beside_the_ragas_scores(
     records: pd.DataFrame, tmp_path: Path
 ) -> None:
-    """A judge that always says 1 on its controls is flagged in the tables and the reading;
-    a metric the judge scores 1.000 almost everywhere is called saturated."""
+    """A judge that always says 1 on its controls is flagged in the tables, beside the
+    scores and in the Judge validity section."""
     records["context_recall"] = 1.0
     controls = pd.DataFrame(
         {
@@ -386,59 +353,7 @@ def test_judge_validity_and_saturation_are_printed_beside_the_ragas_scores(
     assert "| context_recall | other_contexts | 0 | 0 | 3 | — | not measured (not recorded) |" in (
         validity
     )
-    assert "not evidence either way" in reading_line(summary, "faithfulness")
-    recall = reading_line(summary, "context_recall")
-    assert "48 of 48 scores at 1.000: the judge is saturated" in recall
-    assert "unvalidated" in recall
     assert (out / "judge_controls.csv").is_file()
-
-
-def test_reading_counts_the_differences_holm_keeps_over_the_family(report: Path) -> None:
-    summary = (report / "summary.md").read_text(encoding="utf-8")
-    tests = pd.read_csv(report / "tests.csv")
-    called = int((tests["p_holm"] < 0.05).sum())
-    before_only = int(((tests["p_value"] < 0.05) & (tests["p_holm"] >= 0.05)).sum())
-    assert called == 2  # faithfulness and keyword hits: local over naive (hyde under naive
-    # on evidence recall passes before the correction only: Holm over 8 tests, not 2)
-    assert before_only == 1
-    overview = next(line for line in section(summary, "Reading").splitlines() if "Overall" in line)
-    assert f"{called} of {len(tests)} tests against naive pass Holm" in overview
-    assert f"{before_only} more pass before the correction only" in overview
-
-
-def test_reading_says_how_far_an_unsupported_metric_is_from_a_difference(report: Path) -> None:
-    """answer_relevancy is noise: the reading names the test nearest to a difference with its
-    p before and after Holm, as the family's table has them."""
-    relevancy = reading_line(
-        (report / "summary.md").read_text(encoding="utf-8"), "answer_relevancy"
-    )
-    tests = pd.read_csv(report / "tests.csv").query("metric == 'answer_relevancy'")
-    nearest = tests.sort_values("p_value", kind="stable").iloc[0]
-    assert f"Nearest: {nearest.method} − naive {nearest.mean_diff:+.3f}" in relevancy
-    assert f"p = {nearest.p_value:.3f} before and p = {nearest.p_holm:.3f} after Holm" in relevancy
-    # With 16 questions the test's floor (2 / 2**16) is no limit, so it is not mentioned.
-    assert "smallest p" not in (report / "summary.md").read_text(encoding="utf-8")
-
-
-def test_reading_says_when_too_few_questions_can_never_pass_holm(
-    records: pd.DataFrame, tmp_path: Path
-) -> None:
-    """On 6 questions a Wilcoxon p is at least 2 / 2**6 = 0.031, 0.125 after Holm over the
-    family's 4 tests (keyword hits and evidence recall, hyde and local against naive):
-    even local's constructed lead on keyword hits cannot be called, and the reading says why."""
-    few = records[records["question_id"].isin([f"q{q:02d}" for q in (2, 3, 6, 7, 10, 11)])]
-    out = write_report(few, tmp_path / "report", RAGAS, META)
-    summary = (out / "summary.md").read_text(encoding="utf-8")
-    keyword = reading_line(summary, "keyword_hit_rate")
-    assert "No difference from naive passes Holm" in keyword
-    assert (
-        "With 6 pairs and 4 tests no difference can pass the criterion: the smallest p after "
-        "Holm is 0.125." in keyword
-    )
-    assert (
-        "- **Power**: on 6 questions the smallest p the paired test can give is 0.031 (all 6 "
-        "differences on one side), 0.125 after Holm over the family's 4 tests" in summary
-    )
 
 
 def test_a_saturated_judge_free_metric_is_called_saturated(
@@ -447,11 +362,8 @@ def test_a_saturated_judge_free_metric_is_called_saturated(
     records["keyword_hit_rate"] = 1.0
     out = write_report(records, tmp_path / "report", RAGAS, META)
     summary = (out / "summary.md").read_text(encoding="utf-8")
-    keyword = reading_line(summary, "keyword_hit_rate")
-    assert "Saturated (48 of 48 scores at 1.000): listed, not tested." in keyword
     assert "saturated, listed not tested: keyword_hit_rate (48 of 48 scores at 1.000)" in summary
     assert "| keyword_hit_rate |" not in section(summary, "Tests against naive")
-    assert "saturated" not in reading_line(summary, "faithfulness")
 
 
 def test_plot_metrics_by_method_draws_one_bar_per_scored_method_and_metric(
@@ -469,49 +381,6 @@ def test_plot_metrics_by_method_draws_one_bar_per_scored_method_and_metric(
     assert heights == sorted(round(v, 6) for v in pd.concat(means).dropna())
     legend = [text.get_text() for text in axes.get_legend().get_texts()]
     assert legend == ["naive", "hyde (no scores: context_recall)", "local"]
-
-
-def test_a_method_asked_fewer_questions_is_not_named_best_by_its_mean(
-    records: pd.DataFrame, tmp_path: Path
-) -> None:
-    """A method recorded on the first questions only (eval --method-limits) has a mean over
-    other questions than the rest: the reading names the best among those asked all of them."""
-    first = list(pd.unique(records["question_id"]))[:5]
-    partial = records[(records["method"] != "naive") | records["question_id"].isin(first)].copy()
-    partial.loc[partial["method"] == "naive", "keyword_hit_rate"] = 1.0  # best, on 5 only
-    out = write_report(partial, tmp_path / "report", RAGAS, META)
-    keyword = reading_line((out / "summary.md").read_text(encoding="utf-8"), "keyword_hit_rate")
-    assert "highest mean: naive" not in keyword
-    assert "highest mean" in keyword
-
-
-def test_a_method_with_few_judgements_recorded_is_not_named_best_by_their_mean(
-    records: pd.DataFrame, tmp_path: Path
-) -> None:
-    """A replay that holds only a few of a method's judgements (cache hits on prompts another
-    method shared) gives a mean over those few: the reading ranks the methods judged on the
-    whole sample and names the partly recorded one apart, with its counts."""
-    naive = records["method"] == "naive"
-    records.loc[naive, "faithfulness"] = 1.0  # the best mean, on two judgements only
-    unrecorded = naive & ~records["question_id"].isin(["q10", "q11"])
-    records.loc[unrecorded, "faithfulness"] = math.nan
-    records.loc[unrecorded, "faithfulness_error"] = "not recorded"
-    out = write_report(records, tmp_path / "report", RAGAS, META)
-    summary = (out / "summary.md").read_text(encoding="utf-8")
-    faithfulness = reading_line(summary, "faithfulness")
-    assert "highest mean: naive" not in faithfulness
-    assert "highest mean" in faithfulness
-    assert "Partly recorded, not ranked: naive (n=2; 14 not recorded)." in faithfulness
-    keyword = reading_line(summary, "keyword_hit_rate")
-    assert "Partly recorded" not in keyword  # a judge-free metric has nothing to record
-
-    # When no method has every judgement, all are ranked and none is set apart.
-    records.loc[records["question_id"] == "q00", "faithfulness"] = math.nan
-    records.loc[records["question_id"] == "q00", "faithfulness_error"] = "not recorded"
-    out = write_report(records, tmp_path / "again", RAGAS, META)
-    faithfulness = reading_line((out / "summary.md").read_text(encoding="utf-8"), "faithfulness")
-    assert "highest mean: naive 1.000" in faithfulness
-    assert "Partly recorded" not in faithfulness
 
 
 def test_unrecorded_and_unsampled_judgements_are_shown_not_dropped(
@@ -550,8 +419,6 @@ def test_unrecorded_and_unsampled_judgements_are_shown_not_dropped(
         line for line in failures.splitlines() if line.startswith("| naive | faithfulness |")
     )
     assert "| 2 / 16 |" in naive_failure and "not recorded" not in naive_failure.split("|")[5]
-    recall = reading_line(summary, "context_recall")
-    assert recall.startswith("- **context_recall**: not recorded (0 of 48 judged)")
 
 
 def test_the_plots_of_a_report_name_a_metric_the_judge_is_not_informative_on(
@@ -585,17 +452,3 @@ def test_the_plots_of_a_report_name_a_metric_the_judge_is_not_informative_on(
         titles = [axes.get_title() for axes in figure.axes]
         assert any(t.startswith("faithfulness (judge not informative)") for t in titles)
         assert not any("answer_relevancy (" in t for t in titles)  # not measured: no verdict
-
-
-def test_a_saturated_judge_with_informative_controls_is_said_saturated_once(
-    records: pd.DataFrame, tmp_path: Path
-) -> None:
-    """A metric whose judge separates the controls but scores 1.000 almost everywhere is left
-    out of the tests as saturated; its reading line says so once, not again as a judge note."""
-    records["context_recall"] = 1.0
-    controls = informative_controls("context_recall")
-    out = write_report(records, tmp_path / "report", RAGAS, META, controls=controls)
-    recall = reading_line((out / "summary.md").read_text(encoding="utf-8"), "context_recall")
-    assert "Saturated (48 of 48 scores at 1.000): listed, not tested." in recall
-    assert recall.count("scores at 1.000") == 1
-    assert "The judge separated real answers from planted controls" in recall

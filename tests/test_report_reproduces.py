@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
-from graphrag.report.folder import machine_independent
+from graphrag.report.eval_report import machine_independent
 from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 from studies.recorded import recorded_run

@@ -9,7 +9,6 @@ import pytest
 from conftest import DEMO_DOCS, MUSIQUE
 
 from graphrag.eval.retrieval import RetrievalEvalError
-from graphrag.report.retrieval import frontier_figure, reading, summary_section
 from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 
@@ -85,15 +84,8 @@ def test_retrieval_page_tests_every_method_against_naive(musique_run) -> None:
     assert (tests["p_holm"] >= tests["p_value"]).all()
     for method in ("naive", "local"):
         assert f"| {method} | " in text
-    assert "## Evidence per hop" in text and "## Reading" in text
+    assert "## Evidence per hop" in text
     assert len(pd.read_csv(out / "hops.csv")) >= 2 * LIMIT * 2  # every hop of every record
-    # the cross-corpus summary's section is generated from the files the run left
-    section = summary_section(out)
-    assert section[0] == f"## Retrieval only: {out.name}"
-    assert sum(line.startswith("| naive | ") for line in section) == 1
-    assert [line for line in section if line.startswith("- ")] == [
-        f"- {sentence}" for sentence in reading(tests, 0.05)
-    ]
 
 
 def test_report_methods_are_refused_by_name(musique_index, musique_settings, tmp_path) -> None:
@@ -106,46 +98,6 @@ def test_report_methods_are_refused_by_name(musique_index, musique_settings, tmp
                 methods=["naive", "global", "drift"],
                 progress=False,
             )
-
-
-def _tests(*rows: tuple[str, str, float, float, float]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "metric": metric,
-                "method": method,
-                "n": 100,
-                "mean_diff": diff,
-                "ci_low": diff - 0.02,
-                "ci_high": diff + 0.02,
-                "p_value": p,
-                "p_holm": p_holm,
-            }
-            for metric, method, diff, p, p_holm in rows
-        ]
-    )
-
-
-def test_reading_claims_only_what_passes_holm() -> None:
-    some = _tests(
-        ("recall_at_5", "ppr", 0.05, 0.004, 0.012),
-        ("recall_at_5", "local", 0.03, 0.04, 0.08),
-    )
-    none = _tests(
-        ("recall_at_5", "local", 0.03, 0.04, 0.08), ("recall_at_2", "ppr", 0.01, 0.3, 0.6)
-    )
-
-    assert reading(some, 0.05) == [
-        "ppr > naive on recall_at_5 (ppr minus naive: +0.050 [+0.030, +0.070], "
-        "p 0.004 before and 0.012 after Holm, n=100).",
-        "Not significant: the other 1; the nearest is local on recall_at_5, "
-        "+0.030 [+0.010, +0.050], p 0.040 before and 0.080 after Holm.",
-    ]
-    (sentence,) = reading(none, 0.05)
-    assert sentence.startswith(
-        "No difference from naive passes Holm's correction at 0.05 (2 tested)"
-    )
-    assert "local on recall_at_5" in sentence and "p 0.040 before and 0.080 after" in sentence
 
 
 def test_retrieval_runs_inside_a_running_event_loop(demo_index, replay_settings, tmp_path):
@@ -161,26 +113,3 @@ def test_retrieval_runs_inside_a_running_event_loop(demo_index, replay_settings,
     records = asyncio.run(in_a_notebook())
     assert list(records["method"]) == ["naive"] * 3
     assert records["evidence_recall"].notna().all()
-
-
-def test_the_full_size_frontier_plots_every_method_at_its_retrieval_prompt_cost() -> None:
-    """Real data: the committed MuSiQue-full retrieval report (notebook 4's full-size
-    frontier). Every method is a dot at the prompt tokens its retrieval sends the model on the
-    test questions; the methods calling no model sit at 0, and the frontier starts at the best
-    of those."""
-    folder = REPORTS / "musique_retrieval"
-    records = pd.read_parquet(folder / "retrieval.parquet")
-    test = records[records["split"] == "test"]
-    figure = frontier_figure(folder)
-    recall = figure.axes[0]
-    assert recall.get_title() == "recall_at_5 vs cost"
-    assert recall.get_xlabel().startswith("Mean prompt tokens per question")
-    tokens = test.groupby("method")["prompt_tokens"].mean()
-    means = test.groupby("method")["recall_at_5"].mean()
-    free = tokens[tokens == 0].index
-    assert {"naive", "integrate", "hybrid"} <= set(free) and "hipporag" not in free
-    step = next(line for line in recall.get_lines() if line.get_linestyle() == "--")
-    # the frontier starts at cost 0 with the best method that calls no model
-    assert step.get_xdata()[0] == 0 and step.get_ydata()[0] == pytest.approx(means[free].max())
-    labels = {text.get_text() for text in recall.texts}
-    assert set(test["method"]) <= labels  # all ten methods, none left out

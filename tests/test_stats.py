@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graphrag.eval.family import declare_family
+from graphrag.eval.significance import declare_family
 from graphrag.eval.stats import (
     Estimate,
     RecordsError,

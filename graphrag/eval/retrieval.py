@@ -111,7 +111,7 @@ def check_methods(names: Sequence[str]) -> None:
 @dataclasses.dataclass
 class RetrievalRun:
     """A retrieval evaluation's scored records, per-hop rows, description and statistics'
-    settings, for ``report.retrieval.write_report``."""
+    settings, for ``report.retrieval_report.write_report``."""
 
     records: pd.DataFrame
     hops: pd.DataFrame

@@ -1,5 +1,5 @@
 """Batch evaluation: every method answers every question, then is scored (the caller writes
-the report: ``report.folder.write_evaluation``); a rerun resumes from the recorded cache.
+the report: ``report.eval_report.write_evaluation``); a rerun resumes from the recorded cache.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ ANSWER_STAGE, CONTROLS_STAGE, PAIRWISE_STAGE = "answer and judge", "judge contro
 
 @dataclass
 class EvalRun:
-    """What an evaluation computed, for ``report.folder.write_evaluation`` to write."""
+    """What an evaluation computed, for ``report.eval_report.write_evaluation`` to write."""
 
     records: pd.DataFrame
     metrics: list[str]

@@ -1,1 +1,1 @@
-"""What a reader sees: report folders, tables, the reading, plots, the graph page."""
+"""What a reader sees: report folders, their tables and plots, the graph page."""

@@ -1,7 +1,7 @@
 """The numbers an evaluation report is made of, computed once from the records.
 
-The tables, the generated reading and the plots all read one ``Analysis``, so the prose can
-never disagree with the tables it describes.
+The tables and the plots (and the reading ``studies`` generates) all read one ``Analysis``,
+so the prose can never disagree with the tables it describes.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.family import Family, baseline_of, declare_family
 from graphrag.eval.hops import ALL_HOPS, all_hops_found
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
 from graphrag.eval.questions import QUESTION_TYPES
+from graphrag.eval.significance import Family, baseline_of, declare_family
 
 REQUIRED_COLUMNS = ("question_id", "type", "method")
 
@@ -124,19 +124,16 @@ def report_family(
     return declare_family(tables, baseline, untested, **options)
 
 
-def partial_methods(records: pd.DataFrame) -> dict[str, int]:
-    """Return the methods asked fewer questions than the run has (``--method-limits``), with
-    how many: their means are over other questions, only their paired tests compare them."""
-    asked = records.groupby("method", sort=False)["question_id"].nunique()
-    every = records["question_id"].nunique()
-    return {str(method): int(n) for method, n in asked.items() if n < every}
+def failed_answers(frame: pd.DataFrame) -> pd.Series:
+    """Return, per row, whether it is an answer the method failed to give."""
+    if "answer_error" not in frame:
+        return pd.Series(False, index=frame.index)
+    return frame["answer_error"].map(lambda e: isinstance(e, str) and bool(e))
 
 
 def answer_failures(frame: pd.DataFrame) -> int:
     """Return how many rows of ``frame`` are answers the method failed to give."""
-    if "answer_error" not in frame:
-        return 0
-    return int(frame["answer_error"].map(lambda e: isinstance(e, str) and bool(e)).sum())
+    return int(failed_answers(frame).sum())
 
 
 def headline_lines(analysis: Analysis) -> list[str]:
@@ -144,9 +141,14 @@ def headline_lines(analysis: Analysis) -> list[str]:
     return [analysis.headline, ""] if analysis.headline else []
 
 
-def failed_in(analysis: Analysis, **keys: str) -> int:
-    """Return the failed answers among the records whose ``keys`` columns equal the values."""
+def rows_of(analysis: Analysis, **keys: str) -> pd.DataFrame:
+    """Return the records whose ``keys`` columns equal the values."""
     frame = analysis.records
     for column, value in keys.items():
         frame = frame[frame[column] == value]
-    return answer_failures(frame)
+    return frame
+
+
+def failed_in(analysis: Analysis, **keys: str) -> int:
+    """Return the failed answers among the records whose ``keys`` columns equal the values."""
+    return answer_failures(rows_of(analysis, **keys))

@@ -15,10 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from graphrag.eval import stats
-from graphrag.eval.stats import summary_row
-from graphrag.report.analysis import Analysis
-from graphrag.report.tables import cell, md, table
+from graphrag.report.analysis import Analysis, answer_failures, failed_answers, rows_of
+from graphrag.report.tables import md, table
 
 FAILURES = "failures"
 FAILURE_TEXT_LIMIT = 160  # one failure's text in the list of degraded answers
@@ -41,15 +39,9 @@ def failure_lists(frame: pd.DataFrame) -> pd.Series:
     return frame[FAILURES].map(_as_list)
 
 
-def _failed(frame: pd.DataFrame) -> pd.Series:
-    if "answer_error" not in frame:
-        return pd.Series(False, index=frame.index)
-    return frame["answer_error"].map(lambda e: isinstance(e, str) and bool(e))
-
-
 def is_degraded(frame: pd.DataFrame) -> pd.Series:
     """Return, per row, whether the answer was given but lost a step (not a failed answer)."""
-    return ~_failed(frame) & failure_lists(frame).map(bool)
+    return ~failed_answers(frame) & failure_lists(frame).map(bool)
 
 
 def degraded_answers(frame: pd.DataFrame) -> int:
@@ -59,68 +51,13 @@ def degraded_answers(frame: pd.DataFrame) -> int:
 
 def degraded_in(analysis: Analysis, **keys: str) -> int:
     """Return the degraded answers among the records whose ``keys`` columns equal the values."""
-    frame = analysis.records
-    for column, value in keys.items():
-        frame = frame[frame[column] == value]
-    return degraded_answers(frame)
+    return degraded_answers(rows_of(analysis, **keys))
 
 
 def failure_texts(frame: pd.DataFrame) -> pd.Series:
     """Return the failure texts of ``frame``'s degraded answers, one per row."""
     lists = failure_lists(frame)[is_degraded(frame)]
     return pd.Series([text for failures in lists for text in failures], dtype=object)
-
-
-def complete_answers(records: pd.DataFrame) -> pd.DataFrame:
-    """Return the records of complete answers: neither failed nor degraded."""
-    return records[~_failed(records) & ~is_degraded(records)]
-
-
-def complete_scores_section(analysis: Analysis) -> list[str]:
-    """Return the ``Scores by method, complete answers only`` table when some answer is
-    degraded, else one line saying none was."""
-    records = analysis.records
-    if not degraded_answers(records):
-        return [
-            "No answer was degraded (no dropped map batch or draft, DRIFT follow-up, lazy "
-            "report or cut report text): the scores above are over complete answers."
-        ]
-    complete = complete_answers(records)
-    options = {"n_resamples": analysis.n_resamples, "seed": analysis.seed}
-    summary = stats.summarize(complete, analysis.metrics, by=("method",), **options)
-    rows = []
-    for method in analysis.methods:
-        cells = [
-            cell(summary_row(summary, method=method), m, ragas=m in analysis.ragas_metrics)
-            for m in analysis.metrics
-        ]
-        rows.append([md(method), str(int((complete["method"] == method).sum())), *cells])
-    return [
-        "## Scores by method, complete answers only",
-        "",
-        "The table above again, over the answers that were neither failed nor degraded (a "
-        "degraded answer was given after losing a step: see Degraded answers). Where a "
-        "method's scores differ much between the two tables, its degraded answers carry them.",
-        "",
-        *table(["Method", "Complete answers", *analysis.metrics], rows),
-    ]
-
-
-def degraded_reading(analysis: Analysis) -> list[str]:
-    """Return the Reading's line on degraded answers (none when no answer was degraded)."""
-    records = analysis.records
-    total = degraded_answers(records)
-    if not total:
-        return []
-    by_method = [
-        f"{method} {n}"
-        for method in analysis.methods
-        if (n := degraded_answers(records[records["method"] == method]))
-    ]
-    return [
-        f"- **Degraded answers**: {total} of {len(records)} ({', '.join(by_method)}); the "
-        "means include them, the table of complete answers only leaves them out."
-    ]
 
 
 def _shorten(text: str) -> str:
@@ -136,9 +73,8 @@ def degraded_section(analysis: Analysis) -> list[str]:
     if degraded.empty:
         return []
     counts = [
-        f"- {md(method)}: failed {_count_failed(records, method)}, degraded "
-        f"{degraded_answers(records[records['method'] == method])} of "
-        f"{int((records['method'] == method).sum())} answers"
+        f"- {md(method)}: failed {answer_failures(rows_of(analysis, method=method))}, degraded "
+        f"{degraded_in(analysis, method=method)} of {len(rows_of(analysis, method=method))} answers"
         for method in analysis.methods
     ]
     rows = [
@@ -153,16 +89,12 @@ def degraded_section(analysis: Analysis) -> list[str]:
         "An answer is degraded when the method answered after losing a step: a failed map "
         "batch or draft (global search), a failed follow-up (DRIFT), a community report a lazy "
         "index could not write, or report text cut to the map's batch budget. Degraded answers "
-        "are scored with the others; the complete-answers table leaves them out.",
+        "are scored with the others.",
         "",
         *counts,
         "",
         *table(["Question", "Method", "Failures"], rows),
     ]
-
-
-def _count_failed(records: pd.DataFrame, method: str) -> int:
-    return int(_failed(records[records["method"] == method]).sum())
 
 
 def degraded_pairs(records: pd.DataFrame) -> set[tuple[str, str]]:

@@ -2,9 +2,9 @@
 
 Defaults may be chosen on ``dev`` questions only (``eval.questions``), so a score on them is a
 score on a tuning set. ``headline`` picks the rows the Scores-by-method table, the per-type
-tables, the head-to-head, the paired comparisons and the Reading are computed on, and the label
+tables, the head-to-head and the paired comparisons are computed on, and the label
 they carry; the Run, Failures and Cost sections and a secondary all-questions table read every
-record. Called once per report, where its records are read: ``folder.write_report`` (and
+record. Called once per report, where its records are read: ``eval_report.write_report`` (and
 ``studies.cross_corpus.load_report``, so the cross-corpus summary reads the same rows).
 """
 

@@ -12,7 +12,7 @@ import pandas as pd
 from graphrag.eval.judge import NOT_RECORDED, NOT_SAMPLED
 from graphrag.eval.judge_validity import Discrimination
 from graphrag.eval.stats import summary_row
-from graphrag.report.analysis import Analysis
+from graphrag.report.analysis import Analysis, rows_of
 from graphrag.report.tables import MISSING, with_ci
 
 NO_ANSWER = "no answer"  # the error prefix of a metric whose answer failed (eval/runner.py)
@@ -52,13 +52,6 @@ def judged(frame: pd.DataFrame, metric: str) -> Judged:
     no_answer = int((missing & text.str.startswith(NO_ANSWER)).sum())
     failed = int(missing.sum()) - not_recorded - not_sampled - no_answer
     return Judged(len(frame), int((~missing).sum()), failed, no_answer, not_recorded, not_sampled)
-
-
-def rows_of(analysis: Analysis, **keys: str) -> pd.DataFrame:
-    frame = analysis.records
-    for column, value in keys.items():
-        frame = frame[frame[column] == value]
-    return frame
 
 
 def ragas_cell(analysis: Analysis, summary: pd.DataFrame, metric: str, **keys: str) -> str:

@@ -15,7 +15,7 @@ from graphrag.eval import judge_validity, pairwise, stats
 from graphrag.eval.hops import HOP_COLUMNS
 from graphrag.eval.runner import index_cost
 from graphrag.report import plots as viz
-from graphrag.report.folder import write_report
+from graphrag.report.eval_report import write_report
 from graphrag.settings import REPO_ROOT
 from studies.cross_corpus import SummaryError, load_report, pooled_pairwise
 from studies.cross_corpus_page import corpus_section, render_summary

@@ -13,9 +13,9 @@ import pytest
 from conftest import MUSIQUE
 
 from graphrag.eval.retrieval import RetrievalEvalError
-from graphrag.report.retrieval import summary_section
 from graphrag.workbench import Workbench
 from studies.crossfit import SETTING_KEY, cross_fit, fold_of
+from studies.report_prose import retrieval_section
 
 LIMIT = 12
 WEIGHTS = (1.0, 0.05)  # the default first: it wins ties
@@ -80,7 +80,7 @@ def test_each_fold_takes_the_candidate_best_on_the_other_folds(candidate_runs, t
     page = (out / "summary.md").read_text(encoding="utf-8")
     assert "## Cross-fitting" in page
     assert pd.read_csv(out / "selection.csv")["chosen"].tolist() == selection["chosen"].tolist()
-    assert "| ppr (cross-fitted) |" in "\n".join(summary_section(out))
+    assert "| ppr (cross-fitted) |" in "\n".join(retrieval_section(out))
 
 
 def test_folds_are_seeded_balanced_and_cover_every_question() -> None:

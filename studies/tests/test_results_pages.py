@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from graphrag.report.folder import write_report
-from graphrag.report.retrieval import summary_section
+from graphrag.report.eval_report import write_report
 from graphrag.settings import REPO_ROOT
 from studies.cross_corpus import answer_metric, load_report, significant
+from studies.report_prose import retrieval_section
 from studies.results_pages import (
     CHUNK_METHODS,
     README_END,
@@ -49,7 +49,7 @@ def _block(path: Path, start: str, end: str) -> str:
 def committed():
     args = _summarize_args()
     reports = [load_report(REPO_ROOT / folder, args.baseline) for folder in args.reports]
-    retrieval = [summary_section(REPO_ROOT / folder) for folder in args.retrieval or ()]
+    retrieval = [retrieval_section(REPO_ROOT / folder) for folder in args.retrieval or ()]
     return args, reports, retrieval
 
 

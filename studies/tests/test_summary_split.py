@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphrag.report.folder import write_report
+from graphrag.report.eval_report import write_report
 from studies.cross_corpus import load_report
 from studies.cross_corpus_page import corpus_section, headline_section
 from studies.cross_corpus_reading import reading_section

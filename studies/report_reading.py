@@ -1,9 +1,12 @@
-"""The "Reading" section of an evaluation summary: what the numbers do and do not support.
+"""The "Reading" section of our committed evaluation summaries: what the numbers do and do
+not support, and the table of complete answers only.
 
-Generated from the same ``Analysis`` as the tables, so it cannot drift from them: the
-differences from the baseline that survive Holm over the report's one test family (or the
-nearest miss), the smallest p this many questions allow, and the metrics that cannot separate
-methods here (saturated, or a judge not shown informative).
+Generated from the same ``Analysis`` as the report's tables (``graphrag.report``), so it cannot
+drift from them: the differences from the baseline that survive Holm over the report's one
+test family (or the nearest miss), the smallest p this many questions allow, and the metrics
+that cannot separate methods here (saturated, or a judge not shown informative). The tables
+already say each of these; the reading puts them in sentences for the reports, the results
+page and notebook 4 (``report_pages`` adds it to a report folder).
 """
 
 from __future__ import annotations
@@ -13,14 +16,74 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import judge_validity, stats
-from graphrag.eval.family import saturation
+from graphrag.eval.significance import saturation
 from graphrag.eval.stats import summary_row
-from graphrag.report.analysis import Analysis, failed_in, headline_lines, partial_methods
-from graphrag.report.degraded import degraded_reading
-from graphrag.report.judged import judged, rows_of
-from graphrag.report.tables import cell, md, number, p_phrase, p_text, signed, with_ci
+from graphrag.report.analysis import Analysis, failed_in, headline_lines, rows_of
+from graphrag.report.degraded import degraded_answers, degraded_in, failed_answers, is_degraded
+from graphrag.report.judged import judged
+from graphrag.report.tables import cell, md, number, p_phrase, p_text, signed, table, with_ci
 
 FLOOR_WORTH_SAYING = 0.001  # below it, the test's floor does not limit what can be called
+
+
+def partial_methods(records: pd.DataFrame) -> dict[str, int]:
+    """Return the methods asked fewer questions than the run has (``--method-limits``), with
+    how many: their means are over other questions, only their paired tests compare them."""
+    asked = records.groupby("method", sort=False)["question_id"].nunique()
+    every = records["question_id"].nunique()
+    return {str(method): int(n) for method, n in asked.items() if n < every}
+
+
+def complete_answers(records: pd.DataFrame) -> pd.DataFrame:
+    """Return the records of complete answers: neither failed nor degraded."""
+    return records[~failed_answers(records) & ~is_degraded(records)]
+
+
+def complete_scores_section(analysis: Analysis) -> list[str]:
+    """Return the ``Scores by method, complete answers only`` table when some answer is
+    degraded, else one line saying none was."""
+    records = analysis.records
+    if not degraded_answers(records):
+        return [
+            "No answer was degraded (no dropped map batch or draft, DRIFT follow-up, lazy "
+            "report or cut report text): the scores above are over complete answers."
+        ]
+    complete = complete_answers(records)
+    options = {"n_resamples": analysis.n_resamples, "seed": analysis.seed}
+    summary = stats.summarize(complete, analysis.metrics, by=("method",), **options)
+    rows = []
+    for method in analysis.methods:
+        cells = [
+            cell(summary_row(summary, method=method), m, ragas=m in analysis.ragas_metrics)
+            for m in analysis.metrics
+        ]
+        rows.append([md(method), str(int((complete["method"] == method).sum())), *cells])
+    return [
+        "## Scores by method, complete answers only",
+        "",
+        "The table above again, over the answers that were neither failed nor degraded (a "
+        "degraded answer was given after losing a step: see Degraded answers). Where a "
+        "method's scores differ much between the two tables, its degraded answers carry them.",
+        "",
+        *table(["Method", "Complete answers", *analysis.metrics], rows),
+    ]
+
+
+def degraded_reading(analysis: Analysis) -> list[str]:
+    """Return the Reading's line on degraded answers (none when no answer was degraded)."""
+    records = analysis.records
+    total = degraded_answers(records)
+    if not total:
+        return []
+    by_method = [
+        f"{method} {n}"
+        for method in analysis.methods
+        if (n := degraded_in(analysis, method=method))
+    ]
+    return [
+        f"- **Degraded answers**: {total} of {len(records)} ({', '.join(by_method)}); the "
+        "means include them, the table of complete answers only leaves them out."
+    ]
 
 
 def _tested(analysis: Analysis, metric: str | None = None) -> pd.DataFrame:

@@ -1,6 +1,6 @@
-"""The retrieval report folder (``graphrag retrieval``) written and read back; its prose names
-only the differences that pass Holm's correction (``eval.retrieval`` computes the tests).
-"""
+"""The retrieval report folder (``graphrag retrieval``) written and read back: scores with
+their CIs, the paired tests against naive RAG (``eval.retrieval`` computes them) and the
+evidence per hop."""
 
 from __future__ import annotations
 
@@ -11,18 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from graphrag.eval import stats
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import BASELINE, RECALL_KS, SCORES, RetrievalEvalError, baseline_tests
 from graphrag.report.headline import headline, restrict, tuned_of
-from graphrag.report.hops import hops_section
-from graphrag.report.plots import plot_cost_quality_frontier
-from graphrag.report.tables import baseline_tests_table, cell, md, p_text, signed, table, with_ci
-from graphrag.settings import repo_relative
+from graphrag.report.hop_tables import hops_section
+from graphrag.report.tables import baseline_tests_table, cell, md, table
 
-ALPHA = 0.05  # as the answer reports (report.folder.write_report)
+ALPHA = 0.05  # as the answer reports (report.eval_report.write_report)
 RECORDS = "retrieval.parquet"
 TESTS = "tests.csv"
 RUN = "run.json"
@@ -57,7 +54,7 @@ def summary_lines(
     every: pd.DataFrame | None = None,
 ) -> list[str]:
     """Return the lines of the retrieval page: setup, scores with CIs, tests, ``extra``,
-    per-hop, reading. ``records`` are the headline's (``report.headline``), named by
+    per-hop. ``records`` are the headline's (``report.headline``), named by
     ``label``; ``every`` (all questions, when more) gets a secondary score table."""
     options = {"seed": seed, "n_resamples": n_resamples}
     secondary = []
@@ -94,38 +91,7 @@ def summary_lines(
     if not hop_rows.empty:
         section = hops_section(hop_rows, per_question=False, **options)
         lines += ["", *section]
-    lines += ["", "## Reading", "", *(f"- {sentence}" for sentence in reading(tests, ALPHA))]
     return lines
-
-
-def reading(tests: pd.DataFrame, alpha: float) -> list[str]:
-    """Return sentences generated from the tests: each difference that passes Holm, then how
-    many do not and the nearest of those, with its p before and after correction."""
-    if tests.empty:
-        return [f"No method was compared with {BASELINE}."]
-    passed = tests[tests["p_holm"] < alpha]
-    sentences = [
-        f"{t.method} {'>' if t.mean_diff > 0 else '<'} {BASELINE} on {t.metric} "
-        f"({t.method} minus {BASELINE}: {with_ci(t.mean_diff, t.ci_low, t.ci_high, signed)}, "
-        f"p {p_text(t.p_value)} before and {p_text(t.p_holm)} after Holm, n={t.n})."
-        for t in passed.itertuples(index=False)
-    ]
-    rest = tests[~(tests["p_holm"] < alpha)]
-    if rest.empty:
-        return sentences
-    nearest = rest.sort_values("p_value", kind="stable").iloc[0]
-    lead = (
-        f"Not significant: the other {len(rest)}"
-        if len(passed)
-        else f"No difference from {BASELINE} passes Holm's correction at {alpha} "
-        f"({len(rest)} tested)"
-    )
-    return [
-        *sentences,
-        f"{lead}; the nearest is {nearest['method']} on {nearest['metric']}, "
-        f"{with_ci(nearest['mean_diff'], nearest['ci_low'], nearest['ci_high'], signed)}, "
-        f"p {p_text(nearest['p_value'])} before and {p_text(nearest['p_holm'])} after Holm.",
-    ]
 
 
 def write_report(
@@ -188,50 +154,3 @@ def read_report(folder: str | Path) -> ReportFiles:
         raise RetrievalEvalError(
             f"{folder} is not a retrieval report (written by `graphrag retrieval`): {err}"
         ) from err
-
-
-def summary_section(folder: str | Path) -> list[str]:
-    """Return the cross-corpus summary's lines for a retrieval report folder: its setting, the
-    score table and the reading."""
-    folder = Path(folder)
-    report = read_report(folder)
-    run, tests = report.run, report.tests
-    records, label = headline(report.records, tuned_of(run))
-    options = {k: run[k] for k in ("seed", "n_resamples") if k in run}
-    return [
-        f"## Retrieval only: {folder.name}",
-        "",
-        "Contexts scored with no answer call (`graphrag retrieval`, "
-        f"{repo_relative(folder / SUMMARY)}): "
-        f"questions {run['questions']}; index {run['index']}; query settings not at their "
-        f"defaults: {run.get('query settings not at their defaults', 'none')}.",
-        "",
-        *([label, ""] if label and report.records.get("split") is not None else []),
-        *score_table(records, options),
-        "",
-        *(f"- {sentence}" for sentence in reading(tests, ALPHA)),
-    ]
-
-
-FRONTIER_COST = "prompt_tokens"  # what a method's retrieval sends the model per question
-
-
-def frontier_figure(folder: str | Path) -> Figure:
-    """Return the cost–quality frontier of a retrieval report's headline questions: recall@5
-    and evidence recall against the prompt tokens each method's retrieval sends the model
-    (HyDE's passage, multi-query's rewrites, HippoRAG's filter, MiniRAG's query analysis).
-    At equal context every method's answer call costs the same, so only the retrieval's own
-    calls set methods apart; a method that calls no model costs 0."""
-    report = read_report(folder)
-    records, _ = headline(report.records, tuned_of(report.run))
-    metrics = [f"recall_at_{max(RECALL_KS)}", "evidence_recall"]
-    options = {k: report.run[k] for k in ("seed", "n_resamples") if k in report.run}
-    by_method = stats.summarize(records, metrics, **options)
-    return plot_cost_quality_frontier(
-        records,
-        by_method,
-        metrics,
-        FRONTIER_COST,
-        n_resamples=options.get("n_resamples", stats.DEFAULT_RESAMPLES),
-        per="question",
-    )

@@ -10,7 +10,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from graphrag.eval import judge_validity, stats
-from graphrag.eval.family import Family, baseline_of, declare_family, saturation
+from graphrag.eval.significance import Family, baseline_of, declare_family, saturation
 from graphrag.report.analysis import analyse
 
 METHODS = ("naive", "hyde", "local", "global")

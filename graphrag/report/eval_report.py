@@ -1,14 +1,17 @@
-"""The evaluation report folder: the records, ``summary.md``, ``run.json``, ``tests.csv`` (the
-test family) and three plots.
+"""The evaluation report folder (``graphrag eval``): the records, ``summary.md``, ``run.json``,
+``tests.csv`` (the test family) and three plots.
 
 Everything is computed from the records and ``meta`` (``analysis``); the sections are in
-``sections``, the generated prose in ``reading``, the plots in ``plots``. The same inputs
-give a byte-identical ``summary.md``; ``run.json`` is the run read back by a program.
+``sections``, the plots in ``plots``. The same inputs give a byte-identical ``summary.md``;
+``run.json`` is the run read back by a program. ``summary_sections`` hands the sections out
+by name, so a caller can add its own (``studies.report_prose`` adds a generated reading to
+the workbench's committed reports).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,7 @@ from graphrag.eval.runner import EvalRun
 from graphrag.report import plots as viz
 from graphrag.report import sections
 from graphrag.report.analysis import Analysis, analyse, headline_lines
-from graphrag.report.degraded import complete_scores_section, degraded_pairs, degraded_section
+from graphrag.report.degraded import degraded_pairs, degraded_section
 from graphrag.report.headline import (
     all_questions,
     all_questions_section,
@@ -30,8 +33,7 @@ from graphrag.report.headline import (
     restrict,
     tuned_of,
 )
-from graphrag.report.hops import hops_section
-from graphrag.report.reading import reading_section
+from graphrag.report.hop_tables import hops_section
 from graphrag.settings import repo_relative
 
 RECORDS_PARQUET = "records.parquet"
@@ -116,14 +118,8 @@ def write_report(
     (out / RUN_JSON).write_text(
         json.dumps(run, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
     )
-    hop_lines = []
-    if hops is not None:
-        hop_options = {"n_resamples": n_resamples, "seed": seed, "degraded": degraded_pairs(rows)}
-        hop_lines = hops_section(restrict(hops, rows), **hop_options)
-        hop_lines[2:2] = headline_lines(analysis) if hop_lines else []
-    (out / SUMMARY_MD).write_text(
-        _render(analysis, full, meta, hop_lines), encoding="utf-8", newline="\n"
-    )
+    parts = summary_sections(analysis, full, meta, evidence_per_hop(analysis, hops))
+    (out / SUMMARY_MD).write_text(render(parts.values()), encoding="utf-8", newline="\n")
     _write_plots(analysis, out)
     return out
 
@@ -152,25 +148,43 @@ def _write_plots(analysis: Analysis, out: Path) -> None:
         figure.savefig(out / name)
 
 
-def _render(analysis: Analysis, full: Analysis, meta: dict[str, Any], hop_lines: list[str]) -> str:
-    """Return ``summary.md``: the headline sections from ``analysis`` (test questions), the
-    run, its failures and costs and the secondary all-questions table from ``full``."""
-    parts = [
-        ["# Evaluation report"],
-        sections.run_section(full, meta),
-        sections.scores_section(analysis),
-        complete_scores_section(analysis),
-        all_questions_section(analysis, full),
-        sections.by_type_section(analysis),
-        hop_lines,
-        sections.failures_section(full),
-        degraded_section(full),
-        sections.judge_validity_section(analysis),
-        sections.pairwise_section(analysis),
-        sections.cost_section(full),
-        sections.comparisons_section(analysis),
-        reading_section(analysis),
-    ]
+def evidence_per_hop(analysis: Analysis, hops: pd.DataFrame | None) -> list[str]:
+    """Return the ``Evidence per hop`` section of the headline rows (none without hop rows),
+    its per-question table marking degraded answers."""
+    if hops is None:
+        return []
+    rows = analysis.records
+    options = {"n_resamples": analysis.n_resamples, "seed": analysis.seed}
+    lines = hops_section(restrict(hops, rows), degraded=degraded_pairs(rows), **options)
+    lines[2:2] = headline_lines(analysis) if lines else []
+    return lines
+
+
+def summary_sections(
+    analysis: Analysis, full: Analysis, meta: dict[str, Any], hops: list[str]
+) -> dict[str, list[str]]:
+    """Return the sections of ``summary.md`` by name, in order: the headline sections from
+    ``analysis`` (test questions), the run, its failures and costs and the secondary
+    all-questions table from ``full``; ``hops``: ``evidence_per_hop``'s lines (an empty
+    section is left out by ``render``)."""
+    return {
+        "title": ["# Evaluation report"],
+        "run": sections.run_section(full, meta),
+        "scores": sections.scores_section(analysis),
+        "all_questions": all_questions_section(analysis, full),
+        "by_type": sections.by_type_section(analysis),
+        "hops": hops,
+        "failures": sections.failures_section(full),
+        "degraded": degraded_section(full),
+        "judge_validity": sections.judge_validity_section(analysis),
+        "pairwise": sections.pairwise_section(analysis),
+        "cost": sections.cost_section(full),
+        "tests": sections.comparisons_section(analysis),
+    }
+
+
+def render(parts: Iterable[list[str]]) -> str:
+    """Return the Markdown page of ``parts`` (each a section's lines), blank lines between."""
     return "\n\n".join("\n".join(lines) for lines in parts if lines) + "\n"
 
 
