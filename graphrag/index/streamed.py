@@ -8,14 +8,8 @@ from typing import Any
 
 from graphrag import prompts
 from graphrag.index.extract.records import RECORD_STOP
-from graphrag.index.reports.stop import REPORT_COPY_STOP
-from graphrag.index.reports.write import REPORT_SCHEMA_NAME
 from graphrag.llm.migrate import StreamedFamily
 from graphrag.settings import IndexSettings
-
-
-def _schema_name(body: dict[str, Any]) -> str | None:
-    return ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
 
 
 def _records_opening() -> str:
@@ -38,10 +32,4 @@ def streamed_families() -> list[StreamedFamily]:
             and str(messages[0].get("content", "")).startswith(opening)
         )
 
-    def is_report(body: dict[str, Any]) -> bool:
-        return _schema_name(body) == REPORT_SCHEMA_NAME
-
-    return [
-        StreamedFamily(RECORD_STOP, is_record_extraction),
-        StreamedFamily(REPORT_COPY_STOP, is_report),
-    ]
+    return [StreamedFamily(RECORD_STOP, is_record_extraction)]

@@ -66,11 +66,6 @@ class IndexSettings:
     """Keep only description sentences whose names and numbers their chunk contains."""
     stop_repeats: bool = True
     """Records: stream each reply and end it where a repetition loop starts."""
-    # off: no committed index's reports were written under it (0 of 236 recorded report replies
-    # stopped by it, 86 it would have cut; graphrag cache migrate); on saves report tokens
-    # (studies/benchmarks/index_cost.py)
-    stop_report_copies: bool = False
-    """Stream each report and end it at a finding that copies the summary or another finding."""
     # the model copied the worked example, or a packed reply skipped the unit
     reextract_empty: bool = True
     """Records: ask again, alone and with another example, for a unit left with no entity."""

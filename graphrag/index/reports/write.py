@@ -13,7 +13,6 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.llm_stage import arun_llm_stage, error_table
-from graphrag.index.reports.stop import REPORT_COPY_STOP
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
 from graphrag.settings import IndexSettings
@@ -205,7 +204,6 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
         prompts.report_schema(settings.report_max_findings),
         name=REPORT_SCHEMA_NAME,
         max_tokens=REPORT_MAX_TOKENS,
-        stop_rule=REPORT_COPY_STOP if settings.stop_report_copies else None,
     )
     return tidy_report(report)
 
