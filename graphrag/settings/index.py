@@ -57,8 +57,6 @@ class IndexSettings:
     """Records: Microsoft GraphRAG's ("entity"<|>name<|>type<|>...) or pipes (entity|name|...)."""
     relationships_follow_up: bool = True
     """Records: a reply naming two or more entities and no relationship is asked for them."""
-    merge_aliases: bool = True
-    """Merge an acronym into the long name the text defines, or a co-occurring entity spells."""
     drop_clause_names: bool = True
     """Drop extracted names that are clauses ("20 people have died on ...") and their edges."""
     # off: on re-records every graph method's answers (studies/benchmarks/description_grounding.py)

@@ -35,12 +35,6 @@ REPORT_MAX_TOKENS = 1200  # completion cap of a report
 REPORT_SCHEMA_NAME = "community_report"  # names the JSON schema of a report request
 
 
-def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
-    """Return the leading lines that fit in ``budget`` tokens, and whether all did."""
-    kept = tokens.pack(lines, budget, overhead=1, skip=False)
-    return [lines[i] for i in kept], len(kept) == len(lines)
-
-
 def report_text(report: dict) -> str:
     """Return a report as the Markdown that query methods read (``full_content``)."""
     findings = "\n".join(f"- {f['summary']}: {f['explanation']}" for f in report["findings"])
@@ -132,9 +126,7 @@ def community_context(
             lines.append(CHILD_SUMMARY_HEADER)
             for c in rest:
                 title, summary = report_title_and_summary(c.report)
-                lines.append(
-                    f"{c.community}|{prompts.table_cell(title)}|{prompts.table_cell(summary)}"
-                )
+                lines.append(f"{c.community}|{cell(title)}|{cell(summary)}")
         lines += ["Entities (id|name|type|description)"]
         lines += [entity_line[e] for e in entity_order if e not in gone]
         lines += ["Relationships (id|source|target|description)"]
@@ -143,8 +135,8 @@ def community_context(
             for line, (a, b) in zip(rel_lines, rel_ends, strict=True)
             if not (a in gone and b in gone)
         ]
-        kept, complete = _fit(lines, budget)
-        if complete:
+        kept = tokens.pack(lines, budget, overhead=1, skip=False)  # leading lines that fit
+        if len(kept) == len(lines):
             break
     if not written:
         source = "entities"
@@ -152,7 +144,7 @@ def community_context(
         source = "child_summaries"
     else:
         source = "child_reports" if len(swapped) == len(written) else "mixed"
-    return "\n".join(kept), source
+    return "\n".join(lines[i] for i in kept), source
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
