@@ -36,7 +36,13 @@ from graphrag.prompts.loader import (
     template_names,
     use_prompt_dir,
 )
-from graphrag.prompts.messages import Messages, system_and_user
+
+Messages = list[dict[str, str]]  # what every builder returns
+
+
+def system_and_user(system: str, user: str) -> Messages:
+    """Return the two-turn conversation most prompts are: a system turn, then a user turn."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def _chat(template: str, system: dict[str, object] | None = None, /, **user: object) -> Messages:
