@@ -34,6 +34,7 @@ from graphrag.index.stages import (
 )
 from graphrag.index.store import load_index, write_index
 from graphrag.llm.client import ChatLLM
+from graphrag.llm.usage import Usage
 from graphrag.settings import Settings
 from graphrag.text.documents import load_documents
 from graphrag.text.embeddings import Embedder
@@ -59,6 +60,10 @@ class UpdateSummary:
     reports_kept: int
     method: str = "llm"
     stages: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def usage(self, exclude: tuple[str, ...] = (MENTIONS,)) -> Usage:
+        """Return the summed usage of the update's stages (by default without read-backs)."""
+        return total_usage(self.stages, exclude)
 
     def render(self) -> str:
         lines = [
@@ -243,7 +248,7 @@ def update_index(
                 "added": summary.added_documents,
                 "deleted": summary.deleted_documents,
                 "stages": costs,
-                "usage": total_usage(costs, (MENTIONS,)).to_dict(),  # read-backs apart
+                "usage": summary.usage().to_dict(),
             },
         ],
     }
