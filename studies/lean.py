@@ -17,10 +17,6 @@ researcher can turn each off:
 * ``sentence_edges_max_entities``: pairs of extracted entities that a short sentence names
   together are related with no LLM call (the record replies list few relationships:
   relationship recall on the demo's gold graph 0.45 without, 0.62 with).
-
-``stop_report_copies`` (a report ends at a finding that copies its summary or another
-finding, graphrag/index/reports/stop.py) is off by default: no recorded index was written
-under it.
 """
 
 from __future__ import annotations

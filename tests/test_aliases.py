@@ -24,6 +24,8 @@ from graphrag.index.graph.aliases import (
     is_acronym,
     merge_alias_mentions,
 )
+from graphrag.index.graph.merge import merge_entities, merge_relationships
+from graphrag.index.graph.sentence_edges import add_sentence_edges
 from graphrag.index.incremental import update_index
 from graphrag.index.pipeline import build_index
 from graphrag.index.stages import IndexContext, graph_stage
@@ -160,8 +162,9 @@ def test_kbmi_is_the_one_merge_on_the_demo(demo_mentions) -> None:
 def test_graph_stage_merges_kbmi_before_communities(
     demo_mentions, fake_llm: FakeLLM, make_llm
 ) -> None:
-    """The graph stage under ``index.merge_aliases`` (a fake model writes the summaries): one
-    Kestrel Bay Marine Institute node holding KBMI's chunks and neighbours; gold recall kept."""
+    """The graph stage (a fake model writes the summaries) against the same mentions merged
+    without the alias step: one Kestrel Bay Marine Institute node holding KBMI's chunks and
+    neighbours; gold recall kept."""
     entity, relationship, units = demo_mentions
     fake_llm.respond_with(indexing_model)
     tables = {
@@ -171,11 +174,14 @@ def test_graph_stage_merges_kbmi_before_communities(
         "dropped": pd.DataFrame(columns=S.DROPPED_COLUMNS),
         "errors": pd.DataFrame(columns=S.ERROR_COLUMNS),
     }
-    results = {}
-    for merge in (False, True):
-        llm = make_llm(index={"merge_aliases": merge})
-        results[merge] = graph_stage(tables, IndexContext(llm.settings, llm, embedder=None))
-    before, after = results[False], results[True]
+    llm = make_llm()
+    after = graph_stage(tables, IndexContext(llm.settings, llm, embedder=None))
+    entities = merge_entities(entity, by_frequency=True)
+    edges = merge_relationships(relationship, entities, keep_descriptions=True)
+    max_entities = llm.settings.index.sentence_edges_max_entities
+    edges = add_sentence_edges(edges, entities, entity, units, max_entities)
+    before = {"entities": entities, "relationships": edges}
+    results = {False: before, True: after}
     titles = set(after["entities"][S.TITLE])
     assert "KBMI" in set(before["entities"][S.TITLE]) and "KBMI" not in titles
     assert len(after["entities"]) == len(before["entities"]) - 1

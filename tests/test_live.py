@@ -109,43 +109,6 @@ def test_live_ragas_faithfulness_on_one_answer(live):
     assert not math.isnan(result.value) and result.value >= 0.5
 
 
-def test_live_report_is_streamed_under_its_schema_and_valid(live):
-    """The report call under the copy rule (``index.stop_report_copies``): a JSON-schema
-    request streamed
-    from llama.cpp, read by the copy rule as it arrives; whether or not the rule stops it,
-    what is recorded is one schema-valid report, and it replays."""
-    from graphrag.index.reports.write import _write_report
-
-    settings, llm = live
-    context = (
-        "Entities (id|name|type|description)\n"
-        "Member p1|Mara Okafor|person|Director of the Kestrel Bay Marine Institute since 2016.\n"
-        "Member p2|Kestrel Bay Marine Institute|organization|Research centre in Port Aldry, "
-        "founded by Saltmere University.\n"
-        "Member p3|Saltmere University|organization|University that founded the institute.\n"
-        "Relationships (id|source|target|description)\n"
-        "r1|Mara Okafor|Kestrel Bay Marine Institute|leads it since 2016\n"
-        "r2|Saltmere University|Kestrel Bay Marine Institute|founded it\n"
-    )
-    with track_usage() as usage:
-        index_settings = dataclasses.replace(settings.index, stop_report_copies=True)
-        report = run_sync(_write_report(llm, context, index_settings))
-    assert usage.calls == 1 and usage.cache_hits == 0
-    assert report["title"] and report["summary"] and 1 <= len(report["findings"]) <= 3
-    (recorded,) = [
-        json.loads(p.read_text())
-        for p in llm.cache.root.glob("*/*.json")
-        if "community_report" in p.read_text()
-    ]
-    assert "stream" not in recorded["request"]
-    text = recorded["response"]["choices"][0]["message"]["content"]
-    schema = prompts.report_schema(settings.index.report_max_findings)
-    parse_json_output(text, schema)  # the recorded reply itself validates, closed or whole
-    with track_usage() as again:
-        assert run_sync(_write_report(llm, context, index_settings)) == report
-    assert again.cache_hits == 1
-
-
 def test_a_second_embedded_server_with_another_model_file_judges(tmp_path, monkeypatch):
     """``judge.model_file``: the judge is served by an embedded server of its own from the
     smoke model's GGUF (the [smoke] extra), the answers by the default model's."""

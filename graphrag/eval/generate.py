@@ -33,7 +33,7 @@ from graphrag.eval.metrics import fold_terms, holds_term
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.replies import JSONOutputError
-from graphrag.prompts.messages import Messages
+from graphrag.prompts import Messages
 
 KINDS = ("local", "multi_hop", "global")
 ID_PREFIX = {"local": "L", "multi_hop": "M", "global": "G"}

@@ -76,14 +76,6 @@ class UpdateSummary:
         return "\n".join(lines + stage_lines(self.stages, timings=False))
 
 
-def write_mentions(out: Path, tables: Tables) -> None:
-    """Store the mention tables beside an index (after :func:`write_index`)."""
-    folder = Path(out) / MENTIONS
-    folder.mkdir(exist_ok=True)
-    for name in MENTION_TABLES:
-        tables[name].to_parquet(folder / f"{name}.parquet", index=False)
-
-
 def read_mentions(index_path: Path, text_unit_ids: set[str]) -> Tables | None:
     """Return the stored mention tables if they cover exactly these text units, else None."""
     folder = Path(index_path) / MENTIONS
@@ -108,8 +100,8 @@ def _graph(
     ctx: IndexContext,
     text_units: pd.DataFrame,
     old_text_units: pd.DataFrame,
-) -> Tables:
-    """Return entities, relationships, errors and dropped alias self-loops merged as a full
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Return (entities, relationships, dropped alias self-loops, errors) merged as a full
     build would; only entities whose descriptions differ from ``old_mentions``' are summarized."""
     before, _, _ = merge_graph_mentions(
         old_mentions["entity_mentions"],
@@ -123,15 +115,9 @@ def _graph(
         for eid, descriptions in zip(before[S.ID], before[S.DESCRIPTIONS], strict=True)
         if eid in description_of
     }
-    entities, relationships, loops, errors = merge_and_summarize(
+    return merge_and_summarize(
         mentions["entity_mentions"], mentions["relationship_mentions"], text_units, ctx, known
     )
-    return {
-        "entities": entities,
-        "relationships": relationships,
-        "errors": errors,
-        "dropped": loops,
-    }
 
 
 def _reports(
@@ -267,8 +253,10 @@ def update_index(
         ],
     }
     write_index(tables, path, manifest)
-    if "entity_mentions" in tables:
-        write_mentions(path, tables)
+    if "entity_mentions" in tables:  # beside the index, for the next update
+        (path / MENTIONS).mkdir(exist_ok=True)
+        for name in MENTION_TABLES:
+            tables[name].to_parquet(path / MENTIONS / f"{name}.parquet", index=False)
     return summary
 
 
@@ -309,7 +297,7 @@ def _update_llm(
         )
         for name in MENTION_TABLES
     }
-    graph = timed(
+    entities, relationships, loops, graph_errors = timed(
         costs,
         "graph",
         lambda: _graph(
@@ -319,23 +307,20 @@ def _update_llm(
     kept_errors = index.errors[
         index.errors[S.STAGE].isin(["extract", "glean"]) & ~index.errors[S.ITEM_ID].isin(gone)
     ]
-    # alias self-loops and ungrounded sentences are found again (graph["dropped"])
+    # alias self-loops and ungrounded sentences are found again (``loops``)
     kept_dropped = index.dropped[
         ~index.dropped[S.TEXT_UNIT_ID].isin(gone)
         & ~index.dropped[S.REASON].isin([ALIAS_SELF_LOOP, UNGROUNDED])
     ]
-    loops = [graph["dropped"]] if len(graph["dropped"]) else []
-    dropped = pd.concat([kept_dropped, new["dropped"], *loops], ignore_index=True)
+    found_again = [loops] if len(loops) else []
     tables = {
         **base,
         **mentions,
-        "entities": graph["entities"],
-        "relationships": graph["relationships"],
-        "text_units": link_text_units(
-            base["text_units"], graph["entities"], graph["relationships"]
-        ),
-        "errors": pd.concat([kept_errors, new["errors"], graph["errors"]], ignore_index=True),
-        "dropped": dropped,
+        "entities": entities,
+        "relationships": relationships,
+        "text_units": link_text_units(base["text_units"], entities, relationships),
+        "errors": pd.concat([kept_errors, new["errors"], graph_errors], ignore_index=True),
+        "dropped": pd.concat([kept_dropped, new["dropped"], *found_again], ignore_index=True),
     }
     tables = timed(costs, "communities", lambda: communities_stage(tables, ctx))
     old_reports, old_communities = index.community_reports, index.communities

@@ -1,38 +1,18 @@
 """Every prompt the workbench sends: builders that fill the template files
 (``templates/<name>.txt``, overridable by a user's ``prompts.dir``; see docs/prompts.md) and
-assemble the messages, the JSON schemas of the replies, and the guards that keep document text
-from reading as instructions. Written for a 1.5B model: short instructions, compact JSON.
+assemble the messages, for indexing, querying, question generation and evaluation. The JSON
+schemas of the replies (json_schemas.py), the guards that keep document text from reading as
+instructions (guards.py) and the template loader (loader.py) are re-exported here: callers
+write ``prompts.<name>``. Written for a small model: short instructions, compact JSON.
 """
 
-# ruff: noqa: F401 - this module only re-exports: callers write prompts.<name>.
+# ruff: noqa: F401 - the schemas, guards and loader are re-exported for callers.
 from __future__ import annotations
 
-from graphrag.prompts.eval import (
-    FINAL_ANSWER_INSTRUCTION,
-    PAIRWISE_CRITERIA,
-    RATING_SCALE,
-    answer_rating,
-    with_final_answer_line,
-)
+import json
+import re
+
 from graphrag.prompts.guards import FENCE_NOTE, fence_document, neutralize_citations, table_cell
-from graphrag.prompts.index import (
-    EXAMPLE_PACKED_RECORDS,
-    EXAMPLE_RECORDS,
-    PACKED_NOTE,
-    SECOND_EXAMPLE_RECORDS,
-    community_report,
-    extract_graph,
-    extract_graph_records,
-    extract_graph_records_again,
-    extract_graph_records_packed,
-    glean_more,
-    in_pipe_style,
-    packed_text,
-    pipe_style,
-    relationships_after_loop,
-    summarize_descriptions,
-    summarize_relationship,
-)
 from graphrag.prompts.json_schemas import (
     REPORT_CAPS,
     drift_step_schema,
@@ -51,32 +31,316 @@ from graphrag.prompts.loader import (
     PromptTemplateError,
     export_templates,
     load_template,
+    packaged_template,
     prompt_dir,
     template_names,
     use_prompt_dir,
 )
-from graphrag.prompts.messages import Messages
-from graphrag.prompts.query import (
-    NO_DRIFT_ANSWERS,
-    NO_RELEVANT_REPORTS,
-    answer,
-    drift_follow_up,
-    drift_primer,
-    drift_reduce,
-    global_map,
-    global_map_sentences,
-    global_merge,
-    global_reduce,
-    hypothetical_passage,
-    minirag_keywords,
-    recognize_facts,
-    relevance_test,
-    rephrase,
+
+Messages = list[dict[str, str]]  # what every builder returns
+
+
+def system_and_user(system: str, user: str) -> Messages:
+    """Return the two-turn conversation most prompts are: a system turn, then a user turn."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _chat(template: str, system: dict[str, object] | None = None, /, **user: object) -> Messages:
+    """The prompt ``template`` as a system turn, then a user turn, each section filled."""
+    prompt = load_template(template)
+    return system_and_user(prompt.render("system", **(system or {})), prompt.render("user", **user))
+
+
+# --------------------------------------------------------------------------- indexing
+# Extraction shows one worked example as a previous turn: it teaches the compact one-line form
+# (the model pretty-prints JSON otherwise) and descriptions that say only what the text says.
+
+
+def _example_turns(system: str, example: str, text: str) -> Messages:
+    """The record extraction messages: the worked example of the template ``example`` as a
+    previous turn, then the text."""
+    user, shown = load_template("extract_graph_records"), load_template(example)
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user.render("user", text=shown.text("example_text"))},
+        {"role": "assistant", "content": shown.text("example_reply")},
+        {"role": "user", "content": user.render("user", text=text)},
+    ]
+
+
+def extract_graph(text: str, entity_types: list[str]) -> Messages:
+    """Extraction as JSON (``extraction_schema``)."""
+    prompt = load_template("extract_graph")
+    system = prompt.render("system", entity_types=", ".join(entity_types))
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": prompt.render("user", text=prompt.text("example_text"))},
+        {"role": "assistant", "content": prompt.text("example_reply")},
+        {"role": "user", "content": prompt.render("user", text=fence_document(text))},
+    ]
+
+
+def _records_system(entity_types: list[str]) -> str:
+    prompt = load_template("extract_graph_records")
+    return prompt.render("system", entity_types=", ".join(entity_types))
+
+
+def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
+    """Extraction with one tuple-delimited record per line (``index.extraction_format =
+    "records"``; parsed by graphrag/index/extract/records.py). Must return record lines, then
+    <|COMPLETE|>."""
+    system = _records_system(entity_types)
+    return _example_turns(system, "extract_graph_records", fence_document(text))
+
+
+def extract_graph_records_again(text: str, entity_types: list[str]) -> Messages:
+    """The record extraction of one text asked again with another worked example
+    (``index.reextract_empty``), for a text whose first reply named nothing it mentions."""
+    system = _records_system(entity_types)
+    return _example_turns(system, "extract_graph_records_again", fence_document(text))
+
+
+def extract_graph_records_packed(texts: list[str], entity_types: list[str]) -> Messages:
+    """Extraction of several short documents in one call (``index.pack_documents_tokens``):
+    each labelled [1], [2], ...; must return record lines each starting with the label of
+    the document it comes from, then <|COMPLETE|>."""
+    note = load_template("extract_graph_records_packed").text("packed_note")
+    system = f"{_records_system(entity_types)}\n{note}"
+    return _example_turns(system, "extract_graph_records_packed", packed_text(texts))
+
+
+def packed_text(texts: list[str]) -> str:
+    """Return documents as one labelled text: "[1] first...", blank line, "[2] second..."."""
+    return "\n\n".join(f"[{n}] {fence_document(t)}" for n, t in enumerate(texts, start=1))
+
+
+# The packaged worked examples (a test checks the records say what the JSON example says).
+EXAMPLE_RECORDS = packaged_template("extract_graph_records").text("example_reply")
+SECOND_EXAMPLE_RECORDS = packaged_template("extract_graph_records_again").text("example_reply")
+EXAMPLE_PACKED_RECORDS = packaged_template("extract_graph_records_packed").text("example_reply")
+PACKED_NOTE = "\n" + packaged_template("extract_graph_records_packed").text("packed_note")
+
+_TUPLE_RECORD = re.compile(r'\("(entity|relationship)"<\|>(.*?)\)(?=[:\n]|$)', re.MULTILINE)
+
+
+def pipe_style(text: str) -> str:
+    """Return ``text`` with each tuple-style record, ``("entity"<|>name<|>type<|>...)``, in the
+    pipe style, ``entity|name|type|...`` (``index.record_style = "pipe"``)."""
+    return _TUPLE_RECORD.sub(lambda m: f"{m[1]}|{m[2].replace('<|>', '|')}", text)
+
+
+def in_pipe_style(messages: Messages) -> Messages:
+    """Return record-extraction ``messages`` with their format description and worked
+    examples in the pipe style; the user turns (the texts) are left as they are."""
+    return [
+        m if m["role"] == "user" else {**m, "content": pipe_style(m["content"])} for m in messages
+    ]
+
+
+def _after_reply(previous: Messages, reply: str, template: str) -> Messages:
+    """The conversation so far, the model's ``reply`` and the user turn of ``template``."""
+    ask = load_template(template).text("user")
+    return [*previous, {"role": "assistant", "content": reply}, {"role": "user", "content": ask}]
+
+
+def glean_more(previous: Messages, previous_reply: str) -> Messages:
+    """A gleaning round: show the first reply and ask only for what was missed."""
+    return _after_reply(previous, previous_reply, "glean_more")
+
+
+def relationships_after_loop(previous: Messages, kept_reply: str) -> Messages:
+    """After a record reply stopped in a repetition loop before any relationship record
+    (``index.stop_repeats``): ask for the relationship records only. Must return record lines,
+    then <|COMPLETE|>."""
+    return _after_reply(previous, kept_reply, "relationships_after_loop")
+
+
+# Summaries keep every date, number and name (asked for "two sentences", the model dropped
+# them), within a length asked for in words.
+
+
+def summarize_descriptions(name: str, descriptions: list[str], max_words: int) -> Messages:
+    """Plain text: one description merging several of one entity, every fact kept."""
+    listed = "\n".join(f"- {d}" for d in descriptions)
+    return _chat("summarize_descriptions", {"max_words": max_words}, name=name, descriptions=listed)
+
+
+def summarize_relationship(
+    source: str, target: str, descriptions: list[str], max_words: int
+) -> Messages:
+    """Plain text: one description of how two entities relate, merged from several."""
+    listed = "\n".join(f"- {d}" for d in descriptions)
+    system = {"max_words": max_words}
+    return _chat(
+        "summarize_relationship", system, source=source, target=target, descriptions=listed
+    )
+
+
+def community_report(context: str, max_findings: int, explanation_sentences: int = 3) -> Messages:
+    """A community report (``report_schema``) that keeps its sources' facts and builds on any
+    sub-community reports; ``explanation_sentences`` caps a finding's explanation."""
+    system = {"max_findings": max_findings, "explanation_sentences": explanation_sentences}
+    return _chat("community_report", system, context=context)
+
+
+# --------------------------------------------------------------------------- querying
+
+
+def answer(question: str, context: str, style: str = "sentences") -> Messages:
+    length = load_template("answer").text(f"length_{style}")
+    return _chat("answer", {"length": length}, context=context, question=question)
+
+
+def hypothetical_passage(question: str) -> Messages:
+    """HyDE: a passage that would answer the question; returns plain text."""
+    return _chat("hypothetical_passage", question=question)
+
+
+def recognize_facts(question: str, facts: str) -> Messages:
+    """HippoRAG 2's recognition filter: must return {relevant: [fact numbers]}."""
+    return _chat("recognize_facts", facts=facts, question=question)
+
+
+def rephrase(question: str, n: int) -> Messages:
+    """Multi-query: must return {queries: [n strings]}."""
+    return _chat("rephrase", {"n": n}, question=question)
+
+
+def global_map(question: str, reports: str) -> Messages:
+    """Global search map step: must return {points: [{description, score 0-100}]}."""
+    return _chat("global_map", reports=reports, question=question)
+
+
+def global_map_sentences(question: str, sentences: str) -> Messages:
+    """Global search's extractive map step: must return {sentences: [{n, score 0-100}]}, the
+    numbers of the report sentences that help answer (the reduce reads the reports' words)."""
+    return _chat("global_map_sentences", sentences=sentences, question=question)
+
+
+def relevance_test(question: str, sentences: str) -> Messages:
+    """Budgeted global search's relevance test of one text chunk: must return
+    {relevant: [n, ...]}, the numbers of its sentences that help answer ([]: not relevant)."""
+    return _chat("relevance_test", sentences=sentences, question=question)
+
+
+def _reduce_length(style: str) -> dict[str, object]:
+    return {"length": load_template("global_reduce").text(f"length_{style}")}
+
+
+def global_reduce(question: str, points: str, style: str = "sentences") -> Messages:
+    return _chat("global_reduce", _reduce_length(style), points=points, question=question)
+
+
+def global_merge(question: str, drafts: list[str], style: str = "sentences") -> Messages:
+    """Global search's last call with ``query.global.reduce_seeds``: one answer from the
+    reduce's drafts, each written from the same points read in another order."""
+    prompt = load_template("global_merge")
+    labelled = "\n\n".join(
+        prompt.render("draft", letter=chr(ord("A") + i), draft=draft.strip())
+        for i, draft in enumerate(drafts)
+    )
+    return _chat("global_merge", _reduce_length(style), drafts=labelled, question=question)
+
+
+# Answers given without asking the model.
+NO_RELEVANT_REPORTS = (
+    "I do not know: none of the community reports contains information relevant to this question."
 )
-from graphrag.prompts.questions import (
-    question_answerable,
-    question_bridge,
-    question_closed_book,
-    question_global,
-    question_local,
-)
+NO_DRIFT_ANSWERS = "I do not know: the search found nothing relevant to this question."
+
+
+# DRIFT: the primer and every follow-up step must return ``drift_step_schema``.
+
+
+def drift_primer(question: str, reports: str, max_follow_ups: int) -> Messages:
+    """DRIFT primer over the community reports closest to a hypothetical answer."""
+    system = {"max_follow_ups": max_follow_ups}
+    return _chat("drift_primer", system, reports=reports, question=question)
+
+
+def drift_follow_up(question: str, follow_up: str, context: str, max_follow_ups: int) -> Messages:
+    """DRIFT step: a follow-up question answered from a local-search context."""
+    system = {"max_follow_ups": max_follow_ups}
+    user = {"context": context, "question": question, "follow_up": follow_up}
+    return _chat("drift_follow_up", system, **user)
+
+
+def drift_reduce(question: str, answers: str) -> Messages:
+    """DRIFT final answer from the ranked intermediate answers; returns plain text."""
+    return _chat("drift_reduce", answers=answers, question=question)
+
+
+def minirag_keywords(question: str, type_pool: dict[str, list[str]]) -> Messages:
+    """MiniRAG's query mapping over ``type_pool`` ({type: two example entity names}): must
+    return ``query_keywords_schema``."""
+    pool = json.dumps(type_pool, ensure_ascii=False)
+    return _chat("minirag_keywords", question=question, type_pool=pool)
+
+
+# --------------------------------------------------------------------------- questions
+# Question generation (``graphrag questions generate``): a local question from one text unit,
+# a bridge question from two, a global one from a community report; the judge's answerability
+# check and the closed-book answer filter them. Each system part is fixed and comes first, so
+# every call of one kind shares its cached prompt prefix.
+
+
+def question_local(passage: str, focus: str) -> Messages:
+    """Must return ``generated_question_schema``: a question one text unit answers."""
+    return _chat("question_local", passage=fence_document(passage), focus=focus)
+
+
+def question_bridge(first: str, second: str, bridge: str) -> Messages:
+    """Must return ``generated_question_schema``: a question that needs both text units,
+    joined through the entity ``bridge`` they both mention."""
+    both = {"first": fence_document(first), "second": fence_document(second)}
+    return _chat("question_bridge", **both, bridge=bridge)
+
+
+def question_global(report: str) -> Messages:
+    """Must return ``generated_question_schema``: a thematic question a report answers."""
+    return _chat("question_global", report=report)
+
+
+def question_answerable(support: str, question: str, reference: str) -> Messages:
+    """The judge: must return ``verdict_schema``, "yes" when ``support`` answers the question
+    and states the reference answer."""
+    support = fence_document(support)
+    return _chat("question_answerable", support=support, question=question, reference=reference)
+
+
+def question_closed_book(question: str) -> Messages:
+    """The answering model with no context; returns plain text."""
+    return _chat("question_closed_book", question=question)
+
+
+# --------------------------------------------------------------------------- evaluation
+# The final-answer line of benchmark sets and the pairwise judge (RAGAS's prompts are its own).
+
+FINAL_ANSWER_INSTRUCTION = packaged_template("with_final_answer_line").text("instruction")
+
+
+def with_final_answer_line(messages: Messages) -> Messages:
+    """Benchmark sets: the same answer prompt, also asking for a final 'Answer: …' line, the
+    one exact match and token F1 score. It closes the last user turn, after the question: at
+    the end of the system prompt the 1.5B model ignored it in every recorded MuSiQue answer."""
+    *before, last = messages
+    instruction = load_template("with_final_answer_line").text("instruction")
+    return [*before, {**last, "content": f"{last['content']}\n\n{instruction}"}]
+
+
+# criterion name -> what it asks (the criterion_<name> sections of answer_rating)
+PAIRWISE_CRITERIA = {
+    key.removeprefix("criterion_"): packaged_template("answer_rating").text(key)
+    for key in packaged_template("answer_rating").sections
+    if key.startswith("criterion_")
+}
+
+RATING_SCALE = (1, 2, 3, 4, 5)
+
+
+def answer_rating(question: str, answer: str, criterion: str) -> Messages:
+    """The pairwise judge: one answer rated alone (no order to bias it) on one criterion, a
+    digit of RATING_SCALE. The criterion comes last, so the criteria share a cached prefix."""
+    meaning = load_template("answer_rating").text(f"criterion_{criterion}")
+    user = {"question": question, "answer": answer, "criterion": criterion, "meaning": meaning}
+    return _chat("answer_rating", **user)

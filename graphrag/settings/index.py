@@ -57,8 +57,6 @@ class IndexSettings:
     """Records: Microsoft GraphRAG's ("entity"<|>name<|>type<|>...) or pipes (entity|name|...)."""
     relationships_follow_up: bool = True
     """Records: a reply naming two or more entities and no relationship is asked for them."""
-    merge_aliases: bool = True
-    """Merge an acronym into the long name the text defines, or a co-occurring entity spells."""
     drop_clause_names: bool = True
     """Drop extracted names that are clauses ("20 people have died on ...") and their edges."""
     # off: on re-records every graph method's answers (studies/benchmarks/description_grounding.py)
@@ -66,11 +64,6 @@ class IndexSettings:
     """Keep only description sentences whose names and numbers their chunk contains."""
     stop_repeats: bool = True
     """Records: stream each reply and end it where a repetition loop starts."""
-    # off: no committed index's reports were written under it (0 of 236 recorded report replies
-    # stopped by it, 86 it would have cut; graphrag cache migrate); on saves report tokens
-    # (studies/benchmarks/index_cost.py)
-    stop_report_copies: bool = False
-    """Stream each report and end it at a finding that copies the summary or another finding."""
     # the model copied the worked example, or a packed reply skipped the unit
     reextract_empty: bool = True
     """Records: ask again, alone and with another example, for a unit left with no entity."""

@@ -31,7 +31,7 @@ layout (indentation) and to fields (relationship strength and description, long
 descriptions) rather than to the facts extracted; then the same replies as tuple-delimited
 records, with and without their repeated records; and the share of the recorded community
 reports' tokens that is layout (line breaks and indentation) rather than content, and what
-the copy rule (``index.stop_report_copies``) would have saved on those reports.
+the copy rule (report_copy_rule.py, removed from the index) would have saved on those reports.
 """
 
 from __future__ import annotations
@@ -45,10 +45,10 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from graphrag.index.reports.stop import COPY_CHARS, MIN_JUDGED, ReportCopyStop, normalized
 from graphrag.llm.cache import ResponseCache
 from graphrag.settings import REPO_ROOT, repo_relative
 from graphrag.text.tokens import count_tokens
+from studies.benchmarks.report_copy_rule import COPY_CHARS, MIN_JUDGED, ReportCopyStop, normalized
 from studies.lean import LEAN_INDEX_SETTINGS
 
 PER = 1000  # costs are per this many corpus tokens
@@ -631,15 +631,15 @@ def _copy_rule(cache: Path) -> dict[str, int]:
 
 
 def report_copies(cache: Path) -> str:
-    """Return what the copy rule (``index.stop_report_copies``) would have saved on the
-    recorded JSON community reports: the tokens the model generated after the rule saw the
-    copy are what it saves; the findings' sentences that the kept report does not already
+    """Return what the copy rule (report_copy_rule.py, removed from the index) would have saved
+    on the recorded JSON community reports: the tokens the model generated after the rule saw
+    the copy are what it saves; the findings' sentences that the kept report does not already
     hold, left out by a stop, are what it loses."""
     n = _copy_rule(cache)
     if not n["replies"]:
         return f"no parseable community report replies in {cache}"
     return (
-        f"copy rule (index.stop_report_copies) over {n['replies']} community report replies "
+        f"copy rule over {n['replies']} community report replies "
         f"in {cache}: {n['copies']} of {n['findings']} findings start as earlier text of their "
         f"report; the rule ends {n['stopped']} replies, keeps {n['kept']} findings and saves "
         f"{n['saved']:,} of {n['recorded']:,} completion tokens "

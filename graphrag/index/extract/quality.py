@@ -69,14 +69,20 @@ def load_gold_graph(path: str | Path) -> dict:
     return gold
 
 
-def extraction_quality(
-    entities: pd.DataFrame, relationships: pd.DataFrame, gold: dict
-) -> ExtractionQuality:
-    """Return how well the extracted tables cover the gold graph."""
+def gold_keys(gold: dict) -> dict[str, str]:
+    """Return the gold entity each name key names (its name's and its aliases')."""
     gold_of_key: dict[str, str] = {}
     for entity in gold["entities"]:
         for surface in [entity["name"], *entity.get("aliases", [])]:
             gold_of_key.setdefault(name_key(surface), entity["name"])
+    return gold_of_key
+
+
+def extraction_quality(
+    entities: pd.DataFrame, relationships: pd.DataFrame, gold: dict
+) -> ExtractionQuality:
+    """Return how well the extracted tables cover the gold graph."""
+    gold_of_key = gold_keys(gold)
     matched_gold_of_id = {}
     unmatched = []
     for row in entities.itertuples(index=False):
@@ -105,59 +111,4 @@ def extraction_quality(
         unmatched_extracted=unmatched,
         missed_relationships=missed_pairs,
         duplicate_matches=len(matched_gold_of_id) - len(found),
-    )
-
-
-@dataclass
-class MergeQuality:
-    """Entity resolution against a gold graph, over pairs of extracted entities: a pair is
-    merged when both got one canonical, and one gold entity when both match it."""
-
-    precision: float
-    recall: float
-    merged_pairs: int
-    gold_pairs: int
-    wrong: list[tuple[str, str]] = field(default_factory=list)
-    missed: list[tuple[str, str]] = field(default_factory=list)
-
-
-def gold_of_title(title: str, gold_of_key: dict[str, str], titles: frozenset[str]) -> str | None:
-    """Return the gold entity ``title`` names: by its key, or by its key once one leading
-    title is dropped ("Mayor Hale" is the gold's "Hale", an alias of Desmond Hale)."""
-    key = name_key(title)
-    first, _, rest = key.partition(" ")
-    return gold_of_key.get(key) or (gold_of_key.get(rest) if first in titles else None)
-
-
-def merge_quality(
-    entities: pd.DataFrame, canonical_of: dict[str, str], gold: dict, titles: frozenset[str]
-) -> MergeQuality:
-    """Return the pairwise precision and recall of ``canonical_of`` (entity id -> canonical id,
-    merged entities only). An extracted entity no gold name matches is its own entity, so
-    merging it with anything is wrong."""
-    gold_of_key: dict[str, str] = {}
-    for entity in gold["entities"]:
-        for surface in [entity["name"], *entity.get("aliases", [])]:
-            gold_of_key.setdefault(name_key(surface), entity["name"])
-    rows = list(zip(entities[S.ID], entities[S.TITLE], strict=True))
-    truth = {i: gold_of_title(t, gold_of_key, titles) or f"extracted:{i}" for i, t in rows}
-    merged, same, wrong, missed = 0, 0, [], []
-    for n, (a, title_a) in enumerate(rows):
-        for b, title_b in rows[n + 1 :]:
-            predicted = canonical_of.get(a, a) == canonical_of.get(b, b)
-            actual = truth[a] == truth[b]
-            merged += predicted
-            same += actual
-            if predicted and not actual:
-                wrong.append((title_a, title_b))
-            elif actual and not predicted:
-                missed.append((title_a, title_b))
-    correct = merged - len(wrong)
-    return MergeQuality(
-        precision=correct / merged if merged else 1.0,
-        recall=correct / same if same else 1.0,
-        merged_pairs=merged,
-        gold_pairs=same,
-        wrong=wrong,
-        missed=missed,
     )

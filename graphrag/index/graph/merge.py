@@ -115,8 +115,8 @@ def merge_graph_mentions(
     text_units: pd.DataFrame,
     settings: IndexSettings,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entities, relationships, dropped) merged from the mentions, with grounding,
-    alias merging and sentence edges as the settings ask (``dropped``: ungrounded sentences
+    """Return (entities, relationships, dropped) merged from the mentions, aliases merged, with
+    grounding and sentence edges as the settings ask (``dropped``: ungrounded sentences
     and alias self-loops)."""
     dropped = pd.DataFrame(columns=S.DROPPED_COLUMNS)
     if settings.ground_descriptions:
@@ -125,12 +125,11 @@ def merge_graph_mentions(
             relationship_mentions, text_units, [S.SOURCE_KEY, S.TARGET_KEY]
         )
         dropped = pd.concat([lost_entities, lost_relationships], ignore_index=True)
-    if settings.merge_aliases:
-        pairs = find_alias_pairs(entity_mentions, text_units)
-        entity_mentions, relationship_mentions, loops = merge_alias_mentions(
-            entity_mentions, relationship_mentions, pairs
-        )
-        dropped = pd.concat([dropped, loops], ignore_index=True)
+    pairs = find_alias_pairs(entity_mentions, text_units)
+    entity_mentions, relationship_mentions, loops = merge_alias_mentions(
+        entity_mentions, relationship_mentions, pairs
+    )
+    dropped = pd.concat([dropped, loops], ignore_index=True)
     entities = merge_entities(entity_mentions, by_frequency=True)
     relationships = merge_relationships(relationship_mentions, entities, keep_descriptions=True)
     relationships = add_sentence_edges(

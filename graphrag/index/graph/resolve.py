@@ -1,24 +1,15 @@
 """Entity resolution without an LLM: which nodes of the graph name one entity ("Marsh",
 "Councillor Marsh" and "Councillor Lena Marsh"), as a canonical-entity map the graph methods
-read at query time (docs/entity-resolution.md).
+read at query time (``query.entity_resolution``). The map never rewrites the index: its
+communities and recorded reports stay as written over the unresolved graph.
 
-The map never rewrites the index: communities and their reports were written over the
-unresolved graph and stay as they are (their replies are recorded), and a method that reads
-the map (``query.entity_resolution``) sees the merged view. Rules, strongest first:
-
-- title: the names are one once leading titles ("Councillor", "Dr", "Mayor") are dropped;
-- surname: a one-word person name is the last word of exactly one full person name;
-- acronym: the letters are the initials of exactly one long name whose entity most of the
-  acronym's text units name too (aliases.py's rule on the entity table; at index time it
-  merges only acronyms the text defines or whose chunks' text names the long name);
-- spelling: the names are near-identical strings (difflib ratio >= 0.9) and differ in no
-  number.
-
-The surname and spelling rules also need evidence that the two nodes are one in this corpus: a
-shared text unit, a shared neighbour, or descriptions whose embeddings are close (cosine
->= 0.9). Types must agree ("unknown", an endpoint the model did not list, agrees with any).
-A merge that would put two different full names in one entity is refused. Thresholds are set
-a priori (docs/entity-resolution.md), not on the demo's gold graph.
+Rules, strongest first: title (equal once leading titles are dropped), surname (a one-word
+person name is the last word of exactly one full person name), acronym (aliases.py's initials
+rule, most of the acronym's text units naming the long name too), spelling (near-identical
+names differing in no number). Surname and spelling also need evidence (a shared text unit or
+neighbour, or close description embeddings); types must agree, and two different full names
+never join. Thresholds were set a priori, not on the demo's gold graph
+(docs/entity-resolution.md has the rules in full).
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""Community reports: written by the LLM, stopped early, or lazily on first read."""
+"""Community reports: written by the LLM, from templates, or lazily on first read."""

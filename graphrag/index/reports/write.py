@@ -13,7 +13,6 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.llm_stage import arun_llm_stage, error_table
-from graphrag.index.reports.stop import REPORT_COPY_STOP
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
 from graphrag.settings import IndexSettings
@@ -34,12 +33,6 @@ CHILD_SUMMARY_HEADER = "Summaries of its sub-communities (id|title|summary)"
 REPORT_MAX_TOKENS = 1200  # completion cap of a report
 
 REPORT_SCHEMA_NAME = "community_report"  # names the JSON schema of a report request
-
-
-def _fit(lines: list[str], budget: int) -> tuple[list[str], bool]:
-    """Return the leading lines that fit in ``budget`` tokens, and whether all did."""
-    kept = tokens.pack(lines, budget, overhead=1, skip=False)
-    return [lines[i] for i in kept], len(kept) == len(lines)
 
 
 def report_text(report: dict) -> str:
@@ -133,9 +126,7 @@ def community_context(
             lines.append(CHILD_SUMMARY_HEADER)
             for c in rest:
                 title, summary = report_title_and_summary(c.report)
-                lines.append(
-                    f"{c.community}|{prompts.table_cell(title)}|{prompts.table_cell(summary)}"
-                )
+                lines.append(f"{c.community}|{cell(title)}|{cell(summary)}")
         lines += ["Entities (id|name|type|description)"]
         lines += [entity_line[e] for e in entity_order if e not in gone]
         lines += ["Relationships (id|source|target|description)"]
@@ -144,8 +135,8 @@ def community_context(
             for line, (a, b) in zip(rel_lines, rel_ends, strict=True)
             if not (a in gone and b in gone)
         ]
-        kept, complete = _fit(lines, budget)
-        if complete:
+        kept = tokens.pack(lines, budget, overhead=1, skip=False)  # leading lines that fit
+        if len(kept) == len(lines):
             break
     if not written:
         source = "entities"
@@ -153,7 +144,7 @@ def community_context(
         source = "child_summaries"
     else:
         source = "child_reports" if len(swapped) == len(written) else "mixed"
-    return "\n".join(kept), source
+    return "\n".join(lines[i] for i in kept), source
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -205,7 +196,6 @@ async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> 
         prompts.report_schema(settings.report_max_findings),
         name=REPORT_SCHEMA_NAME,
         max_tokens=REPORT_MAX_TOKENS,
-        stop_rule=REPORT_COPY_STOP if settings.stop_report_copies else None,
     )
     return tidy_report(report)
 

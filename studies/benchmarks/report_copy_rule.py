@@ -1,17 +1,13 @@
-"""The stop rule of a streamed JSON community report (``index.stop_report_copies``): end the
-reply at the first finding after the first whose summary or explanation starts
-(``COPY_CHARS``, normalized) as earlier report text does, and close the JSON so it parses like
-any other reply.
-
-Why: a small model often fills findings with copies of the summary or of each other, tokens
-that tell a reader nothing. A rule only acts on a live stream (graphrag/llm/stream.py).
+"""The copy rule once offered for streamed JSON community reports (the removed
+``index.stop_report_copies``, docs/research-log.md "Report copy rule removed"): end the reply
+at the first finding after the first whose summary or explanation starts (``COPY_CHARS``,
+normalized) as earlier report text does, and close the JSON so it parses like any other reply.
+Kept here so index_cost.py can still measure what it would save on recorded replies.
 """
 
 from __future__ import annotations
 
 import json
-
-from graphrag.llm.stream import StopRuleFactory
 
 COPY_CHARS = 60  # characters of a string compared with the start of an earlier one
 MIN_JUDGED = 30  # a complete string shorter than this is not judged
@@ -116,8 +112,3 @@ class ReportCopyStop:
                 return self._finding_start, REPORT_COPY
         return None
 
-
-# The rule as the chat client takes it; its spec is part of every report request's cache key.
-REPORT_COPY_STOP = StopRuleFactory(
-    "report_copy", ReportCopyStop, params=(("copy_chars", COPY_CHARS), ("min_judged", MIN_JUDGED))
-)
