@@ -241,9 +241,11 @@ def cmd_questions(args: argparse.Namespace) -> int:
     print(generated.log_table())
     print(f"{len(generated.records)} questions written to {out} (split: {args.split})")
     print("\n".join(generated.dropped_lines()))
-    if len(generated.records) < len(generated.candidates):
-        more = suggest(args, "questions generate", f"--count {2 * args.count}", "--out …")
-        print(f"for more questions: `{more}` (candidates per kind, now {args.count})")
+    words = [f"--index {shlex.quote(args.index)}"] if args.index else []
+    words += [f"--kinds {args.kinds}", f"--count {2 * args.count}"]
+    words += [f"--out {shlex.quote(args.out) if args.out else '<another .jsonl>'}"]
+    more = suggest(args, "questions generate", *words)
+    print(f"more questions: `{more}` (--count: candidates per kind before the filters)")
     return 0
 
 
