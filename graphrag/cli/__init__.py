@@ -299,13 +299,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    # SystemExit runs the atexit hooks, which stop the embedded server this process started.
-    raise SystemExit(128 + signum)
+_terminated: list[int] = []  # the SIGTERM received, if one was
+
+
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    """Stop as Ctrl-C does (asyncio cancels its running task cleanly), then exit 128+15; the
+    exit runs the atexit hooks, which stop the embedded server this process started."""
+    _terminated.append(signum)
+    signal.raise_signal(signal.SIGINT)
 
 
 def main(argv: list[str] | None = None) -> int:
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
@@ -315,14 +320,11 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    except (KeyboardInterrupt, SystemExit) as err:  # Ctrl-C, SIGTERM (_exit_on_sigterm)
-        code = err.code if isinstance(err, SystemExit) else 128 + signal.SIGINT
-        if not isinstance(code, int) or code == 0:
-            raise
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (_interrupt_on_sigterm)
         where = "; ".join(getattr(err, "__notes__", [])) or "interrupted"
         print(
             f"graphrag: {where}; replies already recorded stay in the LLM cache (unless "
             "--cache off): the same command resumes from them",
             file=sys.stderr,
         )
-        return code
+        return 128 + (_terminated[-1] if _terminated else signal.SIGINT)

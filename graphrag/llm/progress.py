@@ -48,6 +48,10 @@ def duration(seconds: float | None) -> str:
     return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
 
 
+def calls_text(calls: int) -> str:
+    return f"{calls} LLM call{'s' * (calls != 1)}"
+
+
 class Calibration:
     """The speed the process's model was measured at (a ``ModelSpeed``, graphrag/llm/cost.py)
     and where its server logs; ``warned``: the slow-model warning was given (once a run)."""
@@ -153,7 +157,7 @@ class StageProgress:
     def speed(self, elapsed: float) -> list[str]:
         """Return the live reply tokens per second and the calls the cache served."""
         usage, live = self.usage, self.usage.calls - self.usage.cache_hits
-        calls = [] if self.counts_calls or not usage.calls else [f"{usage.calls} LLM calls"]
+        calls = [] if self.counts_calls or not usage.calls else [calls_text(usage.calls)]
         if not live and not self.streamed:
             return [*calls, f"{usage.calls} from cache"] if usage.calls else []
         tokens = usage.completion_tokens * self.live_share() + self.streamed
