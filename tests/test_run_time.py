@@ -102,9 +102,7 @@ def test_a_model_far_below_its_calibrated_speed_is_named_once(
     assert "warning" not in _stage_of_calls(2, make_llm, capsys)
 
 
-def test_streamed_reply_tokens_count_while_they_arrive(
-    fake_llm: FakeLLM, make_llm, capsys
-) -> None:
+def test_streamed_reply_tokens_count_while_they_arrive(fake_llm: FakeLLM, make_llm, capsys) -> None:
     """A stage whose one call streams for a while shows reply tokens before the call ends."""
     seen: list[int] = []
     pieces = [f"w{i} " for i in range(40)]
