@@ -54,10 +54,12 @@ def calls_text(calls: int) -> str:
 
 class Calibration:
     """The speed the process's model was measured at (a ``ModelSpeed``, graphrag/llm/cost.py)
-    and where its server logs; ``warned``: the slow-model warning was given (once a run)."""
+    and where its server logs; ``since``: when the server was ready (its start is no work);
+    ``warned``: the slow-model warning was given (once a run)."""
 
     def __init__(self, speed: Any, log: str) -> None:
         self.speed, self.log, self.warned = speed, log, False
+        self.since = time.monotonic()
 
 
 _calibration: Calibration | None = None
@@ -164,13 +166,13 @@ class StageProgress:
         hits = [f"{usage.cache_hits} from cache"] if usage.cache_hits else []
         return [*calls, f"{tokens / max(elapsed, 1e-6):.1f} tok/s", *hits]
 
-    def status(self, extra: int = 0) -> str:
+    def status(self) -> str:
         """Return the line's tail: calls, tokens per second, calls the cache served, the ETA."""
         elapsed = time.monotonic() - self.started
         parts = self.speed(elapsed)
         if self.counts_calls:
             return ", ".join([*parts, duration(elapsed)])
-        done = self.done + extra
+        done = self.done
         left = self.eta(done)
         if left is None:  # the later stages' time is unknown (an endpoint not yet measured)
             return ", ".join([*parts, f"stage ETA {duration(self.stage_left(done))}"])
@@ -181,12 +183,13 @@ class StageProgress:
         calibrated seconds of the live calls' tokens over the seconds taken, or (none ended
         yet) the reply tokens streamed per second over one slot's calibrated rate; None
         before ``WARN_AFTER_SECONDS`` of evidence."""
-        speed, now, usage = _calibration.speed, time.monotonic(), self.usage
+        calibration, now, usage = _calibration, time.monotonic(), self.usage
+        speed, began = calibration.speed, max(self.started, calibration.since)
         live = usage.calls - usage.cache_hits
-        if live and now - self.started >= WARN_AFTER_SECONDS:
+        if live and now - began >= WARN_AFTER_SECONDS:
             share = self.live_share()
             work = (usage.prompt_tokens * share, usage.completion_tokens * share, live)
-            return speed.seconds(*work) / (now - self.started)
+            return speed.seconds(*work) / (now - began)
         if self.first_streamed is not None and now - self.first_streamed >= WARN_AFTER_SECONDS:
             rate = self.streamed_total / (now - self.first_streamed)
             return rate / (speed.completion_tokens_per_second / max(speed.parallel, 1))
@@ -204,8 +207,8 @@ class StageProgress:
         tqdm.write(
             f"graphrag: warning: the model runs at {share:.0%} of the speed it was calibrated "
             f"at ({calibration.speed.completion_tokens_per_second:.1f} reply tok/s); another "
-            "process busy on these CPU cores is the likely cause (see `top`), and the times "
-            f"shown assume the calibrated speed. The model server's log: {calibration.log}",
+            "process busy on these CPU cores is the likely cause (see `top`); the model "
+            f"server's log: {calibration.log}",
             file=sys.stderr,
         )
 
