@@ -329,11 +329,13 @@ class Workbench:
         kinds: list[str] | None = None,
         count: int = 8,
         seed: int = DEFAULT_SEED,
+        split: str = "test",
     ) -> GeneratedSet:
         """Generate ``count`` candidate questions of each kind (local, multi_hop, global) from
         the loaded index, keep those that pass the filters (not near duplicates, not answered
         closed-book by the answering model, answered by their support says the judge), tag
-        each with a seeded ``split``; with ``out``, write the .jsonl and its filter log."""
+        each with ``split`` (``test``: nothing was tuned on them; ``dev``; or ``dev+test``,
+        seeded); with ``out``, write the .jsonl and its filter log."""
         generated = generate_question_set(
             self.index_in_use,
             self.llm,
@@ -342,6 +344,7 @@ class Workbench:
             kinds=kinds,
             count=count,
             seed=seed,
+            split=split,
         )
         if out is not None:
             generated.write(out)

@@ -209,6 +209,48 @@ def test_no_root_anywhere_leaves_the_default() -> None:
     assert build_parser().parse_args(["index"]).root is None
 
 
+@pytest.mark.parametrize("command", [["index"], ["query", "Who?"], ["eval"], ["settings"]])
+def test_global_options_parse_before_or_after_the_command(command) -> None:
+    given = ["--root", "proj", "--config", "v.toml", "--cache", "off", "--quiet"]
+    for argv in ([*given, *command], [*command, *given]):
+        args = build_parser().parse_args(argv)
+        assert (args.root, args.config, args.cache, args.quiet) == ("proj", "v.toml", "off", True)
+    args = build_parser().parse_args(command)
+    assert (args.root, args.config, args.cache, args.quiet) == (None, None, None, False)
+
+
+@pytest.mark.parametrize("command", ["index", "query"])
+def test_index_and_query_help_name_the_cache_modes(command, capsys) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--cache {on,off,replay}" in text
+    assert "replay (recorded replies only" in text and "off (ask the model" in text
+
+
+def test_an_unindexed_project_suggests_the_command_in_the_users_form(tmp_path, capsys) -> None:
+    assert main(["init", str(tmp_path / "proj")]) == 0
+    capsys.readouterr()
+    assert main(["query", "--root", str(tmp_path / "proj"), "Who?"]) == 1
+    assert f"`graphrag index --root {tmp_path / 'proj'}`" in capsys.readouterr().err
+    assert main(["query", "--index", str(tmp_path / "nowhere"), "Who?"]) == 1
+    err = capsys.readouterr().err
+    assert f"`graphrag index --input <corpus> --out {tmp_path / 'nowhere'}`" in err
+
+
+def test_skip_bad_names_every_skipped_file_and_why(tmp_path, capsys) -> None:
+    assert main(["init", str(tmp_path / "proj")]) == 0
+    inputs = tmp_path / "proj" / "input"
+    (inputs / "good.txt").write_text("Ada Lovelace wrote notes on the Analytical Engine.")
+    (inputs / "blob.txt").write_bytes(b"\x00\x01\x02binary")
+    (inputs / "empty.md").write_text("")
+    capsys.readouterr()
+    root = ["--root", str(tmp_path / "proj"), "--cache", "replay"]
+    assert main(["index", *root, "--skip-bad", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "blob.txt: looks binary" in out and "empty.md: " in out
+
+
 def test_the_next_steps_init_prints_parse(tmp_path, capsys) -> None:
     """What `graphrag init` tells a new user to type next is a command the CLI accepts."""
     assert main(["init", str(tmp_path / "proj")]) == 0

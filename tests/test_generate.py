@@ -211,6 +211,13 @@ def test_each_filter_drops_what_it_should(bench, model) -> None:
         "L06": ("", ""),
     }
     assert [r["id"] for r in generated.records] == ["L01", "L06"]
+    assert generated.dropped_lines() == [
+        "dropped 4 of 6 candidates",
+        "  1 duplicate: of a kept question",
+        "  1 closed-book: answered without the corpus",
+        "  1 unanswerable: the judge found no answer in the support",
+        "  1 malformed: not a question",
+    ]
     kept = generated.records[0]
     assert kept["answer_keywords"] and "not in any passage" not in kept["answer_keywords"]
     assert (
@@ -315,7 +322,7 @@ def test_the_written_set_loads_and_eval_scores_it(bench, model, tmp_path) -> Non
     questions = load_questions(out, documents=set(index.documents[S.ID]))
     assert list(questions["id"]) == [r["id"] for r in generated.records]
     assert set(questions["type"]) == set(KINDS)
-    assert set(questions["split"]) == {"dev", "test"}
+    assert set(questions["split"]) == {"test"}  # the user has tuned nothing on them
     log = json.loads(out.with_name("generated.filter_log.json").read_text())
     assert log["seed"] == 47 and len(log["candidates"]) == 9
     assert log["counts"][-1]["kind"] == "all" and log["counts"][-1]["kept"] == len(questions)
@@ -331,6 +338,11 @@ def test_the_written_set_loads_and_eval_scores_it(bench, model, tmp_path) -> Non
     assert len(result.records) == len(questions)
     assert set(result.records["question_id"]) == set(questions["id"])
     assert (result.records["answer"] == ANSWER).all()
+    summary = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "test questions" in summary and "tuning set" not in summary.lower()
+    # asked for, both splits are dealt within each kind
+    dealt = bench.generate_questions(count=3, seed=47, split="dev+test")
+    assert {r["split"] for r in dealt.records} == {"dev", "test"}
 
 
 def test_the_command_writes_the_set_and_prints_the_filter_log(
@@ -348,7 +360,12 @@ def test_the_command_writes_the_set_and_prints_the_filter_log(
     assert main([*args, "--out", str(out), "--count", "2", "--kinds", "local,global"]) == 0
     printed = capsys.readouterr().out
     assert "| local | 2 |" in printed and "| global | 2 |" in printed
-    assert f"questions written to {out}" in printed
+    assert f"questions written to {out} (split: test)" in printed
+    log = json.loads(out.with_name("q.filter_log.json").read_text())
+    dropped = [c for c in log["candidates"] if c["dropped"]]
+    assert f"dropped {len(dropped)} of {len(log['candidates'])} candidates" in printed
+    more = f"`graphrag questions generate --config {config} --index {demo_index.path} "
+    assert more + f"--kinds local,global --count 4 --out {out}`" in printed
     assert {r["type"] for r in load_questions(out).to_dict("records")} <= {"local", "global"}
     calls = fake_llm.calls
     # a second run replays every call from the cache it recorded: the same set, no new call

@@ -11,11 +11,11 @@ import sys
 from graphrag.cli import commands
 from graphrag.eval.benchmarks import BenchmarkError
 from graphrag.eval.generate import KINDS
-from graphrag.eval.generate_filter import DEFAULT_SEED
+from graphrag.eval.generate_filter import DEFAULT_SEED, SPLIT_CHOICES
 from graphrag.eval.judge_validity import DEFAULT_PAIRS
 from graphrag.eval.method_limits import parse_method_limits
 from graphrag.eval.pairwise import DEFAULT_CONTROLS
-from graphrag.eval.questions import QuestionSetError
+from graphrag.eval.questions import DEFAULT_SPLIT, QuestionSetError
 from graphrag.eval.retrieval import RetrievalEvalError
 from graphrag.index.extract.quality import GoldGraphError
 from graphrag.index.incremental import IncrementalError
@@ -54,25 +54,34 @@ def _method_limits(text: str) -> dict[str, int | str]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-ROOT_HELP = (
-    "project folder: its graphrag.toml is read and relative paths are taken from it "
-    "(default: $GRAPHRAG_ROOT or the current folder)"
-)
+# Options of every command, before or after its name (``graphrag --root DIR index`` or
+# ``graphrag index --root DIR``); the nearer one wins.
+GLOBAL_OPTIONS = {
+    "--root": dict(
+        help="project folder: its graphrag.toml is read and relative paths are taken from it "
+        "(default: $GRAPHRAG_ROOT or the current folder)"
+    ),
+    "--config": dict(help="a settings TOML file layered over the project's graphrag.toml"),
+    "--cache": dict(
+        choices=["on", "off", "replay"],
+        help="LLM response cache: on (replay recorded replies, record new ones), off (ask the "
+        "model every time, record nothing), replay (recorded replies only: a call never "
+        "recorded is an error naming it); default: setting cache.mode or $GRAPHRAG_CACHE",
+    ),
+    "--quiet": dict(action="store_true", help="no progress lines"),
+}
+
+
+def _add_global_options(parser: argparse.ArgumentParser, **defaults: object) -> None:
+    for flag, options in GLOBAL_OPTIONS.items():
+        parser.add_argument(flag, **options, **defaults)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphrag", description="GraphRAG research workbench: index, query, evaluate."
     )
-    parser.add_argument("--root", help=ROOT_HELP)
-    parser.add_argument(
-        "--config", help="a settings TOML file layered over the project's graphrag.toml"
-    )
-    parser.add_argument(
-        "--cache",
-        choices=["on", "off", "replay"],
-        help="LLM response cache mode (overrides GRAPHRAG_CACHE)",
-    )
+    _add_global_options(parser)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser(
@@ -120,7 +129,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip (and report) unusable documents instead of stopping",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when any item failed")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument(
         "--dry-run",
         action="store_true",
@@ -203,7 +211,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--gold", help="gold_graph.json for gold entities (default: the one beside --questions)"
     )
-    p.add_argument("--quiet", action="store_true")
     p.add_argument(
         "--dry-run",
         action="store_true",
@@ -228,6 +235,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"comma list of {', '.join(KINDS)} (default: all)",
     )
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="sampling and split seed")
+    p.add_argument(
+        "--split",
+        choices=SPLIT_CHOICES,
+        default=DEFAULT_SPLIT,
+        help="the split the questions get: test (the default: nothing was tuned on them), "
+        "dev (you will choose settings on them), or dev+test (dealt alternately per kind, "
+        "seeded)",
+    )
     p.set_defaults(func=commands.cmd_questions)
 
     p = sub.add_parser(
@@ -248,7 +263,6 @@ def build_parser() -> argparse.ArgumentParser:
         "project's reports folder)",
     )
     p.add_argument("--limit", type=int, help="only the first N questions")
-    p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=commands.cmd_retrieval)
 
     p = sub.add_parser(
@@ -270,29 +284,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands.cmd_graph)
 
-    _root_after_the_command(parser)
+    for command in sub.choices.values():  # unset after the command: the value before it stands
+        _add_global_options(command, default=argparse.SUPPRESS)
     return parser
 
 
-def _root_after_the_command(parser: argparse.ArgumentParser) -> None:
-    """Let ``--root DIR`` follow any sub-command too (``graphrag index --root DIR``, as
-    ``init`` prints it and Microsoft GraphRAG's CLI takes it). Unset there, it leaves the
-    value given before the sub-command (or its default) alone."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for command in action.choices.values():
-                if "--root" not in command._option_string_actions:  # none of its own
-                    command.add_argument("--root", default=argparse.SUPPRESS, help=ROOT_HELP)
-                _root_after_the_command(command)
+_terminated: list[int] = []  # the SIGTERM received, if one was
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    # SystemExit runs the atexit hooks, which stop the embedded server this process started.
-    raise SystemExit(128 + signum)
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    """Stop as Ctrl-C does (asyncio cancels its running task cleanly), then exit 128+15; the
+    exit runs the atexit hooks, which stop the embedded server this process started."""
+    _terminated.append(signum)
+    signal.raise_signal(signal.SIGINT)
 
 
 def main(argv: list[str] | None = None) -> int:
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
@@ -302,3 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (_interrupt_on_sigterm)
+        where = "; ".join(getattr(err, "__notes__", [])) or "interrupted"
+        print(
+            f"graphrag: {where}; replies already recorded stay in the LLM cache (unless "
+            "--cache off): the same command resumes from them",
+            file=sys.stderr,
+        )
+        return 128 + (_terminated[-1] if _terminated else signal.SIGINT)

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shlex
 import signal
 import sys
+from pathlib import Path
 
 from graphrag.eval.benchmarks import convert_benchmark
 from graphrag.eval.generate import KINDS
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index
-from graphrag.index.store import load_index
+from graphrag.index.store import Index, IndexLoadError
+from graphrag.llm.progress import RunProgress
 from graphrag.llm.usage import track_usage
 from graphrag.project import init_project
 from graphrag.query.registry import OPT_IN_METHODS, method_names
@@ -32,6 +36,36 @@ def _bench(args: argparse.Namespace) -> Workbench:
     return Workbench(args.config, root=args.root, cache=args.cache)
 
 
+def program() -> str:
+    """Return how the user runs the workbench: ``python -m graphrag`` or the ``graphrag``
+    script (what the README shows, and the answer when neither is known)."""
+    ran = Path(sys.argv[0])
+    return "python -m graphrag" if ran.parts[-2:] == ("graphrag", "__main__.py") else "graphrag"
+
+
+def suggest(args: argparse.Namespace, command: str, *words: str) -> str:
+    """Return ``command`` as this user types it: their program, their ``--root`` and
+    ``--config`` (after the command, as ``init`` prints it), then ``words``."""
+    given = [(f"--{flag}", getattr(args, flag, None)) for flag in ("root", "config")]
+    options = [f"{flag} {shlex.quote(str(value))}" for flag, value in given if value]
+    return " ".join([program(), command, *options, *words])
+
+
+# the command load_index suggests (graphrag/index/store.py), reworded in the user's form
+BUILD_COMMAND = re.compile(r"`python -m graphrag index [^`]*`")
+
+
+def _load(bench: Workbench, args: argparse.Namespace) -> Index:
+    """Load the index ``--index`` (default: the project's); a missing one's error names the
+    command that builds it as this user types it."""
+    try:
+        return bench.load(args.index)
+    except IndexLoadError as err:
+        where = ["--input <corpus>", f"--out {shlex.quote(args.index)}"] if args.index else []
+        command = f"`{suggest(args, 'index', *where)}`"
+        raise IndexLoadError(BUILD_COMMAND.sub(command, str(err))) from None
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     written = init_project(args.folder)
     print(f"wrote a project in {args.folder} ({len(written)} files and folders):")
@@ -39,8 +73,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     print(f"  {args.folder}/prompts/        an editable copy of every prompt")
     print(f"  {args.folder}/input/          put your .txt/.md documents (or one .jsonl) here")
     print("next:")
-    print(f"  graphrag index --root {args.folder}")
-    print(f'  graphrag query --root {args.folder} --method all "your question"')
+    print(f"  {program()} index --root {args.folder}")
+    print(f'  {program()} query --root {args.folder} --method all "your question"')
     return 0
 
 
@@ -111,8 +145,11 @@ def _opt_in(args: argparse.Namespace, settings: Settings) -> list[str]:
 def cmd_query(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
         methods = method_names(args.method.split(","), _opt_in(args, bench.settings))
-        bench.load(args.index)
-        answers = bench.query_all(args.question, methods)
+        _load(bench, args)
+        bench.methods(methods)  # an unknown method's error before the progress line
+        lines = RunProgress(["query"], enabled=not args.quiet, unit="LLM calls")
+        with lines.stage("query"):  # a live line: a question may take minutes on a CPU
+            answers = bench.query_all(args.question, methods)
     if args.json:
         print(json.dumps({m: a.to_dict() for m, a in answers.items()}, indent=2))
         return 0
@@ -146,7 +183,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         opt_in = _opt_in(args, bench.settings)
         asked = args.methods.split(",") if args.methods else [*bench.settings.eval.methods, *opt_in]
         methods = method_names(asked, opt_in)
-        bench.load(args.index)
+        _load(bench, args)
         options = dict(
             methods=methods,
             metrics=_metric_names(args.metrics),
@@ -188,16 +225,24 @@ def cmd_questions(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        bench.load(args.index)
-        generated = bench.generate_questions(out, kinds=kinds, count=args.count, seed=args.seed)
+        _load(bench, args)
+        generated = bench.generate_questions(
+            out, kinds=kinds, count=args.count, seed=args.seed, split=args.split
+        )
     print(generated.log_table())
-    print(f"{len(generated.records)} questions written to {out}")
+    print(f"{len(generated.records)} questions written to {out} (split: {args.split})")
+    print("\n".join(generated.dropped_lines()))
+    words = [f"--index {shlex.quote(args.index)}"] if args.index else []
+    words += [f"--kinds {args.kinds}", f"--count {2 * args.count}"]
+    words += [f"--out {shlex.quote(args.out) if args.out else '<another .jsonl>'}"]
+    more = suggest(args, "questions generate", *words)
+    print(f"more questions: `{more}` (--count: candidates per kind before the filters)")
     return 0
 
 
 def cmd_retrieval(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
-        bench.load(args.index)
+        _load(bench, args)
         out = args.out or bench.project_path("reports") / "retrieval"
         records = bench.evaluate_retrieval(
             bench.project_path("questions", args.questions),
@@ -222,10 +267,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_graph(args: argparse.Namespace) -> int:
     communities = [int(c) for c in args.communities.split(",")] if args.communities else None
-    settings = load_settings(args.config, root=args.root)
-    index = args.index or settings.resolve_path(settings.project.output)
-    out = write_interactive_graph(
-        load_index(index), args.out, level=args.level, communities=communities
-    )
+    with _bench(args) as bench:
+        index = _load(bench, args)
+    out = write_interactive_graph(index, args.out, level=args.level, communities=communities)
     print(f"wrote {out} (open it in a browser; it needs no network)")
     return 0

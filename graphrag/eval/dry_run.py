@@ -212,7 +212,7 @@ def estimate_index(
     )
     notes = [
         f"{len(loaded.documents)} documents, {len(units)} chunks, {corpus:,} corpus tokens"
-        + (f"; {len(loaded.skipped)} skipped" if loaded.skipped else ""),
+        + "".join(f"\n  skipped {why}" for _, why in loaded.skipped),  # why names the file
         "calls after the first extraction depend on the replies: not looked up in the cache, "
         "their time is an upper bound when they are recorded",
         f"the LLM-free stages' seconds are the demo's (5,150 tokens); assumptions: "

@@ -2,6 +2,10 @@
 ``split`` it is given, and the filter log: how many candidates of each kind each filter
 removed, and the share kept.
 
+The split is ``test`` unless asked otherwise: the user has tuned nothing on questions just
+generated, so a report of them is a held-out measurement, not a tuning set. ``dev`` (the user
+will choose settings on them) or ``dev+test`` (dealt by :func:`assign_splits`) are asked for.
+
 In the order they run (each reads only what the one before kept; the model calls of one
 candidate run one after another, a few candidates at a time, so the first finish first):
 
@@ -32,7 +36,7 @@ import numpy as np
 from graphrag import prompts
 from graphrag.eval.generate import KINDS, Candidate, candidates, generate_one
 from graphrag.eval.metrics import fold_terms, holds_term, normalize_answer, token_f1
-from graphrag.eval.questions import SPLITS
+from graphrag.eval.questions import DEFAULT_SPLIT, SPLITS
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
@@ -47,6 +51,7 @@ CLOSED_BOOK_TOKENS = 60
 VERDICT_TOKENS = 20
 DEFAULT_SEED = 47  # the issue that asked for generated questions
 FILTERS = ("malformed", "closed-book", "unanswerable", "duplicate")
+SPLIT_CHOICES = (*SPLITS, "dev+test")  # one split for every question, or both dealt
 
 
 def drop_duplicates(kept: list[Candidate], embedder: Embedder) -> None:
@@ -132,6 +137,23 @@ class GeneratedSet:
     records: list[dict]
     candidates: list[Candidate]
     seed: int
+    count: int = 0  # the candidates asked for per kind
+
+    def dropped_lines(self) -> list[str]:
+        """Return how many candidates were dropped, per filter and reason, and each kind whose
+        index held fewer sources than ``count`` (a larger count gives no more of it)."""
+        dropped = [c for c in self.candidates if c.dropped]
+        reasons = Counter(
+            (c.dropped, "of a kept question" if c.dropped == "duplicate" else c.why.split(" (")[0])
+            for c in dropped
+        )
+        lines = [f"dropped {len(dropped)} of {len(self.candidates)} candidates"]
+        lines += [f"  {n} {by}: {why}" for (by, why), n in reasons.most_common()]
+        for kind in KINDS:
+            made = sum(c.kind == kind for c in self.candidates)
+            if 0 < made < self.count:
+                lines.append(f"the index holds {made} {kind} sources only (of {self.count} asked)")
+        return lines
 
     def log(self) -> list[dict]:
         """Per kind: candidates, removed by each filter (in its order), kept, share kept."""
@@ -221,12 +243,16 @@ def generate_question_set(
     kinds: list[str] | None = None,
     count: int = 8,
     seed: int = DEFAULT_SEED,
+    split: str = DEFAULT_SPLIT,
 ) -> GeneratedSet:
     """Generate ``count`` candidates of each of ``kinds`` (all by default) from ``index``,
-    filter them and return the kept ones with their splits, and the filter log."""
+    filter them and return the kept ones with ``split`` (one of ``SPLIT_CHOICES``), and the
+    filter log."""
+    if split not in SPLIT_CHOICES:
+        raise ValueError(f"split {split!r} is not one of {', '.join(SPLIT_CHOICES)}")
     chosen = in_turn(candidates(index, list(kinds or KINDS), count, seed))
     run_sync(_run(chosen, llm, judge, llm.settings.llm.concurrency))
     drop_duplicates(_still_kept(chosen), embedder)
     kept = _still_kept(chosen)
-    split_of = assign_splits(kept, seed)
-    return GeneratedSet([c.record(split_of[c.id]) for c in kept], chosen, seed)
+    dealt = assign_splits(kept, seed) if split == "dev+test" else {}
+    return GeneratedSet([c.record(dealt.get(c.id, split)) for c in kept], chosen, seed, count)

@@ -66,11 +66,11 @@ async def gather_with_progress(
 
     async def run(coro: Awaitable[T]) -> Any:
         try:
-            return await coro
+            result = await coro
         except Exception as err:  # noqa: BLE001 - reported by the caller per item
-            return err
-        finally:
-            step(1)
+            result = err
+        step(1)  # not when cancelled: an interrupted run counts only what it finished
+        return result
 
     if stage is not None:
         stage.expect(len(coros))

@@ -7,22 +7,35 @@ call ends: the estimate's), plus the estimate's seconds for the stages to come (
 figures, graphrag/llm/cost.py). The stage's work is counted by whatever runs inside it:
 :func:`graphrag.llm.coroutines.gather_with_progress` and the callers of :func:`expect` and
 :func:`advance`, so a stage with several rounds of calls still shows as one line.
+
+The line is redrawn every ``TICK_SECONDS`` (a reply that takes minutes still moves it), its
+tokens per second are the live calls' (a streamed reply's tokens count as they arrive). When
+the model runs far below the speed it was calibrated at (:func:`calibrate`: the embedded
+server's, ``embedded/speed.json``), the run says so once, naming contention as the likely
+cause and the server's log. A stage left by Ctrl-C or SIGTERM ends its line "interrupted
+after k of n", and the exception carries that sentence as a note for the command's last line.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from tqdm import tqdm
 
 from graphrag.llm.usage import Usage, track_usage
 
 BAR_FORMAT = "{desc}: {n_fmt}/{total_fmt} {unit}{postfix}"
+CALLS_FORMAT = "{desc}: {n_fmt} {unit}{postfix}"  # a stage that counts its LLM calls only
+TICK_SECONDS = 2.0  # how often a running stage's line is redrawn
+WARN_AFTER_SECONDS = 60.0  # a stage's speed is judged only after this long (before: noise)
+FAR_BELOW = 1 / 3  # the share of the calibrated speed below which the run warns
 
 
 def duration(seconds: float | None) -> str:
@@ -33,6 +46,31 @@ def duration(seconds: float | None) -> str:
     if whole >= 3600:
         return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
     return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
+
+
+def calls_text(calls: int) -> str:
+    return f"{calls} LLM call{'s' * (calls != 1)}"
+
+
+class Calibration:
+    """The speed the process's model was measured at (a ``ModelSpeed``, graphrag/llm/cost.py)
+    and where its server logs; ``since``: when the server was ready (its start is no work);
+    ``warned``: the slow-model warning was given (once a run)."""
+
+    def __init__(self, speed: Any, log: str) -> None:
+        self.speed, self.log, self.warned = speed, log, False
+        self.since = time.monotonic()
+
+
+_calibration: Calibration | None = None
+
+
+def calibrate(speed: Any, log: str) -> None:
+    """Judge the stages' speed against ``speed`` (``seconds(prompt, completion, calls)`` and
+    ``completion_tokens_per_second``, as ``ModelSpeed``); ``log``: the server's log file."""
+    global _calibration
+    if _calibration is None or (_calibration.speed, _calibration.log) != (speed, log):
+        _calibration = Calibration(speed, log)
 
 
 class StageProgress:
@@ -53,6 +91,10 @@ class StageProgress:
         self.expected_seconds = expected_seconds
         self.later_seconds = later_seconds
         self.started = time.monotonic()
+        self.done, self.total = 0, 0
+        self.counts_calls = unit == "LLM calls"  # no items: the calls are the work
+        self.streamed = self.streamed_total = 0  # reply tokens of live calls in flight; all
+        self.first_streamed: float | None = None
         self.bar = tqdm(
             total=0,
             desc=label,
@@ -60,25 +102,45 @@ class StageProgress:
             disable=not enabled,
             leave=True,
             file=sys.stderr,
-            bar_format=BAR_FORMAT,
+            bar_format=CALLS_FORMAT if self.counts_calls else BAR_FORMAT,
             mininterval=0.5,
         )
+        self._stop = threading.Event()
+        threading.Thread(target=self._tick, daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(TICK_SECONDS):
+            self.check_speed()
+            if self.counts_calls:
+                self.bar.n = self.usage.calls
+            self.bar.set_postfix_str(self.status(), refresh=True)
 
     def expect(self, items: int) -> None:
         """Add ``items`` to the work this stage expects."""
-        self.bar.total += items
+        self.total += items
+        self.bar.total = self.total
         self.bar.set_postfix_str(self.status(), refresh=True)
 
     def advance(self, items: int = 1) -> None:
         """Count ``items`` done."""
-        self.bar.set_postfix_str(self.status(extra=items), refresh=False)
+        self.done += items
+        self.check_speed()
+        self.bar.set_postfix_str(self.status(), refresh=False)
         self.bar.update(items)
+
+    def stream(self, tokens: int) -> None:
+        """Count ``tokens`` of a live reply arriving (negative: its call ended and counts in
+        the usage now)."""
+        self.streamed += tokens
+        if tokens > 0:
+            self.streamed_total += tokens
+            self.first_streamed = self.first_streamed or time.monotonic()
 
     def stage_left(self, done: int) -> float | None:
         """Return the seconds left in this stage: at its pace so far, else as estimated."""
         elapsed = time.monotonic() - self.started
         if done:
-            return elapsed / done * (self.bar.total - done)
+            return elapsed / done * (self.total - done)
         if self.expected_seconds is not None:
             return max(self.expected_seconds - elapsed, 0.0)
         return None
@@ -88,36 +150,88 @@ class StageProgress:
         here = self.stage_left(done)
         return None if here is None or self.later_seconds is None else here + self.later_seconds
 
-    def status(self, extra: int = 0) -> str:
-        """Return the line's tail: tokens per second, calls served by the cache, the ETA."""
-        elapsed = max(time.monotonic() - self.started, 1e-6)
+    def live_share(self) -> float:
+        """Return the share of the stage's counted calls that reached the model (the calls
+        of a stage are alike: the cache's share of the tokens is taken as its share of calls)."""
         usage = self.usage
-        parts = [speed(usage, elapsed)] if usage.calls else []
-        done = self.bar.n + extra
+        return (usage.calls - usage.cache_hits) / usage.calls if usage.calls else 0.0
+
+    def speed(self, elapsed: float) -> list[str]:
+        """Return the live reply tokens per second and the calls the cache served."""
+        usage, live = self.usage, self.usage.calls - self.usage.cache_hits
+        calls = [] if self.counts_calls or not usage.calls else [calls_text(usage.calls)]
+        if not live and not self.streamed:
+            return [*calls, f"{usage.calls} from cache"] if usage.calls else []
+        tokens = usage.completion_tokens * self.live_share() + self.streamed
+        hits = [f"{usage.cache_hits} from cache"] if usage.cache_hits else []
+        return [*calls, f"{tokens / max(elapsed, 1e-6):.1f} tok/s", *hits]
+
+    def status(self) -> str:
+        """Return the line's tail: calls, tokens per second, calls the cache served, the ETA."""
+        elapsed = time.monotonic() - self.started
+        parts = self.speed(elapsed)
+        if self.counts_calls:
+            return ", ".join([*parts, duration(elapsed)])
+        done = self.done
         left = self.eta(done)
         if left is None:  # the later stages' time is unknown (an endpoint not yet measured)
             return ", ".join([*parts, f"stage ETA {duration(self.stage_left(done))}"])
         return ", ".join([*parts, f"ETA {duration(left)}"])
 
-    def close(self) -> None:
+    def slowness(self) -> float | None:
+        """Return the share of its calibrated speed the model has run at in this stage: the
+        calibrated seconds of the live calls' tokens over the seconds taken, or (none ended
+        yet) the reply tokens streamed per second over one slot's calibrated rate; None
+        before ``WARN_AFTER_SECONDS`` of evidence."""
+        calibration, now, usage = _calibration, time.monotonic(), self.usage
+        speed, began = calibration.speed, max(self.started, calibration.since)
+        live = usage.calls - usage.cache_hits
+        if live and now - began >= WARN_AFTER_SECONDS:
+            share = self.live_share()
+            work = (usage.prompt_tokens * share, usage.completion_tokens * share, live)
+            return speed.seconds(*work) / (now - began)
+        if self.first_streamed is not None and now - self.first_streamed >= WARN_AFTER_SECONDS:
+            rate = self.streamed_total / (now - self.first_streamed)
+            return rate / (speed.completion_tokens_per_second / max(speed.parallel, 1))
+        return None
+
+    def check_speed(self) -> None:
+        """Warn once a run when the model runs below ``FAR_BELOW`` of its calibrated speed."""
+        calibration = _calibration
+        if calibration is None or calibration.warned:
+            return
+        share = self.slowness()
+        if share is None or share >= FAR_BELOW:
+            return
+        calibration.warned = True
+        tqdm.write(
+            f"graphrag: warning: the model runs at {share:.0%} of the speed it was calibrated "
+            f"at ({calibration.speed.completion_tokens_per_second:.1f} reply tok/s); another "
+            "process busy on these CPU cores is the likely cause (see `top`); the model "
+            f"server's log: {calibration.log}",
+            file=sys.stderr,
+        )
+
+    def close(self, interrupted: BaseException | None = None) -> str:
+        """End the line: "done in", or (``interrupted``) "interrupted after k of n" or
+        "stopped by an error after k of n"; return that ending."""
+        self._stop.set()
         elapsed = time.monotonic() - self.started
-        done = self.bar.n
-        parts = [speed(self.usage, elapsed)] if self.usage.calls else []
-        tail = ", ".join([*parts, f"done in {duration(elapsed)}"])
-        if not self.bar.total:
+        if self.counts_calls:
+            self.bar.n = self.usage.calls
+        if interrupted is None:
+            ending = f"done in {duration(elapsed)}"
+        else:
+            stopped = isinstance(interrupted, KeyboardInterrupt | SystemExit)
+            how = "interrupted" if stopped else "stopped by an error"
+            count = self.usage.calls if self.counts_calls else self.done
+            of = "" if self.counts_calls else f" of {self.total}"
+            ending = f"{how} after {count}{of} {self.bar.unit} ({duration(elapsed)})"
+        if not self.total and not self.counts_calls and interrupted is None:
             self.bar.unit = "(no LLM call)"
-        self.bar.set_postfix_str(tail, refresh=False)
-        self.bar.n = done
+        self.bar.set_postfix_str(", ".join([*self.speed(elapsed), ending]), refresh=False)
         self.bar.close()
-
-
-def speed(usage: Usage, elapsed: float) -> str:
-    """Return the reply tokens per second of the live calls, and how many the cache served
-    (a replayed reply's tokens cost no time: they are left out when every call was one)."""
-    if usage.cache_hits == usage.calls:
-        return f"{usage.calls} from cache"
-    rate = f"{usage.completion_tokens / max(elapsed, 1e-6):.1f} tok/s"
-    return rate + (f", {usage.cache_hits} from cache" if usage.cache_hits else "")
+        return ending
 
 
 _current: ContextVar[StageProgress | None] = ContextVar("graphrag_stage_progress", default=None)
@@ -166,9 +280,14 @@ class RunProgress:
             token = _current.set(line)
             try:
                 yield line
-            finally:
+            except BaseException as err:
                 _current.reset(token)
-                line.close()
+                ending = line.close(err)
+                if isinstance(err, KeyboardInterrupt | SystemExit):
+                    err.add_note(f"{name}: {ending}")
+                raise
+            _current.reset(token)
+            line.close()
 
 
 def gathering_stage() -> StageProgress | None:
@@ -189,3 +308,11 @@ def advance(items: int = 1) -> None:
     line = _current.get()
     if line is not None:
         line.advance(items)
+
+
+def stream(tokens: int) -> None:
+    """Count ``tokens`` of a live streamed reply arriving on the current stage's line
+    (negative when the call ends: its tokens are counted in the usage then)."""
+    line = _current.get()
+    if line is not None:
+        line.stream(tokens)

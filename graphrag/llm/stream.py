@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from graphrag.llm import progress
 from graphrag.text import tokens
 
 STOPPED_HEADER = "x-graphrag-stopped-early"
@@ -111,12 +112,14 @@ async def read_stream(
                 continue
             text += new
             chunks += 1
+            progress.stream(1)  # a live reply's tokens show on the progress line as they come
             if rule is not None and (cut := rule.check(text)) is not None:
                 offset, stopped = cut
                 close = getattr(rule, "close", None)
                 text = close(text[:offset]) if close else text[:offset]
                 break
     finally:
+        progress.stream(-chunks)
         await response.aclose()
     if stopped or not usage:
         prompt = tokens.message_tokens(body.get("messages", []))

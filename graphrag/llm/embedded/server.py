@@ -23,6 +23,8 @@ import httpx
 from filelock import FileLock
 from tqdm import tqdm
 
+from graphrag.llm import progress
+from graphrag.llm.cost import embedded_speed
 from graphrag.llm.embedded.weights import INSTALL_EMBEDDED, assemble_weights, graphrag_home
 from graphrag.settings import Settings
 
@@ -75,6 +77,24 @@ def _log_tail(path: Path, chars: int = 1500) -> str:
         return "(no log)"
 
 
+def usable_cores() -> int:
+    """Return how many CPU cores this process may run on (its affinity: a container's or
+    ``taskset``'s limit, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
+def server_threads(settings: Settings) -> int:
+    """Return the server's threads: the cores this process may use, or ``embedded.threads``
+    when set, at most those cores (a thread more than the cores makes llama.cpp crawl)."""
+    cores = usable_cores()
+    if settings.source("embedded.threads") == "default":
+        return cores
+    return max(1, min(settings.embedded.threads, cores))
+
+
 def prune_logs(home: Path, keep: int) -> list[Path]:
     """Delete all but the ``keep`` newest ``server-*.log`` in ``home``; return those deleted
     (every start writes its own log, so a restart keeps the log of why the server died)."""
@@ -118,7 +138,7 @@ class EmbeddedServer:
             "--alias", self.settings.llm.model,
             "--ctx-size", str(emb.ctx_size),
             "--parallel", str(emb.parallel),
-            "--threads", str(emb.threads),
+            "--threads", str(server_threads(self.settings)),
             "--batch-size", str(BATCH_SIZE),
             "--cache-reuse", str(CACHE_REUSE),
         ]  # fmt: skip
@@ -141,6 +161,7 @@ class EmbeddedServer:
         except (FileNotFoundError, ValueError):
             return None
         if state.get("signature") == signature and _alive(state["pid"]) and _healthy(state["url"]):
+            self.log_file = Path(state.get("log") or self.log_file)
             return state["url"], int(state["pid"])
         return None
 
@@ -160,6 +181,8 @@ class EmbeddedServer:
                 announce(f"using the embedded model already running at {reused[0]}")
             found = reused or self._start(signature)
         self.url, self._pid = found
+        if not self.settings.embedded.model_file:  # the speed measured is the default model's
+            progress.calibrate(embedded_speed(self.settings), str(self.log_file))
         return self.base_url
 
     @property
@@ -209,7 +232,8 @@ class EmbeddedServer:
         emb = self.settings.embedded
         announce(
             f"starting the embedded model {self.settings.llm.model} ({emb.parallel} slots, "
-            f"{emb.threads} threads) …"
+            f"{server_threads(self.settings)} threads on {usable_cores()} usable cores; log: "
+            f"{self.log_file}) …"
         )
         deadline = started + STARTUP_TIMEOUT
         try:
