@@ -24,7 +24,7 @@ EMBEDDED_ENDPOINT = "embedded"
 class JudgeSettings:
     """The model that scores the answers (RAGAS, planted controls, pairwise ratings). Empty
     settings: the answering model judges itself, and every report says "self-judged". Every
-    other ``[llm]`` setting (temperature, seed, timeout, concurrency…) applies to it too."""
+    other ``[llm]`` setting (timeout, concurrency, max_tokens…) applies to it too."""
 
     base_url: str = ""
     """OpenAI-compatible endpoint of the judge; empty: the answering model's (llm.base_url)."""

@@ -31,7 +31,7 @@ from graphrag.settings.models import (
 )
 from graphrag.settings.project import ProjectSettings
 from graphrag.settings.prompts import PromptSettings
-from graphrag.settings.query import METHOD_SETTINGS, REMOVED, RENAMED, QuerySettings
+from graphrag.settings.query import METHOD_SETTINGS, QuerySettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROJECT_FILE = "graphrag.toml"
@@ -124,21 +124,6 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
         ) from err
 
 
-def _old_name(section: Any, key: str, name: str) -> None:
-    """Raise for a ``query`` setting of round 2 that moved or was removed, naming its fate."""
-    if not isinstance(section, QuerySettings):
-        return
-    if key in RENAMED:
-        new = f"query.{RENAMED[key]}"
-        table, _, field_name = new.rpartition(".")
-        env = "GRAPHRAG_" + new.upper().replace(".", "__")
-        raise SettingsError(
-            f"setting {name} is now {new}: {field_name} in a [{table}] table, or {env}"
-        )
-    if key in REMOVED:
-        raise SettingsError(f"setting {name} was removed: {REMOVED[key]}")
-
-
 def _apply(
     section: Any,
     values: dict[str, Any],
@@ -158,7 +143,6 @@ def _apply(
     for key, value in values.items():
         name = f"{prefix}.{key}"
         here = f"{dotted}{key}"
-        _old_name(section, key, name)
         if key in tables:
             if not isinstance(value, dict):
                 raise SettingsError(f"setting {name} is a table of method {key}'s settings")
