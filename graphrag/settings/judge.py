@@ -83,14 +83,3 @@ def endpoint_name(base_url: str) -> str:
         return EMBEDDED_ENDPOINT
     rest = base_url.split("://", 1)[-1]
     return rest.split("/", 1)[0].rsplit("@", 1)[-1]
-
-
-def validate_judge(settings: Settings) -> str | None:
-    """Return the message of a contradictory ``[judge]`` section, None when it is sound."""
-    judge = settings.judge
-    if judge.model_file and judge.base_url:
-        return (
-            "setting judge.model_file serves the judge on a second embedded server, and "
-            f"judge.base_url = {judge.base_url!r} names an endpoint: set one of them"
-        )
-    return None

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from graphrag.settings.eval import EvalSettings
 from graphrag.settings.index import ChunkingSettings, IndexSettings
-from graphrag.settings.judge import JudgeSettings, validate_judge
+from graphrag.settings.judge import JudgeSettings
 from graphrag.settings.models import (
     CacheSettings,
     EmbeddedServerSettings,
@@ -232,9 +232,12 @@ def _validate(settings: Settings) -> None:
             f"setting embeddings.dimensions = {embeddings.dimensions} is asked of an embeddings "
             "endpoint only: set embeddings.base_url, or leave dimensions at 0 (the model's own)"
         )
-    judge_problem = validate_judge(settings)
-    if judge_problem:
-        raise SettingsError(judge_problem)
+    judge = settings.judge
+    if judge.model_file and judge.base_url:
+        raise SettingsError(
+            "setting judge.model_file serves the judge on a second embedded server, and "
+            f"judge.base_url = {judge.base_url!r} names an endpoint: set one of them"
+        )
     index = settings.index
     if index.gleanings > 0 and index.extraction_format == "records":
         # record replies are read to their last finished line, and no gleaning round follows
