@@ -20,7 +20,7 @@ from graphrag.llm.cache import (
     ResponseCache,
     folder_format,
 )
-from graphrag.llm.client import ChatLLM, run_sync
+from graphrag.llm.client import SEED, TEMPERATURE, ChatLLM, run_sync
 from graphrag.llm.embedded.weights import DEFAULT_WEIGHTS
 from graphrag.llm.identity import IDENTITIES_FILE
 from graphrag.llm.stream import StopRuleFactory
@@ -37,9 +37,9 @@ def unstreamed_body(llm: ChatLLM, messages: list[dict[str, str]]) -> dict:
     return {
         "model": llm.model,
         "messages": messages,
-        "temperature": llm.settings.llm.temperature,
+        "temperature": TEMPERATURE,
         "max_tokens": llm.settings.llm.max_tokens,
-        "seed": llm.settings.llm.seed,
+        "seed": SEED,
     }
 
 

@@ -19,7 +19,7 @@ from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.graph.communities import rolled_up_level
 from graphrag.index.store import Index
-from graphrag.llm.client import ChatLLM, LLMError
+from graphrag.llm.client import SEED, ChatLLM, LLMError
 from graphrag.query.global_search.map_context import report_sentences
 from graphrag.query.global_search.search import GlobalSearch
 from graphrag.text import tokens
@@ -153,7 +153,7 @@ def test_level_chosen_by_the_data_is_the_deepest_that_fits_the_map_budget(
 
     # Each level's batch count at 2,000 tokens: allowing exactly a level's count chooses the
     # deepest level that fits in it.
-    communities, seed = index.communities, make_settings().llm.seed
+    communities, seed = index.communities, SEED
     reports = index.community_reports
     views = {
         level: set(rolled_up_level(communities, level)[S.COMMUNITY])

@@ -17,7 +17,7 @@ from ragas.metrics.collections import ContextRecall, Faithfulness
 
 from graphrag.eval.judge import Judge
 from graphrag.eval.judge_windows import matched
-from graphrag.llm.client import ChatLLM
+from graphrag.llm.client import SEED, ChatLLM
 from graphrag.text import tokens
 
 RECALL_PROMPT = "classify if the statement can be attributed to the given context"
@@ -126,7 +126,7 @@ def test_a_prompt_that_fits_is_ragas_s_own_request(judged, make_settings, fake_l
             temperature=0.0,
             top_p=1.0,
             max_tokens=settings.llm.max_tokens,
-            seed=settings.llm.seed,
+            seed=SEED,
         )
         await ContextRecall(llm=llm).ascore(
             user_input="What happened?", retrieved_contexts=contexts, reference=reference

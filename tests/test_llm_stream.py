@@ -20,7 +20,7 @@ from graphrag.index.extract.records import (
 )
 from graphrag.index.extract.stage import extract_graph
 from graphrag.llm.cache import ResponseCache
-from graphrag.llm.client import ChatLLM, run_sync
+from graphrag.llm.client import SEED, TEMPERATURE, ChatLLM, run_sync
 from graphrag.text import tokens
 
 TYPES = ["person", "organization", "geo", "event", "technology"]
@@ -67,9 +67,9 @@ def recorded(llm: ChatLLM, body_messages: list[dict[str, str]]) -> dict:
     body = {
         "model": llm.model,
         "messages": body_messages,
-        "temperature": llm_settings.temperature,
+        "temperature": TEMPERATURE,
         "max_tokens": llm_settings.max_tokens,
-        "seed": llm_settings.seed,
+        "seed": SEED,
     }
     return json.loads(llm.cache.path_for(llm.cache_key(body, RECORD_STOP)).read_text())
 

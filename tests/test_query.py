@@ -21,7 +21,7 @@ from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index, IndexLoadError, load_index
-from graphrag.llm.client import ChatLLM, run_sync
+from graphrag.llm.client import SEED, ChatLLM, run_sync
 from graphrag.query.base import (
     ITEM_OVERHEAD_TOKENS,
     RANKING_DEPTH,
@@ -375,7 +375,7 @@ def test_global_drops_zero_score_points_and_reduces_the_rest(
 
     maps = [r for r in fake_llm.requests if kind_of(r) == "map"]
     reduces = [r for r in fake_llm.requests if kind_of(r) == "reduce"]
-    assert len(maps) == len(report_batches(level, budget, settings.llm.seed)) > 1
+    assert len(maps) == len(report_batches(level, budget, SEED)) > 1
     assert len(reduces) == 1
     batches = [map_communities(r) for r in maps]
     assert sorted(c for b in batches for c in b) == sorted(level[S.COMMUNITY])
@@ -426,7 +426,7 @@ def test_global_without_relevant_points_answers_so_without_a_reduce(
 
     answer = method.answer("Who won the regatta of 1850?")
 
-    n_batches = len(report_batches(level_reports(demo_index, 0), budget, settings.llm.seed))
+    n_batches = len(report_batches(level_reports(demo_index, 0), budget, SEED))
     assert n_batches > 1
     assert answer.text == prompts.NO_RELEVANT_REPORTS
     assert [kind_of(r) for r in fake_llm.requests] == ["map"] * n_batches
@@ -539,7 +539,7 @@ def test_answer_usage_counts_the_methods_calls(
         report_batches(
             level_reports(demo_index, own.level),
             own.batch_tokens,
-            fake_settings.llm.seed,
+            SEED,
             own.reports_per_call,
         )
     )

@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--method",
         default="local",
         help=f"{', '.join(ALL_METHODS)}, a comma list, or all (the default methods "
-        f"{', '.join(METHODS)}, plus eval.opt_in_methods)",
+        f"{', '.join(METHODS)})",
     )
     p.add_argument(
         "--opt-in",
@@ -157,9 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="score methods on a question set and write a report")
     p.add_argument("--index", help="index folder (default: setting project.output)")
     p.add_argument("--questions", help="questions .jsonl (default: setting project.questions)")
-    p.add_argument(
-        "--methods", help="comma list, or all (default: eval.methods + eval.opt_in_methods)"
-    )
+    p.add_argument("--methods", help="comma list, or all (default: eval.methods)")
     p.add_argument(
         "--opt-in",
         action="store_true",

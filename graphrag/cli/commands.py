@@ -21,7 +21,7 @@ from graphrag.llm.usage import track_usage
 from graphrag.project import init_project
 from graphrag.query.registry import OPT_IN_METHODS, method_names
 from graphrag.report.graph_page import write_interactive_graph
-from graphrag.settings import Settings, load_settings
+from graphrag.settings import load_settings
 from graphrag.settings.reference import effective_settings
 from graphrag.workbench import Workbench
 
@@ -137,14 +137,15 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 1 if summary.failed and args.strict else 0
 
 
-def _opt_in(args: argparse.Namespace, settings: Settings) -> list[str]:
-    """Return the opt-in methods that ``all`` (or the default evaluation) includes."""
-    return [*settings.eval.opt_in_methods, *(OPT_IN_METHODS if args.opt_in else [])]
+def _opt_in(args: argparse.Namespace) -> list[str]:
+    """Return the opt-in methods that ``all`` (or the default evaluation) includes: every one
+    with ``--opt-in``, else none (eval.methods may still name one)."""
+    return list(OPT_IN_METHODS) if args.opt_in else []
 
 
 def cmd_query(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
-        methods = method_names(args.method.split(","), _opt_in(args, bench.settings))
+        methods = method_names(args.method.split(","), _opt_in(args))
         _load(bench, args)
         bench.methods(methods)  # an unknown method's error before the progress line
         lines = RunProgress(["query"], enabled=not args.quiet, unit="LLM calls")
@@ -180,7 +181,7 @@ def _metric_names(given: str | None) -> list[str] | None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
-        opt_in = _opt_in(args, bench.settings)
+        opt_in = _opt_in(args)
         asked = args.methods.split(",") if args.methods else [*bench.settings.eval.methods, *opt_in]
         methods = method_names(asked, opt_in)
         _load(bench, args)

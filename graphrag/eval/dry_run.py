@@ -21,7 +21,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.eval import pairwise, runner
-from graphrag.eval.judge import SAMPLED_METRICS
+from graphrag.eval.judge import ANSWER_RELEVANCY_STRICTNESS, SAMPLED_METRICS
 from graphrag.eval.judge_validity import CONTROLS, DEFAULT_PAIRS
 from graphrag.eval.method_limits import MethodLimit, limited_to
 from graphrag.eval.questions import load_questions
@@ -291,8 +291,7 @@ def estimate_eval(
         stages.append(stage(f"answer {method}", calls, prompt, completion, speed, basis))
     size = settings.eval.judge_sample if judge_sample is None else judge_sample
     sample = runner.judge_sample_ids(questions, size, settings.eval.seed)
-    strictness = settings.eval.answer_relevancy_strictness
-    per_judgement = {m: _judgement(kinds, m, strictness) for m in metrics}
+    per_judgement = {m: _judgement(kinds, m, ANSWER_RELEVANCY_STRICTNESS) for m in metrics}
     for metric in metrics:
         everyone = sample is None or metric not in SAMPLED_METRICS
         judged = sum(sum(1 for i in ids if everyone or i in sample) for ids in answered.values())
@@ -340,7 +339,7 @@ def _pairwise(
     # each rating: one grade call per criterion; the answer's length as the method's replies
     ratings = {m: len(judged) * sum(m in pair for pair in pairs) for m in involved}
     ratings = {m: r + min(controls, len(judged)) * 2 for m, r in ratings.items()}
-    closed_book = settings.eval.pairwise_closed_book and len(judged) > 0
+    closed_book = len(judged) > 0  # each judged method is also rated against a closed-book answer
     if closed_book:
         ratings = {m: r + len(judged) for m, r in ratings.items()}
     criteria = len(pairwise.CRITERIA)

@@ -17,7 +17,7 @@ from typing import Any
 
 from graphrag.eval.judge_windows import windowed_classes
 from graphrag.llm.cache import CacheMissError, collect_misses
-from graphrag.llm.client import ChatLLM, error_summary
+from graphrag.llm.client import SEED, ChatLLM, error_summary
 from graphrag.llm.usage import Usage, track_usage
 from graphrag.settings import Settings
 from graphrag.text.embeddings import Embedder
@@ -44,6 +44,11 @@ class JudgeResult:
     @property
     def not_recorded(self) -> bool:
         return self.error == NOT_RECORDED
+
+
+# Questions RAGAS answer relevancy generates back from each answer (one judge call each):
+# RAGAS's default, never changed (docs/defaults-provenance.md)
+ANSWER_RELEVANCY_STRICTNESS = 1
 
 
 def _embeddings_class() -> type:
@@ -105,7 +110,7 @@ class Judge:
             temperature=0.0,
             top_p=1.0,
             max_tokens=self.settings.llm.max_tokens,
-            seed=self.settings.llm.seed,
+            seed=SEED,
         )
         embeddings = _embeddings_class()(self.embedder)
         windowed = windowed_classes(self.llm.context_limit(), self.settings.llm.max_tokens)
@@ -114,7 +119,7 @@ class Judge:
             "answer_relevancy": lambda: AnswerRelevancy(
                 llm=judge,
                 embeddings=embeddings,
-                strictness=self.settings.eval.answer_relevancy_strictness,
+                strictness=ANSWER_RELEVANCY_STRICTNESS,
             ),
             "context_recall": lambda: windowed["context_recall"](judge),
         }

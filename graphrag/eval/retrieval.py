@@ -143,7 +143,7 @@ def run_retrieval(
         if hops.has_decompositions(questions)
         else pd.DataFrame(columns=hops.HOP_COLUMNS)
     )
-    options = {"seed": settings.eval.seed, "n_resamples": settings.eval.bootstrap_samples}
+    options = {"seed": settings.eval.seed, "n_resamples": stats.DEFAULT_RESAMPLES}
     meta = {
         "questions": f"{questions_path} ({len(questions)})",
         "index": f"{index.path} ({len(index.documents)} documents, "

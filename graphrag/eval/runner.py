@@ -15,9 +15,15 @@ from typing import Any
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.eval import judge_validity, pairwise
+from graphrag.eval import judge_validity, pairwise, stats
 from graphrag.eval.hops import has_decompositions, hop_evidence
-from graphrag.eval.judge import JUDGE_CALLS, NOT_SAMPLED, SAMPLED_METRICS, Judge
+from graphrag.eval.judge import (
+    ANSWER_RELEVANCY_STRICTNESS,
+    JUDGE_CALLS,
+    NOT_SAMPLED,
+    SAMPLED_METRICS,
+    Judge,
+)
 from graphrag.eval.method_limits import MethodLimit, describe_limit, limited_to
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
 from graphrag.eval.questions import DEFAULT_SPLIT, TUNED_FIELD, QuestionSetError, load_questions
@@ -302,7 +308,7 @@ def run_evaluation(
         kinds = settings.eval.pairwise_types
         judged = questions[questions["type"].isin(kinds)] if kinds else questions
         hyde = settings.query.methods["hyde"]
-        closed_book = hyde.max_tokens if settings.eval.pairwise_closed_book else 0
+        closed_book = hyde.max_tokens  # every judged method is also rated against it
         with lines.stage(PAIRWISE_STAGE, "judgements", counts_gathers=False):
             judgements = pairwise.run_pairwise(
                 judge_llm, records, judged, pairs, in_flight, pairwise_controls, closed_book, llm
@@ -320,7 +326,7 @@ def run_evaluation(
         {"judge sample": _sample_text(sample, questions, metrics, settings)} if sample else {}
     )
     judged_pairs = {"pairwise control pairs": pairwise_controls}
-    judged_pairs["pairwise closed-book reference"] = settings.eval.pairwise_closed_book
+    judged_pairs["pairwise closed-book reference"] = True
     meta = {
         "corpus": repo_relative(index.manifest.get("input", "")),
         "index": repo_relative(index.path),
@@ -341,7 +347,7 @@ def run_evaluation(
             "metrics": ", ".join(metrics),
             "judge calls per answer": ", ".join(f"{m} {JUDGE_CALLS[m]}" for m in metrics),
             **sample_meta,
-            "answer_relevancy strictness": settings.eval.answer_relevancy_strictness,
+            "answer_relevancy strictness": ANSWER_RELEVANCY_STRICTNESS,
             "judge temperature": 0.0,
             "judge control pairs per metric": judge_controls,
             **(judged_pairs if pairwise_pairs else {}),
@@ -353,7 +359,7 @@ def run_evaluation(
         records,
         metrics,
         meta,
-        n_resamples=settings.eval.bootstrap_samples,
+        n_resamples=stats.DEFAULT_RESAMPLES,
         seed=settings.eval.seed,
         controls=controls,
         judgements=judgements,

@@ -23,7 +23,7 @@ from graphrag.llm.cache import CacheMissError, LLMError, ResponseCache, request_
 from graphrag.llm.coroutines import run_sync
 from graphrag.llm.embedded.server import EmbeddedServer, EmbeddedServerError
 from graphrag.llm.identity import IDENTITIES_FILE, EndpointIdentity, embedded_identity
-from graphrag.llm.replies import parse_json_output
+from graphrag.llm.replies import SEED, TEMPERATURE, parse_json_output
 from graphrag.llm.stream import STOPPED_HEADER, StopRuleFactory, stopping
 from graphrag.llm.transport import CACHE_KEY_HEADER, EMBEDDED_HOST, LiveEndpoint, RecordingTransport
 from graphrag.llm.usage import Usage, track_usage
@@ -209,9 +209,9 @@ class ChatLLM:
         params: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "temperature": llm.temperature if temperature is None else temperature,
+            "temperature": TEMPERATURE if temperature is None else temperature,
             "max_tokens": max_tokens or llm.max_tokens,
-            "seed": llm.seed if seed is None else seed,
+            "seed": SEED if seed is None else seed,
         }
         if response_format is not None:
             params["response_format"] = response_format

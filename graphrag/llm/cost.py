@@ -15,7 +15,7 @@ import json
 import math
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -86,10 +86,6 @@ class CostEstimate:
             sum(s.completion_tokens for s in self.stages),
             None if any(x is None for x in seconds) else sum(x or 0.0 for x in seconds),
         )
-
-    def rows(self) -> list[dict[str, Any]]:
-        """Return one plain dict per stage and the total (for a DataFrame or JSON)."""
-        return [asdict(s) for s in [*self.stages, self.total()]]
 
     def render(self) -> str:
         """Return the estimate as the dry run prints it: a table, the speed, the notes."""

@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# The sampling seed and temperature of every request that sets none (attempt n of a checked
+# reply asks with SEED + n). Both are in every recorded request's cache key, so neither is a
+# setting: another value would replay nothing (docs/defaults-provenance.md); temperature 0
+# keeps replies repeatable.
+SEED = 7
+TEMPERATURE = 0.0
 # Repair rounds per attempt; not a setting: another value would not replay the recorded cache
 JSON_REPAIR_ROUNDS = 2
 
@@ -169,7 +175,7 @@ async def text_reply(
 async def _attempts(llm: ChatLLM, name: str, attempt: Callable[[int], Awaitable[T]]) -> T:
     """Return the result of the first attempt that succeeds (attempt n asks with seed + n):
     recorded attempts replay free, a failed live one fails the call, one new attempt per run."""
-    seed = llm.settings.llm.seed
+    seed = SEED
     last_failure: JSONOutputError | None = None
     while True:
         try:
@@ -177,7 +183,7 @@ async def _attempts(llm: ChatLLM, name: str, attempt: Callable[[int], Awaitable[
         except _FailedAttempt as failed:
             final = JSONOutputError(
                 f"{name}: the model's reply stayed invalid (attempt "
-                f"{seed - llm.settings.llm.seed + 1}, seed {seed}): {failed.error}; the "
+                f"{seed - SEED + 1}, seed {seed}): {failed.error}; the "
                 f"next run asks again with seed {seed + 1}"
             )
             if failed.live or llm.cache.mode == "off":

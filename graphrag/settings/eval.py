@@ -12,15 +12,12 @@ class EvalSettings:
     methods: list[str] = field(
         default_factory=lambda: ["naive", "hyde", "multi_query", "local", "global"]
     )
-    """Retrieval methods ``graphrag eval`` answers with, by registered name (``--methods``)."""
-    opt_in_methods: list[str] = field(default_factory=list)
-    """Methods added to ``methods`` and to ``query --method all``, e.g. ["drift", "ppr"]."""
+    """Retrieval methods ``graphrag eval`` answers with, by registered name (``--methods``);
+    opt-in ones (e.g. "drift", "ppr") too when named here."""
     metrics: list[str] = field(
         default_factory=lambda: ["faithfulness", "answer_relevancy", "context_recall"]
     )
     """RAGAS metrics the judge model scores: faithfulness, answer_relevancy, context_recall."""
-    bootstrap_samples: int = 2000
-    """Resamples of each bootstrap confidence interval in the evaluation tables."""
     seed: int = 2024
     """Seed of the bootstrap resamples and of the judge-validity control sample."""
     judge_sample: int = 0
@@ -30,11 +27,6 @@ class EvalSettings:
     tuned_on_test: list[str] = field(default_factory=list)
     """Settings chosen on this question set's test questions too (e.g. before it was split):
     every headline names them, a tuning-set caveat (docs/defaults-provenance.md)."""
-    answer_relevancy_strictness: int = 1
-    """Questions RAGAS answer relevancy generates back from each answer (one judge call each)."""
     # the GraphRAG paper's pairwise criteria are for global, sensemaking questions
     pairwise_types: list[str] = field(default_factory=lambda: ["global"])
     """Question types the pairwise judge reads (``eval --pairwise``); empty: every question."""
-    # whether the judge rewards what the corpus says (eval/pairwise.py)
-    pairwise_closed_book: bool = True
-    """Also rate each judged method against a closed-book answer (the model's, no corpus text)."""

@@ -24,7 +24,7 @@ EMBEDDED_ENDPOINT = "embedded"
 class JudgeSettings:
     """The model that scores the answers (RAGAS, planted controls, pairwise ratings). Empty
     settings: the answering model judges itself, and every report says "self-judged". Every
-    other ``[llm]`` setting (temperature, seed, timeout, concurrency…) applies to it too."""
+    other ``[llm]`` setting (timeout, concurrency, max_tokens…) applies to it too."""
 
     base_url: str = ""
     """OpenAI-compatible endpoint of the judge; empty: the answering model's (llm.base_url)."""
@@ -83,14 +83,3 @@ def endpoint_name(base_url: str) -> str:
         return EMBEDDED_ENDPOINT
     rest = base_url.split("://", 1)[-1]
     return rest.split("/", 1)[0].rsplit("@", 1)[-1]
-
-
-def validate_judge(settings: Settings) -> str | None:
-    """Return the message of a contradictory ``[judge]`` section, None when it is sound."""
-    judge = settings.judge
-    if judge.model_file and judge.base_url:
-        return (
-            "setting judge.model_file serves the judge on a second embedded server, and "
-            f"judge.base_url = {judge.base_url!r} names an endpoint: set one of them"
-        )
-    return None

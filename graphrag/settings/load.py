@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from graphrag.settings.eval import EvalSettings
 from graphrag.settings.index import ChunkingSettings, IndexSettings
-from graphrag.settings.judge import JudgeSettings, validate_judge
+from graphrag.settings.judge import JudgeSettings
 from graphrag.settings.models import (
     CacheSettings,
     EmbeddedServerSettings,
@@ -31,7 +31,7 @@ from graphrag.settings.models import (
 )
 from graphrag.settings.project import ProjectSettings
 from graphrag.settings.prompts import PromptSettings
-from graphrag.settings.query import METHOD_SETTINGS, REMOVED, RENAMED, QuerySettings
+from graphrag.settings.query import METHOD_SETTINGS, QuerySettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROJECT_FILE = "graphrag.toml"
@@ -124,21 +124,6 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
         ) from err
 
 
-def _old_name(section: Any, key: str, name: str) -> None:
-    """Raise for a ``query`` setting of round 2 that moved or was removed, naming its fate."""
-    if not isinstance(section, QuerySettings):
-        return
-    if key in RENAMED:
-        new = f"query.{RENAMED[key]}"
-        table, _, field_name = new.rpartition(".")
-        env = "GRAPHRAG_" + new.upper().replace(".", "__")
-        raise SettingsError(
-            f"setting {name} is now {new}: {field_name} in a [{table}] table, or {env}"
-        )
-    if key in REMOVED:
-        raise SettingsError(f"setting {name} was removed: {REMOVED[key]}")
-
-
 def _apply(
     section: Any,
     values: dict[str, Any],
@@ -158,7 +143,6 @@ def _apply(
     for key, value in values.items():
         name = f"{prefix}.{key}"
         here = f"{dotted}{key}"
-        _old_name(section, key, name)
         if key in tables:
             if not isinstance(value, dict):
                 raise SettingsError(f"setting {name} is a table of method {key}'s settings")
@@ -248,9 +232,12 @@ def _validate(settings: Settings) -> None:
             f"setting embeddings.dimensions = {embeddings.dimensions} is asked of an embeddings "
             "endpoint only: set embeddings.base_url, or leave dimensions at 0 (the model's own)"
         )
-    judge_problem = validate_judge(settings)
-    if judge_problem:
-        raise SettingsError(judge_problem)
+    judge = settings.judge
+    if judge.model_file and judge.base_url:
+        raise SettingsError(
+            "setting judge.model_file serves the judge on a second embedded server, and "
+            f"judge.base_url = {judge.base_url!r} names an endpoint: set one of them"
+        )
     index = settings.index
     if index.gleanings > 0 and index.extraction_format == "records":
         # record replies are read to their last finished line, and no gleaning round follows

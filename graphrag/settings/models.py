@@ -16,8 +16,6 @@ class LLMSettings:
     """Model name sent with every request (the embedded server serves it under this name)."""
     api_key_env: str = "OPENAI_API_KEY"
     """Environment variable holding the endpoint's API key (none needed for the embedded model)."""
-    temperature: float = 0.0
-    """Sampling temperature of every call that sets none itself; 0 keeps replies repeatable."""
     max_tokens: int = 1024
     """Reply tokens a call may write when it sets no cap of its own."""
     timeout: float = 900.0
@@ -27,8 +25,6 @@ class LLMSettings:
     """Requests in flight at once, across every stage and thread of the process."""
     max_retries: int = 4
     """Retries of a request that failed on the way (connection, timeout, 429 or 5xx)."""
-    seed: int = 7
-    """Sampling seed sent with every request; a failed JSON reply is asked again with seed + 1."""
     json_mode: Literal["json_schema", "json_object", "prompt"] = "json_schema"
     """How JSON is asked for: schema enforced by the server, any JSON, or schema in the prompt."""
     context_tokens: int = 0

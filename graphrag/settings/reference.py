@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import inspect
 import json
-import sys
+import textwrap
 import typing
 from pathlib import Path
 from typing import Any, Literal
@@ -46,14 +46,10 @@ class Section:
 
 
 @functools.cache
-def _module_tree(module: str) -> ast.Module:
-    return ast.parse(inspect.getsource(sys.modules[module]))
-
-
 def _class_node(cls: type) -> ast.ClassDef:
-    """Return the class statement of ``cls``, a module-level class."""
-    body = _module_tree(cls.__module__).body
-    return next(n for n in body if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
+    """Return the class statement of ``cls`` (its source parsed: attribute docstrings are
+    dropped by Python)."""
+    return ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
 
 
 def _one_line(text: str) -> str:
@@ -113,12 +109,6 @@ def toml_value(value: Any) -> str:
     return repr(value)
 
 
-def _default(field: dataclasses.Field[Any]) -> Any:
-    if field.default is not dataclasses.MISSING:
-        return field.default
-    return field.default_factory()
-
-
 def sections(root: type = Settings) -> list[Section]:
     """Return the reference's tables: one per section and sub-section, in declaration order."""
     return _walk(root, [], None)[1:]  # the root's own table holds no setting
@@ -153,7 +143,11 @@ def _walk(cls: type, path: list[str], field_doc: str | None) -> list[Section]:
                 name=name,
                 env="GRAPHRAG_" + "__".join(p.upper() for p in [*path, field.name]),
                 kind=type_text(annotation),
-                default=toml_value(_default(field)),
+                default=toml_value(
+                    field.default_factory()
+                    if field.default is dataclasses.MISSING
+                    else field.default
+                ),
                 meaning=docs[field.name],
             )
         )
@@ -167,15 +161,9 @@ def settings_count(root: type = Settings) -> int:
 
 
 def _comment(text: str, width: int = 96) -> list[str]:
-    """``text`` as ``#`` lines of at most ``width`` characters."""
-    lines: list[str] = []
-    line = "#"
-    for word in text.split():
-        if len(line) + 1 + len(word) > width and line != "#":
-            lines.append(line)
-            line = "#"
-        line += " " + word
-    return [*lines, line] if line != "#" else lines
+    """``text`` as ``#`` lines of at most ``width`` characters (a longer word on its own)."""
+    wrapped = textwrap.wrap(text, width - 2, break_long_words=False, break_on_hyphens=False)
+    return ["# " + line for line in wrapped]
 
 
 def settings_file(values: dict[str, str] | None = None, heading: str = "") -> str:

@@ -116,7 +116,7 @@ def question_sets(root: Path) -> dict[str, str]:
 # Arms are [query] overrides; global search's own settings are its [query.global] table. The
 # three arms whose settings were removed from the core (#45: dynamic selection,
 # global_point_order, global_report_relations_tokens) keep their old names and now stop with
-# the SettingsError that says so.
+# an unknown-setting SettingsError.
 SINGLE_REDUCE = {"reduce_seeds": []}
 MICROSOFT_MAP = {"map_style": "points", "report_facts_tokens": 0, **SINGLE_REDUCE}
 FACTS = {"report_facts_tokens": 200}

@@ -4,14 +4,14 @@ Run: .venv/bin/python -m studies.benchmarks.global_noise [--seeds 7,1,2] [--draf
      [--index output/kestrel_bay] [--questions data/kestrel_bay/thematic_questions.jsonl[,...]]
 
 Global search shuffles the reports with a fixed seed before the map
-(``query.global_shuffle_seed``; -1, the default, takes ``llm.seed`` = 7). With one report a
-map call, every map prompt is the same under any seed; only the order in which the reduce
-reads the picked sentences changes, and the map scores nearly all of them alike. A change
-of seed is a change that should not matter. For each seed this evaluates naive RAG and
-global search on the question set (replay; ``--record`` asks the live model for what is
-missing) and prints global's mean keyword hit, its pairwise win rate over naive RAG on
-comprehensiveness with its CI, and, over all seeds, how many questions' keyword hit
-differs between seeds and by how much.
+(``query.global_shuffle_seed``; -1, the default, took ``llm.seed`` = 7, now the constant
+``SEED``). With one report a map call, every map prompt is the same under any seed; only the
+order in which the reduce reads the picked sentences changes, and the map scores nearly all
+of them alike. A change of seed is a change that should not matter. For each seed this
+evaluates naive RAG and global search on the question set (replay; ``--record`` asks the
+live model for what is missing) and prints global's mean keyword hit, its pairwise win rate
+over naive RAG on comprehensiveness with its CI, and, over all seeds, how many questions'
+keyword hit differs between seeds and by how much.
 
 With ``--drafts 1,2`` it also evaluates global search with ``query.global.reduce_seeds`` set
 to those seeds, under the first of ``--seeds``: the reduce drafts an answer under each order
@@ -36,7 +36,8 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag.eval import pairwise, stats
-from graphrag.settings import REPO_ROOT, load_settings
+from graphrag.llm.client import SEED
+from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 
 
@@ -47,10 +48,10 @@ def seed_run(
     with the reports shuffled by ``seed`` (and the reduce drafted under the ``drafts`` seeds'
     orders too, ``query.global.reduce_seeds``)."""
     query: dict = {"global": {"reduce_seeds": list(drafts)}}
-    if seed != load_settings().llm.seed:
+    if seed != SEED:
         # another shuffle seed alone was query.global_shuffle_seed, removed from the core in
         # #45 (an arm that moved nothing); its rows replay at commit 105cabf6
-        raise SystemExit(f"seed {seed}: only llm.seed shuffles the reports since #45")
+        raise SystemExit(f"seed {seed}: only the request seed SEED shuffles the reports since #45")
     overrides = {"query": query}
     records, judgements = [], []
     with Workbench(cache=cache, overrides=overrides) as bench:

@@ -15,7 +15,7 @@ from conftest import RECORDED_CACHE, REPO_ROOT
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.llm.cache import ResponseCache
-from graphrag.llm.client import ChatLLM
+from graphrag.llm.client import SEED, ChatLLM
 from graphrag.query.global_search.search import GlobalSearch
 from studies.tests.golden import assert_printed, load_benchmark
 
@@ -120,8 +120,8 @@ def test_a_shuffle_seed_changes_only_the_order_the_reduce_reads(
     path = REPO_ROOT / "data" / "kestrel_bay" / "thematic_questions.jsonl"
     question = json.loads(path.read_text().splitlines()[0])["question"]  # recorded
     default = GlobalSearch(demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder)
-    assert default.shuffle_seed == replay_settings.llm.seed
-    # another seed for the shuffle alone (llm.seed is in every request: changing it would
+    assert default.shuffle_seed == SEED
+    # another seed for the shuffle alone (SEED is in every request: changing it would
     # change every recorded prompt)
     seeded = type("SeededGlobalSearch", (GlobalSearch,), {"shuffle_seed": 1})
     other = seeded(demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder)

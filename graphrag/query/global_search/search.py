@@ -17,6 +17,7 @@ import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.llm.client import SEED
 from graphrag.llm.coroutines import gather_with_progress
 from graphrag.query.base import (
     Answer,
@@ -105,7 +106,7 @@ class GlobalSearch(Method):
     @property
     def shuffle_seed(self) -> int:
         """The seed of the report shuffle (Microsoft GraphRAG's is fixed too)."""
-        return self.settings.llm.seed
+        return SEED
 
     def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
         """Return the chosen reports, with their facts, packed into the map's batches."""
@@ -122,7 +123,7 @@ class GlobalSearch(Method):
         )
 
     async def amap(self, question: str) -> list[Point]:
-        """Return the map's points ranked under the report shuffle of ``llm.seed``."""
+        """Return the map's points ranked under the report shuffle of the request seed."""
         return (await self.amap_orders(question, [self.shuffle_seed]))[0]
 
     async def amap_orders(self, question: str, seeds: list[int]) -> list[list[Point]]:
