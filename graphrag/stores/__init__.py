@@ -1,0 +1,21 @@
+"""Storage behind protocols: index, graph and vector stores, each a registered backend
+(docs/storage.md). Importing the package registers the defaults."""
+
+from graphrag.stores import igraph_graph, numpy_vectors, parquet_folder  # noqa: F401 - register
+from graphrag.stores.protocols import (
+    GraphStore,
+    IndexStore,
+    UnknownBackendError,
+    VectorStore,
+    backend,
+    backend_of,
+)
+
+__all__ = [
+    "GraphStore",
+    "IndexStore",
+    "UnknownBackendError",
+    "VectorStore",
+    "backend",
+    "backend_of",
+]
