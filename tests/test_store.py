@@ -69,7 +69,7 @@ def tables() -> dict[str, pd.DataFrame]:
         }
     )
     graph = build_graph(entities, relationships)
-    entities, relationships = add_degrees(entities, relationships, graph)
+    entities, relationships = add_degrees(entities, relationships, dict(graph.degree()))
     communities = communities_table(detect_communities(graph, 10, 1), entities, relationships)
     reports = pd.DataFrame(
         [
