@@ -17,7 +17,7 @@ class NumpyVectorStore:
 
     def __init__(self, ids: list[str], matrix: np.ndarray) -> None:
         self._ids = list(ids)
-        self._matrix = np.asarray(matrix, dtype=np.float32).reshape(len(self._ids), -1)
+        self._matrix = np.asarray(matrix, dtype=np.float32)
         self._row = {i: r for r, i in enumerate(self._ids)}
 
     def ids(self) -> list[str]:
