@@ -8,7 +8,15 @@ import json
 import numpy as np
 import pytest
 from conftest import FakeLLM
-from test_ppr import ENTITIES, QUESTIONS, RELATIONSHIPS, TEXT_UNITS, WordEmbedder, hand_made_index
+from test_ppr import (
+    ENTITIES,
+    QUESTIONS,
+    RELATIONSHIPS,
+    TEXT_UNITS,
+    WordEmbedder,
+    hand_made_index,
+    weight,
+)
 
 from graphrag import schemas as S
 from graphrag.index.store import Index
@@ -54,12 +62,12 @@ def store(nodes: list[str], edges: dict) -> IGraphStore:
 
 def test_fact_edges_count_chunks_twice_and_chunks_link_only_to_fact_ends() -> None:
     graph = store(*fact_graph(STATED, TEXT_UNITS))
-    assert graph.edge_weight("entity:festival", "entity:fair") == 4.0  # 2 chunks, x2
-    assert graph.edge_weight("entity:pier", "entity:trust") == 2.0
-    assert graph.edge_weight("entity:festival", "text_unit:c3") == 1.0
+    assert weight(graph, "entity:festival", "entity:fair") == 4.0  # 2 chunks, x2
+    assert weight(graph, "entity:pier", "entity:trust") == 2.0
+    assert weight(graph, "entity:festival", "text_unit:c3") == 1.0
     # the mayor is mentioned in c2 and c4 (ENTITIES), but states a fact only there
-    assert graph.edge_weight("entity:mayor", "text_unit:c2") == 1.0
-    assert graph.edge_weight("entity:trust", "text_unit:c2") == 0.0
+    assert weight(graph, "entity:mayor", "text_unit:c2") == 1.0
+    assert weight(graph, "entity:trust", "text_unit:c2") == 0.0
     lonely = ENTITIES[S.ID][
         ~ENTITIES[S.ID].isin(set(STATED[S.SOURCE_ID]) | set(STATED[S.TARGET_ID]))
     ]
@@ -76,7 +84,7 @@ def test_synonym_edges_join_similar_names_above_the_threshold() -> None:
     nodes, edges = fact_graph(STATED, TEXT_UNITS)
     ids = ["pier", "fair", "trust", "nowhere"]
     assert add_synonym_edges(set(nodes), edges, ids, pairs) == 2  # "nowhere" is not in it
-    assert store(nodes, edges).edge_weight("entity:pier", "entity:fair") == pytest.approx(1.8)
+    assert weight(store(nodes, edges), "entity:pier", "entity:fair") == pytest.approx(1.8)
 
 
 def hand_made(settings: Settings) -> HippoRAG:

@@ -2,7 +2,7 @@
 (docs/storage.md). Importing the package registers the defaults."""
 
 from graphrag.stores import igraph_graph, numpy_vectors, parquet_folder  # noqa: F401 - register
-from graphrag.stores.protocols import (
+from graphrag.stores.protocols import (  # noqa: F401 - the public names
     GraphStore,
     IndexStore,
     UnknownBackendError,
@@ -10,12 +10,3 @@ from graphrag.stores.protocols import (
     backend,
     backend_of,
 )
-
-__all__ = [
-    "GraphStore",
-    "IndexStore",
-    "UnknownBackendError",
-    "VectorStore",
-    "backend",
-    "backend_of",
-]

@@ -44,12 +44,6 @@ class IGraphStore:
         edges = self.graph.es.select(_within=vertices)
         return [(self._names[e.source], self._names[e.target], e["weight"]) for e in edges]
 
-    def edge_weight(self, a: str, b: str) -> float:
-        if a not in self._vertex or b not in self._vertex:
-            return 0.0
-        edge = self.graph.get_eid(self._vertex[a], self._vertex[b], error=False)
-        return 0.0 if edge < 0 else float(self.graph.es[edge]["weight"])
-
     def personalized_pagerank(self, seeds: dict[str, float], damping: float) -> dict[str, float]:
         reset = np.zeros(len(self._names))
         for node, weight in seeds.items():

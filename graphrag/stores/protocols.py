@@ -48,10 +48,8 @@ class GraphStore(Protocol):
         """Return the nodes sharing an edge with ``node`` (none for an unknown node)."""
 
     def edges_among(self, nodes: Iterable[str]) -> list[Edge]:
-        """Return the edges whose two ends are both in ``nodes`` (the induced subgraph)."""
-
-    def edge_weight(self, a: str, b: str) -> float:
-        """Return the weight of the edge between ``a`` and ``b`` (0 when there is none)."""
+        """Return the edges whose two ends are both in ``nodes`` (the induced subgraph; of
+        two nodes: the edge between them)."""
 
     def personalized_pagerank(self, seeds: dict[str, float], damping: float) -> dict[str, float]:
         """Return each node's PageRank personalized on ``seeds`` (weights need not sum to 1;
@@ -76,10 +74,6 @@ class VectorStore(Protocol):
     def scores(self, query: np.ndarray) -> pd.Series:
         """Return every id's score with ``query``, indexed by id, in stored order."""
 
-
-GraphFactory = Callable[[list[str], list[Edge]], GraphStore]
-VectorFactory = Callable[[list[str], np.ndarray], VectorStore]
-IndexFactory = Callable[[Path], IndexStore]
 
 BACKENDS: dict[str, dict[str, Callable[..., Any]]] = {"index": {}, "graph": {}, "vector": {}}
 DEFAULTS = {"index": "parquet", "graph": "igraph", "vector": "numpy"}
