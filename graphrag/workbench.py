@@ -226,7 +226,8 @@ class Workbench:
         names = list(names or METHODS)
         missing = [n for n in names if n not in self._methods]
         if missing:
-            self._stores = self._stores or IndexStores(self.index_in_use)
+            graph = self.settings.query.graph_store
+            self._stores = self._stores or IndexStores(self.index_in_use, graph=graph)
             made = make_methods(
                 self.index_in_use, missing, self.settings, self.llm, self.embedder, self._stores
             )

@@ -1,6 +1,7 @@
 """The storage seam (graphrag/stores/): each default store on its own, and every registered
 method over a second, deliberately different implementation of each protocol (a dict-backed
-vector store scoring in float64, a networkx graph store, an index store in memory), which
+vector store scoring in float64, the networkx graph store (power iteration, not PRPACK),
+an index store in memory), which
 must answer the demo's questions from the committed cache exactly as the defaults do."""
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from graphrag.stores import UnknownBackendError, backend, backend_of
 from graphrag.stores.igraph_graph import IGraphStore
 from graphrag.stores.numpy_vectors import NumpyVectorStore
 from graphrag.stores.parquet_folder import ParquetIndexStore
-from graphrag.stores.protocols import BACKENDS, Edge
+from graphrag.stores.protocols import BACKENDS
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 
@@ -55,34 +56,6 @@ class DictVectorStore:
         ids = list(self.vectors) if among is None else list(among)
         ranked = sorted(range(len(ids)), key=lambda p: (-scores[ids[p]], p))
         return [(ids[p], float(scores[ids[p]])) for p in ranked[:k]]
-
-
-@backend("graph", "networkx")
-class NetworkxGraphStore:
-    """The graph as networkx, PageRank by its power iteration (the engine before #59)."""
-
-    def __init__(self, nodes: list[str], edges: list[Edge]) -> None:
-        self.graph = nx.Graph()
-        self.graph.add_nodes_from(nodes)
-        self.graph.add_weighted_edges_from(edges)
-
-    def nodes(self) -> list[str]:
-        return list(self.graph)
-
-    def neighbours(self, node: str) -> list[str]:
-        return list(self.graph[node]) if node in self.graph else []
-
-    def edges_among(self, nodes: Any) -> list[Edge]:
-        return list(self.graph.subgraph(nodes).edges(data="weight"))
-
-    def personalized_pagerank(self, seeds: dict[str, float], damping: float) -> dict[str, float]:
-        seeds = {n: w for n, w in seeds.items() if w > 0 and n in self.graph}
-        if not seeds:
-            return {}
-        return nx.pagerank(self.graph, alpha=damping, personalization=seeds, tol=1e-10)
-
-    def to_networkx(self) -> nx.Graph:
-        return self.graph.copy()
 
 
 @backend("index", "memory")
