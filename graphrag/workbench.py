@@ -44,7 +44,8 @@ from graphrag.llm.coroutines import run_sync
 from graphrag.llm.cost import CostEstimate, ModelSpeed, model_speed
 from graphrag.llm.embedding_endpoint import make_embedder
 from graphrag.prompts import use_prompt_dir
-from graphrag.query.base import Answer, IndexVectors, Method
+from graphrag.query.base import Answer, Method
+from graphrag.query.index_stores import IndexStores
 
 # importing the registry registers every method's [query.<method>] settings, before any load
 from graphrag.query.registry import METHODS, make_methods
@@ -91,7 +92,7 @@ class Workbench:
         )
         self._index: Index | None = None
         self._methods: dict[str, Method] = {}
-        self._vectors: IndexVectors | None = None  # the index's embedding matrices, built once
+        self._stores: IndexStores | None = None  # the index's vector and graph stores, built once
 
     @cached_property
     def llm(self) -> ChatLLM:
@@ -221,7 +222,7 @@ class Workbench:
         """Load the index folder ``path`` (default: the project's) for queries to use."""
         self._index = load_index(self.project_path("output", path))
         self._methods = {}
-        self._vectors = None
+        self._stores = None
         return self._index
 
     def methods(self, names: list[str] | None = None) -> dict[str, Method]:
@@ -229,9 +230,10 @@ class Workbench:
         names = list(names or METHODS)
         missing = [n for n in names if n not in self._methods]
         if missing:
-            self._vectors = self._vectors or IndexVectors(self.index_in_use)
+            graph = self.settings.query.graph_store
+            self._stores = self._stores or IndexStores(self.index_in_use, graph=graph)
             made = make_methods(
-                self.index_in_use, missing, self.settings, self.llm, self.embedder, self._vectors
+                self.index_in_use, missing, self.settings, self.llm, self.embedder, self._stores
             )
             self._methods.update(made)
         return {n: self._methods[n] for n in names}

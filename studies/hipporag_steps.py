@@ -20,13 +20,13 @@ import sys
 from functools import cached_property
 from pathlib import Path
 
-import networkx as nx
 import pandas as pd
 
 from graphrag.eval.retrieval import run_retrieval
 from graphrag.query.base import Method
 from graphrag.query.hipporag import HippoRAG
-from graphrag.query.ppr import entity_chunk_graph
+from graphrag.query.ppr import entity_chunk_edges
+from graphrag.stores import GraphStore
 from graphrag.workbench import Workbench
 from studies.results_pages import splice
 
@@ -42,9 +42,10 @@ class OnPPRGraph(HippoRAG):
     for every mention, no synonym edges)."""
 
     @cached_property
-    def graph(self) -> nx.Graph:
+    def graph(self) -> GraphStore:
         entities, relationships = self.graph_tables
-        return entity_chunk_graph(entities, relationships, self.index.text_units)
+        edges = entity_chunk_edges(entities, relationships, self.index.text_units)
+        return self.stores.graph_store(*edges)
 
 
 class NoSynonyms(HippoRAG):
@@ -96,7 +97,7 @@ def step_methods(bench: Workbench, steps: list[str]) -> dict[str, Method]:
             continue
         ready = base["hipporag"]
         options = dataclasses.replace(ready.options, **changes)
-        method = cls(ready.index, bench.settings, ready.llm, ready.embedder, ready.vectors, options)
+        method = cls(ready.index, bench.settings, ready.llm, ready.embedder, ready.stores, options)
         method.name = name
         methods[name] = method
     return methods

@@ -710,7 +710,7 @@ def karate_index() -> dict[str, pd.DataFrame]:
             S.WEIGHT: [graph.edges[e]["weight"] for e in edges],
         }
     )
-    entities, relationships = add_degrees(entities, relationships, graph)
+    entities, relationships = add_degrees(entities, relationships, dict(graph.degree()))
     clusters = detect_communities(graph, max_cluster_size=10, seed=42)
     communities = communities_table(clusters, entities, relationships)
     assert communities[S.LEVEL].max() == 1

@@ -54,15 +54,16 @@ def test_bm25_on_the_demo_ranks_by_shared_words_and_fills_the_budget(
     retrieval = run_sync(method.aretrieve_ranked(question))
 
     units = demo_index.text_units
-    rows = method.ranking(question)
-    assert sorted(rows) == list(range(len(units)))
-    scores = method.vectors.bm25.get_scores(tokenize([question])[0])
+    ids = method.ranking(question)
+    assert sorted(ids) == sorted(units[S.ID])
+    rows = [list(units[S.ID]).index(u) for u in ids]
+    scores = method.stores.bm25.get_scores(tokenize([question])[0])
     assert list(scores[rows]) == sorted(scores, reverse=True)
     # the best-scored unit shares a word with the question; the context is the ranked units
     # that fit the shared answer budget, in rank order, as naive RAG's
     best = set(tokenize([units[S.TEXT].iloc[rows[0]]])[0])
     assert best & set(tokenize([question])[0])
-    ranked = [f"text_unit:{units[S.ID].iloc[r]}" for r in rows]
+    ranked = [f"text_unit:{u}" for u in ids]
     assert retrieval.ranking == ranked[:RANKING_DEPTH]
     sources = [i.source for i in retrieval.items]
     assert sources and sources == [s for s in ranked if s in sources]
@@ -77,5 +78,5 @@ def test_a_question_of_stop_words_alone_keeps_the_index_order(
     demo_index: Index, replay_settings: Settings, replay_embedder
 ) -> None:
     method = BM25Retrieval(demo_index, replay_settings, ChatLLM(replay_settings), replay_embedder)
-    assert method.ranking("Is it to be?") == list(range(len(demo_index.text_units)))
-    assert np.all(method.vectors.bm25.get_scores(["kestrel"]) >= 0)
+    assert method.ranking("Is it to be?") == list(demo_index.text_units[S.ID])
+    assert np.all(method.stores.bm25.get_scores(["kestrel"]) >= 0)

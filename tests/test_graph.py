@@ -12,8 +12,10 @@ from graphrag.index.graph import merge
 from graphrag.index.graph.merge import (
     add_degrees,
     build_graph,
+    entity_edges,
     merge_entities,
     merge_relationships,
+    node_degrees,
     summarize_entities,
 )
 
@@ -172,7 +174,11 @@ def test_build_graph_and_degrees() -> None:
     assert graph.edges["b", "a"]["weight"] == 4.0 and graph.edges["a", "b"]["id"] == "r4"
     assert graph.nodes["hub"]["title"] == "Hub"
 
-    with_degree, rel_degree = add_degrees(entities, relationships, graph)
+    edges = entity_edges(entities, relationships)
+    assert edges == [(a, b, w) for a, b, w in graph.edges(data="weight")], "networkx's order"
+    degrees = node_degrees(entities, edges)
+    assert degrees == dict(graph.degree())
+    with_degree, rel_degree = add_degrees(entities, relationships, degrees)
     assert dict(zip(with_degree[S.ID], with_degree[S.DEGREE], strict=True)) == {
         "hub": 3,
         "a": 2,

@@ -8,7 +8,15 @@ import json
 import numpy as np
 import pytest
 from conftest import FakeLLM
-from test_ppr import ENTITIES, QUESTIONS, RELATIONSHIPS, TEXT_UNITS, WordEmbedder, hand_made_index
+from test_ppr import (
+    ENTITIES,
+    QUESTIONS,
+    RELATIONSHIPS,
+    TEXT_UNITS,
+    WordEmbedder,
+    hand_made_index,
+    weight,
+)
 
 from graphrag import schemas as S
 from graphrag.index.store import Index
@@ -21,8 +29,9 @@ from graphrag.query.hipporag import (
     phrase_seeds,
     synonym_pairs,
 )
-from graphrag.query.ppr import min_max
+from graphrag.query.pagerank import min_max
 from graphrag.settings import Settings
+from graphrag.stores.igraph_graph import IGraphStore
 
 STATED = RELATIONSHIPS.assign(**{S.TEXT_UNIT_IDS: [["c1"], ["c2"], ["c4"], ["c3", "c4"]]})
 
@@ -47,18 +56,22 @@ def test_an_entity_seed_is_the_mean_over_its_facts_of_score_over_chunks() -> Non
     ]
 
 
+def store(nodes: list[str], edges: dict) -> IGraphStore:
+    return IGraphStore(nodes, [(a, b, w) for (a, b), w in edges.items()])
+
+
 def test_fact_edges_count_chunks_twice_and_chunks_link_only_to_fact_ends() -> None:
-    graph = fact_graph(STATED, TEXT_UNITS)
-    assert graph.edges["entity:festival", "entity:fair"]["weight"] == 4.0  # 2 chunks, x2
-    assert graph.edges["entity:trust", "entity:pier"]["weight"] == 2.0
-    assert graph.edges["entity:festival", "text_unit:c3"]["weight"] == 1.0
+    graph = store(*fact_graph(STATED, TEXT_UNITS))
+    assert weight(graph, "entity:festival", "entity:fair") == 4.0  # 2 chunks, x2
+    assert weight(graph, "entity:pier", "entity:trust") == 2.0
+    assert weight(graph, "entity:festival", "text_unit:c3") == 1.0
     # the mayor is mentioned in c2 and c4 (ENTITIES), but states a fact only there
-    assert graph.has_edge("entity:mayor", "text_unit:c2")
-    assert not graph.has_edge("entity:trust", "text_unit:c2")
+    assert weight(graph, "entity:mayor", "text_unit:c2") == 1.0
+    assert weight(graph, "entity:trust", "text_unit:c2") == 0.0
     lonely = ENTITIES[S.ID][
         ~ENTITIES[S.ID].isin(set(STATED[S.SOURCE_ID]) | set(STATED[S.TARGET_ID]))
     ]
-    assert not any(f"entity:{e}" in graph for e in lonely)
+    assert not any(f"entity:{e}" in graph.nodes() for e in lonely)
 
 
 def test_synonym_edges_join_similar_names_above_the_threshold() -> None:
@@ -68,10 +81,10 @@ def test_synonym_edges_join_similar_names_above_the_threshold() -> None:
     # both directions found, nearest first; "ab" (two letters) seeks none but can be found
     assert [(i, j) for i, j, _ in pairs] == [(0, 3), (0, 1), (1, 0), (1, 3)]
     assert pairs[1][2] == pytest.approx(0.9)
-    graph = fact_graph(STATED, TEXT_UNITS)
+    nodes, edges = fact_graph(STATED, TEXT_UNITS)
     ids = ["pier", "fair", "trust", "nowhere"]
-    assert add_synonym_edges(graph, ids, pairs) == 2  # "nowhere" is not in the graph
-    assert graph.edges["entity:pier", "entity:fair"]["weight"] == pytest.approx(1.8)
+    assert add_synonym_edges(set(nodes), edges, ids, pairs) == 2  # "nowhere" is not in it
+    assert weight(store(nodes, edges), "entity:pier", "entity:fair") == pytest.approx(1.8)
 
 
 def hand_made(settings: Settings) -> HippoRAG:
@@ -110,10 +123,7 @@ def test_the_recognition_filter_decides_which_facts_seed_the_walk(
 
     fake_llm.script(json.dumps({"relevant": []}))
     method = hand_made(settings)
-    dense = [
-        TEXT_UNITS[S.ID].iloc[r]
-        for r in method.text_unit_ranking(WordEmbedder().embed_one(question), 4)
-    ]
+    dense = method.text_unit_ranking(WordEmbedder().embed_one(question), 4)
     answer_ranking = ranked(method, question)
     assert answer_ranking == dense[: len(answer_ranking)], "no fact left: the dense ranking"
 

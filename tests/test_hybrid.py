@@ -87,11 +87,11 @@ def test_hybrid_reads_a_gold_paragraph_bm25_finds_and_the_embedding_misses(
     budget = naive.answer_budget(question)
     assert hybrid.answer_budget(question) == budget
     assert items_tokens(retrieved["hybrid"].items) <= budget
-    rows = hybrid.ranking(question)
-    ranked = hybrid.text_unit_ids(rows)
+    ids = hybrid.ranking(question)
+    ranked = hybrid.text_unit_ids(ids)
     assert sources["hybrid"] == [s for s in ranked if s in sources["hybrid"]]
     assert retrieved["hybrid"].ranking == ranked[:RANKING_DEPTH]
-    assert sorted(rows) == list(range(len(musique_index.text_units)))
+    assert sorted(ids) == sorted(musique_index.text_units[S.ID])
 
 
 def test_first_stage_hybrid_makes_naive_retrieve_as_hybrid_and_reseeds_ppr(
@@ -105,7 +105,7 @@ def test_first_stage_hybrid_makes_naive_retrieve_as_hybrid_and_reseeds_ppr(
         settings,
         llm,
         replay_embedder,
-        musique_methods["ppr"].vectors,
+        musique_methods["ppr"].stores,
     )
     question = QUESTIONS.loc[LEXICAL_QUESTION, "question"]
     vector = replay_embedder.embed_one(question)
@@ -119,7 +119,7 @@ def test_first_stage_hybrid_makes_naive_retrieve_as_hybrid_and_reseeds_ppr(
     units = [f"text_unit:{u}" for u in musique_index.text_units[S.ID]]
     dense_seeds = dense_ppr.seeds(vector, dense_ppr.first_stage(vector, question)[1])
     hybrid_seeds = hybrid_ppr.seeds(vector, hybrid_ppr.first_stage(vector, question)[1])
-    cosine = dense_ppr.vectors.text_units @ vector
+    cosine = dense_ppr.stores.text_units.scores(vector).to_numpy()
     expected = (cosine - cosine.min()) / (cosine.max() - cosine.min())
     assert [dense_seeds[u] for u in units] == pytest.approx(expected.tolist(), abs=1e-6)
     fused = hybrid_ppr.hybrid_ranking(vector, question)[1]
@@ -145,7 +145,7 @@ def test_first_stage_hybrid_reorders_local_searchs_text_units_by_the_fused_ranki
     """Local search's "question" order of its entities' text units follows the first stage:
     the same units, in the order the fused ranking of every text unit gives them."""
     question = QUESTIONS.loc[LEXICAL_QUESTION, "question"]
-    vectors = musique_methods["naive"].vectors
+    stores = musique_methods["naive"].stores
     order = {}
     for stage in ("dense", "hybrid"):
         query = musique_settings.query.changed(
@@ -153,7 +153,7 @@ def test_first_stage_hybrid_reorders_local_searchs_text_units_by_the_fused_ranki
         )
         settings = dataclasses.replace(musique_settings, query=query)
         local = make_methods(
-            musique_index, ["local"], settings, ChatLLM(settings), replay_embedder, vectors
+            musique_index, ["local"], settings, ChatLLM(settings), replay_embedder, stores
         )["local"]
         order[stage] = run_sync(local.aretrieve_ranked(question)).ranking
     assert sorted(order["dense"]) == sorted(order["hybrid"]) and order["dense"] != order["hybrid"]

@@ -389,5 +389,5 @@ def test_on_an_nlp_index_without_reports_it_goes_down_the_relevant_levels(
         for c in search.relevant
         if communities.loc[c, S.LEVEL]
     )
-    assert all("World Series" in index.text_units[S.TEXT].iloc[r]
-               for r, picks in search.verdicts.items() if picks)  # fmt: skip
+    text = dict(zip(index.text_units[S.ID], index.text_units[S.TEXT], strict=True))
+    assert all("World Series" in text[u] for u, picks in search.verdicts.items() if picks)

@@ -222,7 +222,7 @@ def test_shared_mention_order_puts_units_naming_most_selected_entities_first() -
 
 
 def selected_entities(method: LocalSearch, q: str) -> list[str]:
-    return [method.index.entities[S.ID].iloc[r] for r in method.select_entities(q)]
+    return method.select_entities(q)
 
 
 # Microsoft's text-unit share (with a fifth for reports, as before session 27), and the
@@ -354,7 +354,9 @@ def test_question_order_reads_the_selections_units_nearest_the_question_first(
     rows = method.select_entities(q)
     ranking = run_sync(method.aretrieve_ranked(q)).ranking
     units = [s.removeprefix("text_unit:") for s in ranking]
-    candidates = {u for r in rows for u in demo_index.entities[S.TEXT_UNIT_IDS].iloc[r]}
+    entities = demo_index.entities
+    units_of = dict(zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True))
+    candidates = {u for e in rows for u in units_of[e]}
     assert set(units) == candidates and len(units) == len(candidates)
     position = {u: i for i, u in enumerate(demo_index.text_units[S.ID])}
     vectors = np.stack(demo_index.text_units[S.TEXT_EMBEDDING].to_list())

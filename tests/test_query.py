@@ -471,7 +471,7 @@ def test_make_methods_names_an_unknown_method(
     made = make_methods(demo_index, list(METHODS), replay_settings, offline_llm, replay_embedder)
     assert {name: type(m) for name, m in made.items()} == METHODS
     assert all(m.name == name for name, m in made.items())
-    assert len({id(m.vectors) for m in made.values()}) == 1, "one set of matrices, shared"
+    assert len({id(m.stores) for m in made.values()}) == 1, "one set of stores, shared"
 
 
 def test_loading_a_missing_index_names_the_folder(

@@ -15,14 +15,8 @@ from graphrag import schemas as S
 from graphrag.index.graph.communities import communities_table, detect_communities
 from graphrag.index.graph.merge import add_degrees, build_graph
 from graphrag.index.reports.write import REPORT_COLUMNS
-from graphrag.index.store import (
-    FORMAT_VERSION,
-    GRAPHML,
-    MANIFEST,
-    IndexLoadError,
-    load_index,
-    write_index,
-)
+from graphrag.index.store import GRAPHML, MANIFEST, IndexLoadError, load_index, write_index
+from graphrag.stores.parquet_folder import FORMAT_VERSION
 
 
 @pytest.fixture
@@ -75,7 +69,7 @@ def tables() -> dict[str, pd.DataFrame]:
         }
     )
     graph = build_graph(entities, relationships)
-    entities, relationships = add_degrees(entities, relationships, graph)
+    entities, relationships = add_degrees(entities, relationships, dict(graph.degree()))
     communities = communities_table(detect_communities(graph, 10, 1), entities, relationships)
     reports = pd.DataFrame(
         [

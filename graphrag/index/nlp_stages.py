@@ -14,7 +14,13 @@ from graphrag.index.extract.nlp import (
     pmi_weights,
     trim_text,
 )
-from graphrag.index.graph.merge import add_degrees, build_graph, merge_entities, merge_relationships
+from graphrag.index.graph.merge import (
+    add_degrees,
+    entity_edges,
+    merge_entities,
+    merge_relationships,
+    node_degrees,
+)
 from graphrag.index.run_summary import Tables
 from graphrag.index.stages import IndexContext, template_reports, with_graph
 
@@ -50,7 +56,8 @@ def nlp_graph(
         trim_text(" ".join(d), description_chars) for d in entities["descriptions"]
     ]
     entities = entities.drop(columns=["descriptions"])
-    return add_degrees(entities, relationships, build_graph(entities, relationships))
+    degrees = node_degrees(entities, entity_edges(entities, relationships))
+    return add_degrees(entities, relationships, degrees)
 
 
 def nlp_graph_stage(tables: Tables, ctx: IndexContext) -> Tables:

@@ -13,9 +13,10 @@ from graphrag.index.extract.stage import extract_graph
 from graphrag.index.graph.communities import communities_table, detect_communities
 from graphrag.index.graph.merge import (
     add_degrees,
-    build_graph,
+    entity_edges,
     fact_texts,
     merge_graph_mentions,
+    node_degrees,
     summarize_entities,
     summarize_relationships,
 )
@@ -94,9 +95,8 @@ def merge_and_summarize(
     entities = entities.drop(columns=[S.DESCRIPTIONS])
     entities[S.DESCRIPTION] = entities[S.ID].map(description_of)
     relationships, more = summarize_relationships(relationships, ctx.llm, ctx.progress)
-    entities, relationships = add_degrees(
-        entities, relationships, build_graph(entities, relationships)
-    )
+    edges = entity_edges(entities, relationships)
+    entities, relationships = add_degrees(entities, relationships, node_degrees(entities, edges))
     return entities, relationships, loops, _with_rows(errors, more)
 
 
@@ -133,8 +133,8 @@ def link_text_units(
 
 def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
     index = ctx.settings.index
-    graph = build_graph(tables["entities"], tables["relationships"])
-    clusters = detect_communities(graph, index.max_cluster_size, index.seed)
+    edges = entity_edges(tables["entities"], tables["relationships"])
+    clusters = detect_communities(edges, index.max_cluster_size, index.seed)
     communities = communities_table(clusters, tables["entities"], tables["relationships"])
     return {**tables, "communities": communities}
 

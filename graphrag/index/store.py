@@ -1,40 +1,29 @@
-"""The index on disk: one parquet file per table, a GraphML export, and ``index.json``
-(settings, run summary, format version, each table's rows and sha256). It is written whole
-into a temporary sibling folder and swapped in, so an interrupted run never leaves a mix.
-"""
+"""The index as the query side reads it: its tables, loaded through an index store (default:
+the parquet folder, graphrag/stores/parquet_folder.py), and its GraphML export."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import secrets
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import pandas as pd
-import pyarrow
 
 from graphrag import schemas as S
 from graphrag.index.graph.merge import build_graph
 from graphrag.index.graph.resolve import Resolution
+from graphrag.stores.parquet_folder import MANIFEST, IndexLoadError, ParquetIndexStore
+from graphrag.stores.protocols import IndexStore, backend_of
 
-MANIFEST = "index.json"
+__all__ = ["GRAPHML", "MANIFEST", "Index", "IndexLoadError", "load_index", "write_index"]
+
 GRAPHML = "graph.graphml"
-FORMAT_VERSION = 2  # 2: written whole and swapped in; manifest lists tables with checksums
-EMPTY_COLUMNS = {S.ERRORS: S.ERROR_COLUMNS, S.DROPPED: S.DROPPED_COLUMNS}
-
-
-class IndexLoadError(RuntimeError):
-    """The index folder is missing, incomplete or corrupt; the message names the file."""
 
 
 @dataclass
 class Index:
-    """The tables of one index, as loaded from its folder."""
+    """The tables of one index, as loaded from its store."""
 
     path: Path
     documents: pd.DataFrame
@@ -46,6 +35,8 @@ class Index:
     errors: pd.DataFrame
     dropped: pd.DataFrame
     manifest: dict[str, Any] = field(default_factory=dict)
+    store: IndexStore | None = field(default=None, repr=False, compare=False)
+    """Where its tables and artifacts are kept (None: built in memory, artifacts not kept)."""
     _resolution: Resolution | None = field(default=None, init=False, repr=False, compare=False)
 
     def graph(self) -> nx.Graph:
@@ -75,150 +66,21 @@ def _graphml_graph(tables: dict[str, pd.DataFrame]) -> nx.Graph:
     return graph
 
 
-def _sha256(path: Path) -> str:
-    with open(path, "rb") as file:
-        return hashlib.file_digest(file, "sha256").hexdigest()
+def write_index(
+    tables: dict[str, pd.DataFrame], out: str | Path, manifest: dict[str, Any], backend: str = ""
+) -> Path:
+    """Write the index (its tables, the manifest and the GraphML export) to the index store
+    ``backend`` (default: the parquet folder) at ``out``; return ``out``."""
+    store = backend_of("index", backend or None)(Path(out))
+    if isinstance(store, ParquetIndexStore):
+        store.files[GRAPHML] = lambda path: nx.write_graphml(_graphml_graph(tables), path)
+    store.write_tables(tables, manifest)
+    return Path(out)
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _backup(out: Path) -> Path:
-    return out.parent / f".{out.name}.previous"
-
-
-def _clean_leftovers(out: Path) -> None:
-    """Restore the previous index if a swap was cut between its two renames, and remove the
-    temporary folders of writers that were killed."""
-    backup = _backup(out)
-    if backup.is_dir() and not out.exists():
-        os.replace(backup, out)
-    elif backup.is_dir():
-        shutil.rmtree(backup)
-    for stale in out.parent.glob(f".{out.name}.writing-*"):
-        pid = int(stale.name.rsplit("-", 2)[-2])
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            shutil.rmtree(stale, ignore_errors=True)
-        except PermissionError:
-            pass  # alive, another user's
-
-
-def write_index(tables: dict[str, pd.DataFrame], out: str | Path, manifest: dict[str, Any]) -> Path:
-    """Write every table as parquet, the GraphML export and the manifest (last, all fsynced)
-    to a temporary folder that then replaces ``out`` (an index or empty); return the folder."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    _clean_leftovers(out)
-    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
-        raise IndexLoadError(
-            f"{out} exists and is not an index (no {MANIFEST}); writing the index replaces "
-            "the whole folder, so choose an empty or new folder"
-        )
-    tmp = out.parent / f".{out.name}.writing-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir()
-    try:
-        listed = {}
-        for name in S.TABLES:
-            frame = tables.get(name)
-            if frame is None:
-                frame = pd.DataFrame(columns=EMPTY_COLUMNS.get(name, []))
-            file = tmp / f"{name}.parquet"
-            frame.to_parquet(file, index=False)
-            _fsync(file)
-            listed[name] = {"file": file.name, "rows": len(frame), "sha256": _sha256(file)}
-        nx.write_graphml(_graphml_graph(tables), tmp / GRAPHML)
-        full = {**manifest, "format_version": FORMAT_VERSION, "tables": listed}
-        (tmp / MANIFEST).write_text(json.dumps(full, indent=2, default=str) + "\n")
-        _fsync(tmp / MANIFEST)
-        _fsync(tmp)
-        if out.exists():
-            os.replace(out, _backup(out))
-        os.replace(tmp, out)
-        _fsync(out.parent)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    shutil.rmtree(_backup(out), ignore_errors=True)
-    return out
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    manifest_file = path / MANIFEST
-    try:
-        manifest = json.loads(manifest_file.read_text())
-    except FileNotFoundError:
-        raise IndexLoadError(
-            f"index {path} is incomplete: {manifest_file} is missing (an index is complete "
-            "only once its manifest is written: was indexing interrupted? re-run it, the "
-            "cache resumes)"
-        ) from None
-    except ValueError as err:
-        raise IndexLoadError(f"{manifest_file} is corrupt ({err}); re-run indexing") from err
-    version = manifest.get("format_version") if isinstance(manifest, dict) else None
-    if version != FORMAT_VERSION or not isinstance(manifest.get("tables"), dict):
-        raise IndexLoadError(
-            f"{manifest_file} is from another version of the workbench (index format "
-            f"{version!r}, this one reads {FORMAT_VERSION}); re-run indexing (the LLM cache "
-            "makes it free)"
-        )
-    return manifest
-
-
-def load_index(path: str | Path) -> Index:
-    """Return the index stored in ``path``; a clear error names what is missing or corrupt."""
-    path = Path(path)
-    if not path.is_dir():
-        backup = _backup(path)
-        hint = (
-            f"; an interrupted write left the previous index in {backup}: re-run indexing "
-            "(it restores or replaces it)"
-            if backup.is_dir()
-            else ""
-        )
-        raise IndexLoadError(
-            f"index folder {path} does not exist; build one with "
-            f"`python -m graphrag index --input <corpus> --out {path}`{hint}"
-        )
-    manifest = _read_manifest(path)
-    tables: dict[str, pd.DataFrame] = {}
-    for name in S.TABLES:
-        file = path / f"{name}.parquet"
-        listed = manifest["tables"].get(name)
-        if listed is None:
-            raise IndexLoadError(
-                f"{path / MANIFEST} does not list {file.name}; the index is incomplete: "
-                "re-run indexing"
-            )
-        if not file.is_file():
-            raise IndexLoadError(
-                f"index {path} is incomplete: {file.name} is missing "
-                "(was indexing interrupted? re-run it, the cache resumes)"
-            )
-        if _sha256(file) != listed["sha256"]:
-            raise IndexLoadError(
-                f"index table {file} is corrupt (its sha256 differs from the one in "
-                f"{MANIFEST}: it was cut or changed after writing); re-run indexing"
-            )
-        try:
-            tables[name] = pd.read_parquet(file)
-        except (pyarrow.ArrowException, OSError, ValueError) as err:
-            raise IndexLoadError(f"index table {file} is corrupt ({err}); re-run indexing") from err
-    for name, needed in (
-        (S.ENTITIES, [S.ID, S.TITLE, S.DESCRIPTION]),
-        (S.TEXT_UNITS, [S.ID, S.TEXT]),
-        (S.COMMUNITY_REPORTS, [S.COMMUNITY, S.LEVEL, S.FULL_CONTENT]),
-    ):
-        missing = [c for c in needed if c not in tables[name].columns]
-        if missing:
-            raise IndexLoadError(
-                f"index table {path / (name + '.parquet')} lacks columns "
-                f"{missing}; it was not written by this workbench"
-            )
-    return Index(path=path, manifest=manifest, **tables)
+def load_index(path: str | Path, backend: str = "") -> Index:
+    """Return the index stored at ``path`` in the index store ``backend`` (default: the
+    parquet folder); a clear error names what is missing or corrupt."""
+    store = backend_of("index", backend or None)(Path(path))
+    tables, manifest = store.read_tables()
+    return Index(path=Path(path), manifest=manifest, store=store, **tables)

@@ -13,9 +13,9 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from graphrag import prompts
-from graphrag import schemas as S
 from graphrag.index.graph.resolve import Resolution
 from graphrag.index.reports.lazy import aensure_reports, failed_reports
 from graphrag.index.store import Index
@@ -23,11 +23,12 @@ from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary
 from graphrag.llm.coroutines import TaskCollector, run_sync
 from graphrag.llm.usage import Usage, track_usage
-from graphrag.query.first_stage import bm25_index, bm25_scores, descending, hybrid_ranking
+from graphrag.query.first_stage import bm25_scores, hybrid_ranking
+from graphrag.query.index_stores import IndexStores
 from graphrag.query.loops import LOOP_FREQUENCY_PENALTY, answer_text
 from graphrag.settings import Settings
 from graphrag.text import tokens
-from graphrag.text.embeddings import Embedder, cosine_top_k
+from graphrag.text.embeddings import Embedder
 from graphrag.text.tokens import message_tokens
 
 
@@ -138,50 +139,6 @@ def auto_budget(window: int | None, answer_tokens: int, prompt_tokens: int, cap:
     return max(0, min(cap, window - answer_tokens - prompt_tokens))
 
 
-class IndexVectors:
-    """Row matrices of the index's embeddings, and its text units' BM25 index, built once per
-    index and shared by every method."""
-
-    def __init__(self, index: Index) -> None:
-        self.index = index
-        self._reports: tuple[Any, np.ndarray] | None = None
-
-    @cached_property
-    def text_units(self) -> np.ndarray:
-        return _matrix(self.index.text_units[S.TEXT_EMBEDDING])
-
-    @cached_property
-    def entities(self) -> np.ndarray:
-        return _matrix(self.index.entities[S.DESCRIPTION_EMBEDDING])
-
-    @cached_property
-    def bm25(self) -> Any:
-        """The BM25 index of the text units (None for an index without any)."""
-        units = self.index.text_units
-        return bm25_index(list(units[S.TEXT])) if len(units) else None
-
-    @property
-    def reports(self) -> np.ndarray:
-        """The reports' vectors, rebuilt when a lazy index replaces the table."""
-        table = self.index.community_reports
-        if self._reports is None or self._reports[0] is not table:
-            self._reports = (table, _matrix(table[S.FULL_CONTENT_EMBEDDING]))
-        return self._reports[1]
-
-    @cached_property
-    def facts(self) -> np.ndarray | None:
-        """The relationships' fact vectors, or None for an older index that lacks them."""
-        relationships = self.index.relationships
-        if S.FACT_EMBEDDING not in relationships:
-            return None
-        return _matrix(relationships[S.FACT_EMBEDDING])
-
-
-def _matrix(column: Any) -> np.ndarray:
-    rows = [np.asarray(v, dtype=np.float32) for v in column]
-    return np.stack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
-
-
 class Method:
     """Base of the retrieval methods: override aretrieve_ranked or aretrieve (docs/methods.md)."""
 
@@ -193,7 +150,7 @@ class Method:
         settings: Settings,
         llm: ChatLLM,
         embedder: Embedder,
-        vectors: IndexVectors | None = None,
+        stores: IndexStores | None = None,
         options: Any = None,
     ) -> None:
         """``options``: the method's own settings instead of ``settings.query.methods[name]``."""
@@ -203,7 +160,7 @@ class Method:
         self.options = options if options is not None else self.params.methods.get(self.name)
         self.llm = llm
         self.embedder = embedder
-        self.vectors = vectors or IndexVectors(index)
+        self.stores = stores or IndexStores(index, graph=settings.query.graph_store)
 
     @cached_property
     def resolution(self) -> Resolution | None:
@@ -297,46 +254,52 @@ class Method:
         (``eval --dry-run``); None: not known so."""
         return None
 
-    # shared by the text-unit methods
-    def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[int]:
-        """Return the rows of the ``k`` text units nearest ``query_vector`` (dense)."""
-        return [row for row, _ in cosine_top_k(query_vector, self.vectors.text_units, k)]
+    # shared by the text-unit methods; a text unit is named by its id, never its row
+    def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[str]:
+        """Return the ids of the ``k`` text units nearest ``query_vector`` (dense)."""
+        return [unit for unit, _ in self.stores.text_units.top_k(query_vector, k)]
 
     def bm25_scores(self, query: str) -> np.ndarray:
-        """Return each text unit's BM25 score for ``query``'s words."""
-        return bm25_scores(self.vectors.bm25, len(self.index.text_units), query)
+        """Return each text unit's BM25 score for ``query``'s words, in table order."""
+        return bm25_scores(self.stores.bm25, len(self.index.text_units), query)
 
-    def hybrid_ranking(self, query_vector: np.ndarray, query: str) -> tuple[list[int], np.ndarray]:
-        """Return every text-unit row best first, and its score, by the reciprocal rank fusion
-        of the dense ranking (``query_vector``) and BM25's (``query``'s words)."""
-        dense = self.vectors.text_units @ query_vector if len(self.index.text_units) else []
-        return hybrid_ranking(np.asarray(dense), self.bm25_scores(query))
+    def dense_scores(self, query_vector: np.ndarray) -> pd.Series:
+        """Return each text unit's similarity to ``query_vector``, by id in table order."""
+        return self.stores.text_units.scores(query_vector).reindex(self.stores.unit_text.index)
 
-    def first_stage_ranking(self, query_vector: np.ndarray, query: str, k: int) -> list[int]:
-        """Return the rows of the ``k`` best text units by ``query.first_stage``: "dense"
+    def hybrid_ranking(self, query_vector: np.ndarray, query: str) -> tuple[list[str], pd.Series]:
+        """Return every text-unit id best first, and its score by id, by the reciprocal rank
+        fusion of the dense ranking (``query_vector``) and BM25's (``query``'s words)."""
+        ids = self.stores.unit_text.index
+        dense = self.dense_scores(query_vector).to_numpy() if len(ids) else np.zeros(0)
+        rows, scores = hybrid_ranking(dense, self.bm25_scores(query))
+        return [ids[r] for r in rows], pd.Series(scores, index=ids)
+
+    def first_stage_ranking(self, query_vector: np.ndarray, query: str, k: int) -> list[str]:
+        """Return the ids of the ``k`` best text units by ``query.first_stage``: "dense"
         (nearest ``query_vector``) or "hybrid" (fused with BM25 on the words of ``query``)."""
         if self.params.first_stage == "dense":
             return self.text_unit_ranking(query_vector, k)
         return self.hybrid_ranking(query_vector, query)[0][:k]
 
-    def first_stage(self, query_vector: np.ndarray, query: str) -> tuple[list[int], np.ndarray]:
-        """Return every text-unit row best first by ``query.first_stage``, and each row's
-        score: the cosine with ``query_vector``, or the fused score of the hybrid ranking."""
+    def first_stage(self, query_vector: np.ndarray, query: str) -> tuple[list[str], pd.Series]:
+        """Return every text-unit id best first by ``query.first_stage``, and each one's
+        score by id: the cosine with ``query_vector``, or the hybrid ranking's fused score."""
         if not len(self.index.text_units):
-            return [], np.zeros(0)
+            return [], pd.Series(dtype=np.float64)
         if self.params.first_stage == "dense":
-            scores = self.vectors.text_units @ query_vector
-            return descending(scores), scores
+            scores = self.dense_scores(query_vector)
+            ranked = np.argsort(-scores.to_numpy(), kind="stable")
+            return [scores.index[r] for r in ranked], scores
         return self.hybrid_ranking(query_vector, query)
 
-    def order_text_units(self, rows: list[int], query_vector: np.ndarray, query: str) -> list[int]:
-        """Return ``rows`` best first by ``query.first_stage`` (hybrid: in the order its
-        ranking of every text unit gives them)."""
+    def order_text_units(self, ids: list[str], query_vector: np.ndarray, query: str) -> list[str]:
+        """Return the text units ``ids`` best first by ``query.first_stage`` (hybrid: in the
+        order its ranking of every text unit gives them)."""
         if self.params.first_stage == "dense":
-            ranked = cosine_top_k(query_vector, self.vectors.text_units[rows], len(rows))
-            return [rows[i] for i, _ in ranked]
-        position = {r: i for i, r in enumerate(self.hybrid_ranking(query_vector, query)[0])}
-        return sorted(rows, key=position.__getitem__)
+            return [u for u, _ in self.stores.text_units.top_k(query_vector, len(ids), ids)]
+        position = {u: i for i, u in enumerate(self.hybrid_ranking(query_vector, query)[0])}
+        return sorted(ids, key=position.__getitem__)
 
     def answer_budget(self, question: str) -> int:
         """Return the context tokens that fit beside the answer prompt and the answer in the
@@ -351,12 +314,12 @@ class Method:
             self.params.max_context_tokens,
         )
 
-    def chunk_context(self, rows: list[int], question: str) -> list[ContextItem]:
-        """Return a chunk method's context from its ranked text-unit ``rows``: those that fit
+    def chunk_context(self, ids: list[str], question: str) -> list[ContextItem]:
+        """Return a chunk method's context from its ranked text units ``ids``: those that fit
         :meth:`answer_budget` or, with ``query.chunk_context = "top_k"``, the first ``top_k``."""
         if self.params.chunk_context == "top_k":
-            return self.text_unit_items(rows[: self.params.top_k])
-        return fit_items(self.text_unit_items(rows[:CHUNK_DEPTH]), self.answer_budget(question))
+            return self.text_unit_items(ids[: self.params.top_k])
+        return fit_items(self.text_unit_items(ids[:CHUNK_DEPTH]), self.answer_budget(question))
 
     def ranking_depth(self) -> int:
         """How many ranked text units ``Answer.ranking`` keeps."""
@@ -375,18 +338,15 @@ class Method:
             self.first_stage_ranking(query_vector, question, self.chunk_depth()), question
         )
 
-    def chunk_retrieval(self, rows: list[int], question: str) -> Retrieval:
-        """Return the chunk context of the ranked text-unit ``rows``, and their ranking."""
+    def chunk_retrieval(self, ids: list[str], question: str) -> Retrieval:
+        """Return the chunk context of the ranked text units ``ids``, and their ranking."""
         return Retrieval(
-            self.chunk_context(rows, question), self.text_unit_ids(rows[: self.ranking_depth()])
+            self.chunk_context(ids, question), self.text_unit_ids(ids[: self.ranking_depth()])
         )
 
-    def text_unit_ids(self, rows: list[int]) -> list[str]:
-        units = self.index.text_units
-        return [f"text_unit:{units[S.ID].iloc[r]}" for r in rows]
+    def text_unit_ids(self, ids: list[str]) -> list[str]:
+        return [f"text_unit:{u}" for u in ids]
 
-    def text_unit_items(self, rows: list[int]) -> list[ContextItem]:
-        units = self.index.text_units
-        return [
-            ContextItem(f"text_unit:{units[S.ID].iloc[r]}", units[S.TEXT].iloc[r]) for r in rows
-        ]
+    def text_unit_items(self, ids: list[str]) -> list[ContextItem]:
+        text = self.stores.unit_text
+        return [ContextItem(f"text_unit:{u}", text[u]) for u in ids]

@@ -1,7 +1,7 @@
 """BM25: the text units that share the question's rarest words, with no embedding and no graph.
 
 A lexical baseline every dense and graph method should beat, and docs/methods.md's example.
-The BM25 index (``IndexVectors.bm25``) and the tokenizer live in query/first_stage.py, which
+The BM25 index (``IndexStores.bm25``) and the tokenizer live in query/first_stage.py, which
 the hybrid first stage shares.
 """
 
@@ -14,9 +14,10 @@ from graphrag.query.registry import register
 
 @register("bm25", opt_in=True, order=90)
 class BM25Retrieval(Method):
-    def ranking(self, question: str) -> list[int]:
-        """Return the rows of the text units, best BM25 score first (ties by row)."""
-        return descending(self.bm25_scores(question))
+    def ranking(self, question: str) -> list[str]:
+        """Return the ids of the text units, best BM25 score first (ties in table order)."""
+        ids = self.stores.unit_text.index
+        return [ids[r] for r in descending(self.bm25_scores(question))]
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         return self.chunk_retrieval(self.ranking(question), question)

@@ -36,7 +36,6 @@ from graphrag.query.base import (
 from graphrag.query.local import LocalSearch, check_shares
 from graphrag.query.registry import register
 from graphrag.text import tokens
-from graphrag.text.embeddings import cosine_top_k
 
 DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced back to
 # Token budgets of DRIFT's calls, not settings: they shape the recorded requests.
@@ -93,7 +92,7 @@ class DRIFTSearch(Method):
             community_share=self.options.local_community_share,
         )
         return LocalSearch(
-            self.index, self.settings, self.llm, self.embedder, self.vectors, options=own
+            self.index, self.settings, self.llm, self.embedder, self.stores, options=own
         )
 
     async def primer_reports(self, question: str) -> list[ContextItem]:
@@ -105,13 +104,15 @@ class DRIFTSearch(Method):
         vector = self.embedder.embed_one(passage.text.strip() or question)
         await self.aensure_reports()  # the primer ranks every report
         reports = self.index.community_reports
-        ranked = cosine_top_k(vector, self.vectors.reports, self.options.top_reports)
-        items = [
-            ContextItem(
-                f"report:{int(reports[S.COMMUNITY].iloc[r])}", reports[S.FULL_CONTENT].iloc[r]
+        text_of = dict(
+            zip(
+                [f"report:{int(c)}" for c in reports[S.COMMUNITY]],
+                reports[S.FULL_CONTENT],
+                strict=True,
             )
-            for r, _ in ranked
-        ]
+        )
+        ranked = self.stores.reports.top_k(vector, self.options.top_reports)
+        items = [ContextItem(report, text_of[report]) for report, _ in ranked]
         return fit_items(items, PRIMER_TOKENS)
 
     async def astep(

@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 
@@ -23,9 +22,11 @@ from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.query.base import Method, Retrieval, drop_step, note_failure
-from graphrag.query.ppr import ENTITY, TEXT_UNIT, fact_vectors, min_max, walked_rows
+from graphrag.query.index_stores import undirected
+from graphrag.query.pagerank import ENTITY, TEXT_UNIT, min_max, walked
 from graphrag.query.registry import register
 from graphrag.settings import Settings
+from graphrag.stores import GraphStore
 from graphrag.text.tokens import count_tokens, message_tokens
 
 SYNONYM_NEIGHBOURS = 100  # HippoRAG.py add_synonymy_edges: at most ~100 synonyms per phrase
@@ -48,13 +49,17 @@ class HippoRAGSettings:
     """Let the model drop linked facts that do not help (recognition memory; one LLM call)."""
 
 
-def fact_graph(relationships: pd.DataFrame, text_units: pd.DataFrame) -> nx.Graph:
-    """Return HippoRAG 2's graph without synonym edges: an entity-entity edge per fact weighing
+Edges = dict[tuple[str, str], float]
+
+
+def fact_graph(relationships: pd.DataFrame, text_units: pd.DataFrame) -> tuple[list[str], Edges]:
+    """Return the nodes and undirected edges of HippoRAG 2's graph without synonym edges: an
+    entity-entity edge per fact weighing
     twice the chunks that state it (``add_fact_edges`` counts each triple once per chunk in both
     directions, and the undirected igraph keeps both as parallel edges), and an edge of weight 1
     from each chunk to the ends of the facts it states (``add_passage_edges``)."""
-    graph = nx.Graph()
-    graph.add_nodes_from(TEXT_UNIT + u for u in text_units[S.ID])
+    nodes = [TEXT_UNIT + u for u in text_units[S.ID]]
+    edges: Edges = {}
     units = set(text_units[S.ID])
     for source, target, stated in zip(
         relationships[S.SOURCE_ID],
@@ -66,11 +71,10 @@ def fact_graph(relationships: pd.DataFrame, text_units: pd.DataFrame) -> nx.Grap
         a, b = ENTITY + source, ENTITY + target
         for end in (a, b):
             for unit in chunks:
-                graph.add_edge(end, TEXT_UNIT + unit, weight=1.0)
+                edges[(end, TEXT_UNIT + unit)] = 1.0
         if a != b:
-            previous = graph.edges[a, b]["weight"] if graph.has_edge(a, b) else 0.0
-            graph.add_edge(a, b, weight=previous + 2.0 * max(len(chunks), 1))
-    return graph
+            undirected(edges, a, b, 2.0 * max(len(chunks), 1))
+    return list(dict.fromkeys([*nodes, *(n for pair in edges for n in pair)])), edges
 
 
 def synonym_pairs(
@@ -93,16 +97,17 @@ def synonym_pairs(
     return pairs
 
 
-def add_synonym_edges(graph: nx.Graph, entity_ids: list[str], pairs: list[tuple]) -> int:
+def add_synonym_edges(
+    nodes: set[str], edges: Edges, entity_ids: list[str], pairs: list[tuple]
+) -> int:
     """Add the synonym edges (weight: the similarity, once for each direction that found it,
-    as HippoRAG's parallel edges add up) between entities already in ``graph``; return how many
-    pairs were added."""
+    as HippoRAG's parallel edges add up) between entities already among ``nodes``; return how
+    many pairs were added."""
     added = 0
     for i, j, similarity in pairs:
         a, b = ENTITY + entity_ids[i], ENTITY + entity_ids[j]
-        if a in graph and b in graph:
-            previous = graph.edges[a, b]["weight"] if graph.has_edge(a, b) else 0.0
-            graph.add_edge(a, b, weight=previous + similarity)
+        if a in nodes and b in nodes:
+            undirected(edges, a, b, similarity)
             added += 1
     return added
 
@@ -139,28 +144,29 @@ class HippoRAG(Method):
         return planned_filter_cost(settings.query.methods[cls.name], index.relationships, questions)
 
     @cached_property
-    def graph(self) -> nx.Graph:
+    def graph(self) -> GraphStore:
         entities, relationships = self.graph_tables  # merged by entity resolution when on
-        graph = fact_graph(relationships, self.index.text_units)
-        if not self.synonym_edges:
-            return graph
-        entities = entities[entities[S.ID].map(lambda e: ENTITY + e in graph)]
-        names = [str(t).lower() for t in entities[S.TITLE]]  # HippoRAG's phrases are lower-cased
-        if len(names):
-            pairs = synonym_pairs(names, self.embedder.embed(names), self.options.synonym_threshold)
-            add_synonym_edges(graph, list(entities[S.ID]), pairs)
-        return graph
+        nodes, edges = fact_graph(relationships, self.index.text_units)
+        if self.synonym_edges:
+            known = set(nodes)
+            entities = entities[entities[S.ID].map(lambda e: ENTITY + e in known)]
+            names = [str(t).lower() for t in entities[S.TITLE]]  # HippoRAG lower-cases phrases
+            if len(names):
+                vectors = self.embedder.embed(names)
+                pairs = synonym_pairs(names, vectors, self.options.synonym_threshold)
+                add_synonym_edges(known, edges, list(entities[S.ID]), pairs)
+        return self.stores.graph_store(nodes, edges)
 
     @cached_property
-    def fact_vectors(self) -> np.ndarray:
-        return fact_vectors(self.vectors, self.embedder)
+    def nodes(self) -> set[str]:
+        return set(self.graph.nodes())
 
     @cached_property
     def chunk_counts(self) -> dict[str, int]:
         """Each entity's chunks: those stating one of its facts (``ent_node_to_chunk_ids``)."""
         return {
-            node[len(ENTITY) :]: sum(1 for n in self.graph[node] if n.startswith(TEXT_UNIT))
-            for node in self.graph
+            node[len(ENTITY) :]: sum(n.startswith(TEXT_UNIT) for n in self.graph.neighbours(node))
+            for node in self.graph.nodes()
             if node.startswith(ENTITY)
         }
 
@@ -179,7 +185,8 @@ class HippoRAG(Method):
         every fact's min-max normalized score (``get_fact_scores``, ``rerank_facts``)."""
         if not len(self.graph_tables[1]):
             return [], np.zeros(0)
-        scores = min_max(self.fact_vectors @ question_vector)
+        rel = self.graph_tables[1]
+        scores = min_max(self.stores.fact_scores(self.embedder, rel, question_vector))
         top = np.argsort(-scores, kind="stable")[: self.options.linking_top_k]
         return [int(r) for r in top], scores
 
@@ -204,19 +211,19 @@ class HippoRAG(Method):
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         vector = self.embedder.embed_one(question)
-        units = self.index.text_units
-        dense_rows, first_scores = self.first_stage(vector, question)
+        dense, first_scores = self.first_stage(vector, question)
         linked, fact_scores = self.linked_facts(vector)
         kept = await self.recognized(question, linked)
         if not kept:  # HippoRAG.retrieve: no fact left, the dense ranking
             if linked:
                 note_failure("hipporag: no linked fact recognized; dense passage ranking")
-            return self.chunk_retrieval(dense_rows, question)
-        seeds = {n: w for n, w in self.entity_seeds(kept, fact_scores).items() if n in self.graph}
-        dense = min_max(first_scores) * self.options.passage_node_weight
-        seeds.update((TEXT_UNIT + u, float(w)) for u, w in zip(units[S.ID], dense, strict=True))
-        ids = list(units[S.ID])
-        ranked = walked_rows(self.graph, seeds, self.options.damping, dense_rows, ids)
+            return self.chunk_retrieval(dense, question)
+        seeds = {n: w for n, w in self.entity_seeds(kept, fact_scores).items() if n in self.nodes}
+        weights = min_max(first_scores.to_numpy()) * self.options.passage_node_weight
+        seeds.update(
+            (TEXT_UNIT + u, float(w)) for u, w in zip(first_scores.index, weights, strict=True)
+        )
+        ranked = walked(self.graph, seeds, self.options.damping, dense)
         return self.chunk_retrieval(ranked, question)
 
 

@@ -16,8 +16,8 @@ from graphrag.query.registry import register
 
 @register("hybrid", opt_in=True, order=91)
 class HybridRetrieval(Method):
-    def ranking(self, question: str) -> list[int]:
-        """Return the rows of the text units, best first by the fused dense and BM25 ranks."""
+    def ranking(self, question: str) -> list[str]:
+        """Return the ids of the text units, best first by the fused dense and BM25 ranks."""
         return self.hybrid_ranking(self.embedder.embed_one(question), question)[0]
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:

@@ -66,10 +66,10 @@ class Integrate(Method):
 
     @cached_property
     def graph(self) -> Method:
-        """The graph method, made once over the same index and vectors."""
+        """The graph method, made once over the same index and stores."""
         self.options.validate("query.integrate", list(registry.ALL_METHODS))
         return registry.ALL_METHODS[self.options.graph_method](
-            self.index, self.settings, self.llm, self.embedder, self.vectors
+            self.index, self.settings, self.llm, self.embedder, self.stores
         )
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:

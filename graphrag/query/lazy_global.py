@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -97,16 +98,16 @@ def numbered(sentences: list[str]) -> str:
     )
 
 
-def community_units(communities: pd.DataFrame, unit_rows: dict[str, int]) -> dict[int, list[int]]:
-    """Return each community's text-unit rows (units the index does not hold left out)."""
+def community_units(communities: pd.DataFrame, known: Collection[str]) -> dict[int, list[str]]:
+    """Return each community's text units (those the index does not hold left out)."""
     return {
-        int(c): [unit_rows[u] for u in units if u in unit_rows]
+        int(c): [u for u in units if u in known]
         for c, units in zip(communities[S.COMMUNITY], communities[S.TEXT_UNIT_IDS], strict=True)
     }
 
 
 def ranked_communities(
-    candidates: list[int], units_of: dict[int, list[int]], rank_of: dict[int, int], k: int
+    candidates: list[int], units_of: dict[int, list[str]], rank_of: dict[str, int], k: int
 ) -> list[int]:
     """Return ``candidates`` best-first: by the mean rank of their top-k chunks, then by
     those ranks in order, then by number; a community with no chunk last."""
@@ -120,27 +121,27 @@ def ranked_communities(
 
 @dataclass
 class Search:
-    """What the relevance tests found: each tested chunk row's relevant sentence numbers
+    """What the relevance tests found: each tested chunk's relevant sentence numbers
     ([]: not relevant), in test order, the relevant communities in the order found, and the
     tests spent."""
 
-    verdicts: dict[int, list[int]] = field(default_factory=dict)
+    verdicts: dict[str, list[int]] = field(default_factory=dict)
     relevant: list[int] = field(default_factory=list)
     spent: int = 0
 
 
 def planned_tests(
     batch: list[int],
-    units_of: dict[int, list[int]],
-    rank_of: dict[int, int],
+    units_of: dict[int, list[str]],
+    rank_of: dict[str, int],
     search: Search,
     k: int,
     budget: int,
-) -> dict[int, list[int]]:
+) -> dict[int, list[str]]:
     """Return each community of ``batch``'s chunks to test now: its best k untested ones, no
     chunk twice in a batch, and no more tests than ``budget`` leaves."""
-    planned: dict[int, list[int]] = {}
-    taken: set[int] = set()
+    planned: dict[int, list[str]] = {}
+    taken: set[str] = set()
     left = budget - search.spent
     for community in batch:
         ranked = sorted(units_of.get(community, []), key=lambda r: rank_of[r])
@@ -155,30 +156,28 @@ def planned_tests(
 class LazyGlobalSearch(Method):
     options: LazyGlobalSettings
 
-    def unit_ranks(self, question: str) -> list[int]:
-        """Return the text-unit rows, nearest the question first."""
+    def unit_ranks(self, question: str) -> list[str]:
+        """Return the text-unit ids, nearest the question first."""
         vector = self.embedder.embed_one(question)
         return self.text_unit_ranking(vector, len(self.index.text_units))
 
-    def hierarchy(self) -> tuple[dict[int, list[int]], dict[int, list[int]], list[int]]:
-        """Return (community -> its text-unit rows, community -> its children, the roots);
-        an index without communities makes each text unit a root of its own."""
+    def hierarchy(self) -> tuple[dict[Any, list[str]], dict[int, list[int]], list[Any]]:
+        """Return (community -> its text units, community -> its children, the roots); an
+        index without communities makes each text unit a root of its own."""
         communities = self.index.communities
-        units = self.index.text_units
+        units = list(self.stores.unit_text.index)
         if communities.empty:
-            rows = list(range(len(units)))
-            return {r: [r] for r in rows}, {}, rows
-        unit_rows = {u: r for r, u in enumerate(units[S.ID])}
+            return {u: [u] for u in units}, {}, units
         children = {
             int(c): [int(x) for x in kids]
             for c, kids in zip(communities[S.COMMUNITY], communities[S.CHILDREN], strict=True)
         }
         roots = [int(c) for c in communities[communities[S.PARENT] < 0][S.COMMUNITY]]
-        return community_units(communities, unit_rows), children, roots
+        return community_units(communities, set(units)), children, roots
 
-    async def atest(self, question: str, row: int) -> list[int]:
+    async def atest(self, question: str, unit: str) -> list[int]:
         """Return the numbers of the chunk's sentences the model finds relevant ([]: none)."""
-        sentences = chunk_sentences(self.index.text_units[S.TEXT].iloc[row])
+        sentences = chunk_sentences(self.stores.unit_text[unit])
         reply = await self.llm.ajson(
             prompts.relevance_test(question, numbered(sentences)),
             prompts.relevance_schema(MAX_PICKS),
@@ -187,20 +186,19 @@ class LazyGlobalSearch(Method):
         )
         return sorted({n for n in reply["relevant"] if 1 <= n <= len(sentences)})
 
-    async def atest_batch(self, question: str, rows: list[int], search: Search) -> None:
-        """Test ``rows`` concurrently; a failed test is named and counts as not relevant."""
+    async def atest_batch(self, question: str, units: list[str], search: Search) -> None:
+        """Test ``units`` concurrently; a failed test is named and counts as not relevant."""
         replies = await gather_with_progress(
-            (self.atest(question, r) for r in rows), "relevance tests", disable=True
+            (self.atest(question, u) for u in units), "relevance tests", disable=True
         )
-        search.spent += len(rows)
-        ids = self.index.text_units[S.ID]
-        for row, reply in zip(rows, replies, strict=True):
+        search.spent += len(units)
+        for unit, reply in zip(units, replies, strict=True):
             if isinstance(reply, Exception):
-                drop_step(f"relevance test of text unit {ids.iloc[row]}", reply)
+                drop_step(f"relevance test of text unit {unit}", reply)
                 reply = []
-            search.verdicts[row] = reply
+            search.verdicts[unit] = reply
 
-    async def asearch(self, question: str, rank_of: dict[int, int]) -> Search:
+    async def asearch(self, question: str, rank_of: dict[str, int]) -> Search:
         """Return the relevance tests' findings: best-first communities, level by level,
         deepening into the sub-communities of the relevant ones."""
         units_of, children, frontier = self.hierarchy()
@@ -225,8 +223,8 @@ class LazyGlobalSearch(Method):
             frontier = [c for f in found for c in children.get(f, [])]
         return search
 
-    def claims(self, search: Search, rank_of: dict[int, int]) -> list[int]:
-        """Return the relevant chunk rows grouped by community, in the order the communities
+    def claims(self, search: Search, rank_of: dict[str, int]) -> list[str]:
+        """Return the relevant chunks grouped by community, in the order the communities
         were found, each community's nearest the question first."""
         units_of = self.hierarchy()[0]
         relevant = [r for r, picks in search.verdicts.items() if picks]
@@ -238,19 +236,19 @@ class LazyGlobalSearch(Method):
         ]
         return list(dict.fromkeys(grouped + relevant))
 
-    def claim_items(self, rows: list[int], search: Search, budget: int) -> list[ContextItem]:
+    def claim_items(self, units: list[str], search: Search, budget: int) -> list[ContextItem]:
         """Return the chunks' relevant sentences, each chunk widened to its whole text in order
         while the context still fits ``budget`` (the claims first, then their setting)."""
-        units = self.index.text_units
+        text_of = self.stores.unit_text
         items = []
-        for row in rows:
-            sentences = chunk_sentences(units[S.TEXT].iloc[row])
-            text = " ".join(sentences[n - 1] for n in search.verdicts[row])
-            items.append(ContextItem(f"text_unit:{units[S.ID].iloc[row]}", text))
+        for unit in units:
+            sentences = chunk_sentences(text_of[unit])
+            text = " ".join(sentences[n - 1] for n in search.verdicts[unit])
+            items.append(ContextItem(f"text_unit:{unit}", text))
         items = fit_items(items, budget)
-        whole = {f"text_unit:{i}": t for i, t in zip(units[S.ID], units[S.TEXT], strict=True)}
         for position, item in enumerate(items):
-            wider = [*items[:position], ContextItem(item.source, whole[item.source])]
+            whole = text_of[item.source.removeprefix("text_unit:")]
+            wider = [*items[:position], ContextItem(item.source, whole)]
             if items_tokens(wider + items[position + 1 :]) <= budget:
                 items[position] = wider[-1]
         return items

@@ -17,7 +17,6 @@ from graphrag.index.graph.communities import rolled_up_level
 from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items_tokens
 from graphrag.query.registry import register
 from graphrag.settings import SettingsError
-from graphrag.text.embeddings import cosine_top_k
 
 
 def check_shares(settings: object, prefix: str, units: str, reports: str) -> None:
@@ -97,15 +96,16 @@ class LocalSearch(Method):
             return self.options.context_tokens
         return self.answer_budget(question)
 
-    def select_entities(self, question: str) -> list[int]:
+    def select_entities(self, question: str) -> list[str]:
+        """Return the ids of the ``top_entities`` entities nearest the question."""
         vector = self.embedder.embed_one(question)
-        ranked = cosine_top_k(vector, self.vectors.entities, self.options.top_entities)
-        return [row for row, _ in ranked]
+        return [e for e, _ in self.stores.entities.top_k(vector, self.options.top_entities)]
 
-    def entity_items(self, rows: list[int]) -> list[ContextItem]:
+    def entity_items(self, ids: list[str]) -> list[ContextItem]:
+        entities = self.index.entities.set_index(S.ID, drop=False)
         return [
             ContextItem(f"entity:{e[S.ID]}", f"{e[S.TITLE]} ({e[S.TYPE]}): {e[S.DESCRIPTION]}")
-            for _, e in self.index.entities.iloc[rows].iterrows()
+            for _, e in entities.loc[ids].iterrows()
         ]
 
     def relationship_items(self, selected: set[str]) -> list[ContextItem]:
@@ -120,29 +120,23 @@ class LocalSearch(Method):
             for _, r in ranked.iterrows()
         ]
 
-    def text_unit_items_for(self, selected_rows: list[int], question: str) -> list[ContextItem]:
+    def text_unit_items_for(self, selected: list[str], question: str) -> list[ContextItem]:
         entities = self.index.entities
         units = dict(zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True))
-        units_of = [
-            [u for e in self.same_ids(entities[S.ID].iloc[r]) for u in units[e]]
-            for r in selected_rows
-        ]
+        units_of = [[u for e in self.same_ids(entity) for u in units[e]] for entity in selected]
         if self.options.text_unit_order == "shared_mentions":
             order = units_by_shared_mentions(units_of)
         else:
             order = self.units_by_question(units_of, question)
-        text_of = dict(zip(self.index.text_units[S.ID], self.index.text_units[S.TEXT], strict=True))
-        return [ContextItem(f"text_unit:{u}", text_of[u]) for u in order if u in text_of]
+        text_of = self.stores.unit_text
+        return [ContextItem(f"text_unit:{u}", text_of[u]) for u in order if u in text_of.index]
 
     def units_by_question(self, units_of: list[list[str]], question: str) -> list[str]:
         """Return the selected entities' units, those the first stage ranks best for the
         question first (nearest; under ``query.first_stage = "hybrid"``, fused with BM25)."""
         candidates = list(dict.fromkeys(u for units in units_of for u in units))
-        units = self.index.text_units[S.ID]
-        rows = {u: i for i, u in enumerate(units)}
-        known = [rows[u] for u in candidates if u in rows]
-        ranked = self.order_text_units(known, self.embedder.embed_one(question), question)
-        return [units.iloc[r] for r in ranked]
+        known = [u for u in candidates if u in self.stores.unit_text.index]
+        return self.order_text_units(known, self.embedder.embed_one(question), question)
 
     def report_hits(self, selected: set[str]) -> dict[int, int]:
         """Return {community: selected entities in it} at ``selection_level``, rolled up."""
@@ -166,13 +160,13 @@ class LocalSearch(Method):
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         """Return the context, and as ranking every text unit of the selected entities."""
-        rows = self.select_entities(question)
-        selected = {self.index.entities[S.ID].iloc[r] for r in rows}
+        ids = self.select_entities(question)
+        selected = set(ids)
         budget = self.context_budget(question)
         unit_budget = int(budget * self.options.text_unit_share)
         report_budget = int(budget * self.options.community_share)
         graph_budget = budget - unit_budget - report_budget
-        entities = fit_items(self.entity_items(rows), graph_budget)
+        entities = fit_items(self.entity_items(ids), graph_budget)
         relationships = fit_items(
             self.relationship_items(selected), graph_budget - items_tokens(entities)
         )
@@ -180,7 +174,7 @@ class LocalSearch(Method):
         reports = fit_items(self.report_items(selected), report_budget)
         # Text units take their share plus whatever the other kinds left unused.
         spare = budget - items_tokens(entities) - items_tokens(relationships)
-        ranked_units = self.text_unit_items_for(rows, question)
+        ranked_units = self.text_unit_items_for(ids, question)
         units = fit_items(ranked_units, spare - items_tokens(reports))
         return Retrieval(
             entities + relationships + reports + units, [u.source for u in ranked_units]

@@ -46,7 +46,6 @@ from graphrag.query.minirag_paths import (
     seed_entities,
     top_matches,
 )
-from graphrag.query.ppr import fact_vectors
 from graphrag.query.registry import register
 from graphrag.settings import Settings, SettingsError
 from graphrag.text.tokens import count_tokens, message_tokens
@@ -126,10 +125,6 @@ class MiniRAGRetrieval(Method):
         return scores
 
     @cached_property
-    def fact_vectors(self) -> np.ndarray:
-        return fact_vectors(self.vectors, self.embedder)
-
-    @cached_property
     def fact_ends(self) -> list[tuple[int, int]]:
         entities, rel = self.graph_tables
         row = {e: i for i, e in enumerate(entities[S.ID])}
@@ -185,13 +180,22 @@ class MiniRAGRetrieval(Method):
 
     def ranking(
         self, question: str, query_entities: list[str], answer_types: list[str]
+    ) -> list[str]:
+        """Return the text-unit ids, best first: MiniRAG's chosen chunks, then the rest of
+        the question's first-stage ranking (``query.first_stage``: dense, or hybrid); the
+        arithmetic runs over the rows of the graph's arrays, in table order."""
+        ids = self.stores.unit_text.index
+        return [ids[r] for r in self.ranked_rows(question, query_entities, answer_types)]
+
+    def ranked_rows(
+        self, question: str, query_entities: list[str], answer_types: list[str]
     ) -> list[int]:
-        """Return the text-unit rows, best first: MiniRAG's chosen chunks, then the rest of
-        the question's first-stage ranking (``query.first_stage``: dense, or hybrid)."""
         o, graph = self.options, self.graph
         vector = self.embedder.embed_one(question)
-        unit_scores = self.vectors.text_units @ vector
-        dense = self.first_stage_ranking(vector, question, len(unit_scores))
+        unit_scores = self.dense_scores(vector).to_numpy()
+        row_of = {u: r for r, u in enumerate(self.stores.unit_text.index)}
+        ranked = self.first_stage_ranking(vector, question, len(unit_scores))
+        dense = [row_of[u] for u in ranked]
         position = np.empty(len(dense), dtype=np.int64)
         position[dense] = np.arange(len(dense))
 
@@ -210,7 +214,7 @@ class MiniRAGRetrieval(Method):
 
         # 3. the question's matched facts that touch a seed or an answer-type entity
         fact_rows = top_matches(
-            self.fact_vectors @ vector if len(self.fact_ends) else np.zeros(0),
+            self.stores.fact_scores(self.embedder, self.graph_tables[1], vector),
             len(query_entities) * o.top_k,
             o.min_similarity,
         )

@@ -12,43 +12,37 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.index.graph.merge import fact_texts
-from graphrag.query.base import IndexVectors, Method, Retrieval
+from graphrag.query.base import Method, Retrieval
+from graphrag.query.index_stores import undirected
+from graphrag.query.pagerank import ENTITY, TEXT_UNIT, min_max, walked
 from graphrag.query.registry import register
-from graphrag.text.embeddings import Embedder
-
-ENTITY = "entity:"
-TEXT_UNIT = "text_unit:"
+from graphrag.stores import GraphStore
 
 
-def entity_chunk_graph(
+def entity_chunk_edges(
     entities: pd.DataFrame, relationships: pd.DataFrame, text_units: pd.DataFrame
-) -> nx.Graph:
-    """Return the undirected graph of ``entity:<id>`` and ``text_unit:<id>`` nodes: relationship
-    edges weighted over the largest weight, mention edges of weight 1."""
-    graph = nx.Graph()
-    graph.add_nodes_from(TEXT_UNIT + u for u in text_units[S.ID])
-    graph.add_nodes_from(ENTITY + e for e in entities[S.ID])
+) -> tuple[list[str], dict[tuple[str, str], float]]:
+    """Return the nodes and undirected edges of the graph of ``entity:<id>`` and
+    ``text_unit:<id>`` nodes: relationship edges weighted over the largest weight, mention
+    edges of weight 1."""
+    nodes = [TEXT_UNIT + u for u in text_units[S.ID]] + [ENTITY + e for e in entities[S.ID]]
+    edges: dict[tuple[str, str], float] = {}
     top = float(relationships[S.WEIGHT].max()) if len(relationships) else 1.0
     for source, target, weight in zip(
         relationships[S.SOURCE_ID], relationships[S.TARGET_ID], relationships[S.WEIGHT], strict=True
     ):
-        a, b = ENTITY + source, ENTITY + target
-        if a == b:
-            continue
-        previous = graph.edges[a, b]["weight"] if graph.has_edge(a, b) else 0.0
-        graph.add_edge(a, b, weight=previous + float(weight) / (top or 1.0))
+        if source != target:
+            undirected(edges, ENTITY + source, ENTITY + target, float(weight) / (top or 1.0))
     units = set(text_units[S.ID])
     for entity, mentioned in zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True):
         for unit in mentioned:
             if unit in units:
-                graph.add_edge(ENTITY + entity, TEXT_UNIT + unit, weight=1.0)
-    return graph
+                edges[(ENTITY + entity, TEXT_UNIT + unit)] = 1.0
+    return nodes, edges
 
 
 def entity_seeds(
@@ -67,56 +61,13 @@ def entity_seeds(
     return {ENTITY + e: weights[e] for e in heaviest if weights[e] > 0}
 
 
-def min_max(scores: np.ndarray) -> np.ndarray:
-    """Return ``scores`` scaled to [0, 1] (all ones when they are all equal), as HippoRAG's
-    ``min_max_normalize`` does for fact and passage scores."""
-    if not len(scores):
-        return scores
-    span = float(scores.max() - scores.min())
-    return (scores - scores.min()) / span if span > 0 else np.ones_like(scores)
-
-
-def chunk_seeds(unit_ids: list[str], scores: np.ndarray, weight: float) -> dict[str, float]:
-    """Return the dense-similarity seeds of chunk nodes: min-max normalized, times ``weight``."""
+def chunk_seeds(scores: pd.Series, weight: float) -> dict[str, float]:
+    """Return the first-stage seeds of chunk nodes (``scores`` by text-unit id): min-max
+    normalized, times ``weight``."""
     if not len(scores) or weight <= 0:
         return {}
-    return {
-        TEXT_UNIT + u: weight * float(s) for u, s in zip(unit_ids, min_max(scores), strict=True)
-    }
-
-
-def personalized_pagerank(
-    graph: nx.Graph, seeds: dict[str, float], damping: float
-) -> dict[str, float]:
-    """Return each node's PageRank personalized on ``seeds`` (empty when no seed weighs)."""
-    seeds = {n: w for n, w in seeds.items() if w > 0 and n in graph}
-    if not seeds:
-        return {}
-    return nx.pagerank(graph, alpha=damping, personalization=seeds, weight="weight")
-
-
-def rank_chunks(scores: dict[str, float], dense_order: list[str]) -> list[str]:
-    """Return the chunk ids by PageRank score, ties (and unscored runs) in dense order."""
-    position = {u: i for i, u in enumerate(dense_order)}
-    return sorted(dense_order, key=lambda u: (-scores.get(TEXT_UNIT + u, 0.0), position[u]))
-
-
-def walked_rows(
-    graph: nx.Graph, seeds: dict[str, float], damping: float, first_rows: list[int], ids: list[str]
-) -> list[int]:
-    """Return the text-unit rows ``first_rows`` by their PageRank personalized on ``seeds``,
-    ties in ``first_rows``' order (``ids``: each row's text-unit id)."""
-    scores = personalized_pagerank(graph, seeds, damping)
-    row_of = {ids[r]: r for r in first_rows}
-    return [row_of[u] for u in rank_chunks(scores, [ids[r] for r in first_rows])]
-
-
-def fact_vectors(vectors: IndexVectors, embedder: Embedder) -> np.ndarray:
-    """Return the index's fact vectors (an older index's facts are embedded here)."""
-    if vectors.facts is not None:
-        return vectors.facts
-    facts = fact_texts(vectors.index.relationships)
-    return embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)
+    scaled = min_max(scores.to_numpy())
+    return {TEXT_UNIT + u: weight * float(s) for u, s in zip(scores.index, scaled, strict=True)}
 
 
 @dataclass
@@ -137,35 +88,31 @@ class PPRRetrieval(Method):
     options: PPRSettings
 
     @cached_property
-    def graph(self) -> nx.Graph:
+    def graph(self) -> GraphStore:
         entities, relationships = self.graph_tables
-        return entity_chunk_graph(entities, relationships, self.index.text_units)
+        return self.stores.graph_store(
+            *entity_chunk_edges(entities, relationships, self.index.text_units)
+        )
 
-    @cached_property
-    def fact_vectors(self) -> np.ndarray:
-        return fact_vectors(self.vectors, self.embedder)
-
-    def seeds(self, question_vector: np.ndarray, chunk_scores: np.ndarray) -> dict[str, float]:
+    def seeds(self, question_vector: np.ndarray, chunk_scores: pd.Series) -> dict[str, float]:
         """Return the personalization of the walk: matched entities and the chunks' first-stage
         scores (dense similarity; the fused score under ``query.first_stage = "hybrid"``)."""
-        (entities, rel), units = self.graph_tables, self.index.text_units
-        fact_scores = self.fact_vectors @ question_vector if len(rel) else np.zeros(0)
+        entities, rel = self.graph_tables
         seeds = entity_seeds(
             list(zip(rel[S.SOURCE_ID], rel[S.TARGET_ID], strict=True)),
-            fact_scores,
+            self.stores.fact_scores(self.embedder, rel, question_vector),
             {e: len(u) for e, u in zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True)},
             self.options.top_entities,
         )
-        seeds.update(chunk_seeds(list(units[S.ID]), chunk_scores, self.options.passage_weight))
+        seeds.update(chunk_seeds(chunk_scores, self.options.passage_weight))
         return seeds
 
-    def ranking(self, question: str) -> list[int]:
-        """Return the rows of the text units, best first, by Personalized PageRank."""
+    def ranking(self, question: str) -> list[str]:
+        """Return the text-unit ids, best first, by Personalized PageRank."""
         vector = self.embedder.embed_one(question)
-        first_rows, first_scores = self.first_stage(vector, question)
+        first, first_scores = self.first_stage(vector, question)
         seeds = self.seeds(vector, first_scores)
-        ids = list(self.index.text_units[S.ID])
-        return walked_rows(self.graph, seeds, self.options.damping, first_rows, ids)
+        return walked(self.graph, seeds, self.options.damping, first)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         return self.chunk_retrieval(self.ranking(question), question)

@@ -13,7 +13,8 @@ from collections.abc import Callable
 import graphrag.query
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
-from graphrag.query.base import IndexVectors, Method
+from graphrag.query.base import Method
+from graphrag.query.index_stores import IndexStores
 from graphrag.settings import Settings
 from graphrag.settings.query import add_method_settings
 from graphrag.text.embeddings import Embedder
@@ -76,15 +77,15 @@ def make_methods(
     settings: Settings,
     llm: ChatLLM,
     embedder: Embedder,
-    vectors: IndexVectors | None = None,
+    stores: IndexStores | None = None,
 ) -> dict[str, Method]:
     """Return the named methods over one index, sharing its embedding matrices."""
     unknown = [n for n in names if n not in ALL_METHODS]
     if unknown:
         known = ", ".join(ALL_METHODS)
         raise UnknownMethodError(f"unknown method(s) {', '.join(unknown)}; known: {known}")
-    vectors = vectors or IndexVectors(index)
-    return {n: ALL_METHODS[n](index, settings, llm, embedder, vectors) for n in names}
+    stores = stores or IndexStores(index, graph=settings.query.graph_store)
+    return {n: ALL_METHODS[n](index, settings, llm, embedder, stores) for n in names}
 
 
 discover()

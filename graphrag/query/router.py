@@ -107,10 +107,10 @@ class Router(Method):
         self.classifier = PrototypeClassifier(self.embedder)
 
     def method(self, name: str) -> Method:
-        """Return the routed-to method ``name``, made once over the same index and vectors."""
+        """Return the routed-to method ``name``, made once over the same index and stores."""
         if name not in self._methods:
             self._methods[name] = registry.ALL_METHODS[name](
-                self.index, self.settings, self.llm, self.embedder, self.vectors
+                self.index, self.settings, self.llm, self.embedder, self.stores
             )
         return self._methods[name]
 

@@ -40,6 +40,10 @@ class QuerySettings:
     # reciprocal rank fusion (k = 60) of that ranking and BM25's (graphrag/query/first_stage.py)
     first_stage: Literal["dense", "hybrid"] = "dense"
     """How methods rank text units by the question: "dense" (embedding) or "hybrid" (+ BM25)."""
+    # "networkx" is the engine before #59: power iteration to 1e-6, whose last digits order
+    # MuSiQue's recorded ppr/hipporag contexts (data/musique/graphrag.toml pins it)
+    graph_store: str = "igraph"
+    """The graph store methods walk (docs/storage.md): "igraph" (PRPACK PageRank) or "networkx"."""
     answer_max_tokens: int = 250
     """Tokens of the final answer, at most (paragraphs want about 600)."""
     # "paragraphs" is how the GraphRAG paper compared every method

@@ -15,6 +15,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.ids import stable_id
+from graphrag.stores.protocols import Edge
 
 COMMUNITY_COLUMNS = [
     *S.COMMUNITY_KEY_COLUMNS,
@@ -29,10 +30,11 @@ Cluster = tuple[int, list[str], int]
 
 
 def detect_communities(
-    graph: nx.Graph, max_cluster_size: int = 10, seed: int = 0xDEADBEEF
+    graph: list[Edge] | nx.Graph, max_cluster_size: int = 10, seed: int = 0xDEADBEEF
 ) -> list[Cluster]:
-    """Return the clusters (level, entity ids, parent position) of the hierarchy."""
-    if graph.number_of_edges() == 0:
+    """Return the clusters (level, entity ids, parent position) of the hierarchy of the
+    graph's edges (a list of (node, node, weight), or a networkx graph)."""
+    if not (graph.number_of_edges() if isinstance(graph, nx.Graph) else graph):
         return []  # isolated entities belong to no community
     # imported here: graspologic takes about 5 s to import (scikit-learn, scipy, ...)
     from graspologic.partition import hierarchical_leiden

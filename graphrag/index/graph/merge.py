@@ -17,6 +17,8 @@ from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
 from graphrag.llm.client import ChatLLM
 from graphrag.prompts import Messages
 from graphrag.settings import IndexSettings
+from graphrag.stores.igraph_graph import IGraphStore
+from graphrag.stores.protocols import Edge
 from graphrag.text import tokens
 
 SUMMARY_INPUT_TOKENS = 1500  # descriptions packed into one summary's input
@@ -245,7 +247,8 @@ def summarize_relationships(
 
 
 def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph:
-    """Return the undirected entity graph: nodes keyed by entity id, edges weighted."""
+    """Return the undirected entity graph as networkx (for plots, notebooks and GraphML):
+    nodes keyed by entity id, edges weighted."""
     graph = nx.Graph()
     node_data = entities.set_index(S.ID)[[S.TITLE, S.TYPE, S.DESCRIPTION]]
     graph.add_nodes_from(node_data.to_dict("index").items())
@@ -255,11 +258,33 @@ def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph
     return graph
 
 
+def entity_edges(entities: pd.DataFrame, relationships: pd.DataFrame) -> list[Edge]:
+    """Return the entity graph's edges, one per pair of entities (weighted as its last row),
+    listed in the order a networkx graph of the tables lists them: Leiden reads its edges in
+    order, so the communities stay those of the networkx graph the index was first built on."""
+    adjacency: dict[str, dict[str, float]] = {e: {} for e in entities[S.ID]}
+    for source, target, weight in zip(
+        relationships[S.SOURCE_ID], relationships[S.TARGET_ID], relationships[S.WEIGHT], strict=True
+    ):
+        adjacency.setdefault(source, {})[target] = weight
+        adjacency.setdefault(target, {})[source] = weight
+    edges, seen = [], set()
+    for node, neighbours in adjacency.items():
+        edges += [(node, n, w) for n, w in neighbours.items() if n not in seen]
+        seen.add(node)
+    return edges
+
+
+def node_degrees(entities: pd.DataFrame, edges: list[Edge]) -> dict[str, int]:
+    """Return each node's degree in the igraph graph of ``edges``."""
+    graph = IGraphStore(list(entities[S.ID]), edges)
+    return dict(zip(graph.nodes(), graph.graph.degree(), strict=True))
+
+
 def add_degrees(
-    entities: pd.DataFrame, relationships: pd.DataFrame, graph: nx.Graph
+    entities: pd.DataFrame, relationships: pd.DataFrame, degree: dict[str, int]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return the tables with node degree and relationship combined degree filled in."""
-    degree = dict(graph.degree())
     entities = entities.assign(**{S.DEGREE: entities[S.ID].map(degree).fillna(0).astype(int)})
     relationships = relationships.assign(
         **{

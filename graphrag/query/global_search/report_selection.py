@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
 
 from graphrag import schemas as S
@@ -31,18 +30,20 @@ def auto_level(
     batch_tokens: int,
     max_batches: int,
     seed: int,
-    closest: Callable[[list[int]], list[int]],
+    closest: Callable[[list[str]], list[str]],
 ) -> pd.DataFrame:
     """Return the reports of the deepest whole-graph level that fits ``max_batches`` batches of
-    ``batch_tokens`` or, when even the root does not, its reports ``closest`` that fit."""
+    ``batch_tokens`` or, when even the root does not, its reports ``closest`` (ranking
+    "report:<community>" ids) that fit."""
     levels = sorted(communities[S.LEVEL].unique(), reverse=True)
     for level in levels:
         chosen = by_community(level_view(reports, communities, int(level)))
         if len(report_batches(chosen, batch_tokens, seed)) <= max_batches:
             return chosen
     chosen = level_view(reports, communities, int(levels[-1])) if levels else reports
-    rows = [int(i) for i in np.flatnonzero(reports[S.COMMUNITY].isin(chosen[S.COMMUNITY]))]
-    ranked = closest(rows)
-    texts = [reports[S.FULL_CONTENT].iloc[row] for row in ranked]
+    ids = pd.Series([f"report:{int(c)}" for c in reports[S.COMMUNITY]], index=reports.index)
+    text_of = dict(zip(ids, reports[S.FULL_CONTENT], strict=True))
+    ranked = closest(list(ids[reports[S.COMMUNITY].isin(chosen[S.COMMUNITY])]))
+    texts = [text_of[report] for report in ranked]
     kept = tokens.pack(texts, batch_tokens * max_batches, overhead=REPORT_OVERHEAD_TOKENS)
-    return by_community(reports.iloc[[ranked[k] for k in kept]])
+    return by_community(reports[ids.isin([ranked[k] for k in kept])])

@@ -34,7 +34,6 @@ from graphrag.query.global_search.point_order import Pick, Point
 from graphrag.query.global_search.report_selection import auto_level, by_community, level_view
 from graphrag.query.registry import register
 from graphrag.text import tokens
-from graphrag.text.embeddings import cosine_top_k
 
 
 def _tolerated(replies: list, steps: list[str]) -> list[tuple[int, Any]]:
@@ -95,10 +94,9 @@ class GlobalSearch(Method):
         if self.options.level >= 0:
             return by_community(level_view(reports, communities, self.options.level))
 
-        def closest(rows: list[int]) -> list[int]:
+        def closest(ids: list[str]) -> list[str]:
             vector = self.embedder.embed_one(question)
-            matrix = self.vectors.reports[rows]
-            return [rows[r] for r, _ in cosine_top_k(vector, matrix, len(rows))]
+            return [report for report, _ in self.stores.reports.top_k(vector, len(ids), ids)]
 
         budget = (self.options.batch_tokens, self.options.max_batches)
         return auto_level(reports, communities, *budget, self.shuffle_seed, closest)

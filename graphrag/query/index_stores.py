@@ -1,0 +1,123 @@
+"""The stores every method reads one index through: vector stores of its embeddings by id,
+the BM25 index of its text units, a graph store for a method's graph, and the artifacts a
+method builds on first use (fact vectors), kept by the index store for the next load."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from graphrag import schemas as S
+from graphrag.index.graph.merge import fact_texts
+from graphrag.index.store import Index
+from graphrag.query.first_stage import bm25_index
+from graphrag.stores import GraphStore, VectorStore, backend_of
+from graphrag.stores.protocols import Edge
+from graphrag.text.embeddings import Embedder
+
+
+def _matrix(column: Any) -> np.ndarray:
+    rows = [np.asarray(v, dtype=np.float32) for v in column]
+    return np.stack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
+
+
+def undirected(edges: dict[tuple[str, str], float], a: str, b: str, weight: float) -> None:
+    """Add ``weight`` to the undirected edge a-b of ``edges`` (keyed as first given)."""
+    key = (b, a) if (b, a) in edges else (a, b)
+    edges[key] = edges.get(key, 0.0) + weight
+
+
+def _fact_matrix(relationships: pd.DataFrame, embedder: Embedder) -> np.ndarray:
+    facts = fact_texts(relationships)
+    return embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)
+
+
+class IndexStores:
+    """An index's stores, built once per index and shared by every method over it; ``graph``
+    and ``vectors`` name the backends (default: igraph and numpy)."""
+
+    def __init__(self, index: Index, graph: str | None = None, vectors: str | None = None) -> None:
+        self.index = index
+        self._graph = backend_of("graph", graph)
+        self._vectors = backend_of("vector", vectors)
+        self._reports: tuple[Any, VectorStore] | None = None
+
+    def vector_store(self, ids: list[str], matrix: np.ndarray) -> VectorStore:
+        return self._vectors(list(ids), matrix)
+
+    def graph_store(self, nodes: list[str], edges: dict[tuple[str, str], float]) -> GraphStore:
+        """Return a graph store of ``nodes`` and the undirected weighted ``edges``."""
+        listed: list[Edge] = [(a, b, w) for (a, b), w in edges.items()]
+        return self._graph(list(nodes), listed)
+
+    @cached_property
+    def text_units(self) -> VectorStore:
+        units = self.index.text_units
+        return self.vector_store(list(units[S.ID]), _matrix(units[S.TEXT_EMBEDDING]))
+
+    @cached_property
+    def unit_text(self) -> pd.Series:
+        """Each text unit's text, by id."""
+        units = self.index.text_units
+        return pd.Series(list(units[S.TEXT]), index=pd.Index(list(units[S.ID]), dtype=object))
+
+    @cached_property
+    def entities(self) -> VectorStore:
+        entities = self.index.entities
+        return self.vector_store(list(entities[S.ID]), _matrix(entities[S.DESCRIPTION_EMBEDDING]))
+
+    @cached_property
+    def bm25(self) -> Any:
+        """The BM25 index of the text units, in table order (None for an index without any)."""
+        units = self.index.text_units
+        return bm25_index(list(units[S.TEXT])) if len(units) else None
+
+    @property
+    def reports(self) -> VectorStore:
+        """The reports' vectors by community ("report:<community>"), rebuilt when a lazy index
+        replaces the table."""
+        table = self.index.community_reports
+        if self._reports is None or self._reports[0] is not table:
+            ids = [f"report:{int(c)}" for c in table[S.COMMUNITY]]
+            self._reports = (
+                table,
+                self.vector_store(ids, _matrix(table[S.FULL_CONTENT_EMBEDDING])),
+            )
+        return self._reports[1]
+
+    def facts(self, embedder: Embedder) -> VectorStore:
+        """The relationships' fact vectors by relationship id: the index's own column, else
+        the artifact a first use built, else embedded now and kept (docs/storage.md)."""
+        if "_facts" not in self.__dict__:
+            self.__dict__["_facts"] = self._fact_store(embedder)
+        return self.__dict__["_facts"]
+
+    def _fact_store(self, embedder: Embedder) -> VectorStore:
+        relationships = self.index.relationships
+        ids = list(relationships[S.ID])
+        if S.FACT_EMBEDDING in relationships:
+            return self.vector_store(ids, _matrix(relationships[S.FACT_EMBEDDING]))
+        store = self.index.store
+        if store is None:  # an index made in memory keeps no artifact
+            return self.vector_store(ids, _fact_matrix(relationships, embedder))
+        model = hashlib.sha256(embedder.model_id.encode()).hexdigest()[:12]
+        name = f"{S.FACT_EMBEDDING}-{model}"  # another embedder builds its own
+        kept = store.get_artifact(name)
+        if kept is not None and list(kept[S.ID]) == ids:
+            return self.vector_store(ids, _matrix(kept[S.FACT_EMBEDDING]))
+        matrix = _fact_matrix(relationships, embedder)
+        store.put_artifact(name, pd.DataFrame({S.ID: ids, S.FACT_EMBEDDING: list(matrix)}))
+        return self.vector_store(ids, matrix)
+
+    def fact_scores(
+        self, embedder: Embedder, relationships: pd.DataFrame, query: np.ndarray
+    ) -> np.ndarray:
+        """Return each row of ``relationships``' fact score with ``query`` (an array)."""
+        if not len(relationships):
+            return np.zeros(0)
+        scores = self.facts(embedder).scores(query)
+        return scores.reindex(list(relationships[S.ID])).to_numpy()
