@@ -25,7 +25,7 @@ from graphrag.llm.embedded.weights import DEFAULT_WEIGHTS
 from graphrag.llm.identity import IDENTITIES_FILE
 from graphrag.llm.stream import StopRuleFactory
 from graphrag.settings import REPO_ROOT
-from graphrag.settings.judge import judge_settings
+from graphrag.settings.models import judge_settings
 from graphrag.text import embeddings as vectors
 
 QUESTION = [{"role": "user", "content": "Name the bay."}]

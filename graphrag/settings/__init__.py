@@ -6,6 +6,6 @@ load_settings``; a section's dataclass from its module (``graphrag.settings.mode
 
 # ruff: noqa: F401 - this module only re-exports: callers import from graphrag.settings.
 from graphrag.settings.index import IndexSettings
-from graphrag.settings.judge import EMBEDDED_ENDPOINT, endpoint_name, judge_settings
 from graphrag.settings.load import REPO_ROOT, Settings, SettingsError, load_settings, repo_relative
+from graphrag.settings.models import EMBEDDED_ENDPOINT, endpoint_name, judge_settings
 from graphrag.settings.query import QuerySettings

@@ -21,16 +21,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from graphrag.settings.eval import EvalSettings
+from graphrag.settings.folders import ProjectSettings, PromptSettings
 from graphrag.settings.index import ChunkingSettings, IndexSettings
-from graphrag.settings.judge import JudgeSettings
 from graphrag.settings.models import (
     CacheSettings,
     EmbeddedServerSettings,
     EmbeddingSettings,
+    JudgeSettings,
     LLMSettings,
 )
-from graphrag.settings.project import ProjectSettings
-from graphrag.settings.prompts import PromptSettings
 from graphrag.settings.query import METHOD_SETTINGS, QuerySettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Settings of a project's folders: ``[project]``.
+"""Settings of a project's folders: ``[project]`` and ``[prompts]``.
 
 A project is a folder with a ``graphrag.toml`` (``graphrag init DIR`` writes one); every
 relative path setting is taken from that folder, so what a user runs in their project stays
@@ -22,3 +22,11 @@ class ProjectSettings:
     """The question set ``eval`` scores and ``questions generate`` writes."""
     reports: str = "reports"
     """The folder ``eval`` writes its report into."""
+
+
+@dataclass
+class PromptSettings:
+    dir: str = ""
+    """Your own prompt folder (relative paths from the project root): a template file there,
+    named like a packaged one (templates/<name>.txt), is used instead of it; empty: the
+    packaged prompts only. See docs/prompts.md."""
