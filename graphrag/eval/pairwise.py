@@ -12,23 +12,19 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+from functools import partial
 
 import pandas as pd
 
 from graphrag import prompts
 from graphrag.eval import stats
-from graphrag.llm import progress as lines_of
+from graphrag.eval.judge import JUDGE_FAILED, NOT_RECORDED, SCORED, gather_counted
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary, expected_grade, grade_request
 from graphrag.llm.coroutines import run_sync
 
 CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
-SCORED, JUDGE_FAILED, NOT_RECORDED, NO_ANSWER = (
-    "scored",
-    "judge failed",
-    "not recorded",
-    "no answer",
-)
+NO_ANSWER = "no answer"
 JUDGEMENT_COLUMNS = ["question_id", "type", "method_a", "method_b", "criterion", "score_a"]
 JUDGEMENT_COLUMNS += ["rating_a", "rating_b", "status", "error"]
 # Ratings closer than this (1-5 scale) tie: the small judge grades every fluent answer about
@@ -211,32 +207,23 @@ def run_pairwise(
     ``answerer`` (the answering model; default: the judge ``llm``)."""
     by_key = {(r["question_id"], r["method"]): r for _, r in records.iterrows()}
     jobs = [
-        (judge_question, (q, by_key[(q["id"], a)], by_key[(q["id"], b)]))
+        partial(judge_question, llm, q, by_key[(q["id"], a)], by_key[(q["id"], b)])
         for _, q in questions.iterrows()
         for a, b in pairs
         if (q["id"], a) in by_key and (q["id"], b) in by_key
     ]
     methods = list(dict.fromkeys(m for pair in pairs for m in pair))
     for method in methods if controls > 0 else []:
-        jobs += [(judge_question, job) for job in control_jobs(by_key, questions, method, controls)]
+        jobs += [
+            partial(judge_question, llm, *job)
+            for job in control_jobs(by_key, questions, method, controls)
+        ]
     for _, q in questions.iterrows() if closed_book_tokens > 0 else []:
         own = [by_key[(q["id"], m)] for m in methods if (q["id"], m) in by_key]
-        jobs.append((judge_against_closed_book, (q, own, closed_book_tokens, answerer)))
+        jobs.append(partial(judge_against_closed_book, llm, q, own, closed_book_tokens, answerer))
 
-    async def run() -> list[list[dict]]:
-        gate = asyncio.Semaphore(max(1, in_flight))
-        lines_of.expect(len(jobs))
-
-        async def one(job: tuple) -> list[dict]:
-            judge, arguments = job
-            async with gate:
-                rows = await judge(llm, *arguments)
-            lines_of.advance()
-            return rows
-
-        return await asyncio.gather(*(one(job) for job in jobs))
-
-    rows = [row for group in run_sync(run()) for row in group] if jobs else []
+    groups = run_sync(gather_counted(jobs, in_flight)) if jobs else []
+    rows = [row for group in groups for row in group]
     return pd.DataFrame(rows, columns=JUDGEMENT_COLUMNS)
 
 
