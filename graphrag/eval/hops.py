@@ -52,14 +52,12 @@ def hop_evidence(
 def hop_shares(
     hops: pd.DataFrame, n_resamples: int = stats.DEFAULT_RESAMPLES, seed: int = stats.DEFAULT_SEED
 ) -> pd.DataFrame:
-    """Return, per method and hop position, the share of hops found (a ``stats.summarize``
-    table over method and hop: ``found_mean``, CI, n)."""
+    """Return the share of hops found per method and hop position (``stats.summarize``)."""
     rank = {method: i for i, method in enumerate(stats.methods_in_order(hops))}
     ordered = hops.assign(rank=hops["method"].map(rank)).sort_values(["rank", "hop"], kind="stable")
-    table = stats.summarize(
+    return stats.summarize(
         ordered, ["found"], by=("method", "hop"), n_resamples=n_resamples, seed=seed
     )
-    return table.reset_index(drop=True)
 
 
 def found_table(hops: pd.DataFrame) -> pd.DataFrame:

@@ -27,8 +27,8 @@ CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
 NO_ANSWER = "no answer"
 JUDGEMENT_COLUMNS = ["question_id", "type", "method_a", "method_b", "criterion", "score_a"]
 JUDGEMENT_COLUMNS += ["rating_a", "rating_b", "status", "error"]
-# Ratings closer than this (1-5 scale) tie: the small judge grades every fluent answer about
-# 4, so what it reads shows in small differences (docs/research-log.md).
+# Ratings closer than this (1-5 scale) tie: the judge grades every fluent answer about 4, so
+# what it reads shows in small differences (chosen how: docs/defaults-provenance.md).
 TIE_BAND = 0.05
 
 

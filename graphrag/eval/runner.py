@@ -56,8 +56,8 @@ class EvalRun:
 
 
 def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
-    """Return what building an index cost, from its manifest (``index.json``): the recorded
-    calls, tokens and model seconds (a replayed call keeps its recorded seconds)."""
+    """Return what building an index cost, from its manifest: the recorded calls, tokens and
+    model seconds (a replayed call keeps its recorded seconds)."""
     summary = manifest.get("summary", {})
     counts = summary.get("counts", {})
     usage = manifest.get("usage", {})
@@ -102,8 +102,8 @@ async def evaluate_pair(
     metrics: list[str],
     sampled: bool = True,
 ) -> dict:
-    """Return one record: the method's answer to one question and its judge scores
-    (``sampled`` False: outside the judge sample, the ``SAMPLED_METRICS`` are not judged)."""
+    """Return one record: the method's answer to one question and its judge scores (outside
+    the judge sample, ``sampled`` False, the ``SAMPLED_METRICS`` are not judged)."""
     record = {
         "question_id": question["id"],
         "question": question["question"],
@@ -178,13 +178,9 @@ def run_evaluation(
     """Evaluate the ``chosen`` methods over ``index`` on the question set and return what the
     report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
     per RAGAS metric / for the pairwise judge; ``pairwise_pairs``: "all" or "a:b,c:d";
-    ``types``: the question types kept; ``gold_graph``: default gold_graph.json beside the
-    questions; ``method_limits``: the first N questions, or one split's, only for the methods
-    it names (paired tests match them on the questions both answered); ``judge_llm``: the
-    judge's client (settings ``[judge]``), default ``llm``: the answering model judges itself;
-    ``judge_sample``: faithfulness and context recall on a seeded sample of this many
-    questions (None: ``eval.judge_sample``; 0: all); ``expected``: the estimate's seconds
-    per stage (graphrag/eval/estimate.py), for the progress lines' ETA."""
+    ``method_limits``: see method_limits.py; ``judge_llm``: default ``llm``, the answering
+    model judges itself; ``judge_sample``: None, ``eval.judge_sample``; 0: all; ``expected``:
+    the estimate's seconds per stage, for the progress lines' ETA."""
     judge_llm = judge_llm or llm
     methods = list(chosen)
     judge_controls = judge_controls if metrics else 0
