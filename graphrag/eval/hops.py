@@ -60,6 +60,12 @@ def hop_shares(
     )
 
 
+def _question_table(per_pair: pd.Series, hops: pd.DataFrame) -> pd.DataFrame:
+    """Return a (question, method) series as a question x method table in first-seen order."""
+    questions = list(pd.unique(hops["question_id"]))
+    return per_pair.unstack("method").reindex(index=questions, columns=stats.methods_in_order(hops))
+
+
 def found_table(hops: pd.DataFrame) -> pd.DataFrame:
     """Return a question x method table of marks per hop ("✓✗": hop 1 found, hop 2 missed;
     "·": no support paragraph; "—": the method was not asked that question)."""
@@ -72,12 +78,8 @@ def found_table(hops: pd.DataFrame) -> pd.DataFrame:
         marks.sort_values("hop", kind="stable")
         .groupby(["question_id", "method"], sort=False)["mark"]
         .agg("".join)
-        .unstack("method")
     )
-    questions = list(pd.unique(hops["question_id"]))
-    return joined.reindex(index=questions, columns=stats.methods_in_order(hops)).fillna(
-        NOT_ANSWERED
-    )
+    return _question_table(joined, hops).fillna(NOT_ANSWERED)
 
 
 ALL_HOPS = "all_hops_found"  # the test family's name of a whole chain found
@@ -88,8 +90,7 @@ def all_hops_found(hops: pd.DataFrame) -> pd.DataFrame:
     complete = hops.groupby(["question_id", "method"], sort=False)["found"].agg(
         lambda s: float((s.dropna() == 1.0).all()) if s.notna().any() else math.nan
     )
-    questions = list(pd.unique(hops["question_id"]))
-    return complete.unstack("method").reindex(index=questions, columns=stats.methods_in_order(hops))
+    return _question_table(complete, hops)
 
 
 def telling_question(hops: pd.DataFrame) -> str:

@@ -179,8 +179,8 @@ def run_evaluation(
     report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
     per RAGAS metric / for the pairwise judge; ``pairwise_pairs``: "all" or "a:b,c:d";
     ``method_limits``: see method_limits.py; ``judge_llm``: default ``llm``, the answering
-    model judges itself; ``judge_sample``: None, ``eval.judge_sample``; 0: all; ``expected``:
-    the estimate's seconds per stage, for the progress lines' ETA."""
+    model judges itself; ``judge_sample``: the seeded judge sample's size (None: the setting
+    ``eval.judge_sample``; 0: all); ``expected``: seconds per stage, for the progress ETA."""
     judge_llm = judge_llm or llm
     methods = list(chosen)
     judge_controls = judge_controls if metrics else 0
@@ -213,9 +213,9 @@ def run_evaluation(
         )
     size = settings.eval.judge_sample if judge_sample is None else judge_sample
     sample = judge_sample_ids(questions, size, settings.eval.seed)
-    judged = {str(i) for i in questions["id"]} if sample is None else sample
+    in_sample = {str(i) for i in questions["id"]} if sample is None else sample
     jobs = [
-        partial(evaluate_pair, method, judge, question, metrics, str(question["id"]) in judged)
+        partial(evaluate_pair, method, judge, question, metrics, str(question["id"]) in in_sample)
         for position, (_, question) in enumerate(questions.iterrows())
         for name, method in chosen.items()
         if limited_to(method_limits.get(name), position, question)
