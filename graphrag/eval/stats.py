@@ -45,6 +45,7 @@ class PairedResult:
     ci_low: float
     ci_high: float
     p_value: float
+    test: str = PAIRED_TEST_NAME
 
     def row(self) -> dict[str, float]:
         """Return the result's columns of a test table (``TEST_RESULT_COLUMNS`` but p_holm)."""
