@@ -5,7 +5,7 @@ judge-free metrics only), or with ``--retrieval`` only ranks text units for them
 (``Workbench.evaluate_retrieval``: evidence recall and recall@k, no answer call; HyDE still
 writes its passage); the methods' mean scores on each set are ranked and compared with
 Kendall's tau and a bootstrap interval over each set's questions
-(``graphrag.eval.stats.ranking_agreement``). The demo's hand-written answers are recorded; the
+(``ranking_agreement`` below). The demo's hand-written answers are recorded; the
 generated set's need a live run (``--cache on``), about four answers per question per method
 on the embedded model.
 
@@ -18,17 +18,72 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from scipy import stats as scipy_stats
 
-from graphrag.eval.stats import RankAgreement, ranking_agreement, scores_by_question
+from graphrag.eval.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    RecordsError,
+    scores_by_question,
+)
 from graphrag.workbench import Workbench
 
 METHODS = ("naive", "hyde", "local", "ppr")
 METRIC = "keyword_hit_rate"  # judge-free, and both sets carry answer keywords
 HANDWRITTEN = Path("data/kestrel_bay/questions.jsonl")
+
+
+@dataclass(frozen=True)
+class RankAgreement:
+    """Kendall's tau between two question sets' rankings of the same methods, with a
+    percentile-bootstrap interval over each set's questions."""
+
+    tau: float
+    low: float
+    high: float
+    methods: tuple[str, ...]
+    n_first: int  # questions of each set
+    n_second: int
+
+
+def _tau(first: np.ndarray, second: np.ndarray) -> float:
+    return float(scipy_stats.kendalltau(first, second).statistic)
+
+
+def ranking_agreement(
+    first: pd.DataFrame,
+    second: pd.DataFrame,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+) -> RankAgreement:
+    """Return Kendall's tau (scipy's tau-b) between the methods' mean scores on two question
+    sets (each a question x method table, :func:`scores_by_question`; the methods both hold
+    are compared), with an interval from resampling each set's questions with replacement
+    (resamples in which a ranking is all ties, so tau is undefined, are left out)."""
+    methods = [m for m in first.columns if m in second.columns]
+    if len(methods) < 2:
+        raise RecordsError(f"the two sets share fewer than two methods ({methods})")
+    a, b = first[methods].to_numpy(dtype=float), second[methods].to_numpy(dtype=float)
+    tau = _tau(np.nanmean(a, axis=0), np.nanmean(b, axis=0))
+    rng = np.random.default_rng(seed)
+    taus = []
+    for _ in range(n_resamples):
+        ra = a[rng.integers(0, len(a), len(a))]
+        rb = b[rng.integers(0, len(b), len(b))]
+        with np.errstate(all="ignore"):
+            taus.append(_tau(np.nanmean(ra, axis=0), np.nanmean(rb, axis=0)))
+    present = np.array([t for t in taus if not math.isnan(t)])
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(present, [tail, 100.0 - tail]) if present.size else (math.nan,) * 2
+    return RankAgreement(tau, float(low), float(high), tuple(methods), len(a), len(b))
 
 
 def agreement(

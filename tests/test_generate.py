@@ -10,7 +10,6 @@ import re
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pytest
 from conftest import FakeLLM
 
@@ -26,7 +25,6 @@ from graphrag.eval.generate_filter import (
     in_turn,
 )
 from graphrag.eval.questions import load_questions
-from graphrag.eval.stats import ranking_agreement
 from graphrag.workbench import Workbench
 
 SYSTEMS = {
@@ -405,29 +403,3 @@ def test_an_unknown_kind_is_one_line_naming_the_known_ones(demo_index, capsys) -
 def test_candidates_are_worked_on_in_turn_across_kinds(demo_index) -> None:
     chosen = in_turn(candidates(demo_index, list(KINDS), 2, seed=1))
     assert [c.id for c in chosen] == ["L01", "M01", "G01", "L02", "M02", "G02"]
-
-
-# ---------------------------------------------------------------- ranking agreement
-
-
-def test_kendall_tau_between_two_sets_rankings_with_a_bootstrap_interval() -> None:
-    rng = np.random.default_rng(0)
-    means = np.array([0.2, 0.4, 0.6, 0.8])
-    methods = ["naive", "hyde", "local", "ppr"]
-    first = pd.DataFrame(rng.random((24, 4)) * 0.2 + means, columns=methods)
-    second = pd.DataFrame(rng.random((30, 4)) * 0.2 + means, columns=methods)
-    same = ranking_agreement(first, second, n_resamples=300)
-    assert same.tau == 1.0 and same.low > 0.3 and same.high == 1.0
-    assert (same.n_first, same.n_second, same.methods) == (24, 30, tuple(methods))
-    reversed_ = second.rename(columns=dict(zip(methods, methods[::-1], strict=True)))
-    opposite = ranking_agreement(first, reversed_, n_resamples=300)
-    assert opposite.tau == -1.0 and opposite.high < 0
-    # noise only: the interval spans zero
-    noise = ranking_agreement(
-        pd.DataFrame(rng.random((24, 4)), columns=methods),
-        pd.DataFrame(rng.random((24, 4)), columns=methods),
-        n_resamples=300,
-    )
-    assert noise.low < 0 < noise.high
-    with pytest.raises(ValueError, match="fewer than two methods"):
-        ranking_agreement(first[["naive"]], second[["naive"]])

@@ -52,14 +52,18 @@ def hop_evidence(
 def hop_shares(
     hops: pd.DataFrame, n_resamples: int = stats.DEFAULT_RESAMPLES, seed: int = stats.DEFAULT_SEED
 ) -> pd.DataFrame:
-    """Return, per method and hop position, the share of hops found (a ``stats.summarize``
-    table over method and hop: ``found_mean``, CI, n)."""
+    """Return the share of hops found per method and hop position (``stats.summarize``)."""
     rank = {method: i for i, method in enumerate(stats.methods_in_order(hops))}
     ordered = hops.assign(rank=hops["method"].map(rank)).sort_values(["rank", "hop"], kind="stable")
-    table = stats.summarize(
+    return stats.summarize(
         ordered, ["found"], by=("method", "hop"), n_resamples=n_resamples, seed=seed
     )
-    return table.reset_index(drop=True)
+
+
+def _question_table(per_pair: pd.Series, hops: pd.DataFrame) -> pd.DataFrame:
+    """Return a (question, method) series as a question x method table in first-seen order."""
+    questions = list(pd.unique(hops["question_id"]))
+    return per_pair.unstack("method").reindex(index=questions, columns=stats.methods_in_order(hops))
 
 
 def found_table(hops: pd.DataFrame) -> pd.DataFrame:
@@ -74,12 +78,8 @@ def found_table(hops: pd.DataFrame) -> pd.DataFrame:
         marks.sort_values("hop", kind="stable")
         .groupby(["question_id", "method"], sort=False)["mark"]
         .agg("".join)
-        .unstack("method")
     )
-    questions = list(pd.unique(hops["question_id"]))
-    return joined.reindex(index=questions, columns=stats.methods_in_order(hops)).fillna(
-        NOT_ANSWERED
-    )
+    return _question_table(joined, hops).fillna(NOT_ANSWERED)
 
 
 ALL_HOPS = "all_hops_found"  # the test family's name of a whole chain found
@@ -90,8 +90,7 @@ def all_hops_found(hops: pd.DataFrame) -> pd.DataFrame:
     complete = hops.groupby(["question_id", "method"], sort=False)["found"].agg(
         lambda s: float((s.dropna() == 1.0).all()) if s.notna().any() else math.nan
     )
-    questions = list(pd.unique(hops["question_id"]))
-    return complete.unstack("method").reindex(index=questions, columns=stats.methods_in_order(hops))
+    return _question_table(complete, hops)
 
 
 def telling_question(hops: pd.DataFrame) -> str:

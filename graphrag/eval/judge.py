@@ -1,21 +1,21 @@
 """RAGAS metrics driven by our own LLM endpoint and local embedder; no OpenAI key, no network.
 
 ragas gets an ``openai.AsyncOpenAI`` whose transport is our recorded cache, so its calls are
-recorded, replayed and counted like every other. A failed metric is NaN with its error kept.
-Faithfulness and context recall whose prompt would not fit the judge's window are judged in
-windows that fit (graphrag/eval/judge_windows.py). In replay, a judge call that was never
-recorded makes its metric NaN with the error ``"not recorded"`` (a missing answer still stops
-the run: graphrag/eval/runner.py).
+recorded, replayed and counted like every other. A failed metric is NaN with its error kept;
+in replay a judge call never recorded makes it NaN with ``"not recorded"``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from graphrag.eval.judge_windows import windowed_classes
+from graphrag.llm import progress as lines_of
 from graphrag.llm.cache import CacheMissError, collect_misses
 from graphrag.llm.client import SEED, ChatLLM, error_summary
 from graphrag.llm.usage import Usage, track_usage
@@ -27,8 +27,9 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # no telemetry from an offl
 METRICS = ("faithfulness", "answer_relevancy", "context_recall")
 # Judge calls per answer for each metric, as ragas 0.4 makes them.
 JUDGE_CALLS = {"faithfulness": 2, "answer_relevancy": 1, "context_recall": 1}
-# the error of a judgement a replay could not make: one of its calls is not in the cache
-NOT_RECORDED = "not recorded"
+# a judgement's status (judge controls, pairwise judge); NOT_RECORDED is also a metric's error:
+# a replay could not make the judgement, one of its calls is not in the cache
+SCORED, JUDGE_FAILED, NOT_RECORDED = "scored", "judge failed", "not recorded"
 # the error of a judgement left out by the seeded judge sample (eval.judge_sample)
 NOT_SAMPLED = "not in the judge sample"
 # the metrics judged on the seeded sample only (minutes of prompt reading per judgement)
@@ -134,21 +135,16 @@ class Judge:
         when a replay met a judge call the cache does not hold)."""
         scorer = self._build()[metric]
         value, error = math.nan, None
+        arguments = {
+            "faithfulness": {"response": answer, "retrieved_contexts": contexts},
+            "answer_relevancy": {"response": answer},
+            "context_recall": {"retrieved_contexts": contexts, "reference": reference},
+        }[metric]
         with track_usage() as usage, collect_misses() as misses:
             try:
                 if not contexts and metric != "answer_relevancy":
                     raise ValueError("the method gave no context to judge")
-                if metric == "faithfulness":
-                    result = await scorer.ascore(
-                        user_input=question, response=answer, retrieved_contexts=contexts
-                    )
-                elif metric == "answer_relevancy":
-                    result = await scorer.ascore(user_input=question, response=answer)
-                else:
-                    result = await scorer.ascore(
-                        user_input=question, retrieved_contexts=contexts, reference=reference
-                    )
-                value = float(result.value)
+                value = float((await scorer.ascore(user_input=question, **arguments)).value)
                 if math.isnan(value):
                     error = "no verdict: the judge returned nothing to score"
             except CacheMissError:
@@ -159,3 +155,18 @@ class Judge:
             # this task's own misses (ragas may swallow the transport's exception)
             return JudgeResult(math.nan, NOT_RECORDED, usage)
         return JudgeResult(value, error, usage)
+
+
+async def gather_counted(jobs: list[Callable[[], Awaitable]], in_flight: int) -> list:
+    """Return the results of ``jobs`` (coroutine functions), at most ``in_flight`` running at
+    once, each counted on the run's progress line as it ends."""
+    gate = asyncio.Semaphore(max(1, in_flight))
+    lines_of.expect(len(jobs))
+
+    async def one(job: Callable[[], Awaitable]) -> object:
+        async with gate:
+            result = await job()
+        lines_of.advance()
+        return result
+
+    return list(await asyncio.gather(*(one(job) for job in jobs)))

@@ -9,17 +9,16 @@ discrimination CI does not lie above 0.5 is "not informative on this judge".
 
 from __future__ import annotations
 
-import asyncio
 import math
 import random
 import re
 from dataclasses import dataclass
+from functools import partial
 
 import pandas as pd
 
 from graphrag.eval import stats
-from graphrag.eval.judge import NOT_RECORDED, Judge
-from graphrag.llm import progress as lines_of
+from graphrag.eval.judge import JUDGE_FAILED, NOT_RECORDED, SCORED, Judge, gather_counted
 from graphrag.llm.coroutines import run_sync
 
 CONTROLS = {
@@ -28,7 +27,6 @@ CONTROLS = {
     "context_recall": ("other_contexts",),
 }
 DEFAULT_PAIRS = 20
-SCORED, JUDGE_FAILED = "scored", "judge failed"
 INFORMATIVE = "informative"
 NOT_INFORMATIVE = "not informative on this judge"
 NOT_MEASURED_UNRECORDED = "not measured (not recorded)"
@@ -140,25 +138,16 @@ def sample_cases(
     return rng.sample(candidates, min(n_pairs, len(candidates)))
 
 
-async def score_cases(judge: Judge, cases: list[ControlCase], in_flight: int) -> pd.DataFrame:
-    """Return one row per case: the real score, the control's, and the control's status."""
-    gate = asyncio.Semaphore(max(1, in_flight))
-    lines_of.expect(len(cases))
-
-    async def one(case: ControlCase) -> dict:
-        row = {c: getattr(case, c) for c in PAIR_COLUMNS[:6]}
-        async with gate:
-            result = await judge.score(
-                case.metric, case.question, case.answer, case.contexts, case.reference
-            )
-        lines_of.advance()
-        if result.not_recorded:
-            return {**row, "control_score": math.nan, "status": NOT_RECORDED, "error": None}
-        status = JUDGE_FAILED if math.isnan(result.value) else SCORED
-        return {**row, "control_score": result.value, "status": status, "error": result.error}
-
-    rows = await asyncio.gather(*(one(case) for case in cases))
-    return pd.DataFrame(list(rows), columns=PAIR_COLUMNS)
+async def score_case(judge: Judge, case: ControlCase) -> dict:
+    """Return the case's row: the real score, the control's, and the control's status."""
+    row = {c: getattr(case, c) for c in PAIR_COLUMNS[:6]}
+    result = await judge.score(
+        case.metric, case.question, case.answer, case.contexts, case.reference
+    )
+    if result.not_recorded:
+        return {**row, "control_score": math.nan, "status": NOT_RECORDED, "error": None}
+    status = JUDGE_FAILED if math.isnan(result.value) else SCORED
+    return {**row, "control_score": result.value, "status": status, "error": result.error}
 
 
 @dataclass(frozen=True)
@@ -224,4 +213,5 @@ def run_controls(
     cases = [c for m in metrics for c in sample_cases(records, questions, m, n_pairs, seed)]
     if not cases:
         return pd.DataFrame(columns=PAIR_COLUMNS)
-    return run_sync(score_cases(judge, cases, in_flight))
+    rows = run_sync(gather_counted([partial(score_case, judge, c) for c in cases], in_flight))
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)

@@ -1,7 +1,6 @@
 """Which questions of a set each method answers (``eval --method-limits``): the first N, or
-one split's. A costly method is recorded on part of a set (DRIFT's first questions over
-several sittings, a method added last on the reported ``test`` half only); its report n is
-its own and its paired tests use the questions both methods answered."""
+one split's, so a costly method can be recorded on part of a set; its report n is its own and
+its paired tests use the questions both methods answered."""
 
 from __future__ import annotations
 
@@ -11,10 +10,8 @@ MethodLimit = int | str  # the first N questions, or one split's questions ("tes
 
 
 def parse_method_limits(text: str | None) -> dict[str, MethodLimit]:
-    """Return ``{"drift": 10, "hipporag": "test"}`` for "drift=10,hipporag=test" (a comma
-    list; empty or "none": no limit). A number keeps a method to the first N questions, a
-    name to the questions of that split: the way to record a costly method on the reported
-    half only."""
+    """Return ``{"drift": 10, "hipporag": "test"}`` for "drift=10,hipporag=test" (empty or
+    "none": no limit)."""
     limits: dict[str, MethodLimit] = {}
     for item in (text or "").split(","):
         item = item.strip()

@@ -12,27 +12,23 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+from functools import partial
 
 import pandas as pd
 
 from graphrag import prompts
 from graphrag.eval import stats
-from graphrag.llm import progress as lines_of
+from graphrag.eval.judge import JUDGE_FAILED, NOT_RECORDED, SCORED, gather_counted
 from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary, expected_grade, grade_request
 from graphrag.llm.coroutines import run_sync
 
 CRITERIA = tuple(prompts.PAIRWISE_CRITERIA)
-SCORED, JUDGE_FAILED, NOT_RECORDED, NO_ANSWER = (
-    "scored",
-    "judge failed",
-    "not recorded",
-    "no answer",
-)
+NO_ANSWER = "no answer"
 JUDGEMENT_COLUMNS = ["question_id", "type", "method_a", "method_b", "criterion", "score_a"]
 JUDGEMENT_COLUMNS += ["rating_a", "rating_b", "status", "error"]
-# Ratings closer than this (1-5 scale) tie: the small judge grades every fluent answer about
-# 4, so what it reads shows in small differences (docs/research-log.md).
+# Ratings closer than this (1-5 scale) tie: the judge grades every fluent answer about 4, so
+# what it reads shows in small differences (chosen how: docs/defaults-provenance.md).
 TIE_BAND = 0.05
 
 
@@ -79,44 +75,44 @@ def answered(record: pd.Series) -> bool:
     return not isinstance(record["answer_error"], str) and bool(str(record["answer"]).strip())
 
 
+NO_SCORES = (math.nan, math.nan, math.nan)
+
+
+def _rows(
+    question: pd.Series,
+    a: str,
+    b: str,
+    status: str,
+    scores: dict | None = None,
+    error: str | None = None,
+) -> list[dict]:
+    """Return one judgement row per criterion; ``scores``: criterion -> (score_a, rating_a,
+    rating_b), NaN where absent."""
+    first = (question["id"], question["type"], a, b)
+    values = ((*first, c, *(scores or {}).get(c, NO_SCORES), status, error) for c in CRITERIA)
+    return [dict(zip(JUDGEMENT_COLUMNS, row, strict=True)) for row in values]
+
+
 async def judge_question(
     llm: ChatLLM, question: pd.Series, a: pd.Series, b: pd.Series
 ) -> list[dict]:
     """Return one row per criterion for methods ``a`` and ``b`` on one question."""
-    base = _base(question, a["method"], b["method"])
+    names = (a["method"], b["method"])
     failed_a, failed_b = (not answered(r) for r in (a, b))
     if failed_a or failed_b:
         result = 0.5 if failed_a and failed_b else (0.0 if failed_a else 1.0)
-        return [_row(base, c, (result, math.nan, math.nan), NO_ANSWER) for c in CRITERIA]
+        return _rows(question, *names, NO_ANSWER, dict.fromkeys(CRITERIA, (result, *NO_SCORES[1:])))
     try:
         ratings_a, ratings_b = await asyncio.gather(
             rate_answer(llm, question["question"], a["answer"]),
             rate_answer(llm, question["question"], b["answer"]),
         )
     except CacheMissError:
-        status, error = NOT_RECORDED, None  # its message names a machine path
+        return _rows(question, *names, NOT_RECORDED)  # its message names a machine path
     except Exception as err:  # noqa: BLE001 - a judge failure is a counted row, not a crash
-        status, error = JUDGE_FAILED, error_summary(err, 200)
-    else:
-        return [
-            _row(base, c, (score(ratings_a[c], ratings_b[c]), ratings_a[c], ratings_b[c]), SCORED)
-            for c in CRITERIA
-        ]
-    return [_row(base, c, NO_SCORES, status, error) for c in CRITERIA]
-
-
-def _base(question: pd.Series, method_a: str, method_b: str) -> dict:
-    values = (question["id"], question["type"], method_a, method_b)
-    return dict(zip(("question_id", "type", "method_a", "method_b"), values, strict=True))
-
-
-NO_SCORES = (math.nan, math.nan, math.nan)
-
-
-def _row(base: dict, criterion: str, scores: tuple, status: str, error: str | None = None) -> dict:
-    """Return one judgement row; ``scores`` is (score_a, rating_a, rating_b)."""
-    values = (criterion, *scores, status, error)
-    return base | dict(zip(JUDGEMENT_COLUMNS[4:], values, strict=True))
+        return _rows(question, *names, JUDGE_FAILED, error=error_summary(err, 200))
+    ratings = {c: (score(ratings_a[c], ratings_b[c]), ratings_a[c], ratings_b[c]) for c in CRITERIA}
+    return _rows(question, *names, SCORED, ratings)
 
 
 # The planted control: a question's own answer against another question's (same method); a
@@ -137,17 +133,14 @@ def control_jobs(
     ]
     if len(usable) < 2:
         return []
-    jobs = []
-    for i, (question, own) in enumerate(usable[:n]):
-        other = usable[(i + 1) % len(usable)][1]
-        jobs.append(
-            (
-                question,
-                pd.Series({**own, "method": CONTROL_A}),
-                pd.Series({**other, "method": CONTROL_B}),
-            )
+    return [
+        (
+            question,
+            pd.Series({**own, "method": CONTROL_A}),
+            pd.Series({**usable[(i + 1) % len(usable)][1], "method": CONTROL_B}),
         )
-    return jobs
+        for i, (question, own) in enumerate(usable[:n])
+    ]
 
 
 # The closed-book reference: an answer written with no corpus text (HyDE's passage, the same
@@ -163,10 +156,9 @@ async def judge_against_closed_book(
     max_tokens: int,
     answerer: ChatLLM | None = None,
 ) -> list[dict]:
-    """Return the rows of each answered record in ``records`` (one question's answers by the
-    judged methods) against the question's closed-book answer, asked once of ``answerer``
-    (default: the judge ``llm``). When that answer cannot be had, the rows say so (not
-    recorded, or judge failed) rather than counting a win."""
+    """Return the rows of each answered record in ``records`` (one question's answers) against
+    the question's closed-book answer, asked once of ``answerer`` (default: the judge ``llm``);
+    when that answer cannot be had, the rows say why rather than counting a win."""
     answered_records = [r for r in records if answered(r)]
     if not answered_records:
         return []
@@ -187,9 +179,9 @@ async def judge_against_closed_book(
         )
         return [row for group in groups for row in group]
     return [
-        _row(_base(question, r["method"], CLOSED_BOOK), c, NO_SCORES, status, error)
+        row
         for r in answered_records
-        for c in CRITERIA
+        for row in _rows(question, r["method"], CLOSED_BOOK, status, error=error)
     ]
 
 
@@ -211,32 +203,23 @@ def run_pairwise(
     ``answerer`` (the answering model; default: the judge ``llm``)."""
     by_key = {(r["question_id"], r["method"]): r for _, r in records.iterrows()}
     jobs = [
-        (judge_question, (q, by_key[(q["id"], a)], by_key[(q["id"], b)]))
+        partial(judge_question, llm, q, by_key[(q["id"], a)], by_key[(q["id"], b)])
         for _, q in questions.iterrows()
         for a, b in pairs
         if (q["id"], a) in by_key and (q["id"], b) in by_key
     ]
     methods = list(dict.fromkeys(m for pair in pairs for m in pair))
     for method in methods if controls > 0 else []:
-        jobs += [(judge_question, job) for job in control_jobs(by_key, questions, method, controls)]
+        jobs += [
+            partial(judge_question, llm, *job)
+            for job in control_jobs(by_key, questions, method, controls)
+        ]
     for _, q in questions.iterrows() if closed_book_tokens > 0 else []:
         own = [by_key[(q["id"], m)] for m in methods if (q["id"], m) in by_key]
-        jobs.append((judge_against_closed_book, (q, own, closed_book_tokens, answerer)))
+        jobs.append(partial(judge_against_closed_book, llm, q, own, closed_book_tokens, answerer))
 
-    async def run() -> list[list[dict]]:
-        gate = asyncio.Semaphore(max(1, in_flight))
-        lines_of.expect(len(jobs))
-
-        async def one(job: tuple) -> list[dict]:
-            judge, arguments = job
-            async with gate:
-                rows = await judge(llm, *arguments)
-            lines_of.advance()
-            return rows
-
-        return await asyncio.gather(*(one(job) for job in jobs))
-
-    rows = [row for group in run_sync(run()) for row in group] if jobs else []
+    groups = run_sync(gather_counted(jobs, in_flight)) if jobs else []
+    rows = [row for group in groups for row in group]
     return pd.DataFrame(rows, columns=JUDGEMENT_COLUMNS)
 
 
@@ -265,9 +248,8 @@ def win_rates(
 
 
 def control_lines(rates: pd.DataFrame) -> list[str]:
-    """Return the report's generated line on which criteria the judge passed its planted
-    controls (the control win rate's CI lies above 0.5), so only those win rates are read;
-    ``rates`` is :func:`win_rates`' table."""
+    """Return the report's line on which criteria the judge passed its planted controls (the
+    control win rate's CI above 0.5), so only those win rates are read (``rates``: win_rates)."""
     controls = rates[(rates["method_a"] == CONTROL_A) & (rates["n"] > 0)]
     if controls.empty:
         return []
@@ -275,22 +257,19 @@ def control_lines(rates: pd.DataFrame) -> list[str]:
     failed = controls[controls["low"] <= 0.5]["criterion"].tolist()
     if not failed:
         return ["", f"The judge passed its planted controls on every criterion ({len(controls)})."]
+    which = "that criterion" if len(failed) == 1 else "those criteria"
+    rest = f"; it passed on {', '.join(passed)}." if passed else "."
     return [
         "",
-        "The judge did not pass its planted controls on "
-        + ", ".join(failed)
-        + " (the control win rate's CI reaches 0.5): the win rates on "
-        + ("that criterion" if len(failed) == 1 else "those criteria")
-        + " say nothing about the methods"
-        + (f"; it passed on {', '.join(passed)}." if passed else "."),
+        f"The judge did not pass its planted controls on {', '.join(failed)} (the control win "
+        f"rate's CI reaches 0.5): the win rates on {which} say nothing about the methods{rest}",
     ]
 
 
 def closed_book_lines(rates: pd.DataFrame) -> list[str]:
-    """Return the report's generated line on the closed-book reference: per judged method,
-    its win rate over the closed-book answer on comprehensiveness, and which methods' CIs
-    reach 0.5 there (their wins over other methods then show nothing a corpus-blind answer
-    would not); ``rates`` is :func:`win_rates`' table."""
+    """Return the report's line on each judged method's comprehensiveness win rate over the
+    closed-book answer; a method whose CI reaches 0.5 has shown nothing a corpus-blind answer
+    would not (``rates``: win_rates)."""
     rows = rates[
         (rates["method_b"] == CLOSED_BOOK)
         & (rates["criterion"] == "comprehensiveness")
@@ -298,22 +277,20 @@ def closed_book_lines(rates: pd.DataFrame) -> list[str]:
     ]
     if rows.empty:
         return []
-    parts = [
+    parts = "; ".join(
         f"{r.method_a} {r.win_rate:.3f} [{r.low:.3f}, {r.high:.3f}]"
         for r in rows.itertuples(index=False)
-    ]
+    )
     unproven = rows[rows["low"] <= 0.5]["method_a"].tolist()
+    verdict = " Every judged method is rated above it."
+    if unproven:
+        which = "this method" if len(unproven) == 1 else "these methods"
+        verdict = (
+            f" Not above it (the CI reaches 0.5): {', '.join(unproven)}; a win rate of {which}"
+            " may reward fluency, not what the corpus says."
+        )
     return [
         "",
         "Against a closed-book answer (the model's answer with no corpus text), win rate on "
-        "comprehensiveness: "
-        + "; ".join(parts)
-        + "."
-        + (
-            f" Not above it (the CI reaches 0.5): {', '.join(unproven)}; a win rate of "
-            + ("this method" if len(unproven) == 1 else "these methods")
-            + " may reward fluency, not what the corpus says."
-            if unproven
-            else " Every judged method is rated above it."
-        ),
+        f"comprehensiveness: {parts}.{verdict}",
     ]

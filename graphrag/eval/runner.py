@@ -9,6 +9,7 @@ import math
 import random
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from graphrag.eval.judge import (
     NOT_SAMPLED,
     SAMPLED_METRICS,
     Judge,
+    gather_counted,
 )
 from graphrag.eval.method_limits import MethodLimit, describe_limit, limited_to
 from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
@@ -61,8 +63,8 @@ class EvalRun:
 
 
 def index_cost(manifest: dict[str, Any]) -> dict[str, Any]:
-    """Return what building an index cost, from its manifest (``index.json``): the recorded
-    calls, tokens and model seconds (a replayed call keeps its recorded seconds)."""
+    """Return what building an index cost, from its manifest: the recorded calls, tokens and
+    model seconds (a replayed call keeps its recorded seconds)."""
     summary = manifest.get("summary", {})
     counts = summary.get("counts", {})
     usage = manifest.get("usage", {})
@@ -107,8 +109,8 @@ async def evaluate_pair(
     metrics: list[str],
     sampled: bool = True,
 ) -> dict:
-    """Return one record: the method's answer to one question and its judge scores
-    (``sampled`` False: outside the judge sample, the ``SAMPLED_METRICS`` are not judged)."""
+    """Return one record: the method's answer to one question and its judge scores (outside
+    the judge sample, ``sampled`` False, the ``SAMPLED_METRICS`` are not judged)."""
     record = {
         "question_id": question["id"],
         "question": question["question"],
@@ -148,18 +150,6 @@ async def evaluate_pair(
     return record
 
 
-def _sample_text(
-    sample: set[str], questions: pd.DataFrame, metrics: list[str], settings: Settings
-) -> str:
-    """Return the run section's line on the judge sample: which metrics, how many, drawn how."""
-    sampled = ", ".join(m for m in metrics if m in SAMPLED_METRICS) or "no metric asked"
-    split = "test questions" if "split" in questions.columns else "questions"
-    return (
-        f"{sampled} on a seeded sample of {len(sample)} of {len(questions)} {split} "
-        f"(eval.judge_sample, seed {settings.eval.seed}); the other metrics on all"
-    )
-
-
 def _judged(metric: str, value: float, error: str | None, usage: Usage) -> dict:
     """Return a record's columns of one judge metric: value, error, calls, completion tokens."""
     calls, tokens = f"{metric}_calls", f"{metric}_completion_tokens"
@@ -169,42 +159,6 @@ def _judged(metric: str, value: float, error: str | None, usage: Usage) -> dict:
         calls: usage.calls,
         tokens: usage.completion_tokens,
     }
-
-
-async def evaluate_all(
-    pairs: list[tuple[pd.Series, Method]],
-    judge: Judge,
-    metrics: list[str],
-    in_flight: int,
-    sample: set[str] | None = None,
-) -> list[dict]:
-    """Return the records of the (question, method) pairs, at most ``in_flight`` at once
-    (``sample``: the judge sample's question ids, None: every question), each counted on the
-    run's progress line."""
-    gate = asyncio.Semaphore(in_flight)
-    lines_of.expect(len(pairs))
-
-    async def one(question: pd.Series, method: Method) -> dict:
-        async with gate:
-            sampled = sample is None or str(question["id"]) in sample
-            record = await evaluate_pair(method, judge, question, metrics, sampled)
-        lines_of.advance()
-        return record
-
-    return list(await asyncio.gather(*(one(q, m) for q, m in pairs)))
-
-
-def eval_stages(metrics: list[str], judge_controls: int, pairwise_pairs: str | None) -> list[str]:
-    """Return the stages of an evaluation, as its progress lines and its estimate name them."""
-    names = [ANSWER_STAGE]
-    names += [CONTROLS_STAGE] if metrics and judge_controls else []
-    return names + ([PAIRWISE_STAGE] if pairwise_pairs else [])
-
-
-def default_gold_graph(questions_path: str | Path) -> Path | None:
-    """Return the ``gold_graph.json`` beside the questions file, if there is one."""
-    candidate = Path(questions_path).parent / "gold_graph.json"
-    return candidate if candidate.is_file() else None
 
 
 def run_evaluation(
@@ -231,13 +185,9 @@ def run_evaluation(
     """Evaluate the ``chosen`` methods over ``index`` on the question set and return what the
     report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
     per RAGAS metric / for the pairwise judge; ``pairwise_pairs``: "all" or "a:b,c:d";
-    ``types``: the question types kept; ``gold_graph``: default gold_graph.json beside the
-    questions; ``method_limits``: the first N questions, or one split's, only for the methods
-    it names (paired tests match them on the questions both answered); ``judge_llm``: the
-    judge's client (settings ``[judge]``), default ``llm``: the answering model judges itself;
-    ``judge_sample``: faithfulness and context recall on a seeded sample of this many
-    questions (None: ``eval.judge_sample``; 0: all); ``expected``: the estimate's seconds
-    per stage (graphrag/eval/dry_run.py), for the progress lines' ETA."""
+    ``method_limits``: see method_limits.py; ``judge_llm``: default ``llm``, the answering
+    model judges itself; ``judge_sample``: the seeded judge sample's size (None: the setting
+    ``eval.judge_sample``; 0: all); ``expected``: seconds per stage, for the progress ETA."""
     judge_llm = judge_llm or llm
     methods = list(chosen)
     judge_controls = judge_controls if metrics else 0
@@ -268,23 +218,20 @@ def run_evaluation(
             f"{questions_path}: method limits name the split {', '.join(missing)}, which no "
             f"kept question has (splits there: {', '.join(sorted(splits)) or 'none'})"
         )
-    pairs = [
-        (question, method)
+    size = settings.eval.judge_sample if judge_sample is None else judge_sample
+    sample = judge_sample_ids(questions, size, settings.eval.seed)
+    in_sample = {str(i) for i in questions["id"]} if sample is None else sample
+    jobs = [
+        partial(evaluate_pair, method, judge, question, metrics, str(question["id"]) in in_sample)
         for position, (_, question) in enumerate(questions.iterrows())
         for name, method in chosen.items()
         if limited_to(method_limits.get(name), position, question)
     ]
-
-    size = settings.eval.judge_sample if judge_sample is None else judge_sample
-    sample = judge_sample_ids(questions, size, settings.eval.seed)
-
-    async def run() -> list[dict]:
-        return await evaluate_all(pairs, judge, metrics, settings.llm.concurrency, sample)
-
-    names = eval_stages(metrics, judge_controls, pairwise_pairs)
+    names = [ANSWER_STAGE, *([CONTROLS_STAGE] if judge_controls else [])]
+    names += [PAIRWISE_STAGE] if pairwise_pairs else []
     lines = lines_of.RunProgress(names, expected, progress, unit="answers")
     with lines.stage(ANSWER_STAGE, counts_gathers=False):
-        records = pd.DataFrame(run_sync(run()))
+        records = pd.DataFrame(run_sync(gather_counted(jobs, settings.llm.concurrency)))
     # a control's replay miss is its own (collected per task), at any concurrency
     with (
         lines.stage(CONTROLS_STAGE, "judgements", False)
@@ -313,7 +260,8 @@ def run_evaluation(
             judgements = pairwise.run_pairwise(
                 judge_llm, records, judged, pairs, in_flight, pairwise_controls, closed_book, llm
             )
-    gold_path = gold_graph or default_gold_graph(questions_path)
+    beside = Path(questions_path).parent / "gold_graph.json"
+    gold_path = gold_graph or (beside if beside.is_file() else None)
     gold = load_gold_graph(gold_path) if gold_path else None
     records = judge_free_columns(records, questions, index, gold)
     hops = (
@@ -322,9 +270,14 @@ def run_evaluation(
         else None
     )
     limits = ", ".join(f"{m}: {describe_limit(n)}" for m, n in method_limits.items())
-    sample_meta = (
-        {"judge sample": _sample_text(sample, questions, metrics, settings)} if sample else {}
-    )
+    sample_meta = {}
+    if sample:
+        sampled = ", ".join(m for m in metrics if m in SAMPLED_METRICS) or "no metric asked"
+        split = "test questions" if "split" in questions.columns else "questions"
+        sample_meta["judge sample"] = (
+            f"{sampled} on a seeded sample of {len(sample)} of {len(questions)} {split} "
+            f"(eval.judge_sample, seed {settings.eval.seed}); the other metrics on all"
+        )
     judged_pairs = {"pairwise control pairs": pairwise_controls}
     judged_pairs["pairwise closed-book reference"] = True
     meta = {

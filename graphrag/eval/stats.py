@@ -1,7 +1,5 @@
 """Statistics for evaluation records: bootstrap intervals, paired tests, Holm correction.
-
-Every estimate carries its sample size; missing values (NaN: a judge failure, or a question
-without gold support documents) are excluded from the statistic and counted, never imputed.
+Missing values (a judge failure, a question without gold support) are counted, never imputed.
 """
 
 from __future__ import annotations
@@ -47,7 +45,7 @@ class PairedResult:
     ci_low: float
     ci_high: float
     p_value: float
-    test: str
+    test: str = PAIRED_TEST_NAME
 
     def row(self) -> dict[str, float]:
         """Return the result's columns of a test table (``TEST_RESULT_COLUMNS`` but p_holm)."""
@@ -69,8 +67,8 @@ def bootstrap_ci(
     seed: int = DEFAULT_SEED,
     confidence: float = 0.95,
 ) -> Estimate:
-    """Return the mean of the non-NaN values with a percentile-bootstrap confidence interval
-    (NaNs counted in ``n_missing``; kept beside scipy's for the reason in test_stats_libraries)."""
+    """Return the mean of the non-NaN values with a percentile-bootstrap interval (not scipy's:
+    test_stats_libraries says why)."""
     array = _floats(values)
     present = array[~np.isnan(array)]
     n, n_missing = int(present.size), int(array.size - present.size)
@@ -93,18 +91,13 @@ def paired_test(
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
 ) -> PairedResult:
-    """Return the paired comparison of ``a`` against ``b`` over the positions both hold.
-
-    The interval bootstraps the mean of ``a - b``; the p-value is a two-sided Wilcoxon
-    signed-rank test with zero differences split (``zsplit``), so ties at zero, common with
-    coarse scores, neither vanish from n nor inflate the evidence. p is 1.0 when every
-    difference is zero and NaN below ``MIN_PAIRS``, where the test could never reach 0.05.
-    """
+    """Return the paired comparison of ``a`` against ``b`` over the positions both hold: the
+    bootstrapped mean of ``a - b`` and a Wilcoxon p with zero differences split, so ties at zero
+    (common with coarse scores) neither vanish from n nor inflate the evidence; p is NaN below
+    ``MIN_PAIRS``, where the test could never reach 0.05."""
     first, second = _floats(a), _floats(b)
     if first.shape != second.shape:
-        raise ValueError(
-            f"paired_test needs equal-length inputs, got {first.size} and {second.size} values"
-        )
+        raise ValueError(f"paired_test needs equal lengths, got {first.size} and {second.size}")
     both = ~np.isnan(first) & ~np.isnan(second)
     differences = first[both] - second[both]
     estimate = bootstrap_ci(differences, n_resamples=n_resamples, seed=seed, confidence=confidence)
@@ -118,7 +111,7 @@ def paired_test(
             differences, zero_method="zsplit", alternative="two-sided", method="auto"
         )
         p_value = float(result.pvalue)
-    return PairedResult(n, estimate.mean, estimate.low, estimate.high, p_value, PAIRED_TEST_NAME)
+    return PairedResult(n, estimate.mean, estimate.low, estimate.high, p_value)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -168,9 +161,8 @@ def against_baseline(
     seed: int = DEFAULT_SEED,
     n_resamples: int = DEFAULT_RESAMPLES,
 ) -> pd.DataFrame:
-    """Return each method's paired test against ``baseline`` per quantity of ``tables``
-    (quantity -> :func:`scores_by_question` table), Holm-corrected within each quantity; a
-    method with no pair for a quantity is left out of that family."""
+    """Return each method's paired test against ``baseline`` per metric of ``tables`` (metric ->
+    :func:`scores_by_question` table), Holm-corrected within each metric."""
     rows = []
     for metric, scores in tables.items():
         if baseline not in scores:
@@ -197,8 +189,8 @@ def summarize(
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Return one row per group (first-appearance order): the ``by`` keys, then per metric
-    ``<metric>_mean``, ``_low``, ``_high``, ``_n`` and ``_failed`` (its NaN count)."""
+    """Return one row per group: the ``by`` keys, then per metric ``<metric>_mean``, ``_low``,
+    ``_high``, ``_n`` and ``_failed`` (its NaN count)."""
     keys = list(by)
     _require_columns(records, keys + list(metrics))
     rows = []
@@ -220,8 +212,8 @@ def summary_columns(metric: str, estimate: Estimate) -> dict[str, float]:
 
 
 def smallest_p(n: int) -> float:
-    """Return the smallest two-sided p the paired test can give on ``n`` pairs (NaN below 5):
-    with few questions it decides whether any difference can pass Holm's correction at all."""
+    """Return the smallest p the paired test can give on ``n`` pairs: with few questions, no
+    difference may be able to pass Holm's correction."""
     if n < MIN_PAIRS:
         return math.nan
     return paired_test(np.arange(1.0, n + 1.0), np.zeros(n)).p_value
@@ -246,8 +238,8 @@ def column_mean(frame: pd.DataFrame, column: str) -> float:
 
 
 def frontier(costs: dict[str, float], qualities: dict[str, float]) -> list[str]:
-    """Return the methods no other method dominates (as cheap or cheaper and at least as good,
-    strictly better on one), cheapest first; methods with a NaN cost or quality are left out."""
+    """Return the methods no other is as cheap and as good as (and better on one), cheapest
+    first; a NaN cost or quality leaves a method out."""
     known = {
         m: (costs[m], qualities[m])
         for m in costs
@@ -263,49 +255,3 @@ def frontier(costs: dict[str, float], qualities: dict[str, float]) -> list[str]:
         )
 
     return sorted((m for m in known if not dominated(m)), key=lambda m: (known[m][0], m))
-
-
-@dataclass(frozen=True)
-class RankAgreement:
-    """Kendall's tau between two question sets' rankings of the same methods, with a
-    percentile-bootstrap interval over each set's questions."""
-
-    tau: float
-    low: float
-    high: float
-    methods: tuple[str, ...]
-    n_first: int  # questions of each set
-    n_second: int
-
-
-def _tau(first: np.ndarray, second: np.ndarray) -> float:
-    return float(scipy_stats.kendalltau(first, second).statistic)
-
-
-def ranking_agreement(
-    first: pd.DataFrame,
-    second: pd.DataFrame,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    confidence: float = 0.95,
-) -> RankAgreement:
-    """Return Kendall's tau (scipy's tau-b) between the methods' mean scores on two question
-    sets (each a question x method table, :func:`scores_by_question`; the methods both hold
-    are compared), with an interval from resampling each set's questions with replacement
-    (resamples in which a ranking is all ties, so tau is undefined, are left out)."""
-    methods = [m for m in first.columns if m in second.columns]
-    if len(methods) < 2:
-        raise RecordsError(f"the two sets share fewer than two methods ({methods})")
-    a, b = first[methods].to_numpy(dtype=float), second[methods].to_numpy(dtype=float)
-    tau = _tau(np.nanmean(a, axis=0), np.nanmean(b, axis=0))
-    rng = np.random.default_rng(seed)
-    taus = []
-    for _ in range(n_resamples):
-        ra = a[rng.integers(0, len(a), len(a))]
-        rb = b[rng.integers(0, len(b), len(b))]
-        with np.errstate(all="ignore"):
-            taus.append(_tau(np.nanmean(ra, axis=0), np.nanmean(rb, axis=0)))
-    present = np.array([t for t in taus if not math.isnan(t)])
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(present, [tail, 100.0 - tail]) if present.size else (math.nan,) * 2
-    return RankAgreement(tau, float(low), float(high), tuple(methods), len(a), len(b))
