@@ -144,10 +144,12 @@ class Workbench:
         *,
         progress: bool = True,
         skip_bad: bool = False,
+        all_artifacts: bool = False,
     ) -> IndexSummary:
         """Index the corpus at ``docs`` (a folder of .txt/.md, or a .jsonl; default the
         project's input) into ``out`` (default its output) and load it; return the run
-        summary (counts, failed items, cost per stage)."""
+        summary (counts, failed items, cost per stage). ``all_artifacts``: also build what
+        no configured method reads (graphrag/index/artifacts.py)."""
         docs, out = self.project_path("input", docs), self.project_path("output", out)
         expected = None
         if progress:  # the run's ETA: the dry run's seconds
@@ -155,7 +157,15 @@ class Workbench:
             estimate = estimate_index(docs, self.settings, self.llm, speed, skip_bad)
             expected = {s.stage: s.seconds if known else None for s in estimate.stages}
         summary = build_index(
-            docs, out, self.settings, self.llm, self.embedder, progress, skip_bad, expected
+            docs,
+            out,
+            self.settings,
+            self.llm,
+            self.embedder,
+            progress,
+            skip_bad,
+            expected,
+            all_artifacts,
         )
         self.load(out)
         return summary

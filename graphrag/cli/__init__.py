@@ -122,6 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write LLM community reports when a query first reads them (index.lazy_reports)",
     )
+    p.add_argument(
+        "--all-artifacts",
+        action="store_true",
+        help="also embed what no configured method reads (e.g. ppr's facts; else built on use)",
+    )
     p.add_argument("--gold", help="gold_graph.json: also report extraction quality")
     p.add_argument(
         "--skip-bad",

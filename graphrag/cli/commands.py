@@ -126,7 +126,13 @@ def cmd_index(args: argparse.Namespace) -> int:
             summary = update_index(out, *parts, args.add, args.delete or (), not args.quiet)
             print(summary.render())
             return 0
-        summary = bench.index(args.input, args.out, progress=not args.quiet, skip_bad=args.skip_bad)
+        summary = bench.index(
+            args.input,
+            args.out,
+            progress=not args.quiet,
+            skip_bad=args.skip_bad,
+            all_artifacts=args.all_artifacts,
+        )
         print(summary.render())
         if args.gold:
             index = bench.index_in_use

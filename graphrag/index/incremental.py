@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag import schemas as S
+from graphrag.index.artifacts import FACT_EMBEDDINGS, artifacts_to_build
 from graphrag.index.extract.grounding import UNGROUNDED
 from graphrag.index.graph.aliases import ALIAS_SELF_LOOP
 from graphrag.index.graph.merge import merge_graph_mentions
@@ -190,7 +191,8 @@ def update_index(
     built_with = built.get("method", "llm")
     index_settings = replace(settings.index, method=built_with, lazy_reports=is_lazy(index))
     settings = replace(settings, index=index_settings)
-    ctx = IndexContext(settings, llm, embedder, progress)
+    had = {FACT_EMBEDDINGS} if S.FACT_EMBEDDING in index.relationships else set()
+    ctx = IndexContext(settings, llm, embedder, progress, artifacts_to_build(settings) | had)
     costs: dict[str, dict[str, float]] = {}
     unknown = sorted(set(delete) - set(index.documents[S.ID]))
     if unknown:
@@ -237,6 +239,7 @@ def update_index(
     )
     manifest = {
         **{k: v for k, v in index.manifest.items() if k not in ("tables", "format_version")},
+        "artifacts": sorted(ctx.artifacts),
         "summary": {
             **index.manifest.get("summary", {}),
             "counts": index_counts(tables),

@@ -9,6 +9,7 @@ from functools import partial
 from pathlib import Path
 
 from graphrag.index import nlp_stages
+from graphrag.index.artifacts import artifacts_to_build
 from graphrag.index.run_summary import IndexSummary, Tables, index_counts, timed, total_usage
 from graphrag.index.stages import (
     IndexContext,
@@ -58,15 +59,23 @@ def build_index(
     progress: bool = True,
     skip_bad: bool = False,
     expected: dict[str, float | None] | None = None,
+    all_artifacts: bool = False,
 ) -> IndexSummary:
     """Index the corpus at ``input_path`` into the folder ``out``; return the run summary.
     ``progress``: one line per stage on stderr; ``expected``: the estimate's seconds per
-    stage (graphrag/eval/dry_run.py), for the run's ETA."""
+    stage (graphrag/eval/dry_run.py), for the run's ETA; ``all_artifacts``: also build the
+    artifacts no configured method reads (graphrag/index/artifacts.py)."""
     loaded = load_documents(input_path, settings.chunking.max_document_tokens, skip_bad)
     own_llm = llm is None
     llm = llm or ChatLLM(settings)
     try:
-        ctx = IndexContext(settings, llm, embedder or make_embedder(settings), progress)
+        ctx = IndexContext(
+            settings,
+            llm,
+            embedder or make_embedder(settings),
+            progress,
+            artifacts_to_build(settings, all_artifacts),
+        )
         tables: Tables = {"documents": loaded.documents}
         costs: dict[str, dict[str, float]] = {}  # each stage's usage and wall time
         stages = stages_for(settings)
@@ -87,6 +96,7 @@ def build_index(
         "llm_model": settings.llm.model,
         "llm_base_url": settings.llm.base_url or "embedded",
         "embedding_model": ctx.embedder.model_id,
+        "artifacts": sorted(ctx.artifacts),
         "settings": settings.to_dict(),
         "summary": summary.to_dict(),
         "usage": total_usage(costs).to_dict(),

@@ -9,6 +9,7 @@ from functools import partial
 import pandas as pd
 
 from graphrag import schemas as S
+from graphrag.index.artifacts import FACT_EMBEDDINGS
 from graphrag.index.extract.stage import extract_graph
 from graphrag.index.graph.communities import communities_table, detect_communities
 from graphrag.index.graph.merge import (
@@ -35,6 +36,8 @@ class IndexContext:
     llm: ChatLLM
     embedder: Embedder
     progress: bool = True
+    # the optional artifacts to build (graphrag/index/artifacts.py); none by default
+    artifacts: frozenset[str] = frozenset()
 
 
 def _with_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
@@ -197,8 +200,8 @@ def vectors(embedder: Embedder, texts: list[str]) -> list[list[float]]:
 
 
 def embed_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    """Embed what query methods match a question against: chunks, entity descriptions,
-    relationships as facts (PPR's seeds) and community reports."""
+    """Embed what query methods match a question against: chunks, entity descriptions and
+    community reports; relationships as facts (PPR's seeds) when ``ctx.artifacts`` asks."""
     embed = partial(vectors, ctx.embedder)
     text_units = tables["text_units"].copy()
     text_units[S.TEXT_EMBEDDING] = embed(list(text_units[S.TEXT]))
@@ -207,7 +210,8 @@ def embed_stage(tables: Tables, ctx: IndexContext) -> Tables:
         [f"{t}: {d}" for t, d in zip(entities[S.TITLE], entities[S.DESCRIPTION], strict=True)]
     )
     relationships = tables["relationships"].copy()
-    relationships[S.FACT_EMBEDDING] = embed(fact_texts(relationships))
+    if FACT_EMBEDDINGS in ctx.artifacts:
+        relationships[S.FACT_EMBEDDING] = embed(fact_texts(relationships))
     reports = tables["community_reports"].copy()
     reports[S.FULL_CONTENT_EMBEDDING] = embed(list(reports[S.FULL_CONTENT]))
     return {

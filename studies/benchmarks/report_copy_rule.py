@@ -111,4 +111,3 @@ class ReportCopyStop:
                     return None  # not at a point where closing gives JSON: let it run
                 return self._finding_start, REPORT_COPY
         return None
-
