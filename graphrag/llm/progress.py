@@ -93,6 +93,7 @@ class StageProgress:
         self.started = time.monotonic()
         self.done, self.total = 0, 0
         self.counts_calls = unit == "LLM calls"  # no items: the calls are the work
+        self.unit = unit  # a disabled tqdm bar (--quiet) keeps no unit of its own
         self.streamed = self.streamed_total = 0  # reply tokens of live calls in flight; all
         self.first_streamed: float | None = None
         self.bar = tqdm(
@@ -226,7 +227,7 @@ class StageProgress:
             how = "interrupted" if stopped else "stopped by an error"
             count = self.usage.calls if self.counts_calls else self.done
             of = "" if self.counts_calls else f" of {self.total}"
-            ending = f"{how} after {count}{of} {self.bar.unit} ({duration(elapsed)})"
+            ending = f"{how} after {count}{of} {self.unit} ({duration(elapsed)})"
         if not self.total and not self.counts_calls and interrupted is None:
             self.bar.unit = "(no LLM call)"
         self.bar.set_postfix_str(", ".join([*self.speed(elapsed), ending]), refresh=False)
