@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -33,7 +32,7 @@ from graphrag.query.base import (
     fit_items,
     number_items,
 )
-from graphrag.query.local import LocalSearch, check_shares
+from graphrag.query.local import LocalSearch
 from graphrag.query.registry import register
 from graphrag.text import tokens
 
@@ -42,6 +41,10 @@ DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced
 PRIMER_TOKENS = 2000  # reports the primer call reads, at most
 STEP_MAX_TOKENS = 300  # completion tokens of the primer or of one follow-up step
 REDUCE_TOKENS = 1500  # intermediate answers the final reduce reads, at most
+# A follow-up's local-search shares, its own as Microsoft's DRIFT configures its local step
+# (docs/defaults-provenance.md): text units, then community reports.
+LOCAL_TEXT_UNIT_SHARE = 0.5
+LOCAL_COMMUNITY_SHARE = 0.2
 
 
 @dataclass
@@ -54,13 +57,6 @@ class DriftSettings:
     """Follow-up questions answered per round (and asked per step, at most)."""
     depth: int = 2
     """Rounds of follow-ups: at most followups * depth local steps."""
-    local_text_unit_share: float = 0.5
-    """Share of a follow-up's local-search budget the text units take."""
-    local_community_share: float = 0.2
-    """Share of a follow-up's local-search budget the community reports take."""
-
-    def validate(self, name: str, methods: Collection[str]) -> None:
-        check_shares(self, name, "local_text_unit_share", "local_community_share")
 
 
 @dataclass
@@ -88,8 +84,8 @@ class DRIFTSearch(Method):
         """The local search that answers follow-ups, with DRIFT's own context shares."""
         own = dataclasses.replace(
             self.params.methods["local"],
-            text_unit_share=self.options.local_text_unit_share,
-            community_share=self.options.local_community_share,
+            text_unit_share=LOCAL_TEXT_UNIT_SHARE,
+            community_share=LOCAL_COMMUNITY_SHARE,
         )
         return LocalSearch(
             self.index, self.settings, self.llm, self.embedder, self.stores, options=own

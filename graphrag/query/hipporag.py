@@ -23,7 +23,7 @@ from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.query.base import Method, Retrieval, drop_step, note_failure
 from graphrag.query.index_stores import undirected
-from graphrag.query.pagerank import ENTITY, TEXT_UNIT, min_max, walked
+from graphrag.query.pagerank import DAMPING, ENTITY, TEXT_UNIT, min_max, walked
 from graphrag.query.registry import register
 from graphrag.settings import Settings
 from graphrag.stores import GraphStore
@@ -41,8 +41,6 @@ class HippoRAGSettings:
     """Facts linked to the question, and entities seeded from them (linking_top_k)."""
     passage_node_weight: float = 0.05
     """Weight of every passage's dense score in the walk's seeds (passage_node_weight)."""
-    damping: float = 0.5
-    """Probability of following an edge in the walk (damping)."""
     synonym_threshold: float = 0.8
     """Name similarity from which two entities get a synonym edge (synonymy_edge_sim_threshold)."""
     recognition_filter: bool = True
@@ -223,7 +221,7 @@ class HippoRAG(Method):
         seeds.update(
             (TEXT_UNIT + u, float(w)) for u, w in zip(first_scores.index, weights, strict=True)
         )
-        ranked = walked(self.graph, seeds, self.options.damping, dense)
+        ranked = walked(self.graph, seeds, DAMPING, dense)
         return self.chunk_retrieval(ranked, question)
 
 

@@ -5,7 +5,7 @@ No community report is read or written: the communities are ranked by how well t
 units match the question (the rank of their top-k chunks by embedding similarity,
 best-first); the model tests the top-k untested chunks of each community in rank order
 (breadth-first, in small concurrent batches), naming the sentences that help answer (a
-sentence-level relevance assessor); after ``misses_before_deepening`` successive communities
+sentence-level relevance assessor); after ``MISSES_BEFORE_DEEPENING`` successive communities
 without a relevant chunk, the search goes one level down, into the sub-communities of the
 relevant ones (iterative deepening); it ends when no relevant community is left or
 ``relevance_budget`` tests are spent. The answer is one call of the shared answer prompt:
@@ -50,6 +50,11 @@ from graphrag.text.tokens import message_tokens
 # Completion tokens of one relevance test: {"relevant": [...]} with at most MAX_PICKS numbers.
 RELEVANCE_MAX_TOKENS = 48
 MAX_PICKS = 8
+# k and z: the blog names them without values; 1 test per community reaches the most
+# communities in a budget of 6, and 3 misses leave room to go one level down.
+CHUNKS_PER_COMMUNITY = 1  # k: a community's best untested chunks tested per visit (its top-k)
+MISSES_BEFORE_DEEPENING = 3  # z: successive communities with no relevant chunk end a level
+BATCH_SIZE = 2  # communities tested concurrently: the embedded server's two slots
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
@@ -65,22 +70,10 @@ class LazyGlobalSettings:
     # 130 s hold 6. The blog's 100/500/1,500 are GPT-4o-mini's on large corpora.
     relevance_budget: int = 6
     """Relevance tests (one LLM call each) one answer may spend, at most; the answer is one more."""
-    # k and z: the blog names them without values; 1 test per community reaches the most
-    # communities in a budget of 6, and 3 misses leave room to go one level down.
-    chunks_per_community: int = 1
-    """k: a community's best untested chunks tested per visit (and its rank: its top-k)."""
-    misses_before_deepening: int = 3
-    """z: successive communities with no relevant chunk that end a level's tests."""
-    # the embedded server's two slots (embedded.parallel)
-    batch_size: int = 2
-    """Communities whose chunks are tested concurrently, one batch after another."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
-        for key in ("relevance_budget", "chunks_per_community", "misses_before_deepening"):
-            if getattr(self, key) < 1:
-                raise SettingsError(f"setting query.{name}.{key} must be at least 1")
-        if self.batch_size < 1:
-            raise SettingsError(f"setting query.{name}.batch_size must be at least 1")
+        if self.relevance_budget < 1:
+            raise SettingsError(f"setting query.{name}.relevance_budget must be at least 1")
 
 
 def chunk_sentences(text: str) -> list[str]:
@@ -202,13 +195,13 @@ class LazyGlobalSearch(Method):
         """Return the relevance tests' findings: best-first communities, level by level,
         deepening into the sub-communities of the relevant ones."""
         units_of, children, frontier = self.hierarchy()
-        options, search = self.options, Search()
-        k, budget = options.chunks_per_community, options.relevance_budget
+        search = Search()
+        k, budget = CHUNKS_PER_COMMUNITY, self.options.relevance_budget
         while frontier and search.spent < budget:
             queue = ranked_communities(frontier, units_of, rank_of, k)
             found, misses = [], 0
-            while queue and misses < options.misses_before_deepening and search.spent < budget:
-                batch, queue = queue[: options.batch_size], queue[options.batch_size :]
+            while queue and misses < MISSES_BEFORE_DEEPENING and search.spent < budget:
+                batch, queue = queue[:BATCH_SIZE], queue[BATCH_SIZE:]
                 planned = planned_tests(batch, units_of, rank_of, search, k, budget)
                 await self.atest_batch(question, [r for p in planned.values() for r in p], search)
                 for community in batch:

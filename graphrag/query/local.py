@@ -18,6 +18,9 @@ from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items
 from graphrag.query.registry import register
 from graphrag.settings import SettingsError
 
+# Relationships to entities outside the selection, at most (docs/defaults-provenance.md).
+MAX_RELATIONSHIPS = 20
+
 
 def check_shares(settings: object, prefix: str, units: str, reports: str) -> None:
     """Raise unless fields ``units`` and ``reports`` of ``settings`` are shares of one budget."""
@@ -45,8 +48,6 @@ class LocalSettings:
     """Order of the entities' text units: "question" (nearest first) or "shared_mentions"."""
     community_share: float = 0.05
     """Share of the budget the community reports take (0.05: about one short report)."""
-    max_relationships: int = 20
-    """Relationships to entities outside the selection, at most."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
         check_shares(self, name, "text_unit_share", "community_share")
@@ -110,7 +111,7 @@ class LocalSearch(Method):
 
     def relationship_items(self, selected: set[str]) -> list[ContextItem]:
         ranked = ranked_relationships(
-            self.index.relationships, self.same_entities(selected), self.options.max_relationships
+            self.index.relationships, self.same_entities(selected), MAX_RELATIONSHIPS
         )
         return [
             ContextItem(

@@ -54,6 +54,11 @@ from graphrag.text.tokens import count_tokens, message_tokens
 # an index with open LLM types can have hundreds, so the pool is the most common ones.
 TYPE_POOL_SIZE = 20
 TYPE_EXAMPLES = 2  # entity names shown per type, as in MiniRAG's pools (minirag/prompt.py)
+# HKUDS/MiniRAG's own values: the query entities it uses of those the model names
+# (minirag/operate.py:1431), and the cosine a name, fact or chunk must reach to match (its
+# vector store, minirag/kg/nano_vector_db_impl.py:76; it depends on the embedder).
+MAX_QUERY_ENTITIES = 5
+MIN_SIMILARITY = 0.2
 NO_SEEDS = "minirag: no entity name matched the query entities; first-stage ranking"
 
 
@@ -64,19 +69,10 @@ class MiniRAGSettings:
     top_k: int = 60
     """Entities matched per query entity, facts per query entity, twice the chunks MiniRAG
     keeps (MiniRAG's QueryParam.top_k, minirag/base.py:25)."""
-    max_query_entities: int = 5
-    """Query entities used, of those the model names (minirag/operate.py:1431)."""
-    min_similarity: float = 0.2
-    """Cosine similarity a name, fact or chunk must reach to match (MiniRAG's vector store,
-    minirag/kg/nano_vector_db_impl.py:76; it depends on the embedder)."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
-        if self.top_k < 2 or self.max_query_entities < 1:
-            raise SettingsError(
-                f"query.{name}: top_k must be at least 2 and max_query_entities at least 1"
-            )
-        if not -1.0 <= self.min_similarity < 1.0:
-            raise SettingsError(f"query.{name}.min_similarity must be in [-1, 1)")
+        if self.top_k < 2:
+            raise SettingsError(f"query.{name}: top_k must be at least 2")
 
 
 def type_pool(entities: pd.DataFrame) -> dict[str, list[str]]:
@@ -142,13 +138,13 @@ class MiniRAGRetrieval(Method):
         cls, settings: Settings, index: Index, questions: list[str]
     ) -> tuple[float, float, float]:
         """The query-analysis call's cost per answer: its prompt over the index's type pool,
-        and a reply naming three types and ``max_query_entities`` names of the index's mean
+        and a reply naming three types and ``MAX_QUERY_ENTITIES`` names of the index's mean
         name tokens."""
         if not questions:
             return 0.0, 0.0, 0.0
         pool = type_pool(index.entities)
         frames = [message_tokens(prompts.minirag_keywords(q, pool)) for q in questions]
-        names = settings.query.methods[cls.name].max_query_entities
+        names = MAX_QUERY_ENTITIES
         reply = {
             "answer_type_keywords": sorted(pool, key=len)[-3:],
             "entities_from_query": [""] * names,
@@ -164,7 +160,7 @@ class MiniRAGRetrieval(Method):
         try:
             reply = await self.llm.ajson(
                 prompts.minirag_keywords(question, pool),
-                prompts.query_keywords_schema(list(pool), self.options.max_query_entities),
+                prompts.query_keywords_schema(list(pool), MAX_QUERY_ENTITIES),
                 name="query_keywords",
             )
             named = [str(e).strip() for e in reply.get("entities_from_query", [])]
@@ -172,7 +168,7 @@ class MiniRAGRetrieval(Method):
         except Exception as err:  # noqa: BLE001 - named in failures; the question seeds instead
             drop_step("minirag query keywords (seeded by the question instead)", err)
             return [question], []
-        named = [e for e in named if e][: self.options.max_query_entities]
+        named = [e for e in named if e][:MAX_QUERY_ENTITIES]
         if not named:
             note_failure("minirag query keywords: no query entity (seeded by the question)")
             return [question], [t for t in kinds if t in pool]
@@ -201,7 +197,7 @@ class MiniRAGRetrieval(Method):
 
         # 1. seeds: the entities nearest each query entity by name (operate.py:1268-1292)
         name_scores = [self.entity_scores(v) for v in self.embedder.embed(query_entities)]
-        matched = [top_matches(s, o.top_k, o.min_similarity) for s in name_scores]
+        matched = [top_matches(s, o.top_k, MIN_SIMILARITY) for s in name_scores]
         all_seeds = seed_entities(matched, name_scores)
         seeds = drop_isolated(all_seeds, graph)
         if not seeds:
@@ -216,7 +212,7 @@ class MiniRAGRetrieval(Method):
         fact_rows = top_matches(
             self.stores.fact_scores(self.embedder, self.graph_tables[1], vector),
             len(query_entities) * o.top_k,
-            o.min_similarity,
+            MIN_SIMILARITY,
         )
         important = set(all_seeds) | set(np.flatnonzero(answer).tolist())
         edges = good_edges(fact_rows, self.fact_ends, important)
@@ -238,7 +234,7 @@ class MiniRAGRetrieval(Method):
 
         # 5. the chunks ranked by the seeds that chose them (kwd2chunk, operate.py:1375-1379)
         keep = o.top_k // 2
-        dense_top = {r for r in dense[:keep] if unit_scores[r] >= o.min_similarity}
+        dense_top = {r for r in dense[:keep] if unit_scores[r] >= MIN_SIMILARITY}
         final = rank_seed_chunks(matched, seeds, chunks, dense_top)
         chosen = sorted(final, key=lambda u: (-final[u], position[u]))[:keep]
         taken = set(chosen)

@@ -10,6 +10,9 @@ from graphrag.stores import GraphStore
 
 ENTITY = "entity:"
 TEXT_UNIT = "text_unit:"
+# The probability of following an edge in the walk: HippoRAG 2's 0.5 (its config_utils.py
+# ``damping``), for both methods.
+DAMPING = 0.5
 
 
 def min_max(scores: np.ndarray) -> np.ndarray:

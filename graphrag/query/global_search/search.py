@@ -35,6 +35,11 @@ from graphrag.query.global_search.report_selection import auto_level, by_communi
 from graphrag.query.registry import register
 from graphrag.text import tokens
 
+# The reference's values; 10 points and a 2,500-token reduce lost on the thematic questions
+# (docs/defaults-provenance.md, studies/benchmarks/global_map.py).
+MAP_MAX_POINTS = 4  # points (or picked sentences) one map call returns, at most
+REDUCE_TOKENS = 1500  # tokens of map points the reduce reads, at most
+
 
 def _tolerated(replies: list, steps: list[str]) -> list[tuple[int, Any]]:
     """Return (position, reply) for the calls that answered (``drop_step`` names the others by
@@ -67,13 +72,9 @@ class GlobalSettings:
     # Several orders: the 1.5B reduce keeps different facts under each (docs/research-log.md).
     reduce_seeds: list[int] = field(default_factory=lambda: [1, 2])
     """Seeds of further report orders: one draft per order, merged by one more call ([]: one)."""
-    map_max_points: int = 4
-    """Points (or picked sentences) one map call returns, at most."""
     # "sentences": a 1.5B model's own points paraphrase names and dates away.
     map_style: Literal["points", "sentences"] = "sentences"
     """The map: "sentences" picks report sentences; "points", Microsoft GraphRAG's map."""
-    reduce_tokens: int = 1500
-    """Tokens of map points the reduce reads, at most."""
     # A 1.5B model's reports drop most dates, names and events of their entities.
     report_facts_tokens: int = 200
     """Tokens of the community's entity descriptions shown under an LLM-written report (0: none)."""
@@ -115,7 +116,7 @@ class GlobalSearch(Method):
 
     async def apick_sentences(self, question: str, text: str) -> dict:
         """Return one extractive map call's reply, {sentences: [{n, score}]}."""
-        schema = prompts.map_sentences_schema(self.options.map_max_points)
+        schema = prompts.map_sentences_schema(MAP_MAX_POINTS)
         return await self.llm.ajson(
             prompts.global_map_sentences(question, text), schema, name="map_sentences"
         )
@@ -143,7 +144,7 @@ class GlobalSearch(Method):
         """Microsoft GraphRAG's map: each batch's points in the model's words, in batch
         order; points scored 0, empty or restating the question are dropped."""
         budget = self.options.batch_tokens
-        schema = prompts.map_points_schema(self.options.map_max_points)
+        schema = prompts.map_points_schema(MAP_MAX_POINTS)
         results = await gather_with_progress(
             (
                 self.llm.ajson(
@@ -206,14 +207,14 @@ class GlobalSearch(Method):
         return picks
 
     def reduce_items(self, question: str, points: list[Point]) -> list[ContextItem]:
-        """Return the points the reduce reads, in their order, as many as fit ``reduce_tokens``."""
+        """Return the points the reduce reads, in their order, as many as fit ``REDUCE_TOKENS``."""
         items = [
             ContextItem(
                 ",".join(f"report:{c}" for c in communities), f"(importance {score}) {text}"
             )
             for score, text, communities in points
         ]
-        return fit_items(items, self.options.reduce_tokens)
+        return fit_items(items, REDUCE_TOKENS)
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
         return self.reduce_items(question, await self.amap(question))
