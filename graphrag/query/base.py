@@ -23,9 +23,9 @@ from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary
 from graphrag.llm.coroutines import TaskCollector, run_sync
 from graphrag.llm.usage import Usage, track_usage
-from graphrag.query.first_stage import bm25_scores, hybrid_ranking
 from graphrag.query.index_stores import IndexStores
 from graphrag.query.loops import LOOP_FREQUENCY_PENALTY, answer_text
+from graphrag.query.rankers import bm25_scores, hybrid_ranking
 from graphrag.settings import Settings
 from graphrag.text import tokens
 from graphrag.text.embeddings import Embedder

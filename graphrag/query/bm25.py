@@ -1,14 +1,14 @@
 """BM25: the text units that share the question's rarest words, with no embedding and no graph.
 
 A lexical baseline every dense and graph method should beat, and docs/methods.md's example.
-The BM25 index (``IndexStores.bm25``) and the tokenizer live in query/first_stage.py, which
+The BM25 index (``IndexStores.bm25``) and the tokenizer live in query/rankers.py, which
 the hybrid first stage shares.
 """
 
 from __future__ import annotations
 
 from graphrag.query.base import Method, Retrieval
-from graphrag.query.first_stage import descending
+from graphrag.query.rankers import descending
 from graphrag.query.registry import register
 
 

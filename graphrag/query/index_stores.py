@@ -14,7 +14,7 @@ import pandas as pd
 from graphrag import schemas as S
 from graphrag.index.graph.merge import fact_texts
 from graphrag.index.store import Index
-from graphrag.query.first_stage import bm25_index
+from graphrag.query.rankers import bm25_index
 from graphrag.stores import GraphStore, VectorStore, backend_of
 from graphrag.stores.protocols import Edge
 from graphrag.text.embeddings import Embedder

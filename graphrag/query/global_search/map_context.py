@@ -10,7 +10,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.query.base import CITATION, cited_numbers
-from graphrag.query.global_search.point_order import shuffled
+from graphrag.query.global_search.map_points import shuffled
 from graphrag.text import tokens
 
 REPORT_OVERHEAD_TOKENS = 6  # a report's "[n] " label and the blank line between reports

@@ -1,7 +1,7 @@
 """Global search: map-reduce over the community reports of one level (docs/methods.md).
 
 The map reads the reports ``report_selection.py`` chooses, in batches built by
-``map_context.py``, concurrently; the reduce reads the best points (``point_order.py``),
+``map_context.py``, concurrently; the reduce reads the best points (``map_points.py``),
 drafting one answer per report order when ``reduce_seeds`` asks and merging the drafts. A
 failed map batch or draft is dropped and named in ``Answer.failures``, as is report text the
 map's batch budget cut. ``contexts`` are the texts the map read for the reports the kept
@@ -29,8 +29,8 @@ from graphrag.query.base import (
     fit_items,
     note_failure,
 )
-from graphrag.query.global_search import map_context, point_order
-from graphrag.query.global_search.point_order import Pick, Point
+from graphrag.query.global_search import map_context, map_points
+from graphrag.query.global_search.map_points import Pick, Point
 from graphrag.query.global_search.report_selection import auto_level, by_community, level_view
 from graphrag.query.registry import register
 from graphrag.text import tokens
@@ -135,9 +135,9 @@ class GlobalSearch(Method):
         picks = await amap(question, batches)
         orders = []
         for seed in seeds:
-            ordered = point_order.ranked(picks, point_order.batch_ranks(chosen, batches, seed))
+            ordered = map_points.ranked(picks, map_points.batch_ranks(chosen, batches, seed))
             points = [(p.score, p.text, p.communities) for p in ordered]
-            orders.append(point_order.cited_sentences(ordered) if sentences else points)
+            orders.append(map_points.cited_sentences(ordered) if sentences else points)
         return orders
 
     async def amap_points(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:

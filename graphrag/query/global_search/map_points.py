@@ -1,4 +1,4 @@
-"""The orders in which global search's reduce reads the map's points.
+"""The map's points (``Pick``, ``Point``) and the orders the reduce of global search reads them in.
 
 The reduce reads points best score first; a 1.5B map scores nearly every pick 100, so the
 batches' order, set by the report shuffle, decides. These functions rank the same picks under
