@@ -28,7 +28,6 @@ from graphrag.query.base import (
     Method,
     cited_numbers,
     collecting_failures,
-    distinct,
     fit_items,
     number_items,
 )
@@ -214,7 +213,7 @@ class DRIFTSearch(Method):
             usage=usage,
             seconds=time.monotonic() - started,
             context_tokens=sum(tokens.count_tokens(c) for c in contexts),
-            failures=distinct([*failures, *noted]),  # noted: lazy reports not written
+            failures=list(dict.fromkeys([*failures, *noted])),  # noted: lazy reports not written
         )
 
     async def aretrieve(self, question: str) -> list[ContextItem]:

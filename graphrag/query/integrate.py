@@ -1,16 +1,6 @@
-"""Integration: naive RAG's context and a graph method's, interleaved by rank in one budget.
-
-"RAG vs. GraphRAG" (Han et al., arXiv 2502.11371) finds the two complementary, and giving the
-model both retrievals' content (their "Integration") worth up to +6.4 points on QA. Here the
-two contexts share the budget naive RAG fills alone (``Method.answer_budget``), so the method
-is compared at equal context: naive's first item, the graph method's first, naive's second,
-…, the same index row from both taken once, until the budget is full.
-
-The graph method is local search by default: Han et al. name Community-GraphRAG (Local) their
-strongest GraphRAG on multi-hop questions, and its entities, relationships and community
-reports are what naive RAG cannot retrieve (PPR's context is chunks seeded by the same dense
-similarity, so it mostly repeats naive's). Its items are interleaved in the order its context
-lists them (entities, relationships, reports, text units).
+"""Integration ("RAG vs. GraphRAG", Han et al., arXiv 2502.11371): naive RAG's context and a
+graph method's (local search's by default), interleaved by rank in the budget naive RAG fills
+alone, so it is compared at equal context (docs/methods.md).
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
 """MiniRAG (Fan et al., 2025, arXiv 2501.06713): query-guided paths over chunks and entities.
 
-Built for small models: one model call maps the question to simple matching targets, the
-entities it names and the types its answer may have (``prompts.minirag_keywords``); the rest
-is matching and counting over the heterogeneous graph of text units and entities
-(``minirag_paths.ChunkEntityGraph``: relationships join entities, mentions join an entity to
-its chunks; names of one entity are one node under ``query.entity_resolution``):
-
-1. seeds: for each query entity, the entities whose names are nearest it;
-2. answer-type entities: those whose type the model predicted;
-3. paths: every walk of two hops from a seed, scored by the answer-type entities on it and
-   the question's best-matched facts (relationships) it follows;
-4. each seed's three best chunks: those of its paths' entities and facts, by path score;
-5. the chunks ranked by the seeds that chose them (``minirag_paths.rank_seed_chunks``).
-
-MiniRAG keeps at most ``top_k / 2`` chunks; the shared answer budget is filled on from the
-question's first-stage ranking (``query.first_stage``; MiniRAG's is dense), so the comparison
-is at equal context. A reply the model botched
-seeds the search with the question itself (named in ``Answer.failures``). Where this differs
-from HKUDS/MiniRAG, and why: docs/methods.md.
+Built for small models: one model call names the question's entities and its answer's types
+(``prompts.minirag_keywords``); the rest is matching and counting over the graph of text units
+and entities (``minirag_paths``), in the numbered steps of :meth:`MiniRAGRetrieval.ranking`.
+MiniRAG's ``top_k / 2`` chunks come first, the shared budget is filled on from the first-stage
+ranking. The method, and where it differs from HKUDS/MiniRAG and why: docs/methods.md.
 """
 
 from __future__ import annotations
@@ -137,9 +124,8 @@ class MiniRAGRetrieval(Method):
     def planned_cost(
         cls, settings: Settings, index: Index, questions: list[str]
     ) -> tuple[float, float, float]:
-        """The query-analysis call's cost per answer: its prompt over the index's type pool,
-        and a reply naming three types and ``MAX_QUERY_ENTITIES`` names of the index's mean
-        name tokens."""
+        """The query-analysis call: its prompt over the index's type pool, and a reply naming
+        three types and ``MAX_QUERY_ENTITIES`` names of the index's mean name tokens."""
         if not questions:
             return 0.0, 0.0, 0.0
         pool = type_pool(index.entities)
@@ -178,18 +164,11 @@ class MiniRAGRetrieval(Method):
         self, question: str, query_entities: list[str], answer_types: list[str]
     ) -> list[str]:
         """Return the text-unit ids, best first: MiniRAG's chosen chunks, then the rest of
-        the question's first-stage ranking (``query.first_stage``: dense, or hybrid); the
-        arithmetic runs over the rows of the graph's arrays, in table order."""
-        ids = self.stores.unit_text.index
-        return [ids[r] for r in self.ranked_rows(question, query_entities, answer_types)]
-
-    def ranked_rows(
-        self, question: str, query_entities: list[str], answer_types: list[str]
-    ) -> list[int]:
-        o, graph = self.options, self.graph
+        the first-stage ranking; the arithmetic runs over table rows."""
+        o, graph, ids = self.options, self.graph, self.stores.unit_text.index
         vector = self.embedder.embed_one(question)
         unit_scores = self.dense_scores(vector).to_numpy()
-        row_of = {u: r for r, u in enumerate(self.stores.unit_text.index)}
+        row_of = {u: r for r, u in enumerate(ids)}
         ranked = self.first_stage_ranking(vector, question, len(unit_scores))
         dense = [row_of[u] for u in ranked]
         position = np.empty(len(dense), dtype=np.int64)
@@ -202,7 +181,7 @@ class MiniRAGRetrieval(Method):
         seeds = drop_isolated(all_seeds, graph)
         if not seeds:
             note_failure(NO_SEEDS)
-            return dense
+            return [ids[r] for r in dense]
 
         # 2. answer-type entities (operate.py:1311-1316)
         kinds = self.graph_tables[0][S.TYPE].fillna("").astype(str).str.strip().str.upper()
@@ -238,7 +217,7 @@ class MiniRAGRetrieval(Method):
         final = rank_seed_chunks(matched, seeds, chunks, dense_top)
         chosen = sorted(final, key=lambda u: (-final[u], position[u]))[:keep]
         taken = set(chosen)
-        return chosen + [r for r in dense if r not in taken]
+        return [ids[r] for r in chosen + [r for r in dense if r not in taken]]
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         query_entities, answer_types = await self.query_keywords(question)

@@ -158,9 +158,10 @@ class GlobalSearch(Method):
             disable=True,
         )
         in_batch = [[int(c) for c in b[S.COMMUNITY]] for b in batches]
-        for batch in batches:
-            for community in map_context.cut_reports(batch, budget):
-                note_failure(f"map: report [{community}] cut to batch_tokens {budget}")
+        for batch in batches:  # a report larger than a batch, alone in its own, is cut
+            for community, text in zip(batch[S.COMMUNITY], batch[S.FULL_CONTENT], strict=True):
+                if tokens.count_tokens(text) > budget:
+                    note_failure(f"map: report [{int(community)}] cut to batch_tokens {budget}")
         points = []
         for position, result in _tolerated(
             results, [f"map batch of reports {b}" for b in in_batch]
@@ -170,7 +171,8 @@ class GlobalSearch(Method):
                 Pick(
                     p["score"],
                     p["description"].strip(),
-                    map_context.came_from(p["description"], communities),
+                    # the batch reports it cites, or the whole batch when it cites none of them
+                    [c for c in cited_numbers(p["description"]) if c in communities] or communities,
                     position,
                 )
                 for p in result["points"]
@@ -185,7 +187,8 @@ class GlobalSearch(Method):
         budget = self.options.batch_tokens
         shown = [map_context.numbered_sentences(b, budget) for b in batches]
         for batch, (_, numbered) in zip(batches, shown, strict=True):
-            if unread := map_context.unread_sentences(batch, numbered):
+            sentences = map_context.report_sentences
+            if unread := sum(len(sentences(t)) for t in batch[S.FULL_CONTENT]) - len(numbered):
                 reports = [int(c) for c in batch[S.COMMUNITY]]
                 note_failure(
                     f"map batch of reports {reports}: {unread} sentences cut to "
