@@ -114,7 +114,6 @@ ITEM_OVERHEAD_TOKENS = 4  # the "[n] " label and the blank line between items
 
 
 def items_tokens(items: list[ContextItem]) -> int:
-    """Return the tokens ``items`` take in a numbered context."""
     return sum(tokens.count_tokens(i.text) + ITEM_OVERHEAD_TOKENS for i in items)
 
 
@@ -157,7 +156,6 @@ class Method:
 
     @cached_property
     def resolution(self) -> Resolution | None:
-        """The index's canonical-entity map, or None with ``query.entity_resolution`` off."""
         return self.index.resolution() if self.params.entity_resolution else None
 
     @cached_property
@@ -169,11 +167,9 @@ class Method:
         return self.resolution.tables()
 
     def same_entities(self, entity_ids: set[str]) -> set[str]:
-        """Return ``entity_ids`` with the other names of their entities (resolution on)."""
         return self.resolution.expand(entity_ids) if self.resolution else entity_ids
 
     def same_ids(self, entity_id: str) -> list[str]:
-        """Return every id of ``entity_id``'s entity (itself alone with resolution off)."""
         return self.resolution.members(entity_id) if self.resolution else [entity_id]
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
@@ -247,7 +243,6 @@ class Method:
 
     # shared by the text-unit methods; a text unit is named by its id, never its row
     def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[str]:
-        """Return the ids of the ``k`` text units nearest ``query_vector`` (dense)."""
         return [unit for unit, _ in self.stores.text_units.top_k(query_vector, k)]
 
     def bm25_scores(self, query: str) -> np.ndarray:
@@ -312,7 +307,6 @@ class Method:
         return fit_items(self.text_unit_items(ids[:CHUNK_DEPTH]), self.answer_budget(question))
 
     def ranking_depth(self) -> int:
-        """How many ranked text units ``Answer.ranking`` keeps."""
         top_k = self.params.chunk_context == "top_k"
         return max(self.params.top_k, RANKING_DEPTH) if top_k else RANKING_DEPTH
 

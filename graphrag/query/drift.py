@@ -90,8 +90,8 @@ class DRIFTSearch(Method):
             self.index, self.settings, self.llm, self.embedder, self.stores, options=own
         )
 
-    async def primer_reports(self, question: str) -> list[ContextItem]:
-        """Return the reports closest to a hypothetical answer, within ``PRIMER_TOKENS``."""
+    async def aprimer(self, question: str) -> Step:
+        """Answer from the reports closest to a hypothetical answer, within ``PRIMER_TOKENS``."""
         passage = await self.llm.achat(
             prompts.hypothetical_passage(question),
             max_tokens=self.params.methods["hyde"].max_tokens,
@@ -99,16 +99,14 @@ class DRIFTSearch(Method):
         vector = self.embedder.embed_one(passage.text.strip() or question)
         await self.aensure_reports()  # the primer ranks every report
         reports = self.index.community_reports
-        text_of = dict(
-            zip(
-                [f"report:{int(c)}" for c in reports[S.COMMUNITY]],
-                reports[S.FULL_CONTENT],
-                strict=True,
-            )
-        )
+        keys = [f"report:{int(c)}" for c in reports[S.COMMUNITY]]
+        text_of = dict(zip(keys, reports[S.FULL_CONTENT], strict=True))
         ranked = self.stores.reports.top_k(vector, self.options.top_reports)
-        items = [ContextItem(report, text_of[report]) for report, _ in ranked]
-        return fit_items(items, PRIMER_TOKENS)
+        reports = fit_items([ContextItem(r, text_of[r]) for r, _ in ranked], PRIMER_TOKENS)
+        # numbered by community, as global search's are, so citations name communities
+        text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
+        messages = prompts.drift_primer(question, text, self.options.followups)
+        return await self.astep(messages, question, 0, reports)
 
     async def astep(
         self, messages: list[dict[str, str]], query: str, depth: int, read: list[ContextItem]
@@ -126,13 +124,6 @@ class DRIFTSearch(Method):
             depth=depth,
             read=read,
         )
-
-    async def aprimer(self, question: str) -> Step:
-        reports = await self.primer_reports(question)
-        # numbered by community, as global search's are, so citations name communities
-        text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
-        messages = prompts.drift_primer(question, text, self.options.followups)
-        return await self.astep(messages, question, 0, reports)
 
     async def afollow_up(self, question: str, follow_up: str, depth: int) -> Step:
         items = await self.local.aretrieve(follow_up)
@@ -217,7 +208,6 @@ class DRIFTSearch(Method):
         )
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
-        """Return the intermediate answers the reduce would read (LLM calls included)."""
         steps, _ = await self.asteps(question)
         return [
             ContextItem(",".join(i.source for i in s.read), s.answer)

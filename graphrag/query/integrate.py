@@ -40,7 +40,6 @@ class IntegrateSettings:
     """The graph method interleaved with naive RAG (e.g. "local" or "ppr"; not global or drift)."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
-        """Raise for a method with no one ranked context or (``methods`` given) an unknown one."""
         method = self.graph_method
         if method in NOT_INTEGRABLE or (methods and method not in methods):
             known = ", ".join(m for m in methods if m not in NOT_INTEGRABLE)
@@ -56,15 +55,12 @@ class Integrate(Method):
 
     @cached_property
     def graph(self) -> Method:
-        """The graph method, made once over the same index and stores."""
         self.options.validate("query.integrate", list(registry.ALL_METHODS))
         return registry.ALL_METHODS[self.options.graph_method](
             self.index, self.settings, self.llm, self.embedder, self.stores
         )
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        """Return the interleaved items that fit naive RAG's budget, and as ranking the two
-        methods' ranked text units interleaved."""
         vector = self.embedder.embed_one(question)
         rows = self.first_stage_ranking(vector, question, self.chunk_depth())
         naive = self.text_unit_items(rows)

@@ -87,13 +87,11 @@ class LocalSearch(Method):
     options: LocalSettings
 
     def context_budget(self, question: str) -> int:
-        """Return the context tokens for ``question``: the setting, else the window's room."""
         if self.options.context_tokens > 0:
             return self.options.context_tokens
         return self.answer_budget(question)
 
     def select_entities(self, question: str) -> list[str]:
-        """Return the ids of the ``top_entities`` entities nearest the question."""
         vector = self.embedder.embed_one(question)
         return [e for e, _ in self.stores.entities.top_k(vector, self.options.top_entities)]
 

@@ -33,6 +33,4 @@ def rank_chunks(scores: dict[str, float], dense_order: list[str]) -> list[str]:
 def walked(
     graph: GraphStore, seeds: dict[str, float], damping: float, first: list[str]
 ) -> list[str]:
-    """Return the text units ``first`` by their PageRank personalized on ``seeds``, ties in
-    ``first``'s order."""
     return rank_chunks(graph.personalized_pagerank(seeds, damping), first)

@@ -106,7 +106,6 @@ class PPRRetrieval(Method):
         return seeds
 
     def ranking(self, question: str) -> list[str]:
-        """Return the text-unit ids, best first, by Personalized PageRank."""
         vector = self.embedder.embed_one(question)
         first, first_scores = self.first_stage(vector, question)
         seeds = self.seeds(vector, first_scores)

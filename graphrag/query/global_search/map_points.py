@@ -27,7 +27,6 @@ class Pick(NamedTuple):
 
 
 def shuffled(count: int, seed: int) -> list[int]:
-    """Return the positions 0..count-1 in the order the report shuffle under ``seed`` puts them."""
     order = list(range(count))
     random.Random(seed).shuffle(order)
     return order

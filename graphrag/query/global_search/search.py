@@ -108,7 +108,6 @@ class GlobalSearch(Method):
         return SEED
 
     def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
-        """Return the chosen reports, with their facts, packed into the map's batches."""
         per_call = self.options.reports_per_call
         return map_context.report_batches(
             self.with_facts(chosen), self.options.batch_tokens, self.shuffle_seed, per_call
@@ -122,7 +121,6 @@ class GlobalSearch(Method):
         )
 
     async def amap(self, question: str) -> list[Point]:
-        """Return the map's points ranked under the report shuffle of the request seed."""
         return (await self.amap_orders(question, [self.shuffle_seed]))[0]
 
     async def amap_orders(self, question: str, seeds: list[int]) -> list[list[Point]]:
