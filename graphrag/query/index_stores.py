@@ -80,10 +80,8 @@ class IndexStores:
         table = self.index.community_reports
         if self._reports is None or self._reports[0] is not table:
             ids = [f"report:{int(c)}" for c in table[S.COMMUNITY]]
-            self._reports = (
-                table,
-                self.vector_store(ids, _matrix(table[S.FULL_CONTENT_EMBEDDING])),
-            )
+            store = self.vector_store(ids, _matrix(table[S.FULL_CONTENT_EMBEDDING]))
+            self._reports = (table, store)
         return self._reports[1]
 
     def facts(self, embedder: Embedder) -> VectorStore:

@@ -161,23 +161,15 @@ class GlobalSearch(Method):
                 if tokens.count_tokens(text) > budget:
                     note_failure(f"map: report [{int(community)}] cut to batch_tokens {budget}")
         points = []
-        for position, result in _tolerated(
-            results, [f"map batch of reports {b}" for b in in_batch]
-        ):
-            communities = in_batch[position]
-            points += [
-                Pick(
-                    p["score"],
-                    p["description"].strip(),
+        steps = [f"map batch of reports {b}" for b in in_batch]
+        for position, result in _tolerated(results, steps):
+            for p in result["points"]:
+                text, batch = p["description"], in_batch[position]
+                echo = map_context.restates_question(text, question)
+                if p["score"] > 0 and text.strip() and not echo:
                     # the batch reports it cites, or the whole batch when it cites none of them
-                    [c for c in cited_numbers(p["description"]) if c in communities] or communities,
-                    position,
-                )
-                for p in result["points"]
-                if p["score"] > 0
-                and p["description"].strip()
-                and not map_context.restates_question(p["description"], question)
-            ]
+                    cited = [c for c in cited_numbers(text) if c in batch] or batch
+                    points.append(Pick(p["score"], text.strip(), cited, position))
         return points
 
     async def amap_sentences(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
