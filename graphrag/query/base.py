@@ -176,8 +176,7 @@ class Method:
         return (await self.aretrieve_ranked(question)).items
 
     async def aensure_reports(self, communities: Iterable[int] | None = None) -> None:
-        """Make sure ``communities`` (None: all) have their reports (a lazy index writes them);
-        a lazy report that could not be written is named in ``Answer.failures``."""
+        """Have a lazy index write the reports of ``communities`` (None: all), failures named."""
         wanted = None if communities is None else list(communities)
         await aensure_reports(self.index, wanted, self.llm, self.embedder)
         for failure in failed_reports(self.index, wanted):
@@ -198,8 +197,7 @@ class Method:
         return await self.agenerate(question, retrieval.items, short_answer)
 
     async def final_answer(self, messages: list[dict[str, str]], short_answer: bool = False) -> str:
-        """Return the final answer to ``messages`` (with ``short_answer``, asked to end with an
-        "Answer: …" line), guarded against loops (query/loops.py)."""
+        """Return the answer to ``messages``, guarded against loops (query/loops.py)."""
         if short_answer:
             messages = prompts.with_final_answer_line(messages)
         return await answer_text(
@@ -254,23 +252,20 @@ class Method:
         return self.stores.text_units.scores(query_vector).reindex(self.stores.unit_text.index)
 
     def hybrid_ranking(self, query_vector: np.ndarray, query: str) -> tuple[list[str], pd.Series]:
-        """Return every text-unit id best first, and its score by id, by the reciprocal rank
-        fusion of the dense ranking (``query_vector``) and BM25's (``query``'s words)."""
+        """Every text-unit id best first, and its score by id: dense fused with BM25's ranks."""
         ids = self.stores.unit_text.index
         dense = self.dense_scores(query_vector).to_numpy() if len(ids) else np.zeros(0)
         rows, scores = hybrid_ranking(dense, self.bm25_scores(query))
         return [ids[r] for r in rows], pd.Series(scores, index=ids)
 
     def first_stage_ranking(self, query_vector: np.ndarray, query: str, k: int) -> list[str]:
-        """Return the ids of the ``k`` best text units by ``query.first_stage``: "dense"
-        (nearest ``query_vector``) or "hybrid" (fused with BM25 on the words of ``query``)."""
+        """Return the ids of the ``k`` best text units by ``query.first_stage``."""
         if self.params.first_stage == "dense":
             return self.text_unit_ranking(query_vector, k)
         return self.hybrid_ranking(query_vector, query)[0][:k]
 
     def first_stage(self, query_vector: np.ndarray, query: str) -> tuple[list[str], pd.Series]:
-        """Every text-unit id best first by ``query.first_stage``, and its score (cosine or
-        fused) by id."""
+        """Every text-unit id best first by ``query.first_stage``, and its score by id."""
         if not len(self.index.text_units):
             return [], pd.Series(dtype=np.float64)
         if self.params.first_stage == "dense":
@@ -300,8 +295,7 @@ class Method:
         )
 
     def chunk_context(self, ids: list[str], question: str) -> list[ContextItem]:
-        """Return a chunk method's context from its ranked text units ``ids``: those that fit
-        :meth:`answer_budget` or, with ``query.chunk_context = "top_k"``, the first ``top_k``."""
+        """The ranked text units ``ids`` that fit :meth:`answer_budget` (or the first ``top_k``)."""
         if self.params.chunk_context == "top_k":
             return self.text_unit_items(ids[: self.params.top_k])
         return fit_items(self.text_unit_items(ids[:CHUNK_DEPTH]), self.answer_budget(question))
