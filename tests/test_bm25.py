@@ -13,7 +13,7 @@ from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import RANKING_DEPTH, items_tokens
 from graphrag.query.bm25 import BM25Retrieval
-from graphrag.query.first_stage import tokenize
+from graphrag.query.rankers import tokenize
 from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, make_methods
 from graphrag.settings import REPO_ROOT, Settings, SettingsError, load_settings
 

@@ -148,8 +148,6 @@ def test_unknown_key_in_the_file_is_named(tmp_path: Path) -> None:
 def test_budget_shares_that_do_not_fit_one_budget_are_named() -> None:
     with pytest.raises(SettingsError, match=r"query\.local\.text_unit_share \(0\.96\).*at most 1"):
         load_settings(env={"GRAPHRAG_QUERY__LOCAL__TEXT_UNIT_SHARE": "0.96"})
-    with pytest.raises(SettingsError, match=r"query\.drift\.local_community_share \(-0\.1\)"):
-        load_settings(env={}, overrides={"query": {"drift": {"local_community_share": -0.1}}})
     assert load_settings(env={}, overrides={"query": {"local": {"text_unit_share": 0.8}}})
 
 
@@ -159,12 +157,15 @@ def test_a_method_table_loads_from_the_file_and_from_the_environment(tmp_path: P
     )
     settings = load_settings(
         path=path,
-        env={"GRAPHRAG_QUERY__GLOBAL__REDUCE_SEEDS": "[]", "GRAPHRAG_QUERY__PPR__DAMPING": "0.7"},
+        env={
+            "GRAPHRAG_QUERY__GLOBAL__REDUCE_SEEDS": "[]",
+            "GRAPHRAG_QUERY__PPR__PASSAGE_WEIGHT": "0.7",
+        },
     )
     assert settings.query.answer_max_tokens == 300
     assert settings.query.methods["local"].top_entities == 5
     assert settings.query.methods["global"].reduce_seeds == []
-    assert settings.query.methods["ppr"].damping == pytest.approx(0.7)
+    assert settings.query.methods["ppr"].passage_weight == pytest.approx(0.7)
     assert settings.to_dict()["query"]["local"]["top_entities"] == 5  # as the TOML names it
     assert settings.query.flat()["local.top_entities"] == 5
     with pytest.raises(SettingsError, match=r"unknown setting .*query\.local\.top_entitie\b"):

@@ -173,17 +173,23 @@ def test_contexts_are_the_ranked_answers_and_what_they_read(
 
 @pytest.mark.parametrize(("units", "reports"), [(0.5, 0.2), (0.9, 0.1)])
 def test_a_follow_up_reads_local_search_with_drift_s_own_shares(
-    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, units, reports
+    demo_index: Index,
+    make_settings,
+    fake_llm: FakeLLM,
+    replay_embedder,
+    units,
+    reports,
+    monkeypatch,
 ) -> None:
     """DRIFT's follow-ups read local search's context with their own budget shares (as
     Microsoft's DRIFT configures its local step), whatever the local method's are."""
     from graphrag.llm.coroutines import run_sync
+    from graphrag.query import drift
     from graphrag.query.local import LocalSearch
 
-    shares = {"local_text_unit_share": units, "local_community_share": reports}
-    settings = make_settings(
-        fake_llm.base_url, query={"drift": {"followups": 1, "depth": 1, **shares}}
-    )
+    monkeypatch.setattr(drift, "LOCAL_TEXT_UNIT_SHARE", units)
+    monkeypatch.setattr(drift, "LOCAL_COMMUNITY_SHARE", reports)
+    settings = make_settings(fake_llm.base_url, query={"drift": {"followups": 1, "depth": 1}})
     fake_llm.respond_with(Curious())
     method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
     method.answer(QUESTION)

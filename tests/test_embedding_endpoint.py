@@ -15,11 +15,11 @@ from graphrag import Workbench
 from graphrag.llm.embedding_endpoint import BATCH_SIZE, EndpointEmbedder, make_embedder
 from graphrag.schemas import TEXT_EMBEDDING
 from graphrag.settings import SettingsError
+from graphrag.stores.numpy_vectors import NumpyVectorStore
 from graphrag.text.embeddings import (
     ENDPOINT_IDENTITIES_FILE,
     EmbeddingError,
     LocalEmbedder,
-    cosine_top_k,
     write_pack,
 )
 
@@ -175,4 +175,5 @@ def test_a_failing_endpoint_is_named_by_its_setting(fake_llm: FakeLLM, endpoint_
 
 def test_a_question_embedded_by_another_model_than_the_index_is_an_error() -> None:
     with pytest.raises(EmbeddingError, match="index's vectors have 4 dimensions.*index.json"):
-        cosine_top_k(np.ones(3, dtype=np.float32), np.ones((2, 4), dtype=np.float32), 1)
+        store = NumpyVectorStore(["a", "b"], np.ones((2, 4), dtype=np.float32))
+        store.top_k(np.ones(3, dtype=np.float32), 1)

@@ -11,12 +11,12 @@ import pytest
 from conftest import DEMO_DOCS
 
 from graphrag.schemas import DESCRIPTION_EMBEDDING
+from graphrag.stores.numpy_vectors import NumpyVectorStore
 from graphrag.text.embeddings import (
     VECTOR_FORMAT_FILE,
     VECTOR_KEY_FORMAT,
     EmbeddingError,
     LocalEmbedder,
-    cosine_top_k,
     recorded_vectors,
     resolve_model_path,
     write_pack,
@@ -118,10 +118,10 @@ def test_similar_sentences_score_higher(make_embedder) -> None:
         ]
     )
     assert float(query @ close) > float(query @ far) + 0.2
-    ranked = cosine_top_k(query, np.stack([far, close]), k=2)
-    assert [row for row, _ in ranked] == [1, 0]
+    ranked = NumpyVectorStore(["far", "close"], np.stack([far, close])).top_k(query, k=2)
+    assert [row for row, _ in ranked] == ["close", "far"]
     assert ranked[0][1] == pytest.approx(float(query @ close), abs=1e-6)
-    assert cosine_top_k(query, np.zeros((0, 384), dtype=np.float32), 3) == []
+    assert NumpyVectorStore([], np.zeros((0, 384), dtype=np.float32)).top_k(query, 3) == []
 
 
 def test_recorded_packs_are_read_first_and_grow_by_whole_files(

@@ -18,7 +18,8 @@ from conftest import REPO_ROOT, FakeLLM, Reply, prompt_kind
 from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, LLMError
-from graphrag.query.global_search.point_order import (
+from graphrag.query.global_search import search
+from graphrag.query.global_search.map_points import (
     Pick,
     batch_ranks,
     cited_sentences,
@@ -149,12 +150,16 @@ def read_order(body: dict) -> str:
     return " ".join(dict.fromkeys(cited))
 
 
+@pytest.fixture
+def reduce_reads_every_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search, "REDUCE_TOKENS", 100_000)
+
+
 def ensemble(make_settings, fake_llm: FakeLLM, seeds: list[int]) -> object:
     query = {
         "global": {
             "level": 0,
             "map_style": "sentences",
-            "reduce_tokens": 100_000,
             "reduce_seeds": seeds,
         }
     }
@@ -173,6 +178,7 @@ def first_report(seed: int, index: Index) -> str:
 SEEDS = [1, 3]  # on the demo's five roots, seeds 7, 1 and 3 each put another report first
 
 
+@pytest.mark.usefixtures("reduce_reads_every_point")
 def test_distinct_drafts_are_merged_in_seed_order(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
@@ -195,6 +201,7 @@ def test_distinct_drafts_are_merged_in_seed_order(
     }
 
 
+@pytest.mark.usefixtures("reduce_reads_every_point")
 def test_no_merge_when_the_orders_or_the_drafts_are_the_same(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
@@ -214,6 +221,7 @@ def test_no_merge_when_the_orders_or_the_drafts_are_the_same(
     assert len(requests_of(fake_llm, "reduce")) == 3 and not requests_of(fake_llm, "merge")
 
 
+@pytest.mark.usefixtures("reduce_reads_every_point")
 def test_a_failed_draft_is_named_and_the_others_still_answer(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:
@@ -229,6 +237,7 @@ def test_a_failed_draft_is_named_and_the_others_still_answer(
     assert len(re.findall(r"(?m)^Draft [A-Z]:$", merge["messages"][1]["content"])) == 2
 
 
+@pytest.mark.usefixtures("reduce_reads_every_point")
 def test_a_failed_merge_leaves_the_first_draft_and_every_failed_draft_fails_the_answer(
     demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
 ) -> None:

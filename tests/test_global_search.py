@@ -20,6 +20,7 @@ from graphrag import schemas as S
 from graphrag.index.graph.communities import rolled_up_level
 from graphrag.index.store import Index
 from graphrag.llm.client import SEED, ChatLLM, LLMError
+from graphrag.query.global_search import search
 from graphrag.query.global_search.map_context import report_sentences
 from graphrag.query.global_search.search import GlobalSearch
 from graphrag.text import tokens
@@ -115,11 +116,12 @@ def test_rolled_up_level_by_hand() -> None:
 
 @pytest.mark.parametrize("level", [0, 1, 5])
 def test_global_with_rolled_up_levels_maps_the_whole_graph_view(
-    musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, level: int
+    musique_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, level: int, monkeypatch
 ) -> None:
     # Levels need a hierarchy: MuSiQue's graph has one, the demo's default one has two small levels.
     # a reduce budget every point fits in: each mapped batch's point reaches the answer
-    query = {"level": level, "reduce_tokens": 100_000}
+    monkeypatch.setattr(search, "REDUCE_TOKENS", 100_000)
+    query = {"level": level}
     settings = make_settings(fake_llm.base_url, query=query)
     fake_llm.respond_with(answer_maps)
     method = GlobalSearch(musique_index, settings, ChatLLM(settings), replay_embedder)
@@ -545,7 +547,7 @@ REPORT_HEAD = re.compile(r"(?m)^Report \[(\d+)\]")
 
 
 def test_extractive_map_hands_the_picked_sentences_verbatim_to_the_reduce(
-    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder, monkeypatch
 ) -> None:
     from graphrag.query.global_search.map_context import report_sentences
 
@@ -564,7 +566,8 @@ def test_extractive_map_hands_the_picked_sentences_verbatim_to_the_reduce(
         picks += [{"n": count + 1, "score": 99}, {"n": 2, "score": 0}]  # out of range; zero
         return json.dumps({"sentences": picks})
 
-    query = {"level": 0, "map_style": "sentences", "reduce_tokens": 100_000}
+    monkeypatch.setattr(search, "REDUCE_TOKENS", 100_000)
+    query = {"level": 0, "map_style": "sentences"}
     settings = make_settings(fake_llm.base_url, query=query)
     fake_llm.respond_with(pick)
     answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(QUESTION)

@@ -14,8 +14,8 @@ from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import RANKING_DEPTH, items_tokens
-from graphrag.query.first_stage import hybrid_ranking
 from graphrag.query.hybrid import HybridRetrieval
+from graphrag.query.rankers import hybrid_ranking
 from graphrag.query.registry import METHODS, OPT_IN_METHODS, make_methods
 from graphrag.settings import REPO_ROOT, Settings, SettingsError, load_settings
 

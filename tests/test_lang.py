@@ -8,7 +8,7 @@ import bm25s
 import numpy as np
 import pytest
 
-from graphrag.query.first_stage import bm25_index, bm25_scores, descending, tokenize
+from graphrag.query.rankers import bm25_index, bm25_scores, descending, tokenize
 from graphrag.settings import REPO_ROOT
 from graphrag.text import lang
 from graphrag.text.lang import chinese, english

@@ -24,6 +24,7 @@ from graphrag.eval.dry_run import estimate_eval
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
+from graphrag.query import lazy_global
 from graphrag.query.lazy_global import (
     LazyGlobalSearch,
     LazyGlobalSettings,
@@ -112,10 +113,16 @@ def relevant_units(*units: str, fail: str | None = None):
     return reply
 
 
+@pytest.fixture(autouse=True)
+def one_test_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One relevance test at a time unless a test says (the tests of a batch reach the
+    endpoint in any order)."""
+    monkeypatch.setattr(lazy_global, "BATCH_SIZE", 1)
+
+
 def lazy(make_settings, fake: FakeLLM, index: Index | None = None, **own) -> LazyGlobalSearch:
-    """The method over ``index`` (the hand-made one), one test at a time unless ``own`` says:
-    the tests of a batch reach the endpoint in any order."""
-    settings = make_settings(fake.base_url, query={"lazy_global": {"batch_size": 1, **own}})
+    """The method over ``index`` (the hand-made one)."""
+    settings = make_settings(fake.base_url, query={"lazy_global": own})
     return LazyGlobalSearch(
         index or small_index(), settings, ChatLLM(settings), TowardsTheFirstChunk()
     )
@@ -176,10 +183,11 @@ def test_roots_are_tested_best_first_then_the_relevant_ones_children(
 @pytest.mark.parametrize("batch_size", [1, 2, 3])
 @pytest.mark.parametrize("budget", [1, 2, 3, 4, 5, 6, 7])
 def test_the_calls_never_exceed_the_budget_and_one_answer(
-    make_settings, fake_llm: FakeLLM, budget: int, batch_size: int
+    make_settings, fake_llm: FakeLLM, budget: int, batch_size: int, monkeypatch
 ) -> None:
     fake_llm.respond_with(relevant_units(*UNITS))
-    method = lazy(make_settings, fake_llm, relevance_budget=budget, batch_size=batch_size)
+    monkeypatch.setattr(lazy_global, "BATCH_SIZE", batch_size)
+    method = lazy(make_settings, fake_llm, relevance_budget=budget)
 
     answer = method.answer("What happened?")
 
@@ -200,12 +208,11 @@ def test_only_relevant_communities_are_deepened(make_settings, fake_llm: FakeLLM
 
 
 def test_z_successive_misses_end_the_level_and_nothing_relevant_falls_back(
-    make_settings, fake_llm: FakeLLM
+    make_settings, fake_llm: FakeLLM, monkeypatch
 ) -> None:
     fake_llm.respond_with(relevant_units())
-    method = lazy(
-        make_settings, fake_llm, relevance_budget=20, misses_before_deepening=2, batch_size=1
-    )
+    monkeypatch.setattr(lazy_global, "MISSES_BEFORE_DEEPENING", 2)
+    method = lazy(make_settings, fake_llm, relevance_budget=20)
 
     answer = method.answer("What happened?")
 
@@ -219,12 +226,13 @@ def test_z_successive_misses_end_the_level_and_nothing_relevant_falls_back(
 
 
 def test_a_batch_runs_its_tests_together_and_a_miss_in_it_still_counts(
-    make_settings, fake_llm: FakeLLM
+    make_settings, fake_llm: FakeLLM, monkeypatch
 ) -> None:
     fake_llm.respond_with(relevant_units())
     fake_llm.delay = 0.2  # long enough for the two to overlap
-    own = {"relevance_budget": 20, "misses_before_deepening": 1, "batch_size": 2}
-    lazy(make_settings, fake_llm, **own).answer("Q?")
+    monkeypatch.setattr(lazy_global, "MISSES_BEFORE_DEEPENING", 1)
+    monkeypatch.setattr(lazy_global, "BATCH_SIZE", 2)
+    lazy(make_settings, fake_llm, relevance_budget=20).answer("Q?")
     # z = 1 is reached by B, but C was tested in the same batch of two, at once
     assert sorted(units_tested(fake_llm)) == ["u0", "u1"] and fake_llm.max_in_flight == 2
 

@@ -21,6 +21,7 @@ from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import ContextItem, auto_budget, items_tokens, number_items
 from graphrag.query.local import (
+    MAX_RELATIONSHIPS,
     LocalSearch,
     ranked_relationships,
     selection_level,
@@ -300,7 +301,7 @@ def test_context_on_the_demo_fits_the_window_and_reads_the_selection(
         if s.startswith("relationship:")
     ]
     assert ends == sorted(ends, reverse=True), "relationships between selected ones first"
-    assert ends.count(1) <= settings.query.methods["local"].max_relationships
+    assert ends.count(1) <= MAX_RELATIONSHIPS
 
 
 def test_local_search_finds_the_festival_answer_on_the_demo(

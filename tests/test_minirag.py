@@ -20,7 +20,12 @@ from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import collecting_failures, items_tokens
-from graphrag.query.minirag import MiniRAGRetrieval, MiniRAGSettings
+from graphrag.query.minirag import (
+    MAX_QUERY_ENTITIES,
+    MIN_SIMILARITY,
+    MiniRAGRetrieval,
+    MiniRAGSettings,
+)
 from graphrag.query.minirag_paths import (
     ChunkEntityGraph,
     best_chunks,
@@ -169,8 +174,7 @@ def test_each_seed_adds_its_similarity_doubled_first_and_ten_times_on_a_dense_hi
 
 def test_minirag_is_registered_opt_in_with_minirags_defaults() -> None:
     assert OPT_IN_METHODS["minirag"] is MiniRAGRetrieval and "minirag" not in METHODS
-    defaults = MiniRAGSettings()
-    assert (defaults.top_k, defaults.max_query_entities, defaults.min_similarity) == (60, 5, 0.2)
+    assert (MiniRAGSettings().top_k, MAX_QUERY_ENTITIES, MIN_SIMILARITY) == (60, 5, 0.2)
     with pytest.raises(SettingsError, match="top_k"):
         MiniRAGSettings(top_k=1).validate("minirag", [])
 

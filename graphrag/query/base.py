@@ -23,9 +23,9 @@ from graphrag.llm.cache import CacheMissError
 from graphrag.llm.client import ChatLLM, error_summary
 from graphrag.llm.coroutines import TaskCollector, run_sync
 from graphrag.llm.usage import Usage, track_usage
-from graphrag.query.first_stage import bm25_scores, hybrid_ranking
 from graphrag.query.index_stores import IndexStores
 from graphrag.query.loops import LOOP_FREQUENCY_PENALTY, answer_text
+from graphrag.query.rankers import bm25_scores, hybrid_ranking
 from graphrag.settings import Settings
 from graphrag.text import tokens
 from graphrag.text.embeddings import Embedder
@@ -66,8 +66,7 @@ collecting_failures = _failures.collecting  # for one answer: what note_failure 
 
 
 def note_failure(text: str) -> None:
-    """Name a loss of the answer being written: a dropped step, a report that could not be
-    written, a context cut (outside ``collecting_failures()``: nothing)."""
+    """Name a loss of the answer being written (outside ``collecting_failures()``: nothing)."""
     _failures.add(text)
 
 
@@ -77,11 +76,6 @@ def drop_step(step: str, err: BaseException) -> None:
     if isinstance(err, CacheMissError):
         raise err
     note_failure(f"{step}: {error_summary(err)}")
-
-
-def distinct(failures: list[str]) -> list[str]:
-    """Return ``failures`` once each, in order (a report several steps read failed once)."""
-    return list(dict.fromkeys(failures))
 
 
 CITATION = re.compile(r"\[([\d,\s]+)\]")  # [1] or [2, 3]
@@ -120,7 +114,6 @@ ITEM_OVERHEAD_TOKENS = 4  # the "[n] " label and the blank line between items
 
 
 def items_tokens(items: list[ContextItem]) -> int:
-    """Return the tokens ``items`` take in a numbered context."""
     return sum(tokens.count_tokens(i.text) + ITEM_OVERHEAD_TOKENS for i in items)
 
 
@@ -132,8 +125,7 @@ def fit_items(items: list[ContextItem], budget: int) -> list[ContextItem]:
 
 
 def auto_budget(window: int | None, answer_tokens: int, prompt_tokens: int, cap: int) -> int:
-    """Return the context tokens that fit beside the prompt and the answer in ``window``, at
-    most ``cap`` (``cap`` when the window is unknown), never negative."""
+    """Return the context tokens the prompt and answer leave in ``window`` (unknown: ``cap``)."""
     if window is None:
         return cap
     return max(0, min(cap, window - answer_tokens - prompt_tokens))
@@ -164,7 +156,6 @@ class Method:
 
     @cached_property
     def resolution(self) -> Resolution | None:
-        """The index's canonical-entity map, or None with ``query.entity_resolution`` off."""
         return self.index.resolution() if self.params.entity_resolution else None
 
     @cached_property
@@ -176,20 +167,16 @@ class Method:
         return self.resolution.tables()
 
     def same_entities(self, entity_ids: set[str]) -> set[str]:
-        """Return ``entity_ids`` with the other names of their entities (resolution on)."""
         return self.resolution.expand(entity_ids) if self.resolution else entity_ids
 
     def same_ids(self, entity_id: str) -> list[str]:
-        """Return every id of ``entity_id``'s entity (itself alone with resolution off)."""
         return self.resolution.members(entity_id) if self.resolution else [entity_id]
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
-        """Return the context items (by default: those of :meth:`aretrieve_ranked`)."""
         return (await self.aretrieve_ranked(question)).items
 
     async def aensure_reports(self, communities: Iterable[int] | None = None) -> None:
-        """Make sure ``communities`` (None: all) have their reports (a lazy index writes them);
-        a lazy report that could not be written is named in ``Answer.failures``."""
+        """Have a lazy index write the reports of ``communities`` (None: all), failures named."""
         wanted = None if communities is None else list(communities)
         await aensure_reports(self.index, wanted, self.llm, self.embedder)
         for failure in failed_reports(self.index, wanted):
@@ -207,12 +194,10 @@ class Method:
         return await self.final_answer(messages, short_answer)
 
     async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
-        """Return the answer written from ``retrieval``'s items (global search's: drafts merged)."""
         return await self.agenerate(question, retrieval.items, short_answer)
 
     async def final_answer(self, messages: list[dict[str, str]], short_answer: bool = False) -> str:
-        """Return the final answer to ``messages`` (with ``short_answer``, asked to end with an
-        "Answer: …" line), guarded against loops (query/loops.py)."""
+        """Return the answer to ``messages``, guarded against loops (query/loops.py)."""
         if short_answer:
             messages = prompts.with_final_answer_line(messages)
         return await answer_text(
@@ -238,7 +223,7 @@ class Method:
             usage=usage,
             seconds=time.monotonic() - started,
             context_tokens=sum(tokens.count_tokens(i.text) for i in items),
-            failures=distinct(failures),
+            failures=list(dict.fromkeys(failures)),  # a report several steps read failed once
             ranking=retrieval.ranking,
         )
 
@@ -256,11 +241,10 @@ class Method:
 
     # shared by the text-unit methods; a text unit is named by its id, never its row
     def text_unit_ranking(self, query_vector: np.ndarray, k: int) -> list[str]:
-        """Return the ids of the ``k`` text units nearest ``query_vector`` (dense)."""
         return [unit for unit, _ in self.stores.text_units.top_k(query_vector, k)]
 
     def bm25_scores(self, query: str) -> np.ndarray:
-        """Return each text unit's BM25 score for ``query``'s words, in table order."""
+        """Each text unit's BM25 score for ``query``'s words, in table order."""
         return bm25_scores(self.stores.bm25, len(self.index.text_units), query)
 
     def dense_scores(self, query_vector: np.ndarray) -> pd.Series:
@@ -268,23 +252,20 @@ class Method:
         return self.stores.text_units.scores(query_vector).reindex(self.stores.unit_text.index)
 
     def hybrid_ranking(self, query_vector: np.ndarray, query: str) -> tuple[list[str], pd.Series]:
-        """Return every text-unit id best first, and its score by id, by the reciprocal rank
-        fusion of the dense ranking (``query_vector``) and BM25's (``query``'s words)."""
+        """Every text-unit id best first, and its score by id: dense fused with BM25's ranks."""
         ids = self.stores.unit_text.index
         dense = self.dense_scores(query_vector).to_numpy() if len(ids) else np.zeros(0)
         rows, scores = hybrid_ranking(dense, self.bm25_scores(query))
         return [ids[r] for r in rows], pd.Series(scores, index=ids)
 
     def first_stage_ranking(self, query_vector: np.ndarray, query: str, k: int) -> list[str]:
-        """Return the ids of the ``k`` best text units by ``query.first_stage``: "dense"
-        (nearest ``query_vector``) or "hybrid" (fused with BM25 on the words of ``query``)."""
+        """Return the ids of the ``k`` best text units by ``query.first_stage``."""
         if self.params.first_stage == "dense":
             return self.text_unit_ranking(query_vector, k)
         return self.hybrid_ranking(query_vector, query)[0][:k]
 
     def first_stage(self, query_vector: np.ndarray, query: str) -> tuple[list[str], pd.Series]:
-        """Return every text-unit id best first by ``query.first_stage``, and each one's
-        score by id: the cosine with ``query_vector``, or the hybrid ranking's fused score."""
+        """Every text-unit id best first by ``query.first_stage``, and its score by id."""
         if not len(self.index.text_units):
             return [], pd.Series(dtype=np.float64)
         if self.params.first_stage == "dense":
@@ -294,16 +275,15 @@ class Method:
         return self.hybrid_ranking(query_vector, query)
 
     def order_text_units(self, ids: list[str], query_vector: np.ndarray, query: str) -> list[str]:
-        """Return the text units ``ids`` best first by ``query.first_stage`` (hybrid: in the
-        order its ranking of every text unit gives them)."""
+        """Return the text units ``ids`` best first by ``query.first_stage``."""
         if self.params.first_stage == "dense":
             return [u for u, _ in self.stores.text_units.top_k(query_vector, len(ids), ids)]
         position = {u: i for i, u in enumerate(self.hybrid_ranking(query_vector, query)[0])}
         return sorted(ids, key=position.__getitem__)
 
     def answer_budget(self, question: str) -> int:
-        """Return the context tokens that fit beside the answer prompt and the answer in the
-        window, at most ``query.max_context_tokens`` (so methods compare at equal context)."""
+        """The context tokens the window leaves, at most ``query.max_context_tokens`` (so methods
+        compare at equal context)."""
         fixed = prompts.with_final_answer_line(
             prompts.answer(question, "", self.params.answer_style)
         )
@@ -315,31 +295,25 @@ class Method:
         )
 
     def chunk_context(self, ids: list[str], question: str) -> list[ContextItem]:
-        """Return a chunk method's context from its ranked text units ``ids``: those that fit
-        :meth:`answer_budget` or, with ``query.chunk_context = "top_k"``, the first ``top_k``."""
+        """The ranked text units ``ids`` that fit :meth:`answer_budget` (or the first ``top_k``)."""
         if self.params.chunk_context == "top_k":
             return self.text_unit_items(ids[: self.params.top_k])
         return fit_items(self.text_unit_items(ids[:CHUNK_DEPTH]), self.answer_budget(question))
 
     def ranking_depth(self) -> int:
-        """How many ranked text units ``Answer.ranking`` keeps."""
-        if self.params.chunk_context == "top_k":
-            return max(self.params.top_k, RANKING_DEPTH)
-        return RANKING_DEPTH
+        top_k = self.params.chunk_context == "top_k"
+        return max(self.params.top_k, RANKING_DEPTH) if top_k else RANKING_DEPTH
 
     def chunk_depth(self) -> int:
         """How deep a chunk ranking must go for :meth:`chunk_context` and recall@k."""
         return self.ranking_depth() if self.params.chunk_context == "top_k" else CHUNK_DEPTH
 
     def ranked_text_units(self, query_vector: np.ndarray, question: str) -> Retrieval:
-        """Return the chunk context ranked by the first stage: similarity to ``query_vector``,
-        fused with BM25 on ``question``'s words under ``query.first_stage = "hybrid"``."""
-        return self.chunk_retrieval(
-            self.first_stage_ranking(query_vector, question, self.chunk_depth()), question
-        )
+        """The chunk context ranked by the first stage (``query_vector``; BM25 on ``question``)."""
+        ids = self.first_stage_ranking(query_vector, question, self.chunk_depth())
+        return self.chunk_retrieval(ids, question)
 
     def chunk_retrieval(self, ids: list[str], question: str) -> Retrieval:
-        """Return the chunk context of the ranked text units ``ids``, and their ranking."""
         return Retrieval(
             self.chunk_context(ids, question), self.text_unit_ids(ids[: self.ranking_depth()])
         )
@@ -348,5 +322,4 @@ class Method:
         return [f"text_unit:{u}" for u in ids]
 
     def text_unit_items(self, ids: list[str]) -> list[ContextItem]:
-        text = self.stores.unit_text
-        return [ContextItem(f"text_unit:{u}", text[u]) for u in ids]
+        return [ContextItem(f"text_unit:{u}", self.stores.unit_text[u]) for u in ids]

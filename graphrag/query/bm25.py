@@ -1,21 +1,19 @@
 """BM25: the text units that share the question's rarest words, with no embedding and no graph.
 
-A lexical baseline every dense and graph method should beat, and docs/methods.md's example.
-The BM25 index (``IndexStores.bm25``) and the tokenizer live in query/first_stage.py, which
-the hybrid first stage shares.
+A lexical baseline every dense and graph method should beat; its index and tokenizer are
+query/rankers.py's, which the hybrid first stage shares.
 """
 
 from __future__ import annotations
 
 from graphrag.query.base import Method, Retrieval
-from graphrag.query.first_stage import descending
+from graphrag.query.rankers import descending
 from graphrag.query.registry import register
 
 
 @register("bm25", opt_in=True, order=90)
 class BM25Retrieval(Method):
     def ranking(self, question: str) -> list[str]:
-        """Return the ids of the text units, best BM25 score first (ties in table order)."""
         ids = self.stores.unit_text.index
         return [ids[r] for r in descending(self.bm25_scores(question))]
 

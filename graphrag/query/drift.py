@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -29,11 +28,10 @@ from graphrag.query.base import (
     Method,
     cited_numbers,
     collecting_failures,
-    distinct,
     fit_items,
     number_items,
 )
-from graphrag.query.local import LocalSearch, check_shares
+from graphrag.query.local import LocalSearch
 from graphrag.query.registry import register
 from graphrag.text import tokens
 
@@ -42,6 +40,10 @@ DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced
 PRIMER_TOKENS = 2000  # reports the primer call reads, at most
 STEP_MAX_TOKENS = 300  # completion tokens of the primer or of one follow-up step
 REDUCE_TOKENS = 1500  # intermediate answers the final reduce reads, at most
+# A follow-up's local-search shares, its own as Microsoft's DRIFT configures its local step
+# (docs/defaults-provenance.md): text units, then community reports.
+LOCAL_TEXT_UNIT_SHARE = 0.5
+LOCAL_COMMUNITY_SHARE = 0.2
 
 
 @dataclass
@@ -54,13 +56,6 @@ class DriftSettings:
     """Follow-up questions answered per round (and asked per step, at most)."""
     depth: int = 2
     """Rounds of follow-ups: at most followups * depth local steps."""
-    local_text_unit_share: float = 0.5
-    """Share of a follow-up's local-search budget the text units take."""
-    local_community_share: float = 0.2
-    """Share of a follow-up's local-search budget the community reports take."""
-
-    def validate(self, name: str, methods: Collection[str]) -> None:
-        check_shares(self, name, "local_text_unit_share", "local_community_share")
 
 
 @dataclass
@@ -88,15 +83,15 @@ class DRIFTSearch(Method):
         """The local search that answers follow-ups, with DRIFT's own context shares."""
         own = dataclasses.replace(
             self.params.methods["local"],
-            text_unit_share=self.options.local_text_unit_share,
-            community_share=self.options.local_community_share,
+            text_unit_share=LOCAL_TEXT_UNIT_SHARE,
+            community_share=LOCAL_COMMUNITY_SHARE,
         )
         return LocalSearch(
             self.index, self.settings, self.llm, self.embedder, self.stores, options=own
         )
 
-    async def primer_reports(self, question: str) -> list[ContextItem]:
-        """Return the reports closest to a hypothetical answer, within ``PRIMER_TOKENS``."""
+    async def aprimer(self, question: str) -> Step:
+        """Answer from the reports closest to a hypothetical answer, within ``PRIMER_TOKENS``."""
         passage = await self.llm.achat(
             prompts.hypothetical_passage(question),
             max_tokens=self.params.methods["hyde"].max_tokens,
@@ -104,16 +99,14 @@ class DRIFTSearch(Method):
         vector = self.embedder.embed_one(passage.text.strip() or question)
         await self.aensure_reports()  # the primer ranks every report
         reports = self.index.community_reports
-        text_of = dict(
-            zip(
-                [f"report:{int(c)}" for c in reports[S.COMMUNITY]],
-                reports[S.FULL_CONTENT],
-                strict=True,
-            )
-        )
+        keys = [f"report:{int(c)}" for c in reports[S.COMMUNITY]]
+        text_of = dict(zip(keys, reports[S.FULL_CONTENT], strict=True))
         ranked = self.stores.reports.top_k(vector, self.options.top_reports)
-        items = [ContextItem(report, text_of[report]) for report, _ in ranked]
-        return fit_items(items, PRIMER_TOKENS)
+        reports = fit_items([ContextItem(r, text_of[r]) for r, _ in ranked], PRIMER_TOKENS)
+        # numbered by community, as global search's are, so citations name communities
+        text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
+        messages = prompts.drift_primer(question, text, self.options.followups)
+        return await self.astep(messages, question, 0, reports)
 
     async def astep(
         self, messages: list[dict[str, str]], query: str, depth: int, read: list[ContextItem]
@@ -131,13 +124,6 @@ class DRIFTSearch(Method):
             depth=depth,
             read=read,
         )
-
-    async def aprimer(self, question: str) -> Step:
-        reports = await self.primer_reports(question)
-        # numbered by community, as global search's are, so citations name communities
-        text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
-        messages = prompts.drift_primer(question, text, self.options.followups)
-        return await self.astep(messages, question, 0, reports)
 
     async def afollow_up(self, question: str, follow_up: str, depth: int) -> Step:
         items = await self.local.aretrieve(follow_up)
@@ -218,11 +204,10 @@ class DRIFTSearch(Method):
             usage=usage,
             seconds=time.monotonic() - started,
             context_tokens=sum(tokens.count_tokens(c) for c in contexts),
-            failures=distinct([*failures, *noted]),  # noted: lazy reports not written
+            failures=list(dict.fromkeys([*failures, *noted])),  # noted: lazy reports not written
         )
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
-        """Return the intermediate answers the reduce would read (LLM calls included)."""
         steps, _ = await self.asteps(question)
         return [
             ContextItem(",".join(i.source for i in s.read), s.answer)

@@ -23,7 +23,7 @@ from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.query.base import Method, Retrieval, drop_step, note_failure
 from graphrag.query.index_stores import undirected
-from graphrag.query.pagerank import ENTITY, TEXT_UNIT, min_max, walked
+from graphrag.query.pagerank import DAMPING, ENTITY, TEXT_UNIT, min_max, walked
 from graphrag.query.registry import register
 from graphrag.settings import Settings
 from graphrag.stores import GraphStore
@@ -41,8 +41,6 @@ class HippoRAGSettings:
     """Facts linked to the question, and entities seeded from them (linking_top_k)."""
     passage_node_weight: float = 0.05
     """Weight of every passage's dense score in the walk's seeds (passage_node_weight)."""
-    damping: float = 0.5
-    """Probability of following an edge in the walk (damping)."""
     synonym_threshold: float = 0.8
     """Name similarity from which two entities get a synonym edge (synonymy_edge_sim_threshold)."""
     recognition_filter: bool = True
@@ -141,7 +139,16 @@ class HippoRAG(Method):
     def planned_cost(
         cls, settings: Settings, index: Index, questions: list[str]
     ) -> tuple[float, float, float]:
-        return planned_filter_cost(settings.query.methods[cls.name], index.relationships, questions)
+        """The recognition filter: one call reading ``linking_top_k`` facts of the index's mean
+        length, and a reply keeping every one of them (the most the schema allows)."""
+        options, relationships = settings.query.methods[cls.name], index.relationships
+        if not options.recognition_filter or not len(relationships) or not questions:
+            return 0.0, 0.0, 0.0
+        k = min(options.linking_top_k, len(relationships))
+        per_fact = float(np.mean([count_tokens(f"{k}. {f}") + 1 for f in facts_of(relationships)]))
+        frames = [message_tokens(prompts.recognize_facts(q, "")) for q in questions]
+        reply = count_tokens(json.dumps({"relevant": list(range(1, k + 1))}))
+        return 1.0, float(np.mean(frames)) + k * per_fact, float(reply)
 
     @cached_property
     def graph(self) -> GraphStore:
@@ -170,16 +177,6 @@ class HippoRAG(Method):
             if node.startswith(ENTITY)
         }
 
-    def entity_seeds(self, kept: list[int], fact_scores: np.ndarray) -> dict[str, float]:
-        """Return the entity seeds of the kept fact rows (:func:`phrase_seeds`)."""
-        rel = self.graph_tables[1]
-        return phrase_seeds(
-            [(rel[S.SOURCE_ID].iloc[r], rel[S.TARGET_ID].iloc[r]) for r in kept],
-            [float(fact_scores[r]) for r in kept],
-            self.chunk_counts,
-            self.options.linking_top_k,
-        )
-
     def linked_facts(self, question_vector: np.ndarray) -> tuple[list[int], np.ndarray]:
         """Return the rows of the ``linking_top_k`` facts nearest the question, best first, and
         every fact's min-max normalized score (``get_fact_scores``, ``rerank_facts``)."""
@@ -196,7 +193,8 @@ class HippoRAG(Method):
         (named in ``Answer.failures``)."""
         if not self.options.recognition_filter or not rows:
             return rows
-        facts = fact_lines(self.graph_tables[1], rows)
+        facts = facts_of(self.graph_tables[1].iloc[rows])
+        facts = "\n".join(f"{n}. {fact}" for n, fact in enumerate(facts, start=1))
         try:
             reply = await self.llm.ajson(
                 prompts.recognize_facts(question, facts),
@@ -218,12 +216,19 @@ class HippoRAG(Method):
             if linked:
                 note_failure("hipporag: no linked fact recognized; dense passage ranking")
             return self.chunk_retrieval(dense, question)
-        seeds = {n: w for n, w in self.entity_seeds(kept, fact_scores).items() if n in self.nodes}
+        rel = self.graph_tables[1]
+        seeds = phrase_seeds(
+            [(rel[S.SOURCE_ID].iloc[r], rel[S.TARGET_ID].iloc[r]) for r in kept],
+            [float(fact_scores[r]) for r in kept],
+            self.chunk_counts,
+            self.options.linking_top_k,
+        )
+        seeds = {n: w for n, w in seeds.items() if n in self.nodes}
         weights = min_max(first_scores.to_numpy()) * self.options.passage_node_weight
         seeds.update(
             (TEXT_UNIT + u, float(w)) for u, w in zip(first_scores.index, weights, strict=True)
         )
-        ranked = walked(self.graph, seeds, self.options.damping, dense)
+        ranked = walked(self.graph, seeds, DAMPING, dense)
         return self.chunk_retrieval(ranked, question)
 
 
@@ -236,24 +241,3 @@ def facts_of(relationships: pd.DataFrame) -> pd.Series:
         + " | "
         + relationships[S.TARGET_ENTITY].astype(str)
     )
-
-
-def fact_lines(relationships: pd.DataFrame, rows: list[int]) -> str:
-    """Return the numbered facts the recognition filter reads, one per line."""
-    facts = facts_of(relationships.iloc[rows])
-    return "\n".join(f"{n}. {fact}" for n, fact in enumerate(facts, start=1))
-
-
-def planned_filter_cost(
-    options: HippoRAGSettings, relationships: pd.DataFrame, questions: list[str]
-) -> tuple[float, float, float]:
-    """Return the recognition filter's (calls, prompt tokens, completion tokens) per answer:
-    one call reading ``linking_top_k`` facts of the index's mean length, and a reply keeping
-    every one of them (the most the schema allows)."""
-    if not options.recognition_filter or not len(relationships) or not questions:
-        return 0.0, 0.0, 0.0
-    k = min(options.linking_top_k, len(relationships))
-    per_fact = float(np.mean([count_tokens(f"{k}. {f}") + 1 for f in facts_of(relationships)]))
-    frames = [message_tokens(prompts.recognize_facts(q, "")) for q in questions]
-    reply = count_tokens(json.dumps({"relevant": list(range(1, k + 1))}))
-    return 1.0, float(np.mean(frames)) + k * per_fact, float(reply)

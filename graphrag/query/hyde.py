@@ -1,10 +1,7 @@
 """HyDE: retrieve with the embedding of a passage the LLM imagines answering the question.
 
-Under ``query.first_stage = "hybrid"`` the passage's embedding is fused with BM25 on the
-*question's* words, not the passage's: the passage's names, dates and numbers are the model's
-guesses, which an embedding averages away (HyDE's premise, Gao et al. 2022) but BM25 would
-match word for word; the question's words are the only ones known to be true. So hybrid HyDE
-and hybrid naive share their lexical half and differ by the dense query alone.
+Under ``query.first_stage = "hybrid"`` BM25 reads the question's words, not the passage's
+guessed names and dates (docs/methods.md).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import pandas as pd
 from graphrag import schemas as S
 from graphrag.index.graph.merge import fact_texts
 from graphrag.index.store import Index
-from graphrag.query.first_stage import bm25_index
+from graphrag.query.rankers import bm25_index
 from graphrag.stores import GraphStore, VectorStore, backend_of
 from graphrag.stores.protocols import Edge
 from graphrag.text.embeddings import Embedder
@@ -50,7 +50,6 @@ class IndexStores:
         return self._vectors(list(ids), matrix)
 
     def graph_store(self, nodes: list[str], edges: dict[tuple[str, str], float]) -> GraphStore:
-        """Return a graph store of ``nodes`` and the undirected weighted ``edges``."""
         listed: list[Edge] = [(a, b, w) for (a, b), w in edges.items()]
         return self._graph(list(nodes), listed)
 
@@ -61,7 +60,6 @@ class IndexStores:
 
     @cached_property
     def unit_text(self) -> pd.Series:
-        """Each text unit's text, by id."""
         units = self.index.text_units
         return pd.Series(list(units[S.TEXT]), index=pd.Index(list(units[S.ID]), dtype=object))
 
@@ -78,15 +76,12 @@ class IndexStores:
 
     @property
     def reports(self) -> VectorStore:
-        """The reports' vectors by community ("report:<community>"), rebuilt when a lazy index
-        replaces the table."""
+        """The reports' vectors by "report:<community>", rebuilt when a lazy index writes."""
         table = self.index.community_reports
         if self._reports is None or self._reports[0] is not table:
             ids = [f"report:{int(c)}" for c in table[S.COMMUNITY]]
-            self._reports = (
-                table,
-                self.vector_store(ids, _matrix(table[S.FULL_CONTENT_EMBEDDING])),
-            )
+            store = self.vector_store(ids, _matrix(table[S.FULL_CONTENT_EMBEDDING]))
+            self._reports = (table, store)
         return self._reports[1]
 
     def facts(self, embedder: Embedder) -> VectorStore:
@@ -116,7 +111,6 @@ class IndexStores:
     def fact_scores(
         self, embedder: Embedder, relationships: pd.DataFrame, query: np.ndarray
     ) -> np.ndarray:
-        """Return each row of ``relationships``' fact score with ``query`` (an array)."""
         if not len(relationships):
             return np.zeros(0)
         scores = self.facts(embedder).scores(query)

@@ -1,16 +1,6 @@
-"""Integration: naive RAG's context and a graph method's, interleaved by rank in one budget.
-
-"RAG vs. GraphRAG" (Han et al., arXiv 2502.11371) finds the two complementary, and giving the
-model both retrievals' content (their "Integration") worth up to +6.4 points on QA. Here the
-two contexts share the budget naive RAG fills alone (``Method.answer_budget``), so the method
-is compared at equal context: naive's first item, the graph method's first, naive's second,
-…, the same index row from both taken once, until the budget is full.
-
-The graph method is local search by default: Han et al. name Community-GraphRAG (Local) their
-strongest GraphRAG on multi-hop questions, and its entities, relationships and community
-reports are what naive RAG cannot retrieve (PPR's context is chunks seeded by the same dense
-similarity, so it mostly repeats naive's). Its items are interleaved in the order its context
-lists them (entities, relationships, reports, text units).
+"""Integration ("RAG vs. GraphRAG", Han et al., arXiv 2502.11371): naive RAG's context and a
+graph method's (local search's by default), interleaved by rank in the budget naive RAG fills
+alone, so it is compared at equal context (docs/methods.md).
 """
 
 from __future__ import annotations
@@ -50,7 +40,6 @@ class IntegrateSettings:
     """The graph method interleaved with naive RAG (e.g. "local" or "ppr"; not global or drift)."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
-        """Raise for a method with no one ranked context or (``methods`` given) an unknown one."""
         method = self.graph_method
         if method in NOT_INTEGRABLE or (methods and method not in methods):
             known = ", ".join(m for m in methods if m not in NOT_INTEGRABLE)
@@ -66,15 +55,12 @@ class Integrate(Method):
 
     @cached_property
     def graph(self) -> Method:
-        """The graph method, made once over the same index and stores."""
         self.options.validate("query.integrate", list(registry.ALL_METHODS))
         return registry.ALL_METHODS[self.options.graph_method](
             self.index, self.settings, self.llm, self.embedder, self.stores
         )
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        """Return the interleaved items that fit naive RAG's budget, and as ranking the two
-        methods' ranked text units interleaved."""
         vector = self.embedder.embed_one(question)
         rows = self.first_stage_ranking(vector, question, self.chunk_depth())
         naive = self.text_unit_items(rows)

@@ -1,22 +1,10 @@
-"""Global search at a budget (LazyGraphRAG's query, Microsoft Research blog, 25 Nov 2024,
-"LazyGraphRAG: Setting a new standard for quality and cost", its table of the method).
+"""Global search at a budget (LazyGraphRAG's query, Microsoft Research blog, 25 Nov 2024).
 
-No community report is read or written: the communities are ranked by how well their text
-units match the question (the rank of their top-k chunks by embedding similarity,
-best-first); the model tests the top-k untested chunks of each community in rank order
-(breadth-first, in small concurrent batches), naming the sentences that help answer (a
-sentence-level relevance assessor); after ``misses_before_deepening`` successive communities
-without a relevant chunk, the search goes one level down, into the sub-communities of the
-relevant ones (iterative deepening); it ends when no relevant community is left or
-``relevance_budget`` tests are spent. The answer is one call of the shared answer prompt:
-the relevant sentences of each relevant chunk, grouped by community (the claims), widened to
-their whole chunks as far as the shared answer budget holds, so it reads no more context
-than naive RAG.
-
-Left out, for the budget of a small model on 2 cores (docs/methods.md): the blog's query
-refinement into subqueries (one more call, and the budget split across them) and its claim
-extraction by the model (one more pass over every relevant chunk); here the claims are the
-sentences the relevance test picked.
+No community report is read or written: communities ranked by their chunks' similarity to the
+question are tested chunk by chunk by the model (which sentences help answer), level by level,
+deepening into the relevant ones until ``relevance_budget`` tests are spent; the answer reads
+the relevant sentences, widened to their chunks within the shared budget. The steps, and what
+is left out of the blog's method and why: docs/methods.md.
 """
 
 from __future__ import annotations
@@ -27,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
@@ -50,6 +37,11 @@ from graphrag.text.tokens import message_tokens
 # Completion tokens of one relevance test: {"relevant": [...]} with at most MAX_PICKS numbers.
 RELEVANCE_MAX_TOKENS = 48
 MAX_PICKS = 8
+# k and z: the blog names them without values; 1 test per community reaches the most
+# communities in a budget of 6, and 3 misses leave room to go one level down.
+CHUNKS_PER_COMMUNITY = 1  # k: a community's best untested chunks tested per visit (its top-k)
+MISSES_BEFORE_DEEPENING = 3  # z: successive communities with no relevant chunk end a level
+BATCH_SIZE = 2  # communities tested concurrently: the embedded server's two slots
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
@@ -65,22 +57,10 @@ class LazyGlobalSettings:
     # 130 s hold 6. The blog's 100/500/1,500 are GPT-4o-mini's on large corpora.
     relevance_budget: int = 6
     """Relevance tests (one LLM call each) one answer may spend, at most; the answer is one more."""
-    # k and z: the blog names them without values; 1 test per community reaches the most
-    # communities in a budget of 6, and 3 misses leave room to go one level down.
-    chunks_per_community: int = 1
-    """k: a community's best untested chunks tested per visit (and its rank: its top-k)."""
-    misses_before_deepening: int = 3
-    """z: successive communities with no relevant chunk that end a level's tests."""
-    # the embedded server's two slots (embedded.parallel)
-    batch_size: int = 2
-    """Communities whose chunks are tested concurrently, one batch after another."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
-        for key in ("relevance_budget", "chunks_per_community", "misses_before_deepening"):
-            if getattr(self, key) < 1:
-                raise SettingsError(f"setting query.{name}.{key} must be at least 1")
-        if self.batch_size < 1:
-            raise SettingsError(f"setting query.{name}.batch_size must be at least 1")
+        if self.relevance_budget < 1:
+            raise SettingsError(f"setting query.{name}.relevance_budget must be at least 1")
 
 
 def chunk_sentences(text: str) -> list[str]:
@@ -96,14 +76,6 @@ def numbered(sentences: list[str]) -> str:
     return "\n".join(
         f"({n}) {prompts.neutralize_citations(s)}" for n, s in enumerate(sentences, start=1)
     )
-
-
-def community_units(communities: pd.DataFrame, known: Collection[str]) -> dict[int, list[str]]:
-    """Return each community's text units (those the index does not hold left out)."""
-    return {
-        int(c): [u for u in units if u in known]
-        for c, units in zip(communities[S.COMMUNITY], communities[S.TEXT_UNIT_IDS], strict=True)
-    }
 
 
 def ranked_communities(
@@ -157,7 +129,6 @@ class LazyGlobalSearch(Method):
     options: LazyGlobalSettings
 
     def unit_ranks(self, question: str) -> list[str]:
-        """Return the text-unit ids, nearest the question first."""
         vector = self.embedder.embed_one(question)
         return self.text_unit_ranking(vector, len(self.index.text_units))
 
@@ -173,7 +144,12 @@ class LazyGlobalSearch(Method):
             for c, kids in zip(communities[S.COMMUNITY], communities[S.CHILDREN], strict=True)
         }
         roots = [int(c) for c in communities[communities[S.PARENT] < 0][S.COMMUNITY]]
-        return community_units(communities, set(units)), children, roots
+        known = set(units)  # a unit the index does not hold is left out
+        units_of = {
+            int(c): [u for u in us if u in known]
+            for c, us in zip(communities[S.COMMUNITY], communities[S.TEXT_UNIT_IDS], strict=True)
+        }
+        return units_of, children, roots
 
     async def atest(self, question: str, unit: str) -> list[int]:
         """Return the numbers of the chunk's sentences the model finds relevant ([]: none)."""
@@ -187,7 +163,7 @@ class LazyGlobalSearch(Method):
         return sorted({n for n in reply["relevant"] if 1 <= n <= len(sentences)})
 
     async def atest_batch(self, question: str, units: list[str], search: Search) -> None:
-        """Test ``units`` concurrently; a failed test is named and counts as not relevant."""
+        """Test ``units`` concurrently; a failed test is named and is not relevant."""
         replies = await gather_with_progress(
             (self.atest(question, u) for u in units), "relevance tests", disable=True
         )
@@ -202,13 +178,13 @@ class LazyGlobalSearch(Method):
         """Return the relevance tests' findings: best-first communities, level by level,
         deepening into the sub-communities of the relevant ones."""
         units_of, children, frontier = self.hierarchy()
-        options, search = self.options, Search()
-        k, budget = options.chunks_per_community, options.relevance_budget
+        search = Search()
+        k, budget = CHUNKS_PER_COMMUNITY, self.options.relevance_budget
         while frontier and search.spent < budget:
             queue = ranked_communities(frontier, units_of, rank_of, k)
             found, misses = [], 0
-            while queue and misses < options.misses_before_deepening and search.spent < budget:
-                batch, queue = queue[: options.batch_size], queue[options.batch_size :]
+            while queue and misses < MISSES_BEFORE_DEEPENING and search.spent < budget:
+                batch, queue = queue[:BATCH_SIZE], queue[BATCH_SIZE:]
                 planned = planned_tests(batch, units_of, rank_of, search, k, budget)
                 await self.atest_batch(question, [r for p in planned.values() for r in p], search)
                 for community in batch:
@@ -272,18 +248,10 @@ class LazyGlobalSearch(Method):
     def planned_cost(
         cls, settings: Settings, index: Index, questions: list[str]
     ) -> tuple[float, float, float]:
-        return planned_tests_cost(settings, index.text_units, questions)
-
-
-def planned_tests_cost(
-    settings: Settings, text_units: pd.DataFrame, questions: list[str]
-) -> tuple[float, float, float]:
-    """Return the relevance tests' (calls, prompt tokens, completion tokens) per answer at
-    most: ``relevance_budget`` tests of the index's mean chunk, for each of ``questions``."""
-    options = settings.query.methods["lazy_global"]
-    chunk = [numbered(chunk_sentences(t)) for t in text_units[S.TEXT]]
-    chunk_tokens = float(np.mean([tokens.count_tokens(c) for c in chunk])) if chunk else 0.0
-    frames = [message_tokens(prompts.relevance_test(q, "")) for q in questions] or [0]
-    prompt = float(np.mean(frames)) + chunk_tokens
-    budget = options.relevance_budget
-    return float(budget), budget * prompt, float(budget * RELEVANCE_MAX_TOKENS)
+        """``relevance_budget`` tests of the index's mean chunk, for each of ``questions``."""
+        chunk = [numbered(chunk_sentences(t)) for t in index.text_units[S.TEXT]]
+        chunk_tokens = float(np.mean([tokens.count_tokens(c) for c in chunk])) if chunk else 0.0
+        frames = [message_tokens(prompts.relevance_test(q, "")) for q in questions] or [0]
+        prompt = float(np.mean(frames)) + chunk_tokens
+        budget = settings.query.methods[cls.name].relevance_budget
+        return float(budget), budget * prompt, float(budget * RELEVANCE_MAX_TOKENS)

@@ -18,15 +18,8 @@ from graphrag.query.base import ContextItem, Method, Retrieval, fit_items, items
 from graphrag.query.registry import register
 from graphrag.settings import SettingsError
 
-
-def check_shares(settings: object, prefix: str, units: str, reports: str) -> None:
-    """Raise unless fields ``units`` and ``reports`` of ``settings`` are shares of one budget."""
-    a, b = getattr(settings, units), getattr(settings, reports)
-    if min(a, b) < 0 or a + b > 1:
-        raise SettingsError(
-            f"settings {prefix}.{units} ({a}) and {prefix}.{reports} ({b}) must be shares of "
-            "one budget: each at least 0, together at most 1"
-        )
+# Relationships to entities outside the selection, at most (docs/defaults-provenance.md).
+MAX_RELATIONSHIPS = 20
 
 
 @dataclass
@@ -45,11 +38,14 @@ class LocalSettings:
     """Order of the entities' text units: "question" (nearest first) or "shared_mentions"."""
     community_share: float = 0.05
     """Share of the budget the community reports take (0.05: about one short report)."""
-    max_relationships: int = 20
-    """Relationships to entities outside the selection, at most."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
-        check_shares(self, name, "text_unit_share", "community_share")
+        a, b = self.text_unit_share, self.community_share
+        if min(a, b) < 0 or a + b > 1:
+            raise SettingsError(
+                f"settings {name}.text_unit_share ({a}) and {name}.community_share ({b}) must "
+                "be shares of one budget: each at least 0, together at most 1"
+            )
 
 
 def selection_level(communities: pd.DataFrame, selected: set[str]) -> int:
@@ -91,13 +87,11 @@ class LocalSearch(Method):
     options: LocalSettings
 
     def context_budget(self, question: str) -> int:
-        """Return the context tokens for ``question``: the setting, else the window's room."""
         if self.options.context_tokens > 0:
             return self.options.context_tokens
         return self.answer_budget(question)
 
     def select_entities(self, question: str) -> list[str]:
-        """Return the ids of the ``top_entities`` entities nearest the question."""
         vector = self.embedder.embed_one(question)
         return [e for e, _ in self.stores.entities.top_k(vector, self.options.top_entities)]
 
@@ -110,7 +104,7 @@ class LocalSearch(Method):
 
     def relationship_items(self, selected: set[str]) -> list[ContextItem]:
         ranked = ranked_relationships(
-            self.index.relationships, self.same_entities(selected), self.options.max_relationships
+            self.index.relationships, self.same_entities(selected), MAX_RELATIONSHIPS
         )
         return [
             ContextItem(
@@ -121,22 +115,17 @@ class LocalSearch(Method):
         ]
 
     def text_unit_items_for(self, selected: list[str], question: str) -> list[ContextItem]:
-        entities = self.index.entities
+        """The selected entities' text units: by shared mentions, or the first stage's order."""
+        entities, text_of = self.index.entities, self.stores.unit_text
         units = dict(zip(entities[S.ID], entities[S.TEXT_UNIT_IDS], strict=True))
         units_of = [[u for e in self.same_ids(entity) for u in units[e]] for entity in selected]
         if self.options.text_unit_order == "shared_mentions":
             order = units_by_shared_mentions(units_of)
         else:
-            order = self.units_by_question(units_of, question)
-        text_of = self.stores.unit_text
+            candidates = dict.fromkeys(u for units in units_of for u in units)
+            known = [u for u in candidates if u in text_of.index]
+            order = self.order_text_units(known, self.embedder.embed_one(question), question)
         return [ContextItem(f"text_unit:{u}", text_of[u]) for u in order if u in text_of.index]
-
-    def units_by_question(self, units_of: list[list[str]], question: str) -> list[str]:
-        """Return the selected entities' units, those the first stage ranks best for the
-        question first (nearest; under ``query.first_stage = "hybrid"``, fused with BM25)."""
-        candidates = list(dict.fromkeys(u for units in units_of for u in units))
-        known = [u for u in candidates if u in self.stores.unit_text.index]
-        return self.order_text_units(known, self.embedder.embed_one(question), question)
 
     def report_hits(self, selected: set[str]) -> dict[int, int]:
         """Return {community: selected entities in it} at ``selection_level``, rolled up."""

@@ -37,7 +37,6 @@ def loop_start(text: str, run: int = LOOP_RUN) -> int | None:
 
 
 def cut_loop(text: str) -> tuple[str, bool]:
-    """Return ``text`` cut where its loop starts (stripped), and whether it looped."""
     start = loop_start(text)
     if start is None:
         return text.strip(), False

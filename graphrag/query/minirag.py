@@ -1,23 +1,10 @@
 """MiniRAG (Fan et al., 2025, arXiv 2501.06713): query-guided paths over chunks and entities.
 
-Built for small models: one model call maps the question to simple matching targets, the
-entities it names and the types its answer may have (``prompts.minirag_keywords``); the rest
-is matching and counting over the heterogeneous graph of text units and entities
-(``minirag_paths.ChunkEntityGraph``: relationships join entities, mentions join an entity to
-its chunks; names of one entity are one node under ``query.entity_resolution``):
-
-1. seeds: for each query entity, the entities whose names are nearest it;
-2. answer-type entities: those whose type the model predicted;
-3. paths: every walk of two hops from a seed, scored by the answer-type entities on it and
-   the question's best-matched facts (relationships) it follows;
-4. each seed's three best chunks: those of its paths' entities and facts, by path score;
-5. the chunks ranked by the seeds that chose them (``minirag_paths.rank_seed_chunks``).
-
-MiniRAG keeps at most ``top_k / 2`` chunks; the shared answer budget is filled on from the
-question's first-stage ranking (``query.first_stage``; MiniRAG's is dense), so the comparison
-is at equal context. A reply the model botched
-seeds the search with the question itself (named in ``Answer.failures``). Where this differs
-from HKUDS/MiniRAG, and why: docs/methods.md.
+Built for small models: one model call names the question's entities and its answer's types
+(``prompts.minirag_keywords``); the rest is matching and counting over the graph of text units
+and entities (``minirag_paths``), in the numbered steps of :meth:`MiniRAGRetrieval.ranking`.
+MiniRAG's ``top_k / 2`` chunks come first, the shared budget is filled on from the first-stage
+ranking. The method, and where it differs from HKUDS/MiniRAG and why: docs/methods.md.
 """
 
 from __future__ import annotations
@@ -54,6 +41,11 @@ from graphrag.text.tokens import count_tokens, message_tokens
 # an index with open LLM types can have hundreds, so the pool is the most common ones.
 TYPE_POOL_SIZE = 20
 TYPE_EXAMPLES = 2  # entity names shown per type, as in MiniRAG's pools (minirag/prompt.py)
+# HKUDS/MiniRAG's own values: the query entities it uses of those the model names
+# (minirag/operate.py:1431), and the cosine a name, fact or chunk must reach to match (its
+# vector store, minirag/kg/nano_vector_db_impl.py:76; it depends on the embedder).
+MAX_QUERY_ENTITIES = 5
+MIN_SIMILARITY = 0.2
 NO_SEEDS = "minirag: no entity name matched the query entities; first-stage ranking"
 
 
@@ -64,19 +56,10 @@ class MiniRAGSettings:
     top_k: int = 60
     """Entities matched per query entity, facts per query entity, twice the chunks MiniRAG
     keeps (MiniRAG's QueryParam.top_k, minirag/base.py:25)."""
-    max_query_entities: int = 5
-    """Query entities used, of those the model names (minirag/operate.py:1431)."""
-    min_similarity: float = 0.2
-    """Cosine similarity a name, fact or chunk must reach to match (MiniRAG's vector store,
-    minirag/kg/nano_vector_db_impl.py:76; it depends on the embedder)."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
-        if self.top_k < 2 or self.max_query_entities < 1:
-            raise SettingsError(
-                f"query.{name}: top_k must be at least 2 and max_query_entities at least 1"
-            )
-        if not -1.0 <= self.min_similarity < 1.0:
-            raise SettingsError(f"query.{name}.min_similarity must be in [-1, 1)")
+        if self.top_k < 2:
+            raise SettingsError(f"query.{name}: top_k must be at least 2")
 
 
 def type_pool(entities: pd.DataFrame) -> dict[str, list[str]]:
@@ -141,14 +124,13 @@ class MiniRAGRetrieval(Method):
     def planned_cost(
         cls, settings: Settings, index: Index, questions: list[str]
     ) -> tuple[float, float, float]:
-        """The query-analysis call's cost per answer: its prompt over the index's type pool,
-        and a reply naming three types and ``max_query_entities`` names of the index's mean
-        name tokens."""
+        """The query-analysis call: its prompt over the index's type pool, and a reply naming
+        three types and ``MAX_QUERY_ENTITIES`` names of the index's mean name tokens."""
         if not questions:
             return 0.0, 0.0, 0.0
         pool = type_pool(index.entities)
         frames = [message_tokens(prompts.minirag_keywords(q, pool)) for q in questions]
-        names = settings.query.methods[cls.name].max_query_entities
+        names = MAX_QUERY_ENTITIES
         reply = {
             "answer_type_keywords": sorted(pool, key=len)[-3:],
             "entities_from_query": [""] * names,
@@ -164,7 +146,7 @@ class MiniRAGRetrieval(Method):
         try:
             reply = await self.llm.ajson(
                 prompts.minirag_keywords(question, pool),
-                prompts.query_keywords_schema(list(pool), self.options.max_query_entities),
+                prompts.query_keywords_schema(list(pool), MAX_QUERY_ENTITIES),
                 name="query_keywords",
             )
             named = [str(e).strip() for e in reply.get("entities_from_query", [])]
@@ -172,7 +154,7 @@ class MiniRAGRetrieval(Method):
         except Exception as err:  # noqa: BLE001 - named in failures; the question seeds instead
             drop_step("minirag query keywords (seeded by the question instead)", err)
             return [question], []
-        named = [e for e in named if e][: self.options.max_query_entities]
+        named = [e for e in named if e][:MAX_QUERY_ENTITIES]
         if not named:
             note_failure("minirag query keywords: no query entity (seeded by the question)")
             return [question], [t for t in kinds if t in pool]
@@ -182,18 +164,11 @@ class MiniRAGRetrieval(Method):
         self, question: str, query_entities: list[str], answer_types: list[str]
     ) -> list[str]:
         """Return the text-unit ids, best first: MiniRAG's chosen chunks, then the rest of
-        the question's first-stage ranking (``query.first_stage``: dense, or hybrid); the
-        arithmetic runs over the rows of the graph's arrays, in table order."""
-        ids = self.stores.unit_text.index
-        return [ids[r] for r in self.ranked_rows(question, query_entities, answer_types)]
-
-    def ranked_rows(
-        self, question: str, query_entities: list[str], answer_types: list[str]
-    ) -> list[int]:
-        o, graph = self.options, self.graph
+        the first-stage ranking; the arithmetic runs over table rows."""
+        o, graph, ids = self.options, self.graph, self.stores.unit_text.index
         vector = self.embedder.embed_one(question)
         unit_scores = self.dense_scores(vector).to_numpy()
-        row_of = {u: r for r, u in enumerate(self.stores.unit_text.index)}
+        row_of = {u: r for r, u in enumerate(ids)}
         ranked = self.first_stage_ranking(vector, question, len(unit_scores))
         dense = [row_of[u] for u in ranked]
         position = np.empty(len(dense), dtype=np.int64)
@@ -201,12 +176,12 @@ class MiniRAGRetrieval(Method):
 
         # 1. seeds: the entities nearest each query entity by name (operate.py:1268-1292)
         name_scores = [self.entity_scores(v) for v in self.embedder.embed(query_entities)]
-        matched = [top_matches(s, o.top_k, o.min_similarity) for s in name_scores]
+        matched = [top_matches(s, o.top_k, MIN_SIMILARITY) for s in name_scores]
         all_seeds = seed_entities(matched, name_scores)
         seeds = drop_isolated(all_seeds, graph)
         if not seeds:
             note_failure(NO_SEEDS)
-            return dense
+            return [ids[r] for r in dense]
 
         # 2. answer-type entities (operate.py:1311-1316)
         kinds = self.graph_tables[0][S.TYPE].fillna("").astype(str).str.strip().str.upper()
@@ -216,7 +191,7 @@ class MiniRAGRetrieval(Method):
         fact_rows = top_matches(
             self.stores.fact_scores(self.embedder, self.graph_tables[1], vector),
             len(query_entities) * o.top_k,
-            o.min_similarity,
+            MIN_SIMILARITY,
         )
         important = set(all_seeds) | set(np.flatnonzero(answer).tolist())
         edges = good_edges(fact_rows, self.fact_ends, important)
@@ -238,11 +213,11 @@ class MiniRAGRetrieval(Method):
 
         # 5. the chunks ranked by the seeds that chose them (kwd2chunk, operate.py:1375-1379)
         keep = o.top_k // 2
-        dense_top = {r for r in dense[:keep] if unit_scores[r] >= o.min_similarity}
+        dense_top = {r for r in dense[:keep] if unit_scores[r] >= MIN_SIMILARITY}
         final = rank_seed_chunks(matched, seeds, chunks, dense_top)
         chosen = sorted(final, key=lambda u: (-final[u], position[u]))[:keep]
         taken = set(chosen)
-        return chosen + [r for r in dense if r not in taken]
+        return [ids[r] for r in chosen + [r for r in dense if r not in taken]]
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         query_entities, answer_types = await self.query_keywords(question)

@@ -35,7 +35,6 @@ Pair = tuple[int, int]
 
 
 def pair(a: int, b: int) -> Pair:
-    """Return the unordered entity pair of an edge (a path may walk it either way)."""
     return (a, b) if a < b else (b, a)
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from graphrag import prompts
 from graphrag.query.base import RANKING_DEPTH, Method, Retrieval
-from graphrag.query.first_stage import reciprocal_rank_fusion
+from graphrag.query.rankers import reciprocal_rank_fusion
 from graphrag.query.registry import register
 
 

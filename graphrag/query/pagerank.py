@@ -10,6 +10,9 @@ from graphrag.stores import GraphStore
 
 ENTITY = "entity:"
 TEXT_UNIT = "text_unit:"
+# The probability of following an edge in the walk: HippoRAG 2's 0.5 (its config_utils.py
+# ``damping``), for both methods.
+DAMPING = 0.5
 
 
 def min_max(scores: np.ndarray) -> np.ndarray:
@@ -30,6 +33,4 @@ def rank_chunks(scores: dict[str, float], dense_order: list[str]) -> list[str]:
 def walked(
     graph: GraphStore, seeds: dict[str, float], damping: float, first: list[str]
 ) -> list[str]:
-    """Return the text units ``first`` by their PageRank personalized on ``seeds``, ties in
-    ``first``'s order."""
     return rank_chunks(graph.personalized_pagerank(seeds, damping), first)

@@ -18,7 +18,7 @@ import pandas as pd
 from graphrag import schemas as S
 from graphrag.query.base import Method, Retrieval
 from graphrag.query.index_stores import undirected
-from graphrag.query.pagerank import ENTITY, TEXT_UNIT, min_max, walked
+from graphrag.query.pagerank import DAMPING, ENTITY, TEXT_UNIT, min_max, walked
 from graphrag.query.registry import register
 from graphrag.stores import GraphStore
 
@@ -76,8 +76,6 @@ class PPRSettings:
 
     top_entities: int = 5
     """Facts whose two ends are seeded, and the seeds kept."""
-    damping: float = 0.5
-    """Probability of following an edge (HippoRAG 2: 0.5)."""
     # HippoRAG 2: 0.05, for thousands of passages; 1.0 was chosen on the demo (research log).
     passage_weight: float = 1.0
     """Weight of the dense question-chunk seeds beside the entity seeds."""
@@ -108,11 +106,10 @@ class PPRRetrieval(Method):
         return seeds
 
     def ranking(self, question: str) -> list[str]:
-        """Return the text-unit ids, best first, by Personalized PageRank."""
         vector = self.embedder.embed_one(question)
         first, first_scores = self.first_stage(vector, question)
         seeds = self.seeds(vector, first_scores)
-        return walked(self.graph, seeds, self.options.damping, first)
+        return walked(self.graph, seeds, DAMPING, first)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         return self.chunk_retrieval(self.ranking(question), question)

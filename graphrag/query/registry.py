@@ -19,12 +19,9 @@ from graphrag.settings import Settings
 from graphrag.settings.query import add_method_settings
 from graphrag.text.embeddings import Embedder
 
-METHODS: dict[str, type[Method]] = {}
-"""The default methods: ``all``, the evaluation and the notebooks run these."""
-OPT_IN_METHODS: dict[str, type[Method]] = {}
-"""Methods run only when asked for (their demo answers are not all recorded)."""
-ALL_METHODS: dict[str, type[Method]] = {}
-"""Every registered method, defaults first."""
+METHODS: dict[str, type[Method]] = {}  # the defaults: ``all``, evaluation and notebooks run these
+OPT_IN_METHODS: dict[str, type[Method]] = {}  # run when asked for (demo answers not all recorded)
+ALL_METHODS: dict[str, type[Method]] = {}  # every registered method, defaults first
 
 
 class UnknownMethodError(ValueError):
@@ -37,8 +34,7 @@ _ORDER: dict[str, float] = {}
 def register(
     name: str, settings: type | None = None, opt_in: bool = False, order: float = 100
 ) -> Callable[[type[Method]], type[Method]]:
-    """Return a class decorator that registers a :class:`Method` as ``name``, with its
-    ``[query.<name>]`` settings, whether it is opt-in, and its place in the listings."""
+    """Register a :class:`Method` as ``name``, with its ``[query.<name>]`` settings."""
 
     def decorate(cls: type[Method]) -> type[Method]:
         if name in ALL_METHODS and ALL_METHODS[name] is not cls:

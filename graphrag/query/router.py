@@ -1,9 +1,6 @@
-"""Router: answer each question with the method made for its kind of question.
-
-No method wins everywhere ("RAG vs GraphRAG", arXiv 2502.11371). The question is classified
-as ``fact``, ``multi_hop`` or ``thematic`` by similarity to hand-written prototype questions
-(no LLM call), then answered by the method ``[query.router]`` names for that kind; the Answer
-is that method's, with ``route`` = ``"<kind> -> <method>"`` and the cost of both steps.
+"""Router: no method wins everywhere ("RAG vs GraphRAG", arXiv 2502.11371), so a question is
+classified as ``fact``, ``multi_hop`` or ``thematic`` by similarity to hand-written prototype
+questions (no LLM call) and answered by the method ``[query.router]`` names for its kind.
 """
 
 from __future__ import annotations
@@ -53,7 +50,6 @@ class PrototypeClassifier:
         return {kind: self.embedder.embed(list(qs)) for kind, qs in PROTOTYPES.items()}
 
     def scores(self, question: str) -> dict[str, float]:
-        """Return kind -> mean cosine similarity of the question to its ``top`` closest."""
         vector = self.embedder.embed_one(question)
         return {
             kind: float(np.mean(np.sort(matrix @ vector)[::-1][: self.top]))
@@ -77,7 +73,6 @@ class RouterSettings:
     """The method that answers thematic questions (any method but router, e.g. "drift")."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
-        """Raise for a route to the router or (``methods`` given) to an unknown method."""
         for kind, method in routes(self).items():
             if method == "router" or (methods and method not in methods):
                 known = ", ".join(m for m in methods if m != "router")
@@ -88,7 +83,6 @@ class RouterSettings:
 
 
 def routes(options: RouterSettings) -> dict[str, str]:
-    """Return the method each kind of question is answered with (``<kind>_method``)."""
     return {kind: getattr(options, f"{kind}_method") for kind in KINDS}
 
 
@@ -107,7 +101,6 @@ class Router(Method):
         self.classifier = PrototypeClassifier(self.embedder)
 
     def method(self, name: str) -> Method:
-        """Return the routed-to method ``name``, made once over the same index and stores."""
         if name not in self._methods:
             self._methods[name] = registry.ALL_METHODS[name](
                 self.index, self.settings, self.llm, self.embedder, self.stores
@@ -115,7 +108,6 @@ class Router(Method):
         return self._methods[name]
 
     def routed(self, question: str) -> Method:
-        """Return the method that answers ``question``'s kind."""
         return self.method(self.routes[self.classifier.classify(question)])
 
     async def aretrieve(self, question: str) -> list[ContextItem]:

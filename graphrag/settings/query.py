@@ -37,7 +37,7 @@ class QuerySettings:
     chunk_context: Literal["top_k", "budget"] = "budget"
     """Chunk methods show "budget": the ranked chunks local search's budget holds, or "top_k"."""
     # "dense" is how every method was measured and recorded; "hybrid": Cormack et al.'s
-    # reciprocal rank fusion (k = 60) of that ranking and BM25's (graphrag/query/first_stage.py)
+    # reciprocal rank fusion (k = 60) of that ranking and BM25's (graphrag/query/rankers.py)
     first_stage: Literal["dense", "hybrid"] = "dense"
     """How methods rank text units by the question: "dense" (embedding) or "hybrid" (+ BM25)."""
     # "networkx" is the engine before #59: power iteration to 1e-6, whose last digits order

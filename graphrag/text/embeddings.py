@@ -312,18 +312,3 @@ def vector_key(recipe_digest: str, model_id: str, text: str) -> str:
     and text (that inner hash was format 1's whole key; kept so every recorded key holds)."""
     text_key = hashlib.sha256(f"{model_id}\0{text}".encode()).hexdigest()
     return hashlib.sha256(f"{recipe_digest}\0{text_key}".encode()).hexdigest()
-
-
-def cosine_top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """Return (row, score) of the ``k`` rows of ``matrix`` most similar to ``query``."""
-    if len(matrix) == 0:
-        return []
-    if matrix.shape[1] != len(query):
-        raise EmbeddingError(
-            f"the index's vectors have {matrix.shape[1]} dimensions and the question's "
-            f"{len(query)}: the index was embedded by another model (its index.json names it, "
-            "embedding_model); index again, or set [embeddings] back to that model"
-        )
-    scores = matrix @ query
-    order = np.argsort(-scores, kind="stable")[:k]
-    return [(int(i), float(scores[i])) for i in order]

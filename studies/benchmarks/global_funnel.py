@@ -10,7 +10,7 @@ keyword hit of what each stage holds:
 
 1. every sentence the extractive map was shown (the chosen reports, with their facts);
 2. the sentences it picked;
-3. the reduce's input (the picks that fit ``query.global.reduce_tokens``, in the reduce's
+3. the reduce's input (the picks that fit ``REDUCE_TOKENS`` (global search), in the reduce's
    order) and its first ``--first`` items;
 4. the recorded final answer (the report's ``records.parquet``),
 

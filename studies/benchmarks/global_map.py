@@ -130,10 +130,18 @@ ARMS = {
     },
     "extractive sentences + entity facts": {"global": EXTRACTIVE_FACTS},
     "extractive sentences + entity facts + 10 picks a report + 2500-token reduce": {
-        "global": {**EXTRACTIVE_FACTS, "map_max_points": 10, "reduce_tokens": 2500}
+        "global": EXTRACTIVE_FACTS
     },
     "extractive sentences + entity facts + reduce drafts (the defaults)": {
         "global": {**EXTRACTIVE_FACTS, "reduce_seeds": [1, 2]}
+    },
+}
+
+# Arms that change a constant of global search (query/global_search/search.py), not a setting.
+CONSTANTS = {
+    "extractive sentences + entity facts + 10 picks a report + 2500-token reduce": {
+        "MAP_MAX_POINTS": 10,
+        "REDUCE_TOKENS": 2500,
     },
 }
 
@@ -144,11 +152,15 @@ def compare(
     """Return one line per arm of ``ARMS`` (or of ``arms``): global search's means over the
     question set's global questions, every call replayed from the recorded cache
     (``cache="on"`` asks the live model for what is missing and records it)."""
+    import contextlib
+    from unittest import mock
+
     import numpy as np
 
     from graphrag import Workbench
     from graphrag.eval.metrics import keyword_hit_rate
     from graphrag.eval.questions import load_questions
+    from graphrag.query.global_search import search
 
     asked = load_questions(questions)
     asked = asked[asked["type"] == "global"]
@@ -162,7 +174,9 @@ def compare(
         if arms and label not in arms:
             continue
         overrides = {"query": query}
-        with Workbench(cache=cache, overrides=overrides) as wb:
+        patched = CONSTANTS.get(label)
+        constants = mock.patch.multiple(search, **patched) if patched else contextlib.nullcontext()
+        with constants, Workbench(cache=cache, overrides=overrides) as wb:
             wb.load(index)
             try:
                 answers = [wb.query(q, method="global") for q in asked["question"]]

@@ -9,8 +9,8 @@ import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.query.base import CITATION, cited_numbers
-from graphrag.query.global_search.point_order import shuffled
+from graphrag.query.base import CITATION
+from graphrag.query.global_search.map_points import shuffled
 from graphrag.text import tokens
 
 REPORT_OVERHEAD_TOKENS = 6  # a report's "[n] " label and the blank line between reports
@@ -57,12 +57,6 @@ def restates_question(point: str, question: str) -> bool:
     A 1.5B map scores such echoes high, and its reduce builds a generic answer on them."""
     words = _content_stems(CITATION.sub(" ", point))
     return bool(words) and words <= _content_stems(question)
-
-
-def came_from(description: str, communities: list[int]) -> list[int]:
-    """Return the batch reports a point cites, or the whole batch when it cites none of them."""
-    cited = [c for c in cited_numbers(description) if c in communities]
-    return cited or communities
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
@@ -113,47 +107,24 @@ def numbered_sentences(batch: pd.DataFrame, budget: int) -> tuple[str, list[tupl
     return "\n".join(lines), numbered
 
 
-def cut_reports(batch: pd.DataFrame, budget: int) -> list[int]:
-    """Return the communities whose report :func:`batch_text` cuts to ``budget`` (a report
-    larger than a batch, alone in its own): text the map was meant to read and did not."""
-    return [
-        int(r[S.COMMUNITY])
-        for _, r in batch.iterrows()
-        if tokens.count_tokens(r[S.FULL_CONTENT]) > budget
-    ]
-
-
-def unread_sentences(batch: pd.DataFrame, numbered: list[tuple[int, str]]) -> int:
-    """Return how many of ``batch``'s report sentences :func:`numbered_sentences` left out
-    (``numbered``: what it numbered) because they did not fit the batch's budget."""
-    return sum(len(report_sentences(text)) for text in batch[S.FULL_CONTENT]) - len(numbered)
-
-
-def facts_block(heading: str, facts: list[tuple[str, str]], text: str, budget: int) -> str:
-    """Return "\n\n<heading>:" and the "- label: fact" lines that fit ``budget`` (each cut to
-    half of it), but those ``text`` already quotes; "" when none fits."""
+def facts_block(facts: list[tuple[str, str]], text: str, budget: int) -> str:
+    """Return "\n\nFacts:" and the "- label: fact" lines that fit ``budget`` (each cut to half
+    of it), but those ``text`` already quotes; "" when none fits."""
     lines = []
     for label, fact in facts:
         fact = " ".join(str(fact).split())
         if fact and fact[:60] not in text:
             lines.append(f"- {label}: {tokens.truncate(fact, budget // 2)}")
     kept = tokens.pack(lines, budget, overhead=1)
-    return f"\n\n{heading}:\n" + "\n".join(lines[k] for k in kept) if kept else ""
-
-
-def entity_facts(entities: pd.DataFrame, community: pd.Series) -> list[tuple[str, str]]:
-    """Return (title, description) of the community's entities (indexed by id), most connected
-    first; a title held twice once, at the first one's place with the last one's text."""
-    ids = [i for i in community[S.ENTITY_IDS] if i in entities.index]
-    ranked = entities.loc[ids].sort_values(S.DEGREE, ascending=False, kind="stable")
-    return list(dict(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True)).items())
+    return "\n\nFacts:\n" + "\n".join(lines[k] for k in kept) if kept else ""
 
 
 def with_facts(
     reports: pd.DataFrame, communities: pd.DataFrame, entities: pd.DataFrame, entity_budget: int
 ) -> pd.DataFrame:
     """Return ``reports``, each LLM-written one followed by its community's entity descriptions
-    within ``entity_budget`` tokens (a template report lists its entities already)."""
+    within ``entity_budget`` tokens (a template report lists its entities already), most
+    connected first; a title held twice once, at the first one's place with the last's text."""
     if entity_budget <= 0 or reports.empty:
         return reports
     by_id = communities.set_index(S.COMMUNITY)
@@ -161,8 +132,11 @@ def with_facts(
     texts = []
     for _, report in reports.iterrows():
         text = report[S.FULL_CONTENT]
-        community = by_id.loc[int(report[S.COMMUNITY])]
         if report[S.CONTEXT_SOURCE] != "template":
-            text += facts_block("Facts", entity_facts(entities, community), text, entity_budget)
+            ids = by_id.loc[int(report[S.COMMUNITY]), S.ENTITY_IDS]
+            ranked = entities.loc[[i for i in ids if i in entities.index]]
+            ranked = ranked.sort_values(S.DEGREE, ascending=False, kind="stable")
+            facts = dict(zip(ranked[S.TITLE], ranked[S.DESCRIPTION], strict=True))
+            text += facts_block(list(facts.items()), text, entity_budget)
         texts.append(text)
     return reports.assign(**{S.FULL_CONTENT: texts})

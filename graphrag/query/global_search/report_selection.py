@@ -14,13 +14,11 @@ from graphrag.text import tokens
 
 
 def level_view(reports: pd.DataFrame, communities: pd.DataFrame, level: int) -> pd.DataFrame:
-    """Return the reports of the whole-graph view of ``level`` (``rolled_up_level``)."""
     view = rolled_up_level(communities, level)
     return reports[reports[S.COMMUNITY].isin(view[S.COMMUNITY])]
 
 
 def by_community(reports: pd.DataFrame) -> pd.DataFrame:
-    """Return ``reports`` by community number."""
     return reports.sort_values(S.COMMUNITY).reset_index(drop=True)
 
 

@@ -1,7 +1,7 @@
 """Global search: map-reduce over the community reports of one level (docs/methods.md).
 
 The map reads the reports ``report_selection.py`` chooses, in batches built by
-``map_context.py``, concurrently; the reduce reads the best points (``point_order.py``),
+``map_context.py``, concurrently; the reduce reads the best points (``map_points.py``),
 drafting one answer per report order when ``reduce_seeds`` asks and merging the drafts. A
 failed map batch or draft is dropped and named in ``Answer.failures``, as is report text the
 map's batch budget cut. ``contexts`` are the texts the map read for the reports the kept
@@ -29,11 +29,16 @@ from graphrag.query.base import (
     fit_items,
     note_failure,
 )
-from graphrag.query.global_search import map_context, point_order
-from graphrag.query.global_search.point_order import Pick, Point
+from graphrag.query.global_search import map_context, map_points
+from graphrag.query.global_search.map_points import Pick, Point
 from graphrag.query.global_search.report_selection import auto_level, by_community, level_view
 from graphrag.query.registry import register
 from graphrag.text import tokens
+
+# The reference's values; 10 points and a 2,500-token reduce lost on the thematic questions
+# (docs/defaults-provenance.md, studies/benchmarks/global_map.py).
+MAP_MAX_POINTS = 4  # points (or picked sentences) one map call returns, at most
+REDUCE_TOKENS = 1500  # tokens of map points the reduce reads, at most
 
 
 def _tolerated(replies: list, steps: list[str]) -> list[tuple[int, Any]]:
@@ -67,13 +72,9 @@ class GlobalSettings:
     # Several orders: the 1.5B reduce keeps different facts under each (docs/research-log.md).
     reduce_seeds: list[int] = field(default_factory=lambda: [1, 2])
     """Seeds of further report orders: one draft per order, merged by one more call ([]: one)."""
-    map_max_points: int = 4
-    """Points (or picked sentences) one map call returns, at most."""
     # "sentences": a 1.5B model's own points paraphrase names and dates away.
     map_style: Literal["points", "sentences"] = "sentences"
     """The map: "sentences" picks report sentences; "points", Microsoft GraphRAG's map."""
-    reduce_tokens: int = 1500
-    """Tokens of map points the reduce reads, at most."""
     # A 1.5B model's reports drop most dates, names and events of their entities.
     report_facts_tokens: int = 200
     """Tokens of the community's entity descriptions shown under an LLM-written report (0: none)."""
@@ -107,7 +108,6 @@ class GlobalSearch(Method):
         return SEED
 
     def map_batches(self, chosen: pd.DataFrame) -> list[pd.DataFrame]:
-        """Return the chosen reports, with their facts, packed into the map's batches."""
         per_call = self.options.reports_per_call
         return map_context.report_batches(
             self.with_facts(chosen), self.options.batch_tokens, self.shuffle_seed, per_call
@@ -115,13 +115,12 @@ class GlobalSearch(Method):
 
     async def apick_sentences(self, question: str, text: str) -> dict:
         """Return one extractive map call's reply, {sentences: [{n, score}]}."""
-        schema = prompts.map_sentences_schema(self.options.map_max_points)
+        schema = prompts.map_sentences_schema(MAP_MAX_POINTS)
         return await self.llm.ajson(
             prompts.global_map_sentences(question, text), schema, name="map_sentences"
         )
 
     async def amap(self, question: str) -> list[Point]:
-        """Return the map's points ranked under the report shuffle of the request seed."""
         return (await self.amap_orders(question, [self.shuffle_seed]))[0]
 
     async def amap_orders(self, question: str, seeds: list[int]) -> list[list[Point]]:
@@ -134,16 +133,16 @@ class GlobalSearch(Method):
         picks = await amap(question, batches)
         orders = []
         for seed in seeds:
-            ordered = point_order.ranked(picks, point_order.batch_ranks(chosen, batches, seed))
+            ordered = map_points.ranked(picks, map_points.batch_ranks(chosen, batches, seed))
             points = [(p.score, p.text, p.communities) for p in ordered]
-            orders.append(point_order.cited_sentences(ordered) if sentences else points)
+            orders.append(map_points.cited_sentences(ordered) if sentences else points)
         return orders
 
     async def amap_points(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
         """Microsoft GraphRAG's map: each batch's points in the model's words, in batch
         order; points scored 0, empty or restating the question are dropped."""
         budget = self.options.batch_tokens
-        schema = prompts.map_points_schema(self.options.map_max_points)
+        schema = prompts.map_points_schema(MAP_MAX_POINTS)
         results = await gather_with_progress(
             (
                 self.llm.ajson(
@@ -157,26 +156,20 @@ class GlobalSearch(Method):
             disable=True,
         )
         in_batch = [[int(c) for c in b[S.COMMUNITY]] for b in batches]
-        for batch in batches:
-            for community in map_context.cut_reports(batch, budget):
-                note_failure(f"map: report [{community}] cut to batch_tokens {budget}")
+        for batch in batches:  # a report larger than a batch, alone in its own, is cut
+            for community, text in zip(batch[S.COMMUNITY], batch[S.FULL_CONTENT], strict=True):
+                if tokens.count_tokens(text) > budget:
+                    note_failure(f"map: report [{int(community)}] cut to batch_tokens {budget}")
         points = []
-        for position, result in _tolerated(
-            results, [f"map batch of reports {b}" for b in in_batch]
-        ):
-            communities = in_batch[position]
-            points += [
-                Pick(
-                    p["score"],
-                    p["description"].strip(),
-                    map_context.came_from(p["description"], communities),
-                    position,
-                )
-                for p in result["points"]
-                if p["score"] > 0
-                and p["description"].strip()
-                and not map_context.restates_question(p["description"], question)
-            ]
+        steps = [f"map batch of reports {b}" for b in in_batch]
+        for position, result in _tolerated(results, steps):
+            for p in result["points"]:
+                text, batch = p["description"], in_batch[position]
+                echo = map_context.restates_question(text, question)
+                if p["score"] > 0 and text.strip() and not echo:
+                    # the batch reports it cites, or the whole batch when it cites none of them
+                    cited = [c for c in cited_numbers(text) if c in batch] or batch
+                    points.append(Pick(p["score"], text.strip(), cited, position))
         return points
 
     async def amap_sentences(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
@@ -184,7 +177,8 @@ class GlobalSearch(Method):
         budget = self.options.batch_tokens
         shown = [map_context.numbered_sentences(b, budget) for b in batches]
         for batch, (_, numbered) in zip(batches, shown, strict=True):
-            if unread := map_context.unread_sentences(batch, numbered):
+            sentences = map_context.report_sentences
+            if unread := sum(len(sentences(t)) for t in batch[S.FULL_CONTENT]) - len(numbered):
                 reports = [int(c) for c in batch[S.COMMUNITY]]
                 note_failure(
                     f"map batch of reports {reports}: {unread} sentences cut to "
@@ -206,14 +200,14 @@ class GlobalSearch(Method):
         return picks
 
     def reduce_items(self, question: str, points: list[Point]) -> list[ContextItem]:
-        """Return the points the reduce reads, in their order, as many as fit ``reduce_tokens``."""
+        """Return the points the reduce reads, in their order, as many as fit ``REDUCE_TOKENS``."""
         items = [
             ContextItem(
                 ",".join(f"report:{c}" for c in communities), f"(importance {score}) {text}"
             )
             for score, text, communities in points
         ]
-        return fit_items(items, self.options.reduce_tokens)
+        return fit_items(items, REDUCE_TOKENS)
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
         return self.reduce_items(question, await self.amap(question))

@@ -1,4 +1,4 @@
-"""The orders in which global search's reduce reads the map's points.
+"""The map's points (``Pick``, ``Point``) and the orders the reduce of global search reads them in.
 
 The reduce reads points best score first; a 1.5B map scores nearly every pick 100, so the
 batches' order, set by the report shuffle, decides. These functions rank the same picks under
@@ -27,7 +27,6 @@ class Pick(NamedTuple):
 
 
 def shuffled(count: int, seed: int) -> list[int]:
-    """Return the positions 0..count-1 in the order the report shuffle under ``seed`` puts them."""
     order = list(range(count))
     random.Random(seed).shuffle(order)
     return order

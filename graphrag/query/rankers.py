@@ -23,9 +23,7 @@ RRF_K = 60
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:
-    """Return each text's search words by its language (:mod:`graphrag.text.lang`): English
-    as bm25s tokenizes it (lower case, two or more characters, stop words dropped), Chinese
-    as jieba segments it, so a run of Chinese characters is several words, not one."""
+    """Return each text's search words by its language (English as bm25s's, Chinese by jieba)."""
     return [lang.words(text) for text in texts]
 
 
