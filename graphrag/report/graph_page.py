@@ -123,7 +123,6 @@ def interactive_graph_html(
 
 
 def write_interactive_graph(index: Index, out: str | Path, **options: Any) -> Path:
-    """Write :func:`interactive_graph_html` to ``out`` and return the path."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(interactive_graph_html(index, **options), encoding="utf-8")

@@ -41,7 +41,6 @@ class Judged:
 
 
 def judged(frame: pd.DataFrame, metric: str) -> Judged:
-    """Return how ``metric`` was judged on the rows of ``frame``."""
     values = pd.to_numeric(frame[metric], errors="coerce")
     column = f"{metric}_error"
     errors = frame[column] if column in frame else pd.Series([None] * len(frame), frame.index)
@@ -109,9 +108,3 @@ def sample_lines(analysis: Analysis) -> list[str]:
         f"{records['question_id'].nunique()} questions (eval.judge_sample, drawn with "
         f"eval.seed){rest}; the rest are outside their n."
     ]
-
-
-def failure_rows(frame: pd.DataFrame, metric: str) -> tuple[int, int]:
-    """Return (judge failures, not recorded) of ``metric`` on a method's rows."""
-    counts = judged(frame, metric)
-    return counts.judge_failed + counts.no_answer, counts.not_recorded

@@ -259,15 +259,6 @@ def plot_metrics_by_type(
     return finish(figure)
 
 
-def _cost_axis(records: pd.DataFrame) -> str:
-    """Return the cost column for the x axis: model seconds if recorded, else completion tokens."""
-    if "model_seconds" in records:
-        seconds = pd.to_numeric(records["model_seconds"], errors="coerce")
-        if (seconds > 0).any():
-            return "model_seconds"
-    return "completion_tokens"
-
-
 def plot_cost_vs_quality(
     records: pd.DataFrame,
     by_method: pd.DataFrame,
@@ -277,10 +268,13 @@ def plot_cost_vs_quality(
     notes: dict[str, str] | None = None,
 ) -> Figure:
     """Return the report's cost figure: ``plot_cost_quality_frontier`` of the
-    ``QUALITY_PANELS`` among ``metrics`` against model seconds, else completion tokens."""
+    ``QUALITY_PANELS`` among ``metrics`` against model seconds if recorded, else completion
+    tokens."""
+    seconds = pd.to_numeric(records.get("model_seconds", pd.Series()), errors="coerce")
+    cost = "model_seconds" if (seconds > 0).any() else "completion_tokens"
     panels = [m for m in QUALITY_PANELS if m in metrics]
     return plot_cost_quality_frontier(
-        records, by_method, panels, _cost_axis(records), n_resamples=n_resamples, notes=notes
+        records, by_method, panels, cost, n_resamples=n_resamples, notes=notes
     )
 
 

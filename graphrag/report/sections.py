@@ -19,7 +19,7 @@ from graphrag.eval.pairwise import control_lines as pairwise_control_lines
 from graphrag.eval.stats import column_mean, summary_row
 from graphrag.report.analysis import Analysis, answer_failures, failed_in, headline_lines
 from graphrag.report.degraded import degraded_answers, degraded_in, failure_texts
-from graphrag.report.judged import discrimination_row, failure_rows, ragas_cell, sample_lines
+from graphrag.report.judged import discrimination_row, judged, ragas_cell, sample_lines
 from graphrag.report.tables import (
     MISSING,
     baseline_tests_table,
@@ -216,13 +216,14 @@ def failures_section(analysis: Analysis) -> list[str]:
         failures.append(("answer degraded", degraded_answers(frame), degraded))
         failures = [(*row, MISSING) for row in failures]
         for metric in analysis.ragas_metrics:
-            failed, unrecorded = failure_rows(frame, metric)
+            counts = judged(frame, metric)
+            failed = counts.unscored
             error_column = f"{metric}_error"
             errors = frame[error_column][frame[metric].isna()] if error_column in frame else []
             errors = [e for e in errors if e not in (NOT_RECORDED, NOT_SAMPLED)]
             error = _most_common_error(pd.Series(errors, dtype=object))
             error = error or ("no error text recorded" if failed else "")
-            failures.append((metric, failed, error, f"{unrecorded} / {len(frame)}"))
+            failures.append((metric, failed, error, f"{counts.not_recorded} / {len(frame)}"))
         rows += [
             [md(method), what, f"{failed} / {len(frame)}", unrecorded]
             + [md(error) if error else MISSING]
