@@ -324,11 +324,9 @@ class Workbench:
         seed: int = DEFAULT_SEED,
         split: str = "test",
     ) -> GeneratedSet:
-        """Generate ``count`` candidate questions of each kind (local, multi_hop, global) from
-        the loaded index, keep those that pass the filters (not near duplicates, not answered
-        closed-book by the answering model, answered by their support says the judge), tag
-        each with ``split`` (``test``: nothing was tuned on them; ``dev``; or ``dev+test``,
-        seeded); with ``out``, write the .jsonl and its filter log."""
+        """Generate ``count`` candidate questions of each kind from the loaded index, keep those
+        that pass the filters (``eval.generate_filter``), tag each with ``split`` (``test``:
+        nothing was tuned on them); with ``out``, write the .jsonl and its filter log."""
         generated = generate_question_set(
             self.index_in_use,
             self.llm,
