@@ -13,7 +13,7 @@ from graphrag.eval.judge import NOT_RECORDED, NOT_SAMPLED
 from graphrag.eval.judge_validity import Discrimination
 from graphrag.eval.stats import summary_row
 from graphrag.report.analysis import Analysis, rows_of
-from graphrag.report.tables import MISSING, with_ci
+from graphrag.report.tables import MISSING, cell, with_ci
 
 NO_ANSWER = "no answer"  # the error prefix of a metric whose answer failed (eval/runner.py)
 
@@ -64,11 +64,7 @@ def ragas_cell(analysis: Analysis, summary: pd.DataFrame, metric: str, **keys: s
     if n == 0 and counts.not_recorded:
         rest = "".join(f"; {note}" for note in notes[:-1])
         return f"not recorded (0 of {counts.asked} judged{rest})"
-    suffix = "".join(f"; {note}" for note in notes)
-    if n == 0:
-        return f"{MISSING} (n=0{suffix})"
-    mean, low, high = row[f"{metric}_mean"], row[f"{metric}_low"], row[f"{metric}_high"]
-    return f"{with_ci(mean, low, high)} (n={n}{suffix})"
+    return cell(row, metric, notes=notes)
 
 
 def discrimination_cell(found: Discrimination | None) -> str:

@@ -153,12 +153,6 @@ def _bar(
     axes.bar(x, mean, width, color=colour, yerr=[[below], [above]], capsize=3, ecolor="black")
 
 
-def _dot(axes: Any, cost: float, interval: tuple, colour: Any, **style: Any) -> None:
-    """Draw one method's mean quality at its cost, with CI whiskers (its label comes later)."""
-    mean, below, above = interval
-    axes.errorbar(cost, mean, yerr=[[below], [above]], fmt="o", capsize=3, color=colour, **style)
-
-
 def plot_metrics_by_method(
     by_method: pd.DataFrame,
     metrics: Sequence[str],
@@ -315,9 +309,16 @@ def plot_cost_quality_frontier(
     labels = {}
     for axes, (metric, drawn) in zip(grid, panels.items(), strict=False):
         front = frontier({m: costs[m] for m in drawn}, {m: i[0] for m, i in drawn.items()})
-        for method, interval in drawn.items():
-            face = colour_of[method] if method in front else "white"
-            _dot(axes, costs[method], interval, colour_of[method], markerfacecolor=face)
+        for method, (mean, below, above) in drawn.items():  # labelled later, by ``finish``
+            axes.errorbar(
+                costs[method],
+                mean,
+                yerr=[[below], [above]],
+                fmt="o",
+                capsize=3,
+                color=colour_of[method],
+                markerfacecolor=colour_of[method] if method in front else "white",
+            )
         # the best quality each budget buys: on from the dearest frontier method to the right
         axes.step(
             [costs[m] for m in front] + [max(costs[m] for m in drawn)],

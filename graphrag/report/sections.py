@@ -119,12 +119,7 @@ def run_section(analysis: Analysis, meta: dict[str, Any]) -> list[str]:
 def _metric_cell(analysis: Analysis, summary: pd.DataFrame, metric: str, **keys: str) -> str:
     if metric in analysis.ragas_metrics:
         return ragas_cell(analysis, summary, metric, **keys)
-    return cell(
-        summary_row(summary, **keys),
-        metric,
-        failed_answers=failed_in(analysis, **keys),
-        ragas=metric in analysis.ragas_metrics,
-    )
+    return cell(summary_row(summary, **keys), metric, failed_answers=failed_in(analysis, **keys))
 
 
 def _discrimination_lines(analysis: Analysis, metrics: Sequence[str]) -> list[str]:

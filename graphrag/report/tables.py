@@ -39,10 +39,16 @@ def p_text(value: float) -> str:
     return "<0.001" if value < 0.001 else number(value)
 
 
-def cell(row: pd.Series | None, metric: str, failed_answers: int = 0, ragas: bool = False) -> str:
-    """Return "mean [low, high] (n=…)" for one metric of one summary row, with its failures
-    (RAGAS: unscored answers; judge-free: failed answers scored 0)."""
-    notes = []
+def cell(
+    row: pd.Series | None,
+    metric: str,
+    failed_answers: int = 0,
+    ragas: bool = False,
+    notes: Sequence[str] = (),
+) -> str:
+    """Return "mean [low, high] (n=…)" for one metric of one summary row, with ``notes`` and its
+    failures (RAGAS: unscored answers; judge-free: failed answers scored 0)."""
+    notes = list(notes)
     if row is not None and ragas and int(row[f"{metric}_failed"]):
         notes.append(f"{int(row[f'{metric}_failed'])} unscored")
     if not ragas and failed_answers:
