@@ -195,32 +195,20 @@ class Workbench:
         methods: list[str] | None = None,
         metrics: list[str] | None = None,
         limit: int | None = None,
+        speeds: tuple[ModelSpeed | None, ModelSpeed | None] | None = None,
         **options: Any,
     ) -> CostEstimate:
         """Return what :meth:`evaluate` with these arguments would cost, without calling the
-        model (answering and judging speeds as in :meth:`estimate_index`)."""
-        speed = model_speed(self.settings)
-        judging = judge_settings(self.settings)
-        judge_speed = speed if judging is self.settings else model_speed(judging)
-        questions = self.project_path("questions", questions)
-        return self._eval_estimate(
-            questions, methods, metrics, limit, (speed, judge_speed), options
-        )
-
-    def _eval_estimate(
-        self,
-        questions: str | Path,
-        methods: list[str] | None,
-        metrics: list[str] | None,
-        limit: int | None,
-        speeds: tuple[ModelSpeed | None, ModelSpeed | None],
-        options: dict[str, Any],
-    ) -> CostEstimate:
+        model; ``speeds``: (answering, judging), by default as in :meth:`estimate_index`."""
+        if speeds is None:
+            judging = judge_settings(self.settings)
+            speed = model_speed(self.settings)
+            speeds = speed, speed if judging is self.settings else model_speed(judging)
         return estimate_eval(
             self.settings,
             self.llm,
             self.index_in_use,
-            questions,
+            self.project_path("questions", questions),
             list(methods or self.settings.eval.methods),
             self.settings.eval.metrics if metrics is None else metrics,
             *speeds,
@@ -283,8 +271,13 @@ class Workbench:
             judging = judge_settings(self.settings)
             if judging is not self.settings and judging.llm.base_url:
                 known = known and judging.cache.mode == "replay"
-            estimate = self._eval_estimate(
-                questions, methods, metrics, limit, (speed, speed), options
+            estimate = self.estimate_evaluation(
+                questions,
+                methods=methods,
+                metrics=metrics,
+                limit=limit,
+                speeds=(speed, speed),
+                **options,
             )
             expected = {
                 stage: sum(s.seconds or 0.0 for s in estimate.stages if s.stage in parts)
@@ -343,11 +336,9 @@ class Workbench:
         seed: int = DEFAULT_SEED,
         split: str = "test",
     ) -> GeneratedSet:
-        """Generate ``count`` candidate questions of each kind (local, multi_hop, global) from
-        the loaded index, keep those that pass the filters (not near duplicates, not answered
-        closed-book by the answering model, answered by their support says the judge), tag
-        each with ``split`` (``test``: nothing was tuned on them; ``dev``; or ``dev+test``,
-        seeded); with ``out``, write the .jsonl and its filter log."""
+        """Generate ``count`` candidate questions of each kind from the loaded index, keep those
+        that pass the filters (``eval.generate_filter``), tag each with ``split`` (``test``:
+        nothing was tuned on them); with ``out``, write the .jsonl and its filter log."""
         generated = generate_question_set(
             self.index_in_use,
             self.llm,

@@ -19,7 +19,7 @@ from graphrag.eval.hops import hop_shares
 from graphrag.eval.stats import frontier
 from graphrag.llm.usage import UNKNOWN_HOST
 from graphrag.report.headline import CAVEAT, is_tuning_set
-from graphrag.report.tables import md, number, p_phrase, p_text, signed, with_ci
+from graphrag.report.tables import md, number, p_text, signed, with_ci
 from studies.cross_corpus import (
     COST_METRICS,
     CorpusReport,
@@ -27,7 +27,7 @@ from studies.cross_corpus import (
     method_means,
     significant,
 )
-from studies.report_reading import partial_methods
+from studies.report_reading import p_phrase, partial_methods
 
 
 def _claim(row: Any, baseline: str) -> str:

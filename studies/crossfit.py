@@ -25,9 +25,9 @@ import pandas as pd
 
 from graphrag.eval import stats
 from graphrag.eval.retrieval import BASELINE, SCORES, RetrievalEvalError
-from graphrag.report.retrieval_report import RECORDS, read_report, write_report
+from graphrag.report.retrieval_report import RECORDS, write_report
 from graphrag.report.tables import MISSING, md, number, table
-from studies.report_prose import add_prose
+from studies.report_prose import add_prose, read_report
 
 SETTING_KEY = "query settings not at their defaults"
 SELECTION = "selection.csv"

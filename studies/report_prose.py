@@ -14,9 +14,11 @@ A retrieval report's section of the cross-corpus summary and its cost–quality 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -34,7 +36,7 @@ from graphrag.report.eval_report import (
 )
 from graphrag.report.headline import all_questions, headline, tuned_of
 from graphrag.report.plots import plot_cost_quality_frontier
-from graphrag.report.retrieval_report import ALPHA, RECORDS, SUMMARY, read_report, score_table
+from graphrag.report.retrieval_report import ALPHA, RECORDS, RUN, SUMMARY, TESTS, score_table
 from graphrag.report.tables import p_text, signed, with_ci
 from graphrag.settings import repo_relative
 from studies.cross_corpus import SummaryError, load_report
@@ -42,6 +44,33 @@ from studies.report_reading import complete_scores_section, reading_section
 
 READING = "## Reading"
 FRONTIER_COST = "prompt_tokens"  # what a method's retrieval sends the model per question
+
+
+@dataclasses.dataclass
+class ReportFiles:
+    """A retrieval report folder read back: what ``retrieval_report.write_report`` wrote."""
+
+    run: dict[str, Any]
+    records: pd.DataFrame
+    tests: pd.DataFrame
+    hops: pd.DataFrame
+
+
+def read_report(folder: str | Path) -> ReportFiles:
+    """Read a retrieval report folder (question ids as strings, so ids that look like numbers
+    still match across files); a folder that is not one is an error naming it."""
+    folder = Path(folder)
+    try:
+        return ReportFiles(
+            run=json.loads((folder / RUN).read_text(encoding="utf-8")),
+            records=pd.read_parquet(folder / RECORDS),
+            tests=pd.read_csv(folder / TESTS),
+            hops=pd.read_csv(folder / HOPS_CSV, dtype={"question_id": str}),
+        )
+    except (OSError, ValueError) as err:
+        raise RetrievalEvalError(
+            f"{folder} is not a retrieval report (written by `graphrag retrieval`): {err}"
+        ) from err
 
 
 def eval_summary(folder: str | Path) -> str:

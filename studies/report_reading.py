@@ -21,9 +21,15 @@ from graphrag.eval.stats import summary_row
 from graphrag.report.analysis import Analysis, failed_in, headline_lines, rows_of
 from graphrag.report.degraded import degraded_answers, degraded_in, failed_answers, is_degraded
 from graphrag.report.judged import judged
-from graphrag.report.tables import cell, md, number, p_phrase, p_text, signed, table, with_ci
+from graphrag.report.tables import cell, md, number, p_text, signed, table, with_ci
 
 FLOOR_WORTH_SAYING = 0.001  # below it, the test's floor does not limit what can be called
+
+
+def p_phrase(value: float) -> str:
+    """Return "p = 0.028" or "p < 0.001" for prose."""
+    text = p_text(value)
+    return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
 
 
 def partial_methods(records: pd.DataFrame) -> dict[str, int]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from typing import Any
 
 from graphrag.cli import commands
 from graphrag.eval.benchmarks import BenchmarkError
@@ -77,217 +78,210 @@ def _add_global_options(parser: argparse.ArgumentParser, **defaults: object) -> 
         parser.add_argument(flag, **options, **defaults)
 
 
+def _switch(text: str) -> dict[str, str]:
+    return {"action": "store_true", "help": text}
+
+
+INDEX = "index folder (default: setting project.output)"
+LIMIT = {"type": int, "help": "only the first N questions"}
+
+# command -> (its help, its arguments in order: each a help text or add_argument's keywords);
+# ``graphrag X`` runs ``commands.cmd_X``.
+COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
+    "init": (
+        "write a new project folder: graphrag.toml with every setting, prompts/, input/",
+        {"folder": "the project folder to create (or to fill, if it has no project)"},
+    ),
+    "settings": (
+        "print the settings in effect and where each came from",
+        {"--changed": _switch("only the settings not at their default")},
+    ),
+    "llm": (
+        "ask the configured LLM one question, or `serve` to keep the embedded model running",
+        {
+            "question": "the question, or the word `serve`",
+            "--max-tokens": {"type": int, "default": 200},
+        },
+    ),
+    "index": (
+        "build an index from a folder of .txt/.md or a .jsonl",
+        {
+            "--input": "corpus folder, text file or .jsonl (default: setting project.input)",
+            "--out": "index folder to write or update (default: setting project.output)",
+            "--add": "add these documents to the index --out (only they are extracted)",
+            "--delete": {
+                "action": "append",
+                "metavar": "DOC_ID",
+                "help": "delete a document from --out",
+            },
+            "--method": {
+                "choices": ["llm", "nlp"],
+                "help": "graph extraction (setting index.method)",
+            },
+            "--lazy-reports": _switch(
+                "write LLM community reports when a query first reads them (index.lazy_reports)"
+            ),
+            "--all-artifacts": _switch(
+                "also embed what no configured method reads (e.g. ppr's facts; else built on use)"
+            ),
+            "--gold": "gold_graph.json: also report extraction quality",
+            "--skip-bad": _switch("skip (and report) unusable documents instead of stopping"),
+            "--strict": _switch("exit 1 when any item failed"),
+            "--dry-run": _switch(
+                "estimate the LLM calls, tokens and time (what the cache already holds costs "
+                "nothing) and stop; no model is called (an endpoint gets one small timing request)"
+            ),
+        },
+    ),
+    "query": (
+        "answer a question with one or all retrieval methods",
+        {
+            "question": {},
+            "--index": INDEX,
+            "--method": {
+                "default": "local",
+                "help": f"{', '.join(ALL_METHODS)}, a comma list, or all (the default methods "
+                f"{', '.join(METHODS)})",
+            },
+            "--opt-in": _switch(
+                f"`all` also includes the opt-in methods ({', '.join(OPT_IN_METHODS)})"
+            ),
+            "--json": _switch("print answers as JSON"),
+        },
+    ),
+    "eval": (
+        "score methods on a question set and write a report",
+        {
+            "--index": INDEX,
+            "--questions": "questions .jsonl (default: setting project.questions)",
+            "--methods": "comma list, or all (default: eval.methods)",
+            "--opt-in": _switch(f"also evaluate the opt-in methods ({', '.join(OPT_IN_METHODS)})"),
+            "--metrics": "comma list of RAGAS metrics, or none (default: eval.metrics)",
+            "--out": "report folder (default: setting project.reports)",
+            "--types": "only questions of these types, comma list (e.g. global)",
+            "--limit": LIMIT,
+            "--method-limits": {
+                "type": _method_limits,
+                "metavar": "METHOD=N|SPLIT,...",
+                "help": "answer only the first N of those questions, or those of one split, with "
+                "METHOD (one still being recorded, e.g. drift=10, or costly: hipporag=test); its "
+                "n is its own and paired tests use the common questions",
+            },
+            "--judge-controls": {
+                "type": int,
+                "default": DEFAULT_PAIRS,
+                "metavar": "N",
+                "help": "planted control pairs per RAGAS metric that measure the judge (default: "
+                "%(default)s; 0: none)",
+            },
+            "--judge-sample": {
+                "type": int,
+                "metavar": "N",
+                "help": "judge faithfulness and context recall on a seeded sample of N questions "
+                "(from the test split when the set has one; default: eval.judge_sample; 0: all)",
+            },
+            "--pairwise": {
+                "nargs": "?",
+                "const": "all",
+                "metavar": "PAIRS",
+                "help": "also judge answers head to head: all method pairs, or A:B,C:D",
+            },
+            "--pairwise-controls": {
+                "type": int,
+                "default": DEFAULT_CONTROLS,
+                "metavar": "N",
+                "help": "with --pairwise: planted pairs per method of the pairs (a question's own "
+                "answer against another question's) that measure the pairwise judge (default: "
+                "%(default)s; 0: none)",
+            },
+            "--gold": "gold_graph.json for gold entities (default: the one beside --questions)",
+            "--dry-run": _switch(
+                "estimate the LLM calls, tokens and time of answering and judging, and stop"
+            ),
+        },
+    ),
+    "questions": (
+        "generate a question set from an index (no questions yet)",
+        {
+            "action": {"choices": ["generate"]},
+            "--index": INDEX,
+            "--out": "questions .jsonl to write, its filter log beside (default: setting "
+            "project.questions)",
+            "--count": {
+                "type": int,
+                "default": 8,
+                "help": "candidates per kind, before the filters (default 8)",
+            },
+            "--kinds": {
+                "default": ",".join(KINDS),
+                "help": f"comma list of {', '.join(KINDS)} (default: all)",
+            },
+            "--seed": {"type": int, "default": DEFAULT_SEED, "help": "sampling and split seed"},
+            "--split": {
+                "choices": SPLIT_CHOICES,
+                "default": DEFAULT_SPLIT,
+                "help": "the split the questions get: test (the default: nothing was tuned on "
+                "them), dev (you will choose settings on them), or dev+test (dealt alternately "
+                "per kind, seeded)",
+            },
+        },
+    ),
+    "retrieval": (
+        "score the contexts methods would build (evidence recall, recall@k), no answers",
+        {
+            "--index": INDEX,
+            "--questions": "questions .jsonl with support ids (default: setting project.questions)",
+            "--methods": {
+                "default": "naive,ppr,local",
+                "help": "comma list of chunk-ranking methods",
+            },
+            "--out": "folder for summary.md and retrieval.parquet (default: retrieval/ in the "
+            "project's reports folder)",
+            "--limit": LIMIT,
+        },
+    ),
+    "convert": (
+        "turn a multi-hop QA benchmark into a corpus folder and a question set",
+        {
+            "format": {"choices": ["musique", "hotpotqa"]},
+            "--source": {"required": True, "help": "the benchmark .json (or MuSiQue's folder)"},
+            "--out": {"required": True, "help": "folder to write docs/ and questions.jsonl into"},
+            "--questions": {"type": int, "default": 50, "help": "keep the first N questions"},
+            "--distractors": {
+                "type": int,
+                "default": 3,
+                "help": "distractor paragraphs per question",
+            },
+        },
+    ),
+    "graph": (
+        "write the index's entity graph as an interactive HTML page",
+        {
+            "--index": INDEX,
+            "--out": {"required": True, "help": "HTML file to write, e.g. graph.html"},
+            "--level": {
+                "type": int,
+                "default": 0,
+                "help": "community level that colours the nodes",
+            },
+            "--communities": "comma list of community numbers (at --level) to keep; default all",
+        },
+    ),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphrag", description="GraphRAG research workbench: index, query, evaluate."
     )
     _add_global_options(parser)
     sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser(
-        "init",
-        help="write a new project folder: graphrag.toml with every setting, prompts/, input/",
-    )
-    p.add_argument("folder", help="the project folder to create (or to fill, if it has no project)")
-    p.set_defaults(func=commands.cmd_init)
-
-    p = sub.add_parser("settings", help="print the settings in effect and where each came from")
-    p.add_argument("--changed", action="store_true", help="only the settings not at their default")
-    p.set_defaults(func=commands.cmd_settings)
-
-    p = sub.add_parser(
-        "llm",
-        help="ask the configured LLM one question, or `serve` to keep the embedded model running",
-    )
-    p.add_argument("question", help="the question, or the word `serve`")
-    p.add_argument("--max-tokens", type=int, default=200)
-    p.set_defaults(func=commands.cmd_llm)
-
-    p = sub.add_parser("index", help="build an index from a folder of .txt/.md or a .jsonl")
-    p.add_argument(
-        "--input", help="corpus folder, text file or .jsonl (default: setting project.input)"
-    )
-    p.add_argument(
-        "--out", help="index folder to write or update (default: setting project.output)"
-    )
-    p.add_argument("--add", help="add these documents to the index --out (only they are extracted)")
-    p.add_argument(
-        "--delete", action="append", metavar="DOC_ID", help="delete a document from --out"
-    )
-    p.add_argument(
-        "--method", choices=["llm", "nlp"], help="graph extraction (setting index.method)"
-    )
-    p.add_argument(
-        "--lazy-reports",
-        action="store_true",
-        help="write LLM community reports when a query first reads them (index.lazy_reports)",
-    )
-    p.add_argument(
-        "--all-artifacts",
-        action="store_true",
-        help="also embed what no configured method reads (e.g. ppr's facts; else built on use)",
-    )
-    p.add_argument("--gold", help="gold_graph.json: also report extraction quality")
-    p.add_argument(
-        "--skip-bad",
-        action="store_true",
-        help="skip (and report) unusable documents instead of stopping",
-    )
-    p.add_argument("--strict", action="store_true", help="exit 1 when any item failed")
-    p.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="estimate the LLM calls, tokens and time (what the cache already holds costs "
-        "nothing) and stop; no model is called (an endpoint gets one small timing request)",
-    )
-    p.set_defaults(func=commands.cmd_index)
-
-    p = sub.add_parser("query", help="answer a question with one or all retrieval methods")
-    p.add_argument("question")
-    p.add_argument("--index", help="index folder (default: setting project.output)")
-    p.add_argument(
-        "--method",
-        default="local",
-        help=f"{', '.join(ALL_METHODS)}, a comma list, or all (the default methods "
-        f"{', '.join(METHODS)})",
-    )
-    p.add_argument(
-        "--opt-in",
-        action="store_true",
-        help=f"`all` also includes the opt-in methods ({', '.join(OPT_IN_METHODS)})",
-    )
-    p.add_argument("--json", action="store_true", help="print answers as JSON")
-    p.set_defaults(func=commands.cmd_query)
-
-    p = sub.add_parser("eval", help="score methods on a question set and write a report")
-    p.add_argument("--index", help="index folder (default: setting project.output)")
-    p.add_argument("--questions", help="questions .jsonl (default: setting project.questions)")
-    p.add_argument("--methods", help="comma list, or all (default: eval.methods)")
-    p.add_argument(
-        "--opt-in",
-        action="store_true",
-        help=f"also evaluate the opt-in methods ({', '.join(OPT_IN_METHODS)})",
-    )
-    p.add_argument("--metrics", help="comma list of RAGAS metrics, or none (default: eval.metrics)")
-    p.add_argument("--out", help="report folder (default: setting project.reports)")
-    p.add_argument("--types", help="only questions of these types, comma list (e.g. global)")
-    p.add_argument("--limit", type=int, help="only the first N questions")
-    p.add_argument(
-        "--method-limits",
-        type=_method_limits,
-        metavar="METHOD=N|SPLIT,...",
-        help="answer only the first N of those questions, or those of one split, with METHOD "
-        "(one still being recorded, e.g. drift=10, or costly: hipporag=test); its n is its "
-        "own and paired tests use the common questions",
-    )
-    p.add_argument(
-        "--judge-controls",
-        type=int,
-        default=DEFAULT_PAIRS,
-        metavar="N",
-        help="planted control pairs per RAGAS metric that measure the judge (default: "
-        "%(default)s; 0: none)",
-    )
-    p.add_argument(
-        "--judge-sample",
-        type=int,
-        metavar="N",
-        help="judge faithfulness and context recall on a seeded sample of N questions (from "
-        "the test split when the set has one; default: eval.judge_sample; 0: all)",
-    )
-    p.add_argument(
-        "--pairwise",
-        nargs="?",
-        const="all",
-        metavar="PAIRS",
-        help="also judge answers head to head: all method pairs, or A:B,C:D",
-    )
-    p.add_argument(
-        "--pairwise-controls",
-        type=int,
-        default=DEFAULT_CONTROLS,
-        metavar="N",
-        help="with --pairwise: planted pairs per method of the pairs (a question's own answer "
-        "against another question's) that measure the pairwise judge (default: %(default)s; "
-        "0: none)",
-    )
-    p.add_argument(
-        "--gold", help="gold_graph.json for gold entities (default: the one beside --questions)"
-    )
-    p.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="estimate the LLM calls, tokens and time of answering and judging, and stop",
-    )
-    p.set_defaults(func=commands.cmd_eval)
-
-    p = sub.add_parser("questions", help="generate a question set from an index (no questions yet)")
-    p.add_argument("action", choices=["generate"])
-    p.add_argument("--index", help="index folder (default: setting project.output)")
-    p.add_argument(
-        "--out",
-        help="questions .jsonl to write, its filter log beside (default: setting "
-        "project.questions)",
-    )
-    p.add_argument(
-        "--count", type=int, default=8, help="candidates per kind, before the filters (default 8)"
-    )
-    p.add_argument(
-        "--kinds",
-        default=",".join(KINDS),
-        help=f"comma list of {', '.join(KINDS)} (default: all)",
-    )
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="sampling and split seed")
-    p.add_argument(
-        "--split",
-        choices=SPLIT_CHOICES,
-        default=DEFAULT_SPLIT,
-        help="the split the questions get: test (the default: nothing was tuned on them), "
-        "dev (you will choose settings on them), or dev+test (dealt alternately per kind, "
-        "seeded)",
-    )
-    p.set_defaults(func=commands.cmd_questions)
-
-    p = sub.add_parser(
-        "retrieval",
-        help="score the contexts methods would build (evidence recall, recall@k), no answers",
-    )
-    p.add_argument("--index", help="index folder (default: setting project.output)")
-    p.add_argument(
-        "--questions",
-        help="questions .jsonl with support ids (default: setting project.questions)",
-    )
-    p.add_argument(
-        "--methods", default="naive,ppr,local", help="comma list of chunk-ranking methods"
-    )
-    p.add_argument(
-        "--out",
-        help="folder for summary.md and retrieval.parquet (default: retrieval/ in the "
-        "project's reports folder)",
-    )
-    p.add_argument("--limit", type=int, help="only the first N questions")
-    p.set_defaults(func=commands.cmd_retrieval)
-
-    p = sub.add_parser(
-        "convert", help="turn a multi-hop QA benchmark into a corpus folder and a question set"
-    )
-    p.add_argument("format", choices=["musique", "hotpotqa"])
-    p.add_argument("--source", required=True, help="the benchmark .json (or MuSiQue's folder)")
-    p.add_argument("--out", required=True, help="folder to write docs/ and questions.jsonl into")
-    p.add_argument("--questions", type=int, default=50, help="keep the first N questions")
-    p.add_argument("--distractors", type=int, default=3, help="distractor paragraphs per question")
-    p.set_defaults(func=commands.cmd_convert)
-
-    p = sub.add_parser("graph", help="write the index's entity graph as an interactive HTML page")
-    p.add_argument("--index", help="index folder (default: setting project.output)")
-    p.add_argument("--out", required=True, help="HTML file to write, e.g. graph.html")
-    p.add_argument("--level", type=int, default=0, help="community level that colours the nodes")
-    p.add_argument(
-        "--communities", help="comma list of community numbers (at --level) to keep; default all"
-    )
-    p.set_defaults(func=commands.cmd_graph)
-
-    for command in sub.choices.values():  # unset after the command: the value before it stands
+    for name, (text, arguments) in COMMANDS.items():
+        command = sub.add_parser(name, help=text)
+        for flag, spec in arguments.items():
+            command.add_argument(flag, **({"help": spec} if isinstance(spec, str) else spec))
+        command.set_defaults(func=getattr(commands, f"cmd_{name}"))
+        # unset after the command: the value before it stands
         _add_global_options(command, default=argparse.SUPPRESS)
     return parser
 

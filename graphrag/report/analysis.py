@@ -132,7 +132,6 @@ def failed_answers(frame: pd.DataFrame) -> pd.Series:
 
 
 def answer_failures(frame: pd.DataFrame) -> int:
-    """Return how many rows of ``frame`` are answers the method failed to give."""
     return int(failed_answers(frame).sum())
 
 
@@ -142,7 +141,6 @@ def headline_lines(analysis: Analysis) -> list[str]:
 
 
 def rows_of(analysis: Analysis, **keys: str) -> pd.DataFrame:
-    """Return the records whose ``keys`` columns equal the values."""
     frame = analysis.records
     for column, value in keys.items():
         frame = frame[frame[column] == value]
@@ -150,5 +148,4 @@ def rows_of(analysis: Analysis, **keys: str) -> pd.DataFrame:
 
 
 def failed_in(analysis: Analysis, **keys: str) -> int:
-    """Return the failed answers among the records whose ``keys`` columns equal the values."""
     return answer_failures(rows_of(analysis, **keys))

@@ -45,12 +45,10 @@ def is_degraded(frame: pd.DataFrame) -> pd.Series:
 
 
 def degraded_answers(frame: pd.DataFrame) -> int:
-    """Return how many rows of ``frame`` are degraded answers."""
     return int(is_degraded(frame).sum())
 
 
 def degraded_in(analysis: Analysis, **keys: str) -> int:
-    """Return the degraded answers among the records whose ``keys`` columns equal the values."""
     return degraded_answers(rows_of(analysis, **keys))
 
 
@@ -98,6 +96,5 @@ def degraded_section(analysis: Analysis) -> list[str]:
 
 
 def degraded_pairs(records: pd.DataFrame) -> set[tuple[str, str]]:
-    """Return the (question id, method) of every degraded answer."""
     degraded = records[is_degraded(records)]
     return set(zip(degraded["question_id"].astype(str), degraded["method"], strict=True))

@@ -37,13 +37,7 @@ from graphrag.report.hop_tables import hops_section
 from graphrag.settings import repo_relative
 
 RECORDS_PARQUET = "records.parquet"
-RECORDS_CSV = "records.csv"
 SUMMARY_MD = "summary.md"
-METRICS_BY_METHOD_PNG = "metrics_by_method.png"
-METRICS_BY_TYPE_PNG = "metrics_by_type.png"
-COST_VS_QUALITY_PNG = "cost_vs_quality.png"
-JUDGE_CONTROLS_CSV = "judge_controls.csv"
-PAIRWISE_CSV = "pairwise.csv"
 RUN_JSON = "run.json"
 TESTS_CSV = "tests.csv"  # the test family (analysis.family), read by the summary and notebooks
 # Scores computed from embeddings differ between machines in their last bits, which can split
@@ -107,9 +101,9 @@ def write_report(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records.to_parquet(out / RECORDS_PARQUET, index=False)
-    _csv_ready(records).to_csv(out / RECORDS_CSV, index=False)
-    saved = ((controls, JUDGE_CONTROLS_CSV), (judgements, PAIRWISE_CSV), (hops, HOPS_CSV))
-    for frame, name in saved:
+    _csv_ready(records).to_csv(out / "records.csv", index=False)
+    saved = {"judge_controls.csv": controls, "pairwise.csv": judgements, HOPS_CSV: hops}
+    for name, frame in saved.items():
         if frame is not None:
             frame.to_csv(out / name, index=False)
     analysis.family.tests.to_csv(out / TESTS_CSV, index=False)
@@ -136,11 +130,11 @@ def _write_plots(analysis: Analysis, out: Path) -> None:
     }
     options = {"n_resamples": analysis.n_resamples, "notes": notes}
     figures = {
-        METRICS_BY_METHOD_PNG: viz.plot_metrics_by_method(by_method, scored, **options),
-        METRICS_BY_TYPE_PNG: viz.plot_metrics_by_type(
+        "metrics_by_method.png": viz.plot_metrics_by_method(by_method, scored, **options),
+        "metrics_by_type.png": viz.plot_metrics_by_type(
             analysis.by_type, scored, analysis.types, **options
         ),
-        COST_VS_QUALITY_PNG: viz.plot_cost_vs_quality(
+        "cost_vs_quality.png": viz.plot_cost_vs_quality(
             analysis.records, by_method, scored, **options
         ),
     }
@@ -207,16 +201,16 @@ def machine_independent(
 
 def _csv_ready(records: pd.DataFrame) -> pd.DataFrame:
     """Return a copy with list-valued cells JSON-encoded, so the CSV round-trips them."""
+
+    def encoded(value: Any) -> Any:
+        if isinstance(value, np.ndarray | tuple):
+            value = value.tolist() if isinstance(value, np.ndarray) else list(value)
+        if isinstance(value, list | dict):
+            return json.dumps(value, ensure_ascii=False, default=str)
+        return value
+
     frame = records.copy()
     for column in frame.columns:
         if frame[column].map(lambda v: isinstance(v, list | tuple | np.ndarray | dict)).any():
-            frame[column] = frame[column].map(_json_cell)
+            frame[column] = frame[column].map(encoded)
     return frame
-
-
-def _json_cell(value: Any) -> Any:
-    if isinstance(value, np.ndarray | tuple):
-        value = value.tolist() if isinstance(value, np.ndarray) else list(value)
-    if isinstance(value, list | dict):
-        return json.dumps(value, ensure_ascii=False, default=str)
-    return value

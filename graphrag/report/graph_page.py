@@ -15,6 +15,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import networkx as nx
 import numpy as np
+from matplotlib.colors import to_hex
 
 from graphrag import schemas as S
 from graphrag.index.store import Index
@@ -29,16 +30,6 @@ _REMOTE_SCRIPT = re.compile(
 # vis-network's tooltip is one unwrapped line ("div." outranks the library's own rule)
 _TOOLTIP_STYLE = "<style>div.vis-tooltip{white-space:pre-wrap;max-width:34em}</style>"
 _NO_COMMUNITY = "none"
-
-
-def _hex(rgba: tuple[float, ...]) -> str:
-    return "#{:02x}{:02x}{:02x}".format(*(round(255 * v) for v in rgba[:3]))
-
-
-def _documents_of(index: Index) -> dict[str, list[str]]:
-    """Return text unit id -> the document ids it was cut from."""
-    units = index.text_units
-    return {u: list(d) for u, d in zip(units[S.ID], units[S.DOCUMENT_IDS], strict=True)}
 
 
 def _sources_line(unit_ids: list[str], documents: dict[str, list[str]]) -> str:
@@ -71,8 +62,9 @@ def interactive_graph_html(
     position = nx.spring_layout(graph, seed=seed, k=0.6, weight="weight") if len(graph) else {}
     palette = plt.get_cmap("tab20")
     ordered = sorted(set(membership.values()))
-    colour = {c: _hex(palette(i % 20)) for i, c in enumerate(ordered)}
-    documents = _documents_of(index)
+    colour = {c: to_hex(palette(i % 20)) for i, c in enumerate(ordered)}
+    units = index.text_units  # text unit id -> the document ids it was cut from
+    documents = {u: list(d) for u, d in zip(units[S.ID], units[S.DOCUMENT_IDS], strict=True)}
     units_of = dict(zip(index.entities[S.ID], index.entities[S.TEXT_UNIT_IDS], strict=True))
     relationship_units = dict(
         zip(index.relationships[S.ID], index.relationships[S.TEXT_UNIT_IDS], strict=True)
@@ -123,7 +115,6 @@ def interactive_graph_html(
 
 
 def write_interactive_graph(index: Index, out: str | Path, **options: Any) -> Path:
-    """Write :func:`interactive_graph_html` to ``out`` and return the path."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(interactive_graph_html(index, **options), encoding="utf-8")

@@ -21,11 +21,8 @@ from graphrag.report.analysis import Analysis
 from graphrag.report.sections import scores_section
 
 TUNING_SET = "tuning set (dev questions: defaults were chosen on them)"
+SPLITS = ("test", "dev")
 CAVEAT = "Tuning-set caveat:"  # opens the sentence naming settings chosen on test questions
-
-
-def _questions(records: pd.DataFrame, split: str) -> int:
-    return int(records.loc[records["split"] == split, "question_id"].nunique())
 
 
 def splits_of(records: pd.DataFrame) -> pd.Series:
@@ -44,8 +41,23 @@ def headline(records: pd.DataFrame, tuned: Sequence[str] = ()) -> tuple[pd.DataF
     """Return the records the headline is computed on and the sentence that labels it: the
     ``test`` rows when there are any; otherwise every row, labelled as a tuning set. ``tuned``:
     settings chosen on the test questions too, named as a tuning-set caveat."""
-    rows, label = _headline(records.assign(split=splits_of(records)))
-    if tuned and not is_tuning_set(rows):
+    records = records.assign(split=splits_of(records))
+    n_test, n_dev = (records.loc[records["split"] == s, "question_id"].nunique() for s in SPLITS)
+    if is_tuning_set(records):
+        return records, (
+            f"**{TUNING_SET.capitalize()}.** All {n_dev} questions of this report "
+            "are dev questions: these scores are not a held-out measurement."
+        )
+    rows = records[records["split"] == "test"]
+    label = f"**Headline: the {n_test} test questions**"
+    if not n_dev:
+        label += " (no dev question in this run)."
+    else:
+        label += (
+            f"; {n_dev} dev questions were used to choose defaults and are shown separately "
+            "(Scores by method, all questions)."
+        )
+    if tuned:
         label += (
             f" {CAVEAT} {', '.join(f'`{t}`' for t in tuned)} was chosen on these test "
             "questions too (before the split; docs/defaults-provenance.md)."
@@ -57,22 +69,6 @@ def tuned_of(meta: dict) -> list[str]:
     """Return the settings a run's meta says were chosen on its test questions too."""
     value = meta.get(TUNED_FIELD) or []
     return [value] if isinstance(value, str) else list(value)
-
-
-def _headline(records: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    n_test, n_dev = _questions(records, "test"), _questions(records, "dev")
-    if is_tuning_set(records):
-        return records, (
-            f"**{TUNING_SET.capitalize()}.** All {n_dev} questions of this report "
-            "are dev questions: these scores are not a held-out measurement."
-        )
-    rows = records[records["split"] == "test"]
-    if not n_dev:
-        return rows, f"**Headline: the {n_test} test questions** (no dev question in this run)."
-    return rows, (
-        f"**Headline: the {n_test} test questions**; {n_dev} dev questions were used to choose "
-        "defaults and are shown separately (Scores by method, all questions)."
-    )
 
 
 def restrict(frame: pd.DataFrame | None, rows: pd.DataFrame) -> pd.DataFrame | None:

@@ -37,9 +37,12 @@ def hops_section(
         return []
     shares = hop_shares(hops, n_resamples=n_resamples, seed=seed)
     complete = all_hops_found(hops)
+    estimates = {
+        m: stats.bootstrap_ci(complete[m], n_resamples=n_resamples, seed=seed) for m in complete
+    }
     chains = [
-        [md(m), cell(_estimate_row(complete[m], n_resamples, seed), "found")]
-        for m in complete.columns
+        [md(m), cell(pd.Series(stats.summary_columns("found", estimate)), "found")]
+        for m, estimate in estimates.items()
     ]
     lines = [
         "## Evidence per hop",
@@ -74,9 +77,3 @@ def hops_section(
             *table(["Question", *map(md, found.columns)], rows),
         ]
     return lines
-
-
-def _estimate_row(values: pd.Series, n_resamples: int, seed: int) -> pd.Series:
-    """Return a one-row ``summarize``-style record of ``found`` for ``tables.cell``."""
-    estimate = stats.bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
-    return pd.Series(stats.summary_columns("found", estimate))

@@ -13,7 +13,7 @@ from graphrag.eval.judge import NOT_RECORDED, NOT_SAMPLED
 from graphrag.eval.judge_validity import Discrimination
 from graphrag.eval.stats import summary_row
 from graphrag.report.analysis import Analysis, rows_of
-from graphrag.report.tables import MISSING, with_ci
+from graphrag.report.tables import MISSING, cell, with_ci
 
 NO_ANSWER = "no answer"  # the error prefix of a metric whose answer failed (eval/runner.py)
 
@@ -41,7 +41,6 @@ class Judged:
 
 
 def judged(frame: pd.DataFrame, metric: str) -> Judged:
-    """Return how ``metric`` was judged on the rows of ``frame``."""
     values = pd.to_numeric(frame[metric], errors="coerce")
     column = f"{metric}_error"
     errors = frame[column] if column in frame else pd.Series([None] * len(frame), frame.index)
@@ -65,11 +64,7 @@ def ragas_cell(analysis: Analysis, summary: pd.DataFrame, metric: str, **keys: s
     if n == 0 and counts.not_recorded:
         rest = "".join(f"; {note}" for note in notes[:-1])
         return f"not recorded (0 of {counts.asked} judged{rest})"
-    suffix = "".join(f"; {note}" for note in notes)
-    if n == 0:
-        return f"{MISSING} (n=0{suffix})"
-    mean, low, high = row[f"{metric}_mean"], row[f"{metric}_low"], row[f"{metric}_high"]
-    return f"{with_ci(mean, low, high)} (n={n}{suffix})"
+    return cell(row, metric, notes=notes)
 
 
 def discrimination_cell(found: Discrimination | None) -> str:
@@ -109,9 +104,3 @@ def sample_lines(analysis: Analysis) -> list[str]:
         f"{records['question_id'].nunique()} questions (eval.judge_sample, drawn with "
         f"eval.seed){rest}; the rest are outside their n."
     ]
-
-
-def failure_rows(frame: pd.DataFrame, metric: str) -> tuple[int, int]:
-    """Return (judge failures, not recorded) of ``metric`` on a method's rows."""
-    counts = judged(frame, metric)
-    return counts.judge_failed + counts.no_answer, counts.not_recorded

@@ -153,12 +153,6 @@ def _bar(
     axes.bar(x, mean, width, color=colour, yerr=[[below], [above]], capsize=3, ecolor="black")
 
 
-def _dot(axes: Any, cost: float, interval: tuple, colour: Any, **style: Any) -> None:
-    """Draw one method's mean quality at its cost, with CI whiskers (its label comes later)."""
-    mean, below, above = interval
-    axes.errorbar(cost, mean, yerr=[[below], [above]], fmt="o", capsize=3, color=colour, **style)
-
-
 def plot_metrics_by_method(
     by_method: pd.DataFrame,
     metrics: Sequence[str],
@@ -259,15 +253,6 @@ def plot_metrics_by_type(
     return finish(figure)
 
 
-def _cost_axis(records: pd.DataFrame) -> str:
-    """Return the cost column for the x axis: model seconds if recorded, else completion tokens."""
-    if "model_seconds" in records:
-        seconds = pd.to_numeric(records["model_seconds"], errors="coerce")
-        if (seconds > 0).any():
-            return "model_seconds"
-    return "completion_tokens"
-
-
 def plot_cost_vs_quality(
     records: pd.DataFrame,
     by_method: pd.DataFrame,
@@ -277,10 +262,13 @@ def plot_cost_vs_quality(
     notes: dict[str, str] | None = None,
 ) -> Figure:
     """Return the report's cost figure: ``plot_cost_quality_frontier`` of the
-    ``QUALITY_PANELS`` among ``metrics`` against model seconds, else completion tokens."""
+    ``QUALITY_PANELS`` among ``metrics`` against model seconds if recorded, else completion
+    tokens."""
+    seconds = pd.to_numeric(records.get("model_seconds", pd.Series()), errors="coerce")
+    cost = "model_seconds" if (seconds > 0).any() else "completion_tokens"
     panels = [m for m in QUALITY_PANELS if m in metrics]
     return plot_cost_quality_frontier(
-        records, by_method, panels, _cost_axis(records), n_resamples=n_resamples, notes=notes
+        records, by_method, panels, cost, n_resamples=n_resamples, notes=notes
     )
 
 
@@ -321,9 +309,16 @@ def plot_cost_quality_frontier(
     labels = {}
     for axes, (metric, drawn) in zip(grid, panels.items(), strict=False):
         front = frontier({m: costs[m] for m in drawn}, {m: i[0] for m, i in drawn.items()})
-        for method, interval in drawn.items():
-            face = colour_of[method] if method in front else "white"
-            _dot(axes, costs[method], interval, colour_of[method], markerfacecolor=face)
+        for method, (mean, below, above) in drawn.items():  # labelled later, by ``finish``
+            axes.errorbar(
+                costs[method],
+                mean,
+                yerr=[[below], [above]],
+                fmt="o",
+                capsize=3,
+                color=colour_of[method],
+                markerfacecolor=colour_of[method] if method in front else "white",
+            )
         # the best quality each budget buys: on from the dearest frontier method to the right
         axes.step(
             [costs[m] for m in front] + [max(costs[m] for m in drawn)],

@@ -1,10 +1,8 @@
-"""The retrieval report folder (``graphrag retrieval``) written and read back: scores with
-their CIs, the paired tests against naive RAG (``eval.retrieval`` computes them) and the
-evidence per hop."""
+"""The retrieval report folder (``graphrag retrieval``): scores with their CIs, the paired
+tests against naive RAG (``eval.retrieval`` computes them) and the evidence per hop."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,7 +12,7 @@ import pandas as pd
 
 from graphrag.eval import stats
 from graphrag.eval.hops import HOPS_CSV
-from graphrag.eval.retrieval import BASELINE, RECALL_KS, SCORES, RetrievalEvalError, baseline_tests
+from graphrag.eval.retrieval import BASELINE, RECALL_KS, SCORES, baseline_tests
 from graphrag.report.headline import headline, restrict, tuned_of
 from graphrag.report.hop_tables import hops_section
 from graphrag.report.tables import baseline_tests_table, cell, md, table
@@ -42,58 +40,6 @@ def score_table(records: pd.DataFrame, options: dict[str, int]) -> list[str]:
     return table([*header, "Context tokens", "LLM calls"], rows)
 
 
-def summary_lines(
-    records: pd.DataFrame,
-    tests: pd.DataFrame,
-    hop_rows: pd.DataFrame,
-    meta: dict[str, Any],
-    seed: int = stats.DEFAULT_SEED,
-    n_resamples: int = stats.DEFAULT_RESAMPLES,
-    extra: Sequence[str] = (),
-    label: str = "",
-    every: pd.DataFrame | None = None,
-) -> list[str]:
-    """Return the lines of the retrieval page: setup, scores with CIs, tests, ``extra``,
-    per-hop. ``records`` are the headline's (``report.headline``), named by
-    ``label``; ``every`` (all questions, when more) gets a secondary score table."""
-    options = {"seed": seed, "n_resamples": n_resamples}
-    secondary = []
-    if every is not None and len(every) != len(records):
-        secondary = [
-            "",
-            "All questions, dev and test (a secondary table, not the headline):",
-            "",
-            *score_table(every, options),
-        ]
-    lines = [
-        "# Retrieval evaluation",
-        "",
-        "What each method would place in the answer prompt, scored with no answer call "
-        "(`graphrag/eval/retrieval.py`). Evidence recall: the share of a question's gold "
-        "paragraphs with a text unit verbatim in the context; recall@k: the share among the "
-        "method's first k ranked text units. Mean [95% bootstrap CI] (n = questions).",
-        "",
-        *(f"- {k}: {md(v)}" for k, v in meta.items()),
-        "",
-        *([label, ""] if label else []),
-        *score_table(records, options),
-        *secondary,
-        "",
-        f"## Against {BASELINE}",
-        "",
-        "Paired Wilcoxon test over the same questions; Holm's correction over the methods "
-        "compared with the baseline, one family per metric.",
-        "",
-    ]
-    lines += baseline_tests_table(tests, BASELINE, ALPHA)
-    if extra:
-        lines += ["", *extra]
-    if not hop_rows.empty:
-        section = hops_section(hop_rows, per_question=False, **options)
-        lines += ["", *section]
-    return lines
-
-
 def write_report(
     out: str | Path,
     records: pd.DataFrame,
@@ -106,7 +52,7 @@ def write_report(
     (``retrieval.parquet``, ``tests.csv``, ``hops.csv``, ``run.json``, ``summary.md`` with
     ``extra`` lines before the per-hop section); return the tests. The scores, tests and
     per-hop shares of the page are of the ``test`` questions (``report.headline``); the
-    files keep every question."""
+    files keep every question, and a secondary table scores them all."""
     rows, label = headline(records, tuned_of(meta))
     tests = baseline_tests(rows, options)
     out = Path(out)
@@ -115,42 +61,39 @@ def write_report(
     tests.to_csv(out / TESTS, index=False)
     hop_rows.to_csv(out / HOPS_CSV, index=False)
     (out / RUN).write_text(json.dumps({**meta, **options}, indent=1) + "\n", encoding="utf-8")
-    lines = summary_lines(
-        rows,
-        tests,
-        restrict(hop_rows, rows),
-        meta,
-        extra=extra,
-        label=label,
-        every=records,
-        **options,
-    )
+    secondary = []
+    if len(records) != len(rows):
+        secondary = [
+            "",
+            "All questions, dev and test (a secondary table, not the headline):",
+            "",
+            *score_table(records, options),
+        ]
+    lines = [
+        "# Retrieval evaluation",
+        "",
+        "What each method would place in the answer prompt, scored with no answer call "
+        "(`graphrag/eval/retrieval.py`). Evidence recall: the share of a question's gold "
+        "paragraphs with a text unit verbatim in the context; recall@k: the share among the "
+        "method's first k ranked text units. Mean [95% bootstrap CI] (n = questions).",
+        "",
+        *(f"- {k}: {md(v)}" for k, v in meta.items()),
+        "",
+        *([label, ""] if label else []),
+        *score_table(rows, options),
+        *secondary,
+        "",
+        f"## Against {BASELINE}",
+        "",
+        "Paired Wilcoxon test over the same questions; Holm's correction over the methods "
+        "compared with the baseline, one family per metric.",
+        "",
+        *baseline_tests_table(tests, BASELINE, ALPHA),
+    ]
+    if extra:
+        lines += ["", *extra]
+    hop_rows = restrict(hop_rows, rows)
+    if not hop_rows.empty:
+        lines += ["", *hops_section(hop_rows, per_question=False, **options)]
     (out / SUMMARY).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return tests
-
-
-@dataclasses.dataclass
-class ReportFiles:
-    """A retrieval report folder read back: what :func:`write_report` wrote."""
-
-    run: dict[str, Any]
-    records: pd.DataFrame
-    tests: pd.DataFrame
-    hops: pd.DataFrame
-
-
-def read_report(folder: str | Path) -> ReportFiles:
-    """Read a retrieval report folder (question ids as strings, so ids that look like numbers
-    still match across files); a folder that is not one is an error naming it."""
-    folder = Path(folder)
-    try:
-        return ReportFiles(
-            run=json.loads((folder / RUN).read_text(encoding="utf-8")),
-            records=pd.read_parquet(folder / RECORDS),
-            tests=pd.read_csv(folder / TESTS),
-            hops=pd.read_csv(folder / HOPS_CSV, dtype={"question_id": str}),
-        )
-    except (OSError, ValueError) as err:
-        raise RetrievalEvalError(
-            f"{folder} is not a retrieval report (written by `graphrag retrieval`): {err}"
-        ) from err

@@ -39,16 +39,16 @@ def p_text(value: float) -> str:
     return "<0.001" if value < 0.001 else number(value)
 
 
-def p_phrase(value: float) -> str:
-    """Return "p = 0.028" or "p < 0.001" for prose."""
-    text = p_text(value)
-    return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
-
-
-def cell(row: pd.Series | None, metric: str, failed_answers: int = 0, ragas: bool = False) -> str:
-    """Return "mean [low, high] (n=…)" for one metric of one summary row, with its failures
-    (RAGAS: unscored answers; judge-free: failed answers scored 0)."""
-    notes = []
+def cell(
+    row: pd.Series | None,
+    metric: str,
+    failed_answers: int = 0,
+    ragas: bool = False,
+    notes: Sequence[str] = (),
+) -> str:
+    """Return "mean [low, high] (n=…)" for one metric of one summary row, with ``notes`` and its
+    failures (RAGAS: unscored answers; judge-free: failed answers scored 0)."""
+    notes = list(notes)
     if row is not None and ragas and int(row[f"{metric}_failed"]):
         notes.append(f"{int(row[f'{metric}_failed'])} unscored")
     if not ragas and failed_answers:
@@ -67,7 +67,6 @@ def md(text: Any) -> str:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Return the lines of a Markdown table (cells must already be ``md``-safe)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines

@@ -28,10 +28,8 @@ class LoadReport:
 
 
 def _title(text: str, fallback: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.lstrip("#").strip() if line.startswith("#") else fallback
-    return fallback
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return first.lstrip("#").strip() if first.startswith("#") else fallback
 
 
 def _check_text(text: str, where: str, max_tokens: int) -> None:

@@ -51,7 +51,6 @@ def message_tokens(messages: Sequence[dict]) -> int:
 
 
 def truncate(text: str, max_tokens: int) -> str:
-    """Return ``text`` cut to at most ``max_tokens`` tokens."""
     tokens = encode(text)
     return text if len(tokens) <= max_tokens else decode(tokens[:max_tokens])
 
