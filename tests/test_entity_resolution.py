@@ -208,7 +208,7 @@ def test_graph_methods_read_the_merged_view_only_when_asked(
     assert len(on_local.same_ids(marsh)) == 3
     off_ppr = PPRRetrieval(demo_index, replay_settings, llm=None, embedder=replay_embedder)
     on_ppr = PPRRetrieval(demo_index, settings_on, llm=None, embedder=replay_embedder)
-    nodes = [sum(n.startswith(ENTITY) for n in m.graph) for m in (off_ppr, on_ppr)]
+    nodes = [sum(n.startswith(ENTITY) for n in m.graph.nodes()) for m in (off_ppr, on_ppr)]
     assert nodes == [len(demo_index.entities), len(demo_index.entities) - 4]
 
 

@@ -269,8 +269,7 @@ def test_a_lazy_report_that_cannot_be_written_degrades_every_answer_that_wants_i
     communities = [int(m.group(1)) for m in named]
     assert communities == sorted(communities) and set(communities) <= {number[i] for i in failed}
     # the wanted reports the answer went without: those its entities' communities hold
-    rows = local.select_entities(question)
-    selected = {index.entities[S.ID].iloc[r] for r in rows}
+    selected = set(local.select_entities(question))  # entity ids
     assert set(communities) == set(local.report_hits(selected)) & {number[i] for i in failed}
 
     again = local.answer(question)
