@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pandas as pd
-from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model
+from conftest import DEMO_DOCS, UNPACKED, FakeLLM, indexing_model
 
 from graphrag import schemas as S
 from graphrag.index.extract.grounding import (
@@ -127,9 +127,7 @@ def test_an_update_finds_ungrounded_sentences_again_without_repeating_them(
     tmp_path, fake_llm: FakeLLM, make_settings, replay_embedder, demo_subset
 ) -> None:
     fake_llm.respond_with(hallucinating_model)
-    settings = make_settings(
-        fake_llm.base_url, index={**JSON_EXTRACTION, "ground_descriptions": True}
-    )
+    settings = make_settings(fake_llm.base_url, index={**UNPACKED, "ground_descriptions": True})
     llm = ChatLLM(settings)
     out = tmp_path / "index"
     build_index(demo_subset, out, settings, llm, replay_embedder, progress=False)
