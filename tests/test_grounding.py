@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import pandas as pd
@@ -18,6 +17,7 @@ from graphrag.index.extract.grounding import (
     split_grounded,
     unsupported_sentences,
 )
+from graphrag.index.extract.records import parse_records, to_records
 from graphrag.index.graph.merge import merge_graph_mentions
 from graphrag.index.incremental import update_index
 from graphrag.index.pipeline import build_index
@@ -117,10 +117,10 @@ def hallucinating_model(body: dict) -> str:
     reply = indexing_model(body)
     if not body["messages"][0]["content"].startswith("You build a knowledge graph"):
         return reply
-    data = json.loads(reply)
+    data = parse_records(reply).extraction()
     for entity in data["entities"]:
         entity["description"] += f" {HALLUCINATED}"
-    return json.dumps(data)
+    return to_records(data)
 
 
 def test_an_update_finds_ungrounded_sentences_again_without_repeating_them(

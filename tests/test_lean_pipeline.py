@@ -51,10 +51,11 @@ def records_of(text: str, label: str = "") -> list[str]:
 
 
 def lean_model(body: dict) -> str:
-    """Records for record prompts (labelled per document when packed, the first document's
-    block looping twice over), else the scripted indexing model's answers."""
+    """Records for pipe-style record prompts (labelled per document when packed, the first
+    document's block looping twice over), else the scripted indexing model's answers."""
     kind = prompt_kind(body, OPENINGS)
-    if kind != "records":
+    tuple_style = '("entity"<|>' in body["messages"][0]["content"]
+    if kind != "records" or tuple_style:  # lean off: the scripted model's varied descriptions
         if kind == "report":
             return report_reply(body["messages"][1]["content"].removeprefix("Data:\n"))
         return indexing_model(body)
