@@ -133,7 +133,6 @@ def index_assumptions() -> dict[str, Any]:
     return {
         "source": (
             f"{len(COLD_RUNS)} cold live index runs of the demo with the defaults "
-            "(JSON extraction's reply tokens: its recorded calls in data/llm_cache) "
             f"(studies/benchmarks/records/kestrel_bay_cold/run*: their index.json and cache), "
             "written by python -m studies.cost_model --write"
         ),
@@ -146,7 +145,6 @@ def index_assumptions() -> dict[str, Any]:
             - statistics.mean(p for p, _, _ in first),
             "follow_up_completion_tokens": statistics.mean(c for _, c, _ in follow),
             "again_calls_per_call": len(calls["again"]) / len(first),
-            **json_extraction_calls(settings),
         },
         "summaries": _per_call(calls["summary"], per_k),
         "reports": {
@@ -155,28 +153,6 @@ def index_assumptions() -> dict[str, Any]:
         },
         "llm_free_seconds": {stage: statistics.median(w) for stage, w in walls.items()},
         "unclassified_calls": len(calls["other"]),
-    }
-
-
-def json_extraction_calls(settings: IndexSettings) -> dict[str, float]:
-    """Return the figures of the demo's recorded JSON extraction calls (``index.extraction_format
-    = "json"``, the format the demo was first recorded with): reply tokens per chunk token of
-    a chunk's first call, and the calls re-asked with more room (a reply cut at its cap)."""
-    fixed = prompts.extract_graph("", settings.entity_types)
-    empty_text = count_tokens(fixed[-1]["content"])
-    by_chunk: dict[str, list[tuple[int, int]]] = defaultdict(list)  # (max_tokens, reply)
-    for record in records(DEMO_CACHE):
-        messages = record["request"]["messages"]
-        schema = (record["request"].get("response_format") or {}).get("json_schema") or {}
-        if schema.get("name") == "graph_extraction" and messages[:-1] == fixed[:-1]:
-            by_chunk[_last(record)].append((record["request"]["max_tokens"], _usage(record)[1]))
-    firsts = [(min(calls)[1], count_tokens(text) - empty_text) for text, calls in by_chunk.items()]
-    again = [reply for calls in by_chunk.values() for _, reply in sorted(calls)[1:]]
-    return {
-        "json_first_calls": len(firsts),
-        "json_completion_per_text_token": sum(c for c, _ in firsts) / sum(t for _, t in firsts),
-        "json_reasked_per_call": len(again) / len(firsts),
-        "json_reasked_completion_tokens": statistics.mean(again) if again else 0.0,
     }
 
 

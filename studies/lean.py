@@ -4,7 +4,6 @@ These are the defaults (``graphrag.settings.IndexSettings`` holds their values, 
 only names them); studies/benchmarks/index_cost.py measures this set as "lean", and a
 researcher can turn each off:
 
-* ``extraction_format = "records"``: a record reply keeps its finished records when cut off;
 * ``record_style = "pipe"``: ``entity|name|type|description``, the fields of Microsoft's
   tuple records in fewer tokens (on the demo the model also loops less in this style);
 * ``relationships_follow_up``: a reply that named entities only is asked for their
@@ -26,7 +25,6 @@ from typing import Any
 from graphrag.settings import IndexSettings
 
 LEAN_SETTING_NAMES = (
-    "extraction_format",
     "record_style",
     "relationships_follow_up",
     "summary_threshold_tokens",

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from graphrag.index.extract.records import to_records
 from graphrag.llm import client as llm_client
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import REPO_ROOT, Settings, load_settings
@@ -365,9 +366,8 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
     return build
 
 
-# The schema-constrained JSON extraction (``index.extraction_format = "json"``), one call per
-# chunk (document packing needs the record format): what the scripted model below answers.
-JSON_EXTRACTION = {"extraction_format": "json", "pack_documents_tokens": 0}
+# One extraction call per chunk, no document packing: what the scripted model below answers.
+UNPACKED = {"pack_documents_tokens": 0}
 
 
 @pytest.fixture
@@ -482,10 +482,10 @@ def chunk_text(body: dict[str, Any]) -> str:
 
 
 def extraction_reply(text: str, entity_types: list[str] | None = None) -> str:
-    """Return extraction JSON naming the capitalized phrases of ``text``, linked in order."""
+    """Return extraction records naming the capitalized phrases of ``text``, linked in order."""
     types = entity_types or ["person", "organization", "geo", "event", "technology"]
     names = names_in(text)
-    return json.dumps(
+    return to_records(
         {
             "entities": [
                 {

@@ -66,7 +66,6 @@ def cases() -> list[dict[str, Any]]:
     points = "[score 90] Fishers and Seagrass Guardians won the Harrow Shoal case [2]."
     sentences = "1. KBMI was founded in 1998.\n2. Tidewell planned salmon pens at Harrow Shoal."
     first = prompts.extract_graph_records(kbmi, TYPES)
-    json_first = prompts.extract_graph(kbmi, TYPES)
     reply = prompts.EXAMPLE_RECORDS
     answered = prompts.answer(fact, context)
 
@@ -77,9 +76,6 @@ def cases() -> list[dict[str, Any]]:
         ("neutralize_citations", [kbmi], {}),
         ("table_cell", ["Okafor | Director\nsince 2016"], {}),
         ("table_cell", ["Mara Okafor"], {}),
-        ("extraction_schema", [TYPES, 20, 25], {}),
-        ("extract_graph", [kbmi, TYPES], {}),
-        ("extract_graph", [hostile, TYPES], {}),
         ("extract_graph_records", [coop, TYPES], {}),
         ("extract_graph_records", [hostile, ["person", "geo"]], {}),
         ("pipe_style", [reply], {}),
@@ -89,7 +85,6 @@ def cases() -> list[dict[str, Any]]:
         ("extract_graph_records_again", [storm, TYPES], {}),
         ("extract_graph_records_packed", [[kbmi, coop, hostile], TYPES], {}),
         ("packed_text", [[kbmi, hostile]], {}),
-        ("glean_more", [json_first, '{"entities":[],"relationships":[]}'], {}),
         ("relationships_after_loop", [first, reply], {}),
         (
             "summarize_descriptions",

@@ -4,18 +4,18 @@ recorded extraction, and the merges it must not make on MuSiQue's Wikipedia para
 from __future__ import annotations
 
 import itertools
-import json
 import re
 
 import pandas as pd
 import pytest
-from conftest import JSON_EXTRACTION, REPO_ROOT, FakeLLM, chunk_text, indexing_model, report_reply
+from conftest import REPO_ROOT, UNPACKED, FakeLLM, chunk_text, indexing_model, report_reply
 from test_graph import entity_mentions, relationship_mentions
 
 from graphrag import schemas as S
 from graphrag.index.extract.names import name_key
 from graphrag.index.extract.nlp import extract_graph_nlp
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
+from graphrag.index.extract.records import to_records
 from graphrag.index.graph.aliases import (
     ALIAS_SELF_LOOP,
     definitions,
@@ -241,7 +241,7 @@ def acronym_model(body: dict) -> str:
     system = body["messages"][0]["content"]
     if system.startswith("You build a knowledge graph"):
         names = list(dict.fromkeys(NAMES.findall(chunk_text(body))))
-        return json.dumps(
+        return to_records(
             {
                 "entities": [
                     {"name": n, "type": "organization", "description": f"{n} is named."}
@@ -262,8 +262,8 @@ def test_an_update_merges_aliases_as_a_full_build_does(
     tmp_path, fake_llm: FakeLLM, make_settings, replay_embedder
 ) -> None:
     fake_llm.respond_with(acronym_model)
-    # the scripted model's JSON extraction; an LLM report for every community
-    settings = make_settings(fake_llm.base_url, index={**JSON_EXTRACTION, "min_report_entities": 0})
+    # one extraction call per chunk; an LLM report for every community
+    settings = make_settings(fake_llm.base_url, index={**UNPACKED, "min_report_entities": 0})
     llm = ChatLLM(settings)
     folders = {}
     for name, files in (("full", ALIAS_DOCS), ("first", dict(list(ALIAS_DOCS.items())[:1]))):

@@ -9,8 +9,8 @@ import asyncio
 import pytest
 from conftest import (
     DEMO_DOCS,
-    JSON_EXTRACTION,
     RECORDED_CACHE,
+    UNPACKED,
     FakeLLM,
     Reply,
     indexing_model,
@@ -106,7 +106,9 @@ def probing_model(body: dict) -> str | Reply:
 def test_a_dry_run_probes_once_and_sees_what_a_run_recorded(
     tmp_path, capsys, fake_llm: FakeLLM, make_settings, replay_embedder, demo_subset
 ) -> None:
-    settings = make_settings(fake_llm.base_url, index=JSON_EXTRACTION)
+    # no follow-up nor re-ask: their calls are estimated from measured rates, never looked up
+    quiet = {"relationships_follow_up": False, "reextract_empty": False}
+    settings = make_settings(fake_llm.base_url, index={**UNPACKED, **quiet})
     fake_llm.respond_with(probing_model)
     llm = ChatLLM(settings)
     speed = probe_speed(settings)

@@ -5,16 +5,16 @@ MuSiQue's names; and the clause names extraction drops (names.is_clause)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import JSON_EXTRACTION, REPO_ROOT, FakeLLM
+from conftest import REPO_ROOT, UNPACKED, FakeLLM
 
 from graphrag import schemas as S
 from graphrag.index.extract.names import is_clause
 from graphrag.index.extract.quality import load_gold_graph
+from graphrag.index.extract.records import to_records
 from graphrag.index.extract.stage import CLAUSE_NAME, drop_clause_names, extract_graph
 from graphrag.index.graph.resolve import TITLES, Resolution, core_name, resolve_entities, typo
 from graphrag.query.local import LocalSearch
@@ -275,8 +275,8 @@ def test_extraction_lists_the_clauses_it_drops(fake_llm: FakeLLM, make_llm, drop
             }
         ],
     }
-    fake_llm.respond_with(lambda body: json.dumps(reply))
-    llm = make_llm(index={**JSON_EXTRACTION, "drop_clause_names": drop})
+    fake_llm.respond_with(lambda body: to_records(reply))
+    llm = make_llm(index={**UNPACKED, "drop_clause_names": drop})
     units = pd.DataFrame({S.ID: ["u1"], S.TEXT: [text]})
     entities, relationships, _, dropped = extract_graph(
         units, llm, llm.settings.index, progress=False

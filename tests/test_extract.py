@@ -1,23 +1,20 @@
-"""Name normalization, parsing one chunk's JSON, and extraction over real demo chunks."""
+"""Name normalization, parsing one chunk's extraction, and extraction over real demo chunks."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, chunk_text, extraction_reply, names_in
+from conftest import DEMO_DOCS, UNPACKED, FakeLLM, Reply, chunk_text, extraction_reply, names_in
 
 from graphrag import schemas as S
 from graphrag.index.extract.names import display_name, mentioned, name_key
 from graphrag.index.extract.stage import (
-    MAX_ENTITIES_PER_CHUNK,
     REPEATED_NAME,
     SELF_LOOP,
     drop_names_not_in_text,
     extract_graph,
     parse_extraction,
 )
-from graphrag.settings import IndexSettings, SettingsError, load_settings
+from graphrag.settings import IndexSettings
 from graphrag.text.documents import chunk_documents, load_documents
 
 # --------------------------------------------------------------------------- names
@@ -157,21 +154,22 @@ def test_extract_graph_keeps_good_chunks_and_records_the_bad_one(
     units = chunk_documents(documents, 200, 40).head(3)
     bad_id, bad_text = units[S.ID].iloc[1], units[S.TEXT].iloc[1]
 
-    def reply(body: dict) -> str:
+    def reply(body: dict) -> str | Reply:
         text = chunk_text(body)
-        return "I cannot produce JSON for this." if text == bad_text else extraction_reply(text)
+        return (
+            Reply("the server failed", status=400) if text == bad_text else extraction_reply(text)
+        )
 
     fake_llm.respond_with(reply)
-    monkeypatch.setattr("graphrag.llm.replies.JSON_REPAIR_ROUNDS", 1)
-    llm = make_llm(index=JSON_EXTRACTION)
+    llm = make_llm(index=UNPACKED)
     settings = llm.settings.index
     entities, relationships, errors, _ = extract_graph(units, llm, settings, progress=False)
 
     assert errors.to_dict("records") == [
         {S.STAGE: "extract", S.ITEM_ID: bad_id, S.ERROR: errors[S.ERROR].iloc[0]}
     ]
-    assert errors[S.ERROR].iloc[0].startswith("JSONOutputError: graph_extraction")
-    assert fake_llm.calls == 2 + 2  # two good chunks, the bad one plus its repair round
+    assert "the server failed" in errors[S.ERROR].iloc[0]
+    assert fake_llm.calls == 3  # one per chunk: the failed one is retried by the next run
 
     good = units[units[S.ID] != bad_id]
     assert set(entities[S.TEXT_UNIT_ID]) == set(good[S.ID])
@@ -183,55 +181,10 @@ def test_extract_graph_keeps_good_chunks_and_records_the_bad_one(
     assert len(relationships) == sum(max(len(names_in(t)) - 1, 0) for t in good[S.TEXT])
     assert list(entities.columns) == [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
 
-    # the request carries the schema with its caps and the configured entity types
-    schema = fake_llm.requests[0]["response_format"]["json_schema"]["schema"]
-    entity_schema = schema["properties"]["entities"]
-    assert entity_schema["maxItems"] == MAX_ENTITIES_PER_CHUNK
-    assert entity_schema["items"]["properties"]["type"]["enum"] == settings.entity_types
-
-
-def test_gleaning_adds_what_the_first_round_missed(fake_llm: FakeLLM, make_llm) -> None:
-    first = {
-        "entities": [{"name": "Mara Okafor", "type": "person", "description": "Director."}],
-        "relationships": [],
-    }
-    more = {
-        "entities": [{"name": "Jonah Whitlow", "type": "person", "description": "Engineer."}],
-        "relationships": [
-            {
-                "source": "Jonah Whitlow",
-                "target": "Mara Okafor",
-                "description": "works for",
-                "strength": 4,
-            }
-        ],
-    }
-    nothing = {"entities": [], "relationships": []}
-    fake_llm.script(json.dumps(first), json.dumps(more), json.dumps(nothing))
-    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 5})
-    units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
-    entities, relationships, errors, _ = extract_graph(units, llm, llm.settings.index, False)
-    assert fake_llm.calls == 3  # stopped at the first empty gleaning round
-    assert "were missed" in fake_llm.last_user(1)
-    assert sorted(entities[S.NAME_KEY]) == ["jonah whitlow", "mara okafor"]
-    assert len(relationships) == 1 and errors.empty
-
-
-def test_a_failed_gleaning_round_keeps_the_first_round(
-    fake_llm: FakeLLM, make_llm, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    first = {
-        "entities": [{"name": "Mara Okafor", "type": "person", "description": "Director."}],
-        "relationships": [],
-    }
-    fake_llm.script(json.dumps(first), "not JSON", "still not JSON")
-    monkeypatch.setattr("graphrag.llm.replies.JSON_REPAIR_ROUNDS", 1)
-    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 2})
-    units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
-    entities, _, errors, _ = extract_graph(units, llm, llm.settings.index, False)
-    assert entities[S.NAME_KEY].tolist() == ["mara okafor"]  # the first round is kept
-    assert errors[[S.STAGE, S.ITEM_ID]].values.tolist() == [["glean", units[S.ID].iloc[0]]]
-    assert errors[S.ERROR].iloc[0].startswith("gleaning round 1: JSONOutputError")
+    # the request asks for the configured entity types, in plain text (no response format)
+    request = fake_llm.requests[0]
+    assert ", ".join(settings.entity_types) in request["messages"][0]["content"]
+    assert "response_format" not in request
 
 
 def test_ground_drops_names_the_chunk_never_mentions_and_their_relationships() -> None:
@@ -270,28 +223,3 @@ def test_ground_drops_names_the_chunk_never_mentions_and_their_relationships() -
         ("Mara Okafor", "Kestrel Bay Marine Institute")
     ]
     assert mentioned("mara okafor", text) and not mentioned("Mara Okafor Smith", text)
-
-
-FIRST = {
-    "entities": [{"name": "Mara Okafor", "type": "person", "description": "Director."}],
-    "relationships": [],
-}
-
-
-def test_gleaning_stops_at_a_round_that_finds_nothing(fake_llm: FakeLLM, make_llm) -> None:
-    nothing = {"entities": [], "relationships": []}
-    fake_llm.script(json.dumps(FIRST), json.dumps(nothing))
-    llm = make_llm(index={**JSON_EXTRACTION, "gleanings": 2})
-    units = chunk_documents(load_documents(DEMO_DOCS).documents, 600, 100).head(1)
-    entities, _, _, _ = extract_graph(units, llm, llm.settings.index, False)
-    assert fake_llm.calls == 2
-    assert list(entities[S.TITLE]) == ["Mara Okafor"]
-
-
-def test_gleanings_under_the_records_format_are_rejected_by_name() -> None:
-    """Gleaning rounds are asked in the JSON format only: asked for with records, they would
-    silently do nothing."""
-    with pytest.raises(SettingsError, match=r"index\.gleanings = 2 does nothing with index\.ex"):
-        load_settings(env={}, overrides={"index": {"gleanings": 2}})
-    json_gleaning = {"index": {"gleanings": 2, "extraction_format": "json"}}
-    assert load_settings(env={}, overrides=json_gleaning).index.gleanings == 2

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import pandas as pd
-from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model
+from conftest import DEMO_DOCS, UNPACKED, FakeLLM, indexing_model
 
 from graphrag import schemas as S
 from graphrag.index.extract.grounding import (
@@ -18,6 +17,7 @@ from graphrag.index.extract.grounding import (
     split_grounded,
     unsupported_sentences,
 )
+from graphrag.index.extract.records import parse_records, to_records
 from graphrag.index.graph.merge import merge_graph_mentions
 from graphrag.index.incremental import update_index
 from graphrag.index.pipeline import build_index
@@ -117,19 +117,17 @@ def hallucinating_model(body: dict) -> str:
     reply = indexing_model(body)
     if not body["messages"][0]["content"].startswith("You build a knowledge graph"):
         return reply
-    data = json.loads(reply)
+    data = parse_records(reply).extraction()
     for entity in data["entities"]:
         entity["description"] += f" {HALLUCINATED}"
-    return json.dumps(data)
+    return to_records(data)
 
 
 def test_an_update_finds_ungrounded_sentences_again_without_repeating_them(
     tmp_path, fake_llm: FakeLLM, make_settings, replay_embedder, demo_subset
 ) -> None:
     fake_llm.respond_with(hallucinating_model)
-    settings = make_settings(
-        fake_llm.base_url, index={**JSON_EXTRACTION, "ground_descriptions": True}
-    )
+    settings = make_settings(fake_llm.base_url, index={**UNPACKED, "ground_descriptions": True})
     llm = ChatLLM(settings)
     out = tmp_path / "index"
     build_index(demo_subset, out, settings, llm, replay_embedder, progress=False)

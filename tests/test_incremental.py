@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, indexing_model, nlp_settings
+from conftest import DEMO_DOCS, UNPACKED, FakeLLM, indexing_model, nlp_settings
 
 from graphrag import schemas as S
 from graphrag.index.incremental import IncrementalError, read_mentions, update_index
@@ -63,7 +63,7 @@ def test_nlp_index_delete_then_add_back_gives_the_same_graph(tmp_path, replay_em
 @pytest.fixture
 def fake_index(tmp_path, fake_llm: FakeLLM, make_settings, replay_embedder, demo_subset):
     fake_llm.respond_with(indexing_model)  # the scripted model writes JSON extractions
-    settings = make_settings(fake_llm.base_url, index=JSON_EXTRACTION)
+    settings = make_settings(fake_llm.base_url, index=UNPACKED)
     llm = ChatLLM(settings)
     out = tmp_path / "llm_index"
     build_index(demo_subset, out, settings, llm, replay_embedder, progress=False)

@@ -19,7 +19,7 @@ import shutil
 
 import pandas as pd
 import pytest
-from conftest import DEMO_DOCS, JSON_EXTRACTION, FakeLLM, Reply, indexing_model, replayed_index
+from conftest import DEMO_DOCS, UNPACKED, FakeLLM, Reply, indexing_model, replayed_index
 from test_reports import context_of
 
 from graphrag import schemas as S
@@ -217,7 +217,7 @@ def test_a_lazy_index_stays_lazy_when_documents_are_added(
     fake_llm: FakeLLM, make_settings, replay_embedder, demo_subset, tmp_path
 ) -> None:
     fake_llm.respond_with(indexing_model)
-    settings = make_settings(fake_llm.base_url, index={**JSON_EXTRACTION, "lazy_reports": True})
+    settings = make_settings(fake_llm.base_url, index={**UNPACKED, "lazy_reports": True})
     llm = ChatLLM(settings)
     out = tmp_path / "lazy_llm_index"
     build_index(demo_subset, out, settings, llm, replay_embedder, progress=False)
@@ -227,7 +227,7 @@ def test_a_lazy_index_stays_lazy_when_documents_are_added(
     # the caller's settings say eager: the index's own (lazy) setting wins
     summary = update_index(
         out,
-        make_settings(fake_llm.base_url, index=JSON_EXTRACTION),
+        make_settings(fake_llm.base_url, index=UNPACKED),
         llm,
         replay_embedder,
         add=added,

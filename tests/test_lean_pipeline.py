@@ -20,15 +20,13 @@ from studies.lean import LEAN_INDEX_SETTINGS as LEAN
 
 OPENINGS = {
     "records": "You build a knowledge graph from a text. Reply with one record per line",
-    "json": "You build a knowledge graph",
     "summary": "You merge several descriptions",
     "report": "You write a report",
 }
-# Every lean setting off: JSON extraction read to the end, one call per chunk, every entity
+# Every lean setting off: tuple records read to the end, one call per chunk, every entity
 # with several descriptions summarized, an LLM report of 4 findings of up to 3 sentences for
 # every community, no sentence edges.
 LEAN_OFF = {
-    "extraction_format": "json",
     "record_style": "tuple",
     "relationships_follow_up": False,
     "summary_threshold_tokens": 0,
@@ -53,10 +51,11 @@ def records_of(text: str, label: str = "") -> list[str]:
 
 
 def lean_model(body: dict) -> str:
-    """Records for record prompts (labelled per document when packed, the first document's
-    block looping twice over), else the JSON pipeline's scripted answers."""
+    """Records for pipe-style record prompts (labelled per document when packed, the first
+    document's block looping twice over), else the scripted indexing model's answers."""
     kind = prompt_kind(body, OPENINGS)
-    if kind != "records":
+    tuple_style = '("entity"<|>' in body["messages"][0]["content"]
+    if kind != "records" or tuple_style:  # lean off: the scripted model's varied descriptions
         if kind == "report":
             return report_reply(body["messages"][1]["content"].removeprefix("Data:\n"))
         return indexing_model(body)
@@ -136,7 +135,7 @@ def test_the_default_pipeline_indexes_the_demo_from_its_recorded_live_run(demo_i
 
     summary = demo_index.manifest["summary"]
     assert summary["failed"] == []
-    assert demo_index.manifest["settings"]["index"]["extraction_format"] == "records"
+    assert demo_index.manifest["settings"]["index"]["record_style"] == "pipe"
     corpus_tokens = int(demo_index.text_units[S.N_TOKENS].sum())
     stages = summary["stages"]
     calls = sum(stage["calls"] for stage in stages.values())

@@ -8,7 +8,6 @@ recorded demo used, and drive a RAGAS metric.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from collections import Counter
@@ -20,8 +19,8 @@ from graphrag.cli import main as cli_main
 from graphrag.eval import pairwise
 from graphrag.eval.judge import Judge
 from graphrag.index.extract.names import name_key
-from graphrag.index.extract.stage import extract_chunk
-from graphrag.llm.client import ChatLLM, parse_json_output, run_sync, track_usage
+from graphrag.index.extract.record_calls import extract_chunk_records
+from graphrag.llm.client import ChatLLM, run_sync, track_usage
 from graphrag.llm.embedded.weights import (
     SMOKE_WEIGHTS,
     assemble_weights,
@@ -74,18 +73,10 @@ def test_embedded_model_starts_and_answers(live):
     assert repeat.text == completion.text and again.cache_hits == 1
 
 
-@pytest.mark.parametrize("extraction_format", ["records", "json"])
-def test_live_extraction_finds_the_names(live, extraction_format):
-    """The default record extraction, and the JSON one (``index.extraction_format = "json"``),
-    whose reply must be valid under its schema."""
+def test_live_extraction_finds_the_names(live):
+    """The record extraction finds most of the paragraph's names and relates some."""
     settings, llm = live
-    index = dataclasses.replace(settings.index, extraction_format=extraction_format)
-    result = run_sync(extract_chunk(llm, PARAGRAPH, index))
-    if extraction_format == "json":
-        schema = prompts.extraction_schema(index.entity_types, 20, 20)
-        graph = {key: result[key] for key in ("entities", "relationships")}
-        parse_json_output(json.dumps(graph), schema)  # raises if invalid
-    assert result["errors"] == [], "no gleaning round failed (gleaning is off)"
+    result = run_sync(extract_chunk_records(llm, PARAGRAPH, settings.index))
     found = {name_key(e["name"]) for e in result["entities"]}
     expected = {"mara okafor", "kestrel bay marine institute", "port aldry", "saltmere university"}
     assert len(expected & found) >= 3, found

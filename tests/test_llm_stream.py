@@ -25,7 +25,7 @@ from graphrag.text import tokens
 
 TYPES = ["person", "organization", "geo", "event", "technology"]
 TEXT = "Mara Okafor directs the Kestrel Bay Marine Institute, which studies the Corvin Reef."
-ONE_CHUNK_RECORDS = {"extraction_format": "records", "pack_documents_tokens": 0}  # no packing
+ONE_CHUNK_RECORDS = {"pack_documents_tokens": 0}  # no packing
 UNIQUE = [
     '("entity"<|>Mara Okafor<|>person<|>Directs the institute.)\n',
     '("entity"<|>Kestrel Bay Marine Institute<|>organization<|>Studies the reef.)\n',

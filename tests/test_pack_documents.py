@@ -15,7 +15,6 @@ from graphrag import schemas as S
 from graphrag.index.extract.names import mentioned
 from graphrag.index.extract.record_calls import pack_text_units
 from graphrag.index.extract.stage import NOT_IN_CHUNK, extract_graph
-from graphrag.settings import SettingsError
 from graphrag.text.documents import chunk_documents, load_documents
 
 MUSIQUE_DOCS = REPO_ROOT / "data" / "musique" / "docs"
@@ -92,7 +91,6 @@ def test_packed_extraction_keeps_each_documents_provenance(
     # the fake replies are entity records only: no relationship follow-up is asked for
     llm = make_llm(
         index={
-            "extraction_format": "records",
             "pack_documents_tokens": 600,
             "record_style": style,
             "relationships_follow_up": False,
@@ -122,12 +120,6 @@ def test_packed_extraction_keeps_each_documents_provenance(
     prompt = fake_llm.requests[0]["messages"]
     assert prompt[0]["content"].endswith(prompts.PACKED_NOTE)
     assert fake_llm.requests[0]["max_tokens"] >= 1024
-
-
-def test_packing_needs_the_record_format(make_llm, musique_units) -> None:
-    llm = make_llm(index={"extraction_format": "json", "pack_documents_tokens": 600})
-    with pytest.raises(SettingsError, match="extraction_format"):
-        extract_graph(musique_units.iloc[:3], llm, llm.settings.index, progress=False)
 
 
 def test_the_packed_worked_example_is_the_single_one_split_in_two() -> None:

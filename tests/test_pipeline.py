@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import (
-    JSON_EXTRACTION,
+    UNPACKED,
     FakeLLM,
     Reply,
     chunk_text,
@@ -63,7 +63,7 @@ def index_settings(make_settings, fake_llm: FakeLLM, vector_cache: Path):
             # JSON: what the scripted model writes; every LLM stage asked for every item
             # (summaries at any length, an LLM report for every community) so calls are counted
             index={
-                **JSON_EXTRACTION,
+                **UNPACKED,
                 "summary_threshold_tokens": 0,
                 "min_report_entities": 0,
                 "max_cluster_size": 5,

@@ -1,7 +1,6 @@
 """The record format: the demo's recorded JSON extraction replies converted to records and
 back, malformed lines repaired or reported (never raised), repeats dropped, the start of a
-repetition loop found, and ``index.extraction_format = "records"`` end to end on a fake
-endpoint."""
+repetition loop found, and the record extraction end to end on a fake endpoint."""
 
 from __future__ import annotations
 
@@ -173,11 +172,6 @@ def test_several_records_on_one_line_and_repeats() -> None:
     assert parse_records(same + "itute.)").duplicates == 1
 
 
-def test_the_worked_example_says_what_the_json_example_says() -> None:
-    json_example = json.loads(prompts.extract_graph("t", ["geo"])[2]["content"])
-    assert parse_records(prompts.EXAMPLE_RECORDS).extraction() == json_example
-
-
 def test_records_format_indexes_a_chunk_and_lists_what_it_kept_out(
     fake_llm: FakeLLM, make_settings
 ) -> None:
@@ -198,7 +192,7 @@ def test_records_format_indexes_a_chunk_and_lists_what_it_kept_out(
         )
     )
     settings = make_settings(fake_llm.base_url)
-    index = IndexSettings(extraction_format="records", pack_documents_tokens=0)  # one chunk
+    index = IndexSettings(pack_documents_tokens=0)  # one chunk
     units = pd.DataFrame({S.ID: ["u1"], S.TEXT: [text]})
     entities, relationships, errors, dropped = extract_graph(
         units, ChatLLM(settings), index, progress=False

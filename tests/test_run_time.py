@@ -50,7 +50,7 @@ def test_sigterm_mid_extraction_reports_k_of_n_and_exits_non_zero(
     (project / "graphrag.toml").write_text(
         f'[project]\ninput = "{demo_subset}"\n'
         f'[llm]\nbase_url = "{fake_llm.base_url}"\nmax_retries = 0\nconcurrency = 1\n'
-        '[index]\nextraction_format = "json"\npack_documents_tokens = 0\n',
+        "[index]\npack_documents_tokens = 0\n",
         encoding="utf-8",
     )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}

@@ -72,43 +72,19 @@ def extraction_request(
     llm: ChatLLM, texts: list[str], settings: Settings
 ) -> tuple[dict, StopRuleFactory | None]:
     """Return the body and stop rule of the first extraction request of ``texts``, as the
-    run sends it (records or JSON; one chunk or packed documents)."""
+    run sends it (one chunk or packed documents)."""
     index = settings.index
-    if index.extraction_format == "records":
-        messages, room = records_request(llm, texts, index)
-        return llm.request_body(messages, room), RECORD_STOP if index.stop_repeats else None
-    schema = prompts.extraction_schema(
-        index.entity_types,
-        extraction.MAX_ENTITIES_PER_CHUNK,
-        extraction.MAX_RELATIONSHIPS_PER_CHUNK,
-    )
-    base = prompts.extract_graph(texts[0], index.entity_types)
-    messages, fields = json_request(settings.llm.json_mode, base, schema, "graph_extraction")
-    budget = settings.llm.max_tokens
-    limit = llm.context_limit()
-    if limit is not None:
-        budget = min(budget, max(limit - message_tokens(messages), 1))
-    return llm.request_body(messages, budget, response_format=fields.get("response_format")), None
+    messages, room = records_request(llm, texts, index)
+    return llm.request_body(messages, room), RECORD_STOP if index.stop_repeats else None
 
 
-def _more_calls(
-    index: IndexSettings, figures: dict, first_prompt: float, first_reply: float
-) -> tuple[float, float, float]:
+def _more_calls(index: IndexSettings, figures: dict, first_prompt: float) -> tuple[float, ...]:
     """Return (calls per first call, prompt and reply tokens of each) of the calls after an
-    extraction's first: records' follow-ups and re-asks, JSON's re-asks with more room and
-    gleaning rounds (all rounds counted)."""
-    if index.extraction_format == "records":
-        rate = figures["again_calls_per_call"] if index.reextract_empty else 0.0
-        rate += figures["follow_up_calls_per_call"] if index.relationships_follow_up else 0.0
-        extra = first_prompt + figures["follow_up_extra_prompt_tokens"]
-        return rate, extra, figures["follow_up_completion_tokens"]
-    reasked, gleanings = figures["json_reasked_per_call"], float(index.gleanings)
-    if not reasked + gleanings:
-        return 0.0, 0.0, 0.0
-    # a gleaning round reads the first exchange; its reply, half the first (none recorded)
-    prompt = reasked * first_prompt + gleanings * (first_prompt + first_reply)
-    completion = reasked * figures["json_reasked_completion_tokens"] + gleanings * first_reply / 2
-    return reasked + gleanings, prompt / (reasked + gleanings), completion / (reasked + gleanings)
+    extraction's first: follow-ups asking for relationships, and re-asks."""
+    rate = figures["again_calls_per_call"] if index.reextract_empty else 0.0
+    rate += figures["follow_up_calls_per_call"] if index.relationships_follow_up else 0.0
+    extra = first_prompt + figures["follow_up_extra_prompt_tokens"]
+    return rate, extra, figures["follow_up_completion_tokens"]
 
 
 def _extract(
@@ -117,8 +93,7 @@ def _extract(
     """Return the extraction stage: each first request built, counted and looked up."""
     index = settings.index
     texts, groups = list(units[S.TEXT]), extraction.extraction_calls(units, index)
-    records = index.extraction_format == "records"
-    rate = figures["completion_per_text_token" if records else "json_completion_per_text_token"]
+    rate = figures["completion_per_text_token"]
     live_prompt = live_completion = first_prompts = 0.0
     cached = cached_prompt = cached_completion = 0
     for group in groups:
@@ -135,15 +110,13 @@ def _extract(
         live_prompt += prompt
         live_completion += min(body["max_tokens"], text_tokens * rate)
     n = max(len(groups), 1)
-    extra_calls, extra_prompt, extra_completion = _more_calls(
-        index, figures, first_prompts / n, (live_completion + cached_completion) / n
-    )
+    extra_calls, extra_prompt, extra_completion = _more_calls(index, figures, first_prompts / n)
     extra_calls *= len(groups)
     prompt = live_prompt + extra_calls * extra_prompt
     completion = live_completion + extra_calls * extra_completion
     basis = (
         f"{len(groups)} first calls built and looked up ({cached} recorded); "
-        f"{extra_calls:.1f} more calls (follow-ups, re-asks, gleanings) and replies {MEASURED}"
+        f"{extra_calls:.1f} more calls (follow-ups and re-asks) and replies {MEASURED}"
     )
     calls, recorded = len(groups) + extra_calls, (cached_prompt, cached_completion)
     return stage("extract", calls, prompt, completion, speed, basis, cached, recorded)

@@ -16,7 +16,6 @@ from graphrag.prompts.guards import FENCE_NOTE, fence_document, neutralize_citat
 from graphrag.prompts.json_schemas import (
     REPORT_CAPS,
     drift_step_schema,
-    extraction_schema,
     fact_filter_schema,
     generated_question_schema,
     map_points_schema,
@@ -52,8 +51,8 @@ def _chat(template: str, system: dict[str, object] | None = None, /, **user: obj
 
 
 # --------------------------------------------------------------------------- indexing
-# Extraction shows one worked example as a previous turn: it teaches the compact one-line form
-# (the model pretty-prints JSON otherwise) and descriptions that say only what the text says.
+# Extraction shows one worked example as a previous turn: it teaches the record form and
+# descriptions that say only what the text says.
 
 
 def _example_turns(system: str, example: str, text: str) -> Messages:
@@ -68,26 +67,14 @@ def _example_turns(system: str, example: str, text: str) -> Messages:
     ]
 
 
-def extract_graph(text: str, entity_types: list[str]) -> Messages:
-    """Extraction as JSON (``extraction_schema``)."""
-    prompt = load_template("extract_graph")
-    system = prompt.render("system", entity_types=", ".join(entity_types))
-    return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": prompt.render("user", text=prompt.text("example_text"))},
-        {"role": "assistant", "content": prompt.text("example_reply")},
-        {"role": "user", "content": prompt.render("user", text=fence_document(text))},
-    ]
-
-
 def _records_system(entity_types: list[str]) -> str:
     prompt = load_template("extract_graph_records")
     return prompt.render("system", entity_types=", ".join(entity_types))
 
 
 def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
-    """Extraction with one tuple-delimited record per line (``index.extraction_format =
-    "records"``; parsed by graphrag/index/extract/records.py). Must return record lines, then
+    """Extraction with one tuple-delimited record per line (parsed by
+    graphrag/index/extract/records.py; ``index.record_style``). Must return record lines, then
     <|COMPLETE|>."""
     system = _records_system(entity_types)
     return _example_turns(system, "extract_graph_records", fence_document(text))
@@ -114,7 +101,7 @@ def packed_text(texts: list[str]) -> str:
     return "\n\n".join(f"[{n}] {fence_document(t)}" for n, t in enumerate(texts, start=1))
 
 
-# The packaged worked examples (a test checks the records say what the JSON example says).
+# The packaged worked examples (tests parse them as a model's reply would be).
 EXAMPLE_RECORDS = packaged_template("extract_graph_records").text("example_reply")
 SECOND_EXAMPLE_RECORDS = packaged_template("extract_graph_records_again").text("example_reply")
 EXAMPLE_PACKED_RECORDS = packaged_template("extract_graph_records_packed").text("example_reply")
@@ -141,11 +128,6 @@ def _after_reply(previous: Messages, reply: str, template: str) -> Messages:
     """The conversation so far, the model's ``reply`` and the user turn of ``template``."""
     ask = load_template(template).text("user")
     return [*previous, {"role": "assistant", "content": reply}, {"role": "user", "content": ask}]
-
-
-def glean_more(previous: Messages, previous_reply: str) -> Messages:
-    """A gleaning round: show the first reply and ask only for what was missed."""
-    return _after_reply(previous, previous_reply, "glean_more")
 
 
 def relationships_after_loop(previous: Messages, kept_reply: str) -> Messages:

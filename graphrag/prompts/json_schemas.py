@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 _SCORE = {"type": "integer", "minimum": 0, "maximum": 100}
-_NAME = {"type": "string", "minLength": 1, "maxLength": 60}
 
 
 def _object(properties: dict[str, Any]) -> dict:
@@ -35,27 +34,6 @@ def _text(max_length: int | None = None, min_length: int | None = None) -> dict:
     if max_length is not None:
         schema["maxLength"] = max_length
     return schema
-
-
-def extraction_schema(entity_types: list[str], max_entities: int, max_relationships: int) -> dict:
-    """Relationships name entities by the same strings used in entities."""
-    entity = {
-        "name": _NAME,
-        "type": {"type": "string", "enum": entity_types},
-        "description": _text(200),
-    }
-    relationship = {
-        "source": _NAME,
-        "target": _NAME,
-        "description": _text(120),
-        "strength": {"type": "integer", "minimum": 1, "maximum": 10},
-    }
-    return _object(
-        {
-            "entities": _array(_object(entity), max_entities),
-            "relationships": _array(_object(relationship), max_relationships),
-        }
-    )
 
 
 # Reports: lengths are asked for in words, so these caps are loop guards, about twice what the

@@ -26,8 +26,6 @@ class IndexSettings:
         default_factory=lambda: ["person", "organization", "geo", "event", "technology"]
     )
     """Entity types the extraction prompt asks for."""
-    gleanings: int = 0
-    """JSON extraction: extra rounds per chunk asking for what the reply missed (0: none)."""
     aliases: dict[str, str] = field(default_factory=dict)
     """Names merged into another entity: {alias: canonical name}, e.g. {"KBMI": "Kestrel ..."}."""
     max_cluster_size: int = 10
@@ -49,9 +47,6 @@ class IndexSettings:
     """NLP graph: an edge stays if either of its ends ranks it this high (by NPMI)."""
     summary_threshold_tokens: int = 100
     """Several descriptions of an entity get an LLM summary only past this many tokens (0: all)."""
-    # records: a reply cut off at the token cap keeps its finished records
-    extraction_format: Literal["json", "records"] = "records"
-    """Extraction replies as one record per line ("records") or as schema-constrained JSON."""
     # pipe: the same fields in fewer tokens; tuple: data/musique/llm_index.toml's recorded index
     record_style: Literal["tuple", "pipe"] = "pipe"
     """Records: Microsoft GraphRAG's ("entity"<|>name<|>type<|>...) or pipes (entity|name|...)."""

@@ -237,14 +237,6 @@ def _validate(settings: Settings) -> None:
             "setting judge.model_file serves the judge on a second embedded server, and "
             f"judge.base_url = {judge.base_url!r} names an endpoint: set one of them"
         )
-    index = settings.index
-    if index.gleanings > 0 and index.extraction_format == "records":
-        # record replies are read to their last finished line, and no gleaning round follows
-        raise SettingsError(
-            f"setting index.gleanings = {index.gleanings} does nothing with "
-            "index.extraction_format = 'records' (gleaning rounds are asked in the 'json' "
-            "format only): set index.gleanings = 0, or index.extraction_format = 'json'"
-        )
     q = settings.query
     if q.chunk_context == "budget" and q.top_k != QuerySettings.top_k:
         raise SettingsError(

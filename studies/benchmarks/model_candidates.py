@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from graphrag.index.extract.names import name_key
-from graphrag.index.extract.stage import extract_chunk
+from graphrag.index.extract.record_calls import extract_chunk_records
 from graphrag.llm.client import ChatLLM, run_sync, track_usage
 from graphrag.llm.embedded.weights import assemble_weights
 from graphrag.settings import load_settings
@@ -57,7 +57,7 @@ def measure(name: str, gguf: Path) -> dict:
             speed = usage.completion_tokens / (time.monotonic() - started)
         text, expected = paragraph_and_expected()
         started = time.monotonic()
-        result = run_sync(extract_chunk(llm, text, settings.index))
+        result = run_sync(extract_chunk_records(llm, text, settings.index))
         seconds = time.monotonic() - started
         gold_keys = {name_key(e): e for e in expected}
         found = {

@@ -7,17 +7,17 @@ workbench does with such a reply (grounding, provenance, fencing, citation neutr
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import JSON_EXTRACTION, FakeLLM, chunk_text, indexing_model, plain_frame
+from conftest import UNPACKED, FakeLLM, chunk_text, indexing_model, plain_frame
 from faults.ledger import record
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.extract.records import to_records
 from graphrag.index.pipeline import build_index
 from graphrag.index.reports.write import community_context
 from graphrag.index.store import load_index
@@ -89,7 +89,7 @@ def obeying_model(body: dict) -> str:
     """The scripted model, except that it does what an extraction chunk tells it to."""
     system = body["messages"][0]["content"]
     if system.startswith("You build a knowledge graph") and "Ignore previous" in str(body):
-        return json.dumps(
+        return to_records(
             {
                 "entities": [
                     {"name": "Mara Okafor", "type": "person", "description": "resigned"},
@@ -117,8 +117,8 @@ def test_a_hijacking_document_stays_inside_its_own_chunk(
     fake_llm: FakeLLM, make_settings, make_embedder, demo_subset: Path, tmp_path: Path
 ) -> None:
     fake_llm.respond_with(indexing_model)
-    # the JSON pipeline (what the scripted model speaks), one document's chunk per call
-    settings = make_settings(fake_llm.base_url, index=JSON_EXTRACTION)
+    # one document's chunk per call (what the scripted model answers)
+    settings = make_settings(fake_llm.base_url, index=UNPACKED)
     build(demo_subset, tmp_path / "reference", settings, make_embedder)
     clean_prompts = {
         chunk_text(b): b["messages"] for b in fake_llm.requests if "Text:" in str(b["messages"])
@@ -148,7 +148,7 @@ def test_a_hijacking_document_stays_inside_its_own_chunk(
         if list(docs) == ["zz_notice"]
     ]
     # Names the chunk never mentions are dropped (kept in the dropped table, not the graph).
-    # What it does mention (its fake JSON names Mara Okafor) is attributed to it: it can add a
+    # What it does mention (its fake records name Mara Okafor) is attributed to it: it can add a
     # description, traceable to its chunk, but remove nothing of another document.
     dropped = index.dropped[index.dropped[S.TEXT_UNIT_ID] == hijack_unit]
     assert set(dropped["name"]) == {"Kestrel Bay Marine Institute"}

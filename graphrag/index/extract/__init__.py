@@ -1,1 +1,1 @@
-"""Entities and relationships out of text units: LLM (JSON or records) and LLM-free."""
+"""Entities and relationships out of text units: LLM (record replies) and LLM-free."""

@@ -1,4 +1,4 @@
-"""Extraction in the record format (``index.extraction_format = "records"``): one plain-text
+"""Extraction in the record format (the one reply format; ``index.record_style``): one plain-text
 call per chunk, its reply parsed line by line (records.py). A cut-off reply keeps every
 finished record; malformed lines and repeats become ``dropped`` rows, never an exception.
 Short documents can share one call (``index.pack_documents_tokens``), each record going
@@ -30,14 +30,14 @@ PACKED_TOKENS_PER_DOCUMENT = 300
 async def extract_chunk_records(
     llm: ChatLLM, text: str, settings: IndexSettings, again: bool = False
 ) -> dict[str, Any]:
-    """Return the chunk's extraction in the JSON format's shape; ``"kept_out"`` lists
+    """Return the chunk's extraction (``ParsedRecords.extraction``); ``"kept_out"`` lists
     (name, reason, detail) of malformed lines and repeats for the dropped table. ``again``:
     asked with the second worked example (``index.reextract_empty``)."""
     build = prompts.extract_graph_records_again if again else prompts.extract_graph_records
     messages = _styled(build(text, settings.entity_types), settings)
     reply, stops = await _records_reply(llm, messages, settings)
     parsed = parse_records(reply)
-    return {**parsed.extraction(), "errors": [], "kept_out": _kept_out(parsed, stops)}
+    return {**parsed.extraction(), "kept_out": _kept_out(parsed, stops)}
 
 
 def _styled(messages: list[dict[str, str]], settings: IndexSettings) -> list[dict[str, str]]:
@@ -155,7 +155,7 @@ async def extract_packed_records(
     reply, stops = await _records_reply(llm, messages, settings, room)
     parsed = parse_records(reply)
     results: list[dict[str, Any]] = [
-        {"entities": [], "relationships": [], "errors": [], "kept_out": []} for _ in texts
+        {"entities": [], "relationships": [], "kept_out": []} for _ in texts
     ]
     for kind, records in (("entity", parsed.entities), ("relationship", parsed.relationships)):
         for record in records:

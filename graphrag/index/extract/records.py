@@ -41,7 +41,7 @@ _PIPE_RECORD = re.compile(r'^\(?\s*["\']?(entity|relationship)["\']?\s*\|(?!>)',
 
 @dataclass
 class ParsedRecords:
-    """What a reply held: the extraction in the JSON reply's shape, and what was wrong."""
+    """What a reply held: the extraction as entity and relationship dicts, and what was wrong."""
 
     entities: list[dict[str, Any]] = field(default_factory=list)
     relationships: list[dict[str, Any]] = field(default_factory=list)
@@ -51,12 +51,13 @@ class ParsedRecords:
     complete: bool = False  # the completion marker was reached
 
     def extraction(self) -> dict[str, list[dict[str, Any]]]:
-        """Return ``{"entities": [...], "relationships": [...]}`` as the JSON format gives."""
+        """Return ``{"entities": [...], "relationships": [...]}``, the shape stage.py reads."""
         return {"entities": self.entities, "relationships": self.relationships}
 
 
 def to_records(extraction: dict[str, Any]) -> str:
-    """Return an extraction (the JSON format's dict) as record lines, completion marker last."""
+    """Return an extraction (``ParsedRecords.extraction``'s dict) as record lines, completion
+    marker last."""
     lines = [
         f'("entity"{TUPLE}{e["name"]}{TUPLE}{e["type"]}{TUPLE}{e["description"]})'
         for e in extraction.get("entities", [])
@@ -271,7 +272,9 @@ RECORD_STOP = StopRuleFactory("record_repeats", RecordStop, params=(("run", 2), 
 
 def records_from_json_reply(reply: str) -> str:
     """Return the record lines of a JSON extraction reply, even one cut off at the token cap
-    (then without the completion marker)."""
+    (then without the completion marker). The committed demo cache still holds the JSON
+    replies of the removed JSON format (docs/research-log.md): tests and studies read their
+    repetition loops as records through this."""
     try:
         value = json.loads(reply)
     except ValueError:

@@ -1,4 +1,6 @@
-"""Entities and relationships per text unit, by one schema-constrained LLM call per chunk."""
+"""Entities and relationships per text unit, by one LLM call per chunk (or per pack of short
+documents) replying in records (record_calls.py); the parsed records become the entity,
+relationship and dropped tables here."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ from typing import Any
 
 import pandas as pd
 
-from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.extract.names import display_name, is_clause, mentioned, name_key
 from graphrag.index.extract.record_calls import (
@@ -16,10 +17,9 @@ from graphrag.index.extract.record_calls import (
     extract_packed_records,
     pack_text_units,
 )
-from graphrag.index.llm_stage import error_row, error_table, run_llm_stage
-from graphrag.llm.cache import CacheMissError, canonical_json
+from graphrag.index.llm_stage import error_table, run_llm_stage
 from graphrag.llm.client import ChatLLM
-from graphrag.settings import IndexSettings, SettingsError
+from graphrag.settings import IndexSettings
 
 ENTITY_COLUMNS = [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
 RELATIONSHIP_COLUMNS = [
@@ -68,9 +68,6 @@ def drop_names(
     return kept, sorted(dropped)
 
 
-# JSON extraction: the schema's caps per reply (in every recorded JSON request, so constants).
-MAX_ENTITIES_PER_CHUNK = 20
-MAX_RELATIONSHIPS_PER_CHUNK = 20
 NOT_IN_CHUNK = "not mentioned in its chunk"
 CLAUSE_NAME = "a clause, not a name"
 SELF_LOOP = "relationship of an entity with itself"
@@ -81,7 +78,7 @@ REPEATED_NAME = "another description of a name already listed in this chunk"
 def parse_extraction(
     raw: dict[str, Any], text_unit_id: str, settings: IndexSettings
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Return entity rows, relationship rows and dropped items of one chunk's JSON.
+    """Return entity rows, relationship rows and dropped items of one chunk's extraction.
 
     An endpoint the model did not list becomes an entity of unknown type; a name's repeated
     entries and self-loops become dropped rows, so nothing the model said is lost.
@@ -130,47 +127,11 @@ def dropped_row(text_unit_id: str, name: str, reason: str, description: str = ""
     return dict(zip(S.DROPPED_COLUMNS, (text_unit_id, name, reason, description), strict=True))
 
 
-async def extract_chunk(llm: ChatLLM, text: str, settings: IndexSettings) -> dict[str, Any]:
-    """Return the merged JSON of the first extraction and any gleaning rounds for one chunk;
-    a failed gleaning round keeps the earlier rounds and is listed under ``"errors"``."""
-    if settings.extraction_format == "records":
-        return await extract_chunk_records(llm, text, settings)
-    schema = prompts.extraction_schema(
-        settings.entity_types, MAX_ENTITIES_PER_CHUNK, MAX_RELATIONSHIPS_PER_CHUNK
-    )
-    messages = prompts.extract_graph(text, settings.entity_types)
-    result = await llm.ajson(messages, schema, name="graph_extraction")
-    merged = {
-        "entities": list(result["entities"]),
-        "relationships": list(result["relationships"]),
-        "errors": [],
-    }
-    for round_number in range(1, settings.gleanings + 1):
-        try:
-            messages = prompts.glean_more(messages, canonical_json(result))
-            result = await llm.ajson(messages, schema, name="graph_extraction")
-        except CacheMissError:
-            raise
-        except Exception as err:  # noqa: BLE001 - kept as the chunk's gleaning error
-            merged["errors"].append(f"gleaning round {round_number}: {type(err).__name__}: {err}")
-            break
-        if not result["entities"] and not result["relationships"]:
-            break
-        merged["entities"] += result["entities"]
-        merged["relationships"] += result["relationships"]
-    return merged
-
-
 def extraction_calls(text_units: pd.DataFrame, settings: IndexSettings) -> list[list[int]]:
     """Return the row positions of ``text_units`` each extraction call reads: one unit per
     call, or short whole documents packed together (``index.pack_documents_tokens``)."""
     if not settings.pack_documents_tokens:
         return [[i] for i in range(len(text_units))]
-    if settings.extraction_format != "records":
-        raise SettingsError(
-            "setting index.pack_documents_tokens needs index.extraction_format = 'records' "
-            "(a packed call's records carry their document's label)"
-        )
     return pack_text_units(text_units, settings.pack_documents_tokens)
 
 
@@ -218,7 +179,7 @@ def extract_graph(
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
     groups = extraction_calls(text_units, settings)
     calls = [
-        extract_chunk(llm, units[group[0]][1], settings)
+        extract_chunk_records(llm, units[group[0]][1], settings)
         if len(group) == 1
         else extract_packed_records(llm, [units[i][1] for i in group], settings)
         for group in groups
@@ -230,13 +191,12 @@ def extract_graph(
     for group, result in zip(groups, call_results, strict=True):
         for i, part in zip(group, [result] if len(group) == 1 else result or [], strict=False):
             results[i] = part
-    if settings.reextract_empty and settings.extraction_format == "records":
+    if settings.reextract_empty:
         errors += reextract_empty(units, results, llm, settings, progress)
     entity_rows, relationship_rows, dropped_rows = [], [], []
     for (unit_id, text), result in zip(units, results, strict=True):
         if result is None:
             continue
-        errors += [error_row("glean", unit_id, error) for error in result["errors"]]
         dropped_rows += [dropped_row(unit_id, *item) for item in result.get("kept_out", [])]
         result, ungrounded = drop_names_not_in_text(result, text)
         dropped_rows += [dropped_row(unit_id, name, NOT_IN_CHUNK) for name in ungrounded]
