@@ -30,10 +30,9 @@ class LocalSettings:
     """Entities picked by description similarity to the question."""
     context_tokens: int = 0
     """The context budget; 0: what the model's window leaves (Method.answer_budget)."""
-    # Microsoft's: 0.5; a 1.5B model answers better from passages (docs/research-log.md).
+    # Microsoft's: 0.5 (why 0.85, and the order: docs/defaults-provenance.md)
     text_unit_share: float = 0.85
     """Share of the budget the text units take (more if the graph items leave room)."""
-    # "question" put the gold evidence in the context more often on the demo and MuSiQue.
     text_unit_order: Literal["question", "shared_mentions"] = "question"
     """Order of the entities' text units: "question" (nearest first) or "shared_mentions"."""
     community_share: float = 0.05

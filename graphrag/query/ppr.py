@@ -76,7 +76,7 @@ class PPRSettings:
 
     top_entities: int = 5
     """Facts whose two ends are seeded, and the seeds kept."""
-    # HippoRAG 2: 0.05, for thousands of passages; 1.0 was chosen on the demo (research log).
+    # HippoRAG 2 uses 0.05 for thousands of passages (why 1.0: docs/defaults-provenance.md)
     passage_weight: float = 1.0
     """Weight of the dense question-chunk seeds beside the entity seeds."""
 

@@ -34,7 +34,7 @@ class IndexSettings:
     """Seed of community detection, so the same graph gives the same communities."""
     report_context_tokens: int = 2000
     """Tokens of entities, relationships and sub-community reports a community report reads."""
-    # the 1.5B model fills the room it is given with restatement (docs/research-log.md)
+    # why 3 findings of 2 sentences: docs/defaults-provenance.md
     report_max_findings: int = 3
     """Findings a community report may list."""
     report_explanation_sentences: int = 2

@@ -66,16 +66,13 @@ class GlobalSettings:
     """With the level chosen by the data: the map's budget, in batches of batch_tokens."""
     batch_tokens: int = 2000
     """Tokens of reports one map call reads, at most."""
-    # 1: a 1.5B model's points come mostly from a batch's first report (docs/research-log.md).
+    # These four depart from Microsoft's map (why: docs/defaults-provenance.md).
     reports_per_call: int = 1
     """Reports one map call reads, at most (0: as many as batch_tokens holds, as Microsoft)."""
-    # Several orders: the 1.5B reduce keeps different facts under each (docs/research-log.md).
     reduce_seeds: list[int] = field(default_factory=lambda: [1, 2])
     """Seeds of further report orders: one draft per order, merged by one more call ([]: one)."""
-    # "sentences": a 1.5B model's own points paraphrase names and dates away.
     map_style: Literal["points", "sentences"] = "sentences"
     """The map: "sentences" picks report sentences; "points", Microsoft GraphRAG's map."""
-    # A 1.5B model's reports drop most dates, names and events of their entities.
     report_facts_tokens: int = 200
     """Tokens of the community's entity descriptions shown under an LLM-written report (0: none)."""
 
