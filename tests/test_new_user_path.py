@@ -44,8 +44,7 @@ def test_init_index_ask_every_method_evaluate_and_report(tmp_path: Path, capsys)
     with serving_fake() as fake, pytest.MonkeyPatch.context() as env:
         fake.respond_with(scripted_model)
         env.setenv("GRAPHRAG_LLM__BASE_URL", fake.base_url)
-        # the scripted model answers extraction in the JSON format, one chunk per call
-        env.setenv("GRAPHRAG_INDEX__EXTRACTION_FORMAT", "json")
+        # the scripted model answers extraction one chunk per call
         env.setenv("GRAPHRAG_INDEX__PACK_DOCUMENTS_TOKENS", "0")
         assert run(root, "index", "--quiet") == 0
         capsys.readouterr()

@@ -102,7 +102,6 @@ def test_a_project_indexes_and_answers_inside_its_own_folder(tmp_path: Path, cap
         )
         with pytest.MonkeyPatch.context() as env:
             env.setenv("GRAPHRAG_LLM__BASE_URL", fake.base_url)
-            env.setenv("GRAPHRAG_INDEX__EXTRACTION_FORMAT", "json")
             env.setenv("GRAPHRAG_INDEX__PACK_DOCUMENTS_TOKENS", "0")
             assert main(["--root", str(root), "index", "--quiet"]) == 0
             assert main(["--root", str(root), "query", "Who signed?", "--method", "naive"]) == 0
