@@ -45,6 +45,7 @@ class IndexStores:
         self._graph = backend_of("graph", graph)
         self._vectors = backend_of("vector", vectors)
         self._reports: tuple[Any, VectorStore] | None = None
+        self._facts: VectorStore | None = None  # needs an embedder, so not a cached_property
 
     def vector_store(self, ids: list[str], matrix: np.ndarray) -> VectorStore:
         return self._vectors(list(ids), matrix)
@@ -87,9 +88,9 @@ class IndexStores:
     def facts(self, embedder: Embedder) -> VectorStore:
         """The relationships' fact vectors by relationship id: the index's own column, else
         the artifact a first use built, else embedded now and kept (docs/storage.md)."""
-        if "_facts" not in self.__dict__:
-            self.__dict__["_facts"] = self._fact_store(embedder)
-        return self.__dict__["_facts"]
+        if self._facts is None:
+            self._facts = self._fact_store(embedder)
+        return self._facts
 
     def _fact_store(self, embedder: Embedder) -> VectorStore:
         relationships = self.index.relationships
