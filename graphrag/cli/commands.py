@@ -19,6 +19,7 @@ from graphrag.index.store import Index, IndexLoadError
 from graphrag.llm.progress import RunProgress
 from graphrag.llm.usage import track_usage
 from graphrag.project import init_project
+from graphrag.query.citations import Tracer, source_list
 from graphrag.query.registry import OPT_IN_METHODS, method_names
 from graphrag.report.graph_page import write_interactive_graph
 from graphrag.settings import load_settings
@@ -152,13 +153,18 @@ def _opt_in(args: argparse.Namespace) -> list[str]:
 def cmd_query(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
         methods = method_names(args.method.split(","), _opt_in(args))
-        _load(bench, args)
+        tracer = Tracer(_load(bench, args))
         bench.methods(methods)  # an unknown method's error before the progress line
         lines = RunProgress(["query"], enabled=not args.quiet, unit="LLM calls")
         with lines.stage("query"):  # a live line: a question may take minutes on a CPU
             answers = bench.query_all(args.question, methods)
+    traced = {m: tracer.trace(a) for m, a in answers.items()}
     if args.json:
-        print(json.dumps({m: a.to_dict() for m, a in answers.items()}, indent=2))
+        dump = {
+            m: {**a.to_dict(), "citations": [c.to_dict() for c in traced[m]]}
+            for m, a in answers.items()
+        }
+        print(json.dumps(dump, indent=2))
         return 0
     for method, answer in answers.items():
         usage = answer.usage
@@ -172,9 +178,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         for failure in answer.failures:
             print(f"  degraded: {failure}")
         print(answer.text.strip())
-        print(
-            f"sources: {', '.join(answer.sources[:12])}{' …' if len(answer.sources) > 12 else ''}\n"
-        )
+        print("sources (* cited):\n" + source_list(traced[method], limit=8) + "\n")
     return 0
 
 

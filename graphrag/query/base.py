@@ -54,6 +54,8 @@ class Answer:
     failures: list[str] = field(default_factory=list)  # what it lost: dropped steps, cut text
     ranking: list[str] = field(default_factory=list)
     route: str = ""  # the router's choice, "<question kind> -> <method>"; empty otherwise
+    # what each number the prompt showed stood for; an [n] the answer cites outside it is invented
+    numbered: dict[int, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -225,6 +227,7 @@ class Method:
             context_tokens=sum(tokens.count_tokens(i.text) for i in items),
             failures=list(dict.fromkeys(failures)),  # a report several steps read failed once
             ranking=retrieval.ranking,
+            numbered={n: [item.source] for n, item in enumerate(items, start=1)},
         )
 
     def answer(self, question: str, short_answer: bool = False) -> Answer:

@@ -187,12 +187,8 @@ class DRIFTSearch(Method):
             else:
                 text = prompts.NO_DRIFT_ANSWERS
         read = {item.source: item.text for step in used for item in step.read}
-        cited = [
-            item.source
-            for n in cited_numbers(text)
-            if 0 < n <= len(used)
-            for item in used[n - 1].read
-        ]
+        numbered = {n: [item.source for item in step.read] for n, step in enumerate(used, 1)}
+        cited = [s for n in cited_numbers(text) if 0 < n <= len(used) for s in numbered[n]]
         contexts = [s.answer for s in used] + list(read.values())
         return Answer(
             question=question,
@@ -205,6 +201,7 @@ class DRIFTSearch(Method):
             seconds=time.monotonic() - started,
             context_tokens=sum(tokens.count_tokens(c) for c in contexts),
             failures=list(dict.fromkeys([*failures, *noted])),  # noted: lazy reports not written
+            numbered=numbered,
         )
 
     async def aretrieve(self, question: str) -> list[ContextItem]:

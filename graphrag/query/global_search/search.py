@@ -266,4 +266,5 @@ class GlobalSearch(Method):
         # The reduce step cites community numbers, not item numbers.
         known = {f"report:{c}" for c in self.index.community_reports[S.COMMUNITY]}
         answer.cited = [f"report:{n}" for n in cited_numbers(answer.text) if f"report:{n}" in known]
+        answer.numbered = {int(s[7:]): [s] for s in answer.sources if s.startswith("report:")}
         return answer
