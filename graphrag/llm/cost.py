@@ -183,14 +183,6 @@ def _streamed(url: str, body: dict, headers: dict) -> tuple[float | None, dict |
     return first, usage
 
 
-def model_speed(settings: Settings) -> ModelSpeed | None:
-    """Return the configured model's speed; None in replay (no model is called, the calls
-    are read from the cache or the run stops)."""
-    if settings.cache.mode == "replay":
-        return None
-    return probe_speed(settings) if settings.llm.base_url else embedded_speed(settings)
-
-
 def stage(
     name: str,
     calls: float,

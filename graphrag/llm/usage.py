@@ -3,6 +3,7 @@ around a call (scopes nest and follow asyncio tasks)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -36,6 +37,34 @@ class Usage:
         return asdict(self)
 
 
+@dataclass
+class Live:
+    """The live calls of this process (llm/calibration.py keeps them as the machine's speed):
+    tokens, and the wall time from the first's start to the last's end (calls in parallel
+    share it, so it is the server's aggregate speed)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    started: float | None = None
+    ended: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        return 0.0 if self.started is None else self.ended - self.started
+
+    def add(self, prompt_tokens: int, completion_tokens: int, waited: float) -> None:
+        now = time.monotonic()
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        start = now - waited
+        self.started = start if self.started is None else min(self.started, start)
+        self.ended = max(self.ended, now)
+
+
+LIVE = Live()
+
 _usage_scopes: ContextVar[tuple[Usage, ...]] = ContextVar("graphrag_usage_scopes", default=())
 
 
@@ -64,3 +93,5 @@ def count_call(record: dict[str, Any], hit: bool, waited: float) -> None:
     )
     for scope in _usage_scopes.get():
         scope.add(one)
+    if not hit:
+        LIVE.add(one.prompt_tokens, one.completion_tokens, waited)

@@ -57,7 +57,8 @@ class EmbeddedServerSettings:
     parallel: int = 2
     """Slots: requests the server decodes at once (others wait in its queue)."""
     threads: int = 2
-    """CPU threads the server computes with."""
+    """CPU threads the server computes with; unset: the cores this process may use (a value
+    above them is lowered to them)."""
 
 
 @dataclass

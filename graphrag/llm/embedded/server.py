@@ -24,7 +24,7 @@ from filelock import FileLock
 from tqdm import tqdm
 
 from graphrag.llm import progress
-from graphrag.llm.cost import embedded_speed
+from graphrag.llm.calibration import local_speed
 from graphrag.llm.embedded.weights import INSTALL_EMBEDDED, assemble_weights, graphrag_home
 from graphrag.settings import Settings
 
@@ -182,7 +182,7 @@ class EmbeddedServer:
             found = reused or self._start(signature)
         self.url, self._pid = found
         if not self.settings.embedded.model_file:  # the speed measured is the default model's
-            progress.calibrate(embedded_speed(self.settings), str(self.log_file))
+            progress.calibrate(local_speed(self.settings), str(self.log_file))
         return self.base_url
 
     @property

@@ -1,0 +1,103 @@
+"""The dry run's time against the run that follows it, on this machine, for the demo index
+(#60: within 1.5×), live; prints the ratio, never asserts it.
+
+    python -m studies.benchmarks.dry_run_accuracy      # ~15-40 min on 2 cores; writes the record
+
+Two projects, each with an empty cache, so every call is live. First a short run indexes the
+first ``--calibrate`` demo documents: it keeps this machine's speed in its project
+(graphrag/llm/calibration.py). That file is copied into the second project, whose dry run for
+the whole demo corpus is then made and followed by its live index. The record holds, per LLM
+stage, the estimate's seconds with this machine's speed and with the committed figures
+(measured elsewhere), and the seconds the run took; the ratio is actual / estimate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from graphrag.llm import calibration
+from graphrag.llm.cost import embedded_speed
+from graphrag.project import init_project
+from graphrag.settings import REPO_ROOT
+from graphrag.workbench import Workbench
+
+RECORD = REPO_ROOT / "studies" / "benchmarks" / "records" / "dry_run_accuracy.json"
+DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
+LLM_STAGES = ("extract", "graph", "reports")  # the stages that call the model
+
+
+def project(root: Path, documents: list[Path]) -> Path:
+    init_project(root)
+    for path in documents:
+        shutil.copy(path, root / "input" / path.name)
+    return root
+
+
+def stage_seconds(estimate) -> dict[str, float]:
+    return {s.stage: s.seconds or 0.0 for s in estimate.stages if s.stage in LLM_STAGES}
+
+
+def measure(calibrate: int) -> dict:
+    documents = sorted(DOCS.glob("*.md"))
+    with tempfile.TemporaryDirectory() as tmp:
+        first = project(Path(tmp) / "calibration", documents[:calibrate])
+        started = time.monotonic()
+        with Workbench(root=first, cache="on") as bench:
+            bench.index(progress=False)
+        calibration_seconds = time.monotonic() - started
+        kept = calibration.speed_file(Workbench(root=first).settings)
+        second = project(Path(tmp) / "demo", documents)
+        with Workbench(root=second, cache="on") as bench:
+            target = calibration.speed_file(bench.settings)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(kept, target)
+            estimate = bench.estimate_index()
+            committed = embedded_speed(bench.settings)
+            speed = calibration.local_speed(bench.settings)
+            summary = bench.index(progress=False)
+    actual = {k: v["wall_seconds"] for k, v in summary.stages.items() if k in LLM_STAGES}
+    with_local = stage_seconds(estimate)
+    scale = speed.prompt_tokens_per_second / committed.prompt_tokens_per_second
+    with_committed = {k: v * scale for k, v in with_local.items()}
+    total = sum(actual.values())
+    return {
+        "command": "python -m studies.benchmarks.dry_run_accuracy",
+        "machine": calibration.machine(),
+        "load_average_after": round(os.getloadavg()[1], 2),  # over the last 5 minutes
+        "calibration": {
+            "documents": calibrate,
+            "seconds": round(calibration_seconds, 1),
+            "kept": json.loads(kept.read_text(encoding="utf-8")),
+        },
+        "speed_used": speed.source,
+        "estimate_seconds": with_local,
+        "estimate_seconds_committed_figures": with_committed,
+        "actual_seconds": actual,
+        "ratio": round(total / max(sum(with_local.values()), 1e-6), 3),
+        "ratio_committed_figures": round(total / max(sum(with_committed.values()), 1e-6), 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calibrate", type=int, default=3, help="documents of the first run")
+    parser.add_argument("--out", type=Path, default=RECORD)
+    args = parser.parse_args(argv)
+    record = measure(args.calibrate)
+    args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(
+        f"actual / dry run: {record['ratio']:.2f} with this machine's speed, "
+        f"{record['ratio_committed_figures']:.2f} with the committed figures "
+        f"(load {record['load_average_after']}); wrote {args.out}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
