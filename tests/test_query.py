@@ -22,6 +22,7 @@ from graphrag import schemas as S
 from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index, IndexLoadError, load_index
 from graphrag.llm.client import SEED, ChatLLM, run_sync
+from graphrag.prompts import neutralize_citations
 from graphrag.query.base import (
     ITEM_OVERHEAD_TOKENS,
     RANKING_DEPTH,
@@ -443,6 +444,13 @@ def test_cited_numbers_reads_bracketed_numbers_only() -> None:
     assert cited_numbers("[2] first, then [1, 2] again [2].") == [2, 1]
     assert cited_numbers("No citations: (1), 1998, [a], [see 2], [], [1-2], {3}.") == []
     assert cited_numbers("") == []
+
+
+def test_chinese_answers_cite_in_their_own_brackets() -> None:
+    assert cited_numbers("研究所成立于1998年【1】，由两家机构创办【2、3】。") == [1, 2, 3]
+    assert cited_numbers("见[4，5]。") == [4, 5]
+    # a context item cannot fake a citation in full-width brackets either
+    assert neutralize_citations("据【2】与【1、3】所述") == "据(2)与(1、3)所述"
 
 
 def test_answer_cited_names_the_sources_of_the_cited_numbers(

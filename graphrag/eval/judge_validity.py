@@ -35,7 +35,7 @@ PAIR_COLUMNS = ["metric", "control", "question_id", "method", "donor_question_id
 PAIR_COLUMNS += ["control_score", "status", "error"]
 
 
-_CITATION = re.compile(r"\[[\d,\s]+\]")
+_CITATION = re.compile(r"[\[【][\d,，、\s]+[\]】]")  # as query/base.py's CITATION, no group
 
 
 def shift_digits(text: str) -> str:

@@ -80,11 +80,12 @@ def drop_step(step: str, err: BaseException) -> None:
     note_failure(f"{step}: {error_summary(err)}")
 
 
-CITATION = re.compile(r"\[([\d,\s]+)\]")  # [1] or [2, 3]
+# [1] or [2, 3], and as Chinese answers write them: 【1】, [2，3], 【2、3】
+CITATION = re.compile(r"[\[【]([\d,，、\s]+)[\]】]")
 
 
 def cited_numbers(text: str) -> list[int]:
-    """Return the context numbers an answer cites as [1] or [2, 3], in order of first use."""
+    """Return the context numbers an answer cites as [1], [2, 3] or 【1】, in order of first use."""
     numbers = [int(n) for group in CITATION.findall(text) for n in re.findall(r"\d+", group)]
     return list(dict.fromkeys(numbers))
 
