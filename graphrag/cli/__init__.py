@@ -201,16 +201,22 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         },
     ),
     "questions": (
-        "generate a question set from an index (no questions yet)",
+        "generate a question set from an index (no questions yet), or plant unanswerable ones",
         {
-            "action": {"choices": ["generate"]},
+            "action": {
+                "choices": ["generate", "plant"],
+                "help": "generate: new questions with the model; plant: unanswerable twins of "
+                "--from's questions (an entity swapped for a name the corpus never writes), "
+                "no model call",
+            },
+            "--from": {"dest": "source", "help": "plant: the question set to make twins of"},
             "--index": INDEX,
             "--out": "questions .jsonl to write, its filter log beside (default: setting "
             "project.questions)",
             "--count": {
                 "type": int,
                 "default": 8,
-                "help": "candidates per kind, before the filters (default 8)",
+                "help": "candidates per kind, before the filters (default 8); plant: how many",
             },
             "--kinds": {
                 "default": ",".join(KINDS),

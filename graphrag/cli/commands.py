@@ -13,6 +13,8 @@ from pathlib import Path
 
 from graphrag.eval.benchmarks import convert_benchmark
 from graphrag.eval.generate import KINDS
+from graphrag.eval.questions import load_questions
+from graphrag.eval.unanswerable import plant
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index
 from graphrag.index.store import Index, IndexLoadError
@@ -221,7 +223,30 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plant(args: argparse.Namespace) -> int:
+    """Write unanswerable twins of ``--from``'s questions (eval/unanswerable.py)."""
+    if not args.source or not args.out:
+        print("error: questions plant needs --from QUESTIONS and --out FILE", file=sys.stderr)
+        return 2
+    source, out = Path(args.source), Path(args.out)
+    if out.resolve() == source.resolve():
+        print(
+            f"error: --out {out} is --from's file: write the planted set beside it", file=sys.stderr
+        )
+        return 2
+    with _bench(args) as bench:
+        planted = plant(load_questions(source), _load(bench, args), args.count, args.seed)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(planted.to_json(orient="records", lines=True, force_ascii=False))
+    splits = planted["split"].value_counts().to_dict() if len(planted) else {}
+    print(f"{len(planted)} unanswerable questions written to {out} (splits: {splits})")
+    print(f"evaluate them beside the answerable ones: cat {source} {out} > both.jsonl")
+    return 0
+
+
 def cmd_questions(args: argparse.Namespace) -> int:
+    if args.action == "plant":
+        return cmd_plant(args)
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or not kinds:

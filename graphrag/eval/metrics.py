@@ -27,6 +27,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from graphrag import schemas as S
+from graphrag.eval.unanswerable import UNANSWERABLE, declined
 from graphrag.index.extract.grounding import sentence_terms
 from graphrag.index.store import Index
 from graphrag.text.lang import chinese, sentences
@@ -40,6 +41,7 @@ JUDGE_FREE_METRICS = (
     f"recall_at_{RECALL_K}",
     "gold_entity_reach",
     "grounded_sentences",
+    "declined",  # only in a run with planted unanswerable questions (eval/unanswerable.py)
 )
 LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*])(?:\s+|$)")  # "1. " or "- " opening a list item
 POSSESSIVE = re.compile(r"['’]s\b")  # "Tidewell's" names Tidewell
@@ -317,6 +319,8 @@ def judge_free_columns(
     entities_of = {q: _question_entities(row, gold) for q, row in by_id.iterrows()}
     ranked = records.get("ranking", pd.Series([[]] * len(records), index=records.index))
     ranking_methods = set(records.loc[ranked.map(lambda r: len(r) > 0), "method"])
+    kinds = questions.get("type", pd.Series(dtype=object))
+    planted = bool((kinds == UNANSWERABLE).any())
     rows = []
     for record in records.itertuples(index=False):
         question = by_id.loc[record.question_id]
@@ -342,6 +346,10 @@ def judge_free_columns(
                 0.0 if failed else grounded_sentences(record.answer, corpus, question["question"])
             ),
         }
+        if question.get("type") == UNANSWERABLE:  # no reference to match: only declining is scored
+            scores = dict.fromkeys(scores, math.nan)
+        if planted:  # on a planted question the rejection rate, else the false-rejection rate
+            scores["declined"] = float(declined(record.answer))
         if failed:
             scores = {k: v if math.isnan(v) else 0.0 for k, v in scores.items()}
         rows.append({"short_answer": predicted if short else None, **scores})
