@@ -102,6 +102,13 @@ def test_query_prints_every_methods_cost_beside_its_answer(
         assert usage["calls"] >= 1 and usage["prompt_tokens"] > 0
         assert usage["completion_tokens"] > 0
         assert answer["text"].strip() in out
+    # under each answer the numbered sources: file, character span, the nearest sentence
+    assert out.count("sources (* cited):") == len(answers)
+    naive = answers["naive"]["citations"]
+    assert [c["number"] for c in naive] == list(range(1, len(answers["naive"]["contexts"]) + 1))
+    first = naive[0]["places"][0]
+    assert first["file"].endswith(f"{first['document']}.md")
+    assert f'[1] {first["file"]} chars {first["start"]}-{first["end"]}: "{first["snippet"]}"' in out
 
 
 def test_method_names_keep_opt_in_methods_out_of_all_unless_asked() -> None:
