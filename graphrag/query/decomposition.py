@@ -12,6 +12,7 @@ everything the model was shown (the sub-answers read only collected evidence).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from graphrag import prompts
@@ -29,7 +30,7 @@ from graphrag.query.base import (
 )
 from graphrag.query.registry import register
 from graphrag.query.step_back import first_line
-from graphrag.settings import Settings
+from graphrag.settings import Settings, SettingsError
 from graphrag.text.tokens import message_tokens
 
 # Replies' caps; not settings: another value would replay nothing
@@ -41,11 +42,16 @@ REFERENCE = re.compile(r"#(\d+)")
 
 @dataclass
 class DecompositionSettings:
-    """``[query.decomposition]``."""
+    """``[query.decomposition]``: sub-questions answered in order, then the question."""
 
+    # MuSiQue's questions have 2 to 4 hops; each sub-question is one more call
     max_sub_questions: int = 3
     """Sub-questions the model may write (it is asked for 2 to this many), each searched and
     answered in order, one call each, before the answer."""
+
+    def validate(self, name: str, methods: Collection[str]) -> None:
+        if self.max_sub_questions < 1:
+            raise SettingsError(f"setting {name}.max_sub_questions must be at least 1")
 
 
 def resolve_references(sub_question: str, answers: list[str]) -> tuple[str, bool]:
@@ -77,7 +83,7 @@ class Decomposition(Method):
     async def sub_questions(self, question: str) -> list[str]:
         """Return the model's sub-questions; a reply that stays malformed after the JSON
         repair falls back to the question itself, named in the answer's failures."""
-        n = max(1, self.options.max_sub_questions)
+        n = self.options.max_sub_questions
         try:
             reply = await self.llm.ajson(
                 prompts.decompose(question, n),
@@ -147,7 +153,7 @@ class Decomposition(Method):
         the context budget; replies at their caps (the most they can cost)."""
         if not questions:
             return 0.0, 0.0, 0.0
-        n = max(1, settings.query.methods[cls.name].max_sub_questions)
+        n = settings.query.methods[cls.name].max_sub_questions
         schema = prompts.sub_questions_schema(n)
 
         def plan(q: str) -> int:

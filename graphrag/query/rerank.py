@@ -11,13 +11,14 @@ best first; the context is then filled from the new order in the same token budg
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.query.base import Method, Retrieval, drop_step, note_failure
-from graphrag.settings import Settings
+from graphrag.settings import Settings, SettingsError
 from graphrag.settings.query import add_method_settings
 from graphrag.text import tokens
 from graphrag.text.tokens import message_tokens
@@ -33,9 +34,14 @@ TOKENS_PER_NUMBER = 3  # "12, " in the reply
 class RerankSettings:
     """``[query.rerank]``: the stage of every method asked for as "<method>+rerank"."""
 
+    # 20 of MuSiQue's paragraphs (~110 tokens) are ~2.5k prompt tokens, about a minute here
     top_n: int = 20
     """First-stage text units the model reorders (one call reading each's first 300 tokens);
     the context is then filled from the new order in the method's own budget."""
+
+    def validate(self, name: str, methods: Collection[str]) -> None:
+        if self.top_n < 1:
+            raise SettingsError(f"setting {name}.top_n must be at least 1")
 
 
 add_method_settings(STAGE, RerankSettings)
@@ -90,7 +96,7 @@ class Reranked(Method):
         if not candidates:
             note_failure(f"rerank: {self.inner.name} ranks no text units; its context is kept")
             return retrieval
-        top = candidates[: max(1, self.options.top_n)]
+        top = candidates[: self.options.top_n]
         order = await self.model_order(question, top)
         reordered = [top[i] for i in order] + candidates[len(top) :]
         return self.chunk_retrieval(reordered, question)
