@@ -173,6 +173,35 @@ def test_decomposition_answers_in_order_feeds_answers_forward_and_reads_both_hop
     assert answer.usage.calls == 4 and not answer.failures
 
 
+def test_with_no_reference_the_last_answer_joins_the_next_search_only(
+    build, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subs = ["Who performed Hello Love?", "Where did the performer live when he died?", "Why?"]
+    replies = {subs[0]: "Hank Snow", subs[1]: "Unknown."}
+
+    def reply(body: dict) -> str:
+        if kind(body) == "decompose":
+            return json.dumps({"sub_questions": subs})
+        asked = body["messages"][-1]["content"].rsplit("Question: ", 1)[1].strip()
+        return replies.get(asked, "An answer [1].")
+
+    fake_llm.respond_with(reply)
+    method = build("decomposition")["decomposition"]
+    searched = []
+    real = method.new_evidence
+    monkeypatch.setattr(
+        method, "new_evidence", lambda query, *rest: searched.append(query) or real(query, *rest)
+    )
+    answer = method.answer("Where did the performer of Hello Love live when he died?")
+    # IRCoT: the search reads the last answer; the model is asked the sub-question as written;
+    # an "Unknown." answer is no answer, so the third search is the sub-question alone
+    assert searched == [subs[0], f"{subs[1]} Hank Snow", subs[2]]
+    asked = [r["messages"][-1]["content"] for r in fake_llm.requests if kind(r) == "sub_answer"]
+    assert asked[1].endswith(f"Question: {subs[1]}")
+    assert f"{subs[1]} -> unknown" in asked[2]
+    assert not answer.failures
+
+
 def test_the_sub_questions_are_bounded_by_the_setting(build, fake_llm: FakeLLM) -> None:
     many = {"sub_questions": ["Who is A?", "Who is B?", "Who is C?", "Who is D?"]}
     fake_llm.respond_with(lambda body: json.dumps(many) if kind(body) == "decompose" else "unknown")

@@ -50,8 +50,8 @@ class DecompositionSettings:
     answered in order, one call each, before the answer."""
 
     def validate(self, name: str, methods: Collection[str]) -> None:
-        if self.max_sub_questions < 1:
-            raise SettingsError(f"setting {name}.max_sub_questions must be at least 1")
+        if self.max_sub_questions < 2:
+            raise SettingsError(f"setting {name}.max_sub_questions must be at least 2")
 
 
 def resolve_references(sub_question: str, answers: list[str]) -> tuple[str, bool]:
@@ -109,7 +109,8 @@ class Decomposition(Method):
         except Exception as err:  # noqa: BLE001 - the next step searches without this answer
             drop_step(f"sub-answer of {query!r}", err)
             return UNKNOWN
-        return first_line(reply) or UNKNOWN
+        answer = first_line(reply)
+        return UNKNOWN if answer.lower().strip(" .\"'") in ("", UNKNOWN) else answer
 
     def new_evidence(self, query: str, seen: set[str], share: int) -> list[ContextItem]:
         """Return the best text units for ``query`` not yet collected, in ``share`` tokens
@@ -132,15 +133,16 @@ class Decomposition(Method):
         earlier: list[str] = []
         collected: list[ContextItem] = []
         for sub in subs:
-            query, replaced = resolve_references(sub, answers)
+            asked, replaced = resolve_references(sub, answers)
+            search = asked
             if not replaced and answers and answers[-1] != UNKNOWN:
-                query = f"{query} {answers[-1]}"  # IRCoT: the last step's answer joins the query
+                search = f"{asked} {answers[-1]}"  # IRCoT: the last step's answer joins the query
             seen = {item.source for item in collected}
-            items = self.new_evidence(query, seen, share)
+            items = self.new_evidence(search, seen, share)
             collected += items
-            answer = await self.sub_answer(query, earlier, items)
+            answer = await self.sub_answer(asked, earlier, items)
             answers.append(answer)
-            earlier.append(f"{query} -> {answer}")
+            earlier.append(f"{asked} -> {answer}")
         units = [i.source.removeprefix("text_unit:") for i in collected]
         ranking = [i.source for i in collected[: self.ranking_depth()]]
         return Retrieval(collected, ranking, candidates=units)
