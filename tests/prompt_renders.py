@@ -148,6 +148,15 @@ def cases() -> list[dict[str, Any]]:
         ("query_keywords_schema", [[]], {}),
         ("minirag_keywords", [fact, pool], {}),
     ]
+    # step-back, decomposition and the rerank stage (issue #63): appended likewise
+    calls += [
+        ("step_back", [fact], {}),
+        ("sub_questions_schema", [3], {}),
+        ("decompose", [fact, 3], {}),
+        ("sub_answer", ["Who directs KBMI?", "", context], {}),
+        ("sub_answer", ["When was #1 founded?", "Who directs KBMI? -> Mara Okafor", context], {}),
+        ("rerank", [fact, context, 3], {}),
+    ]
     return [
         {"call": name, "args": args, "kwargs": kwargs, "result": _plain(render(name, args, kwargs))}
         for name, args, kwargs in calls

@@ -34,8 +34,9 @@ from graphrag.query.global_search.map_context import report_batches
 from graphrag.query.global_search.search import GlobalSearch
 from graphrag.query.hyde import HyDE
 from graphrag.query.local import LocalSearch
-from graphrag.query.multi_query import MultiQuery, reciprocal_rank_fusion
+from graphrag.query.multi_query import MultiQuery
 from graphrag.query.naive import NaiveRAG
+from graphrag.query.rankers import reciprocal_rank_fusion
 from graphrag.query.registry import METHODS, make_methods
 from graphrag.settings import REPO_ROOT, Settings
 from graphrag.text import tokens

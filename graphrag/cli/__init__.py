@@ -141,7 +141,7 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
             "--method": {
                 "default": "local",
                 "help": f"{', '.join(ALL_METHODS)}, a comma list, or all (the default methods "
-                f"{', '.join(METHODS)})",
+                f"{', '.join(METHODS)}); METHOD+rerank adds the rerank stage ([query.rerank])",
             },
             "--opt-in": _switch(
                 f"`all` also includes the opt-in methods ({', '.join(OPT_IN_METHODS)})"
@@ -154,7 +154,7 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         {
             "--index": INDEX,
             "--questions": "questions .jsonl (default: setting project.questions)",
-            "--methods": "comma list, or all (default: eval.methods)",
+            "--methods": "comma list, or all (default: eval.methods); METHOD+rerank reranks",
             "--opt-in": _switch(f"also evaluate the opt-in methods ({', '.join(OPT_IN_METHODS)})"),
             "--metrics": "comma list of RAGAS metrics, or none (default: eval.metrics)",
             "--out": "report folder (default: setting project.reports)",

@@ -34,7 +34,8 @@ from graphrag.llm.client import ChatLLM
 from graphrag.llm.cost import CostEstimate, ModelSpeed, StageEstimate, measured, stage
 from graphrag.llm.replies import json_request
 from graphrag.llm.stream import StopRuleFactory
-from graphrag.query.registry import ALL_METHODS
+from graphrag.query.registry import planned_cost, split_variant
+from graphrag.query.rerank import planned_rerank_cost
 from graphrag.settings import IndexSettings, Settings
 from graphrag.text.documents import chunk_documents, load_documents
 from graphrag.text.tokens import count_tokens, message_tokens
@@ -209,10 +210,15 @@ def _answers(
     runs, else the calls its settings allow before the answer (at most) and a naive answer."""
     if method in per_method:
         return per_method[method], f"{k} answers x per-answer cost measured on recorded runs"
+    base, reranked = split_variant(method)
+    if reranked and base in per_method:  # a measured method and its planned rerank call
+        extra = planned_rerank_cost(settings, index, questions[:k])
+        cost = {
+            key: per_method[base][key] + part for key, part in zip(COST_KEYS, extra, strict=True)
+        }
+        return cost, f"{k} answers: {base}'s measured cost and the rerank call (at most)"
     cost = per_method[FALLBACK_METHOD]
-    planned = None
-    if method in ALL_METHODS:
-        planned = ALL_METHODS[method].planned_cost(settings, index, questions[:k])
+    planned = planned_cost(method, settings, index, questions[:k])
     if planned is None:
         return cost, f"{k} answers; not measured: costed as {FALLBACK_METHOD}"
     cost = {key: cost[key] + part for key, part in zip(COST_KEYS, planned, strict=True)}

@@ -24,6 +24,7 @@ from graphrag.prompts.json_schemas import (
     relevance_schema,
     rephrasings_schema,
     report_schema,
+    sub_questions_schema,
     verdict_schema,
 )
 from graphrag.prompts.loader import (
@@ -186,6 +187,26 @@ def recognize_facts(question: str, facts: str) -> Messages:
 def rephrase(question: str, n: int) -> Messages:
     """Multi-query: must return {queries: [n strings]}."""
     return _chat("rephrase", {"n": n}, question=question)
+
+
+def step_back(question: str) -> Messages:
+    """Step-back prompting: a more general question, searched beside it; returns plain text."""
+    return _chat("step_back", question=question)
+
+
+def decompose(question: str, n: int) -> Messages:
+    """Decomposition: must return {sub_questions: [1 to n strings]}, "#1" naming answer 1."""
+    return _chat("decompose", {"n": n}, question=question)
+
+
+def sub_answer(question: str, earlier: str, context: str) -> Messages:
+    """Decomposition's answer of one sub-question: a short answer on one line, or "unknown"."""
+    return _chat("sub_answer", context=context, earlier=earlier or "none", question=question)
+
+
+def rerank(question: str, passages: str, n: int) -> Messages:
+    """The listwise rerank stage: the ``n`` numbered passages' numbers, most useful first."""
+    return _chat("rerank", {"n": n}, passages=passages, question=question)
 
 
 def global_map(question: str, reports: str) -> Messages:

@@ -75,6 +75,10 @@ def rephrasings_schema(n: int) -> dict:
     return _object({"queries": _array(_text(200, 3), n, min_items=n)})
 
 
+def sub_questions_schema(n: int) -> dict:
+    return _object({"sub_questions": _array(_text(200, 3), n, min_items=1)})
+
+
 def map_points_schema(max_points: int) -> dict:
     point = {"description": _text(300, 1), "score": _SCORE}
     return _object({"points": _array(_object(point), max_points)})

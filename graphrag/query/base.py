@@ -25,7 +25,7 @@ from graphrag.llm.coroutines import TaskCollector, run_sync
 from graphrag.llm.usage import Usage, track_usage
 from graphrag.query.index_stores import IndexStores
 from graphrag.query.loops import LOOP_FREQUENCY_PENALTY, answer_text
-from graphrag.query.rankers import bm25_scores, hybrid_ranking
+from graphrag.query.rankers import bm25_scores, hybrid_ranking, reciprocal_rank_fusion
 from graphrag.settings import Settings
 from graphrag.text import tokens
 from graphrag.text.embeddings import Embedder
@@ -111,6 +111,9 @@ class Retrieval:
     ranking: list[str]
     # global search's reduce_seeds: the items of each order it drafts from (``items``: all)
     orders: list[list[ContextItem]] = field(default_factory=list)
+    # the text-unit ids the chunk context was cut from, best first: what the rerank stage
+    # (query/rerank.py) reorders; empty for a context that is not one chunk ranking
+    candidates: list[str] = field(default_factory=list)
 
 
 ITEM_OVERHEAD_TOKENS = 4  # the "[n] " label and the blank line between items
@@ -318,9 +321,21 @@ class Method:
         return self.chunk_retrieval(ids, question)
 
     def chunk_retrieval(self, ids: list[str], question: str) -> Retrieval:
-        return Retrieval(
-            self.chunk_context(ids, question), self.text_unit_ids(ids[: self.ranking_depth()])
-        )
+        ranking = self.text_unit_ids(ids[: self.ranking_depth()])
+        return Retrieval(self.chunk_context(ids, question), ranking, candidates=ids)
+
+    def fused_retrieval(self, queries: list[str], question: str) -> Retrieval:
+        """The chunk context of the ``queries``' first-stage rankings fused by reciprocal rank
+        fusion (each query's own words are BM25's under "hybrid"), ranked deeper than kept."""
+        vectors = self.embedder.embed(queries)
+        top_k = self.params.chunk_context == "top_k"
+        depth = self.params.top_k * 3 if top_k else self.chunk_depth()
+        rankings = [
+            self.first_stage_ranking(v, q, depth) for v, q in zip(vectors, queries, strict=True)
+        ]
+        fused = reciprocal_rank_fusion(rankings)
+        ranking = self.text_unit_ids(fused[:RANKING_DEPTH])
+        return Retrieval(self.chunk_context(fused, question), ranking, candidates=fused)
 
     def text_unit_ids(self, ids: list[str]) -> list[str]:
         return [f"text_unit:{u}" for u in ids]

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphrag import prompts
-from graphrag.query.base import RANKING_DEPTH, Method, Retrieval
-from graphrag.query.rankers import reciprocal_rank_fusion
+from graphrag.query.base import Method, Retrieval
 from graphrag.query.registry import register
 
 
@@ -27,14 +26,4 @@ class MultiQuery(Method):
         result = await self.llm.ajson(
             prompts.rephrase(question, n), prompts.rephrasings_schema(n), name="rephrasings"
         )
-        queries = [question, *result["queries"]]
-        vectors = self.embedder.embed(queries)
-        top_k = self.params.chunk_context == "top_k"
-        depth = self.params.top_k * 3 if top_k else self.chunk_depth()  # fuse deeper than kept
-        rankings = [
-            self.first_stage_ranking(v, q, depth) for v, q in zip(vectors, queries, strict=True)
-        ]
-        fused = reciprocal_rank_fusion(rankings)
-        return Retrieval(
-            self.chunk_context(fused, question), self.text_unit_ids(fused[:RANKING_DEPTH])
-        )
+        return self.fused_retrieval([question, *result["queries"]], question)

@@ -1,7 +1,8 @@
 """The retrieval methods by name, so evaluation, notebooks and the CLI treat them alike.
 
 A method registers itself in its own module with ``@register`` and :func:`discover` finds
-it, with no list naming it (docs/methods.md).
+it, with no list naming it (docs/methods.md). A name ``<method>+rerank`` is that method with
+the rerank stage (query/rerank.py), for any registered method, with no code of its own.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.query.base import Method
 from graphrag.query.index_stores import IndexStores
+from graphrag.query.rerank import SUFFIX, Reranked, planned_rerank_cost
 from graphrag.settings import Settings
 from graphrag.settings.query import add_method_settings
 from graphrag.text.embeddings import Embedder
@@ -67,6 +69,11 @@ def method_names(names: list[str], opt_in: list[str]) -> list[str]:
     return list(dict.fromkeys(expanded))
 
 
+def split_variant(name: str) -> tuple[str, bool]:
+    """Return the registered method a name asks for and whether it adds the rerank stage."""
+    return (name.removesuffix(SUFFIX), True) if name.endswith(SUFFIX) else (name, False)
+
+
 def make_methods(
     index: Index,
     names: list[str],
@@ -76,12 +83,35 @@ def make_methods(
     stores: IndexStores | None = None,
 ) -> dict[str, Method]:
     """Return the named methods over one index, sharing its embedding matrices."""
-    unknown = [n for n in names if n not in ALL_METHODS]
+    unknown = [n for n in names if split_variant(n)[0] not in ALL_METHODS]
     if unknown:
         known = ", ".join(ALL_METHODS)
-        raise UnknownMethodError(f"unknown method(s) {', '.join(unknown)}; known: {known}")
+        raise UnknownMethodError(
+            f"unknown method(s) {', '.join(unknown)}; known: {known} (each also as "
+            f"<method>{SUFFIX})"
+        )
     stores = stores or IndexStores(index, graph=settings.query.graph_store)
-    return {n: ALL_METHODS[n](index, settings, llm, embedder, stores) for n in names}
+    made = {}
+    for name in names:
+        base, reranked = split_variant(name)
+        method = ALL_METHODS[base](index, settings, llm, embedder, stores)
+        made[name] = Reranked(method) if reranked else method
+    return made
+
+
+def planned_cost(
+    name: str, settings: Settings, index: Index, questions: list[str]
+) -> tuple[float, float, float] | None:
+    """Return ``Method.planned_cost`` of the method ``name`` asks for, plus its rerank call
+    for a ``+rerank`` name; None: unknown name, or a method whose cost is not known so."""
+    base, reranked = split_variant(name)
+    if base not in ALL_METHODS:
+        return None
+    planned = ALL_METHODS[base].planned_cost(settings, index, questions)
+    if not reranked:
+        return planned
+    extra = planned_rerank_cost(settings, index, questions)
+    return tuple(a + b for a, b in zip(planned or (0.0, 0.0, 0.0), extra, strict=True))
 
 
 discover()
