@@ -1,5 +1,5 @@
 """Command line: ``python -m graphrag init | settings | index | query | eval | questions |
-retrieval | convert | graph | llm``. Every command's flags and help texts are here, in
+retrieval | convert | graph | llm | mcp``. Every command's flags and help texts are here, in
 one parser (what ``--help`` shows); what each command does is in ``graphrag.cli.commands``."""
 
 from __future__ import annotations
@@ -265,6 +265,27 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
                 "help": "community level that colours the nodes",
             },
             "--communities": "comma list of community numbers (at --level) to keep; default all",
+        },
+    ),
+    "mcp": (
+        "serve the project's index over the Model Context Protocol (docs/mcp.md)",
+        {
+            "--index": INDEX,
+            "--transport": {
+                "choices": ["stdio", "http"],
+                "default": "stdio",
+                "help": "stdio (the client starts this command) or streamable "
+                "HTTP at http://HOST:PORT/mcp (default: stdio)",
+            },
+            "--host": {
+                "default": "127.0.0.1",
+                "help": "HTTP: the address to listen on (default: %(default)s, this machine only)",
+            },
+            "--port": {
+                "type": int,
+                "default": 8000,
+                "help": "HTTP: the port (default: %(default)s)",
+            },
         },
     ),
 }

@@ -279,3 +279,12 @@ def cmd_graph(args: argparse.Namespace) -> int:
     out = write_interactive_graph(index, args.out, level=args.level, communities=communities)
     print(f"wrote {out} (open it in a browser; it needs no network)")
     return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    # imported here: the MCP SDK (starlette, uvicorn) loads only for this command
+    from graphrag.serve.mcp_server import serve
+
+    with _bench(args) as bench:
+        serve(bench, args.index, args.transport, args.host, args.port)
+    return 0
