@@ -21,6 +21,7 @@ from graphrag.llm.usage import track_usage
 from graphrag.project import init_project
 from graphrag.query.registry import OPT_IN_METHODS, method_names
 from graphrag.report.graph_page import write_interactive_graph
+from graphrag.serve.mcp_server import serve
 from graphrag.settings import load_settings
 from graphrag.settings.reference import effective_settings
 from graphrag.workbench import Workbench
@@ -282,9 +283,6 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    # imported here: the MCP SDK (starlette, uvicorn) loads only for this command
-    from graphrag.serve.mcp_server import serve
-
     with _bench(args) as bench:
         serve(bench, args.index, args.transport, args.host, args.port)
     return 0

@@ -13,11 +13,7 @@ import json
 from collections.abc import Awaitable, Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
-
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp_types import ToolAnnotations
+from typing import Any
 
 from graphrag.index.store import IndexLoadError
 from graphrag.llm.cache import LLMError
@@ -37,43 +33,45 @@ REQUEST_ERRORS = (
     SettingsError,
 )
 TRANSPORTS = {"stdio": "stdio", "http": "streamable-http"}
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
-def tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-    """``fn`` with the user's errors raised as ToolError (their message reaches the client;
-    anything else is the SDK's "Error executing tool" and a traceback in the server's log)."""
+def build_server(view: ProjectView) -> Any:
+    """Return the MCP server (an ``MCPServer``) of ``view``'s project: its tools and resources."""
+    # The SDK is imported here, not with the CLI: its protocol models, starlette and uvicorn
+    # cost every other command about a fifth more start-up (tests/test_layout.py lists it).
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+    from mcp.types import ToolAnnotations
 
-    @wraps(fn)
-    async def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return await fn(*args, **kwargs)
-        except REQUEST_ERRORS as err:
-            raise ToolError(str(err)) from err
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
-    return run
+    def tool_errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        """``fn`` with the user's errors raised as ToolError (their message reaches the client;
+        anything else is the SDK's "Error executing tool" and a traceback in the server's log)."""
 
+        @wraps(fn)
+        async def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except REQUEST_ERRORS as err:
+                raise ToolError(str(err)) from err
 
-def resource_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """``fn`` with the user's errors raised as the resource errors the client is shown."""
+        return run
 
-    @wraps(fn)
-    def read(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return fn(*args, **kwargs)
-        except RequestError as err:
-            raise ResourceNotFoundError(str(err)) from err
-        except REQUEST_ERRORS as err:
-            raise ResourceError(str(err)) from err
+    def resource_errors(fn: Callable[..., str]) -> Callable[..., str]:
+        """``fn`` with the user's errors raised as the resource errors the client is shown."""
 
-    return read
+        @wraps(fn)
+        def read(*args: Any, **kwargs: Any) -> str:
+            try:
+                return fn(*args, **kwargs)
+            except RequestError as err:
+                raise ResourceNotFoundError(str(err)) from err
+            except REQUEST_ERRORS as err:
+                raise ResourceError(str(err)) from err
 
+        return read
 
-def build_server(view: ProjectView) -> MCPServer:
-    """Return the MCP server of ``view``'s project: its tools and resources."""
     methods = ", ".join(ALL_METHODS)
     server = MCPServer(
         "graphrag",
@@ -84,7 +82,7 @@ def build_server(view: ProjectView) -> MCPServer:
         log_level="WARNING",
     )
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only)
     @tool_errors
     async def query(question: str, method: str = "local") -> dict[str, Any]:
         """Answer a question from the indexed documents with one retrieval method (naive,
@@ -93,28 +91,28 @@ def build_server(view: ProjectView) -> MCPServer:
         sources it cited and the LLM usage."""
         return await view.query(method, question)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only)
     @tool_errors
     async def retrieve(question: str, method: str = "naive") -> dict[str, Any]:
         """The contexts a retrieval method would give the model for a question, with their ids
         and the ranked text units, without writing an answer."""
         return await view.retrieve(method, question)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only)
     @tool_errors
     async def entity(name: str) -> dict[str, Any]:
         """One entity of the knowledge graph by name (or id): its type, description, degree,
         the text units and documents it was extracted from, its communities."""
         return view.entity(name)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only)
     @tool_errors
     async def neighbors(name: str, hops: int = 1) -> dict[str, Any]:
         """The entities within `hops` relationships of an entity (1 to 3), each with its
         distance, and the relationships among them."""  # 3: project_view.MAX_HOPS
         return view.neighbors(name, hops)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only)
     @tool_errors
     async def index_status() -> dict[str, Any]:
         """The index's manifest: documents, text units, entities, relationships, communities,
