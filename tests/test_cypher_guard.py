@@ -73,10 +73,10 @@ BOUNDED = {
     "MATCH (a:Entity)-[:RELATED*1..3]-(b:Entity) RETURN DISTINCT b.title": (
         "MATCH (a:Entity)-[:RELATED*1..3]-(b:Entity) RETURN DISTINCT b.title LIMIT 50"
     ),
-    "MATCH (a:Entity)-[*2]-(b) RETURN count(*)": "MATCH (a:Entity)-[*2]-(b) RETURN count(*) LIMIT 50",
+    "MATCH (a)-[*2]-(b) RETURN count(*)": "MATCH (a)-[*2]-(b) RETURN count(*) LIMIT 50",
     # a keyword inside a string, a property or a quoted name is data, not a clause
-    "MATCH (e:Entity {title: \"x'}) DETACH DELETE e //\"}) RETURN e.set": (
-        "MATCH (e:Entity {title: \"x'}) DETACH DELETE e //\"}) RETURN e.set LIMIT 50"
+    'MATCH (e:Entity {title: "x\'}) DETACH DELETE e //"}) RETURN e.set': (
+        'MATCH (e:Entity {title: "x\'}) DETACH DELETE e //"}) RETURN e.set LIMIT 50'
     ),
     "MATCH (e:Entity) WHERE e.description CONTAINS 'CREATE' RETURN e.`delete` LIMIT 2": (
         "MATCH (e:Entity) WHERE e.description CONTAINS 'CREATE' RETURN e.`delete` LIMIT 2"
