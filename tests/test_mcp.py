@@ -30,7 +30,7 @@ QUESTION = (
     "In what year was the Kestrel Bay Marine Institute founded, and which two bodies founded it?"
 )
 ENTITY = "Kestrel Bay Marine Institute"
-TOOLS = {"query", "retrieve", "entity", "neighbors", "index_status"}
+TOOLS = {"query", "retrieve", "entity", "neighbors", "cypher", "index_status"}
 # the server's environment: this checkout's package, no model hub, no settings from the shell
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GRAPHRAG_")},
@@ -161,15 +161,34 @@ async def round_trip(server: Any, index: Any, expected_answer: str) -> None:
         wider = await call(client, "neighbors", name=ENTITY, hops=2)
         assert len(wider["neighbors"]) > len(near["neighbors"])
 
+        types = index.entities[S.TYPE]
+        organizations = "MATCH (e:Entity) WHERE e.type = 'organization' RETURN count(*) AS n"
+        counted = await call(client, "cypher", query=organizations)
+        assert counted["rows"] == [{"n": int((types == "organization").sum())}]
+        clamped = await call(client, "cypher", query="MATCH (e:Entity) RETURN e.title LIMIT 999")
+        assert clamped["query"].endswith(f"LIMIT {clamped['max_rows']}")
+        assert clamped["row_count"] == min(len(index.entities), clamped["max_rows"])
+        nodes = "MATCH (n) RETURN count(n) AS n"
+        before = (await call(client, "cypher", query=nodes))["rows"]
+        refused = await error_of(client, "cypher", query="MATCH (n) DETACH DELETE n")
+        assert "DETACH is not allowed" in refused
+        assert "cartesian product" in await error_of(
+            client, "cypher", query="MATCH (a:Entity), (b:Entity) RETURN a.title, b.title"
+        )
+        assert (await call(client, "cypher", query=nodes))["rows"] == before, "nothing deleted"
+
         status = await call(client, "index_status")
         assert status["counts"]["entities"] == len(index.entities)
         assert status["counts"]["relationships"] == len(index.relationships)
         assert status["counts"]["community_reports"] == len(index.community_reports)
         assert status["cached"]["llm_replies"]["mode"] == "replay"
+        assert status["cached"]["graph_database"]["exported"]
         assert "naive" in status["methods"]["default"]
 
         schema = json.loads((await client.read_resource("graphrag://schema")).contents[0].text)
         assert sum(schema["entity_types"].values()) == len(index.entities)
+        exported = schema["graph_database"]  # the cypher tool loaded it above
+        assert exported["nodes"]["Entity"]["count"] == len(index.entities)
         listed = json.loads((await client.read_resource("graphrag://reports")).contents[0].text)
         assert len(listed) == len(index.community_reports)
         first = index.community_reports.iloc[0]

@@ -20,6 +20,8 @@ from graphrag.llm.cache import LLMError
 from graphrag.query.registry import ALL_METHODS, UnknownMethodError
 from graphrag.serve.project_view import ProjectView, RequestError
 from graphrag.settings import SettingsError
+from graphrag.stores.cypher_guard import CypherRefused
+from graphrag.stores.graph_db import GraphDatabaseError, GraphQueryError
 from graphrag.text.embeddings import EmbeddingError
 from graphrag.workbench import Workbench
 
@@ -31,6 +33,9 @@ REQUEST_ERRORS = (
     LLMError,
     EmbeddingError,
     SettingsError,
+    CypherRefused,
+    GraphQueryError,
+    GraphDatabaseError,
 )
 TRANSPORTS = {"stdio": "stdio", "http": "streamable-http"}
 
@@ -77,8 +82,8 @@ def build_server(view: ProjectView) -> Any:
         "graphrag",
         instructions="A GraphRAG research workbench serving one indexed project: ask with "
         "`query` (an answer with its contexts and sources), see what a method would read with "
-        "`retrieve`, walk the knowledge graph with `entity` and `neighbors`, check the index "
-        f"with `index_status`. Methods: {methods}.",
+        "`retrieve`, walk the knowledge graph with `entity`, `neighbors` and read-only "
+        f"`cypher`, check the index with `index_status`. Methods: {methods}.",
         log_level="WARNING",
     )
 
@@ -111,6 +116,14 @@ def build_server(view: ProjectView) -> Any:
         """The entities within `hops` relationships of an entity (1 to 3), each with its
         distance, and the relationships among them."""  # 3: project_view.MAX_HOPS
         return view.neighbors(name, hops)
+
+    @server.tool(annotations=read_only)
+    @tool_errors
+    async def cypher(query: str) -> dict[str, Any]:
+        """Run one read-only Cypher query on the graph database (schema: the resource
+        graphrag://schema) through the guard the `cypher` method uses: no writes or procedure
+        calls, paths of at most 3 hops, no cartesian products, a LIMIT; returns the rows."""
+        return view.cypher(query)
 
     @server.tool(annotations=read_only)
     @tool_errors

@@ -23,6 +23,8 @@ from graphrag.index.store import Index
 from graphrag.llm.usage import track_usage
 from graphrag.query.base import Answer, ContextItem, Method, collecting_failures
 from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, UnknownMethodError
+from graphrag.stores.cypher_guard import GuardLimits, run_guarded
+from graphrag.stores.graph_db import URL, default_graph_db_path
 from graphrag.text import tokens
 from graphrag.workbench import Workbench
 
@@ -234,6 +236,34 @@ class ProjectView:
             "truncated": truncated,
         }
 
+    def graph_db_target(self) -> str:
+        """Where the ``cypher`` method's graph database is: ``[query.cypher] database``, or the
+        index's own LadybugDB beside its folder."""
+        options = self.bench.settings.query.methods["cypher"]
+        return options.database or str(default_graph_db_path(self.index.path))
+
+    def graph_db_exists(self) -> bool:
+        target = self.graph_db_target()
+        return bool(URL.match(target)) or Path(target).exists()
+
+    def cypher(self, query: str) -> dict[str, Any]:
+        """The rows of a read-only Cypher ``query``, run as the ``cypher`` method runs the
+        model's: on its database (the index's own is loaded from the index on first use),
+        through the same guard (no writes, no procedures but schema look-ups, paths of at most
+        3 hops, no cartesian products, its LIMIT clamped), read-only, with its timeout."""
+        method: Any = self.method("cypher")  # query.cypher.TextToCypher
+        options = method.options
+        bounded, rows = run_guarded(
+            method.db, query, GuardLimits(max_rows=options.max_rows), options.timeout_s
+        )
+        return {
+            "query": bounded,
+            "rows": plain(rows),
+            "row_count": len(rows),
+            "max_rows": options.max_rows,
+            "database": method.db.target,
+        }
+
     def status(self) -> dict[str, Any]:
         """The index manifest: what it was built from, its counts, the methods and their
         settings, and what is cached (LLM replies, vectors, artifacts built on use)."""
@@ -276,6 +306,10 @@ class ProjectView:
                     "recorded": _count_files(llm_cache),
                 },
                 "embeddings": {"path": str(vectors), "exists": vectors.exists()},
+                "graph_database": {
+                    "target": self.graph_db_target(),
+                    "exported": self.graph_db_exists(),
+                },
                 "artifacts": sorted(p.name for p in artifacts.iterdir())
                 if artifacts.is_dir()
                 else [],
@@ -284,7 +318,9 @@ class ProjectView:
 
     def schema(self) -> dict[str, Any]:
         """The graph's shape: entity types and their counts, relationships counted by the
-        types of their ends, and the columns of each table."""
+        types of their ends, the columns of each table, and once the graph database exists
+        (``graphrag graph export``, or the first ``cypher`` query) its schema, what a Cypher
+        query is written against."""
         entities, edges = self.index.entities, self.index.relationships
         type_of = dict(zip(entities[S.ID], entities[S.TYPE], strict=True))
         pairs = pd.Series(
@@ -302,6 +338,10 @@ class ProjectView:
                 name: [c for c in getattr(self.index, name).columns if not c.endswith("embedding")]
                 for name in ("entities", "relationships", "text_units", "communities")
             },
+            "graph_database": plain(self.method("cypher").db.schema())
+            if self.graph_db_exists()
+            else f"not exported yet: `graphrag graph export` or a first cypher query writes "
+            f"{self.graph_db_target()}",
         }
 
     def report_list(self) -> list[dict[str, Any]]:
