@@ -10,6 +10,7 @@ recorded in replay) comes back as a tool error that names it; the server keeps r
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from functools import wraps
 from pathlib import Path
@@ -180,6 +181,10 @@ def serve(
     """Serve ``bench``'s project (its index ``index``, default the project's) until the client
     closes stdio or the process is stopped; HTTP listens on ``host``:``port`` at ``/mcp``."""
     server = build_server(ProjectView(bench, index))
+    where = "stdio" if transport == "stdio" else f"http://{host}:{port}/mcp"
+    served = index or bench.project_path("output")
+    # standard error: stdout is the protocol's wire on stdio
+    print(f"graphrag mcp: serving {served} on {where}", file=sys.stderr, flush=True)
     if TRANSPORTS[transport] == "stdio":
         server.run("stdio")
     else:
