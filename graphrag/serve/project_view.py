@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections import defaultdict
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -91,22 +92,25 @@ class ProjectView:
         return self.bench.methods([name])[name]
 
     def contexts(self, items: list[ContextItem]) -> list[dict[str, Any]]:
-        """Each context's id (``text_unit:…``, ``report:…``, ``entity:…``), text, and for a text
-        unit the documents it was cut from."""
+        """Each context's id (``text_unit:…``, ``report:…``, ``entity:…``; None when the method
+        does not name it), text, and for a text unit the documents it was cut from."""
         units = self.index.text_units
         documents = dict(zip(units[S.ID], units[S.DOCUMENT_IDS], strict=True))
         listed = []
         for item in items:
-            key = item.source.partition(":")[2]
+            key = item.source.partition(":")[2] if item.source else ""
             found = {"document_ids": plain(documents[key])} if key in documents else {}
-            listed.append({"id": item.source, "text": item.text, **found})
+            listed.append({"id": item.source or None, "text": item.text, **found})
         return listed
 
     async def query(self, method: str, question: str) -> dict[str, Any]:
-        """The method's answer: text, contexts with their ids, sources, cited, usage."""
+        """The method's answer: text, contexts with their ids, sources, cited, usage. A
+        method whose sources are not its contexts (``cypher``: the text units its rows came
+        from, not the rows) leaves the contexts' ids None."""
         question = check_question(question)
         answer: Answer = await self.method(method).aanswer(question)
-        items = [ContextItem(s, t) for s, t in zip(answer.sources, answer.contexts, strict=True)]
+        ids = answer.sources if len(answer.sources) == len(answer.contexts) else []
+        items = [ContextItem(s, t) for s, t in zip_longest(ids, answer.contexts, fillvalue="")]
         return {
             "method": method,
             "question": question,
