@@ -27,6 +27,7 @@ from graphrag.project import ProjectExistsError
 from graphrag.prompts.loader import PromptTemplateError
 from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, UnknownMethodError
 from graphrag.settings import SettingsError
+from graphrag.stores import GraphDatabaseError, GraphQueryError
 from graphrag.text.documents import DocumentError
 from graphrag.text.embeddings import EmbeddingError
 
@@ -45,6 +46,8 @@ USER_ERRORS = (
     IncrementalError,
     ProjectExistsError,
     PromptTemplateError,
+    GraphDatabaseError,
+    GraphQueryError,
 )
 
 
@@ -255,10 +258,24 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         },
     ),
     "graph": (
-        "write the index's entity graph as an interactive HTML page",
+        "write the index's entity graph as an interactive HTML page, or `export` it into a "
+        "graph database",
         {
+            "action": {
+                "nargs": "?",
+                "choices": ["export"],
+                "help": "export: load the index into a Cypher graph database "
+                "(docs/graph-databases.md); re-running writes only what changed",
+            },
             "--index": INDEX,
-            "--out": {"required": True, "help": "HTML file to write, e.g. graph.html"},
+            "--out": "HTML file to write, e.g. graph.html (the page; not with export)",
+            "--to": {
+                "default": "ladybug",
+                "help": "with export: ladybug (the embedded database, a file) or a Neo4j URL "
+                "bolt://host:7687 (user and password from $NEO4J_USERNAME, $NEO4J_PASSWORD)",
+            },
+            "--db": "with export --to ladybug: the database file (default: beside the index "
+            "folder, <index>.lbug)",
             "--level": {
                 "type": int,
                 "default": 0,

@@ -77,7 +77,7 @@ class Neo4jGraphDB(GraphDatabase):
             raise GraphQueryError(f"Neo4j refused the query: {err}") from err
 
     def explain(self, query: str, params: dict[str, Any] | None = None) -> None:
-        self.run(f"EXPLAIN {query}", params)
+        self.run(f"EXPLAIN {query}", params, read_only=False)  # planned, never run
 
     def _write(self, query: str, rows: list[dict[str, Any]]) -> None:
         for start in range(0, len(rows), BATCH):
