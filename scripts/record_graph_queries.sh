@@ -9,6 +9,9 @@
 #
 #   scripts/record_graph_queries.sh                  # cypher, naive, local, hipporag
 #   METHODS=cypher scripts/record_graph_queries.sh
+#   METHODS=naive METHOD_LIMITS=naive=test scripts/record_graph_queries.sh   # the test split
+#       only (the headline's questions): data/kestrel_bay/recorded_graph_method_limits names
+#       what scripts/demo.sh replays
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
@@ -18,5 +21,6 @@ methods=${METHODS:-cypher,naive,local,hipporag}
 for method in ${methods//,/ }; do
   .venv/bin/python -m graphrag eval --index output/kestrel_bay \
     --questions data/kestrel_bay/graph_questions.jsonl --methods "$method" --metrics none \
-    --judge-controls 0 --out "${OUT:-output/kestrel_bay_graph_recording}/$method" --quiet
+    --judge-controls 0 --method-limits "${METHOD_LIMITS:-none}" \
+    --out "${OUT:-output/kestrel_bay_graph_recording}/$method" --quiet
 done

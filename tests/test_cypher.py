@@ -7,6 +7,7 @@ give "not in the graph", in the question's language."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.cypher import CypherSettings, TextToCypher, query_of, schema_prompt
 from graphrag.query.registry import OPT_IN_METHODS
+from graphrag.settings import REPO_ROOT
 from graphrag.stores import open_graph_db
+from graphrag.stores.cypher_guard import GuardLimits, run_guarded
 
 VARGA = (
     "MATCH (p:Entity)-[:RELATED]-(o:Entity) WHERE lower(p.title) CONTAINS 'varga' RETURN o.title"
@@ -124,3 +127,15 @@ def test_the_index_own_database_is_loaded_on_first_use(
     method = TextToCypher(index, settings, ChatLLM(settings), None, options=CypherSettings())
     assert method.db.counts()["Entity"] == len(demo_index.entities)
     assert (tmp_path / "index.lbug").exists()
+
+
+def test_every_gold_query_of_the_graph_questions_returns_its_recorded_rows(demo_db: Path) -> None:
+    """data/kestrel_bay/graph_questions.jsonl: each gold Cypher query, run through the guard on
+    the demo index's graph, gives the rows the set records (so its graph notes stay true)."""
+    lines = (REPO_ROOT / "data" / "kestrel_bay" / "graph_questions.jsonl").read_text()
+    records = [json.loads(line) for line in lines.splitlines()]
+    assert len(records) == 12 and {r["split"] for r in records} == {"dev", "test"}
+    with open_graph_db(demo_db, read_only=True) as db:
+        for record in records:
+            _, rows = run_guarded(db, record["gold_cypher"], GuardLimits(max_rows=50))
+            assert rows == record["graph_rows"], record["id"]
