@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from graphrag import prompts
@@ -157,6 +158,18 @@ def cases() -> list[dict[str, Any]]:
         ("sub_answer", ["When was #1 founded?", "Who directs KBMI? -> Mara Okafor", context], {}),
         ("rerank", [fact, context, 3], {}),
     ]
+    # Text-to-Cypher (issue #61): appended as well
+    schema = "(:Entity {title, type}) 45 nodes: type one of 'person', 'organization'"
+    query = "MATCH (e:Entity) WHERE e.type = 'person' RETURN count(e) AS people"
+    calls += [
+        ("cypher_query", ["How many people are named?", schema], {}),
+        (
+            "cypher_repair",
+            [[{"role": "user", "content": "q"}], query, query, "Cannot find property name"],
+            {},
+        ),
+        ("cypher_answer", ["How many people are named?", query, "people: 12"], {}),
+    ]
     return [
         {"call": name, "args": args, "kwargs": kwargs, "result": _plain(render(name, args, kwargs))}
         for name, args, kwargs in calls
@@ -173,7 +186,7 @@ def constants() -> dict[str, Any]:
     found: dict[str, Any] = {}
     for name in public_names():
         value = getattr(prompts, name)
-        if not callable(value):
+        if not callable(value) and not isinstance(value, ModuleType):
             found[name] = _plain(value)
     return found
 

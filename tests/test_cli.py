@@ -126,6 +126,7 @@ def test_method_names_keep_opt_in_methods_out_of_all_unless_asked() -> None:
         "bm25",
         "hybrid",
         "integrate",
+        "cypher",
     }
     assert not set(OPT_IN_METHODS) & set(METHODS)
 

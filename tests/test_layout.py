@@ -21,6 +21,9 @@ IMPORTED_WHEN_NEEDED = {
     "transformers": "comes with sentence_transformers; only when text is embedded",
     "graspologic": "about 5 s to import; only when communities are detected",
     "jieba": "its tagger loads about 1.2 s of tables; only Chinese text",
+    "mcp": "the MCP SDK (protocol models, starlette, uvicorn) adds about a fifth to the CLI's "
+    "start-up; only `graphrag mcp`",
+    "neo4j": "about 0.5 s to import; only a graph database at a bolt:// or neo4j:// URL",
 }
 
 

@@ -2,7 +2,8 @@
 method over a second, deliberately different implementation of each protocol (a dict-backed
 vector store scoring in float64, the networkx graph store (power iteration, not PRPACK),
 an index store in memory), which
-must answer the demo's questions from the committed cache exactly as the defaults do."""
+must answer the demo's questions from the committed cache exactly as the defaults do; and the
+graph methods over the LadybugDB graph store (an embedded graph database) likewise."""
 
 from __future__ import annotations
 
@@ -100,6 +101,8 @@ def answered(method: Any, question: str) -> dict[str, Any]:
 def scripted(body: dict[str, Any]) -> str:
     """A stand-in model for the methods whose demo answers are not recorded: every JSON step
     keeps its first item and names the bay; the answer cites its first context."""
+    if body["messages"][0]["content"].startswith("You write one Cypher query"):
+        return "MATCH (e:Entity) WHERE lower(e.title) CONTAINS 'kestrel' RETURN e.title"
     if "response_format" in body:
         return json.dumps(
             {
@@ -129,6 +132,30 @@ def test_every_method_answers_alike_over_other_stores(
     expected = answered(default, question)
     assert expected["text"] and expected["sources"]
     assert answered(other, question) == expected
+
+
+# the methods that walk a graph store (the others never build one)
+GRAPH_METHODS = ["ppr", "hipporag"]
+
+
+@pytest.mark.parametrize("name", GRAPH_METHODS)
+@pytest.mark.parametrize("qid", ["q01", "q11", "q19"])
+def test_graph_methods_answer_alike_over_the_ladybug_graph_store(
+    demo_index: Index, replay_settings, replay_embedder, make_settings, fake_llm: FakeLLM,
+    name: str, qid: str,
+) -> None:  # fmt: skip
+    settings = replay_settings
+    if name not in ANSWERED_ON_DEFAULTS:
+        fake_llm.respond_with(scripted)
+        settings = make_settings(fake_llm.base_url, cache={"mode": "off"})
+    llm, question = ChatLLM(settings), QUESTIONS.loc[qid, "question"]
+    default = make_methods(demo_index, [name], settings, llm, replay_embedder)[name]
+    stores = IndexStores(demo_index, graph="ladybug")
+    other = make_methods(demo_index, [name], settings, llm, replay_embedder, stores)[name]
+    expected = answered(default, question)
+    assert expected["text"] and expected["sources"]
+    assert answered(other, question) == expected
+    assert type(other.graph).__name__ == "LadybugGraphStore"
 
 
 # --------------------------------------------------------------------------- the defaults
@@ -214,5 +241,5 @@ def test_a_backend_is_chosen_by_name_and_an_unknown_one_is_named() -> None:
     assert backend_of("graph") is IGraphStore and backend_of("vector") is NumpyVectorStore
     assert backend_of("index") is ParquetIndexStore
     assert backend_of("vector", "dict") is DictVectorStore and "memory" in BACKENDS["index"]
-    with pytest.raises(UnknownBackendError, match="known: igraph, networkx"):
+    with pytest.raises(UnknownBackendError, match="known: igraph, ladybug, networkx"):
         backend_of("graph", "neo4j")

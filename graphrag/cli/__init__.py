@@ -1,5 +1,5 @@
 """Command line: ``python -m graphrag init | settings | index | query | eval | questions |
-retrieval | convert | graph | llm``. Every command's flags and help texts are here, in
+retrieval | convert | graph | llm | mcp``. Every command's flags and help texts are here, in
 one parser (what ``--help`` shows); what each command does is in ``graphrag.cli.commands``."""
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from graphrag.project import ProjectExistsError
 from graphrag.prompts.loader import PromptTemplateError
 from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, UnknownMethodError
 from graphrag.settings import SettingsError
+from graphrag.stores import GraphDatabaseError, GraphQueryError
 from graphrag.text.documents import DocumentError
 from graphrag.text.embeddings import EmbeddingError
 
@@ -45,6 +46,8 @@ USER_ERRORS = (
     IncrementalError,
     ProjectExistsError,
     PromptTemplateError,
+    GraphDatabaseError,
+    GraphQueryError,
 )
 
 
@@ -261,16 +264,51 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         },
     ),
     "graph": (
-        "write the index's entity graph as an interactive HTML page",
+        "write the index's entity graph as an interactive HTML page, or `export` it into a "
+        "graph database",
         {
+            "action": {
+                "nargs": "?",
+                "choices": ["export"],
+                "help": "export: load the index into a Cypher graph database "
+                "(docs/graph-databases.md); re-running writes only what changed",
+            },
             "--index": INDEX,
-            "--out": {"required": True, "help": "HTML file to write, e.g. graph.html"},
+            "--out": "HTML file to write, e.g. graph.html (the page; not with export)",
+            "--to": {
+                "default": "ladybug",
+                "help": "with export: ladybug (the embedded database, a file) or a Neo4j URL "
+                "bolt://host:7687 (user and password from $NEO4J_USERNAME, $NEO4J_PASSWORD)",
+            },
+            "--db": "with export --to ladybug: the database file (default: beside the index "
+            "folder, <index>.lbug)",
             "--level": {
                 "type": int,
                 "default": 0,
                 "help": "community level that colours the nodes",
             },
             "--communities": "comma list of community numbers (at --level) to keep; default all",
+        },
+    ),
+    "mcp": (
+        "serve the project's index over the Model Context Protocol (docs/mcp.md)",
+        {
+            "--index": INDEX,
+            "--transport": {
+                "choices": ["stdio", "http"],
+                "default": "stdio",
+                "help": "stdio (the client starts this command) or streamable "
+                "HTTP at http://HOST:PORT/mcp (default: stdio)",
+            },
+            "--host": {
+                "default": "127.0.0.1",
+                "help": "HTTP: the address to listen on (default: %(default)s, this machine only)",
+            },
+            "--port": {
+                "type": int,
+                "default": 8000,
+                "help": "HTTP: the port (default: %(default)s)",
+            },
         },
     ),
 }

@@ -24,8 +24,10 @@ from graphrag.project import init_project
 from graphrag.query.citations import Tracer, source_list
 from graphrag.query.registry import OPT_IN_METHODS, method_names
 from graphrag.report.graph_page import write_interactive_graph
+from graphrag.serve.mcp_server import serve
 from graphrag.settings import load_settings
 from graphrag.settings.reference import effective_settings
+from graphrag.stores import default_graph_db_path, open_graph_db
 from graphrag.workbench import Workbench
 
 
@@ -302,9 +304,40 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
+    if args.action == "export":
+        return _export_graph(args)
+    if not args.out:
+        print("error: graph needs --out FILE.html (or: graph export --to ...)", file=sys.stderr)
+        return 2
     communities = [int(c) for c in args.communities.split(",")] if args.communities else None
     with _bench(args) as bench:
         index = _load(bench, args)
     out = write_interactive_graph(index, args.out, level=args.level, communities=communities)
     print(f"wrote {out} (open it in a browser; it needs no network)")
+    return 0
+
+
+def _export_graph(args: argparse.Namespace) -> int:
+    """Load the index into the graph database ``--to``; print each kind's rows and changes."""
+    with _bench(args) as bench:
+        index = _load(bench, args)
+    target = args.to
+    if target == "ladybug":
+        target = args.db or default_graph_db_path(index.path)
+    with open_graph_db(target) as db:
+        changed = db.load(index)
+        counts = db.counts()
+        print(f"graph database {db.target} ({db.engine}), from the index {index.path}:")
+    print(f"  {'label or type':<14}{'rows':>7}{'added':>7}{'updated':>9}{'removed':>9}")
+    for name, change in changed.items():
+        numbers = f"{change['added']:>7}{change['updated']:>9}{change['removed']:>9}"
+        print(f"  {name:<14}{counts[name]:>7}{numbers}")
+    if not any(n for change in changed.values() for n in change.values()):
+        print("nothing changed: the database already held this index")
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    with _bench(args) as bench:
+        serve(bench, args.index, args.transport, args.host, args.port)
     return 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-QUESTION_TYPES = ("local", "multi_hop", "global", "unanswerable")  # the last: planted
+QUESTION_TYPES = ("local", "multi_hop", "global", "graph", "unanswerable")  # graph: counting, paths (cypher); unanswerable: planted
 COLUMNS = ["id", "question", "reference", "type", "split", "support", "answer_keywords"]
 BENCHMARK_COLUMNS = ["aliases", "hops", "decomposition", "gold_entities", "answer_format"]
 ANSWER_FORMATS = ("", "short")

@@ -250,6 +250,28 @@ NO_RELEVANT_REPORTS = (
     "I do not know: none of the community reports contains information relevant to this question."
 )
 NO_DRIFT_ANSWERS = "I do not know: the search found nothing relevant to this question."
+# Text-to-Cypher's answer when the graph cannot answer, by the question's language
+NOT_IN_GRAPH_ANSWERS = {
+    "en": "Not in the graph: no query over the knowledge graph found an answer to this question.",
+    "zh": "图谱中没有答案：对知识图谱的查询没有找到这个问题的答案。",
+}
+
+
+def cypher_query(question: str, schema: str) -> Messages:
+    """Text-to-Cypher: must return one Cypher query, or NOT_IN_GRAPH."""
+    return _chat("cypher_query", {"schema": schema}, question=question)
+
+
+def cypher_repair(previous: Messages, reply: str, query: str, error: str) -> Messages:
+    """The query conversation so far, then the error its query met: must return a corrected
+    query, or NOT_IN_GRAPH."""
+    ask = load_template("cypher_query").render("repair", query=query, error=error)
+    return [*previous, {"role": "assistant", "content": reply}, {"role": "user", "content": ask}]
+
+
+def cypher_answer(question: str, query: str, rows: str) -> Messages:
+    """Text-to-Cypher's answer from the rows its query returned; returns plain text."""
+    return _chat("cypher_answer", query=query, rows=fence_document(rows), question=question)
 
 
 # DRIFT: the primer and every follow-up step must return ``drift_step_schema``.

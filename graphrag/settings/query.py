@@ -43,7 +43,8 @@ class QuerySettings:
     # "networkx" is the engine before #59: power iteration to 1e-6, whose last digits order
     # MuSiQue's recorded ppr/hipporag contexts (data/musique/graphrag.toml pins it)
     graph_store: str = "igraph"
-    """The graph store methods walk (docs/storage.md): "igraph" (PRPACK PageRank) or "networkx"."""
+    """The graph store methods walk (docs/storage.md): "igraph" (PRPACK PageRank), "networkx"
+    or "ladybug" (an embedded graph database)."""
     answer_max_tokens: int = 250
     """Tokens of the final answer, at most (paragraphs want about 600)."""
     # "paragraphs" is how the GraphRAG paper compared every method
