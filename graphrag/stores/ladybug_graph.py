@@ -137,7 +137,7 @@ class LadybugGraphDB(GraphDatabase):
         timeout_s: float | None = None,
         read_only: bool = True,
     ) -> list[dict[str, Any]]:
-        self.conn.set_query_timeout(int(timeout_s * 1000) if timeout_s else 0)
+        self.conn.set_query_timeout(max(1, round(timeout_s * 1000)) if timeout_s else 0)
         try:
             if not read_only:
                 return self._execute(query, params)
