@@ -7,7 +7,8 @@ reports and caches live together and never in the repository's committed data.
       input/             your documents (.txt, .md, or one .jsonl)
       questions.example.jsonl   the question format, to copy into questions.jsonl (which
                          `graphrag questions generate` writes from your documents)
-      .gitignore         output/ and the vector cache are rebuilt; cache/llm replays a run
+      .gitignore         output/, graph databases (*.lbug) and the vector cache are rebuilt;
+                         cache/llm replays a run
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ EXAMPLE_QUESTIONS = [
 ]
 # the index and the vectors are rebuilt from input/ and the recorded replies in cache/llm,
 # which are what makes a run replay: commit those (and reports/)
-GITIGNORE = "output/\ncache/embeddings.sqlite\n"
+GITIGNORE = "output/\n*.lbug*\ncache/embeddings.sqlite\n"
 
 
 class ProjectExistsError(FileExistsError):

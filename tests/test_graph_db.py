@@ -165,8 +165,9 @@ def test_a_read_only_run_refuses_writes_and_explain_checks_without_running(
     assert fresh_db.run("MATCH (e:Entity {title: 'Planted'}) RETURN e.id AS id") == []
     with pytest.raises(GraphQueryError, match="refused the query: .*(Parser|Syntax|Invalid input)"):
         fresh_db.explain("MATCH (e:Entity RETURN e")
-    with pytest.raises(GraphQueryError, match="refused the query: .*nosuch"):
-        fresh_db.explain("MATCH (e:Entity) RETURN e.nosuch")
+    if fresh_db.engine == "ladybug":  # Neo4j plans an unknown property (a warning, no error)
+        with pytest.raises(GraphQueryError, match="refused the query: .*nosuch"):
+            fresh_db.explain("MATCH (e:Entity) RETURN e.nosuch")
     assert fresh_db.run("MATCH (e:Entity) RETURN count(e) AS n") == [{"n": before["Entity"]}]
 
 

@@ -85,7 +85,7 @@ def columns_of(name: str) -> dict[str, str]:
 
 
 def _column(table: pd.DataFrame, name: str) -> list[Any]:
-    return list(table[name]) if name in table.columns else [None] * len(table)
+    return table[name].tolist() if name in table.columns else [None] * len(table)
 
 
 def _pairs(table: pd.DataFrame, lists: str) -> pd.DataFrame:
@@ -179,6 +179,11 @@ def _children(communities: pd.DataFrame) -> pd.DataFrame:
 def plain(value: Any) -> Any:
     """Return ``value`` as a plain Python value: None for a missing one, a tuple of strings
     for a list, an int or float for a numpy number (so rows of both engines compare)."""
+    kind = type(value)
+    if kind is str or kind is int:  # most values: first, as this runs for every cell
+        return value
+    if kind is float:
+        return None if math.isnan(value) else value
     if value is None or value is pd.NA:
         return None
     if isinstance(value, list | tuple | np.ndarray):
@@ -223,24 +228,39 @@ class Changes:
         }
 
 
+def _keys(frame: pd.DataFrame, key: list[str]) -> pd.Index:
+    return pd.MultiIndex.from_frame(frame[key]) if len(key) > 1 else pd.Index(frame[key[0]])
+
+
+def _comparable(column: pd.Series) -> np.ndarray:
+    """Return ``column`` as an object array whose items compare with ``!=`` (a list as one
+    string: numpy cannot hold sequences as items of a 1-d array)."""
+    values = column.tolist()
+    first = next((v for v in values if v is not None), None)
+    if isinstance(first, list | tuple | np.ndarray):
+        values = [None if v is None else "\x1f".join(map(str, v)) for v in values]
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
 def changes(current: pd.DataFrame, wanted: pd.DataFrame, key: list[str]) -> Changes:
-    """Return the rows to add, update and remove to turn ``current`` into ``wanted``."""
-
-    def keyed(frame: pd.DataFrame) -> dict[tuple, tuple]:
-        values = [[plain(v) for v in frame[c]] for c in frame.columns]
-        at = [list(frame.columns).index(k) for k in key]
-        keys = [tuple(row) for row in zip(*(values[i] for i in at), strict=True)]
-        return dict(zip(keys, zip(*values, strict=True), strict=True)) if len(frame) else {}
-
-    now, then = keyed(current[wanted.columns]), keyed(wanted)
-    new = [k not in now for k in then]
-    differs = [k in now and now[k] != row for k, row in then.items()]
-    gone = [k not in then for k in now]
-    old_keys = {k for k, d in zip(then, differs, strict=True) if d}
+    """Return the rows to add, update and remove to turn ``current`` into ``wanted`` (both
+    of plain values, one row per key)."""
+    current = current[wanted.columns]
+    now, then = _keys(current, key), _keys(wanted, key)
+    new, gone = ~then.isin(now), ~now.isin(then)
+    differs = np.zeros(len(wanted), dtype=bool)
+    kept = np.flatnonzero(~new)
+    at = now.get_indexer(then[kept])  # each kept wanted row's current row
+    for column in (c for c in wanted.columns if c not in key):
+        differs[kept] |= _comparable(wanted[column])[kept] != _comparable(current[column])[at]
+    replaced = np.zeros(len(current), dtype=bool)
+    replaced[at[differs[kept]]] = True
     return Changes(
         added=wanted[new].reset_index(drop=True),
         updated=wanted[differs].reset_index(drop=True),
-        replaced=current[[k in old_keys for k in now]].reset_index(drop=True),
+        replaced=current[replaced].reset_index(drop=True),
         removed=current[gone].reset_index(drop=True),
     )
 

@@ -73,6 +73,13 @@ def _arrow(rows: pd.DataFrame, columns: dict[str, str], prefix: str = "") -> pa.
     )
 
 
+def _values(column: pa.ChunkedArray) -> Any:
+    """Return a column read back as plain values (None where null), fast when none is."""
+    if column.null_count:
+        return column.to_pylist()
+    return column.to_numpy(zero_copy_only=False).astype(object)
+
+
 def _database_path(target: str) -> Path:
     """Return the database file of ``target``: the file itself, or ``graph.lbug`` in a
     folder (one that exists, or a new path without a suffix)."""
@@ -130,7 +137,7 @@ class LadybugGraphDB(GraphDatabase):
         timeout_s: float | None = None,
         read_only: bool = True,
     ) -> list[dict[str, Any]]:
-        self.conn.set_query_timeout(int(timeout_s * 1000) if timeout_s else 0)
+        self.conn.set_query_timeout(max(1, round(timeout_s * 1000)) if timeout_s else 0)
         try:
             if not read_only:
                 return self._execute(query, params)
@@ -157,8 +164,8 @@ class LadybugGraphDB(GraphDatabase):
 
     def _read(self, name: str) -> pd.DataFrame:
         query = f"{match(name)} RETURN {', '.join(returned(name))}"
-        frame = self.conn.execute(query).get_as_arrow().to_pandas()
-        return frame.astype(object).where(frame.notna(), None)
+        table = self.conn.execute(query).get_as_arrow()
+        return pd.DataFrame({c: _values(table.column(c)) for c in table.column_names}, dtype=object)
 
     def _insert(self, name: str, rows: pd.DataFrame) -> None:
         self._execute(f"COPY {name} FROM $rows", {"rows": _arrow(rows, columns_of(name))})
