@@ -11,11 +11,20 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import stats
+from graphrag.eval.declared import PRIMARY_FIELD
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import BASELINE, SCORE_NAMES, SCORES, baseline_tests
-from graphrag.report.headline import headline, restrict, tuned_of
+from graphrag.report.headline import headline, primary_lines, restrict, tuned_of
 from graphrag.report.hop_tables import hops_section
-from graphrag.report.tables import baseline_tests_table, cell, md, signed, table, with_ci
+from graphrag.report.tables import (
+    POWER_NOTE,
+    baseline_tests_table,
+    cell,
+    md,
+    signed,
+    table,
+    with_ci,
+)
 
 ALPHA = 0.05  # as the answer reports (report.eval_report.write_report)
 RECORDS = "retrieval.parquet"
@@ -91,7 +100,7 @@ def write_report(
     per-hop shares of the page are of the ``test`` questions (``report.headline``); the
     files keep every question, and a secondary table scores them all."""
     rows, label = headline(records, tuned_of(meta))
-    tests = baseline_tests(rows, options)
+    tests = baseline_tests(rows, options, meta.get(PRIMARY_FIELD))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records.drop(columns=["contexts"], errors="ignore").to_parquet(out / RECORDS, index=False)
@@ -109,6 +118,8 @@ def write_report(
     lines = [
         "# Retrieval evaluation",
         "",
+        *primary_lines(rows, meta, ALPHA, options),
+        "",
         "What each method would place in the answer prompt, scored with no answer call "
         "(`graphrag/eval/retrieval.py`). Evidence recall: the share of a question's gold "
         "paragraphs with a text unit verbatim in the context; recall@k: the share among the "
@@ -124,10 +135,13 @@ def write_report(
         *secondary,
         *(["", *by_type] if (by_type := by_type_section(rows, options)) else []),
         "",
-        f"## Against {BASELINE}",
+        f"## Against {BASELINE} (exploratory)",
         "",
         "Paired Wilcoxon test over the same questions; Holm's correction over the methods "
-        "compared with the baseline, one family per metric.",
+        "compared with the baseline, one family per metric (a declared primary hypothesis is "
+        "tested alone, above, and is not in its family).",
+        "",
+        POWER_NOTE,
         "",
         *baseline_tests_table(tests, BASELINE, ALPHA),
     ]
