@@ -135,11 +135,11 @@ def write_report(
         *secondary,
         *(["", *by_type] if (by_type := by_type_section(rows, options)) else []),
         "",
-        f"## Against {BASELINE} (exploratory)",
+        f"## Against {BASELINE}",
         "",
-        "Paired Wilcoxon test over the same questions; Holm's correction over the methods "
-        "compared with the baseline, one family per metric (a declared primary hypothesis is "
-        "tested alone, above, and is not in its family).",
+        "Exploratory: paired Wilcoxon test over the same questions; Holm's correction over "
+        "the methods compared with the baseline, one family per metric (a declared primary "
+        "hypothesis is tested alone, above, and is not in its family).",
         "",
         POWER_NOTE,
         "",

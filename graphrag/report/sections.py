@@ -330,7 +330,7 @@ def comparisons_section(analysis: Analysis) -> list[str]:
     """Return the ``## Tests against the baseline`` section: the family's exploratory tests."""
     family = analysis.family
     return [
-        f"## Tests against {family.baseline} (exploratory)",
+        f"## Tests against {family.baseline}",
         "",
         *headline_lines(analysis),
         "Exploratory: these tests are corrected together as a family; a declared primary "
