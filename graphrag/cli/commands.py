@@ -206,10 +206,8 @@ def _declare(bench: Workbench, args: argparse.Namespace, methods: list[str]) -> 
             )
 
 
-def _judge_gate(bench: Workbench, gate: Gate | None, records) -> int:
+def _judge_gate(bench: Workbench, gate: Gate, records) -> int:
     """Print the gate's one line (on the headline questions); return the exit status."""
-    if gate is None:
-        return 0
     passed, line = judge_gate(gate, headline(records)[0], seed=bench.settings.eval.seed)
     print(line)
     return 0 if passed else 1
@@ -248,7 +246,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             **options,
         )
         print(result.render())
-        return _judge_gate(bench, args.gate, result.records)
+        return _judge_gate(bench, args.gate, result.records) if args.gate else 0
 
 
 def cmd_questions(args: argparse.Namespace) -> int:
@@ -296,7 +294,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
         )
         n = records["question_id"].nunique()
         print(f"{n} questions x {records['method'].nunique()} methods scored; see {out}/summary.md")
-        return _judge_gate(bench, args.gate, records)
+        return _judge_gate(bench, args.gate, records) if args.gate else 0
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
