@@ -235,7 +235,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(bench.estimate_evaluation(args.questions, **options).render())
             where = bench.project_path("questions", args.questions)
             n = headline_questions(planned_questions(index, where, options["types"], args.limit))
-            print("\n".join(power_lines(n, args.pilot, args.paired_sd, args.detect)))
+            lines = power_lines(n, args.pilot, args.paired_sd, args.detect, methods)
+            print("\n".join(lines))
             return 0
         result = bench.evaluate(
             args.questions,
