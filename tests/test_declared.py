@@ -170,3 +170,5 @@ def test_the_gate_sets_the_exit_status(tmp_path, capsys, demo_index, isolated_cw
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("gate failed:")
     assert _cli(tmp_path, *run, "--primary", "hipporag > naive on mrr") == 1
     assert "hipporag not among the methods run" in capsys.readouterr().err
+    assert _cli(tmp_path, *run, "--primary", "bm25 > naive on recal@5") == 1
+    assert "no metric 'recal_at_5' in this run" in capsys.readouterr().err

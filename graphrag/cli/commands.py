@@ -12,10 +12,12 @@ import sys
 from pathlib import Path
 
 from graphrag.eval.benchmarks import convert_benchmark
-from graphrag.eval.declared import DeclarationError, Gate, judge_gate, parse_primary
+from graphrag.eval.declared import Gate, check_names, judge_gate, parse_primary
 from graphrag.eval.dry_run import planned_questions
 from graphrag.eval.generate import KINDS
+from graphrag.eval.metrics import JUDGE_FREE_METRICS
 from graphrag.eval.power import headline_questions, power_lines
+from graphrag.eval.retrieval import SCORES
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index
 from graphrag.index.store import Index, IndexLoadError
@@ -189,21 +191,15 @@ def _metric_names(given: str | None) -> list[str] | None:
     return [] if given.strip().lower() == "none" else given.split(",")
 
 
-def _declare(bench: Workbench, args: argparse.Namespace, methods: list[str]) -> None:
-    """Take ``--primary`` over ``eval.primary`` and check it and ``--gate`` name run methods."""
+def _declare(
+    bench: Workbench, args: argparse.Namespace, methods: list[str], metrics: list[str]
+) -> None:
+    """Take ``--primary`` over ``eval.primary``; check it and ``--gate`` name what will run
+    (the run checks the primary again: it may be started from Python)."""
     if args.primary:
         bench.settings.eval.primary = args.primary
-    declared = [
-        ("primary hypothesis", parse_primary(bench.settings.eval.primary)),
-        ("gate", args.gate),
-    ]
-    for what, given in declared:
-        absent = [m for m in (given.method, given.baseline) if m not in methods] if given else []
-        if absent:
-            raise DeclarationError(
-                f"{what} {given.text!r}: {', '.join(absent)} not among the methods run "
-                f"({', '.join(methods)})"
-            )
+    check_names("primary hypothesis", parse_primary(args.primary), methods, metrics)
+    check_names("gate", args.gate, methods, metrics)
 
 
 def _judge_gate(bench: Workbench, gate: Gate, records) -> int:
@@ -219,7 +215,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         asked = args.methods.split(",") if args.methods else [*bench.settings.eval.methods, *opt_in]
         methods = method_names(asked, opt_in)
         index = _load(bench, args)
-        _declare(bench, args, methods)
+        judged = _metric_names(args.metrics)
+        judged = bench.settings.eval.metrics if judged is None else judged
+        _declare(bench, args, methods, [*JUDGE_FREE_METRICS, *judged])
         options = dict(
             methods=methods,
             metrics=_metric_names(args.metrics),
@@ -283,7 +281,7 @@ def cmd_questions(args: argparse.Namespace) -> int:
 def cmd_retrieval(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
         _load(bench, args)
-        _declare(bench, args, args.methods.split(","))
+        _declare(bench, args, args.methods.split(","), list(SCORES))
         out = args.out or bench.project_path("reports") / "retrieval"
         records = bench.evaluate_retrieval(
             bench.project_path("questions", args.questions),
