@@ -12,8 +12,13 @@ import sys
 from pathlib import Path
 
 from graphrag.eval.benchmarks import convert_benchmark
+from graphrag.eval.declared import Gate, check_names, judge_gate, parse_primary
+from graphrag.eval.dry_run import planned_questions
 from graphrag.eval.generate import KINDS
+from graphrag.eval.metrics import JUDGE_FREE_METRICS
+from graphrag.eval.power import headline_questions, power_lines
 from graphrag.eval.questions import load_questions
+from graphrag.eval.retrieval import SCORES
 from graphrag.eval.unanswerable import plant
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index
@@ -24,6 +29,7 @@ from graphrag.project import init_project
 from graphrag.query.citations import Tracer, source_list
 from graphrag.query.registry import OPT_IN_METHODS, method_names
 from graphrag.report.graph_page import write_interactive_graph
+from graphrag.report.headline import headline
 from graphrag.serve.mcp_server import serve
 from graphrag.settings import load_settings
 from graphrag.settings.reference import effective_settings
@@ -193,12 +199,33 @@ def _metric_names(given: str | None) -> list[str] | None:
     return [] if given.strip().lower() == "none" else given.split(",")
 
 
+def _declare(
+    bench: Workbench, args: argparse.Namespace, methods: list[str], metrics: list[str]
+) -> None:
+    """Take ``--primary`` over ``eval.primary``; check it and ``--gate`` name what will run
+    (the run checks the primary again: it may be started from Python)."""
+    if args.primary:
+        bench.settings.eval.primary = args.primary
+    check_names("primary hypothesis", parse_primary(args.primary), methods, metrics)
+    check_names("gate", args.gate, methods, metrics)
+
+
+def _judge_gate(bench: Workbench, gate: Gate, records) -> int:
+    """Print the gate's one line (on the headline questions); return the exit status."""
+    passed, line = judge_gate(gate, headline(records)[0], seed=bench.settings.eval.seed)
+    print(line)
+    return 0 if passed else 1
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
         opt_in = _opt_in(args)
         asked = args.methods.split(",") if args.methods else [*bench.settings.eval.methods, *opt_in]
         methods = method_names(asked, opt_in)
-        _load(bench, args)
+        index = _load(bench, args)
+        judged = _metric_names(args.metrics)
+        judged = bench.settings.eval.metrics if judged is None else judged
+        _declare(bench, args, methods, [*JUDGE_FREE_METRICS, *judged])
         options = dict(
             methods=methods,
             metrics=_metric_names(args.metrics),
@@ -212,6 +239,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         if args.dry_run:
             print(bench.estimate_evaluation(args.questions, **options).render())
+            where = bench.project_path("questions", args.questions)
+            n = headline_questions(planned_questions(index, where, options["types"], args.limit))
+            lines = power_lines(n, args.pilot, args.paired_sd, args.detect, methods)
+            print("\n".join(lines))
             return 0
         result = bench.evaluate(
             args.questions,
@@ -221,8 +252,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             gold_graph=args.gold,
             **options,
         )
-    print(result.render())
-    return 0
+        print(result.render())
+        return _judge_gate(bench, args.gate, result.records) if args.gate else 0
 
 
 def cmd_plant(args: argparse.Namespace) -> int:
@@ -281,6 +312,7 @@ def cmd_questions(args: argparse.Namespace) -> int:
 def cmd_retrieval(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
         _load(bench, args)
+        _declare(bench, args, args.methods.split(","), list(SCORES))
         out = args.out or bench.project_path("reports") / "retrieval"
         records = bench.evaluate_retrieval(
             bench.project_path("questions", args.questions),
@@ -290,9 +322,9 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             command=_command(),
         )
-    n = records["question_id"].nunique()
-    print(f"{n} questions x {records['method'].nunique()} methods scored; see {out}/summary.md")
-    return 0
+        n = records["question_id"].nunique()
+        print(f"{n} questions x {records['method'].nunique()} methods scored; see {out}/summary.md")
+        return _judge_gate(bench, args.gate, records) if args.gate else 0
 
 
 def cmd_convert(args: argparse.Namespace) -> int:

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-QUESTION_TYPES = ("local", "multi_hop", "global", "graph", "unanswerable")  # graph: counting, paths (cypher); unanswerable: planted
+# graph: counting and paths (the cypher method); unanswerable: planted (eval/unanswerable.py)
+QUESTION_TYPES = ("local", "multi_hop", "global", "graph", "unanswerable")
 COLUMNS = ["id", "question", "reference", "type", "split", "support", "answer_keywords"]
 BENCHMARK_COLUMNS = ["aliases", "hops", "decomposition", "gold_entities", "answer_format"]
 ANSWER_FORMATS = ("", "short")
