@@ -80,7 +80,7 @@ def make_methods(
     if unknown:
         known = ", ".join(ALL_METHODS)
         raise UnknownMethodError(f"unknown method(s) {', '.join(unknown)}; known: {known}")
-    stores = stores or IndexStores(index, graph=settings.query.graph_store)
+    stores = stores or IndexStores.of(index, settings.query)
     return {n: ALL_METHODS[n](index, settings, llm, embedder, stores) for n in names}
 
 

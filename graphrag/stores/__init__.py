@@ -3,6 +3,7 @@
 
 from graphrag.stores import (  # noqa: F401 - registers the backends
     igraph_graph,
+    lancedb_vectors,
     networkx_graph,
     numpy_vectors,
     parquet_folder,
