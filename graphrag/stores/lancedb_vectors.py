@@ -85,7 +85,8 @@ class LanceVectorStore:
                     raise
                 rows = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), self.dimensions)
                 data = {"id": self._ids, "row": pa.array(range(len(self._ids)), pa.int32())}
-                return db.create_table(self.name, pa.table({**data, "vector": rows}), mode="create")
+                table = pa.table({**data, "vector": rows})
+                return db.create_table(self.name, table, exist_ok=True)  # a racing load made it
         except (OSError, RuntimeError, ValueError) as err:
             raise VectorStoreError(
                 f"the LanceDB vector store at {self.location!r} cannot be opened or written "
@@ -128,6 +129,6 @@ class LanceVectorStore:
         if self.table is None:
             return pd.Series(np.zeros(0, dtype=np.float32), index=index)
         found = self._search(query, len(self._ids))
-        scores = np.empty(len(self._ids), dtype=np.float32)
+        scores = np.zeros(len(self._ids), dtype=np.float32)
         scores[found["row"].to_numpy()] = 1.0 - found["_distance"].to_numpy()
         return pd.Series(scores, index=index)
