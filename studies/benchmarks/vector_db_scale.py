@@ -2,6 +2,7 @@
 
 Run: nice -n 19 .venv/bin/python -m studies.benchmarks.vector_db_scale
      [--sizes 10000,100000,1000000] [--engines numpy,lancedb] [--queries 20]
+     [--phases load,again,open,ann]
 
 Each size is a seeded set of unit vectors of the default embedder's 384 dimensions, drawn
 around 1,000 centres (embeddings cluster; uniform random vectors would make approximate
@@ -168,6 +169,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--engines", default="numpy,lancedb")
     parser.add_argument("--queries", type=int, default=20, help="queries timed per phase")
+    parser.add_argument("--phases", default="load,again,open,ann", help="a database's phases")
     parser.add_argument("--module", default="", help="a module registering another backend")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--phase", default="load", help=argparse.SUPPRESS)
@@ -197,7 +199,7 @@ def main() -> None:
             write_parquet(n, folder)
             exact = None
             for engine in args.engines.split(","):
-                phases = ["load"] if engine == "numpy" else ["load", "again", "open", "ann"]
+                phases = ["load"] if engine == "numpy" else args.phases.split(",")
                 name = ""
                 for phase in phases:
                     r = run(engine, n, phase, folder, args.queries, args.module, name)
