@@ -230,8 +230,7 @@ class Workbench:
         names = list(names or METHODS)
         missing = [n for n in names if n not in self._methods]
         if missing:
-            graph = self.settings.query.graph_store
-            self._stores = self._stores or IndexStores(self.index_in_use, graph=graph)
+            self._stores = self._stores or IndexStores.of(self.index_in_use, self.settings.query)
             made = make_methods(
                 self.index_in_use, missing, self.settings, self.llm, self.embedder, self._stores
             )

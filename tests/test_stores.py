@@ -1,9 +1,9 @@
 """The storage seam (graphrag/stores/): each default store on its own, and every registered
 method over a second, deliberately different implementation of each protocol (a dict-backed
-vector store scoring in float64, the networkx graph store (power iteration, not PRPACK),
-an index store in memory), which
-must answer the demo's questions from the committed cache exactly as the defaults do; and the
-graph methods over the LadybugDB graph store (an embedded graph database) likewise."""
+vector store scoring in float64, and LanceDB's, the real engine; the networkx graph store
+(power iteration, not PRPACK); an index store in memory), which must answer the demo's
+questions from the committed cache exactly as the defaults do; and the graph methods over the
+LadybugDB graph store (an embedded graph database) likewise."""
 
 from __future__ import annotations
 
@@ -116,9 +116,10 @@ def scripted(body: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("name", list(ALL_METHODS))
 @pytest.mark.parametrize("qid", ["q01", "q11", "q19"])
+@pytest.mark.parametrize("vectors", ["dict", "lancedb"])  # LanceDB: the real engine, exact
 def test_every_method_answers_alike_over_other_stores(
     demo_index: Index, replay_settings, replay_embedder, make_settings, fake_llm: FakeLLM,
-    name: str, qid: str,
+    name: str, qid: str, vectors: str, tmp_path: Path,
 ) -> None:  # fmt: skip
     settings = replay_settings
     if name not in ANSWERED_ON_DEFAULTS:  # not recorded: a scripted model, the same for both
@@ -127,7 +128,8 @@ def test_every_method_answers_alike_over_other_stores(
     llm, question = ChatLLM(settings), QUESTIONS.loc[qid, "question"]
     default = make_methods(demo_index, [name], settings, llm, replay_embedder)[name]
     other_index = in_memory(demo_index)
-    stores = IndexStores(other_index, graph="networkx", vectors="dict")
+    vectors = f"lancedb:{tmp_path}" if vectors == "lancedb" else vectors
+    stores = IndexStores(other_index, graph="networkx", vectors=vectors)
     other = make_methods(other_index, [name], settings, llm, replay_embedder, stores)[name]
     expected = answered(default, question)
     assert expected["text"] and expected["sources"]

@@ -158,7 +158,7 @@ class Method:
         self.options = options if options is not None else self.params.methods.get(self.name)
         self.llm = llm
         self.embedder = embedder
-        self.stores = stores or IndexStores(index, graph=settings.query.graph_store)
+        self.stores = stores or IndexStores.of(index, settings.query)
 
     @cached_property
     def resolution(self) -> Resolution | None:

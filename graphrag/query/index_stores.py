@@ -15,6 +15,7 @@ from graphrag import schemas as S
 from graphrag.index.graph.merge import fact_texts
 from graphrag.index.store import Index
 from graphrag.query.rankers import bm25_index
+from graphrag.settings.query import QuerySettings
 from graphrag.stores import GraphStore, VectorStore, backend_of
 from graphrag.stores.protocols import Edge
 from graphrag.text.embeddings import Embedder
@@ -38,17 +39,38 @@ def _fact_matrix(relationships: pd.DataFrame, embedder: Embedder) -> np.ndarray:
 
 class IndexStores:
     """An index's stores, built once per index and shared by every method over it; ``graph``
-    and ``vectors`` name the backends (default: igraph and numpy)."""
+    and ``vectors`` name the backends (default: igraph and numpy); ``vectors`` may name where
+    a database backend keeps them after a colon ("lancedb:s3://bucket/index"; by default a
+    folder ``vectors/<backend>`` in the index)."""
 
     def __init__(self, index: Index, graph: str | None = None, vectors: str | None = None) -> None:
         self.index = index
         self._graph = backend_of("graph", graph)
-        self._vectors = backend_of("vector", vectors)
+        name, _, self._location = (vectors or "").partition(":")
+        self._vectors = backend_of("vector", name or None)
+        if self._location and not getattr(self._vectors, "persists", False):
+            raise ValueError(
+                f"query.vector_store {vectors!r}: the {name!r} vector store keeps its vectors "
+                "in memory, so it takes no location; name a database backend before the colon"
+            )
+        self._vector_folder = index.path / "vectors" / name if index.store else None
         self._reports: tuple[Any, VectorStore] | None = None
         self._facts: VectorStore | None = None  # needs an embedder, so not a cached_property
 
-    def vector_store(self, ids: list[str], matrix: np.ndarray) -> VectorStore:
-        return self._vectors(list(ids), matrix)
+    @classmethod
+    def of(cls, index: Index, query: QuerySettings) -> IndexStores:
+        """Return ``index``'s stores in the backends the ``[query]`` settings name."""
+        return cls(index, graph=query.graph_store, vectors=query.vector_store)
+
+    def vector_store(
+        self, ids: list[str], matrix: np.ndarray, kind: str = "vectors"
+    ) -> VectorStore:
+        """Return a store of ``matrix``'s rows by id; a database backend keeps them as a
+        table named by ``kind`` (and their hash) in its location."""
+        if not getattr(self._vectors, "persists", False):
+            return self._vectors(list(ids), matrix)
+        location = self._location or self._vector_folder
+        return self._vectors(list(ids), matrix, location=location, table=kind)
 
     def graph_store(self, nodes: list[str], edges: dict[tuple[str, str], float]) -> GraphStore:
         listed: list[Edge] = [(a, b, w) for (a, b), w in edges.items()]
@@ -57,7 +79,7 @@ class IndexStores:
     @cached_property
     def text_units(self) -> VectorStore:
         units = self.index.text_units
-        return self.vector_store(list(units[S.ID]), _matrix(units[S.TEXT_EMBEDDING]))
+        return self.vector_store(list(units[S.ID]), _matrix(units[S.TEXT_EMBEDDING]), S.TEXT_UNITS)
 
     @cached_property
     def unit_text(self) -> pd.Series:
@@ -67,7 +89,8 @@ class IndexStores:
     @cached_property
     def entities(self) -> VectorStore:
         entities = self.index.entities
-        return self.vector_store(list(entities[S.ID]), _matrix(entities[S.DESCRIPTION_EMBEDDING]))
+        matrix = _matrix(entities[S.DESCRIPTION_EMBEDDING])
+        return self.vector_store(list(entities[S.ID]), matrix, S.ENTITIES)
 
     @cached_property
     def bm25(self) -> Any:
@@ -81,7 +104,7 @@ class IndexStores:
         table = self.index.community_reports
         if self._reports is None or self._reports[0] is not table:
             ids = [f"report:{int(c)}" for c in table[S.COMMUNITY]]
-            store = self.vector_store(ids, _matrix(table[S.FULL_CONTENT_EMBEDDING]))
+            store = self.vector_store(ids, _matrix(table[S.FULL_CONTENT_EMBEDDING]), "reports")
             self._reports = (table, store)
         return self._reports[1]
 
@@ -96,18 +119,18 @@ class IndexStores:
         relationships = self.index.relationships
         ids = list(relationships[S.ID])
         if S.FACT_EMBEDDING in relationships:
-            return self.vector_store(ids, _matrix(relationships[S.FACT_EMBEDDING]))
+            return self.vector_store(ids, _matrix(relationships[S.FACT_EMBEDDING]), "facts")
         store = self.index.store
         if store is None:  # an index made in memory keeps no artifact
-            return self.vector_store(ids, _fact_matrix(relationships, embedder))
+            return self.vector_store(ids, _fact_matrix(relationships, embedder), "facts")
         model = hashlib.sha256(embedder.model_id.encode()).hexdigest()[:12]
         name = f"{S.FACT_EMBEDDING}-{model}"  # another embedder builds its own
         kept = store.get_artifact(name)
         if kept is not None and list(kept[S.ID]) == ids:
-            return self.vector_store(ids, _matrix(kept[S.FACT_EMBEDDING]))
+            return self.vector_store(ids, _matrix(kept[S.FACT_EMBEDDING]), "facts")
         matrix = _fact_matrix(relationships, embedder)
         store.put_artifact(name, pd.DataFrame({S.ID: ids, S.FACT_EMBEDDING: list(matrix)}))
-        return self.vector_store(ids, matrix)
+        return self.vector_store(ids, matrix, "facts")
 
     def fact_scores(
         self, embedder: Embedder, relationships: pd.DataFrame, query: np.ndarray

@@ -90,7 +90,7 @@ def make_methods(
             f"unknown method(s) {', '.join(unknown)}; known: {known} (each also as "
             f"<method>{SUFFIX})"
         )
-    stores = stores or IndexStores(index, graph=settings.query.graph_store)
+    stores = stores or IndexStores.of(index, settings.query)
     made = {}
     for name in names:
         base, reranked = split_variant(name)

@@ -45,6 +45,8 @@ class QuerySettings:
     graph_store: str = "igraph"
     """The graph store methods walk (docs/storage.md): "igraph" (PRPACK PageRank), "networkx"
     or "ladybug" (an embedded graph database)."""
+    vector_store: str = "numpy"
+    """Where methods rank vectors (docs/storage.md): "numpy", or "lancedb[:<folder or URI>]"."""
     answer_max_tokens: int = 250
     """Tokens of the final answer, at most (paragraphs want about 600)."""
     # "paragraphs" is how the GraphRAG paper compared every method

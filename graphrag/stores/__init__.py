@@ -5,6 +5,7 @@
 from graphrag.stores import (  # noqa: F401 - registers the backends and the engines
     igraph_graph,
     ladybug_graph,
+    lancedb_vectors,
     neo4j_graph,
     networkx_graph,
     numpy_vectors,

@@ -11,6 +11,16 @@ from graphrag.stores.protocols import backend
 from graphrag.text.embeddings import EmbeddingError
 
 
+def check_dimensions(dimensions: int, query: np.ndarray) -> None:
+    """Raise if ``query`` is not of the stored vectors' ``dimensions`` (another embedder's)."""
+    if dimensions and dimensions != len(query):
+        raise EmbeddingError(
+            f"the index's vectors have {dimensions} dimensions and the question's "
+            f"{len(query)}: the index was embedded by another model (its index.json names "
+            "it, embedding_model); index again, or set [embeddings] back to that model"
+        )
+
+
 @backend("vector", "numpy")
 class NumpyVectorStore:
     """Vectors by id; the score is the dot product (the embedder's vectors are unit length)."""
@@ -25,12 +35,7 @@ class NumpyVectorStore:
 
     def _dot(self, query: np.ndarray, rows: np.ndarray | slice) -> np.ndarray:
         matrix = self._matrix[rows]
-        if len(matrix) and matrix.shape[1] != len(query):
-            raise EmbeddingError(
-                f"the index's vectors have {matrix.shape[1]} dimensions and the question's "
-                f"{len(query)}: the index was embedded by another model (its index.json names "
-                "it, embedding_model); index again, or set [embeddings] back to that model"
-            )
+        check_dimensions(matrix.shape[1] if len(matrix) else 0, query)
         return matrix @ query
 
     def top_k(
