@@ -2,7 +2,8 @@
 # The main job: set up, index the bundled Kestrel Bay corpus with the embedded model and the
 # default settings, show every method's answer to one question, and write the comparison
 # report to reports/kestrel_bay (and the thematic head-to-head to reports/kestrel_bay_thematic,
-# its held-out questions' to reports/kestrel_bay_heldout and reports/kestrel_bay_second_heldout);
+# its held-out questions' to reports/kestrel_bay_heldout and reports/kestrel_bay_second_heldout,
+# the graph-query questions' to reports/kestrel_bay_graph_queries);
 # then the MuSiQue report (reports/musique, its NLP-mode index
 # and the recorded answers, settings in data/musique/graphrag.toml) and the cross-corpus
 # summary reports/SUMMARY.md (each report given its generated reading first, studies.report_prose),
@@ -59,6 +60,15 @@ cache_args=()
   --methods naive,global,local,lazy_global --metrics "$metrics" \
   --pairwise global:naive,local:naive,lazy_global:naive \
   --out reports/kestrel_bay_second_heldout --quiet
+# The 12 graph-query questions (gq01-gq12: counting, aggregation, type filters, 2-3 hop paths):
+# Text-to-Cypher against naive RAG, local search and HippoRAG 2, recorded by
+# scripts/record_graph_queries.sh; recorded_graph_method_limits names a method recorded on part
+# of the set (reported with its own n).
+.venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
+  --questions data/kestrel_bay/graph_questions.jsonl \
+  --methods "$(cat data/kestrel_bay/recorded_graph_methods)" --metrics none \
+  --method-limits "$(cat data/kestrel_bay/recorded_graph_method_limits)" \
+  --out reports/kestrel_bay_graph_queries --quiet
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
 # a method recorded on the first N questions only (e.g. drift=10: minutes per question live)

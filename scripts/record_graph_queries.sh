@@ -19,8 +19,9 @@ methods=${METHODS:-cypher,naive,local,hipporag}
 .venv/bin/python -m graphrag index --input data/kestrel_bay/docs --out output/kestrel_bay \
   --gold data/kestrel_bay/gold_graph.json --quiet
 for method in ${methods//,/ }; do
+  limit=$(tr ',' '\n' <<< "${METHOD_LIMITS:-}" | grep "^$method=" || true)
   .venv/bin/python -m graphrag eval --index output/kestrel_bay \
     --questions data/kestrel_bay/graph_questions.jsonl --methods "$method" --metrics none \
-    --judge-controls 0 --method-limits "${METHOD_LIMITS:-none}" \
+    --judge-controls 0 --method-limits "${limit:-none}" \
     --out "${OUT:-output/kestrel_bay_graph_recording}/$method" --quiet
 done
