@@ -44,7 +44,7 @@ from graphrag.llm.client import ChatLLM
 from graphrag.llm.context_check import ContextCheck, check_context
 from graphrag.llm.coroutines import run_sync
 from graphrag.llm.cost import CostEstimate, ModelSpeed
-from graphrag.llm.embedding_endpoint import make_embedder
+from graphrag.llm.embedding_endpoint import embedded_for_chinese, make_embedder
 from graphrag.prompts import use_prompt_dir
 from graphrag.query.base import Answer, Method
 from graphrag.query.index_stores import IndexStores
@@ -54,6 +54,8 @@ from graphrag.query.registry import METHODS, make_methods
 from graphrag.report.eval_report import EvalResult, write_evaluation
 from graphrag.report.retrieval_report import write_report
 from graphrag.settings import Settings, judge_settings, load_settings
+from graphrag.text import lang
+from graphrag.text.documents import load_documents
 from graphrag.text.embeddings import Embedder
 
 
@@ -95,6 +97,7 @@ class Workbench:
         self._index: Index | None = None
         self._methods: dict[str, Method] = {}
         self._stores: IndexStores | None = None  # the index's vector and graph stores, built once
+        self._language: str | None = None  # the corpus's, for the default embedder's choice
 
     @cached_property
     def llm(self) -> ChatLLM:
@@ -119,7 +122,17 @@ class Workbench:
 
     @cached_property
     def embedder(self) -> Embedder:
-        return make_embedder(self.settings)
+        """The settings' embedder; with ``embeddings.model`` left at its default, the one for
+        the corpus's language (``embeddings.chinese_model`` for a Chinese one): detected when
+        indexing, and read from the index's own manifest when loading it."""
+        return make_embedder(self.settings, self._language)
+
+    def _use_language(self, language: str | None) -> None:
+        language = language if language == lang.CHINESE else None  # only Chinese is special
+        if language != self._language:
+            self._language = language
+            self.__dict__.pop("embedder", None)
+            self._methods, self._stores = {}, None
 
     def project_path(self, name: str, given: str | Path | None = None) -> Path:
         """``given`` as a path, or else the project's ``[project]`` path ``name``."""
@@ -153,6 +166,8 @@ class Workbench:
         summary (counts, failed items, cost per stage). ``all_artifacts``: also build what
         no configured method reads (graphrag/index/artifacts.py)."""
         docs, out = self.project_path("input", docs), self.project_path("output", out)
+        texts = load_documents(docs, self.settings.chunking.max_document_tokens, skip_bad)
+        self._use_language(lang.detect_corpus(texts.documents["text"].tolist()))
         expected = None
         if progress:  # the run's ETA: the dry run's seconds
             speed, known = self._run_speed()
@@ -223,6 +238,8 @@ class Workbench:
         self._index = load_index(self.project_path("output", path))
         self._methods = {}
         self._stores = None
+        model = self._index.manifest.get("embedding_model", "")
+        self._use_language(lang.CHINESE if embedded_for_chinese(self.settings, model) else None)
         return self._index
 
     def methods(self, names: list[str] | None = None) -> dict[str, Method]:

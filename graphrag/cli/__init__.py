@@ -293,9 +293,9 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         },
     ),
     "convert": (
-        "turn a multi-hop QA benchmark into a corpus folder and a question set",
+        "turn a QA benchmark into a corpus folder and a question set",
         {
-            "format": {"choices": ["musique", "hotpotqa"]},
+            "format": {"choices": ["musique", "hotpotqa", "cmrc2018"]},
             "--source": {"required": True, "help": "the benchmark .json (or MuSiQue's folder)"},
             "--out": {"required": True, "help": "folder to write docs/ and questions.jsonl into"},
             "--questions": {"type": int, "default": 50, "help": "keep the first N questions"},
@@ -303,6 +303,11 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
                 "type": int,
                 "default": 3,
                 "help": "distractor paragraphs per question",
+            },
+            "--split-seed": {
+                "type": int,
+                "default": None,
+                "help": "deal the questions dev/test by document with this seed",
             },
         },
     ),

