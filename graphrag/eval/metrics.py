@@ -176,6 +176,7 @@ class EvidenceIndex:
             units[S.ID], units[S.TEXT], units[S.DOCUMENT_IDS], strict=True
         ):
             self.text_of_unit[unit] = _flat(text)
+            self.units_of_document[unit] = [unit]  # support may name text units, not documents
             for document in documents:
                 self.units_of_document.setdefault(document, []).append(unit)
 

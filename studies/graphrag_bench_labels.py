@@ -1,0 +1,220 @@
+"""Gold text units for GraphRAG-Bench, whose evidence is paraphrased: a rule labels them.
+
+The rule. Each evidence statement (a question's `evidence`, one statement per item) is scored
+against every text unit of its own book by two measures:
+
+- ``sim``: cosine similarity of the statement's and the unit's embeddings (the index's
+  embedder, the unit vectors the index stored);
+- ``overlap``: the share of the statement's content words (BM25's English words: lower case,
+  stop words out) whose first ``STEM`` letters occur among the unit's words' first letters, so
+  that "held"/"holds" or "married"/"marrying" meet.
+
+A unit is labelled for a statement when ``overlap >= MIN_OVERLAP``, ``sim >= MIN_SIM`` and its
+``sim + overlap`` is within ``MARGIN`` of the statement's best unit (the best, or its
+neighbour sharing the 100 overlapping tokens). A question's `support` is the union over its
+statements; a statement the book does not state (an inference such as "the sequence
+establishes a pattern") gets none. The thresholds were chosen on hand judgments of DEV books'
+statements only (``studies/records/graphrag_bench_label_judgments.csv``, rows ``dev``); the
+rule's precision and recall are measured on a seeded sample of TEST books' statements judged
+the same way (rows ``test``): ``python -m studies.graphrag_bench_labels validate``.
+
+    python -m studies.graphrag_bench_labels candidates --index output/graphrag_bench_nlp \
+        --questions output/graphrag_bench/questions.jsonl   # scores -> CANDIDATES
+    python -m studies.graphrag_bench_labels show --split dev --n 30   # for hand judgment
+    python -m studies.graphrag_bench_labels label --questions output/graphrag_bench/questions.jsonl
+    python -m studies.graphrag_bench_labels validate
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from graphrag import schemas as S
+from graphrag.index.store import load_index
+from graphrag.settings.index import ChunkingSettings
+from graphrag.text.lang.english import sentences, words
+from graphrag.workbench import Workbench
+
+STEM = 5
+MIN_OVERLAP, MIN_SIM, MARGIN = 0.5, 0.35, 0.1
+TOP = 5  # candidate units kept per statement (the labelled ones are among them)
+CANDIDATES = Path("output/graphrag_bench/label_candidates.parquet")
+JUDGMENTS = Path("studies/records/graphrag_bench_label_judgments.csv")
+QUESTIONS = Path("data/graphrag_bench/questions.jsonl")
+SAMPLE_SEED = 63  # the issue that asked for the labels
+
+
+def stems(text: str) -> set[str]:
+    return {w[:STEM] for w in words(text) if not w.isdigit() or len(w) > 1}
+
+
+def read_records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def statements(records: list[dict]) -> pd.DataFrame:
+    """Return one row per evidence statement: its id (question id '#' number), book, split."""
+    return pd.DataFrame(
+        {
+            "statement_id": f"{r['id']}#{i}",
+            "question_id": r["id"],
+            "book": r["book"],
+            "split": r["split"],
+            "category": r["category"],
+            "statement": text,
+        }
+        for r in records
+        for i, text in enumerate(r["evidence"])
+    )
+
+
+def candidates(index_path: str, questions: Path, config: str | None) -> pd.DataFrame:
+    """Return the ``TOP`` units of each statement's book by ``sim + overlap``, with both."""
+    units = load_index(index_path).text_units
+    units = units.assign(book=units[S.DOCUMENT_IDS].str[0])
+    rows = statements(read_records(questions))
+    embedder = Workbench(config).embedder
+    vectors = np.asarray(embedder.embed(list(rows["statement"])), dtype=float)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    out = []
+    for book, unit_rows in units.groupby("book"):
+        matrix = np.stack(unit_rows[S.TEXT_EMBEDDING].map(np.asarray))
+        matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+        unit_stems = [stems(t) for t in unit_rows[S.TEXT]]
+        mine = rows.index[rows["book"] == book]
+        for i in mine:
+            sim = matrix @ vectors[i]
+            wanted = stems(rows.at[i, "statement"]) or {""}
+            overlap = np.array([len(wanted & u) / len(wanted) for u in unit_stems])
+            for j in np.argsort(-(sim + overlap))[:TOP]:
+                out.append(
+                    {
+                        "statement_id": rows.at[i, "statement_id"],
+                        "unit_id": unit_rows[S.ID].iloc[j],
+                        "start_token": int(unit_rows[S.START_TOKEN].iloc[j]),
+                        "sim": float(sim[j]),
+                        "overlap": float(overlap[j]),
+                    }
+                )
+    frame = pd.DataFrame(out).merge(rows, on="statement_id")
+    frame["score"] = frame["sim"] + frame["overlap"]
+    frame["rank"] = frame.groupby("statement_id")["score"].rank(ascending=False, method="first")
+    return frame
+
+
+def labelled(
+    frame: pd.DataFrame,
+    min_overlap: float = MIN_OVERLAP,
+    min_sim: float = MIN_SIM,
+    margin: float = MARGIN,
+) -> pd.Series:
+    """Return, per candidate row, whether the rule labels it."""
+    best = frame.groupby("statement_id")["score"].transform("max")
+    return (
+        (frame["overlap"] >= min_overlap)
+        & (frame["sim"] >= min_sim)
+        & (frame["score"] >= best - margin)
+    )
+
+
+def best_sentences(statement: str, text: str, n: int = 2) -> str:
+    """Return the ``n`` sentences of ``text`` sharing most stems with ``statement``, in order."""
+    wanted = stems(statement)
+    parts = sentences(text)
+    ranked = sorted(range(len(parts)), key=lambda i: -len(wanted & stems(parts[i])))[:n]
+    return " […] ".join(re.sub(r"\s+", " ", parts[i])[:400] for i in sorted(ranked))
+
+
+def show(frame: pd.DataFrame, index_path: str, split: str, n: int, seed: int) -> None:
+    """Print a seeded sample of ``split`` statements with their top-3 units' best sentences."""
+    texts = load_index(index_path).text_units.set_index(S.ID)[S.TEXT]
+    ids = sorted(frame.loc[frame["split"] == split, "statement_id"].unique())
+    chosen = random.Random(seed).sample(ids, n)
+    frame = frame.assign(label=labelled(frame))
+    for sid in chosen:
+        rows = frame[(frame["statement_id"] == sid) & (frame["rank"] <= 3)].sort_values("rank")
+        print(f"\n=== {sid} [{rows['category'].iloc[0]}] {rows['statement'].iloc[0]}")
+        for row in rows.itertuples():
+            mark = "L" if row.label else "-"
+            print(f"  {mark} {row.unit_id} r{row.rank:.0f} sim={row.sim:.2f} ov={row.overlap:.2f}")
+            print(f"      {best_sentences(row.statement, texts[row.unit_id])}")
+
+
+def label(frame: pd.DataFrame, questions: Path, out: Path) -> None:
+    """Write ``out``: the question set with `support` = the labelled units of its statements
+    and `support_chunking`, the chunking those unit ids belong to."""
+    chosen = frame[labelled(frame)]
+    by_question = (
+        chosen.sort_values(["question_id", "statement_id", "rank"])
+        .groupby("question_id")["unit_id"]
+        .agg(lambda ids: list(dict.fromkeys(ids)))
+    )
+    chunking = ChunkingSettings()
+    lines = []
+    for record in read_records(questions):
+        record["support"] = by_question.get(record["id"], [])
+        record["support_chunking"] = {"size": chunking.size, "overlap": chunking.overlap}
+        lines.append(json.dumps(record, ensure_ascii=False))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    n = sum(1 for line in lines if json.loads(line)["support"])
+    print(f"{out}: {n} of {len(lines)} questions have gold units ({len(chosen)} pairs)")
+
+
+def validate(frame: pd.DataFrame, judgments: Path, split: str = "test") -> dict[str, float]:
+    """Return the rule's precision and recall over the hand-judged (statement, unit) pairs of
+    ``split``: precision = judged relevant among labelled; recall = labelled among judged
+    relevant (the units judged were each statement's top 3 and every labelled one)."""
+    judged = pd.read_csv(judgments)
+    judged = judged[judged["split"] == split]
+    frame = frame.assign(label=labelled(frame))
+    merged = judged.merge(frame[["statement_id", "unit_id", "label"]], how="left")
+    merged["label"] = merged["label"].fillna(False).astype(bool)
+    relevant = merged["verdict"] == "relevant"
+    tp = int((merged["label"] & relevant).sum())
+    result = {
+        "statements": merged["statement_id"].nunique(),
+        "pairs": len(merged),
+        "labelled": int(merged["label"].sum()),
+        "relevant": int(relevant.sum()),
+        "precision": tp / max(int(merged["label"].sum()), 1),
+        "recall": tp / max(int(relevant.sum()), 1),
+    }
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("step", choices=["candidates", "show", "label", "validate"])
+    parser.add_argument("--index", default="output/graphrag_bench_nlp")
+    parser.add_argument("--questions", default="output/graphrag_bench/questions.jsonl")
+    parser.add_argument("--config", default="data/graphrag_bench/graphrag.toml")
+    parser.add_argument("--split", default="dev")
+    parser.add_argument("--n", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=SAMPLE_SEED)
+    args = parser.parse_args()
+    if args.step == "candidates":
+        frame = candidates(args.index, Path(args.questions), args.config)
+        CANDIDATES.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_parquet(CANDIDATES, index=False)
+        print(f"{CANDIDATES}: {frame['statement_id'].nunique()} statements")
+        return
+    frame = pd.read_parquet(CANDIDATES)
+    if args.step == "show":
+        show(frame, args.index, args.split, args.n, args.seed)
+    elif args.step == "label":
+        label(frame, Path(args.questions), QUESTIONS)
+    else:
+        for split in ("dev", "test"):
+            print(split, validate(frame, JUDGMENTS, split))
+
+
+if __name__ == "__main__":
+    main()
