@@ -80,7 +80,7 @@ def candidates(index_path: str, questions: Path, config: str | None) -> pd.DataF
     units = load_index(index_path).text_units
     units = units.assign(book=units[S.DOCUMENT_IDS].str[0])
     rows = statements(read_records(questions))
-    embedder = Workbench(config).embedder
+    embedder = Workbench(config, cache="replay").embedder
     vectors = np.asarray(embedder.embed(list(rows["statement"])), dtype=float)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     out = []
@@ -139,7 +139,8 @@ def show(frame: pd.DataFrame, index_path: str, split: str, n: int, seed: int) ->
     chosen = random.Random(seed).sample(ids, n)
     frame = frame.assign(label=labelled(frame))
     for sid in chosen:
-        rows = frame[(frame["statement_id"] == sid) & (frame["rank"] <= 3)].sort_values("rank")
+        mine = frame[frame["statement_id"] == sid]
+        rows = mine[(mine["rank"] <= 3) | mine["label"]].sort_values("rank")
         print(f"\n=== {sid} [{rows['category'].iloc[0]}] {rows['statement'].iloc[0]}")
         for row in rows.itertuples():
             mark = "L" if row.label else "-"
@@ -190,9 +191,39 @@ def validate(frame: pd.DataFrame, judgments: Path, split: str = "test") -> dict[
     return result
 
 
+def tune(frame: pd.DataFrame, judgments: Path) -> tuple[float, float, float]:
+    """Return the (min_overlap, min_sim, margin) of best F1 on the DEV judgments (ties: the
+    higher precision, then the looser thresholds), printing the best few."""
+    judged = pd.read_csv(judgments)
+    judged = judged[judged["split"] == "dev"]
+    pairs = judged.merge(frame, on=["statement_id", "unit_id"], how="left", suffixes=("", "_"))
+    grid = []
+    for o in np.arange(0.2, 0.85, 0.05):
+        for s in np.arange(0.1, 0.65, 0.05):
+            for m in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 2.0):
+                chosen = labelled(frame, o, s, m)
+                keys = set(
+                    zip(frame["statement_id"][chosen], frame["unit_id"][chosen], strict=True)
+                )
+                label = [
+                    (a, b) in keys
+                    for a, b in zip(pairs["statement_id"], pairs["unit_id"], strict=True)
+                ]
+                relevant = (pairs["verdict"] == "relevant").to_numpy()
+                tp = int((np.array(label) & relevant).sum())
+                p, r = tp / max(sum(label), 1), tp / max(int(relevant.sum()), 1)
+                f1 = 2 * p * r / max(p + r, 1e-9)
+                grid.append((round(f1, 4), round(p, 4), -o, -s, m, r))
+    grid.sort(reverse=True)
+    for f1, p, o, s, m, r in grid[:8]:
+        print(f"F1 {f1:.3f} P {p:.3f} R {r:.3f}: min_overlap {-o:.2f} min_sim {-s:.2f} margin {m}")
+    best = grid[0]
+    return -best[2], -best[3], best[4]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("step", choices=["candidates", "show", "label", "validate"])
+    parser.add_argument("step", choices=["candidates", "show", "tune", "label", "validate"])
     parser.add_argument("--index", default="output/graphrag_bench_nlp")
     parser.add_argument("--questions", default="output/graphrag_bench/questions.jsonl")
     parser.add_argument("--config", default="data/graphrag_bench/graphrag.toml")
@@ -209,6 +240,8 @@ def main() -> None:
     frame = pd.read_parquet(CANDIDATES)
     if args.step == "show":
         show(frame, args.index, args.split, args.n, args.seed)
+    elif args.step == "tune":
+        tune(frame, JUDGMENTS)
     elif args.step == "label":
         label(frame, Path(args.questions), QUESTIONS)
     else:

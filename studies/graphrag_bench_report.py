@@ -1,0 +1,178 @@
+"""GraphRAG-Bench's retrieval report: every LLM-free chunk-ranking method on its 1,624 questions.
+
+``run`` scores the methods with ``graphrag retrieval``'s own code (``eval.retrieval``) and keeps
+each question's retrieval time beside the report (``timings.csv``: the report's parquet keeps
+no timing); ``render`` rewrites the report from the saved run with no index and no method,
+adding the per-category tables of the test books, the times, the index's build time and the
+declared primary hypothesis (``NOTES.md`` of the report folder, written before the test split
+was looked at). ``--split dev`` scores only the dev books' questions (the pilot the primary
+hypothesis was chosen on).
+
+    python -m studies.graphrag_bench_report run --index output/graphrag_bench_nlp \
+        --out reports/graphrag_bench_retrieval [--split dev]
+    python -m studies.graphrag_bench_report render --out reports/graphrag_bench_retrieval
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from graphrag import schemas as S
+from graphrag.eval.hops import HOPS_CSV
+from graphrag.eval.retrieval import SCORES, run_retrieval
+from graphrag.report.retrieval_report import RECORDS, RUN, score_table, write_report
+from graphrag.report.tables import table
+from graphrag.workbench import Workbench
+from studies.graphrag_bench_labels import QUESTIONS, read_records
+
+METHODS = ("naive", "bm25", "hybrid", "local", "ppr", "hipporag", "integrate")
+CONFIG = "data/graphrag_bench/graphrag.toml"
+TIMINGS = "timings.csv"
+INDEX_TIME = "index_seconds.txt"  # written by scripts/graphrag_bench.sh
+NOTES = "NOTES.md"
+OPTIONS = ("seed", "n_resamples")
+CATEGORIES = ("fact_retrieval", "complex_reasoning", "contextual_summarize", "creative_generation")
+
+
+def split_file(questions: Path, split: str, out: Path) -> Path:
+    """Write the questions of ``split`` to ``out`` and return it."""
+    lines = [json.dumps(r, ensure_ascii=False) for r in read_records(questions)]
+    lines = [line for line in lines if json.loads(line)["split"] == split]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def run(index: str, questions: Path, out: Path, methods: list[str], split: str) -> None:
+    """Score ``methods`` on the questions (of ``split``, or all) and write the report folder."""
+    bench = Workbench(CONFIG, cache="replay")
+    bench.load(index)
+    if split != "all":
+        questions = split_file(questions, split, Path(f"output/graphrag_bench_{split}.jsonl"))
+    started = time.perf_counter()
+    result = run_retrieval(
+        bench.settings,
+        bench.index_in_use,
+        bench.methods(methods),
+        questions,
+        command=f"python -m studies.graphrag_bench_report run --split {split}",
+    )
+    wall = time.perf_counter() - started
+    units = bench.index_in_use.text_units
+    book_of_unit = dict(zip(units[S.ID], units[S.DOCUMENT_IDS].str[0], strict=True))
+    book = {r["id"]: r["book"] for r in read_records(questions)}
+    result.records["other_book_at_5"] = [
+        sum(book_of_unit.get(u.removeprefix("text_unit:")) != book[q] for u in ranking[:5])
+        / max(min(len(ranking), 5), 1)
+        for q, ranking in zip(result.records["question_id"], result.records["ranking"], strict=True)
+    ]
+    out.mkdir(parents=True, exist_ok=True)
+    timings = result.records[["question_id", "split", "method", "seconds"]]
+    timings.to_csv(out / TIMINGS, index=False)
+    print(f"{len(timings)} retrievals in {wall:.0f} s wall")
+    write_report(out, result.records, result.hops, result.meta, result.options)
+    render(out)
+
+
+def category_sections(records: pd.DataFrame, options: dict[str, int], split: str) -> list[str]:
+    """Return a score table per GraphRAG-Bench question category, on ``split``'s questions."""
+    category = {r["id"]: r["category"] for r in read_records(QUESTIONS)}
+    rows = records[records["split"] == split].assign(category=records["question_id"].map(category))
+    lines = [f"## By question category ({split} books)", ""]
+    for name in CATEGORIES:
+        chosen = rows[rows["category"] == name]
+        if chosen.empty:
+            continue
+        lines += [
+            f"### {name.replace('_', ' ').capitalize()}",
+            "",
+            *score_table(chosen, options),
+            "",
+        ]
+    return lines
+
+
+def timing_section(out: Path) -> list[str]:
+    """Return the retrieval seconds per question per method (and the index's build time)."""
+    lines = ["## Time", ""]
+    if (out / INDEX_TIME).is_file():
+        lines += [
+            f"Index build (LLM-free, whole corpus): {(out / INDEX_TIME).read_text().strip()}",
+            "",
+        ]
+    if not (out / TIMINGS).is_file():
+        return lines
+    timings = pd.read_csv(out / TIMINGS)
+    stats = timings.groupby("method", sort=False)["seconds"].agg(["mean", "median", "max", "sum"])
+    rows = [
+        [m, f"{r['mean']:.3f}", f"{r['median']:.3f}", f"{r['max']:.2f}", f"{r['sum']:.0f}"]
+        for m, r in stats.iterrows()
+    ]
+    header = ["Method", "Mean s/question", "Median s/question", "Max s", "Total s"]
+    note = (
+        "Seconds of retrieval per question on 2 shared cores at nice 19 (a method's first "
+        "question also builds the artifacts it needs, e.g. BM25 postings or fact vectors)."
+    )
+    return [*lines, note, "", *table(header, rows), ""]
+
+
+def other_book_section(records: pd.DataFrame) -> list[str]:
+    """Return the share of each method's first 5 units taken from another book than the
+    question's: what indexing the 16 books as one corpus (not one index a book, as
+    GraphRAG-Bench's own runs do) costs."""
+    if "other_book_at_5" not in records.columns:
+        return []
+    shares = records.groupby("method", sort=False)["other_book_at_5"].mean()
+    return [
+        "## Units from another book",
+        "",
+        "The 16 books are one index (GraphRAG-Bench's runs index each book alone): the share "
+        "of a method's first 5 ranked text units that come from another book than the "
+        "question's, all questions. Near 0, the single index costs little.",
+        "",
+        *table(
+            ["Method", "Other-book share of top 5"], [[m, f"{v:.3f}"] for m, v in shares.items()]
+        ),
+        "",
+    ]
+
+
+def render(out: Path) -> None:
+    """Rewrite ``out``'s report from its saved records, with the sections above."""
+    records = pd.read_parquet(out / RECORDS)
+    meta = json.loads((out / RUN).read_text(encoding="utf-8"))
+    options = {k: meta.pop(k) for k in OPTIONS}
+    hops = pd.read_csv(out / HOPS_CSV)
+    splits = [s for s in ("test", "dev") if (records["split"] == s).any()]
+    extra = []
+    if (out / NOTES).is_file():
+        extra += [(out / NOTES).read_text(encoding="utf-8").strip(), ""]
+    for split in splits:
+        extra += category_sections(records, options, split)
+    extra += other_book_section(records)
+    extra += timing_section(out)
+    write_report(out, records, hops, meta, options, extra)
+    print(f"{out}/summary.md: {records['question_id'].nunique()} questions, metrics {SCORES}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("step", choices=["run", "render"])
+    parser.add_argument("--index", default="output/graphrag_bench_nlp")
+    parser.add_argument("--questions", default=str(QUESTIONS))
+    parser.add_argument("--out", default="reports/graphrag_bench_retrieval")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--split", choices=["all", "dev", "test"], default="all")
+    args = parser.parse_args()
+    if args.step == "run":
+        run(args.index, Path(args.questions), Path(args.out), args.methods.split(","), args.split)
+    else:
+        render(Path(args.out))
+
+
+if __name__ == "__main__":
+    main()
