@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, MUSIQUE
 
-from graphrag.eval.retrieval import RetrievalEvalError
+from graphrag.eval.retrieval import SCORES, RetrievalEvalError
 from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 
@@ -65,6 +65,10 @@ def test_retrieval_scores_equal_those_of_the_recorded_answers(request, run, repo
     # recall@2 looks at fewer ranked units than recall@5
     assert (records["recall_at_2"] <= records["recall_at_5"]).all()
     assert records["recall_at_2"].lt(records["recall_at_5"]).any()
+    # nDCG@5 is 0 exactly where no gold paragraph is in the first 5; MRR exceeds 1/5 only
+    # where the first gold unit is above rank 5
+    assert ((records["ndcg_at_5"] == 0) == (records["recall_at_5"] == 0)).all()
+    assert ((records["mrr"] > 0.2) <= (records["recall_at_5"] > 0)).all()
 
 
 def test_retrieval_page_tests_every_method_against_naive(musique_run) -> None:
@@ -73,7 +77,7 @@ def test_retrieval_page_tests_every_method_against_naive(musique_run) -> None:
     tests = pd.read_csv(out / "tests.csv")
 
     assert set(tests["method"]) == {"local"}
-    assert set(tests["metric"]) == {"evidence_recall", "recall_at_2", "recall_at_5"}
+    assert set(tests["metric"]) == set(SCORES)
     # The tests and the first table are of the test questions (the headline); every
     # question is kept in the files and in a secondary table.
     n_test = records.loc[records["split"] == "test", "question_id"].nunique()

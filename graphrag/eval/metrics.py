@@ -172,11 +172,13 @@ class EvidenceIndex:
         units = index.text_units
         self.units_of_document: dict[str, list[str]] = {}
         self.text_of_unit: dict[str, str] = {}
+        self.documents_of_unit: dict[str, list[str]] = {}
         for unit, text, documents in zip(
             units[S.ID], units[S.TEXT], units[S.DOCUMENT_IDS], strict=True
         ):
             self.text_of_unit[unit] = _flat(text)
             self.units_of_document[unit] = [unit]  # support may name text units, not documents
+            self.documents_of_unit[unit] = [*documents, unit]
             for document in documents:
                 self.units_of_document.setdefault(document, []).append(unit)
 
@@ -205,6 +207,37 @@ class EvidenceIndex:
         top = {s.removeprefix("text_unit:") for s in ranking[:k]}
         found = {d for d in support if top.intersection(self.units_of_document.get(d, []))}
         return len(found) / len(set(support))
+
+    def gold_ranks(self, ranking: list[str], support: list[str]) -> list[int]:
+        """Return the ranks (from 1) of the ranked text units that hold a gold document no unit
+        above them held: binary relevance, each gold document credited once, as recall@k
+        counts documents (a second chunk of the same paragraph is no new evidence)."""
+        unfound, ranks = set(support), []
+        for rank, source in enumerate(ranking, 1):
+            found = unfound.intersection(
+                self.documents_of_unit.get(source.removeprefix("text_unit:"), ())
+            )
+            if found:
+                ranks.append(rank)
+                unfound -= found
+        return ranks
+
+    def reciprocal_rank(self, ranking: list[str], support: list[str]) -> float:
+        """Return 1 / the rank of the first text unit holding a gold document (0 when none of
+        the ranking does; NaN without gold): the mean over questions is MRR."""
+        if not support:
+            return math.nan
+        ranks = self.gold_ranks(ranking, support)
+        return 1.0 / ranks[0] if ranks else 0.0
+
+    def ndcg_at_k(self, ranking: list[str], support: list[str], k: int = RECALL_K) -> float:
+        """Return nDCG@k with binary relevance (``gold_ranks``): the discounted gain of the
+        first ``k`` ranked units over that of an ideal ranking, the gold documents first."""
+        if not support:
+            return math.nan
+        gain = sum(1.0 / math.log2(r + 1) for r in self.gold_ranks(ranking, support) if r <= k)
+        ideal = sum(1.0 / math.log2(r + 1) for r in range(1, min(len(set(support)), k) + 1))
+        return gain / ideal
 
 
 class CorpusTerms:

@@ -1,6 +1,8 @@
 """Retrieval-only evaluation: what each method would show the model, scored with no answer.
 
-Evidence recall and recall@k need only a method's context and ranking, so they can be
+Evidence recall, recall@k and the ranking metrics (MRR; nDCG@k with binary relevance, a
+ranked text unit relevant when it holds a gold document not ranked above it: the gold the
+recall@k counts) need only a method's context and ranking, so they can be
 measured on far more questions than the model can answer in a sitting (as HippoRAG's papers
 report retrieval), with the answer reports' code (``metrics.EvidenceIndex``). Each method is
 compared with naive RAG by the paired test, Holm-corrected over the methods per metric.
@@ -30,7 +32,9 @@ from graphrag.text import tokens
 
 BASELINE = "naive"
 RECALL_KS = (2, 5)
-SCORES = ("evidence_recall", *(f"recall_at_{k}" for k in RECALL_KS))
+NDCG_K = 5
+SCORES = ("evidence_recall", *(f"recall_at_{k}" for k in RECALL_KS), "mrr", f"ndcg_at_{NDCG_K}")
+SCORE_NAMES = ("Evidence recall", *(f"Recall@{k}" for k in RECALL_KS), "MRR", f"nDCG@{NDCG_K}")
 NOT_RANKING = ("global", "drift")  # answer from reports: no ranked text units to score
 NOT_GIVEN = "—"  # the command of a run started from Python
 
@@ -48,6 +52,7 @@ async def retrieve_one(method: Method, question: pd.Series) -> dict[str, Any]:
     return {
         "question_id": question["id"],
         "split": question.get("split", DEFAULT_SPLIT),
+        "type": question.get("type"),
         "method": method.name,
         "contexts": [i.text for i in retrieval.items],
         "sources": [i.source for i in retrieval.items],
@@ -77,7 +82,8 @@ async def retrieve_all(
 
 
 def score(records: pd.DataFrame, questions: pd.DataFrame, evidence: EvidenceIndex) -> pd.DataFrame:
-    """Return ``records`` with evidence recall and recall@k per ``RECALL_KS``."""
+    """Return ``records`` with evidence recall, recall@k per ``RECALL_KS``, the reciprocal
+    rank of the first gold text unit (its mean is MRR) and nDCG@``NDCG_K``."""
     support = questions.set_index("id")["support"]
     rows = []
     for record in records.itertuples(index=False):
@@ -85,6 +91,8 @@ def score(records: pd.DataFrame, questions: pd.DataFrame, evidence: EvidenceInde
         row = {"evidence_recall": evidence.evidence_recall(record.contexts, gold)}
         for k in RECALL_KS:
             row[f"recall_at_{k}"] = evidence.recall_at_k(record.ranking, gold, k)
+        row["mrr"] = evidence.reciprocal_rank(list(record.ranking), gold)
+        row[f"ndcg_at_{NDCG_K}"] = evidence.ndcg_at_k(list(record.ranking), gold, NDCG_K)
         rows.append(row)
     return pd.concat([records, pd.DataFrame(rows, index=records.index)], axis=1)
 

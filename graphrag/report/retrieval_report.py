@@ -12,10 +12,10 @@ import pandas as pd
 
 from graphrag.eval import stats
 from graphrag.eval.hops import HOPS_CSV
-from graphrag.eval.retrieval import BASELINE, RECALL_KS, SCORES, baseline_tests
+from graphrag.eval.retrieval import BASELINE, SCORE_NAMES, SCORES, baseline_tests
 from graphrag.report.headline import headline, restrict, tuned_of
 from graphrag.report.hop_tables import hops_section
-from graphrag.report.tables import baseline_tests_table, cell, md, table
+from graphrag.report.tables import baseline_tests_table, cell, md, signed, table, with_ci
 
 ALPHA = 0.05  # as the answer reports (report.eval_report.write_report)
 RECORDS = "retrieval.parquet"
@@ -25,19 +25,56 @@ SUMMARY = "summary.md"
 
 
 def score_table(records: pd.DataFrame, options: dict[str, int]) -> list[str]:
-    """Return the Markdown table of each method's scores (mean [CI] (n)), context and calls."""
-    summary = stats.summarize(records, [*SCORES, "context_tokens", "llm_calls"], **options)
+    """Return the Markdown table of each method's scores (mean [CI] (n)), context and calls
+    (the scores the records have: a report written before MRR and nDCG has none)."""
+    scores = {m: name for m, name in zip(SCORES, SCORE_NAMES, strict=True) if m in records}
+    summary = stats.summarize(records, [*scores, "context_tokens", "llm_calls"], **options)
     rows = [
         [
             md(row["method"]),
-            *(cell(row, metric) for metric in SCORES),
+            *(cell(row, metric) for metric in scores),
             f"{row['context_tokens_mean']:,.0f}",
             f"{row['llm_calls_mean']:.2f}",
         ]
         for _, row in summary.iterrows()
     ]
-    header = ["Method", "Evidence recall", *(f"Recall@{k}" for k in RECALL_KS)]
-    return table([*header, "Context tokens", "LLM calls"], rows)
+    return table(["Method", *scores.values(), "Context tokens", "LLM calls"], rows)
+
+
+def by_type_section(records: pd.DataFrame, options: dict[str, int]) -> list[str]:
+    """Return the ``## Scores by question type`` section (none with one type): per score, each
+    method's mean [CI] (n) and its paired difference from naive [CI] on each type (no test:
+    the tests are over all types, below)."""
+    types = [str(t) for t in pd.unique(records["type"].dropna())] if "type" in records else []
+    if len(types) < 2:
+        return []
+    methods = stats.methods_in_order(records)
+    summary = stats.summarize(records, SCORES, by=("method", "type"), **options)
+    by_type = {t: baseline_tests(records[records["type"] == t], options) for t in types}
+    lines = [
+        "## Scores by question type",
+        "",
+        "Per question type: mean [95% bootstrap CI] (n), then each method's paired difference "
+        f"from {BASELINE} on the same questions [95% bootstrap CI], descriptive (the tests "
+        "are over all types, below).",
+    ]
+    for metric, name in zip(SCORES, SCORE_NAMES, strict=True):
+        rows = [
+            [md(m), *(cell(stats.summary_row(summary, method=m, type=t), metric) for t in types)]
+            for m in methods
+        ]
+        for m in (m for m in methods if m != BASELINE):
+            diffs = []
+            for t in types:
+                d = by_type[t].query("metric == @metric and method == @m")
+                diffs.append(
+                    with_ci(*d[["mean_diff", "ci_low", "ci_high"]].iloc[0], signed)
+                    if len(d)
+                    else "—"
+                )
+            rows.append([f"{md(m)} − {BASELINE}", *diffs])
+        lines += ["", f"### {name}", "", *table(["Method", *types], rows)]
+    return lines
 
 
 def write_report(
@@ -77,13 +114,17 @@ def write_report(
         "What each method would place in the answer prompt, scored with no answer call "
         "(`graphrag/eval/retrieval.py`). Evidence recall: the share of a question's gold "
         "paragraphs with a text unit verbatim in the context; recall@k: the share among the "
-        "method's first k ranked text units. Mean [95% bootstrap CI] (n = questions).",
+        "method's first k ranked text units; MRR: the mean of 1 / the rank of the first text "
+        "unit holding a gold paragraph (0 when none is ranked); nDCG@k: binary relevance, "
+        "each gold paragraph credited once at the first unit holding it. "
+        "Mean [95% bootstrap CI] (n = questions).",
         "",
         *(f"- {k}: {md(v)}" for k, v in meta.items()),
         "",
         *([label, ""] if label else []),
         *score_table(rows, options),
         *secondary,
+        *(["", *by_type] if (by_type := by_type_section(rows, options)) else []),
         "",
         f"## Against {BASELINE}",
         "",
