@@ -4,7 +4,7 @@ The rule. Each evidence statement (a question's `evidence`, one statement per it
 against every text unit of its own book by two measures:
 
 - ``sim``: cosine similarity of the statement's and the unit's embeddings (the index's
-  embedder, the unit vectors the index stored);
+  embedder, over the units cut as the index cuts them);
 - ``overlap``: the share of the statement's content words (BM25's English words: lower case,
   stop words out) whose first ``STEM`` letters occur among the unit's words' first letters, so
   that "held"/"holds" or "married"/"marrying" meet.
@@ -18,8 +18,7 @@ statements only (``studies/records/graphrag_bench_label_judgments.csv``, rows ``
 rule's precision and recall are measured on a seeded sample of TEST books' statements judged
 the same way (rows ``test``): ``python -m studies.graphrag_bench_labels validate``.
 
-    python -m studies.graphrag_bench_labels candidates --index output/graphrag_bench_nlp \
-        --questions output/graphrag_bench/questions.jsonl   # scores -> CANDIDATES
+    python -m studies.graphrag_bench_labels candidates   # scores of output/graphrag_bench
     python -m studies.graphrag_bench_labels show --split dev --n 30   # for hand judgment
     python -m studies.graphrag_bench_labels label --questions output/graphrag_bench/questions.jsonl
     python -m studies.graphrag_bench_labels validate
@@ -37,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.index.store import load_index
 from graphrag.settings.index import ChunkingSettings
+from graphrag.text.documents import chunk_documents, load_documents
 from graphrag.text.lang.english import sentences, words
 from graphrag.workbench import Workbench
 
@@ -75,31 +74,38 @@ def statements(records: list[dict]) -> pd.DataFrame:
     )
 
 
-def candidates(index_path: str, questions: Path, config: str | None) -> pd.DataFrame:
-    """Return the ``TOP`` units of each statement's book by ``sim + overlap``, with both."""
-    units = load_index(index_path).text_units
-    units = units.assign(book=units[S.DOCUMENT_IDS].str[0])
+def text_units(docs: Path) -> pd.DataFrame:
+    """Return the corpus's text units as the index cuts them (the default chunking)."""
+    chunking = ChunkingSettings()
+    documents = load_documents(docs, chunking.max_document_tokens).documents
+    units = chunk_documents(documents, chunking.size, chunking.overlap)
+    return units.assign(book=units[S.DOCUMENT_IDS].str[0])
+
+
+def candidates(docs: Path, questions: Path, config: str | None, sim: bool = True) -> pd.DataFrame:
+    """Return the ``TOP`` units of each statement's book by ``sim + overlap``, with both
+    (``sim`` 0 when not ``sim``: the overlap alone, before the unit vectors exist)."""
+    units = text_units(docs)
     rows = statements(read_records(questions))
-    embedder = Workbench(config, cache="replay").embedder
-    vectors = np.asarray(embedder.embed(list(rows["statement"])), dtype=float)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    if sim:
+        embedder = Workbench(config, cache="replay").embedder
+        vectors = np.asarray(embedder.embed(list(rows["statement"])), dtype=float)
+        unit_vectors = np.asarray(embedder.embed(list(units[S.TEXT])), dtype=float)
     out = []
     for book, unit_rows in units.groupby("book"):
-        matrix = np.stack(unit_rows[S.TEXT_EMBEDDING].map(np.asarray))
-        matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
         unit_stems = [stems(t) for t in unit_rows[S.TEXT]]
-        mine = rows.index[rows["book"] == book]
-        for i in mine:
-            sim = matrix @ vectors[i]
+        for i in rows.index[rows["book"] == book]:
+            similarity = (
+                unit_vectors[unit_rows.index] @ vectors[i] if sim else np.zeros(len(unit_rows))
+            )
             wanted = stems(rows.at[i, "statement"]) or {""}
             overlap = np.array([len(wanted & u) / len(wanted) for u in unit_stems])
-            for j in np.argsort(-(sim + overlap))[:TOP]:
+            for j in np.argsort(-(similarity + overlap), kind="stable")[:TOP]:
                 out.append(
                     {
                         "statement_id": rows.at[i, "statement_id"],
                         "unit_id": unit_rows[S.ID].iloc[j],
-                        "start_token": int(unit_rows[S.START_TOKEN].iloc[j]),
-                        "sim": float(sim[j]),
+                        "sim": float(similarity[j]),
                         "overlap": float(overlap[j]),
                     }
                 )
@@ -132,9 +138,9 @@ def best_sentences(statement: str, text: str, n: int = 2) -> str:
     return " […] ".join(re.sub(r"\s+", " ", parts[i])[:400] for i in sorted(ranked))
 
 
-def show(frame: pd.DataFrame, index_path: str, split: str, n: int, seed: int) -> None:
+def show(frame: pd.DataFrame, docs: Path, split: str, n: int, seed: int) -> None:
     """Print a seeded sample of ``split`` statements with their top-3 units' best sentences."""
-    texts = load_index(index_path).text_units.set_index(S.ID)[S.TEXT]
+    texts = text_units(docs).set_index(S.ID)[S.TEXT]
     ids = sorted(frame.loc[frame["split"] == split, "statement_id"].unique())
     chosen = random.Random(seed).sample(ids, n)
     frame = frame.assign(label=labelled(frame))
@@ -224,7 +230,8 @@ def tune(frame: pd.DataFrame, judgments: Path) -> tuple[float, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("step", choices=["candidates", "show", "tune", "label", "validate"])
-    parser.add_argument("--index", default="output/graphrag_bench_nlp")
+    parser.add_argument("--docs", default="output/graphrag_bench/docs")
+    parser.add_argument("--no-sim", action="store_true", help="overlap only (no vectors yet)")
     parser.add_argument("--questions", default="output/graphrag_bench/questions.jsonl")
     parser.add_argument("--config", default="data/graphrag_bench/graphrag.toml")
     parser.add_argument("--split", default="dev")
@@ -232,14 +239,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=SAMPLE_SEED)
     args = parser.parse_args()
     if args.step == "candidates":
-        frame = candidates(args.index, Path(args.questions), args.config)
+        frame = candidates(Path(args.docs), Path(args.questions), args.config, not args.no_sim)
         CANDIDATES.parent.mkdir(parents=True, exist_ok=True)
         frame.to_parquet(CANDIDATES, index=False)
         print(f"{CANDIDATES}: {frame['statement_id'].nunique()} statements")
         return
     frame = pd.read_parquet(CANDIDATES)
     if args.step == "show":
-        show(frame, args.index, args.split, args.n, args.seed)
+        show(frame, Path(args.docs), args.split, args.n, args.seed)
     elif args.step == "tune":
         tune(frame, JUDGMENTS)
     elif args.step == "label":

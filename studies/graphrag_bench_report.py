@@ -1,12 +1,13 @@
 """GraphRAG-Bench's retrieval report: every LLM-free chunk-ranking method on its 1,624 questions.
 
-``run`` scores the methods with ``graphrag retrieval``'s own code (``eval.retrieval``) and keeps
-each question's retrieval time beside the report (``timings.csv``: the report's parquet keeps
-no timing); ``render`` rewrites the report from the saved run with no index and no method,
-adding the per-category tables of the test books, the times, the index's build time and the
-declared primary hypothesis (``NOTES.md`` of the report folder, written before the test split
-was looked at). ``--split dev`` scores only the dev books' questions (the pilot the primary
-hypothesis was chosen on).
+``run`` scores the methods with ``graphrag retrieval``'s own code (``eval.retrieval``), with
+the benchmark's four question categories as the records' ``type`` (the page's per-type
+section), and keeps each question's retrieval time beside the report (``timings.csv``; the
+report's parquet keeps no timing). ``render`` rewrites the report from the saved run with no
+index and no method, adding the times, the index's build time, the share of units from
+another book, and the declared primary hypothesis (``NOTES.md`` of the report folder, written
+before the test split was looked at). ``--split dev`` scores only the dev books' questions
+(the pilot the primary hypothesis was chosen on).
 
     python -m studies.graphrag_bench_report run --index output/graphrag_bench_nlp \
         --out reports/graphrag_bench_retrieval [--split dev]
@@ -25,7 +26,7 @@ import pandas as pd
 from graphrag import schemas as S
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import SCORES, run_retrieval
-from graphrag.report.retrieval_report import RECORDS, RUN, score_table, write_report
+from graphrag.report.retrieval_report import RECORDS, RUN, write_report
 from graphrag.report.tables import table
 from graphrag.workbench import Workbench
 from studies.graphrag_bench_labels import QUESTIONS, read_records
@@ -36,7 +37,6 @@ TIMINGS = "timings.csv"
 INDEX_TIME = "index_seconds.txt"  # written by scripts/graphrag_bench.sh
 NOTES = "NOTES.md"
 OPTIONS = ("seed", "n_resamples")
-CATEGORIES = ("fact_retrieval", "complex_reasoning", "contextual_summarize", "creative_generation")
 
 
 def split_file(questions: Path, split: str, out: Path) -> Path:
@@ -65,6 +65,9 @@ def run(index: str, questions: Path, out: Path, methods: list[str], split: str) 
     units = bench.index_in_use.text_units
     book_of_unit = dict(zip(units[S.ID], units[S.DOCUMENT_IDS].str[0], strict=True))
     book = {r["id"]: r["book"] for r in read_records(questions)}
+    category = {r["id"]: r["category"] for r in read_records(questions)}
+    # the page's per-type section reads the benchmark's four categories, not the router's types
+    result.records["type"] = result.records["question_id"].map(category)
     result.records["other_book_at_5"] = [
         sum(book_of_unit.get(u.removeprefix("text_unit:")) != book[q] for u in ranking[:5])
         / max(min(len(ranking), 5), 1)
@@ -76,24 +79,6 @@ def run(index: str, questions: Path, out: Path, methods: list[str], split: str) 
     print(f"{len(timings)} retrievals in {wall:.0f} s wall")
     write_report(out, result.records, result.hops, result.meta, result.options)
     render(out)
-
-
-def category_sections(records: pd.DataFrame, options: dict[str, int], split: str) -> list[str]:
-    """Return a score table per GraphRAG-Bench question category, on ``split``'s questions."""
-    category = {r["id"]: r["category"] for r in read_records(QUESTIONS)}
-    rows = records[records["split"] == split].assign(category=records["question_id"].map(category))
-    lines = [f"## By question category ({split} books)", ""]
-    for name in CATEGORIES:
-        chosen = rows[rows["category"] == name]
-        if chosen.empty:
-            continue
-        lines += [
-            f"### {name.replace('_', ' ').capitalize()}",
-            "",
-            *score_table(chosen, options),
-            "",
-        ]
-    return lines
 
 
 def timing_section(out: Path) -> list[str]:
@@ -147,12 +132,9 @@ def render(out: Path) -> None:
     meta = json.loads((out / RUN).read_text(encoding="utf-8"))
     options = {k: meta.pop(k) for k in OPTIONS}
     hops = pd.read_csv(out / HOPS_CSV)
-    splits = [s for s in ("test", "dev") if (records["split"] == s).any()]
     extra = []
     if (out / NOTES).is_file():
         extra += [(out / NOTES).read_text(encoding="utf-8").strip(), ""]
-    for split in splits:
-        extra += category_sections(records, options, split)
     extra += other_book_section(records)
     extra += timing_section(out)
     write_report(out, records, hops, meta, options, extra)
