@@ -12,6 +12,7 @@ before the test split was looked at). ``--split dev`` scores only the dev books'
     python -m studies.graphrag_bench_report run --index output/graphrag_bench_nlp \
         --out reports/graphrag_bench_retrieval [--split dev]
     python -m studies.graphrag_bench_report render --out reports/graphrag_bench_retrieval
+    python -m studies.graphrag_bench_report chunk-index --index output/graphrag_bench_chunks
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ import pandas as pd
 from graphrag import schemas as S
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import SCORES, run_retrieval
+from graphrag.index.pipeline import stages_for
+from graphrag.index.stages import IndexContext, embed_stage
+from graphrag.index.store import write_index
 from graphrag.report.retrieval_report import RECORDS, RUN, write_report
 from graphrag.report.tables import table
+from graphrag.text.documents import load_documents
 from graphrag.workbench import Workbench
 from studies.graphrag_bench_labels import QUESTIONS, read_records
 
@@ -79,6 +84,33 @@ def run(index: str, questions: Path, out: Path, methods: list[str], split: str) 
     print(f"{len(timings)} retrievals in {wall:.0f} s wall")
     write_report(out, result.records, result.hops, result.meta, result.options)
     render(out)
+
+
+def chunk_index(docs: Path, out: Path) -> None:
+    """Write the LLM-free index with its graph tables emptied and only the text units
+    embedded: naive, bm25 and hybrid read text units only, so they rank exactly as on the
+    whole index, at a fraction of its embedding (the entities', facts' and reports' vectors
+    are most of it: see the report's Time section). The fallback when the whole index does
+    not fit the session; the graph methods need the whole index."""
+    bench = Workbench(CONFIG, cache="replay")
+    settings = bench.settings
+    tables = {"documents": load_documents(docs, settings.chunking.max_document_tokens).documents}
+    ctx = IndexContext(settings, None, bench.embedder, False, frozenset())
+    started = time.perf_counter()
+    for name, stage in stages_for(settings):
+        if name != "embed":
+            tables = stage(tables, ctx)
+    for name in ("entities", "relationships", "communities", "community_reports"):
+        tables[name] = tables[name].iloc[0:0]
+    tables = embed_stage(tables, ctx)
+    manifest = {
+        "input": str(docs),
+        "embedding_model": bench.embedder.model_id,
+        "settings": settings.to_dict(),
+        "graph": "emptied (studies/graphrag_bench_report.py chunk-index): text units only",
+    }
+    write_index(tables, out, manifest)
+    print(f"{out}: {len(tables['text_units'])} text units in {time.perf_counter() - started:.0f} s")
 
 
 def timing_section(out: Path) -> list[str]:
@@ -143,7 +175,8 @@ def render(out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("step", choices=["run", "render"])
+    parser.add_argument("step", choices=["run", "render", "chunk-index"])
+    parser.add_argument("--docs", default="output/graphrag_bench/docs")
     parser.add_argument("--index", default="output/graphrag_bench_nlp")
     parser.add_argument("--questions", default=str(QUESTIONS))
     parser.add_argument("--out", default="reports/graphrag_bench_retrieval")
@@ -152,6 +185,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.step == "run":
         run(args.index, Path(args.questions), Path(args.out), args.methods.split(","), args.split)
+    elif args.step == "chunk-index":
+        chunk_index(Path(args.docs), Path(args.index))
     else:
         render(Path(args.out))
 
