@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import judge_validity, pairwise, stats
+from graphrag.eval.declared import PRIMARY_FIELD
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.judge import JUDGE_CALLS
 from graphrag.eval.runner import index_cost
@@ -180,6 +181,7 @@ def load_report(folder: str | Path, baseline: str = BASELINE) -> CorpusReport:
         judgements=judgements,
         hops=hops,
         headline=label,
+        primary=meta.get(PRIMARY_FIELD),
         **options,
     )
     if baseline not in analysis.methods:

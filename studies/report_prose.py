@@ -40,7 +40,11 @@ from graphrag.report.retrieval_report import ALPHA, RECORDS, RUN, SUMMARY, TESTS
 from graphrag.report.tables import p_text, signed, with_ci
 from graphrag.settings import repo_relative
 from studies.cross_corpus import SummaryError, load_report
-from studies.report_reading import complete_scores_section, reading_section
+from studies.report_reading import (
+    complete_scores_section,
+    detectable_sentence,
+    reading_section,
+)
 
 READING = "## Reading"
 FRONTIER_COST = "prompt_tokens"  # what a method's retrieval sends the model per question
@@ -117,7 +121,8 @@ def retrieval_reading(tests: pd.DataFrame, alpha: float) -> list[str]:
         *sentences,
         f"{lead}; the nearest is {nearest['method']} on {nearest['metric']}, "
         f"{with_ci(nearest['mean_diff'], nearest['ci_low'], nearest['ci_high'], signed)}, "
-        f"p {p_text(nearest['p_value'])} before and {p_text(nearest['p_holm'])} after Holm.",
+        f"p {p_text(nearest['p_value'])} before and {p_text(nearest['p_holm'])} after Holm."
+        + "".join(f" {s}" for s in detectable_sentence(nearest)),
     ]
 
 

@@ -11,6 +11,7 @@ page and notebook 4 (``report_pages`` adds it to a report folder).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -21,7 +22,7 @@ from graphrag.eval.stats import summary_row
 from graphrag.report.analysis import Analysis, failed_in, headline_lines, rows_of
 from graphrag.report.degraded import degraded_answers, degraded_in, failed_answers, is_degraded
 from graphrag.report.judged import judged
-from graphrag.report.tables import cell, md, number, p_text, signed, table, with_ci
+from graphrag.report.tables import cell, count, md, number, p_text, signed, table, with_ci
 
 FLOOR_WORTH_SAYING = 0.001  # below it, the test's floor does not limit what can be called
 
@@ -132,7 +133,8 @@ def _nearest_miss(analysis: Analysis, tested: pd.DataFrame) -> list[str]:
         f"Nearest: {md(nearest.method)} − {md(family.baseline)} "
         f"{with_ci(nearest.mean_diff, nearest.ci_low, nearest.ci_high, signed)} "
         f"(n={int(nearest.n)}), {p_phrase(nearest.p_value)} before and "
-        f"{p_phrase(nearest.p_holm)} after Holm over the family's {family.n_tests} test(s)."
+        f"{p_phrase(nearest.p_holm)} after Holm over the family's {family.n_tests} test(s).",
+        *detectable_sentence(nearest),
     ]
     n, floor = _holm_floor(analysis)
     if floor >= analysis.alpha:
@@ -141,6 +143,17 @@ def _nearest_miss(analysis: Analysis, tested: pd.DataFrame) -> list[str]:
             f"the smallest p after Holm is {_p_value(floor)}."
         )
     return parts
+
+
+def detectable_sentence(test: Any) -> list[str]:
+    """Return what a test (a row of a tests table) could have detected, when it says."""
+    mdd = float(getattr(test, "mdd", math.nan))
+    if math.isnan(mdd):
+        return []
+    return [
+        f"At {stats.POWER:.0%} power it could detect a difference of {number(mdd)} only; "
+        f"{count(getattr(test, 'n_needed', math.nan))} questions would detect ±{stats.DETECT}."
+    ]
 
 
 def _power_line(analysis: Analysis) -> list[str]:

@@ -147,9 +147,11 @@ def test_eval_dry_run_prints_the_estimate(tmp_path, capsys, demo_index, isolated
     config.write_text(f'[cache]\nmode = "replay"\npath = "{RECORDED_CACHE}"\n')
     argv = ["--config", str(config), "eval", "--index", str(demo_index.path), "--questions"]
     argv += [str(QUESTIONS), "--out", "unused", "--methods", "naive,hyde", "--metrics", "none"]
-    assert main([*argv, "--pairwise", "hyde:naive", "--dry-run"]) == 0
+    assert main([*argv, "--pairwise", "hyde:naive", "--dry-run", "--paired-sd", "0.25"]) == 0
     out = capsys.readouterr().out
     assert "answer naive" in out and "answer hyde" in out and "closed-book" in out
+    # the power of its 24 headline questions (all test), from the stated spread
+    assert "on the run's 24 headline questions" in out and "paired sd 0.25: detectable" in out
     assert "\njudge " not in out  # --metrics none: no judge call
     assert not (isolated_cwd / "unused").exists()
 

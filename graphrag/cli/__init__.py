@@ -11,11 +11,13 @@ from typing import Any
 
 from graphrag.cli import commands
 from graphrag.eval.benchmarks import BenchmarkError
+from graphrag.eval.declared import GATE_FORM, PRIMARY_FORM, DeclarationError, parse_gate
 from graphrag.eval.generate import KINDS
 from graphrag.eval.generate_filter import DEFAULT_SEED, SPLIT_CHOICES
 from graphrag.eval.judge_validity import DEFAULT_PAIRS
 from graphrag.eval.method_limits import parse_method_limits
 from graphrag.eval.pairwise import DEFAULT_CONTROLS
+from graphrag.eval.power import PowerPlanError
 from graphrag.eval.questions import DEFAULT_SPLIT, QuestionSetError
 from graphrag.eval.retrieval import RetrievalEvalError
 from graphrag.index.extract.quality import GoldGraphError
@@ -33,6 +35,8 @@ from graphrag.text.embeddings import EmbeddingError
 # Errors in what the user gave (a file, a setting, an endpoint): one line, not a traceback.
 USER_ERRORS = (
     BenchmarkError,
+    DeclarationError,
+    PowerPlanError,
     DocumentError,
     EmbeddingError,
     QuestionSetError,
@@ -52,6 +56,13 @@ def _method_limits(text: str) -> dict[str, int | str]:
     try:
         return parse_method_limits(text)
     except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _gate(text: str) -> object:
+    try:
+        return parse_gate(text)
+    except DeclarationError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
@@ -84,6 +95,17 @@ def _switch(text: str) -> dict[str, str]:
 
 INDEX = "index folder (default: setting project.output)"
 LIMIT = {"type": int, "help": "only the first N questions"}
+PRIMARY = {
+    "metavar": "HYPOTHESIS",
+    "help": f"the primary hypothesis, declared before the run: {PRIMARY_FORM}; tested alone "
+    "and printed first (default: setting eval.primary)",
+}
+GATE = {
+    "type": _gate,
+    "metavar": "EXPRESSION",
+    "help": f"a quality gate, {GATE_FORM}: exit 1 unless the 95%% CI of METHOD − BASELINE on "
+    "the headline questions has its lower bound at or above −MARGIN (docs/evaluation.md)",
+}
 
 # command -> (its help, its arguments in order: each a help text or add_argument's keywords);
 # ``graphrag X`` runs ``commands.cmd_X``.
@@ -195,9 +217,28 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
                 "%(default)s; 0: none)",
             },
             "--gold": "gold_graph.json for gold entities (default: the one beside --questions)",
+            "--primary": PRIMARY,
+            "--gate": GATE,
             "--dry-run": _switch(
-                "estimate the LLM calls, tokens and time of answering and judging, and stop"
+                "estimate the LLM calls, tokens and time of answering and judging, and the "
+                "smallest difference the run can detect (--pilot or --paired-sd), and stop"
             ),
+            "--pilot": {
+                "metavar": "REPORT_DIR",
+                "help": "with --dry-run: a previous report whose per-question spread sizes the "
+                "power (eval or retrieval report folder)",
+            },
+            "--paired-sd": {
+                "type": float,
+                "metavar": "SD",
+                "help": "with --dry-run: a stated standard deviation of the paired differences",
+            },
+            "--detect": {
+                "type": float,
+                "default": 0.05,
+                "help": "with --dry-run: the difference whose question count is printed "
+                "(default %(default)s)",
+            },
         },
     ),
     "questions": (
@@ -238,6 +279,8 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
             "--out": "folder for summary.md and retrieval.parquet (default: retrieval/ in the "
             "project's reports folder)",
             "--limit": LIMIT,
+            "--primary": PRIMARY,
+            "--gate": GATE,
         },
     ),
     "convert": (

@@ -12,7 +12,10 @@ import sys
 from pathlib import Path
 
 from graphrag.eval.benchmarks import convert_benchmark
+from graphrag.eval.declared import DeclarationError, Gate, judge_gate, parse_primary
+from graphrag.eval.dry_run import planned_questions
 from graphrag.eval.generate import KINDS
+from graphrag.eval.power import headline_questions, power_lines
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index
 from graphrag.index.store import Index, IndexLoadError
@@ -21,6 +24,7 @@ from graphrag.llm.usage import track_usage
 from graphrag.project import init_project
 from graphrag.query.registry import OPT_IN_METHODS, method_names
 from graphrag.report.graph_page import write_interactive_graph
+from graphrag.report.headline import headline
 from graphrag.settings import load_settings
 from graphrag.settings.reference import effective_settings
 from graphrag.workbench import Workbench
@@ -185,12 +189,39 @@ def _metric_names(given: str | None) -> list[str] | None:
     return [] if given.strip().lower() == "none" else given.split(",")
 
 
+def _declare(bench: Workbench, args: argparse.Namespace, methods: list[str]) -> None:
+    """Take ``--primary`` over ``eval.primary`` and check it and ``--gate`` name run methods."""
+    if args.primary:
+        bench.settings.eval.primary = args.primary
+    declared = [
+        ("primary hypothesis", parse_primary(bench.settings.eval.primary)),
+        ("gate", args.gate),
+    ]
+    for what, given in declared:
+        absent = [m for m in (given.method, given.baseline) if m not in methods] if given else []
+        if absent:
+            raise DeclarationError(
+                f"{what} {given.text!r}: {', '.join(absent)} not among the methods run "
+                f"({', '.join(methods)})"
+            )
+
+
+def _judge_gate(bench: Workbench, gate: Gate | None, records) -> int:
+    """Print the gate's one line (on the headline questions); return the exit status."""
+    if gate is None:
+        return 0
+    passed, line = judge_gate(gate, headline(records)[0], seed=bench.settings.eval.seed)
+    print(line)
+    return 0 if passed else 1
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
         opt_in = _opt_in(args)
         asked = args.methods.split(",") if args.methods else [*bench.settings.eval.methods, *opt_in]
         methods = method_names(asked, opt_in)
-        _load(bench, args)
+        index = _load(bench, args)
+        _declare(bench, args, methods)
         options = dict(
             methods=methods,
             metrics=_metric_names(args.metrics),
@@ -204,6 +235,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         if args.dry_run:
             print(bench.estimate_evaluation(args.questions, **options).render())
+            where = bench.project_path("questions", args.questions)
+            n = headline_questions(planned_questions(index, where, options["types"], args.limit))
+            print("\n".join(power_lines(n, args.pilot, args.paired_sd, args.detect)))
             return 0
         result = bench.evaluate(
             args.questions,
@@ -213,8 +247,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             gold_graph=args.gold,
             **options,
         )
-    print(result.render())
-    return 0
+        print(result.render())
+        return _judge_gate(bench, args.gate, result.records)
 
 
 def cmd_questions(args: argparse.Namespace) -> int:
@@ -250,6 +284,7 @@ def cmd_questions(args: argparse.Namespace) -> int:
 def cmd_retrieval(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
         _load(bench, args)
+        _declare(bench, args, args.methods.split(","))
         out = args.out or bench.project_path("reports") / "retrieval"
         records = bench.evaluate_retrieval(
             bench.project_path("questions", args.questions),
@@ -259,12 +294,12 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             command=_command(),
         )
-    n = records["question_id"].nunique()
-    print(f"{n} questions x {records['method'].nunique()} methods scored; see {out}/summary.md")
-    seconds = records.groupby("method", sort=False)["seconds"].agg(["mean", "median"])
-    timing = ", ".join(f"{m} {r['mean']:.3f}, {r['median']:.3f}" for m, r in seconds.iterrows())
-    print(f"seconds a question (mean, median): {timing}")
-    return 0
+        n = records["question_id"].nunique()
+        print(f"{n} questions x {records['method'].nunique()} methods scored; see {out}/summary.md")
+        seconds = records.groupby("method", sort=False)["seconds"].agg(["mean", "median"])
+        timing = ", ".join(f"{m} {r['mean']:.3f}, {r['median']:.3f}" for m, r in seconds.iterrows())
+        print(f"seconds a question (mean, median): {timing}")
+        return _judge_gate(bench, args.gate, records)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:

@@ -244,11 +244,7 @@ def estimate_eval(
     :func:`graphrag.eval.runner.run_evaluation`)."""
     figures = assumptions("eval")
     per_method, kinds = figures["methods"], figures["judge_calls"]
-    questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
-    questions = runner.interleave_types(
-        questions[questions["type"].isin(types)] if types else questions
-    )
-    questions = questions.head(limit) if limit else questions  # as the runner keeps them
+    questions = planned_questions(index, questions_path, types, limit)
     texts, rows, limits = list(questions["question"]), list(questions.iterrows()), method_limits
     answered = {
         m: [
@@ -351,6 +347,17 @@ def _pairwise(
     return stages + [
         stage("closed-book", len(judged), *live, speeds[0], basis, cached, tuple(recorded))
     ]
+
+
+def planned_questions(
+    index: Index, questions_path: str | Path, types: list[str] | None, limit: int | None
+) -> pd.DataFrame:
+    """Return the questions an evaluation will answer, as the runner keeps them."""
+    questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
+    questions = runner.interleave_types(
+        questions[questions["type"].isin(types)] if types else questions
+    )
+    return questions.head(limit) if limit else questions
 
 
 def eval_stage_parts(estimate: CostEstimate) -> dict[str, list[str]]:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.eval import judge_validity, pairwise, stats
+from graphrag.eval.declared import PRIMARY_FIELD, parse_primary
 from graphrag.eval.hops import has_decompositions, hop_evidence
 from graphrag.eval.judge import (
     ANSWER_RELEVANCY_STRICTNESS,
@@ -190,6 +191,7 @@ def run_evaluation(
     ``eval.judge_sample``; 0: all); ``expected``: seconds per stage, for the progress ETA."""
     judge_llm = judge_llm or llm
     methods = list(chosen)
+    parse_primary(settings.eval.primary)  # a malformed declaration stops before any call
     judge_controls = judge_controls if metrics else 0
     questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
     if types:
@@ -307,6 +309,7 @@ def run_evaluation(
         },
         "generated_by": command or "python -m graphrag eval",
         **({TUNED_FIELD: settings.eval.tuned_on_test} if settings.eval.tuned_on_test else {}),
+        **({PRIMARY_FIELD: settings.eval.primary} if settings.eval.primary else {}),
     }
     return EvalRun(
         records,

@@ -105,7 +105,7 @@ class Family:
             baseline=declared["baseline"],
             methods=list(declared["methods"]),
             metrics=list(declared["metrics"]),
-            tests=tests[FAMILY_COLUMNS],
+            tests=tests.reindex(columns=FAMILY_COLUMNS),  # older reports: no power columns
             saturated={m: Saturation(**s) for m, s in declared["saturated"].items()},
             untested=dict(declared["untested"]),
         )

@@ -1,5 +1,7 @@
-"""Statistics for evaluation records: bootstrap intervals, paired tests, Holm correction.
-Missing values (a judge failure, a question without gold support) are counted, never imputed.
+"""Statistics for evaluation records: bootstrap intervals, paired tests, Holm correction, and
+the power of each paired test (the smallest difference it could detect, the questions a stated
+difference needs). Missing values (a judge failure, a question without gold support) are
+counted, never imputed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ DEFAULT_SEED = 2024
 DEFAULT_RESAMPLES = 2000
 MIN_PAIRS = 5
 PAIRED_TEST_NAME = "Wilcoxon signed-rank (two-sided, zero differences split)"
-TEST_RESULT_COLUMNS = ["n", "mean_diff", "ci_low", "ci_high", "p_value", "p_holm"]
+ALPHA = 0.05
+POWER = 0.8
+# The difference whose question count every test prints: 5 points on a 0-1 score, the size of
+# HippoRAG 2's recall@5 gain over a strong dense retriever on MuSiQue.
+DETECT = 0.05
+TEST_RESULT_COLUMNS = ["n", "mean_diff", "ci_low", "ci_high", "p_value", "mdd", "n_needed"]
+TEST_RESULT_COLUMNS += ["p_holm"]
 BASELINE_TEST_COLUMNS = ["metric", "method", *TEST_RESULT_COLUMNS]
 SUMMARY_PARTS = ("mean", "low", "high", "n", "failed")  # an Estimate's fields, in order
 
@@ -45,6 +53,8 @@ class PairedResult:
     ci_low: float
     ci_high: float
     p_value: float
+    mdd: float = math.nan  # smallest difference detectable at POWER and ALPHA on these n
+    n_needed: float = math.nan  # pairs that detect a difference of DETECT at POWER and ALPHA
     test: str = PAIRED_TEST_NAME
 
     def row(self) -> dict[str, float]:
@@ -111,7 +121,45 @@ def paired_test(
             differences, zero_method="zsplit", alternative="two-sided", method="auto"
         )
         p_value = float(result.pvalue)
-    return PairedResult(n, estimate.mean, estimate.low, estimate.high, p_value)
+    sd = float(np.std(differences, ddof=1)) if n > 1 else math.nan
+    return PairedResult(
+        n,
+        estimate.mean,
+        estimate.low,
+        estimate.high,
+        p_value,
+        detectable_difference(sd, n),
+        questions_needed(sd, DETECT),
+    )
+
+
+def _t_sum(n: int, alpha: float, power: float) -> float:
+    return float(scipy_stats.t.ppf(1 - alpha / 2, n - 1) + scipy_stats.t.ppf(power, n - 1))
+
+
+def detectable_difference(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
+    """Return the smallest mean paired difference a two-sided test at ``alpha`` detects with
+    probability ``power`` on ``n`` pairs whose differences spread by ``sd``: the paired t's
+    (t_{1-alpha/2} + t_power) sd / sqrt(n) (within 1% of the exact noncentral t from 10 pairs;
+    the Wilcoxon test the reports run is at least 86% as efficient). NaN below ``MIN_PAIRS``
+    pairs or with no spread (every difference alike: nothing to scale by)."""
+    if n < MIN_PAIRS or not sd > 0:
+        return math.nan
+    return _t_sum(n, alpha, power) * sd / math.sqrt(n)
+
+
+def questions_needed(
+    sd: float, difference: float, alpha: float = ALPHA, power: float = POWER
+) -> float:
+    """Return the fewest pairs on which ``detectable_difference`` reaches ``difference``
+    (NaN without spread or difference): the normal approximation, raised to the t's."""
+    if not (sd > 0 and difference > 0):
+        return math.nan
+    z = scipy_stats.norm.ppf(1 - alpha / 2) + scipy_stats.norm.ppf(power)
+    n = max(MIN_PAIRS, math.ceil((z * sd / difference) ** 2))
+    while _t_sum(n, alpha, power) * sd / math.sqrt(n) > difference:
+        n += 1
+    return float(n)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from graphrag.eval import judge_validity, pairwise, stats
+from graphrag.eval.declared import parse_primary
 from graphrag.eval.hops import ALL_HOPS, all_hops_found
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
 from graphrag.eval.questions import QUESTION_TYPES
@@ -52,11 +53,13 @@ def analyse(
     judgements: pd.DataFrame | None = None,
     hops: pd.DataFrame | None = None,
     headline: str = "",
+    primary: str | None = None,
 ) -> Analysis:
     """Return the summaries, test family, judge validity and win rates of the records
     (judge-free metrics with no value at all are listed as not applicable; ``hops`` adds
     whole chains found to the family); ``headline`` is the sentence saying which questions
-    they are, printed with each headline table."""
+    they are, printed with each headline table; ``primary``: the declared primary hypothesis,
+    tested alone and so left out of the family (``eval.declared``)."""
     if records.empty:
         raise stats.RecordsError("records is empty: there is nothing to report.")
     missing = [c for c in (*REQUIRED_COLUMNS, *ragas_metrics) if c not in records.columns]
@@ -93,7 +96,7 @@ def analyse(
         by_method=stats.summarize(records, metrics, by=("method",), **options),
         by_type=stats.summarize(records, metrics, by=("method", "type"), **options),
         family=report_family(
-            records, metrics, discrimination, baseline_of(methods), hops, **options
+            records, metrics, discrimination, baseline_of(methods), hops, primary, **options
         ),
         alpha=alpha,
         n_resamples=n_resamples,
@@ -111,17 +114,33 @@ def report_family(
     discrimination: dict[str, judge_validity.Discrimination],
     baseline: str,
     hops: pd.DataFrame | None = None,
+    primary: str | None = None,
     **options: int,
 ) -> Family:
     """Return the report's test family: ``metrics`` (and whole chains found, given ``hops``)
-    against ``baseline``; a RAGAS metric whose judge was not shown informative is untested."""
-    tables = {m: stats.scores_by_question(records, m) for m in metrics}
+    against ``baseline``, but the declared ``primary`` comparison; a RAGAS metric whose judge
+    was not shown informative is untested."""
+    tables = without_primary(
+        {m: stats.scores_by_question(records, m) for m in metrics}, primary, baseline
+    )
     if hops is not None and not hops.empty:
         tables[ALL_HOPS] = all_hops_found(hops)
     untested = {
         m: d.verdict for m, d in discrimination.items() if d.verdict != judge_validity.INFORMATIVE
     }
     return declare_family(tables, baseline, untested, **options)
+
+
+def without_primary(
+    tables: dict[str, pd.DataFrame], primary: str | None, baseline: str
+) -> dict[str, pd.DataFrame]:
+    """Return ``tables`` (metric -> question x method) without the primary hypothesis's
+    method on its metric when it is tested against ``baseline``: it is tested alone."""
+    declared = parse_primary(primary)
+    if declared and declared.baseline == baseline and declared.metric in tables:
+        table = tables[declared.metric]
+        tables = {**tables, declared.metric: table.drop(columns=declared.method, errors="ignore")}
+    return tables
 
 
 def failed_answers(frame: pd.DataFrame) -> pd.Series:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag.eval import judge_validity, stats
+from graphrag.eval.declared import PRIMARY_FIELD
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.runner import EvalRun
 from graphrag.report import plots as viz
@@ -30,6 +31,7 @@ from graphrag.report.headline import (
     all_questions,
     all_questions_section,
     headline,
+    primary_lines,
     restrict,
     tuned_of,
 )
@@ -96,6 +98,7 @@ def write_report(
         hops=restrict(hops, rows),
         **options,
         headline=label,
+        primary=meta.get(PRIMARY_FIELD),
     )
     full = all_questions(analysis, records)
     out = Path(out)
@@ -161,8 +164,10 @@ def summary_sections(
     ``analysis`` (test questions), the run, its failures and costs and the secondary
     all-questions table from ``full``; ``hops``: ``evidence_per_hop``'s lines (an empty
     section is left out by ``render``)."""
+    options = {"seed": analysis.seed, "n_resamples": analysis.n_resamples}
     return {
         "title": ["# Evaluation report"],
+        "primary": primary_lines(analysis.records, meta, analysis.alpha, options),
         "run": sections.run_section(full, meta),
         "scores": sections.scores_section(analysis),
         "all_questions": all_questions_section(analysis, full),

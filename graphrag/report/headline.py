@@ -16,10 +16,16 @@ from dataclasses import replace
 import pandas as pd
 
 from graphrag.eval import stats
+from graphrag.eval.declared import PRIMARY_FIELD, paired, parse_primary, primary_verdict
 from graphrag.eval.questions import DEFAULT_SPLIT, TUNED_FIELD
 from graphrag.report.analysis import Analysis
 from graphrag.report.sections import scores_section
+from graphrag.report.tables import count, number, p_text, signed, with_ci
 
+NO_PRIMARY = (
+    "**Primary hypothesis:** none was declared before this run (`eval.primary` or "
+    "`--primary`), so every test in this report is exploratory."
+)
 TUNING_SET = "tuning set (dev questions: defaults were chosen on them)"
 SPLITS = ("test", "dev")
 CAVEAT = "Tuning-set caveat:"  # opens the sentence naming settings chosen on test questions
@@ -108,4 +114,32 @@ def all_questions_section(headline_analysis: Analysis, full: Analysis) -> list[s
         "Its dev rows are a tuning set (defaults were chosen on them), so it is not the headline.",
         "",
         *lines[2 : lines.index("", 2)],
+    ]
+
+
+def primary_lines(
+    records: pd.DataFrame, meta: dict, alpha: float, options: dict[str, int]
+) -> list[str]:
+    """Return the report's first section: the primary hypothesis ``meta`` declares tested
+    alone on ``records`` (the headline rows) with its power, or the line saying there was
+    none (``eval.declared``)."""
+    primary = parse_primary(meta.get(PRIMARY_FIELD))
+    if primary is None:
+        return [NO_PRIMARY]
+    what = f"primary hypothesis {primary.text!r}"
+    options = {k: options[k] for k in ("seed", "n_resamples") if k in options}
+    result = paired(records, primary.method, primary.baseline, primary.metric, what, **options)
+    diff = with_ci(result.mean_diff, result.ci_low, result.ci_high, signed)
+    return [
+        "## Primary hypothesis",
+        "",
+        f"Declared before the run: **{primary.text}**. Tested alone, with no correction, at "
+        f"α = {alpha} ({stats.PAIRED_TEST_NAME}, on the questions both were scored on); "
+        "every other test below is exploratory.",
+        "",
+        f"- {primary.method} − {primary.baseline} on {primary.metric}: {diff} (n={result.n}), "
+        f"p {p_text(result.p_value)}: **{primary_verdict(primary, result, alpha)}**.",
+        f"- Detectable at {stats.POWER:.0%} power on these {result.n} questions: "
+        f"{number(result.mdd)}; questions that would detect ±{stats.DETECT}: "
+        f"{count(result.n_needed)}.",
     ]

@@ -11,11 +11,20 @@ from typing import Any
 import pandas as pd
 
 from graphrag.eval import stats
+from graphrag.eval.declared import PRIMARY_FIELD
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import BASELINE, SCORE_NAMES, SCORES, baseline_tests
-from graphrag.report.headline import headline, restrict, tuned_of
+from graphrag.report.headline import headline, primary_lines, restrict, tuned_of
 from graphrag.report.hop_tables import hops_section
-from graphrag.report.tables import baseline_tests_table, cell, md, signed, table, with_ci
+from graphrag.report.tables import (
+    POWER_NOTE,
+    baseline_tests_table,
+    cell,
+    md,
+    signed,
+    table,
+    with_ci,
+)
 
 ALPHA = 0.05  # as the answer reports (report.eval_report.write_report)
 RECORDS = "retrieval.parquet"
@@ -91,7 +100,7 @@ def write_report(
     per-hop shares of the page are of the ``test`` questions (``report.headline``); the
     files keep every question, and a secondary table scores them all."""
     rows, label = headline(records, tuned_of(meta))
-    tests = baseline_tests(rows, options)
+    tests = baseline_tests(rows, options, meta.get(PRIMARY_FIELD))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     # timings vary run to run: printed by the command, not kept with the scores
@@ -111,6 +120,8 @@ def write_report(
     lines = [
         "# Retrieval evaluation",
         "",
+        *primary_lines(rows, meta, ALPHA, options),
+        "",
         "What each method would place in the answer prompt, scored with no answer call "
         "(`graphrag/eval/retrieval.py`). Evidence recall: the share of a question's gold "
         "paragraphs with a text unit verbatim in the context; recall@k: the share among the "
@@ -128,8 +139,11 @@ def write_report(
         "",
         f"## Against {BASELINE}",
         "",
-        "Paired Wilcoxon test over the same questions; Holm's correction over the methods "
-        "compared with the baseline, one family per metric.",
+        "Exploratory: paired Wilcoxon test over the same questions; Holm's correction over "
+        "the methods compared with the baseline, one family per metric (a declared primary "
+        "hypothesis is tested alone, above, and is not in its family).",
+        "",
+        POWER_NOTE,
         "",
         *baseline_tests_table(tests, BASELINE, ALPHA),
     ]

@@ -22,6 +22,7 @@ from graphrag.report.degraded import degraded_answers, degraded_in, failure_text
 from graphrag.report.judged import discrimination_row, judged, ragas_cell, sample_lines
 from graphrag.report.tables import (
     MISSING,
+    POWER_NOTE,
     baseline_tests_table,
     cell,
     md,
@@ -326,18 +327,22 @@ def cost_section(analysis: Analysis) -> list[str]:
 
 
 def comparisons_section(analysis: Analysis) -> list[str]:
-    """Return the ``## Tests against the baseline`` section: the declared family's tests."""
+    """Return the ``## Tests against the baseline`` section: the family's exploratory tests."""
     family = analysis.family
     return [
         f"## Tests against {family.baseline}",
         "",
         *headline_lines(analysis),
-        f"{family.declaration()} Each test is a {stats.PAIRED_TEST_NAME} test on the "
+        "Exploratory: these tests are corrected together as a family; a declared primary "
+        f"hypothesis is tested alone, in the report's first section. {family.declaration()} "
+        f"Each test is a {stats.PAIRED_TEST_NAME} test on the "
         "per-question differences over the questions both methods were scored on; mean diff "
         f"is the method − {family.baseline} with a 95% paired bootstrap CI; a difference is "
         f"called only when the Holm-adjusted p < {number(analysis.alpha)}. With fewer than "
         f"{stats.MIN_PAIRS} pairs no test is run. No other test is made: the same p-values "
         "are in tests.csv, the cross-corpus summary and the notebooks.",
+        "",
+        POWER_NOTE,
         "",
         *baseline_tests_table(family.tests, family.baseline, analysis.alpha),
     ]

@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from graphrag.eval import stats
+
 MISSING = "—"
 
 
@@ -72,9 +74,25 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return lines
 
 
+def count(value: float) -> str:
+    """Return a count ("1,234"), or an em dash for NaN."""
+    return MISSING if value is None or math.isnan(value) else f"{value:,.0f}"
+
+
+# what the power columns of every tests table mean (``stats.detectable_difference``)
+POWER_NOTE = (
+    f"Detectable: the smallest difference the test had a {stats.POWER:.0%} chance to call at "
+    f"α = {stats.ALPHA} (before Holm's correction) on its n, from the spread of the per-question "
+    f'differences (paired t); a "not significant" smaller than it is no evidence of no '
+    f"difference. n for ±{stats.DETECT}: the questions that would detect a difference of "
+    f"{stats.DETECT} at that power."
+)
+
+
 def baseline_tests_table(tests: pd.DataFrame, baseline: str, alpha: float) -> list[str]:
-    """Return the table of every method tested against ``baseline`` (one writer for every
-    page, so a difference reads and is called the same way on all)."""
+    """Return the table of every method tested against ``baseline`` with each test's power
+    (``POWER_NOTE``; one writer for every page, so a difference reads and is called the same
+    way on all)."""
 
     def verdict(t: Any) -> str:
         if math.isnan(t.p_value):
@@ -89,8 +107,9 @@ def baseline_tests_table(tests: pd.DataFrame, baseline: str, alpha: float) -> li
             with_ci(t.mean_diff, t.ci_low, t.ci_high, signed),
         ]
         + [p_text(t.p_value), p_text(t.p_holm), verdict(t)]
+        + [number(getattr(t, "mdd", math.nan)), count(getattr(t, "n_needed", math.nan))]
         for t in tests.itertuples(index=False)
     ]
     header = ["Metric", "Method", "n pairs", f"Mean diff − {baseline} [95% CI]", "p", "p (Holm)"]
-    header.append("")
+    header += ["", "Detectable", f"n for ±{stats.DETECT}"]
     return table(header, rows) if rows else [f"No method besides {baseline}."]

@@ -24,6 +24,11 @@ class EvalSettings:
     """Questions faithfulness and context recall are judged on (``--judge-sample``): a seeded
     sample (eval.seed) of this many, from the ``test`` split when the set has one; 0: all.
     Answer relevancy is judged on every question."""
+    primary: str = ""
+    """The one comparison a report is run for, declared before the run (``--primary``):
+    "METHOD > BASELINE on METRIC" (or "<"), e.g. "hipporag > naive on recall@5". Tested alone
+    at 0.05 and printed first; every other test is exploratory. Empty: none declared (the
+    report says so)."""
     tuned_on_test: list[str] = field(default_factory=list)
     """Settings chosen on this question set's test questions too (e.g. before it was split):
     every headline names them, a tuning-set caveat (docs/defaults-provenance.md)."""
