@@ -100,6 +100,8 @@ def chunk_index(docs: Path, out: Path) -> None:
     for name, stage in stages_for(settings):
         if name != "embed":
             tables = stage(tables, ctx)
+    graph = {n: len(tables[n]) for n in ("entities", "relationships", "community_reports")}
+    print(f"graph not embedded: {graph}")
     for name in ("entities", "relationships", "communities", "community_reports"):
         tables[name] = tables[name].iloc[0:0]
     tables = embed_stage(tables, ctx)
@@ -107,7 +109,7 @@ def chunk_index(docs: Path, out: Path) -> None:
         "input": str(docs),
         "embedding_model": bench.embedder.model_id,
         "settings": settings.to_dict(),
-        "graph": "emptied (studies/graphrag_bench_report.py chunk-index): text units only",
+        "graph": f"emptied (studies/graphrag_bench_report.py chunk-index), was {graph}",
     }
     write_index(tables, out, manifest)
     print(f"{out}: {len(tables['text_units'])} text units in {time.perf_counter() - started:.0f} s")
