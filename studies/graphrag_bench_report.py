@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import time
 from pathlib import Path
 
@@ -42,29 +43,39 @@ TIMINGS = "timings.csv"
 INDEX_TIME = "index_seconds.txt"  # written by scripts/graphrag_bench.sh
 NOTES = "NOTES.md"
 OPTIONS = ("seed", "n_resamples")
+SAMPLE_SEED = 63
 
 
-def split_file(questions: Path, split: str, out: Path) -> Path:
-    """Write the questions of ``split`` to ``out`` and return it."""
-    lines = [json.dumps(r, ensure_ascii=False) for r in read_records(questions)]
-    lines = [line for line in lines if json.loads(line)["split"] == split]
+def split_file(questions: Path, split: str, out: Path, sample: int = 0) -> Path:
+    """Write the questions of ``split`` ("all": both) to ``out`` and return it; with
+    ``sample``, a seeded draw of that many of each split's (in file order)."""
+    records = [r for r in read_records(questions) if split in ("all", r["split"])]
+    if sample:
+        rng = random.Random(SAMPLE_SEED)
+        pools = [[r for r in records if r["split"] == s] for s in ("dev", "test")]
+        kept = {r["id"] for pool in pools for r in rng.sample(pool, min(sample, len(pool)))}
+        records = [r for r in records if r["id"] in kept]
+    lines = [json.dumps(r, ensure_ascii=False) for r in records]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out
 
 
-def run(index: str, questions: Path, out: Path, methods: list[str], split: str) -> None:
+def run(
+    index: str, questions: Path, out: Path, methods: list[str], split: str, sample: int = 0
+) -> None:
     """Score ``methods`` on the questions (of ``split``, or all) and write the report folder."""
     bench = Workbench(CONFIG, cache="replay")
     bench.load(index)
-    if split != "all":
-        questions = split_file(questions, split, Path(f"output/graphrag_bench_{split}.jsonl"))
+    if split != "all" or sample:
+        chosen = Path(f"output/graphrag_bench_{split}_{sample or 'every'}.jsonl")
+        questions = split_file(questions, split, chosen, sample)
     started = time.perf_counter()
     result = run_retrieval(
         bench.settings,
         bench.index_in_use,
         bench.methods(methods),
         questions,
-        command=f"python -m studies.graphrag_bench_report run --split {split}",
+        command=f"python -m studies.graphrag_bench_report run --split {split} --sample {sample}",
     )
     wall = time.perf_counter() - started
     units = bench.index_in_use.text_units
@@ -97,19 +108,24 @@ def chunk_index(docs: Path, out: Path) -> None:
     tables = {"documents": load_documents(docs, settings.chunking.max_document_tokens).documents}
     ctx = IndexContext(settings, None, bench.embedder, False, frozenset())
     started = time.perf_counter()
-    for name, stage in stages_for(settings):
-        if name != "embed":
-            tables = stage(tables, ctx)
-    graph = {n: len(tables[n]) for n in ("entities", "relationships", "community_reports")}
-    print(f"graph not embedded: {graph}")
+    stages = [stage for name, stage in stages_for(settings) if name != "embed"]
+    tables = stages[0](tables, ctx)  # chunk
+    # the graph tables' columns, from the graph stages over one unit, then emptied
+    small = {**tables, "text_units": tables["text_units"].head(1)}
+    for stage in stages[1:]:
+        small = stage(small, ctx)
     for name in ("entities", "relationships", "communities", "community_reports"):
-        tables[name] = tables[name].iloc[0:0]
+        tables[name] = small[name].iloc[0:0]
+    units = tables["text_units"]
+    for column in small["text_units"].columns.difference(units.columns):
+        units[column] = [[] for _ in range(len(units))]  # no entity, no relationship
+    tables = {**small, **tables, "text_units": units[small["text_units"].columns]}
     tables = embed_stage(tables, ctx)
     manifest = {
         "input": str(docs),
         "embedding_model": bench.embedder.model_id,
         "settings": settings.to_dict(),
-        "graph": f"emptied (studies/graphrag_bench_report.py chunk-index), was {graph}",
+        "graph": "none (studies/graphrag_bench_report.py chunk-index): text units only",
     }
     write_index(tables, out, manifest)
     print(f"{out}: {len(tables['text_units'])} text units in {time.perf_counter() - started:.0f} s")
@@ -184,9 +200,17 @@ def main() -> None:
     parser.add_argument("--out", default="reports/graphrag_bench_retrieval")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--split", choices=["all", "dev", "test"], default="all")
+    parser.add_argument("--sample", type=int, default=0, help="a seeded N of each split")
     args = parser.parse_args()
     if args.step == "run":
-        run(args.index, Path(args.questions), Path(args.out), args.methods.split(","), args.split)
+        run(
+            args.index,
+            Path(args.questions),
+            Path(args.out),
+            args.methods.split(","),
+            args.split,
+            args.sample,
+        )
     elif args.step == "chunk-index":
         chunk_index(Path(args.docs), Path(args.index))
     else:
