@@ -292,3 +292,23 @@ def test_the_committed_graphrag_bench_set_is_what_the_converter_writes(tmp_path:
         record["support"] = []
         del record["support_chunking"]
     assert fresh == committed
+
+
+def test_text_units_named_as_support_are_scored_as_their_own_gold() -> None:
+    """GraphRAG-Bench's support names text units of a whole book, not documents: each counts
+    alone in recall@k, MRR and evidence recall."""
+    import pandas as pd
+
+    from graphrag import schemas as S
+    from graphrag.eval.metrics import EvidenceIndex
+    from graphrag.index.store import Index
+
+    units = pd.DataFrame(
+        {S.ID: ["u1", "u2", "u3"], S.TEXT: ["one", "two", "three"], S.DOCUMENT_IDS: [["book"]] * 3}
+    )
+    empty = pd.DataFrame()
+    evidence = EvidenceIndex(Index(Path("tiny"), empty, units, *[empty] * 6))
+    assert evidence.recall_at_k(["text_unit:u3", "text_unit:u1"], ["u1", "u2"], 2) == 0.5
+    assert evidence.recall_at_k(["u1"], ["book"], 1) == 1.0  # a document still works
+    assert evidence.reciprocal_rank(["u3", "u2"], ["u1", "u2"]) == 0.5
+    assert evidence.evidence_recall(["... two ...", "three"], ["u1", "u2"]) == 0.5
