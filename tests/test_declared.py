@@ -124,7 +124,7 @@ def test_the_primary_is_tested_alone_first_and_left_out_of_the_family(tmp_path) 
     assert text.split("\n")[2] == "## Primary hypothesis"
     assert "**ppr > naive on recall_at_5**" in text and ": **supported**." in text
     assert "recall_at_5" not in set(tests["metric"])  # tested alone, not in the family
-    assert "## Against naive (exploratory)" in text
+    assert "## Against naive\n\nExploratory" in text
 
     tests = write_report(tmp_path / "none", records, pd.DataFrame(), {}, options)
     text = (tmp_path / "none" / "summary.md").read_text(encoding="utf-8")
@@ -170,3 +170,5 @@ def test_the_gate_sets_the_exit_status(tmp_path, capsys, demo_index, isolated_cw
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("gate failed:")
     assert _cli(tmp_path, *run, "--primary", "hipporag > naive on mrr") == 1
     assert "hipporag not among the methods run" in capsys.readouterr().err
+    assert _cli(tmp_path, *run, "--primary", "bm25 > naive on recal@5") == 1
+    assert "no metric 'recal_at_5' in this run" in capsys.readouterr().err

@@ -12,10 +12,12 @@ import sys
 from pathlib import Path
 
 from graphrag.eval.benchmarks import convert_benchmark
-from graphrag.eval.declared import DeclarationError, Gate, judge_gate, parse_primary
+from graphrag.eval.declared import Gate, check_names, judge_gate, parse_primary
 from graphrag.eval.dry_run import planned_questions
 from graphrag.eval.generate import KINDS
+from graphrag.eval.metrics import JUDGE_FREE_METRICS
 from graphrag.eval.power import headline_questions, power_lines
+from graphrag.eval.retrieval import SCORES
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index
 from graphrag.index.store import Index, IndexLoadError
@@ -189,27 +191,19 @@ def _metric_names(given: str | None) -> list[str] | None:
     return [] if given.strip().lower() == "none" else given.split(",")
 
 
-def _declare(bench: Workbench, args: argparse.Namespace, methods: list[str]) -> None:
-    """Take ``--primary`` over ``eval.primary`` and check it and ``--gate`` name run methods."""
+def _declare(
+    bench: Workbench, args: argparse.Namespace, methods: list[str], metrics: list[str]
+) -> None:
+    """Take ``--primary`` over ``eval.primary``; check it and ``--gate`` name what will run
+    (the run checks the primary again: it may be started from Python)."""
     if args.primary:
         bench.settings.eval.primary = args.primary
-    declared = [
-        ("primary hypothesis", parse_primary(bench.settings.eval.primary)),
-        ("gate", args.gate),
-    ]
-    for what, given in declared:
-        absent = [m for m in (given.method, given.baseline) if m not in methods] if given else []
-        if absent:
-            raise DeclarationError(
-                f"{what} {given.text!r}: {', '.join(absent)} not among the methods run "
-                f"({', '.join(methods)})"
-            )
+    check_names("primary hypothesis", parse_primary(args.primary), methods, metrics)
+    check_names("gate", args.gate, methods, metrics)
 
 
-def _judge_gate(bench: Workbench, gate: Gate | None, records) -> int:
+def _judge_gate(bench: Workbench, gate: Gate, records) -> int:
     """Print the gate's one line (on the headline questions); return the exit status."""
-    if gate is None:
-        return 0
     passed, line = judge_gate(gate, headline(records)[0], seed=bench.settings.eval.seed)
     print(line)
     return 0 if passed else 1
@@ -221,7 +215,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         asked = args.methods.split(",") if args.methods else [*bench.settings.eval.methods, *opt_in]
         methods = method_names(asked, opt_in)
         index = _load(bench, args)
-        _declare(bench, args, methods)
+        judged = _metric_names(args.metrics)
+        judged = bench.settings.eval.metrics if judged is None else judged
+        _declare(bench, args, methods, [*JUDGE_FREE_METRICS, *judged])
         options = dict(
             methods=methods,
             metrics=_metric_names(args.metrics),
@@ -237,7 +233,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(bench.estimate_evaluation(args.questions, **options).render())
             where = bench.project_path("questions", args.questions)
             n = headline_questions(planned_questions(index, where, options["types"], args.limit))
-            print("\n".join(power_lines(n, args.pilot, args.paired_sd, args.detect)))
+            lines = power_lines(n, args.pilot, args.paired_sd, args.detect, methods)
+            print("\n".join(lines))
             return 0
         result = bench.evaluate(
             args.questions,
@@ -248,7 +245,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             **options,
         )
         print(result.render())
-        return _judge_gate(bench, args.gate, result.records)
+        return _judge_gate(bench, args.gate, result.records) if args.gate else 0
 
 
 def cmd_questions(args: argparse.Namespace) -> int:
@@ -284,7 +281,7 @@ def cmd_questions(args: argparse.Namespace) -> int:
 def cmd_retrieval(args: argparse.Namespace) -> int:
     with _bench(args) as bench:
         _load(bench, args)
-        _declare(bench, args, args.methods.split(","))
+        _declare(bench, args, args.methods.split(","), list(SCORES))
         out = args.out or bench.project_path("reports") / "retrieval"
         records = bench.evaluate_retrieval(
             bench.project_path("questions", args.questions),
@@ -299,7 +296,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
         seconds = records.groupby("method", sort=False)["seconds"].agg(["mean", "median"])
         timing = ", ".join(f"{m} {r['mean']:.3f}, {r['median']:.3f}" for m, r in seconds.iterrows())
         print(f"seconds a question (mean, median): {timing}")
-        return _judge_gate(bench, args.gate, records)
+        return _judge_gate(bench, args.gate, records) if args.gate else 0
 
 
 def cmd_convert(args: argparse.Namespace) -> int:

@@ -84,6 +84,22 @@ def parse_gate(text: str) -> Gate:
     return Gate(method, metric_name(metric), baseline, float(margin))
 
 
+def check_names(
+    what: str, given: Primary | Gate | None, methods: list[str], metrics: list[str]
+) -> None:
+    """Raise, before any model call, when ``given`` names a method or metric the run lacks."""
+    absent = [m for m in (given.method, given.baseline) if m not in methods] if given else []
+    if absent:
+        raise DeclarationError(
+            f"{what} {given.text!r}: {', '.join(absent)} not among the methods run "
+            f"({', '.join(methods)})"
+        )
+    if given and given.metric not in metrics:
+        raise DeclarationError(
+            f"{what} {given.text!r}: no metric {given.metric!r} in this run ({', '.join(metrics)})"
+        )
+
+
 def paired(
     records: pd.DataFrame, method: str, baseline: str, metric: str, what: str, **options: int
 ) -> stats.PairedResult:

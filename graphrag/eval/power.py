@@ -7,6 +7,7 @@ The reports print the same two numbers beside every test (``stats.detectable_dif
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -62,8 +63,10 @@ def power_lines(
     pilot: str | Path | None = None,
     paired_sd: float | None = None,
     detect: float = stats.DETECT,
+    methods: Sequence[str] = (),
 ) -> list[str]:
-    """Return the dry run's power section for a run whose headline rests on ``n`` questions."""
+    """Return the dry run's power section for a run whose headline rests on ``n`` questions
+    (a pilot's comparisons of the run's ``methods`` only, when it has any)."""
     head = (
         f"power ({stats.POWER:.0%}, α = {stats.ALPHA}, two-sided paired test) on the run's "
         f"{n} headline questions; questions needed to detect ±{detect:g}:"
@@ -80,6 +83,8 @@ def power_lines(
             f"--paired-sd SD for the smallest difference {n} headline questions can detect"
         ]
     spreads = pilot_spreads(pilot)
+    if spreads["method"].isin(methods).any():
+        spreads = spreads[spreads["method"].isin(methods)]
     if spreads.empty:
         return [f"power: the pilot {pilot} has no paired comparison with any spread"]
     lines = [head, f"  from the pilot {pilot} (paired sd of its test questions):"]

@@ -20,7 +20,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.eval import hops, stats
-from graphrag.eval.declared import PRIMARY_FIELD, parse_primary
+from graphrag.eval.declared import PRIMARY_FIELD, check_names, parse_primary
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import DEFAULT_SPLIT, TUNED_FIELD, load_questions
 from graphrag.index.store import Index
@@ -145,7 +145,8 @@ def run_retrieval(
     of ``questions_path`` (evidence recall, recall@k, per-hop evidence); nothing is written."""
     methods = list(chosen)
     check_methods(methods)
-    parse_primary(settings.eval.primary)  # a malformed declaration stops before any call
+    primary = parse_primary(settings.eval.primary)  # a malformed one stops before any call
+    check_names("primary hypothesis", primary, methods, list(SCORES))
     known = set(index.documents[S.ID]) | set(index.text_units[S.ID])
     questions = load_questions(questions_path, documents=known)
     if limit:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.declared import PRIMARY_FIELD, parse_primary
+from graphrag.eval.declared import PRIMARY_FIELD, check_names, parse_primary
 from graphrag.eval.hops import has_decompositions, hop_evidence
 from graphrag.eval.judge import (
     ANSWER_RELEVANCY_STRICTNESS,
@@ -28,7 +28,12 @@ from graphrag.eval.judge import (
     gather_counted,
 )
 from graphrag.eval.method_limits import MethodLimit, describe_limit, limited_to
-from graphrag.eval.metrics import SHORT_ANSWER_FORMAT, EvidenceIndex, judge_free_columns
+from graphrag.eval.metrics import (
+    JUDGE_FREE_METRICS,
+    SHORT_ANSWER_FORMAT,
+    EvidenceIndex,
+    judge_free_columns,
+)
 from graphrag.eval.questions import DEFAULT_SPLIT, TUNED_FIELD, QuestionSetError, load_questions
 from graphrag.index.extract.quality import load_gold_graph
 from graphrag.index.store import Index
@@ -191,7 +196,8 @@ def run_evaluation(
     ``eval.judge_sample``; 0: all); ``expected``: seconds per stage, for the progress ETA."""
     judge_llm = judge_llm or llm
     methods = list(chosen)
-    parse_primary(settings.eval.primary)  # a malformed declaration stops before any call
+    primary = parse_primary(settings.eval.primary)  # a malformed one stops before any call
+    check_names("primary hypothesis", primary, methods, [*JUDGE_FREE_METRICS, *metrics])
     judge_controls = judge_controls if metrics else 0
     questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
     if types:

@@ -81,7 +81,7 @@ def count(value: float) -> str:
 
 # what the power columns of every tests table mean (``stats.detectable_difference``)
 POWER_NOTE = (
-    f"Detectable: the smallest difference the test had a {stats.POWER:.0%} chance to call at "
+    f"Detectable: the smallest difference the test had an {stats.POWER:.0%} chance to call at "
     f"α = {stats.ALPHA} (before Holm's correction) on its n, from the spread of the per-question "
     f'differences (paired t); a "not significant" smaller than it is no evidence of no '
     f"difference. n for ±{stats.DETECT}: the questions that would detect a difference of "
