@@ -13,9 +13,10 @@ from graphrag.eval.benchmarks import (
     BenchmarkError,
     Paragraph,
     convert_benchmark,
+    dev_books,
     read_hotpotqa,
 )
-from graphrag.eval.questions import load_questions
+from graphrag.eval.questions import QuestionSetError, load_questions
 from graphrag.settings import REPO_ROOT
 from graphrag.text.documents import chunk_documents, load_documents
 from studies.split_questions import MUSIQUE_50, splits, with_splits
@@ -198,3 +199,116 @@ def test_the_committed_subset_is_what_the_converter_writes(tmp_path: Path) -> No
     fresh = {p.name: p.read_bytes() for p in (tmp_path / "docs").glob("*.md")}
     committed = {p.name: p.read_bytes() for p in (MUSIQUE / "docs").glob("*.md")}
     assert fresh == committed
+
+
+# --------------------------------------------------------------------------- GraphRAG-Bench
+
+BENCH = REPO_ROOT / "data" / "graphrag_bench"
+BENCH_SOURCE = REPO_ROOT.parent / "shared" / "datasets" / "graphrag_bench"
+
+
+def bench_source(folder: Path, books: int = 6) -> Path:
+    """Write a GraphRAG-Bench-shaped source: ``books`` books and one question of each type."""
+    import pandas as pd
+
+    names = [f"Novel-{i}" for i in range(books)]
+    texts = [
+        f"Book {i}. Eugenia held out her slim hand to Bray in chapter {i}." for i in range(books)
+    ]
+    pd.DataFrame({"corpus_name": names, "context": texts}).to_parquet(folder / "novel.parquet")
+    kinds = ["Fact Retrieval", "Complex Reasoning", "Contextual Summarize", "Creative Generation"]
+    questions = [
+        {
+            "id": f"Novel-q{k}",
+            "source": names[k],
+            "question": f"Question {k}?",
+            "answer": "Bray",
+            "question_type": kind,
+            "evidence": "Eugenia held out her hand to Bray.; Bray spoke to Eugenia.",
+            "evidence_triple": "(Eugenia, held out her hand, Bray)",
+        }
+        for k, kind in enumerate(kinds)
+    ]
+    pd.DataFrame(questions).to_parquet(folder / "novel_questions.parquet")
+    (folder / "LICENSE.txt").write_text("MIT\n")
+    return folder
+
+
+def test_graphrag_bench_conversion(tmp_path: Path, capsys) -> None:
+    source = bench_source(tmp_path)
+    out = tmp_path / "out"
+    assert main(["convert", "graphrag-bench", "--source", str(source), "--out", str(out)]) == 0
+    assert "4 questions (fact_retrieval 1, complex_reasoning 1" in capsys.readouterr().out
+    docs = sorted(p.stem for p in (out / "docs").glob("*.md"))
+    assert docs == [f"Novel-{i}" for i in range(6)]
+    assert (out / "docs" / "Novel-0.md").read_text().startswith("# Novel-0\n\nBook 0.")
+    records = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
+    assert [r["type"] for r in records] == ["local", "multi_hop", "global", "global"]
+    assert records[0]["evidence"] == [
+        "Eugenia held out her hand to Bray.",
+        "Bray spoke to Eugenia.",
+    ]
+    assert records[0]["answer_keywords"] == ["Bray"] and records[1]["answer_keywords"] == []
+    dev = {r["book"] for r in records if r["split"] == "dev"}
+    assert dev <= set(dev_books(docs)) and len(dev_books(docs)) == 5  # whole books, seeded
+    assert (out / "SOURCE_LICENSE.txt").is_file()
+    load_questions(out / "questions.jsonl", documents=set(docs))
+    missing = tmp_path / "missing"
+    missing.mkdir()
+    assert main(["convert", "graphrag-bench", "--source", str(missing), "--out", str(out)]) == 1
+    assert "missing" in capsys.readouterr().err
+
+
+def test_text_unit_support_names_its_chunking_when_the_index_differs(tmp_path: Path) -> None:
+    record = {"id": "q", "question": "Q?", "reference": "A", "support": ["abc123"]}
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(record | {"support_chunking": {"size": 600, "overlap": 100}}))
+    with pytest.raises(QuestionSetError, match="chunks of .*'size': 600.* \\[chunking\\]"):
+        load_questions(path, documents={"doc"})
+    assert load_questions(path, documents={"doc", "abc123"})["support"][0] == ["abc123"]
+
+
+def test_the_committed_graphrag_bench_set_is_consistent() -> None:
+    questions = load_questions(BENCH / "questions.jsonl")
+    assert len(questions) == 1624
+    assert questions["split"].value_counts().to_dict() == {"test": 1043, "dev": 581}
+    records = [json.loads(line) for line in (BENCH / "questions.jsonl").read_text().splitlines()]
+    dev = {r["book"] for r in records if r["split"] == "dev"}
+    assert dev == set(dev_books(sorted({r["book"] for r in records})))
+    assert {json.dumps(r["support_chunking"]) for r in records} == {'{"size": 600, "overlap": 100}'}
+    assert sum(bool(r["support"]) for r in records) > 1400
+    licence = (BENCH / "README.md").read_text()
+    assert "MIT" in licence and "Xiang" in licence and (BENCH / "SOURCE_LICENSE.txt").is_file()
+
+
+@pytest.mark.skipif(
+    not BENCH_SOURCE.is_dir(), reason="the shared GraphRAG-Bench source is not here"
+)
+def test_the_committed_graphrag_bench_set_is_what_the_converter_writes(tmp_path: Path) -> None:
+    convert_benchmark("graphrag-bench", BENCH_SOURCE, tmp_path, 0, 0)
+    fresh = [json.loads(line) for line in (tmp_path / "questions.jsonl").read_text().splitlines()]
+    committed = [json.loads(line) for line in (BENCH / "questions.jsonl").read_text().splitlines()]
+    for record in committed:  # the labels are the label study's (studies/graphrag_bench_labels)
+        record["support"] = []
+        del record["support_chunking"]
+    assert fresh == committed
+
+
+def test_text_units_named_as_support_are_scored_as_their_own_gold() -> None:
+    """GraphRAG-Bench's support names text units of a whole book, not documents: each counts
+    alone in recall@k, MRR and evidence recall."""
+    import pandas as pd
+
+    from graphrag import schemas as S
+    from graphrag.eval.metrics import EvidenceIndex
+    from graphrag.index.store import Index
+
+    units = pd.DataFrame(
+        {S.ID: ["u1", "u2", "u3"], S.TEXT: ["one", "two", "three"], S.DOCUMENT_IDS: [["book"]] * 3}
+    )
+    empty = pd.DataFrame()
+    evidence = EvidenceIndex(Index(Path("tiny"), empty, units, *[empty] * 6))
+    assert evidence.recall_at_k(["text_unit:u3", "text_unit:u1"], ["u1", "u2"], 2) == 0.5
+    assert evidence.recall_at_k(["u1"], ["book"], 1) == 1.0  # a document still works
+    assert evidence.reciprocal_rank(["u3", "u2"], ["u1", "u2"]) == 0.5
+    assert evidence.evidence_recall(["... two ...", "three"], ["u1", "u2"]) == 0.5

@@ -295,8 +295,11 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
     "convert": (
         "turn a QA benchmark into a corpus folder and a question set",
         {
-            "format": {"choices": ["musique", "hotpotqa", "cmrc2018"]},
-            "--source": {"required": True, "help": "the benchmark .json (or MuSiQue's folder)"},
+            "format": {"choices": ["musique", "hotpotqa", "cmrc2018", "graphrag-bench"]},
+            "--source": {
+                "required": True,
+                "help": "the benchmark .json (or MuSiQue's or GraphRAG-Bench's folder)",
+            },
             "--out": {"required": True, "help": "folder to write docs/ and questions.jsonl into"},
             "--questions": {"type": int, "default": 50, "help": "keep the first N questions"},
             "--distractors": {

@@ -324,6 +324,9 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
         )
         n = records["question_id"].nunique()
         print(f"{n} questions x {records['method'].nunique()} methods scored; see {out}/summary.md")
+        seconds = records.groupby("method", sort=False)["seconds"].agg(["mean", "median"])
+        timing = ", ".join(f"{m} {r['mean']:.3f}, {r['median']:.3f}" for m, r in seconds.iterrows())
+        print(f"seconds a question (mean, median): {timing}")
         return _judge_gate(bench, args.gate, records) if args.gate else 0
 
 

@@ -19,7 +19,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FORMATS = ("musique", "hotpotqa", "cmrc2018")
+import pandas as pd
+
+FORMATS = ("musique", "hotpotqa", "cmrc2018", "graphrag-bench")
 MUSIQUE_FILE = "musique_train.json"
 CMRC_FILE = "cmrc2018_dev.json"  # its test set's answers are hidden; dev is the public gold
 KEPT_SOURCE_FILES = (
@@ -155,8 +157,14 @@ class ConversionSummary:
     documents: int
     gold_documents: int
     hops: dict[int, int]
+    kinds: dict[str, int] = field(default_factory=dict)
 
     def render(self) -> str:
+        if self.kinds:
+            mix = ", ".join(f"{k} {n}" for k, n in self.kinds.items())
+            return (
+                f"{self.questions} questions ({mix}); {self.documents} books written to {self.out}"
+            )
         mix = ", ".join(f"{h}-hop {n}" for h, n in sorted(self.hops.items()))
         return (
             f"{self.questions} questions ({mix}); {self.documents} documents "
@@ -257,9 +265,76 @@ def convert_benchmark(
     distractors: int,
     split_seed: int | None = None,
 ) -> ConversionSummary:
-    """Read a ``kind`` benchmark file (or folder) and write its corpus and question set."""
+    """Read a ``kind`` benchmark file (or folder) and write its corpus and question set (all of
+    GraphRAG-Bench's books and questions: ``n_questions`` and ``distractors`` do not apply)."""
+    if kind == "graphrag-bench":
+        return convert_graphrag_bench(source, out)
     if kind not in READERS:
         raise BenchmarkError(f"unknown benchmark format {kind!r}; known: {', '.join(FORMATS)}")
     source = Path(source)
     questions = READERS[kind](source)
     return convert(questions, out, n_questions, distractors, source=source, split_seed=split_seed)
+
+
+# GraphRAG-Bench (Xiang et al. 2025), novel subset: whole books, questions of four types whose
+# evidence is paraphrased. Its types map onto the workbench's (the router and the answer
+# reports read `type`); the benchmark's own name stays in `category`.
+GRAPHRAG_BENCH_TYPES = {
+    "Fact Retrieval": "local",
+    "Complex Reasoning": "multi_hop",
+    "Contextual Summarize": "global",
+    "Creative Generation": "global",
+}
+GRAPHRAG_BENCH_FILES = ("novel.parquet", "novel_questions.parquet")
+DEV_BOOKS, SPLIT_SEED = 5, 46  # a seeded draw of whole books: no test book is seen in tuning
+
+
+def dev_books(books: list[str], n: int = DEV_BOOKS, seed: int = SPLIT_SEED) -> list[str]:
+    """Return the ``n`` books drawn (seeded, from the sorted names) as the dev split."""
+    return sorted(random.Random(seed).sample(sorted(books), n))
+
+
+def convert_graphrag_bench(source: str | Path, out: str | Path) -> ConversionSummary:
+    """Write one Markdown document per book (``out/docs/<book>.md``) and ``questions.jsonl``:
+    each question keeps its `category`, `book` and `evidence` statements; `split` is ``dev``
+    for the questions of the books :func:`dev_books` draws. `support` is left empty: the
+    evidence is paraphrased, so its text units are labelled by a rule over an index's chunks
+    (``studies/graphrag_bench_labels.py``)."""
+    source, out = Path(source), Path(out)
+    try:
+        books, rows = (pd.read_parquet(source / name) for name in GRAPHRAG_BENCH_FILES)
+    except (OSError, ValueError) as err:
+        raise BenchmarkError(f"GraphRAG-Bench folder {source}: {err}") from err
+    docs = out / "docs"
+    if docs.exists():
+        shutil.rmtree(docs)
+    docs.mkdir(parents=True)
+    for book in books.itertuples(index=False):
+        text = f"# {book.corpus_name}\n\n{book.context.strip()}\n"
+        (docs / f"{book.corpus_name}.md").write_text(text, encoding="utf-8")
+    names = set(books["corpus_name"])
+    dev = set(dev_books(list(names)))
+    lines, kinds = [], {}
+    for i, row in enumerate(rows.itertuples(index=False)):
+        if row.question_type not in GRAPHRAG_BENCH_TYPES or row.source not in names:
+            raise BenchmarkError(f"{source}: question [{i}] ({row.id}) has an unknown type or book")
+        category = row.question_type.lower().replace(" ", "_")
+        kinds[category] = kinds.get(category, 0) + 1
+        record = {
+            "id": row.id,
+            "question": row.question,
+            "reference": row.answer,
+            "type": GRAPHRAG_BENCH_TYPES[row.question_type],
+            "category": category,
+            "book": row.source,
+            "split": "dev" if row.source in dev else "test",
+            "support": [],
+            "answer_keywords": [row.answer] if category == "fact_retrieval" else [],
+            "evidence": [s.strip() for s in row.evidence.split(";") if s.strip()],
+        }
+        lines.append(json.dumps(record, ensure_ascii=False))
+    (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name in ("README.txt", "LICENSE.txt"):
+        if (source / name).is_file():
+            shutil.copy(source / name, out / f"SOURCE_{name}")
+    return ConversionSummary(out, len(lines), len(books), 0, {}, kinds)

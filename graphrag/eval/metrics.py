@@ -179,7 +179,8 @@ class EvidenceIndex:
             units[S.ID], units[S.TEXT], units[S.DOCUMENT_IDS], strict=True
         ):
             self.text_of_unit[unit] = _flat(text)
-            self.documents_of_unit[unit] = list(documents)
+            self.units_of_document[unit] = [unit]  # support may name text units, not documents
+            self.documents_of_unit[unit] = [*documents, unit]
             for document in documents:
                 self.units_of_document.setdefault(document, []).append(unit)
 

@@ -80,7 +80,9 @@ def _check(record: object, where: str, seen: set[str]) -> dict:
 def load_questions(path: str | Path, documents: set[str] | None = None) -> pd.DataFrame:
     """Return the questions table; a malformed line is an error naming ``path:line``.
 
-    With ``documents`` (the index's document ids), support ids must name real documents.
+    With ``documents`` (the index's document and text unit ids), support ids must name real
+    ones; a set whose support names text units records their chunking (``support_chunking``,
+    e.g. GraphRAG-Bench's), and a mismatch says so.
     """
     path = Path(path)
     try:
@@ -99,6 +101,12 @@ def load_questions(path: str | Path, documents: set[str] | None = None) -> pd.Da
             raise QuestionSetError(f"{where}: not valid JSON ({err.msg})") from err
         row = _check(record, where, seen)
         unknown = [d for d in row["support"] if documents is not None and d not in documents]
+        if unknown and record.get("support_chunking"):
+            raise QuestionSetError(
+                f"{where}: support names text units unknown to the index {unknown[:3]}: they "
+                f"were labelled on chunks of {record['support_chunking']}; index the corpus "
+                "with those [chunking] settings"
+            )
         if unknown:
             raise QuestionSetError(f"{where}: support names unknown document(s) {unknown}")
         seen.add(row["id"])

@@ -11,6 +11,7 @@ compared with naive RAG by the paired test, Holm-corrected over the methods per 
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,10 @@ class RetrievalEvalError(ValueError):
 
 async def retrieve_one(method: Method, question: pd.Series) -> dict[str, Any]:
     """Return one record: the context ``method`` would show the model for ``question``."""
+    start = time.perf_counter()
     with track_usage() as usage:
         retrieval = await method.aretrieve_ranked(question["question"])
+    seconds = time.perf_counter() - start
     return {
         "question_id": question["id"],
         "split": question.get("split", DEFAULT_SPLIT),
@@ -58,6 +61,7 @@ async def retrieve_one(method: Method, question: pd.Series) -> dict[str, Any]:
         "context_tokens": sum(tokens.count_tokens(i.text) for i in retrieval.items),
         "llm_calls": usage.calls,
         "prompt_tokens": usage.prompt_tokens,
+        "seconds": seconds,
     }
 
 
@@ -143,7 +147,8 @@ def run_retrieval(
     check_methods(methods)
     primary = parse_primary(settings.eval.primary)  # a malformed one stops before any call
     check_names("primary hypothesis", primary, methods, list(SCORES))
-    questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
+    known = set(index.documents[S.ID]) | set(index.text_units[S.ID])
+    questions = load_questions(questions_path, documents=known)
     if limit:
         questions = questions.head(limit)
     records = run_sync(retrieve_all(chosen, questions, progress))

@@ -103,7 +103,9 @@ def write_report(
     tests = baseline_tests(rows, options, meta.get(PRIMARY_FIELD))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    records.drop(columns=["contexts"], errors="ignore").to_parquet(out / RECORDS, index=False)
+    # timings vary run to run: printed by the command, not kept with the scores
+    kept = records.drop(columns=["contexts", "seconds"], errors="ignore")
+    kept.to_parquet(out / RECORDS, index=False)
     tests.to_csv(out / TESTS, index=False)
     hop_rows.to_csv(out / HOPS_CSV, index=False)
     (out / RUN).write_text(json.dumps({**meta, **options}, indent=1) + "\n", encoding="utf-8")
