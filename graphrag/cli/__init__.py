@@ -35,24 +35,11 @@ from graphrag.text.embeddings import EmbeddingError
 
 # Errors in what the user gave (a file, a setting, an endpoint): one line, not a traceback.
 USER_ERRORS = (
-    BenchmarkError,
-    DeclarationError,
-    PowerPlanError,
-    DocumentError,
-    EmbeddingError,
-    QuestionSetError,
-    RetrievalEvalError,
-    GoldGraphError,
-    IndexLoadError,
-    LLMError,
-    EmbeddedServerError,
-    UnknownMethodError,
-    IncrementalError,
-    ProjectExistsError,
-    PromptTemplateError,
-    GraphDatabaseError,
-    GraphQueryError,
-)
+    BenchmarkError, DeclarationError, PowerPlanError, DocumentError, EmbeddingError,
+    QuestionSetError, RetrievalEvalError, GoldGraphError, IndexLoadError, LLMError,
+    EmbeddedServerError, UnknownMethodError, IncrementalError, ProjectExistsError,
+    PromptTemplateError, GraphDatabaseError, GraphQueryError,
+)  # fmt: skip
 
 
 def _method_limits(text: str) -> dict[str, int | str]:

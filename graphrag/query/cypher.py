@@ -48,6 +48,9 @@ PROVENANCE = (
 )
 
 
+QUERY_MAX_TOKENS = 200  # a query longer than this is one the guard would refuse anyway
+
+
 @dataclass
 class CypherSettings:
     """``[query.cypher]``."""
@@ -59,8 +62,6 @@ class CypherSettings:
     """Rows a query may return (its LIMIT is added or clamped), all shown to the model."""
     timeout_s: float = 10.0
     """Seconds a query may run before the engine stops it (an error the repair turn reads)."""
-    query_max_tokens: int = 200
-    """Tokens of the model's query, at most."""
 
 
 def query_of(reply: str) -> str | None:
@@ -151,7 +152,7 @@ class TextToCypher(Method):
         return GuardLimits(max_rows=self.options.max_rows)
 
     async def _ask(self, messages: prompts.Messages) -> str:
-        reply = await self.llm.achat(messages, max_tokens=self.options.query_max_tokens)
+        reply = await self.llm.achat(messages, max_tokens=QUERY_MAX_TOKENS)
         return reply.text
 
     def _run(self, query: str) -> tuple[str, list[dict[str, Any]]]:
