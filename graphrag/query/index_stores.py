@@ -53,7 +53,9 @@ class IndexStores:
                 f"query.vector_store {vectors!r}: the {name!r} vector store keeps its vectors "
                 "in memory, so it takes no location; name a database backend before the colon"
             )
-        self._vector_folder = index.path / "vectors" / name if index.store else None
+        # an index in memory (no store, or a stand-in in a test) has no folder to keep them in
+        stored = getattr(index, "store", None) is not None
+        self._vector_folder = index.path / "vectors" / name if stored else None
         self._reports: tuple[Any, VectorStore] | None = None
         self._facts: VectorStore | None = None  # needs an embedder, so not a cached_property
 
