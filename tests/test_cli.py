@@ -127,6 +127,8 @@ def test_method_names_keep_opt_in_methods_out_of_all_unless_asked() -> None:
         "hybrid",
         "integrate",
         "cypher",
+        "step_back",
+        "decomposition",
     }
     assert not set(OPT_IN_METHODS) & set(METHODS)
 
