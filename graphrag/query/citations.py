@@ -157,11 +157,6 @@ def nearest_sentence(chunk: str, near: str) -> tuple[int, str]:
     return shared[best], sentences[best]
 
 
-def trace(answer: Answer, index: Index) -> list[Citation]:
-    """Return the citations of ``answer`` traced in ``index`` (see :class:`Tracer`)."""
-    return Tracer(index).trace(answer)
-
-
 def source_list(citations: list[Citation], limit: int | None = None) -> str:
     """The numbered source list printed under an answer, cited numbers marked with "*":
     ``[n]* file chars a-b: "sentence"`` (``limit``: the first that many numbers)."""
