@@ -69,6 +69,12 @@ cache_args=()
   --methods "$(cat data/kestrel_bay/recorded_graph_methods)" --metrics none \
   --method-limits "$(cat data/kestrel_bay/recorded_graph_method_limits)" \
   --out reports/kestrel_bay_graph_queries --quiet
+# The Chinese demo (data/zh_demo, docs/languages.md): its LLM index and one Chinese question
+# through naive RAG and local search, recorded by ZH=1 scripts/record_demo.sh, replayed.
+.venv/bin/python -m graphrag --cache replay index --input data/zh_demo/docs --out output/zh_demo \
+  --quiet
+.venv/bin/python -m graphrag --cache replay query --index output/zh_demo --method naive,local \
+  "$(cat data/zh_demo/recorded_question)"
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
 # a method recorded on the first N questions only (e.g. drift=10: minutes per question live)
