@@ -51,7 +51,9 @@ def save(settings: Settings) -> Path | None:
     """Keep this process's live calls as the project's measured speed (enough of them only;
     an endpoint's speed is probed instead, so only the embedded model's is kept)."""
     seen = LIVE
-    if settings.llm.base_url or seen.calls < MIN_CALLS or seen.seconds < MIN_SECONDS:
+    if settings.llm.base_url or not seen.embedded:  # a test's fake LLM is not this machine's
+        return None
+    if seen.calls < MIN_CALLS or seen.seconds < MIN_SECONDS:
         return None
     path = speed_file(settings)
     record = {

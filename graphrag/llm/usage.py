@@ -48,6 +48,7 @@ class Live:
     completion_tokens: int = 0
     started: float | None = None
     ended: float = 0.0
+    embedded: bool = False  # an embedded server answered here (not a fake, not an endpoint)
 
     @property
     def seconds(self) -> float:

@@ -23,7 +23,7 @@ import httpx
 from filelock import FileLock
 from tqdm import tqdm
 
-from graphrag.llm import progress
+from graphrag.llm import progress, usage
 from graphrag.llm.calibration import local_speed
 from graphrag.llm.embedded.weights import INSTALL_EMBEDDED, assemble_weights, graphrag_home
 from graphrag.settings import Settings
@@ -181,6 +181,7 @@ class EmbeddedServer:
                 announce(f"using the embedded model already running at {reused[0]}")
             found = reused or self._start(signature)
         self.url, self._pid = found
+        usage.LIVE.embedded = True  # live calls from now on are this machine's model speed
         if not self.settings.embedded.model_file:  # the speed measured is the default model's
             progress.calibrate(local_speed(self.settings), str(self.log_file))
         return self.base_url
