@@ -27,11 +27,17 @@ from graphrag.settings import REPO_ROOT
 EXTRACTION = "You build a knowledge graph"
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a script's `graphrag ... &` starts
+
+
+@pytest.mark.parametrize("started_by", ["a terminal", "a script with &"])
 def test_sigterm_mid_extraction_reports_k_of_n_and_exits_non_zero(
-    fake_llm: FakeLLM, demo_subset: Path, tmp_path: Path
+    fake_llm: FakeLLM, demo_subset: Path, tmp_path: Path, started_by: str
 ) -> None:
     """The second extraction call is held until the run is stopped: the log must not say
-    "done", and the exit code must say the run did not finish."""
+    "done", and the exit code must say the run did not finish. A background job of a script
+    ignores SIGINT; SIGTERM must stop it all the same (it once left such a run going)."""
     arrived, release, extractions = threading.Event(), threading.Event(), [0]
 
     def held_model(body: dict) -> str:
@@ -56,7 +62,10 @@ def test_sigterm_mid_extraction_reports_k_of_n_and_exits_non_zero(
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
     env["TRANSFORMERS_OFFLINE"] = "1"
     command = [sys.executable, "-m", "graphrag", "index", "--root", str(project)]
-    run = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    preexec = _ignore_sigint if started_by == "a script with &" else None
+    run = subprocess.Popen(
+        command, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=preexec
+    )
     try:
         while not arrived.wait(0.05):
             assert run.poll() is None, run.stderr.read()

@@ -380,6 +380,10 @@ def _interrupt_on_sigterm(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # A job started with `&` by a script ignores SIGINT, so the SIGTERM above (turned into
+        # SIGINT) would be ignored too and `kill` would not stop the run: stop as Ctrl-C does.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
