@@ -69,6 +69,16 @@ cache_args=()
   --methods "$(cat data/kestrel_bay/recorded_graph_methods)" --metrics none \
   --method-limits "$(cat data/kestrel_bay/recorded_graph_method_limits)" \
   --out reports/kestrel_bay_graph_queries --quiet
+# Declining what the documents do not say (docs/evaluation.md): the 12 planted unanswerable
+# twins beside the 12 demo questions they were made from, through naive RAG and local search,
+# with the packaged answer prompt and with the declining variant (data/kestrel_bay/declining.toml);
+# `declined` on the twins is the rejection rate, on their sources the false-rejection rate.
+.venv/bin/python -m graphrag --cache replay eval --index output/kestrel_bay \
+  --questions data/kestrel_bay/unanswerable_paired.jsonl --methods naive,local --metrics none \
+  --out reports/kestrel_bay_unanswerable --quiet
+.venv/bin/python -m graphrag --config data/kestrel_bay/declining.toml --cache replay eval \
+  --index output/kestrel_bay --questions data/kestrel_bay/unanswerable_paired.jsonl \
+  --methods naive,local --metrics none --out reports/kestrel_bay_unanswerable_declining --quiet
 # The Chinese demo (data/zh_demo, docs/languages.md): its LLM index and one Chinese question
 # through naive RAG and local search, recorded by ZH=1 scripts/record_demo.sh, replayed.
 .venv/bin/python -m graphrag --cache replay index --input data/zh_demo/docs --out output/zh_demo \
