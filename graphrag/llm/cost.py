@@ -108,6 +108,15 @@ class CostEstimate:
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
 
 
+def usable_cores() -> int:
+    """Return the CPU cores this process may run on (its affinity: a container's or
+    ``taskset``'s limit), the embedded server's threads: one more makes llama.cpp crawl."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
 def measured(package: str, name: str) -> dict[str, Any]:
     """Return a committed measurement file of ``package`` (written by studies/cost_model.py)."""
     return json.loads((importlib.resources.files(package) / name).read_text(encoding="utf-8"))
@@ -120,7 +129,7 @@ def embedded_speed(settings: Settings) -> ModelSpeed:
     source = f"embedded model, {figures['measured_on']} ({figures['source']})"
     emb = settings.embedded
     server = figures["server"]
-    if emb.model_file or (emb.parallel, emb.threads) != (server["parallel"], server["threads"]):
+    if emb.model_file or (emb.parallel, usable_cores()) != (server["parallel"], server["threads"]):
         source += "; measured on the default model and server, yours differs"
     return ModelSpeed(
         figures["prompt_tokens_per_second"],

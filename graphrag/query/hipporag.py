@@ -31,6 +31,8 @@ from graphrag.text.tokens import count_tokens, message_tokens
 
 SYNONYM_NEIGHBOURS = 100  # HippoRAG.py add_synonymy_edges: at most ~100 synonyms per phrase
 SYNONYM_BATCH = 1024  # rows of the name-similarity matrix computed at a time (memory only)
+# Name similarity from which two entities get a synonym edge (synonymy_edge_sim_threshold)
+SYNONYM_THRESHOLD = 0.8
 
 
 @dataclass
@@ -41,8 +43,6 @@ class HippoRAGSettings:
     """Facts linked to the question, and entities seeded from them (linking_top_k)."""
     passage_node_weight: float = 0.05
     """Weight of every passage's dense score in the walk's seeds (passage_node_weight)."""
-    synonym_threshold: float = 0.8
-    """Name similarity from which two entities get a synonym edge (synonymy_edge_sim_threshold)."""
     recognition_filter: bool = True
     """Let the model drop linked facts that do not help (recognition memory; one LLM call)."""
 
@@ -160,7 +160,7 @@ class HippoRAG(Method):
             names = [str(t).lower() for t in entities[S.TITLE]]  # HippoRAG lower-cases phrases
             if len(names):
                 vectors = self.embedder.embed(names)
-                pairs = synonym_pairs(names, vectors, self.options.synonym_threshold)
+                pairs = synonym_pairs(names, vectors, SYNONYM_THRESHOLD)
                 add_synonym_edges(known, edges, list(entities[S.ID]), pairs)
         return self.stores.graph_store(nodes, edges)
 
