@@ -24,8 +24,7 @@ from filelock import FileLock
 from tqdm import tqdm
 
 from graphrag.llm import progress
-from graphrag.llm.calibration import local_speed
-from graphrag.llm.cost import usable_cores
+from graphrag.llm.cost import local_speed, usable_cores
 from graphrag.llm.embedded.weights import INSTALL_EMBEDDED, assemble_weights, graphrag_home
 from graphrag.settings import Settings
 
