@@ -23,6 +23,7 @@ from graphrag.index.extract.names import name_key
 from graphrag.index.store import Index
 from graphrag.llm.usage import track_usage
 from graphrag.query.base import Answer, ContextItem, Method, collecting_failures
+from graphrag.query.cypher import TIMEOUT_S
 from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, UnknownMethodError
 from graphrag.stores.cypher_guard import GuardLimits, run_guarded
 from graphrag.stores.graph_db import URL, default_graph_db_path
@@ -246,7 +247,7 @@ class ProjectView:
         method: Any = self.method("cypher")  # query.cypher.TextToCypher
         options = method.options
         bounded, rows = run_guarded(
-            method.db, query, GuardLimits(max_rows=options.max_rows), options.timeout_s
+            method.db, query, GuardLimits(max_rows=options.max_rows), TIMEOUT_S
         )
         return {
             "query": bounded,
