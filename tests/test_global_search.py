@@ -428,11 +428,11 @@ def test_the_recorded_map_replies_hold_echoes_and_answers_that_look_like_them() 
     worded from the question ("... is Dutch."), is not an echo."""
     from conftest import RECORDED_CACHE
 
-    from graphrag.llm.cache import ResponseCache
     from graphrag.query.global_search.map_context import restates_question
+    from studies.recorded import recorded_replies
 
     echoes = high = kept = 0
-    for record in ResponseCache(RECORDED_CACHE, "replay").records("map_points"):
+    for record in recorded_replies(RECORDED_CACHE, "map_points"):
         question = record["request"]["messages"][-1]["content"].rpartition("\n\nQuestion: ")[2]
         reply = json.loads(record["response"]["choices"][0]["message"]["content"])
         for point in reply.get("points", []):

@@ -21,6 +21,7 @@ from test_ppr import (
 from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
+from graphrag.query import hipporag
 from graphrag.query.hipporag import (
     HippoRAG,
     HippoRAGSettings,
@@ -106,9 +107,10 @@ def ranked(method: HippoRAG, question: str) -> list[str]:
 
 
 def test_the_recognition_filter_decides_which_facts_seed_the_walk(
-    make_settings, fake_llm: FakeLLM
+    make_settings, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    query = {"chunk_context": "top_k", "top_k": 2, "hipporag": {"linking_top_k": 2}}
+    monkeypatch.setattr(hipporag, "LINKING_TOP_K", 2)
+    query = {"chunk_context": "top_k", "top_k": 2}
     settings = make_settings(fake_llm.base_url, query=query, cache={"mode": "off"})
     question = "Which festival fair did Mayor Lin run?"
     # the two facts linked (a tie, in table order): the mayor opened the pier (1), the mayor

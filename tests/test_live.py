@@ -13,6 +13,7 @@ import math
 from collections import Counter
 
 import pytest
+from conftest import SMOKE_WEIGHTS
 
 from graphrag import prompts
 from graphrag.cli import main as cli_main
@@ -21,14 +22,11 @@ from graphrag.eval.judge import Judge
 from graphrag.index.extract.names import name_key
 from graphrag.index.extract.record_calls import extract_chunk_records
 from graphrag.llm.client import ChatLLM, run_sync, track_usage
-from graphrag.llm.embedded.weights import (
-    SMOKE_WEIGHTS,
-    assemble_weights,
-    graphrag_home,
-)
+from graphrag.llm.embedded.weights import assemble_weights, graphrag_home
 from graphrag.settings import load_settings
 from graphrag.text.embeddings import LocalEmbedder
 from graphrag.workbench import Workbench
+from studies.recorded import recorded_replies
 
 pytestmark = pytest.mark.live_llm
 
@@ -130,7 +128,7 @@ def test_a_second_embedded_server_with_another_model_file_judges(tmp_path, monke
     assert "42" in answer.text
     assert set(ratings) == set(prompts.PAIRWISE_CRITERIA)
     assert all(1.0 <= r <= 5.0 for r in ratings.values())
-    models = Counter(record["request"]["model"] for record in bench.llm.cache.records())
+    models = Counter(r["request"]["model"] for r in recorded_replies(bench.llm.cache.root))
     assert models == {settings.llm.model: 1, small.stem: len(ratings)}  # recorded apart
 
 

@@ -25,6 +25,7 @@ from graphrag.llm.client import (
 )
 from graphrag.llm.coroutines import gather_with_progress
 from graphrag.llm.replies import JSONOutputError
+from studies.recorded import recorded_replies
 
 SCHEMA = {
     "type": "object",
@@ -480,7 +481,7 @@ def test_a_prompt_too_long_for_the_server_is_refused_the_same_way_in_replay(
     with pytest.raises(LLMError, match="answered 400.*exceeds the available context size"):
         llm.chat(user("a long prompt"))
     assert len(cache_files(llm)) == 1
-    assert llm.cache.records() == [], "a refusal holds no reply for the readers of replies"
+    assert recorded_replies(llm.cache.root) == [], "a refusal holds no reply to read"
 
     replay = make_llm(cache={"mode": "replay"})
     with pytest.raises(LLMError, match="answered 400.*exceeds the available context size"):

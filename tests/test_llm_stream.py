@@ -19,9 +19,9 @@ from graphrag.index.extract.records import (
     records_from_json_reply,
 )
 from graphrag.index.extract.stage import extract_graph
-from graphrag.llm.cache import ResponseCache
 from graphrag.llm.client import SEED, TEMPERATURE, ChatLLM, run_sync
 from graphrag.text import tokens
+from studies.recorded import recorded_replies
 
 TYPES = ["person", "organization", "geo", "event", "technology"]
 TEXT = "Mara Okafor directs the Kestrel Bay Marine Institute, which studies the Corvin Reef."
@@ -149,7 +149,7 @@ def test_stop_repeats_in_extraction_keeps_the_unique_records(
 def demo_extractions() -> list[tuple[str, str]]:
     """(chunk text, reply as record lines) of the recorded demo extraction replies."""
     found = []
-    for record in ResponseCache(RECORDED_CACHE, "replay").records("graph_extraction"):
+    for record in recorded_replies(RECORDED_CACHE, "graph_extraction"):
         chunk = record["request"]["messages"][3]["content"].removeprefix("Text:\n")
         reply = record["response"]["choices"][0]["message"]["content"]
         found.append((chunk, records_from_json_reply(reply) + "\n"))

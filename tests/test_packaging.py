@@ -16,11 +16,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import SMOKE_WEIGHTS
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from graphrag.llm.embedded.server import EmbeddedServer, EmbeddedServerError
-from graphrag.llm.embedded.weights import SMOKE_WEIGHTS, WeightsError, WeightSpec, assemble_weights
+from graphrag.llm.embedded.weights import WeightsError, WeightSpec, assemble_weights
 from graphrag.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]

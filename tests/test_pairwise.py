@@ -181,7 +181,7 @@ def test_eval_command_judges_the_global_questions_from_the_recorded_ratings(
     demo_index, tmp_path, monkeypatch
 ) -> None:
     """The batch command over the demo's recorded default answers: the judge reads only the
-    global questions (eval.pairwise_types); every rating of the pairs and of the planted
+    global questions (pairwise.JUDGED_TYPES); every rating of the pairs and of the planted
     controls (6 per method of the pair) replays, and the report says whether the judge passed
     them, from the same numbers the win-rate table shows."""
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "embeddings.sqlite"))

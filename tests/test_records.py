@@ -20,15 +20,15 @@ from graphrag.index.extract.records import (
     to_records,
 )
 from graphrag.index.extract.stage import extract_graph
-from graphrag.llm.cache import ResponseCache
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
+from studies.recorded import recorded_replies
 
 
 def recorded_extractions() -> list[tuple[str, str]]:
     """(reply text, finish reason) of every recorded demo extraction reply."""
     replies = []
-    for record in ResponseCache(RECORDED_CACHE, "replay").records("graph_extraction"):
+    for record in recorded_replies(RECORDED_CACHE, "graph_extraction"):
         choice = record["response"]["choices"][0]
         replies.append((choice["message"]["content"], choice["finish_reason"]))
     return replies
@@ -212,7 +212,7 @@ def recorded_record_replies() -> list[str]:
     """Every recorded reply in the record format (the demo's lean re-index and MuSiQue)."""
     return [
         r["response"]["choices"][0]["message"]["content"]
-        for r in ResponseCache(RECORDED_CACHE, "replay").records()
+        for r in recorded_replies(RECORDED_CACHE)
         if str(r["request"]["messages"][0]["content"]).startswith(LEAN_SYSTEM)
     ]
 

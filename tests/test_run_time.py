@@ -18,8 +18,8 @@ from conftest import FakeLLM, Reply, indexing_model
 from graphrag.llm import progress
 from graphrag.llm.context_check import PROBE_INSTRUCTION
 from graphrag.llm.coroutines import gather_with_progress, run_sync
-from graphrag.llm.cost import ModelSpeed
-from graphrag.llm.embedded.server import server_threads, usable_cores
+from graphrag.llm.cost import ModelSpeed, usable_cores
+from graphrag.llm.embedded.server import EmbeddedServer
 from graphrag.llm.progress import RunProgress
 from graphrag.llm.stream import StopRuleFactory
 from graphrag.settings import REPO_ROOT
@@ -133,9 +133,8 @@ def test_streamed_reply_tokens_count_while_they_arrive(fake_llm: FakeLLM, make_l
 def test_server_threads_follow_the_usable_cores(make_settings) -> None:
     cores = len(os.sched_getaffinity(0))
     assert usable_cores() == cores
-    assert server_threads(make_settings()) == cores  # not set: every usable core
-    assert server_threads(make_settings(embedded={"threads": 1})) == 1
-    assert server_threads(make_settings(embedded={"threads": cores + 8})) == cores
+    signature = EmbeddedServer(make_settings()).signature(Path("model.gguf"))
+    assert signature[signature.index("--threads") + 1] == str(cores)
 
 
 def test_a_query_shows_its_calls_on_one_live_line(fake_llm: FakeLLM, make_llm, capsys) -> None:

@@ -83,6 +83,11 @@ def _switch(text: str) -> dict[str, str]:
     return {"action": "store_true", "help": text}
 
 
+def _a(help: str, **options: Any) -> dict[str, Any]:
+    """add_argument's keywords: ``help`` and ``options``."""
+    return {"help": help, **options}
+
+
 INDEX = "index folder (default: setting project.output)"
 LIMIT = {"type": int, "help": "only the first N questions"}
 PRIMARY = {
@@ -121,15 +126,8 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
             "--input": "corpus folder, text file or .jsonl (default: setting project.input)",
             "--out": "index folder to write or update (default: setting project.output)",
             "--add": "add these documents to the index --out (only they are extracted)",
-            "--delete": {
-                "action": "append",
-                "metavar": "DOC_ID",
-                "help": "delete a document from --out",
-            },
-            "--method": {
-                "choices": ["llm", "nlp"],
-                "help": "graph extraction (setting index.method)",
-            },
+            "--delete": _a("delete a document from --out", action="append", metavar="DOC_ID"),
+            "--method": _a("graph extraction (setting index.method)", choices=["llm", "nlp"]),
             "--lazy-reports": _switch(
                 "write LLM community reports when a query first reads them (index.lazy_reports)"
             ),
@@ -150,11 +148,11 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         {
             "question": {},
             "--index": INDEX,
-            "--method": {
-                "default": "local",
-                "help": f"{', '.join(ALL_METHODS)}, a comma list, or all (the default methods "
+            "--method": _a(
+                f"{', '.join(ALL_METHODS)}, a comma list, or all (the default methods "
                 f"{', '.join(METHODS)}); METHOD+rerank adds the rerank stage ([query.rerank])",
-            },
+                default="local",
+            ),
             "--opt-in": _switch(
                 f"`all` also includes the opt-in methods ({', '.join(OPT_IN_METHODS)})"
             ),
@@ -172,40 +170,40 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
             "--out": "report folder (default: setting project.reports)",
             "--types": "only questions of these types, comma list (e.g. global)",
             "--limit": LIMIT,
-            "--method-limits": {
-                "type": _method_limits,
-                "metavar": "METHOD=N|SPLIT,...",
-                "help": "answer only the first N of those questions, or those of one split, with "
+            "--method-limits": _a(
+                "answer only the first N of those questions, or those of one split, with "
                 "METHOD (one still being recorded, e.g. drift=10, or costly: hipporag=test); its "
                 "n is its own and paired tests use the common questions",
-            },
-            "--judge-controls": {
-                "type": int,
-                "default": DEFAULT_PAIRS,
-                "metavar": "N",
-                "help": "planted control pairs per RAGAS metric that measure the judge (default: "
+                type=_method_limits,
+                metavar="METHOD=N|SPLIT,...",
+            ),
+            "--judge-controls": _a(
+                "planted control pairs per RAGAS metric that measure the judge (default: "
                 "%(default)s; 0: none)",
-            },
-            "--judge-sample": {
-                "type": int,
-                "metavar": "N",
-                "help": "judge faithfulness and context recall on a seeded sample of N questions "
+                type=int,
+                default=DEFAULT_PAIRS,
+                metavar="N",
+            ),
+            "--judge-sample": _a(
+                "judge faithfulness and context recall on a seeded sample of N questions "
                 "(from the test split when the set has one; default: eval.judge_sample; 0: all)",
-            },
-            "--pairwise": {
-                "nargs": "?",
-                "const": "all",
-                "metavar": "PAIRS",
-                "help": "also judge answers head to head: all method pairs, or A:B,C:D",
-            },
-            "--pairwise-controls": {
-                "type": int,
-                "default": DEFAULT_CONTROLS,
-                "metavar": "N",
-                "help": "with --pairwise: planted pairs per method of the pairs (a question's own "
+                type=int,
+                metavar="N",
+            ),
+            "--pairwise": _a(
+                "also judge answers head to head: all method pairs, or A:B,C:D",
+                nargs="?",
+                const="all",
+                metavar="PAIRS",
+            ),
+            "--pairwise-controls": _a(
+                "with --pairwise: planted pairs per method of the pairs (a question's own "
                 "answer against another question's) that measure the pairwise judge (default: "
                 "%(default)s; 0: none)",
-            },
+                type=int,
+                default=DEFAULT_CONTROLS,
+                metavar="N",
+            ),
             "--gold": "gold_graph.json for gold entities (default: the one beside --questions)",
             "--primary": PRIMARY,
             "--gate": GATE,
@@ -213,54 +211,53 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
                 "estimate the LLM calls, tokens and time of answering and judging, and the "
                 "smallest difference the run can detect (--pilot or --paired-sd), and stop"
             ),
-            "--pilot": {
-                "metavar": "REPORT_DIR",
-                "help": "with --dry-run: a previous report whose per-question spread sizes the "
+            "--pilot": _a(
+                "with --dry-run: a previous report whose per-question spread sizes the "
                 "power (eval or retrieval report folder)",
-            },
-            "--paired-sd": {
-                "type": float,
-                "metavar": "SD",
-                "help": "with --dry-run: a stated standard deviation of the paired differences",
-            },
-            "--detect": {
-                "type": float,
-                "default": 0.05,
-                "help": "with --dry-run: the difference whose question count is printed "
+                metavar="REPORT_DIR",
+            ),
+            "--paired-sd": _a(
+                "with --dry-run: a stated standard deviation of the paired differences",
+                type=float,
+                metavar="SD",
+            ),
+            "--detect": _a(
+                "with --dry-run: the difference whose question count is printed "
                 "(default %(default)s)",
-            },
+                type=float,
+                default=0.05,
+            ),
         },
     ),
     "questions": (
         "generate a question set from an index (no questions yet), or plant unanswerable ones",
         {
-            "action": {
-                "choices": ["generate", "plant"],
-                "help": "generate: new questions with the model; plant: unanswerable twins of "
+            "action": _a(
+                "generate: new questions with the model; plant: unanswerable twins of "
                 "--from's questions (an entity swapped for a name the corpus never writes), "
                 "no model call",
-            },
-            "--from": {"dest": "source", "help": "plant: the question set to make twins of"},
+                choices=["generate", "plant"],
+            ),
+            "--from": _a("plant: the question set to make twins of", dest="source"),
             "--index": INDEX,
             "--out": "questions .jsonl to write, its filter log beside (default: setting "
             "project.questions)",
-            "--count": {
-                "type": int,
-                "default": 8,
-                "help": "candidates per kind, before the filters (default 8); plant: how many",
-            },
-            "--kinds": {
-                "default": ",".join(KINDS),
-                "help": f"comma list of {', '.join(KINDS)} (default: all)",
-            },
-            "--seed": {"type": int, "default": DEFAULT_SEED, "help": "sampling and split seed"},
-            "--split": {
-                "choices": SPLIT_CHOICES,
-                "default": DEFAULT_SPLIT,
-                "help": "the split the questions get: test (the default: nothing was tuned on "
+            "--count": _a(
+                "candidates per kind, before the filters (default 8); plant: how many",
+                type=int,
+                default=8,
+            ),
+            "--kinds": _a(
+                f"comma list of {', '.join(KINDS)} (default: all)", default=",".join(KINDS)
+            ),
+            "--seed": _a("sampling and split seed", type=int, default=DEFAULT_SEED),
+            "--split": _a(
+                "the split the questions get: test (the default: nothing was tuned on "
                 "them), dev (you will choose settings on them), or dev+test (dealt alternately "
                 "per kind, seeded)",
-            },
+                choices=SPLIT_CHOICES,
+                default=DEFAULT_SPLIT,
+            ),
         },
     ),
     "retrieval": (
@@ -268,10 +265,7 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         {
             "--index": INDEX,
             "--questions": "questions .jsonl with support ids (default: setting project.questions)",
-            "--methods": {
-                "default": "naive,ppr,local",
-                "help": "comma list of chunk-ranking methods",
-            },
+            "--methods": _a("comma list of chunk-ranking methods", default="naive,ppr,local"),
             "--out": "folder for summary.md and retrieval.parquet (default: retrieval/ in the "
             "project's reports folder)",
             "--limit": LIMIT,
@@ -283,48 +277,37 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         "turn a QA benchmark into a corpus folder and a question set",
         {
             "format": {"choices": ["musique", "hotpotqa", "cmrc2018", "graphrag-bench"]},
-            "--source": {
-                "required": True,
-                "help": "the benchmark .json (or MuSiQue's or GraphRAG-Bench's folder)",
-            },
-            "--out": {"required": True, "help": "folder to write docs/ and questions.jsonl into"},
-            "--questions": {"type": int, "default": 50, "help": "keep the first N questions"},
-            "--distractors": {
-                "type": int,
-                "default": 3,
-                "help": "distractor paragraphs per question",
-            },
-            "--split-seed": {
-                "type": int,
-                "default": None,
-                "help": "deal the questions dev/test by document with this seed",
-            },
+            "--source": _a(
+                "the benchmark .json (or MuSiQue's or GraphRAG-Bench's folder)", required=True
+            ),
+            "--out": _a("folder to write docs/ and questions.jsonl into", required=True),
+            "--questions": _a("keep the first N questions", type=int, default=50),
+            "--distractors": _a("distractor paragraphs per question", type=int, default=3),
+            "--split-seed": _a(
+                "deal the questions dev/test by document with this seed", type=int, default=None
+            ),
         },
     ),
     "graph": (
         "write the index's entity graph as an interactive HTML page, or `export` it into a "
         "graph database",
         {
-            "action": {
-                "nargs": "?",
-                "choices": ["export"],
-                "help": "export: load the index into a Cypher graph database "
+            "action": _a(
+                "export: load the index into a Cypher graph database "
                 "(docs/graph-databases.md); re-running writes only what changed",
-            },
+                nargs="?",
+                choices=["export"],
+            ),
             "--index": INDEX,
             "--out": "HTML file to write, e.g. graph.html (the page; not with export)",
-            "--to": {
-                "default": "ladybug",
-                "help": "with export: ladybug (the embedded database, a file) or a Neo4j URL "
+            "--to": _a(
+                "with export: ladybug (the embedded database, a file) or a Neo4j URL "
                 "bolt://host:7687 (user and password from $NEO4J_USERNAME, $NEO4J_PASSWORD)",
-            },
+                default="ladybug",
+            ),
             "--db": "with export --to ladybug: the database file (default: beside the index "
             "folder, <index>.lbug)",
-            "--level": {
-                "type": int,
-                "default": 0,
-                "help": "community level that colours the nodes",
-            },
+            "--level": _a("community level that colours the nodes", type=int, default=0),
             "--communities": "comma list of community numbers (at --level) to keep; default all",
         },
     ),
@@ -332,21 +315,17 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         "serve the project's index over the Model Context Protocol (docs/mcp.md)",
         {
             "--index": INDEX,
-            "--transport": {
-                "choices": ["stdio", "http"],
-                "default": "stdio",
-                "help": "stdio (the client starts this command) or streamable "
+            "--transport": _a(
+                "stdio (the client starts this command) or streamable "
                 "HTTP at http://HOST:PORT/mcp (default: stdio)",
-            },
-            "--host": {
-                "default": "127.0.0.1",
-                "help": "HTTP: the address to listen on (default: %(default)s, this machine only)",
-            },
-            "--port": {
-                "type": int,
-                "default": 8000,
-                "help": "HTTP: the port (default: %(default)s)",
-            },
+                choices=["stdio", "http"],
+                default="stdio",
+            ),
+            "--host": _a(
+                "HTTP: the address to listen on (default: %(default)s, this machine only)",
+                default="127.0.0.1",
+            ),
+            "--port": _a("HTTP: the port (default: %(default)s)", type=int, default=8000),
         },
     ),
 }

@@ -308,8 +308,7 @@ def _pairwise(
     """Return the pairwise judge's stages: the graded answers, and the closed-book answers
     (their requests built and looked up)."""
     per_method, kinds = figures["methods"], figures["judge_calls"]
-    kept = settings.eval.pairwise_types
-    judged = questions[questions["type"].isin(kept)] if kept else questions
+    judged = questions[questions["type"].isin(pairwise.JUDGED_TYPES)]
     involved = list(dict.fromkeys(m for pair in pairs for m in pair))
     # each rating: one grade call per criterion; the answer's length as the method's replies
     ratings = {m: len(judged) * sum(m in pair for pair in pairs) for m in involved}

@@ -30,6 +30,9 @@ JUDGEMENT_COLUMNS += ["rating_a", "rating_b", "status", "error"]
 # Ratings closer than this (1-5 scale) tie: the judge grades every fluent answer about 4, so
 # what it reads shows in small differences (chosen how: docs/defaults-provenance.md).
 TIE_BAND = 0.05
+# Question types the pairwise judge reads: the GraphRAG paper's criteria are for global,
+# sensemaking questions
+JUDGED_TYPES = ("global",)
 
 
 def parse_pairs(text: str, methods: list[str]) -> list[tuple[str, str]]:

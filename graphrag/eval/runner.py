@@ -260,8 +260,7 @@ def run_evaluation(
     judgements = None
     if pairwise_pairs:
         pairs = pairwise.parse_pairs(pairwise_pairs, methods)
-        kinds = settings.eval.pairwise_types
-        judged = questions[questions["type"].isin(kinds)] if kinds else questions
+        judged = questions[questions["type"].isin(pairwise.JUDGED_TYPES)]
         hyde = settings.query.methods["hyde"]
         closed_book = hyde.max_tokens  # every judged method is also rated against it
         with lines.stage(PAIRWISE_STAGE, "judgements", counts_gathers=False):

@@ -34,9 +34,7 @@ def nlp_extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
         entity_mentions, relationship_mentions, settings.nlp_min_chunks
     )
     n_chunks = len(tables["text_units"])
-    relationship_mentions = pmi_weights(
-        relationship_mentions, entity_mentions, n_chunks, settings.nlp_top_edges_per_entity
-    )
+    relationship_mentions = pmi_weights(relationship_mentions, entity_mentions, n_chunks)
     return {
         **tables,
         "entity_mentions": entity_mentions,

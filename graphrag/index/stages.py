@@ -137,7 +137,7 @@ def link_text_units(
 def communities_stage(tables: Tables, ctx: IndexContext) -> Tables:
     index = ctx.settings.index
     edges = entity_edges(tables["entities"], tables["relationships"])
-    clusters = detect_communities(edges, index.max_cluster_size, index.seed)
+    clusters = detect_communities(edges, index.max_cluster_size)  # its fixed seed
     communities = communities_table(clusters, tables["entities"], tables["relationships"])
     return {**tables, "communities": communities}
 

@@ -169,23 +169,6 @@ class ResponseCache:
         _TASK_MISSES.add(message)
         return CacheMissError(message)
 
-    def records(self, schema_name: str | None = None) -> list[dict[str, Any]]:
-        """Return the stored replies, each once, in key order; with ``schema_name``, only the
-        JSON calls whose response format names that schema (e.g. ``"graph_extraction"``). A
-        reply stored under two stop rules (as the format-1 migration kept some) is one."""
-        found, seen = [], set()
-        for file in sorted(self.root.glob("??/*.json")):
-            record = json.loads(file.read_text(encoding="utf-8"))
-            response_format = record["request"].get("response_format") or {}
-            named = response_format.get("json_schema", {}).get("name")
-            if record.get("status", 200) != 200 or schema_name not in (None, named):
-                continue
-            reply = canonical_json([record["request"], record.get("identity"), record["response"]])
-            if reply not in seen:
-                seen.add(reply)
-                found.append(record)
-        return found
-
     def async_lock(self, key: str) -> asyncio.Lock:
         loop = asyncio.get_running_loop()  # asyncio locks belong to one event loop
         with self._guard:

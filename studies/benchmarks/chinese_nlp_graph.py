@@ -32,9 +32,7 @@ def measure(folder, settings: IndexSettings):
     entity_mentions, relationship_mentions = keep_frequent(
         entity_mentions, relationship_mentions, settings.nlp_min_chunks
     )
-    relationship_mentions = pmi_weights(
-        relationship_mentions, entity_mentions, len(units), settings.nlp_top_edges_per_entity
-    )
+    relationship_mentions = pmi_weights(relationship_mentions, entity_mentions, len(units))
     entities, relationships = nlp_graph(entity_mentions, relationship_mentions, 800)
     return extraction_quality(entities, relationships, load_gold_graph(folder / "gold_graph.json"))
 

@@ -5,7 +5,7 @@
 
 Two projects, each with an empty cache, so every call is live. First a short run indexes the
 first ``--calibrate`` demo documents: it keeps this machine's speed in its project
-(graphrag/llm/calibration.py). That file is copied into the second project, whose dry run for
+(graphrag/llm/cost.py). That file is copied into the second project, whose dry run for
 the whole demo corpus is then made and followed by its live index. The record holds, per LLM
 stage, the estimate's seconds with this machine's speed and with the committed figures
 (measured elsewhere), and the seconds the run took; the ratio is actual / estimate.
@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from graphrag.llm import calibration
+from graphrag.llm import cost
 from graphrag.llm.cost import embedded_speed
 from graphrag.project import init_project
 from graphrag.settings import REPO_ROOT
@@ -51,15 +51,15 @@ def measure(calibrate: int) -> dict:
         with Workbench(root=first, cache="on") as bench:
             bench.index(progress=False)
         calibration_seconds = time.monotonic() - started
-        kept = calibration.speed_file(Workbench(root=first).settings)
+        kept = cost.speed_file(Workbench(root=first).settings)
         second = project(Path(tmp) / "demo", documents)
         with Workbench(root=second, cache="on") as bench:
-            target = calibration.speed_file(bench.settings)
+            target = cost.speed_file(bench.settings)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(kept, target)
             estimate = bench.estimate_index()
             committed = embedded_speed(bench.settings)
-            speed = calibration.local_speed(bench.settings)
+            speed = cost.local_speed(bench.settings)
             summary = bench.index(progress=False)
     actual = {k: v["wall_seconds"] for k, v in summary.stages.items() if k in LLM_STAGES}
     with_local = stage_seconds(estimate)
@@ -68,7 +68,7 @@ def measure(calibrate: int) -> dict:
     total = sum(actual.values())
     return {
         "command": "python -m studies.benchmarks.dry_run_accuracy",
-        "machine": calibration.machine(),
+        "machine": cost.machine(),
         "load_average_after": round(os.getloadavg()[1], 2),  # over the last 5 minutes
         "calibration": {
             "documents": calibrate,

@@ -34,8 +34,8 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from graphrag.llm.cache import ResponseCache
 from graphrag.settings import REPO_ROOT
+from studies.recorded import recorded_replies
 
 QUESTIONS = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
 
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> None:
         cache = "on" if args.record else "replay"
         print("\n".join(compare(args.compare, args.questions, cache, arms)))
         return
-    records = ResponseCache(args.cache, mode="replay").records("map_points")
+    records = recorded_replies(args.cache, "map_points")
     counts = position_counts(records)
     calls = Counter(len(batch_reports(r["request"]["messages"][-1]["content"])) for r in records)
     print(f"recorded map calls: {len(records)} ({sum(calls[s] for s in counts)} of 2+ reports)")

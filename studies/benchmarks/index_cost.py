@@ -45,11 +45,11 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from graphrag.llm.cache import ResponseCache
 from graphrag.settings import REPO_ROOT, repo_relative
 from graphrag.text.tokens import count_tokens
 from studies.benchmarks.report_copy_rule import COPY_CHARS, MIN_JUDGED, ReportCopyStop, normalized
 from studies.lean import LEAN_INDEX_SETTINGS
+from studies.recorded import recorded_replies
 
 PER = 1000  # costs are per this many corpus tokens
 EXTRACTION_SCHEMA_NAME = "graph_extraction"
@@ -508,14 +508,14 @@ def _grounded_lost(text: str, offset: int, chunk: str) -> tuple[int, int]:
 
 def _extraction_records(cache: Path) -> list[dict[str, Any]]:
     """Return the recorded JSON extraction calls of ``cache`` (request and response)."""
-    return ResponseCache(cache, "replay").records(EXTRACTION_SCHEMA_NAME)
+    return recorded_replies(cache, EXTRACTION_SCHEMA_NAME)
 
 
 def _report_replies(cache: Path) -> list[tuple[dict[str, Any], str, dict[str, Any]]]:
     """Return (record, reply text, parsed report) of every recorded JSON community report
     whose reply parses as a JSON object."""
     found = []
-    for record in ResponseCache(cache, "replay").records(REPORT_SCHEMA_NAME):
+    for record in recorded_replies(cache, REPORT_SCHEMA_NAME):
         text = record["response"]["choices"][0]["message"]["content"] or ""
         try:
             value = json.loads(text)
@@ -659,7 +659,7 @@ def stop_rules(index: Path, cache: Path) -> str:
     corpus_tokens = int(manifest["summary"]["counts"]["corpus_tokens"])
     completion = sum(s.get("completion_tokens", 0) for s in manifest["summary"]["stages"].values())
     ended = saved = 0
-    for record in ResponseCache(cache, "replay").records():
+    for record in recorded_replies(cache):
         if record["request"].get("response_format") or record.get("stopped_early"):
             continue
         text = (record["response"]["choices"][0]["message"]["content"] or "") + "\n"

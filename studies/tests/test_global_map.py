@@ -14,9 +14,9 @@ from conftest import RECORDED_CACHE, REPO_ROOT
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.llm.cache import ResponseCache
 from graphrag.llm.client import SEED, ChatLLM
 from graphrag.query.global_search.search import GlobalSearch
+from studies.recorded import recorded_replies
 from studies.tests.golden import assert_printed, load_benchmark
 
 
@@ -67,7 +67,7 @@ def test_points_go_to_the_report_sharing_most_words_and_ties_are_split() -> None
 
 def test_every_recorded_map_prompt_splits_into_as_many_reports_as_it_labels() -> None:
     module = global_map()
-    records = ResponseCache(RECORDED_CACHE, mode="replay").records("map_points")
+    records = recorded_replies(RECORDED_CACHE, "map_points")
     assert len(records) > 100
     label = re.compile(r"(?m)^\[\d+\] ")
     for rec in records:

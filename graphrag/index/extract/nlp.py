@@ -324,11 +324,15 @@ def keep_frequent(
     return entity_mentions.reset_index(drop=True), relationship_mentions.reset_index(drop=True)
 
 
+# An edge stays if either of its ends ranks it this high by NPMI (docs/defaults-provenance.md)
+TOP_EDGES_PER_ENTITY = 8
+
+
 def pmi_weights(
     relationship_mentions: pd.DataFrame,
     entity_mentions: pd.DataFrame,
     n_chunks: int,
-    top_per_entity: int,
+    top_per_entity: int = TOP_EDGES_PER_ENTITY,
 ) -> pd.DataFrame:
     """Return the mention pairs worth an edge, ``strength`` set so the merged weight is the
     pair's NPMI over chunks times its co-occurrence count (plus one per shared sentence).

