@@ -101,6 +101,11 @@ musique=(--config data/musique/graphrag.toml)
   --limit "$(cat data/musique/recorded_eval_limit)" \
   --method-limits "$(cat data/musique/recorded_method_limits)" \
   --judge-sample "$(cat data/musique/recorded_judge_sample)" --out reports/musique --quiet
+# MuSiQue's 12 planted unanswerable twins beside the 12 questions they were made from (6 dev,
+# 6 test), through naive RAG and local search with the packaged answer prompt.
+.venv/bin/python -m graphrag "${musique[@]}" --cache replay eval --index output/musique_nlp \
+  --questions data/musique/unanswerable_paired.jsonl --methods naive,local --metrics none \
+  --out reports/musique_unanswerable --quiet
 # The same corpus indexed in the LLM mode (the lean defaults but one, named in
 # data/musique/llm_index.toml; recorded by LLM_INDEX=1 scripts/record_musique.sh), replayed,
 # for its cost beside the NLP mode's.
