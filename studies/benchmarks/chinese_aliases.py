@@ -3,10 +3,11 @@ on CMRC 2018's slice and the Chinese demo, and their precision on hand judgement
 
 Run: .venv/bin/python -m studies.benchmarks.chinese_aliases [--write]
 
-It runs the index's own chunk and extraction stages (no model) and records every merge the
-extraction makes; ``--write`` adds the merges not yet judged to the judgement file with an
-empty verdict. Precision is the share of judged merges marked "yes" (the short form names
-the same entity as the full name in that document); the file says why for each "no".
+It runs the index's own chunk, extraction and graph stages (no model), records every merge
+the extraction makes, and counts the graph's entities and relationships with and without
+them; ``--write`` adds the merges not yet judged to the judgement file with an empty
+verdict. Precision is the share of judged merges marked "yes" (the short form names the
+same entity as the full name in that document); the file says why for each "no".
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import csv
 from pathlib import Path
 
 from graphrag.index.extract import nlp
-from graphrag.index.nlp_stages import nlp_extract_stage
+from graphrag.index.nlp_stages import nlp_extract_stage, nlp_graph_stage
 from graphrag.index.stages import IndexContext, chunk_stage
 from graphrag.settings import REPO_ROOT, Settings
 from graphrag.text.documents import load_documents
@@ -27,9 +28,23 @@ JUDGEMENTS = REPO_ROOT / "studies" / "records" / "chinese_alias_judgements.csv"
 COLUMNS = ["corpus", "document", "short", "full", "rule", "same_entity", "why"]
 
 
-def merges(folder: Path) -> list[tuple[str, str, str, str]]:
-    """Return (document, short form, full name, rule) for each merge the NLP extraction of
-    ``folder``/docs makes, by recording what its short-form rule returns."""
+def graph_with_rule(folder: Path, rule) -> dict:  # noqa: ANN001 - short_forms' signature
+    """Return the NLP index tables of ``folder``/docs up to its graph, extraction's short-form
+    rule replaced by ``rule`` for the run."""
+    settings = Settings()
+    settings.index.method = "nlp"
+    ctx = IndexContext(settings, llm=None, embedder=None, progress=False)  # type: ignore[arg-type]
+    original, nlp.short_forms = nlp.short_forms, rule
+    try:
+        tables = chunk_stage({"documents": load_documents(folder / "docs").documents}, ctx)
+        return nlp_graph_stage(nlp_extract_stage(tables, ctx), ctx)
+    finally:
+        nlp.short_forms = original
+
+
+def merges(folder: Path) -> tuple[list[tuple[str, str, str, str]], dict]:
+    """Return ((document, short form, full name, rule) for each merge the NLP extraction of
+    ``folder``/docs makes, recorded from its short-form rule; the index tables)."""
     made: list[tuple[str, str, str, str]] = []
     rule = nlp.short_forms
 
@@ -38,16 +53,8 @@ def merges(folder: Path) -> list[tuple[str, str, str, str]]:
         made.extend((d, short, full, why) for (d, short), (full, why) in found.items())
         return found
 
-    settings = Settings()
-    settings.index.method = "nlp"
-    ctx = IndexContext(settings, llm=None, embedder=None, progress=False)  # type: ignore[arg-type]
-    nlp.short_forms = recording
-    try:
-        tables = chunk_stage({"documents": load_documents(folder / "docs").documents}, ctx)
-        nlp_extract_stage(tables, ctx)
-    finally:
-        nlp.short_forms = rule
-    return sorted(made)
+    tables = graph_with_rule(folder, recording)
+    return sorted(made), tables
 
 
 def read_judgements(path: Path = JUDGEMENTS) -> list[dict]:
@@ -64,8 +71,13 @@ def main() -> None:
     judged = {(j["corpus"], j["document"], j["short"]): j for j in read_judgements()}
     rows = list(judged.values())
     for corpus, folder in CORPORA.items():
-        found = merges(folder)
-        print(f"{corpus}: {len(found)} merges")
+        found, tables = merges(folder)
+        before = graph_with_rule(folder, lambda names, text_units: {})
+        print(
+            f"{corpus}: {len(found)} merges; NLP graph without them / with them: "
+            f"{len(before['entities']):,} / {len(tables['entities']):,} entities, "
+            f"{len(before['relationships']):,} / {len(tables['relationships']):,} relationships"
+        )
         for document, short, full, rule in found:
             verdict = judged.get((corpus, document, short), {}).get("same_entity", "")
             print(f"  {document}: {short} -> {full} ({rule}) {verdict or 'not judged'}")
