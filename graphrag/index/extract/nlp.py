@@ -21,6 +21,7 @@ import pandas as pd
 from graphrag import schemas as S
 from graphrag.index.extract.names import display_name, name_key
 from graphrag.index.extract.stage import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS, dropped_row
+from graphrag.index.graph.aliases import short_forms, unit_documents
 from graphrag.settings import IndexSettings
 from graphrag.text import lang
 from graphrag.text.lang import sentences
@@ -239,6 +240,11 @@ def extract_graph_nlp(
         name.casefold() for _, found in per_unit for name, _, initial, _, _ in found if not initial
     }
     longer_names = _longer_names(per_unit, aliases)
+    typed = [(uid, name, kind) for uid, found in per_unit for name, _, _, _, kind in found if kind]
+    document_of = unit_documents(text_units)
+    short = {
+        (d, name_key(s)): name_key(f) for (d, s), (f, _) in short_forms(typed, text_units).items()
+    }
     mentions: dict[tuple[str, str], None] = {}  # (name key, chunk) in first-seen order
     sentences_of: dict[tuple[str, str], list[str]] = defaultdict(list)
     surface: dict[str, Counter] = defaultdict(Counter)
@@ -259,12 +265,14 @@ def extract_graph_nlp(
                 why = "ambiguous short name: part of several longer names"
                 dropped.append(dropped_row(uid, name, why, ", ".join(sorted(longer))))
                 continue
+            key = short.get((document_of[uid], key), key)  # a Chinese short form, in its document
             if not key:
                 continue
-            if name_key(name) == key:  # an alias or a short form does not name the entity
+            own = name_key(name) == key  # an alias or a short form does not name the entity
+            if own:
                 surface[key][display_name(name)] += 1
             titled[key] += title is not None
-            if kind:
+            if kind and own:
                 kinds[key][kind] += 1
             mentions.setdefault((key, uid), None)
             if sentence not in sentences_of[(key, uid)]:

@@ -3,6 +3,11 @@ Institute", when the text defines the acronym ("Long Name (ABBR)", "ABBR (Long N
 the Long Name") or its letters are the initials of exactly one other entity that most of its
 chunks also name. An acronym two long names could stand for is left alone (a wrong merge
 mixes two entities' facts). The mention tables are rewritten, so everything follows.
+
+Chinese short forms (:func:`short_forms`) have no capitals to go by: a name is the short form
+of a longer one in the same document when the text says so (L（简称S）), when it is the
+longer name without a generic tail (舟山 / 舟山市, 阿里巴巴 / 阿里巴巴集团), or when it keeps the
+longer name's start and its organization or place word (青澜湾合作社 / 青澜湾海藻养殖合作社).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.extract.names import mentioned, name_key
+from graphrag.text.lang import chinese
 
 ALIAS_SELF_LOOP = "relationship of an alias with its long name"
 # Lower-case words a long name may hold; their initials may or may not be in the acronym
@@ -108,6 +114,70 @@ def definitions(text: str) -> list[tuple[str, str, str]]:
     return found
 
 
+def _short_form_rule(short: str, short_type: str, full: str, full_type: str, text: str) -> str:
+    """Return the rule by which ``short`` names ``full`` in ``text`` ("" when none does)."""
+    if not 2 <= len(short) < len(full) or short in chinese.NOT_NAMES:
+        return ""
+    said = rf"{re.escape(full)}[^。；\n]{{0,12}}?简称为?[「“『\"]?{re.escape(short)}"
+    if re.search(said, text):
+        return "简称"
+    # jieba tags transliterated places and brands as people (米泽/nr, 阿里巴巴/nrt)
+    if short_type not in (full_type, "person"):
+        return ""
+    tail = full[len(short) :] if full.startswith(short) else ""
+    # 天津市 is not 天津市区: a place with a tail of its own is a full name already
+    tailed = any(short.endswith(t) for t, kind in chinese.GENERIC_TAILS.items() if kind == "geo")
+    if chinese.GENERIC_TAILS.get(tail) == full_type and not (tailed and full_type == "geo"):
+        return "generic tail"
+    for cut in range(len(short) - 1, 1, -1):
+        start, head, middle = short[:cut], short[cut:], full[cut : len(full) - len(short) + cut]
+        if (
+            full.startswith(start)
+            and full.endswith(head)
+            and chinese.suffix_type(head) == full_type
+            and not any(word in middle for word in chinese.SUFFIX_TYPES)  # a parent or a part
+            and not chinese.is_dictionary_word(short)  # 北京大学 is not 北京师范大学
+        ):
+            return "start and head"
+    return ""
+
+
+def unit_documents(text_units: pd.DataFrame) -> dict[str, str]:
+    """Return {text unit id: its (first) document id}; a table without documents: the unit."""
+    units = text_units.get(S.DOCUMENT_IDS, text_units[S.ID].map(lambda unit: [unit]))
+    return dict(zip(text_units[S.ID], units.str[0], strict=True))
+
+
+def short_forms(
+    names: list[tuple[str, str, str]], text_units: pd.DataFrame
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """Return {(document, short form): (full name, rule)} among ``names`` ((text unit id,
+    name, type)) written in Han characters: the merge holds in the document that names both
+    (宝山 is 宝山区 beside it, not in another document's 宝山镇). A short form that could stand
+    for two full names there, or a full name that is itself a short form, is left alone, as
+    an ambiguous acronym is."""
+    document_of = unit_documents(text_units)
+    texts: dict[str, str] = defaultdict(str)
+    for unit, text in zip(text_units[S.ID], text_units[S.TEXT], strict=True):
+        texts[document_of[unit]] += text
+    by_document: dict[str, dict[str, str]] = defaultdict(dict)
+    for unit, name, kind in names:
+        if all(chinese.HAN.match(c) for c in name):
+            by_document[document_of[unit]].setdefault(name, kind)
+    merges = {}
+    for document, types in by_document.items():
+        found: dict[str, dict[str, str]] = defaultdict(dict)
+        for short, short_type in types.items():
+            for full, full_type in types.items():
+                rule = _short_form_rule(short, short_type, full, full_type, texts[document])
+                if rule:
+                    found[short][full] = rule
+        for short, fulls in found.items():
+            if len(fulls) == 1 and next(iter(fulls)) not in found:
+                merges[(document, short)] = next(iter(fulls.items()))
+    return merges
+
+
 def find_alias_pairs(entity_mentions: pd.DataFrame, text_units: pd.DataFrame) -> list[AliasPair]:
     """Return the acronym merges the chunk text supports among the mentioned entities."""
     keys = set(entity_mentions[S.NAME_KEY])
@@ -134,6 +204,11 @@ def find_alias_pairs(entity_mentions: pd.DataFrame, text_units: pd.DataFrame) ->
             # most of the acronym's chunks must name the long name too
             if 2 * len(together) > len(texts):
                 candidates[alias].setdefault(canonical, ("initials in one chunk", together[0]))
+    names = list(zip(*(entity_mentions[c] for c in (S.TEXT_UNIT_ID, S.TITLE, S.TYPE)), strict=True))
+    titles, units = entity_mentions[S.TITLE], entity_mentions[S.TEXT_UNIT_ID]
+    first_unit = dict(zip(titles[::-1], units[::-1], strict=True))
+    for (_, short), (full, rule) in short_forms(names, text_units).items():
+        candidates[name_key(short)].setdefault(name_key(full), (rule, first_unit[short]))
     pairs = []
     for alias, found in sorted(candidates.items()):
         if len(found) == 1:  # an acronym that could stand for two names is left alone

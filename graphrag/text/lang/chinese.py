@@ -37,6 +37,15 @@ SUFFIX_TYPES = {
     **dict.fromkeys("省 市 县 区 镇 乡 村 湾 港 岛 河 江 湖 山 路 街".split(), "geo"),
 }
 _SUFFIX = re.compile(f"(?:{'|'.join(sorted(SUFFIX_TYPES, key=len, reverse=True))})$")
+# Tails a full name drops in its short form with no change of referent (舟山市 → 舟山,
+# 阿里巴巴集团 → 阿里巴巴), and the entity type each marks: alias merging's prefix rule.
+GENERIC_TAILS = {
+    **dict.fromkeys("省 市 县 区 州 镇 乡 地区 自治区 自治州 特别行政区".split(), "geo"),
+    **dict.fromkeys(
+        "集团 公司 有限公司 集团公司 总公司 股份有限公司 有限责任公司 集团有限公司".split(),
+        "organization",
+    ),
+}
 _SUFFIX_REACH = 3  # words between a proper noun and its suffix ("青澜湾" 海藻 养殖 "合作社")
 _INNER_TAGS = frozenset({"n", "vn", "l", "ns", "nt", "nz", "b", "j"})
 # Single-character surnames jieba cuts from the given name ("周/nr 明远/a").
@@ -48,7 +57,7 @@ SURNAMES = frozenset(
 )
 _GIVEN_TAGS = frozenset({"nr", "nrfg", "nrt", "a", "ng", "n"})
 # Common nouns jieba's dictionary tags as names (城市/ns, 卫星/nr): never a name alone.
-NOT_NAMES = frozenset("城市 台风 海洋 海湾 海域 卫星 东 南 西 北 国家 地区 世界 全国".split())
+NOT_NAMES = frozenset("城市 都市 台风 海洋 海湾 海域 卫星 东 南 西 北 国家 地区 世界 全国".split())
 # A bound morpheme or adjective jieba leaves before an unknown place ("青/a 澜湾/ns").
 _PREFIX_TAGS = frozenset({"a", "ng"})
 _TITLE = re.compile(r"《([^《》]{1,30})》")
@@ -68,6 +77,19 @@ def _jieba():  # noqa: ANN202 - jieba has no types
         pass
     jieba.initialize()
     return jieba
+
+
+def suffix_type(name: str) -> str | None:
+    """Return the entity type the organization or place word ending ``name`` marks (合作社:
+    organization, 舟山市: geo), or None."""
+    suffix = _SUFFIX.search(name)
+    return SUFFIX_TYPES[suffix.group(0)] if suffix else None
+
+
+def is_dictionary_word(word: str) -> bool:
+    """Return whether jieba's dictionary holds ``word`` whole (北京大学 does, 青澜湾合作社 not;
+    its table also lists every word's prefixes, with frequency 0)."""
+    return _jieba().dt.FREQ.get(word, 0) > 0
 
 
 def fold_punctuation(text: str) -> str:
@@ -148,7 +170,7 @@ def names(sentence: str) -> list[tuple[str, str]]:
             end = _suffix_end(tagged, i)
             if end > i:
                 word += "".join(w for w, _ in tagged[i + 1 : end + 1])
-                kind = SUFFIX_TYPES[_SUFFIX.search(word).group(0)]
+                kind = suffix_type(word)
             else:
                 kind = NAME_TAGS[flag]
             found.append((word, kind))
