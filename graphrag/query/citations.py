@@ -1,15 +1,6 @@
-"""An answer's inline markers traced to what a person can open: file, character span, sentence.
-
-A method numbers what it showed the model; the answer cites those numbers as [n].
-``Answer.numbered`` says which sources each number stood for (the item numbered n, a community
-report, a DRIFT step's reading). Here each becomes a :class:`Citation`: the document's file, the
-chunk's character span in it and the chunk sentence nearest the answer sentence citing it (or
-nearest the answer, for what a small model read but did not cite: most of its answers cite
-nothing, and the reader still needs to see where a claim came from).
-A graph source (entity, relationship, community report) is traced through the text units it
-came from. A number the answer cites that was never in the prompt is kept and named as such,
-so a reader sees the model invent a citation instead of a silent drop.
-"""
+"""An answer's markers traced to what a person can open: per number the prompt showed
+(``Answer.numbered``), the document, the chunk's character span and its sentence nearest the
+claim (graph sources through their text units). A cited number never shown is kept and named."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Sub-question decomposition, answered in order (least-to-most, Zhou et al. 2023; self-ask,
-Press et al. 2023; IRCoT, Trivedi et al. 2023): the model writes the sub-questions of a
-multi-hop question; each is searched and answered in turn, an earlier answer feeding the next
-search ("#1" in a sub-question is the first answer; otherwise the last answer joins the
-query); the original question is then answered from all the evidence collected.
-
-The sub-questions share naive RAG's context budget, each a 1/n share of text units not yet
-collected, so the final answer reads at most what naive reads, and the answer's contexts are
-everything the model was shown (the sub-answers read only collected evidence).
-"""
+"""Sub-question decomposition (least-to-most, self-ask, IRCoT): the model writes the sub-questions
+of a multi-hop question, each is searched and answered in turn ("#1" is the first answer), and
+the question is answered from all the evidence, in naive RAG's budget."""
 
 from __future__ import annotations
 
@@ -21,6 +14,7 @@ from graphrag.llm.replies import json_request
 from graphrag.query.base import (
     CHUNK_DEPTH,
     ContextItem,
+    Cost,
     Method,
     Retrieval,
     drop_step,
@@ -148,9 +142,7 @@ class Decomposition(Method):
         return Retrieval(collected, ranking, candidates=units)
 
     @classmethod
-    def planned_cost(
-        cls, settings: Settings, index: Index, questions: list[str]
-    ) -> tuple[float, float, float]:
+    def planned_cost(cls, settings: Settings, index: Index, questions: list[str]) -> Cost:
         """The plan call and ``max_sub_questions`` sub-answer calls, each reading its share of
         the context budget; replies at their caps (the most they can cost)."""
         if not questions:

@@ -1,14 +1,6 @@
-"""DRIFT search (Microsoft GraphRAG): a global primer, local follow-ups, one ranked reduce.
-
-1. Primer: a hypothetical answer (HyDE's call) picks the closest reports; one JSON call over
-   them gives an intermediate answer, a 0-100 score and follow-up questions.
-2. Follow-ups: for ``depth`` rounds, the ``followups`` pending questions whose parent scored
-   best are answered the same way from local search's context; a failed step is dropped and
-   named in ``Answer.failures`` (as is a lazy report that could not be written).
-3. Reduce: the intermediate answers, best score first, become the final answer.
-
-``contexts`` are those intermediate answers, then the texts they were written from.
-"""
+"""DRIFT search (Microsoft GraphRAG): a primer over the reports nearest a hypothetical answer
+gives an answer, a score and follow-up questions; local search answers the best follow-ups for
+``depth`` rounds; the intermediate answers, best first, are reduced into the answer."""
 
 from __future__ import annotations
 

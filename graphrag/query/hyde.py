@@ -1,8 +1,5 @@
-"""HyDE: retrieve with the embedding of a passage the LLM imagines answering the question.
-
-Under ``query.first_stage = "hybrid"`` BM25 reads the question's words, not the passage's
-guessed names and dates (docs/methods.md).
-"""
+"""HyDE: retrieve with the embedding of a passage the LLM imagines answering the question (BM25,
+under a hybrid first stage, reads the question's words, not the passage's guesses)."""
 
 from __future__ import annotations
 

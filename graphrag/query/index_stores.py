@@ -26,12 +26,6 @@ def _matrix(column: Any) -> np.ndarray:
     return np.stack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
 
 
-def undirected(edges: dict[tuple[str, str], float], a: str, b: str, weight: float) -> None:
-    """Add ``weight`` to the undirected edge a-b of ``edges`` (keyed as first given)."""
-    key = (b, a) if (b, a) in edges else (a, b)
-    edges[key] = edges.get(key, 0.0) + weight
-
-
 def _fact_matrix(relationships: pd.DataFrame, embedder: Embedder) -> np.ndarray:
     facts = fact_texts(relationships)
     return embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)

@@ -1,11 +1,6 @@
-"""Global search at a budget (LazyGraphRAG's query, Microsoft Research blog, 25 Nov 2024).
-
-No community report is read or written: communities ranked by their chunks' similarity to the
-question are tested chunk by chunk by the model (which sentences help answer), level by level,
-deepening into the relevant ones until ``relevance_budget`` tests are spent; the answer reads
-the relevant sentences, widened to their chunks within the shared budget. The steps, and what
-is left out of the blog's method and why: docs/methods.md.
-"""
+"""Global search at a budget (LazyGraphRAG): communities ranked by their chunks' similarity are
+tested chunk by chunk by the model, level by level, until ``relevance_budget`` tests are spent;
+the answer reads the relevant sentences, widened to their chunks (docs/methods.md)."""
 
 from __future__ import annotations
 
@@ -22,6 +17,7 @@ from graphrag.index.store import Index
 from graphrag.llm.coroutines import gather_with_progress
 from graphrag.query.base import (
     ContextItem,
+    Cost,
     Method,
     Retrieval,
     drop_step,
@@ -245,9 +241,7 @@ class LazyGlobalSearch(Method):
         return Retrieval(items, self.text_unit_ids(ranking[: self.ranking_depth()]))
 
     @classmethod
-    def planned_cost(
-        cls, settings: Settings, index: Index, questions: list[str]
-    ) -> tuple[float, float, float]:
+    def planned_cost(cls, settings: Settings, index: Index, questions: list[str]) -> Cost:
         """``relevance_budget`` tests of the index's mean chunk, for each of ``questions``."""
         chunk = [numbered(chunk_sentences(t)) for t in index.text_units[S.TEXT]]
         chunk_tokens = float(np.mean([tokens.count_tokens(c) for c in chunk])) if chunk else 0.0

@@ -1,7 +1,5 @@
-"""Local search (Microsoft GraphRAG's): entities near the question, and around them their
-relationships, text units and community reports. Text units and reports get fixed shares
-of the budget, the graph (entities, then relationships) the rest.
-"""
+"""Local search (Microsoft GraphRAG's): entities near the question and their relationships, text
+units and community reports; text units and reports get fixed shares, the graph the rest."""
 
 from __future__ import annotations
 

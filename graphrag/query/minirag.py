@@ -1,11 +1,6 @@
-"""MiniRAG (Fan et al., 2025, arXiv 2501.06713): query-guided paths over chunks and entities.
-
-Built for small models: one model call names the question's entities and its answer's types
-(``prompts.minirag_keywords``); the rest is matching and counting over the graph of text units
-and entities (``minirag_paths``), in the numbered steps of :meth:`MiniRAGRetrieval.ranking`.
-MiniRAG's ``top_k / 2`` chunks come first, the shared budget is filled on from the first-stage
-ranking. The method, and where it differs from HKUDS/MiniRAG and why: docs/methods.md.
-"""
+"""MiniRAG (Fan et al., 2025): one model call names the question's entities and answer types; the
+rest is matching and counting over the chunk-entity graph (minirag_paths.py). Its chosen chunks
+come first, the budget is filled from the first stage (docs/methods.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +16,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.store import Index
-from graphrag.query.base import Method, Retrieval, drop_step, note_failure
+from graphrag.query.base import Cost, Method, Retrieval, drop_step, note_failure
 from graphrag.query.minirag_paths import (
     CHUNKS_PER_SEED,
     ChunkEntityGraph,
@@ -121,9 +116,7 @@ class MiniRAGRetrieval(Method):
         return type_pool(self.graph_tables[0])
 
     @classmethod
-    def planned_cost(
-        cls, settings: Settings, index: Index, questions: list[str]
-    ) -> tuple[float, float, float]:
+    def planned_cost(cls, settings: Settings, index: Index, questions: list[str]) -> Cost:
         """The query-analysis call: its prompt over the index's type pool, and a reply naming
         three types and ``MAX_QUERY_ENTITIES`` names of the index's mean name tokens."""
         if not questions:

@@ -1,11 +1,6 @@
-"""MiniRAG's arithmetic over the graph of chunks and entities: seeds, paths, chunk scores.
-
-Everything here works on table rows (entity rows, text-unit rows) and arrays, with no model
-and no embedder, so each step can be checked by hand. The steps and their constants follow
-HKUDS/MiniRAG at commit 4fe2fba: ``minirag/operate.py`` (``_build_mini_query_context``,
-``path2chunk``, ``kwd2chunk``) and ``minirag/utils.py`` (``cal_path_score_list``,
-``edge_vote_path``, ``merge_tuples``); line numbers below are of those files.
-"""
+"""MiniRAG's arithmetic over table rows and arrays (seeds, paths, chunk scores), with no model, so
+each step can be checked by hand; it follows HKUDS/MiniRAG at commit 4fe2fba (line numbers
+below are of its minirag/operate.py and minirag/utils.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The rankers of text units beside the embedding's cosine: BM25 (bm25s) and reciprocal rank
-fusion, which the ``bm25`` and ``hybrid`` methods, ``multi_query`` and every text-unit method
-under ``query.first_stage = "hybrid"`` share (``Method.first_stage_ranking``, query/base.py).
-"""
+"""BM25 (bm25s) and reciprocal rank fusion: what ``bm25``, ``hybrid``, ``multi_query`` and every
+method under ``query.first_stage = "hybrid"`` rank text units by beside the cosine."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The rerank stage any chunk-ranking method can use: method ``X+rerank`` is method ``X`` whose
-first-stage ranking the configured model reorders, listwise, before its context is cut.
-
-No cross-encoder ships its weights in a PyPI package (flashrank, rerankers, fastembed and
-sentence-transformers' CrossEncoder all fetch them from a model hub at run time), so the
-reranker is the answering model (RankGPT's listwise prompt, Sun et al. 2023): one call reads
-the first ``query.rerank.top_n`` candidates, each cut to PASSAGE_TOKENS, and names their numbers
-best first; the context is then filled from the new order in the same token budget.
-"""
+"""The rerank stage: method ``X+rerank`` is ``X`` whose first-stage ranking the answering model
+reorders listwise (RankGPT), in the same token budget. Why the model: no cross-encoder ships
+its weights in a PyPI package; they are all fetched from a model hub at run time."""
 
 from __future__ import annotations
 
@@ -17,7 +11,7 @@ from dataclasses import dataclass
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.store import Index
-from graphrag.query.base import Method, Retrieval, drop_step, note_failure
+from graphrag.query.base import Cost, Method, Retrieval, drop_step, note_failure
 from graphrag.settings import Settings, SettingsError
 from graphrag.settings.query import add_method_settings
 from graphrag.text import tokens
@@ -105,9 +99,7 @@ class Reranked(Method):
         return await self.inner.awrite(question, retrieval, short_answer)
 
 
-def planned_rerank_cost(
-    settings: Settings, index: Index, questions: list[str]
-) -> tuple[float, float, float]:
+def planned_rerank_cost(settings: Settings, index: Index, questions: list[str]) -> Cost:
     """Return the (calls, prompt tokens, completion tokens) of one rerank call: its prompt
     rendered for each question, ``top_n`` passages of the index's mean length (at most
     PASSAGE_TOKENS each) and a reply naming every one."""

@@ -1,7 +1,5 @@
-"""Router: no method wins everywhere ("RAG vs GraphRAG", arXiv 2502.11371), so a question is
-classified as ``fact``, ``multi_hop`` or ``thematic`` by similarity to hand-written prototype
-questions (no LLM call) and answered by the method ``[query.router]`` names for its kind.
-"""
+"""Router: no method wins everywhere (arXiv 2502.11371), so a question is classified as fact,
+multi-hop or thematic by its nearest prototype questions (no LLM call) and routed by kind."""
 
 from __future__ import annotations
 

@@ -1,15 +1,11 @@
-"""Step-back prompting (Zheng et al., 2023, "Take a Step Back: Evoking Reasoning via
-Abstraction in Large Language Models"): the model writes a more general question, the
-background the question needs; the question and the step-back question are each ranked by the
-first stage and fused by reciprocal rank fusion, as multi_query's rephrasings are, and the
-answer reads the fused chunks in naive RAG's budget.
-"""
+"""Step-back prompting (Zheng et al., 2023): the model writes a more general question; both are
+ranked by the first stage and fused by reciprocal rank fusion, in naive RAG's budget."""
 
 from __future__ import annotations
 
 from graphrag import prompts
 from graphrag.index.store import Index
-from graphrag.query.base import Method, Retrieval, drop_step
+from graphrag.query.base import Cost, Method, Retrieval, drop_step
 from graphrag.query.registry import register
 from graphrag.settings import Settings
 from graphrag.text.tokens import message_tokens
@@ -43,9 +39,7 @@ class StepBack(Method):
         return self.fused_retrieval(queries, question)
 
     @classmethod
-    def planned_cost(
-        cls, settings: Settings, index: Index, questions: list[str]
-    ) -> tuple[float, float, float]:
+    def planned_cost(cls, settings: Settings, index: Index, questions: list[str]) -> Cost:
         """One step-back call: its prompt rendered, a reply of at most STEP_BACK_TOKENS."""
         if not questions:
             return 0.0, 0.0, 0.0

@@ -1,13 +1,7 @@
-"""The guard every Cypher query written outside the workbench passes before it runs (the
-``cypher`` method's model-written queries, the MCP server's ``cypher`` tool): read-only, one
-statement, bounded paths, no cartesian products, a LIMIT, the engine's own parse, a timeout.
-
-It reads the query as tokens outside string literals and comments, so a keyword inside a
-quoted name (an entity called "DETACH DELETE") is data, not a clause. Every refusal raises
-:class:`CypherRefused` naming the rule. The rules are deliberately stricter than Cypher: a
-query the guard refuses can be rewritten (the refusal is the text of the model's repair turn),
-a write that got through could not be taken back. The database is also run read-only.
-"""
+"""The guard every Cypher query written outside the workbench passes (the ``cypher`` method, the
+MCP tool): read-only, one statement, bounded paths, no cartesian product, a LIMIT. It reads
+tokens outside strings and comments, and is stricter than Cypher: a refusal can be repaired,
+a write that got through could not be taken back."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The graph schema both graph databases hold (LadybugDB and Neo4j; docs/graph-databases.md),
-an index's rows in it, and what changed between two versions of those rows.
-
-Declared once, as data, so the two engines cannot drift: LadybugDB makes a NODE/REL TABLE of
-each entry, Neo4j a uniqueness constraint on each label's ``id``. Every node is keyed by the
-``id`` of its index row, so re-loading an index finds the rows it loaded before.
-"""
+"""The graph schema both graph databases hold, declared once as data so LadybugDB and Neo4j
+cannot drift; an index's rows in it, keyed by their index ids, and what changed between two
+versions of those rows."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The default graph store: igraph in memory, built straight from an edge list.
-
-Personalized PageRank is igraph's PRPACK solver, as HippoRAG 2 runs it; networkx is only the
-export (``to_networkx``), for notebooks, plots and GraphML.
-"""
+"""The default graph store: igraph in memory, built from an edge list; Personalized PageRank by
+PRPACK, as HippoRAG 2 runs it; networkx only for export."""
 
 from __future__ import annotations
 

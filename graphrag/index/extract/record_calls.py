@@ -1,9 +1,6 @@
-"""Extraction in the record format (the one reply format; ``index.record_style``): one plain-text
-call per chunk, its reply parsed line by line (records.py). A cut-off reply keeps every
-finished record; malformed lines and repeats become ``dropped`` rows, never an exception.
-Short documents can share one call (``index.pack_documents_tokens``), each record going
-back to its own document's text unit.
-"""
+"""Extraction calls in the record format: one plain-text call per chunk (or per pack of short
+documents, ``index.pack_documents_tokens``), its reply parsed by records.py; what a reply got
+wrong becomes ``dropped`` rows, never an exception."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""Extraction replies as one record per line, parsed strictly and repaired locally.
-
-    ("entity"<|>Lena Ortiz<|>person<|>Chairs the Dunmore Rowing Club.)
-    entity|Lena Ortiz|person|Chairs the Dunmore Rowing Club.   (index.record_style = "pipe")
-
-Why lines: a reply cut off at the token cap keeps every finished record, and a repetition
-loop is visible record by record (:class:`RecordStop`). Nothing here raises on model output:
-unreadable lines go to ``malformed``, locally repaired ones are listed in ``repaired``.
-"""
+"""Extraction replies as one record per line, parsed strictly and repaired locally:
+``("entity"<|>Lena Ortiz<|>person<|>Chairs the club.)`` or, ``index.record_style = "pipe"``,
+``entity|Lena Ortiz|person|Chairs the club.`` Why lines: a reply cut at the token cap keeps
+every finished record, and a repetition loop shows record by record (:class:`RecordStop`)."""
 
 from __future__ import annotations
 

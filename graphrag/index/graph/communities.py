@@ -1,9 +1,6 @@
-"""Hierarchical Leiden communities over the entity graph, as a communities table.
-
-graspologic's ``hierarchical_leiden`` runs it, as in Microsoft GraphRAG: level 0 partitions
-the whole graph and every community larger than ``max_cluster_size`` is split again one level
-down. Same seed, same communities.
-"""
+"""Hierarchical Leiden communities over the entity graph (graspologic, as Microsoft GraphRAG):
+every community larger than ``max_cluster_size`` is split again one level down; same seed,
+same communities."""
 
 from __future__ import annotations
 

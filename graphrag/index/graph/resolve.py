@@ -1,16 +1,7 @@
-"""Entity resolution without an LLM: which nodes of the graph name one entity ("Marsh",
-"Councillor Marsh" and "Councillor Lena Marsh"), as a canonical-entity map the graph methods
-read at query time (``query.entity_resolution``). The map never rewrites the index: its
-communities and recorded reports stay as written over the unresolved graph.
-
-Rules, strongest first: title (equal once leading titles are dropped), surname (a one-word
-person name is the last word of exactly one full person name), acronym (aliases.py's initials
-rule, most of the acronym's text units naming the long name too), spelling (near-identical
-names differing in no number). Surname and spelling also need evidence (a shared text unit or
-neighbour, or close description embeddings); types must agree, and two different full names
-never join. Thresholds were set a priori, not on the demo's gold graph
-(docs/entity-resolution.md has the rules in full).
-"""
+"""Entity resolution without an LLM: which nodes name one entity ("Marsh", "Councillor Lena
+Marsh"), as a canonical-entity map read at query time (``query.entity_resolution``); the index
+itself is never rewritten. Rules by title, surname, acronym and spelling, thresholds set a
+priori (docs/entity-resolution.md)."""
 
 from __future__ import annotations
 

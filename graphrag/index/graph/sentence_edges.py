@@ -1,10 +1,6 @@
-"""Relationships from sentences (``index.sentence_edges_max_entities``): two of a chunk's
-entities that one short sentence names together become related, that sentence the
-description, when the LLM gave the pair no relationship.
-
-Why: a small model lists entities well but relationships sparsely, and most missed pairs sit
-in one sentence (docs/research-log.md). A sentence naming many entities (a list) is skipped.
-"""
+"""Relationships from sentences (``index.sentence_edges_max_entities``): two entities one short
+sentence names together, with no LLM relationship, become related by it. Why: a small model
+lists entities well but relationships sparsely (docs/research-log.md)."""
 
 from __future__ import annotations
 

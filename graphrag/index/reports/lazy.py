@@ -1,10 +1,6 @@
-"""Community reports written when a query first reads them (``index.lazy_reports``).
-
-Why: reports are most of an index's LLM calls on short documents, and several methods never
-read one. Queries ask :func:`aensure_reports` for the communities they read; those are written
-with the prompts and order indexing would have used, so a lazy index answers as an eager one
-and the LLM cache keeps each report. They join the loaded table in memory, not on disk.
-"""
+"""Community reports written when a query first reads them (``index.lazy_reports``), with the
+prompts and order indexing would use, so a lazy index answers as an eager one. Why: reports are
+most of an index's LLM calls on short documents, and several methods never read one."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The map's points (``Pick``, ``Point``) and the orders the reduce of global search reads them in.
-
-The reduce reads points best score first; a 1.5B map scores nearly every pick 100, so the
-batches' order, set by the report shuffle, decides. These functions rank the same picks under
-another shuffle seed without asking the map again (``query.global.reduce_seeds``).
-"""
+"""The map's points and the orders the reduce reads them in: a 1.5B map scores nearly every pick
+100, so batch order decides; another shuffle seed reorders them with no new map call."""
 
 from __future__ import annotations
 

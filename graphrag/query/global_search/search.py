@@ -1,12 +1,6 @@
-"""Global search: map-reduce over the community reports of one level (docs/methods.md).
-
-The map reads the reports ``report_selection.py`` chooses, in batches built by
-``map_context.py``, concurrently; the reduce reads the best points (``map_points.py``),
-drafting one answer per report order when ``reduce_seeds`` asks and merging the drafts. A
-failed map batch or draft is dropped and named in ``Answer.failures``, as is report text the
-map's batch budget cut. ``contexts`` are the texts the map read for the reports the kept
-points came from, ``sources`` those reports.
-"""
+"""Global search: map-reduce over the community reports of one level (docs/methods.md). The map
+reads batches of reports concurrently; the reduce reads the best points, one draft per report
+order with ``reduce_seeds``, merged. A failed batch or draft is named in ``Answer.failures``."""
 
 from __future__ import annotations
 
