@@ -15,9 +15,8 @@ OPTIONAL_ARTIFACTS = tuple(READERS)
 
 
 def configured_methods(settings: Settings) -> set[str]:
-    """Return the methods the settings name: ``eval.methods`` and,
-    until none is new, every method those name in their own settings (the router's routes,
-    integrate's graph method)."""
+    """Return the methods the settings name: ``eval.methods`` and, until none is new, every
+    method those name in their own settings (the router's routes, integrate's graph method)."""
     names = set(settings.eval.methods)
     while True:
         named = set()

@@ -61,10 +61,8 @@ def build_index(
     expected: dict[str, float | None] | None = None,
     all_artifacts: bool = False,
 ) -> IndexSummary:
-    """Index the corpus at ``input_path`` into the folder ``out``; return the run summary.
-    ``progress``: one line per stage on stderr; ``expected``: the estimate's seconds per
-    stage (graphrag/eval/dry_run.py), for the run's ETA; ``all_artifacts``: also build the
-    artifacts no configured method reads (graphrag/index/artifacts.py)."""
+    """Index the corpus at ``input_path`` into ``out``; return the run summary (``expected``: the
+    estimate's seconds per stage, for the ETA; ``all_artifacts``: build every artifact)."""
     loaded = load_documents(input_path, settings.chunking.max_document_tokens, skip_bad)
     own_llm = llm is None
     llm = llm or ChatLLM(settings)

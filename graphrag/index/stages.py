@@ -78,10 +78,8 @@ def merge_and_summarize(
     ctx: IndexContext,
     known: dict[str, tuple[list[str], str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entities, relationships, dropped alias self-loops, errors): mentions merged,
-    descriptions summarized, degrees added (full builds and updates alike). An entity whose
-    descriptions equal ``known``'s ({id: (descriptions, description)}) keeps its description;
-    relationships are always asked again (an unchanged pair's call is cached)."""
+    """Return (entities, relationships, alias self-loops, errors): mentions merged, summarized and
+    given degrees; an entity whose descriptions equal ``known``'s keeps its description."""
     index = ctx.settings.index
     entities, relationships, loops = merge_graph_mentions(
         entity_mentions, relationship_mentions, text_units, index

@@ -119,9 +119,8 @@ class Tracer:
         return Place(unit, via, str(doc_id), file, start, end, snippet)
 
     def trace(self, answer: Answer) -> list[Citation]:
-        """Every number the prompt showed, cited ones first, then any number the answer cites
-        that the prompt never showed. A cited number's sentence is the one nearest the answer
-        sentence citing it; an uncited one's, the one nearest the whole answer."""
+        """Every number the prompt showed, cited first (sentence nearest the citing one, else
+        nearest the answer), then numbers cited but never shown."""
         cited_by = citing_sentences(answer.text)
         order = [n for n in cited_by if n in answer.numbered]
         order += [n for n in answer.numbered if n not in cited_by]

@@ -88,10 +88,8 @@ def row_values(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def schema_prompt(schema: dict[str, Any]) -> str:
-    """Return the graph's schema as the few lines the query prompt shows (a small model reads
-    it at each question): each label and relationship type with the properties a question
-    can ask about, the values of a categorical one (``type``) and two examples of a short one
-    (names, not texts)."""
+    """Return the schema as the few lines a small model reads at each question: labels and types
+    with the properties a question asks about, a categorical's values, two short examples."""
 
     def props(about: dict[str, Any]) -> tuple[str, str]:
         shown = {p: a for p, a in about["properties"].items() if p not in HIDDEN_PROPERTIES}

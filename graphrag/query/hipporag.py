@@ -45,10 +45,8 @@ Edges = dict[tuple[str, str], float]
 
 
 def fact_graph(relationships: pd.DataFrame, text_units: pd.DataFrame) -> tuple[list[str], Edges]:
-    """Return the nodes and undirected edges of HippoRAG 2's graph without synonym edges: per
-    fact an entity edge of twice the chunks stating it (``add_fact_edges``: once per chunk in
-    both directions, kept as parallel edges), and weight 1 from each chunk to the fact's ends
-    (``add_passage_edges``)."""
+    """Return HippoRAG 2's nodes and undirected edges without synonyms: per fact twice its chunks
+    (``add_fact_edges``' parallel edges), and 1 from each chunk to its facts' ends."""
     nodes = [TEXT_UNIT + u for u in text_units[S.ID]]
     edges: Edges = {}
     units = set(text_units[S.ID])
@@ -63,9 +61,8 @@ def fact_graph(relationships: pd.DataFrame, text_units: pd.DataFrame) -> tuple[l
 
 
 def synonym_pairs(names: list[str], vectors: np.ndarray, threshold: float) -> list[tuple]:
-    """Return (i, j, similarity) of names at least ``threshold`` alike, at most
-    ``SYNONYM_NEIGHBOURS`` per name, nearest first; a name of 2 or fewer letters and digits
-    seeks none (``add_synonymy_edges``)."""
+    """Return (i, j, similarity) of names ``threshold`` alike, ``SYNONYM_NEIGHBOURS`` per name at
+    most, nearest first; a name of 2 letters or fewer seeks none (``add_synonymy_edges``)."""
     pairs = []
     for start in range(0, len(names), SYNONYM_BATCH):
         block = vectors[start : start + SYNONYM_BATCH] @ vectors.T

@@ -32,10 +32,8 @@ def _fact_matrix(relationships: pd.DataFrame, embedder: Embedder) -> np.ndarray:
 
 
 class IndexStores:
-    """An index's stores, built once per index and shared by every method over it; ``graph``
-    and ``vectors`` name the backends (default: igraph and numpy); ``vectors`` may name where
-    a database backend keeps them after a colon ("lancedb:s3://bucket/index"; by default a
-    folder ``vectors/<backend>`` in the index)."""
+    """An index's stores, shared by every method over it; ``graph`` and ``vectors`` name backends
+    ("lancedb:s3://bucket/index": where a database keeps them; default ``vectors/<backend>``)."""
 
     def __init__(self, index: Index, graph: str | None = None, vectors: str | None = None) -> None:
         self.index = index

@@ -89,9 +89,8 @@ def ranked_communities(
 
 @dataclass
 class Search:
-    """What the relevance tests found: each tested chunk's relevant sentence numbers
-    ([]: not relevant), in test order, the relevant communities in the order found, and the
-    tests spent."""
+    """What the relevance tests found: each tested chunk's relevant sentences ([]: none), the
+    relevant communities in the order found, and the tests spent."""
 
     verdicts: dict[str, list[int]] = field(default_factory=dict)
     relevant: list[int] = field(default_factory=list)

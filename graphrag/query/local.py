@@ -57,9 +57,8 @@ def selection_level(communities: pd.DataFrame, selected: set[str]) -> int:
 
 
 def ranked_relationships(relationships: pd.DataFrame, selected: set[str], cap: int) -> pd.DataFrame:
-    """Return the relationships of the selection as Microsoft GraphRAG ranks them: those
-    inside it first, then at most ``cap`` to an unselected entity, by how many selected
-    entities that one links to (a bridge says more than a leaf), weight and degree."""
+    """Return the selection's relationships as Microsoft GraphRAG ranks them: inside first, then
+    ``cap`` to others by how many selected entities they link (a bridge first), weight, degree."""
     order = [S.WEIGHT, S.COMBINED_DEGREE, S.HUMAN_ID]
     ascending = [False, False, True]
     source_in = relationships[S.SOURCE_ID].isin(selected)

@@ -68,9 +68,8 @@ def reciprocal_rank_fusion(
 
 
 def hybrid_ranking(dense: np.ndarray, lexical: np.ndarray) -> tuple[list[int], np.ndarray]:
-    """Return the rows best first and each row's fused score: the reciprocal rank fusion of the
-    ``dense`` ranking (every row) and the ``lexical`` one (the rows with a positive score: a
-    text sharing no word with the query is not retrieved by BM25); ties in dense order."""
+    """Return the rows best first and their fused score: RRF of the ``dense`` ranking and the
+    ``lexical`` one (rows with a positive score only); ties in dense order."""
     dense_rows = descending(dense)
     lexical_rows = [r for r in descending(lexical) if lexical[r] > 0]
     fused = reciprocal_rank_scores([dense_rows, lexical_rows])

@@ -42,9 +42,8 @@ add_method_settings(STAGE, RerankSettings)
 
 
 def parse_order(reply: str, n: int) -> list[int]:
-    """Return the 0-based order of ``n`` candidates the reply names by number (1 to n), best
-    first: numbers out of range and repeats are ignored, the candidates it does not name follow
-    in their first-stage order; ValueError if it names none."""
+    """Return the 0-based order the reply names (1 to n; out of range and repeats ignored), the
+    unnamed candidates after, in first-stage order; ValueError if it names none."""
     named = [int(m) - 1 for m in re.findall(r"\d+", reply) if 1 <= int(m) <= n]
     named = list(dict.fromkeys(named))
     if not named:
@@ -100,9 +99,8 @@ class Reranked(Method):
 
 
 def planned_rerank_cost(settings: Settings, index: Index, questions: list[str]) -> Cost:
-    """Return the (calls, prompt tokens, completion tokens) of one rerank call: its prompt
-    rendered for each question, ``top_n`` passages of the index's mean length (at most
-    PASSAGE_TOKENS each) and a reply naming every one."""
+    """Return the cost of one rerank call: its prompt per question, ``top_n`` passages of mean
+    length (at most PASSAGE_TOKENS) and a reply naming every one."""
     n = min(settings.query.methods[STAGE].top_n, len(index.text_units))
     if not questions or n < 1:
         return 0.0, 0.0, 0.0

@@ -268,9 +268,8 @@ def run_guarded(
     timeout_s: float | None = 10.0,
     params: dict[str, Any] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Return the bounded query and its rows: guarded (:func:`guard`), parsed and planned by
-    the engine (``db.explain``: its error is raised as the engine gave it), then run read-only
-    with ``timeout_s``; the rows are cut at ``limits.max_rows`` whatever the engine returned."""
+    """Return the bounded query and its rows: guarded, planned by the engine (its error raised as
+    given), run read-only within ``timeout_s``, at most ``limits.max_rows`` rows."""
     bounded = guard(query, limits)
     db.explain(bounded)
     rows = db.run(bounded, params, timeout_s=timeout_s, read_only=True)

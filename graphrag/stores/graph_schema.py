@@ -121,8 +121,7 @@ def _communities(index: Any) -> pd.DataFrame:
 
 
 def graph_rows(index: Any) -> dict[str, pd.DataFrame]:
-    """Return the rows of every label and relationship type for ``index`` (an object with the
-    index tables as attributes, ``graphrag.index.store.Index``), typed, one row per key;
+    """Return the typed rows of every label and relationship type for an ``Index``, one per key;
     relationships whose two nodes are not both there are left out."""
     entities, units, documents = index.entities, index.text_units, index.documents
     communities = index.communities

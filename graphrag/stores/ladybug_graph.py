@@ -187,10 +187,8 @@ class LadybugGraphDB(GraphDatabase):
 
 @backend("graph", "ladybug")
 class LadybugGraphStore:
-    """A method's graph in an in-memory LadybugDB database, answered by Cypher queries;
-    Personalized PageRank runs in igraph (PRPACK) over the edges read back from the database,
-    since the engine has none. Node and edge order are kept as given, so every answer equals
-    the igraph store's."""
+    """A method's graph in an in-memory LadybugDB, answered by Cypher; PageRank by igraph over the
+    edges read back (the engine has none). Orders are kept, so it answers as the igraph store."""
 
     def __init__(self, nodes: list[str], edges: list[Edge]) -> None:
         names = list(dict.fromkeys([*nodes, *(n for a, b, _ in edges for n in (a, b))]))

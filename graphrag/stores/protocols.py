@@ -79,9 +79,8 @@ class UnknownBackendError(ValueError):
 
 
 def backend(kind: str, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Return a decorator that registers a factory (a class) as the ``kind`` backend ``name``:
-    an index store is made from a folder, a graph store from (nodes, edges), a vector store
-    from (ids, row matrix)."""
+    """Register a factory as the ``kind`` backend ``name``: an index store from a folder, a graph
+    store from (nodes, edges), a vector store from (ids, row matrix)."""
 
     def add(factory: Callable[..., Any]) -> Callable[..., Any]:
         BACKENDS[kind][name] = factory

@@ -102,12 +102,8 @@ def _documents_frame(rows: list[dict], source: Path) -> pd.DataFrame:
 def load_documents(
     path: str | Path, max_tokens: int = 200_000, skip_bad: bool = False
 ) -> LoadReport:
-    """Return the documents table (id, human_readable_id, title, text, source).
-
-    ``path`` is a folder (its .txt/.md files, recursively, each id its path without suffix), a
-    text file, or a .jsonl of {id, title, text}. A bad document is an error naming it, or, with
-    ``skip_bad``, a reported skip.
-    """
+    """Return the documents of a folder (.txt/.md, each id its path), a text file or a .jsonl of
+    {id, title, text}; a bad document is an error naming it, or with ``skip_bad`` a skip."""
     path = Path(path)
     if not path.exists():
         raise DocumentError(f"{path}: no such file or folder")

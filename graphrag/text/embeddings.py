@@ -77,10 +77,8 @@ def pack_format(folder: Path) -> int:
 
 
 def write_pack(folder: Path, cache_path: Path) -> Path | None:
-    """Return a new pack in ``folder`` of the cache's vectors that no pack holds (None: none).
-
-    A pack is never rewritten: the committed folder grows by whole files named by content.
-    """
+    """Return a new pack in ``folder`` of the cache's vectors no pack holds (None: none); packs are
+    never rewritten, so the committed folder grows by whole files."""
     if not cache_path.is_file():
         raise EmbeddingError(f"no vector cache at {cache_path} to record from")
     have = recorded_vectors(folder)
@@ -142,10 +140,8 @@ def resolve_model_path(model: str) -> Path:
 
 
 class Embedder(ABC):
-    """Embed texts as unit vectors (so a dot product is the cosine similarity), each looked up
-    first in the recorded packs and the run's vector cache; a backend computes the rest. The
-    local model is :class:`LocalEmbedder`; an endpoint's is in graphrag/llm/embedding_endpoint.py
-    (``make_embedder`` there picks the one the settings name)."""
+    """Unit vectors of texts (a dot product is the cosine), from the recorded packs, the vector
+    cache, else the backend (:class:`LocalEmbedder`; an endpoint's in llm/embedding_endpoint.py)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

@@ -209,12 +209,9 @@ def parse_records(text: str) -> ParsedRecords:
 
 
 class RecordStop:
-    """The stop rule of a streamed record reply (``index.stop_repeats``): stop at the first
-    of ``run`` consecutive lines that each repeat an earlier line word for word, or of
-    ``mirror_run`` relationships in a row restating entities as relationships to their types.
-
-    Why two repeats: a lone repeat is often a near-duplicate, after which new records follow.
-    """
+    """The stop rule of a streamed record reply (``index.stop_repeats``): at ``run`` lines in a
+    row repeating earlier ones (one repeat is often a near-duplicate), or ``mirror_run`` mirrored
+    ones."""
 
     def __init__(self, run: int = 2, mirror_run: int = 3) -> None:
         self.run = run
@@ -247,9 +244,8 @@ class RecordStop:
         return None
 
     def _mirrored(self, kind: str, record: dict[str, Any], start: int) -> bool:
-        """Whether ``record`` ends a run of ``mirror_run`` relationships that restate an entity
-        as a relationship to its own type ("Storm Corvin|event|A storm in 2012"). A packed
-        reply (labelled records) is never stopped so: its later documents would be lost."""
+        """Whether ``record`` ends ``mirror_run`` relationships restating entities as relationships
+        to their types; never in a packed reply (its later documents would be lost)."""
         if record.get("label") is not None:
             return False
         if kind == "entity":
@@ -266,10 +262,9 @@ RECORD_STOP = StopRuleFactory("record_repeats", RecordStop, params=(("run", 2), 
 
 
 def records_from_json_reply(reply: str) -> str:
-    """Return the record lines of a JSON extraction reply, even one cut off at the token cap
-    (then without the completion marker). The committed demo cache still holds the JSON
-    replies of the removed JSON format (docs/research-log.md): tests and studies read their
-    repetition loops as records through this."""
+    """Return the record lines of a JSON extraction reply, even one cut at the cap: the demo
+    cache still holds replies of the removed JSON format, whose loops tests and studies read as
+    records."""
     try:
         value = json.loads(reply)
     except ValueError:

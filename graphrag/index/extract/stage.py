@@ -78,11 +78,8 @@ REPEATED_NAME = "another description of a name already listed in this chunk"
 def parse_extraction(
     raw: dict[str, Any], text_unit_id: str, settings: IndexSettings
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Return entity rows, relationship rows and dropped items of one chunk's extraction.
-
-    An endpoint the model did not list becomes an entity of unknown type; a name's repeated
-    entries and self-loops become dropped rows, so nothing the model said is lost.
-    """
+    """Return entity rows, relationship rows and dropped items of one chunk's extraction: an
+    unlisted endpoint becomes an entity of unknown type; repeats and self-loops are dropped rows."""
     entities: list[dict[str, Any]] = []
     relationships, dropped = [], []
     seen: dict[str, set[str]] = {}
@@ -142,12 +139,8 @@ def reextract_empty(
     settings: IndexSettings,
     progress: bool,
 ) -> list[dict[str, str]]:
-    """Ask again, once, alone and with another worked example, for each unit whose first
-    reply named nothing its text mentions; replace its result in place; return the error rows.
-
-    Why: a small model sometimes answers the worked example instead of the text, and a packed
-    reply can skip a document. The first reply's names stay in the dropped table.
-    """
+    """Ask once more, alone and with another worked example, for each unit whose reply named nothing
+    its text mentions (a small model may answer the example); return the error rows."""
     empty = []
     for i, ((_, text), result) in enumerate(zip(units, results, strict=True)):
         if result is None:
@@ -173,9 +166,8 @@ def reextract_empty(
 def extract_graph(
     text_units: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entity mentions, relationship mentions, errors, dropped), one call per chunk
-    or per pack of short documents. A failed chunk is an errors row (retried next run); names
-    the chunk never mentions and self-loops are listed in ``dropped``."""
+    """Return (entity mentions, relationship mentions, errors, dropped): a failed call is an errors
+    row (retried next run); names not in the chunk and self-loops are ``dropped`` rows."""
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
     groups = extraction_calls(text_units, settings)
     calls = [

@@ -117,9 +117,8 @@ def merge_graph_mentions(
     text_units: pd.DataFrame,
     settings: IndexSettings,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entities, relationships, dropped) merged from the mentions, aliases merged, with
-    grounding and sentence edges as the settings ask (``dropped``: ungrounded sentences
-    and alias self-loops)."""
+    """Return (entities, relationships, dropped) merged from the mentions, aliases merged, grounding
+    and sentence edges as the settings ask."""
     dropped = pd.DataFrame(columns=S.DROPPED_COLUMNS)
     if settings.ground_descriptions:
         entity_mentions, lost_entities = ground_mentions(entity_mentions, text_units, [S.TITLE])
@@ -259,9 +258,8 @@ def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph
 
 
 def entity_edges(entities: pd.DataFrame, relationships: pd.DataFrame) -> list[Edge]:
-    """Return the entity graph's edges, one per pair of entities (weighted as its last row),
-    listed in the order a networkx graph of the tables lists them: Leiden reads its edges in
-    order, so the communities stay those of the networkx graph the index was first built on."""
+    """Return one edge per entity pair (its last row's weight), in the order a networkx graph of the
+    tables lists them: Leiden reads edges in order, so communities stay those first built."""
     adjacency: dict[str, dict[str, float]] = {e: {} for e in entities[S.ID]}
     for source, target, weight in zip(
         relationships[S.SOURCE_ID], relationships[S.TARGET_ID], relationships[S.WEIGHT], strict=True

@@ -156,10 +156,8 @@ def compact(core: str) -> str:
 
 
 def typo(a: str, b: str) -> bool:
-    """Return whether two names differ by a misspelling of one word: the same words but one,
-    and that one alike (ratio >= SPELLING_RATIO), as long as 5 letters, with the same first
-    and last letter, neither the other plus an ending ("Malaysian"), and no number or compass
-    point in it ("Southwest"/"Southeast" are two places)."""
+    """Return whether two names differ by one misspelt word: alike (SPELLING_RATIO), 5+ letters,
+    same first and last letter, not a suffix of the other, and no number or compass point in it."""
     wa, wb = a.split(), b.split()
     diff = [(x, y) for x, y in zip(wa, wb, strict=False) if x != y]
     if len(wa) != len(wb) or len(diff) != 1:
@@ -212,9 +210,8 @@ def _compatible(cores_a: set[str], cores_b: set[str]) -> bool:
 
 
 def resolve_entities(entities: pd.DataFrame, relationships: pd.DataFrame) -> pd.DataFrame:
-    """Return the entity_aliases table: one row per entity merged into another (its id, the
-    canonical id, both titles, the rule); the canonical is the group's fullest, most
-    frequent name. Deterministic: the same tables give the same map."""
+    """Return the entity_aliases table, a row per entity merged into another (the canonical is the
+    group's fullest, most frequent name); the same tables give the same map."""
     nodes = _nodes(entities)
     evidence = _Evidence(entities, relationships)
     group_of = {n.id: n.id for n in nodes}
@@ -284,9 +281,8 @@ class Resolution:
         return {m for e in entity_ids for m in self.members(e)}
 
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """Return (entities, relationships) of the merged graph: one entity row per canonical
-        (its text units the union of its names', frequency their sum), and every relationship
-        row, in the same order, with its ends mapped to their canonicals."""
+        """Return the merged graph: an entity row per canonical (text units united, frequency
+        summed), every relationship row in order with its ends mapped to their canonicals."""
         entities = self.entities[~self.entities[S.ID].isin(self.canonical_of)].copy()
         units_of = dict(zip(self.entities[S.ID], self.entities[S.TEXT_UNIT_IDS], strict=True))
         frequency_of = dict(zip(self.entities[S.ID], self.entities[S.FREQUENCY], strict=True))

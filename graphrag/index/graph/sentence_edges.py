@@ -50,9 +50,9 @@ def add_sentence_edges(
     text_units: pd.DataFrame,
     max_entities: int,
 ) -> pd.DataFrame:
-    """Return ``relationships`` with one more row per unrelated pair of a chunk's entities
-    that a sentence of at most ``max_entities`` of them names together: description the
-    first such sentence, weight one per sentence, text units where it was seen."""
+    """Return ``relationships`` plus a row per unrelated pair of a chunk's entities that a
+    sentence of at most ``max_entities`` names together (its first such sentence, weight one per
+    sentence)."""
     if max_entities < 2 or entity_mentions.empty:
         return relationships
     id_of = dict(zip(entities[S.NAME_KEY], entities[S.ID], strict=True))

@@ -52,9 +52,8 @@ def missing_communities(index: Index, wanted: Iterable[int] | None = None) -> li
 
 
 def failed_reports(index: Index, wanted: Iterable[int] | None = None) -> list[str]:
-    """Return "lazy report of community N: <error>" for each ``wanted`` community (None: all)
-    of a lazy index whose report could not be written (an errors row; never retried, so every
-    query that wants it goes without); nothing for an eager index."""
+    """Return "lazy report of community N: <error>" for each ``wanted`` community (None: all) of a
+    lazy index whose report failed (never retried); nothing for an eager index."""
     if not is_lazy(index):
         return []
     errors = index.errors[index.errors[S.STAGE] == "reports"]

@@ -81,10 +81,9 @@ def community_context(
     children: list[ChildCommunity],
     budget: int,
 ) -> tuple[str, str]:
-    """Return (context text, source) for one community within ``budget`` tokens: reports of
-    substituted sub-communities, summaries of the other written ones, then the entities and
-    relationships left. While it overflows, the largest written child's lines give way to its
-    report. ``source``: "entities", "child_summaries", "mixed" or "child_reports"."""
+    """Return (context, source) of a community within ``budget``: reports of substituted children,
+    summaries of the other written ones, then entities and relationships; while it overflows,
+    the largest written child's lines give way to its report."""
     cell = prompts.table_cell  # LLM-written fields must not add columns or rows
     members = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
     members = members.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
@@ -215,10 +214,9 @@ async def awrite_community_reports(
     known_reports: dict[int, str] | None = None,
     hierarchy: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (community_reports, errors), deepest level first, each level concurrently.
-    ``known_reports`` ({community: full_content}) are reports of communities not written
-    here that a parent may read; ``hierarchy`` (default ``communities``) gives children's
-    entity lists, so a parent written alone sees them as a full run would."""
+    """Return (community_reports, errors), deepest level first, each level concurrently;
+    ``known_reports`` a parent may read, ``hierarchy`` the children's entities (incremental
+    runs)."""
     done: dict[int, str] = dict(known_reports or {})
     lookup = communities if hierarchy is None else hierarchy
     entity_ids = dict(zip(lookup[S.COMMUNITY], lookup[S.ENTITY_IDS], strict=True))

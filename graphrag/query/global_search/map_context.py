@@ -65,11 +65,8 @@ _TEMPLATE_COUNTS = re.compile(r"^\d+ entities \(")  # a template report's head: 
 
 
 def report_sentences(text: str) -> list[str]:
-    """Return the distinct sentences of four or more words of a report, for the extractive map.
-
-    Headings, bare labels and a template's counts line are left out; each sentence of an item
-    labelled by a short name ("Storm Corvin: ...") keeps the name, so it says what it is about.
-    """
+    """Return a report's distinct sentences of four or more words (no headings, labels or counts
+    line); an item labelled by a short name ("Storm Corvin: ...") keeps the name."""
     sentences: list[str] = []
     for line in text.splitlines():
         line = line.strip().removeprefix("- ").replace(".: ", ". ")
@@ -123,8 +120,8 @@ def with_facts(
     reports: pd.DataFrame, communities: pd.DataFrame, entities: pd.DataFrame, entity_budget: int
 ) -> pd.DataFrame:
     """Return ``reports``, each LLM-written one followed by its community's entity descriptions
-    within ``entity_budget`` tokens (a template report lists its entities already), most
-    connected first; a title held twice once, at the first one's place with the last's text."""
+    within ``entity_budget`` tokens, most connected first (a template lists its entities
+    already)."""
     if entity_budget <= 0 or reports.empty:
         return reports
     by_id = communities.set_index(S.COMMUNITY)

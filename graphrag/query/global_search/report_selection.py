@@ -30,9 +30,8 @@ def auto_level(
     seed: int,
     closest: Callable[[list[str]], list[str]],
 ) -> pd.DataFrame:
-    """Return the reports of the deepest whole-graph level that fits ``max_batches`` batches of
-    ``batch_tokens`` or, when even the root does not, its reports ``closest`` (ranking
-    "report:<community>" ids) that fit."""
+    """Return the reports of the deepest whole-graph level that fits ``max_batches`` batches, or of
+    the root's those ``closest`` ranks first that fit."""
     levels = sorted(communities[S.LEVEL].unique(), reverse=True)
     for level in levels:
         chosen = by_community(level_view(reports, communities, int(level)))
