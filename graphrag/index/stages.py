@@ -10,17 +10,19 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.artifacts import FACT_EMBEDDINGS
+from graphrag.index.extract.nlp import trim_text
 from graphrag.index.extract.stage import extract_graph
 from graphrag.index.graph import merge
 from graphrag.index.graph.communities import communities_table, detect_communities
 from graphrag.index.graph.merge import add_degrees, entity_edges, fact_texts, node_degrees
-from graphrag.index.reports.templates import template_report_row
-from graphrag.index.reports.write import REPORT_COLUMNS, write_community_reports
+from graphrag.index.reports.write import REPORT_COLUMNS, report_row, write_community_reports
 from graphrag.index.run_summary import Tables
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings, Settings
 from graphrag.text.documents import chunk_documents
 from graphrag.text.embeddings import Embedder
+
+REPORT_FINDINGS = 5  # entities a template report describes, highest degree first
 
 
 @dataclass
@@ -128,6 +130,34 @@ def prose_communities(communities: pd.DataFrame, settings: IndexSettings) -> pd.
     """Return which ``communities`` get an LLM report (the others, fewer than
     ``min_report_entities`` entities, get a template)."""
     return communities[S.ENTITY_IDS].map(len) >= settings.min_report_entities
+
+
+def template_report_row(community: pd.Series, entities, relationships, edge_kind: str) -> dict:
+    """Return the community_reports row of a report written from the community's own tables,
+    with no LLM call (``edge_kind`` names the relationships: "co-occurrence " in the nlp mode)."""
+    members = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
+    members = members.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
+    inner = relationships[relationships[S.ID].isin(community[S.RELATIONSHIP_IDS])]
+    top = list(members[S.TITLE][:3])
+    title = ", ".join(top[:-1]) + (" and " if len(top) > 1 else "") + top[-1] if top else "Empty"
+    kinds = members[S.TYPE].value_counts()
+    summary = (
+        f"{len(members)} entities ({', '.join(f'{n} {k}' for k, n in kinds.items())}) "
+        f"linked by {len(inner)} {edge_kind}relationships; most connected: {', '.join(top)}."
+    )
+    findings = [
+        {"summary": row[S.TITLE], "explanation": trim_text(row[S.DESCRIPTION], 300)}
+        for _, row in members.head(REPORT_FINDINGS).iterrows()
+    ]
+    report = {
+        "title": title,
+        "summary": summary,
+        # rank: share of the graph's relationships inside the community, on the 0-10 scale
+        "rating": round(10 * len(inner) / max(len(relationships), 1), 2),
+        "rating_explanation": "template report: rank is the community's share of relationships",
+        "findings": findings,
+    }
+    return report_row(community, report, "template")
 
 
 def template_reports(communities: pd.DataFrame, tables: Tables, edge_kind: str) -> pd.DataFrame:

@@ -23,9 +23,14 @@ from graphrag.query.base import (
     fit_items,
     note_failure,
 )
-from graphrag.query.global_search import map_context, map_points
-from graphrag.query.global_search.map_points import Pick, Point
-from graphrag.query.global_search.report_selection import auto_level, by_community, level_view
+from graphrag.query.global_search import map_context
+from graphrag.query.global_search.map_context import (
+    Pick,
+    Point,
+    auto_level,
+    by_community,
+    level_view,
+)
 from graphrag.query.registry import register
 from graphrag.text import tokens
 
@@ -124,9 +129,9 @@ class GlobalSearch(Method):
         picks = await amap(question, batches)
         orders = []
         for seed in seeds:
-            ordered = map_points.ranked(picks, map_points.batch_ranks(chosen, batches, seed))
+            ordered = map_context.ranked(picks, map_context.batch_ranks(chosen, batches, seed))
             points = [(p.score, p.text, p.communities) for p in ordered]
-            orders.append(map_points.cited_sentences(ordered) if sentences else points)
+            orders.append(map_context.cited_sentences(ordered) if sentences else points)
         return orders
 
     async def amap_points(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
