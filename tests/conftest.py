@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graphrag.index.extract.records import to_records
 from graphrag.llm import client as llm_client
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import REPO_ROOT, Settings, load_settings
+from studies.record_replies import to_records
 
 DEMO_DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"
 NO_ENDPOINT = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there

@@ -5,7 +5,6 @@ every finished record, and a repetition loop shows record by record (:class:`Rec
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,21 +47,6 @@ class ParsedRecords:
     def extraction(self) -> dict[str, list[dict[str, Any]]]:
         """Return ``{"entities": [...], "relationships": [...]}``, the shape stage.py reads."""
         return {"entities": self.entities, "relationships": self.relationships}
-
-
-def to_records(extraction: dict[str, Any]) -> str:
-    """Return an extraction (``ParsedRecords.extraction``'s dict) as record lines, completion
-    marker last."""
-    lines = [
-        f'("entity"{TUPLE}{e["name"]}{TUPLE}{e["type"]}{TUPLE}{e["description"]})'
-        for e in extraction.get("entities", [])
-    ]
-    lines += [
-        f'("relationship"{TUPLE}{r["source"]}{TUPLE}{r["target"]}{TUPLE}{r["description"]}'
-        f"{TUPLE}{r['strength']})"
-        for r in extraction.get("relationships", [])
-    ]
-    return "\n".join([*lines, COMPLETE])
 
 
 def _lines(text: str) -> list[tuple[int, str]]:
@@ -259,27 +243,3 @@ class RecordStop:
 
 # The rule as the chat client takes it; its spec is part of every record request's cache key.
 RECORD_STOP = StopRuleFactory("record_repeats", RecordStop, params=(("run", 2), ("mirror_run", 3)))
-
-
-def records_from_json_reply(reply: str) -> str:
-    """Return the record lines of a JSON extraction reply, even one cut at the cap: the demo
-    cache still holds replies of the removed JSON format, whose loops tests and studies read as
-    records."""
-    try:
-        value = json.loads(reply)
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        return to_records(value)
-    decoder = json.JSONDecoder()
-    found: dict[str, list[dict[str, Any]]] = {"entities": [], "relationships": []}
-    for start in (m.start() for m in re.finditer(r"\{", reply)):
-        try:
-            item, _ = decoder.raw_decode(reply, start)
-        except ValueError:
-            continue
-        if isinstance(item, dict) and {"name", "type", "description"} <= item.keys():
-            found["entities"].append(item)
-        elif isinstance(item, dict) and {"source", "target", "description"} <= item.keys():
-            found["relationships"].append({"strength": DEFAULT_STRENGTH, **item})
-    return to_records(found).removesuffix(COMPLETE).rstrip("\n")
