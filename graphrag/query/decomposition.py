@@ -109,13 +109,10 @@ class Decomposition(Method):
     def new_evidence(self, query: str, seen: set[str], share: int) -> list[ContextItem]:
         """Return the best text units for ``query`` not yet collected, in ``share`` tokens
         (under ``chunk_context = "top_k"``: ``share`` units)."""
-        ranked = self.first_stage_ranking(
-            self.embedder.embed_one(query), query, len(seen) + CHUNK_DEPTH
-        )
+        vector = self.embedder.embed_one(query)
+        ranked = self.first_stage_ranking(vector, query, len(seen) + CHUNK_DEPTH)
         items = self.text_unit_items([u for u in ranked if f"text_unit:{u}" not in seen])
-        if self.params.chunk_context == "top_k":
-            return items[:share]
-        return fit_items(items, share)
+        return items[:share] if self.params.chunk_context == "top_k" else fit_items(items, share)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         subs = await self.sub_questions(question)
@@ -123,9 +120,7 @@ class Decomposition(Method):
             share = max(1, self.params.top_k // len(subs))
         else:
             share = self.answer_budget(question) // len(subs)
-        answers: list[str] = []
-        earlier: list[str] = []
-        collected: list[ContextItem] = []
+        answers, earlier, collected = [], [], []
         for sub in subs:
             asked, replaced = resolve_references(sub, answers)
             search = asked

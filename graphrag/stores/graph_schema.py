@@ -68,9 +68,7 @@ ENDS = ["source", "target"]  # the key columns of a relationship row: its two no
 
 def key_of(name: str) -> list[str]:
     """Return the columns that identify a row of label or relationship type ``name``."""
-    if name in NODES or KEY in RELATIONSHIPS[name][2]:
-        return [KEY]
-    return ENDS
+    return [KEY] if name in NODES or KEY in RELATIONSHIPS[name][2] else ENDS
 
 
 def columns_of(name: str) -> dict[str, str]:
@@ -185,9 +183,7 @@ def plain(value: Any) -> Any:
         return tuple(str(v) for v in value)
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _typed(table: pd.DataFrame, name: str) -> pd.DataFrame:

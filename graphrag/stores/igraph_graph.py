@@ -32,9 +32,7 @@ class IGraphStore:
 
     def neighbours(self, node: str) -> list[str]:
         vertex = self._vertex.get(node)
-        if vertex is None:
-            return []
-        return [self._names[v] for v in self.graph.neighbors(vertex)]
+        return [] if vertex is None else [self._names[v] for v in self.graph.neighbors(vertex)]
 
     def edges_among(self, nodes: Iterable[str]) -> list[Edge]:
         vertices = sorted({self._vertex[n] for n in nodes if n in self._vertex})

@@ -81,9 +81,7 @@ def _database_path(target: str) -> Path:
     """Return the database file of ``target``: the file itself, or ``graph.lbug`` in a
     folder (one that exists, or a new path without a suffix)."""
     path = Path(target).expanduser()
-    if path.is_dir() or (not path.suffix and not path.exists()):
-        return path / FILE_NAME
-    return path
+    return path / FILE_NAME if path.is_dir() or (not path.suffix and not path.exists()) else path
 
 
 @graph_engine("")

@@ -22,15 +22,8 @@ from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
 
 ENTITY_COLUMNS = [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
-RELATIONSHIP_COLUMNS = [
-    S.SOURCE_ENTITY,
-    S.TARGET_ENTITY,
-    S.SOURCE_KEY,
-    S.TARGET_KEY,
-    S.DESCRIPTION,
-    S.STRENGTH,
-    S.TEXT_UNIT_ID,
-]
+ENDS = [S.SOURCE_ENTITY, S.TARGET_ENTITY, S.SOURCE_KEY, S.TARGET_KEY]
+RELATIONSHIP_COLUMNS = [*ENDS, S.DESCRIPTION, S.STRENGTH, S.TEXT_UNIT_ID]
 
 
 def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
@@ -50,22 +43,15 @@ def drop_names(
 ) -> tuple[dict[str, Any], list[str]]:
     """Return the extraction without the entities whose name ``keep`` refuses nor their
     relationships, and the names dropped."""
-    dropped = {display_name(e["name"]) for e in raw.get("entities", []) if not keep(e["name"])}
-    dropped |= {
-        display_name(name)
-        for r in raw.get("relationships", [])
-        for name in (r["source"], r["target"])
-        if not keep(name)
-    }
-    kept = {
-        "entities": [e for e in raw.get("entities", []) if display_name(e["name"]) not in dropped],
-        "relationships": [
-            r
-            for r in raw.get("relationships", [])
-            if display_name(r["source"]) not in dropped and display_name(r["target"]) not in dropped
-        ],
-    }
-    return kept, sorted(dropped)
+    entities, relationships = raw.get("entities", []), raw.get("relationships", [])
+    names = [e["name"] for e in entities] + [
+        n for r in relationships for n in (r["source"], r["target"])
+    ]
+    dropped = {display_name(name) for name in names if not keep(name)}
+    kept = [e for e in entities if display_name(e["name"]) not in dropped]
+    ends = ((r, display_name(r["source"]), display_name(r["target"])) for r in relationships)
+    linked = [r for r, a, b in ends if a not in dropped and b not in dropped]
+    return {"entities": kept, "relationships": linked}, sorted(dropped)
 
 
 NOT_IN_CHUNK = "not mentioned in its chunk"
@@ -111,11 +97,8 @@ def parse_extraction(
                 row = (title, key, "unknown", "", text_unit_id)
                 entities.append(dict(zip(ENTITY_COLUMNS, row, strict=True)))
         row = (source, target, source_key, target_key, item["description"].strip())
-        relationships.append(
-            dict(
-                zip(RELATIONSHIP_COLUMNS, (*row, int(item["strength"]), text_unit_id), strict=True)
-            )
-        )
+        row += (int(item["strength"]), text_unit_id)
+        relationships.append(dict(zip(RELATIONSHIP_COLUMNS, row, strict=True)))
     return entities, relationships, dropped
 
 
