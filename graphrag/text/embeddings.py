@@ -151,20 +151,11 @@ class Embedder(ABC):
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, v BLOB)")
         self._lock = threading.Lock()
 
-    @property
-    @abstractmethod
-    def model_id(self) -> str:
-        """What an index's manifest names as its embedding model."""
-
-    @property
-    @abstractmethod
-    def dimension(self) -> int:
-        """The length of a vector."""
-
-    @property
-    @abstractmethod
-    def recipe(self) -> dict[str, object]:
-        """Everything that decides a text's vector but the text: part of every vector's key."""
+    # A backend gives ``model_id`` (what an index's manifest names), ``dimension``, ``recipe``
+    # (all that decides a vector but the text: part of every vector's key) and the vectors.
+    model_id: str
+    dimension: int
+    recipe: dict[str, object]
 
     @abstractmethod
     def _embed_uncached(self, texts: list[str]) -> list[np.ndarray]:
@@ -249,9 +240,8 @@ class LocalEmbedder(Embedder):
     @cached_property
     def recipe(self) -> dict[str, object]:
         """The model's files, the windowing, batching and pooling."""
-        book = self.settings.resolve_path(self.settings.embeddings.cache_path).with_name(
-            "hashes.json"
-        )
+        cache = self.settings.resolve_path(self.settings.embeddings.cache_path)
+        book = cache.with_name("hashes.json")
         return {
             "format": VECTOR_KEY_FORMAT,
             "model": self.model_id,
@@ -281,12 +271,9 @@ class LocalEmbedder(Embedder):
             for piece in self.windows(text) if text.strip() else [text]:
                 pieces.append(piece)
                 owners.append(i)
+        options = {"normalize_embeddings": True, "convert_to_numpy": True}
         encoded = self.model.encode(
-            pieces,
-            batch_size=BATCH_SIZE,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
+            pieces, batch_size=BATCH_SIZE, show_progress_bar=False, **options
         )
         weights = np.array([max(len(p), 1) for p in pieces], dtype=np.float32)
         pooled = np.zeros((len(texts), encoded.shape[1]), dtype=np.float32)

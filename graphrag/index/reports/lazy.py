@@ -84,26 +84,18 @@ async def aensure_reports(
     settings = built_settings(index)
     have = index.community_reports
     known = dict(zip(have[S.COMMUNITY].astype(int), have[S.FULL_CONTENT], strict=True))
+    # the children a parent may substitute, exactly as indexing passes them
+    hierarchy = communities[prose_communities(communities, settings)]
+    wanted_rows = communities[communities[S.COMMUNITY].isin(todo)]
     reports, errors = await awrite_community_reports(
-        communities[communities[S.COMMUNITY].isin(todo)],
-        index.entities,
-        index.relationships,
-        llm,
-        settings,
-        progress=False,
-        known_reports=known,
-        # the children a parent may substitute, exactly as indexing passes them
-        hierarchy=communities[prose_communities(communities, settings)],
+        wanted_rows, index.entities, index.relationships, llm, settings, False, known, hierarchy
     )
     reports[S.FULL_CONTENT_EMBEDDING] = vectors(embedder, list(reports[S.FULL_CONTENT]))
     with _merge:
         current = index.community_reports
         new = reports[~reports[S.COMMUNITY].isin(current[S.COMMUNITY])]
-        index.community_reports = (
-            pd.concat([current, new], ignore_index=True)
-            .sort_values(S.COMMUNITY)
-            .reset_index(drop=True)
-        )
+        merged = pd.concat([current, new], ignore_index=True).sort_values(S.COMMUNITY)
+        index.community_reports = merged.reset_index(drop=True)
         old_errors = index.errors
         fresh = errors[~errors[S.ITEM_ID].isin(old_errors[S.ITEM_ID])]
         if len(fresh):
