@@ -197,19 +197,16 @@ class LadybugGraphStore:
         node_rows = pa.table({"id": pa.array(names, pa.string()), "pos": range(len(names))})
         self.conn.execute("COPY Node FROM $rows", {"rows": node_rows})
         ends = [sorted((a, b), key=position.__getitem__) for a, b, _ in edges]  # as igraph
-        edge_rows = pa.table(
-            {
-                "from": pa.array([a for a, _ in ends], pa.string()),
-                "to": pa.array([b for _, b in ends], pa.string()),
-                "weight": pa.array([float(w) for _, _, w in edges], pa.float64()),
-                "pos": range(len(edges)),
-            }
-        )
         if len(edges):
-            self.conn.execute("COPY Edge FROM $rows", {"rows": edge_rows})
+            sources, targets = (
+                pa.array(list(side), pa.string()) for side in zip(*ends, strict=True)
+            )
+            weights = pa.array([float(w) for _, _, w in edges], pa.float64())
+            rows = {"from": sources, "to": targets, "weight": weights, "pos": range(len(edges))}
+            self.conn.execute("COPY Edge FROM $rows", {"rows": pa.table(rows)})
         self._walker: IGraphStore | None = None
 
-    def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    def _rows(self, query: str, params: Params = None) -> list[list[Any]]:
         return self.conn.execute(query, params or {}).get_all()
 
     def nodes(self) -> list[str]:
@@ -219,11 +216,12 @@ class LadybugGraphStore:
         query = "MATCH (a:Node {id: $id})-[:Edge]-(b:Node) RETURN b.id ORDER BY b.pos"
         return [r[0] for r in self._rows(query, {"id": node})]
 
-    def _edges(self, where: str = "", params: dict[str, Any] | None = None) -> list[Edge]:
-        query = (
-            f"MATCH (a:Node)-[e:Edge]->(b:Node) {where} RETURN a.id, b.id, e.weight ORDER BY e.pos"
-        )
-        return [(a, b, w) for a, b, w in self._rows(query, params)]
+    def _edges(self, where: str = "", params: Params = None) -> list[Edge]:
+        match = f"MATCH (a:Node)-[e:Edge]->(b:Node) {where}"
+        return [
+            (a, b, w)
+            for a, b, w in self._rows(f"{match} RETURN a.id, b.id, e.weight ORDER BY e.pos", params)
+        ]
 
     def edges_among(self, nodes: Iterable[str]) -> list[Edge]:
         among = list(dict.fromkeys(nodes))
@@ -235,7 +233,4 @@ class LadybugGraphStore:
         return self._walker.personalized_pagerank(seeds, damping)
 
     def to_networkx(self) -> nx.Graph:
-        graph = nx.Graph()
-        graph.add_nodes_from(self.nodes())
-        graph.add_weighted_edges_from(self._edges())
-        return graph
+        return IGraphStore(self.nodes(), self._edges()).to_networkx()
