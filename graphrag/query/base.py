@@ -149,12 +149,9 @@ class Method:
         options: Any = None,
     ) -> None:
         """``options``: the method's own settings instead of ``settings.query.methods[name]``."""
-        self.index = index
-        self.settings = settings
+        self.index, self.settings, self.llm, self.embedder = index, settings, llm, embedder
         self.params = settings.query  # the shared query settings (top_k, budgets, …)
         self.options = options if options is not None else self.params.methods.get(self.name)
-        self.llm = llm
-        self.embedder = embedder
         self.stores = stores or IndexStores.of(index, settings.query)
 
     @cached_property
@@ -200,9 +197,8 @@ class Method:
         """Return the answer to ``messages``, guarded against loops (query/loops.py)."""
         if short_answer:
             messages = prompts.with_final_answer_line(messages)
-        return await answer_text(
-            self.llm, messages, self.params.answer_max_tokens, LOOP_FREQUENCY_PENALTY
-        )
+        cap = self.params.answer_max_tokens
+        return await answer_text(self.llm, messages, cap, LOOP_FREQUENCY_PENALTY)
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         """Return the answer to ``question`` with its contexts, sources, cost and time;
@@ -314,10 +310,8 @@ class Method:
         vectors = self.embedder.embed(queries)
         top_k = self.params.chunk_context == "top_k"
         depth = self.params.top_k * 3 if top_k else self.chunk_depth()
-        rankings = [
-            self.first_stage_ranking(v, q, depth) for v, q in zip(vectors, queries, strict=True)
-        ]
-        fused = reciprocal_rank_fusion(rankings)
+        pairs = zip(vectors, queries, strict=True)
+        fused = reciprocal_rank_fusion([self.first_stage_ranking(v, q, depth) for v, q in pairs])
         ranking = self.text_unit_ids(fused[:RANKING_DEPTH])
         return Retrieval(self.chunk_context(fused, question), ranking, candidates=fused)
 

@@ -4,7 +4,6 @@ the answer reads the relevant sentences, widened to their chunks (docs/methods.m
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ from graphrag.query.base import (
     items_tokens,
     note_failure,
 )
+from graphrag.query.global_search.map_context import SENTENCE_END
 from graphrag.query.registry import register
 from graphrag.settings import Settings, SettingsError
 from graphrag.text import tokens
@@ -38,7 +38,6 @@ MAX_PICKS = 8
 CHUNKS_PER_COMMUNITY = 1  # k: a community's best untested chunks tested per visit (its top-k)
 MISSES_BEFORE_DEEPENING = 3  # z: successive communities with no relevant chunk end a level
 BATCH_SIZE = 2  # communities tested concurrently: the embedded server's two slots
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
 @dataclass
@@ -64,7 +63,7 @@ def chunk_sentences(text: str) -> list[str]:
     sentences = []
     for line in text.splitlines():
         line = line.strip().lstrip("#").strip().removeprefix("- ")
-        sentences += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+        sentences += [s.strip() for s in SENTENCE_END.split(line) if s.strip()]
     return sentences
 
 

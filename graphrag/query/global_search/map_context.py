@@ -110,7 +110,7 @@ def restates_question(point: str, question: str) -> bool:
     return bool(words) and words <= _content_stems(question)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _LABEL_WORDS = 8  # "Storm Corvin: ..." labels a list item; a longer head is a sentence
 _TEMPLATE_COUNTS = re.compile(r"^\d+ entities \(")  # a template report's head: counts only
 
@@ -126,7 +126,7 @@ def report_sentences(text: str) -> list[str]:
         label, _, rest = line.partition(": ")
         labelled = bool(rest) and len(label.split()) <= _LABEL_WORDS
         prefix = f"{label}: " if labelled else ""
-        for part in _SENTENCE_END.split(rest if labelled else line):
+        for part in SENTENCE_END.split(rest if labelled else line):
             sentence = prefix + part.strip()
             if len(part.split()) >= 4 and sentence not in sentences:
                 sentences.append(sentence)
