@@ -54,9 +54,8 @@ class Integrate(Method):
     @cached_property
     def graph(self) -> Method:
         self.options.validate("query.integrate", list(registry.ALL_METHODS))
-        return registry.ALL_METHODS[self.options.graph_method](
-            self.index, self.settings, self.llm, self.embedder, self.stores
-        )
+        wiring = (self.index, self.settings, self.llm, self.embedder, self.stores)
+        return registry.ALL_METHODS[self.options.graph_method](*wiring)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         vector = self.embedder.embed_one(question)

@@ -14,16 +14,8 @@ from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm.coroutines import gather_with_progress
-from graphrag.query.base import (
-    ContextItem,
-    Cost,
-    Method,
-    Retrieval,
-    drop_step,
-    fit_items,
-    items_tokens,
-    note_failure,
-)
+from graphrag.query import base
+from graphrag.query.base import ContextItem, Cost, Method, Retrieval, fit_items, items_tokens
 from graphrag.query.global_search.map_context import SENTENCE_END
 from graphrag.query.registry import register
 from graphrag.settings import Settings, SettingsError
@@ -97,12 +89,7 @@ class Search:
 
 
 def planned_tests(
-    batch: list[int],
-    units_of: dict[int, list[str]],
-    rank_of: dict[str, int],
-    search: Search,
-    k: int,
-    budget: int,
+    batch: list[int], units_of: dict, rank_of: dict[str, int], search: Search, k: int, budget: int
 ) -> dict[int, list[str]]:
     """Return each community of ``batch``'s chunks to test now: its best k untested ones, no
     chunk twice in a batch, and no more tests than ``budget`` leaves."""
@@ -133,17 +120,13 @@ class LazyGlobalSearch(Method):
         units = list(self.stores.unit_text.index)
         if communities.empty:
             return {u: [u] for u in units}, {}, units
-        children = {
-            int(c): [int(x) for x in kids]
-            for c, kids in zip(communities[S.COMMUNITY], communities[S.CHILDREN], strict=True)
-        }
+        numbers = [int(c) for c in communities[S.COMMUNITY]]
+        kids = zip(numbers, communities[S.CHILDREN], strict=True)
+        children = {c: [int(x) for x in below] for c, below in kids}
         roots = [int(c) for c in communities[communities[S.PARENT] < 0][S.COMMUNITY]]
         known = set(units)  # a unit the index does not hold is left out
-        units_of = {
-            int(c): [u for u in us if u in known]
-            for c, us in zip(communities[S.COMMUNITY], communities[S.TEXT_UNIT_IDS], strict=True)
-        }
-        return units_of, children, roots
+        held = zip(numbers, communities[S.TEXT_UNIT_IDS], strict=True)
+        return {c: [u for u in us if u in known] for c, us in held}, children, roots
 
     async def atest(self, question: str, unit: str) -> list[int]:
         """Return the numbers of the chunk's sentences the model finds relevant ([]: none)."""
@@ -164,7 +147,7 @@ class LazyGlobalSearch(Method):
         search.spent += len(units)
         for unit, reply in zip(units, replies, strict=True):
             if isinstance(reply, Exception):
-                drop_step(f"relevance test of text unit {unit}", reply)
+                base.drop_step(f"relevance test of text unit {unit}", reply)
                 reply = []
             search.verdicts[unit] = reply
 
@@ -230,8 +213,9 @@ class LazyGlobalSearch(Method):
         rows = self.claims(search, rank_of)
         ranking = list(dict.fromkeys(rows + order))
         if not rows:
-            note_failure(
-                f"relevance tests: none of {len(search.verdicts)} chunks tested was relevant; "
+            tested = len(search.verdicts)
+            base.note_failure(
+                f"relevance tests: none of {tested} chunks tested was relevant; "
                 "answered from the chunks nearest the question"
             )
             return self.chunk_retrieval(order, question)

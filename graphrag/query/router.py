@@ -100,9 +100,8 @@ class Router(Method):
 
     def method(self, name: str) -> Method:
         if name not in self._methods:
-            self._methods[name] = registry.ALL_METHODS[name](
-                self.index, self.settings, self.llm, self.embedder, self.stores
-            )
+            wiring = (self.index, self.settings, self.llm, self.embedder, self.stores)
+            self._methods[name] = registry.ALL_METHODS[name](*wiring)
         return self._methods[name]
 
     def routed(self, question: str) -> Method:
@@ -121,10 +120,7 @@ class Router(Method):
             kind = self.classifier.classify(question)
             chosen = self.method(self.routes[kind])
             answer = await chosen.aanswer(question, short_answer)
+        route, seconds = f"{kind} -> {chosen.name}", time.monotonic() - started
         return dataclasses.replace(
-            answer,
-            method=self.name,
-            route=f"{kind} -> {chosen.name}",
-            usage=usage,
-            seconds=time.monotonic() - started,
+            answer, method=self.name, route=route, usage=usage, seconds=seconds
         )
