@@ -17,7 +17,6 @@ from graphrag.index.store import Index
 from graphrag.query.rankers import bm25_index
 from graphrag.settings.query import QuerySettings
 from graphrag.stores import GraphStore, VectorStore, backend_of
-from graphrag.stores.protocols import Edge
 from graphrag.text.embeddings import Embedder
 
 
@@ -67,8 +66,7 @@ class IndexStores:
         return self._vectors(list(ids), matrix, location=location, table=kind)
 
     def graph_store(self, nodes: list[str], edges: dict[tuple[str, str], float]) -> GraphStore:
-        listed: list[Edge] = [(a, b, w) for (a, b), w in edges.items()]
-        return self._graph(list(nodes), listed)
+        return self._graph(list(nodes), [(a, b, w) for (a, b), w in edges.items()])
 
     @cached_property
     def text_units(self) -> VectorStore:
