@@ -86,9 +86,8 @@ def pack_text_units(text_units: pd.DataFrame, budget: int) -> list[list[int]]:
     units_per_document = document_of.value_counts()
     groups: list[list[int]] = []
     packed, size = [], 0
-    for position, (document, n_tokens) in enumerate(
-        zip(document_of, text_units[S.N_TOKENS], strict=True)
-    ):
+    sizes = zip(document_of, text_units[S.N_TOKENS], strict=True)
+    for position, (document, n_tokens) in enumerate(sizes):
         whole = document is not None and units_per_document[document] == 1
         if packed and (not whole or size + n_tokens > budget):
             groups.append(packed)
@@ -144,9 +143,7 @@ async def extract_packed_records(
     messages, room = records_request(llm, texts, settings)
     reply, stops = await _records_reply(llm, messages, settings, room)
     parsed = parse_records(reply)
-    results: list[dict[str, Any]] = [
-        {"entities": [], "relationships": [], "kept_out": []} for _ in texts
-    ]
+    results = [{"entities": [], "relationships": [], "kept_out": []} for _ in texts]
     for kind, records in (("entity", parsed.entities), ("relationship", parsed.relationships)):
         for record in records:
             unit = results[_record_unit(kind, record, texts)]

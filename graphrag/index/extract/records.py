@@ -139,13 +139,8 @@ def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]
         description = " ".join(values[2:-1])
     if note:
         repairs.append(note)
-    record = {
-        "source": values[0],
-        "target": values[1],
-        "description": description,
-        "strength": strength,
-    }
-    return record, "relationship", repairs
+    record = {"source": values[0], "target": values[1], "description": description}
+    return {**record, "strength": strength}, "relationship", repairs
 
 
 def _relationship_as_entity(values: list[str]) -> bool:
