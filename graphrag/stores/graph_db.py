@@ -98,13 +98,11 @@ class GraphDatabase:
 
     def counts(self) -> dict[str, int]:
         """Return the nodes and edges of every kind, and all of them whatever their label."""
-        found = {
-            "nodes": self._count("MATCH (n) RETURN count(n) AS n"),
-            "edges": self._count("MATCH ()-[r]->() RETURN count(r) AS n"),
+        found = {"nodes": self._count("MATCH (n) RETURN count(n) AS n")}
+        found["edges"] = self._count("MATCH ()-[r]->() RETURN count(r) AS n")
+        return found | {
+            n: self._count(f"{match(n)} RETURN count(*) AS n") for n in [*NODES, *RELATIONSHIPS]
         }
-        for name in [*NODES, *RELATIONSHIPS]:
-            found[name] = self._count(f"{match(name)} RETURN count(*) AS n")
-        return found
 
     def _count(self, query: str) -> int:
         return int(self.run(query)[0]["n"])
@@ -112,15 +110,14 @@ class GraphDatabase:
     def schema(self) -> dict[str, Any]:
         """Return each label and relationship type with its count and properties (type, and
         example values, or all ``values`` of a string with few): ``graph_schema.describe``."""
-        nodes = {
-            label: {"count": self._count(f"{match(label)} RETURN count(*) AS n")}
-            | {"properties": self._properties(label)}
-            for label in NODES
-        }
+
+        def about(name: str) -> dict[str, Any]:
+            count = self._count(f"{match(name)} RETURN count(*) AS n")
+            return {"count": count, "properties": self._properties(name)}
+
+        nodes = {label: about(label) for label in NODES}
         relationships = {
-            kind: {"from": source, "to": target}
-            | {"count": self._count(f"{match(kind)} RETURN count(*) AS n")}
-            | {"properties": self._properties(kind)}
+            kind: {"from": source, "to": target, **about(kind)}
             for kind, (source, target, _) in RELATIONSHIPS.items()
         }
         return {"engine": self.engine, "nodes": nodes, "relationships": relationships}
@@ -139,12 +136,9 @@ class GraphDatabase:
                     found[prop] = about
                     continue
             order = EXAMPLE_ORDER.get(name, "n.id")
-            rows = self.run(
-                f"{match(name)} WHERE {value} IS NOT NULL RETURN {value} AS v ORDER BY {order} "
-                f"LIMIT {EXAMPLES * 10}"
-            )
-            examples = list(dict.fromkeys(_short(r["v"]) for r in rows))[:EXAMPLES]
-            about["examples"] = examples
+            query = f"{match(name)} WHERE {value} IS NOT NULL RETURN {value} AS v ORDER BY {order}"
+            rows = self.run(f"{query} LIMIT {EXAMPLES * 10}")
+            about["examples"] = list(dict.fromkeys(_short(r["v"]) for r in rows))[:EXAMPLES]
             found[prop] = about
         return found
 
