@@ -77,15 +77,15 @@ class Tracer:
         self.index = index
         self.units = index.text_units.set_index(S.ID)
         self.documents = index.documents.set_index(S.ID)
+        entities, relationships = index.entities, index.relationships
         self.via = {
-            "entity": index.entities.set_index(S.ID)[S.TEXT_UNIT_IDS],
-            "relationship": index.relationships.set_index(S.ID)[S.TEXT_UNIT_IDS],
+            "entity": entities.set_index(S.ID)[S.TEXT_UNIT_IDS],
+            "relationship": relationships.set_index(S.ID)[S.TEXT_UNIT_IDS],
         }
         communities = getattr(index, "communities", None)
         if communities is not None and len(communities):
-            self.via["report"] = communities.set_index(communities[S.COMMUNITY].astype(str))[
-                S.TEXT_UNIT_IDS
-            ]
+            by_number = communities.set_index(communities[S.COMMUNITY].astype(str))
+            self.via["report"] = by_number[S.TEXT_UNIT_IDS]
 
     def text_units(self, source: str) -> list[str]:
         """The text units ``source`` ("text_unit:…", "entity:…", "report:3", …) came from."""
@@ -127,14 +127,11 @@ class Tracer:
         citations = []
         for number in order:
             sources = answer.numbered[number]
-            near = cited_by.get(number, answer.text)
-            places = self.places(sources, near)
+            places = self.places(sources, cited_by.get(number, answer.text))
             citations.append(Citation(number, list(sources), places, number in cited_by))
         invented = [n for n in cited_by if n not in answer.numbered]
-        citations += [
-            Citation(n, [], cited=True, note="cited but not in the prompt") for n in invented
-        ]
-        return citations
+        note = "cited but not in the prompt"
+        return citations + [Citation(n, [], cited=True, note=note) for n in invented]
 
 
 def nearest_sentence(chunk: str, near: str) -> tuple[int, str]:
