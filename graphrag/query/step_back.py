@@ -24,10 +24,9 @@ class StepBack(Method):
     async def step_back_question(self, question: str) -> str:
         """Return the model's step-back question ("" when the call failed: named in the
         answer's failures, and the question is searched alone)."""
+        messages, cap = prompts.step_back(question), STEP_BACK_TOKENS
         try:
-            reply = await self.llm.atext(
-                prompts.step_back(question), name="step-back question", max_tokens=STEP_BACK_TOKENS
-            )
+            reply = await self.llm.atext(messages, name="step-back question", max_tokens=cap)
         except Exception as err:  # noqa: BLE001 - the question alone is still searched
             drop_step("step-back question", err)
             return ""
