@@ -122,8 +122,8 @@ class Workbench:
     @cached_property
     def embedder(self) -> Embedder:
         """The settings' embedder; with ``embeddings.model`` left at its default, the one for
-        the corpus's language (``embeddings.chinese_model`` for a Chinese one): detected when
-        indexing, and read from the index's own manifest when loading it."""
+        the corpus's language (``embedding_endpoint.CHINESE_MODEL`` for a Chinese one): detected
+        when indexing, and read from the index's own manifest when loading it."""
         return make_embedder(self.settings, self._language)
 
     def _use_language(self, language: str | None) -> None:

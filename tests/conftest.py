@@ -29,11 +29,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graphrag.index.extract.records import to_records
 from graphrag.llm import client as llm_client
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.embedded.weights import WeightSpec
 from graphrag.settings import REPO_ROOT, Settings, load_settings
+from studies.json_extraction import to_records
 
 # A smaller model for smoke tests, never a default: Qwen2.5-Coder-0.5B-Instruct Q4_K_M (its
 # GGUF says file type 15), the [smoke] extra; the live test of a judge that is not the

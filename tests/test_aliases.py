@@ -15,7 +15,6 @@ from graphrag import schemas as S
 from graphrag.index.extract.names import name_key
 from graphrag.index.extract.nlp import extract_graph_nlp
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
-from graphrag.index.extract.records import to_records
 from graphrag.index.graph.aliases import (
     ALIAS_SELF_LOOP,
     definitions,
@@ -32,6 +31,7 @@ from graphrag.index.stages import IndexContext, graph_stage
 from graphrag.index.store import load_index
 from graphrag.llm.client import ChatLLM
 from graphrag.text.documents import chunk_documents, load_documents
+from studies.json_extraction import to_records
 
 KBMI, LONG = "kbmi", "kestrel bay marine institute"
 

@@ -14,12 +14,12 @@ from conftest import REPO_ROOT, UNPACKED, FakeLLM
 from graphrag import schemas as S
 from graphrag.index.extract.names import is_clause
 from graphrag.index.extract.quality import load_gold_graph
-from graphrag.index.extract.records import to_records
 from graphrag.index.extract.stage import CLAUSE_NAME, drop_clause_names, extract_graph
 from graphrag.index.graph.resolve import TITLES, Resolution, core_name, resolve_entities, typo
 from graphrag.query.local import LocalSearch
 from graphrag.query.ppr import ENTITY, PPRRetrieval
 from studies.benchmarks.entity_resolution import merge_quality
+from studies.json_extraction import to_records
 
 GOLD = REPO_ROOT / "data" / "kestrel_bay" / "gold_graph.json"
 

@@ -19,7 +19,7 @@ from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, LLMError
 from graphrag.query.global_search import search
-from graphrag.query.global_search.map_points import (
+from graphrag.query.global_search.map_context import (
     Pick,
     batch_ranks,
     cited_sentences,

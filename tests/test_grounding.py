@@ -17,7 +17,7 @@ from graphrag.index.extract.grounding import (
     split_grounded,
     unsupported_sentences,
 )
-from graphrag.index.extract.records import parse_records, to_records
+from graphrag.index.extract.records import parse_records
 from graphrag.index.graph.merge import merge_graph_mentions
 from graphrag.index.incremental import update_index
 from graphrag.index.pipeline import build_index
@@ -26,6 +26,7 @@ from graphrag.index.store import load_index
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
 from graphrag.text.lang import english
+from studies.json_extraction import to_records
 
 HALLUCINATED = "Founded in Cliftonport."  # no demo document names the town
 

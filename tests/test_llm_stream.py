@@ -12,15 +12,11 @@ from conftest import RECORDED_CACHE, FakeLLM, Reply
 
 from graphrag import prompts
 from graphrag.index.extract.record_calls import MALFORMED_RECORD, STOPPED_EARLY
-from graphrag.index.extract.records import (
-    RECORD_STOP,
-    REPEATED,
-    parse_records,
-    records_from_json_reply,
-)
+from graphrag.index.extract.records import RECORD_STOP, REPEATED, parse_records
 from graphrag.index.extract.stage import extract_graph
 from graphrag.llm.client import SEED, TEMPERATURE, ChatLLM, run_sync
 from graphrag.text import tokens
+from studies.json_extraction import records_from_json_reply
 from studies.recorded import recorded_replies
 
 TYPES = ["person", "organization", "geo", "event", "technology"]

@@ -13,15 +13,11 @@ from conftest import RECORDED_CACHE, FakeLLM, Reply
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.extract.record_calls import MALFORMED_RECORD, REPEATED_RECORDS
-from graphrag.index.extract.records import (
-    COMPLETE,
-    parse_records,
-    records_from_json_reply,
-    to_records,
-)
+from graphrag.index.extract.records import COMPLETE, parse_records
 from graphrag.index.extract.stage import extract_graph
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
+from studies.json_extraction import records_from_json_reply, to_records
 from studies.recorded import recorded_replies
 
 

@@ -1,11 +1,6 @@
-"""The index artifacts only some query methods read, and which of them an index build makes:
-those the configured methods read, or all of them on request (``index --all-artifacts``).
-
-Fact vectors were 80% of the LLM-free MuSiQue index's embedding time, and only the
-HippoRAG-style methods read them; a method that finds none builds them when it first runs
-(docs/benchmarks.md, "Indexing at scale"). Synonym edges, BM25 postings and MiniRAG's graph
-are built by the methods that read them, never while indexing.
-"""
+"""The artifacts only some methods read, and which an index build makes: those the configured
+methods read, or all (``index --all-artifacts``). Why: fact vectors were 80% of the LLM-free
+MuSiQue index's embedding time (docs/benchmarks.md); a method that finds none builds them."""
 
 from __future__ import annotations
 
@@ -20,9 +15,8 @@ OPTIONAL_ARTIFACTS = tuple(READERS)
 
 
 def configured_methods(settings: Settings) -> set[str]:
-    """Return the methods the settings name: ``eval.methods`` and,
-    until none is new, every method those name in their own settings (the router's routes,
-    integrate's graph method)."""
+    """Return the methods the settings name: ``eval.methods`` and, until none is new, every
+    method those name in their own settings (the router's routes, integrate's graph method)."""
     names = set(settings.eval.methods)
     while True:
         named = set()

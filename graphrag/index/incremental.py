@@ -1,11 +1,6 @@
-"""Add documents to an index, or delete them, without re-extracting the rest.
-
-An index keeps each chunk's extracted mentions (``mentions/``): an update extracts only new
-chunks, merges the graph again from the kept mentions, re-summarizes only entities whose
-descriptions changed, and rewrites only reports of changed communities. An index without
-``mentions/`` reads its extractions back from the cache once (counted apart as ``mentions``).
-``index.method = "nlp"`` reads the whole corpus at once, so it simply runs again (no LLM call).
-"""
+"""Add documents to an index, or delete them, without re-extracting the rest: only new chunks are
+extracted, the graph is merged again from each chunk's kept mentions (``mentions/``), and only
+changed entities and communities are summarized again. The nlp mode simply runs again."""
 
 from __future__ import annotations
 
@@ -33,7 +28,7 @@ from graphrag.index.stages import (
     merge_and_summarize,
     write_reports,
 )
-from graphrag.index.store import load_index, write_index
+from graphrag.index.store import Index, load_index, write_index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.usage import Usage
 from graphrag.settings import Settings
@@ -67,10 +62,9 @@ class UpdateSummary:
         return total_usage(self.stages, exclude)
 
     def render(self) -> str:
+        added, deleted = self.added_documents or "none", self.deleted_documents or "none"
         lines = [
-            f"index ({self.method}) updated in {self.out}: added "
-            f"{self.added_documents or 'none'}, deleted "
-            f"{self.deleted_documents or 'none'}",
+            f"index ({self.method}) updated in {self.out}: added {added}, deleted {deleted}",
             f"chunks +{self.new_text_units} -{self.removed_text_units}; community reports "
             f"rewritten {self.reports_rewritten}, kept {self.reports_kept}",
         ]
@@ -90,34 +84,25 @@ def read_mentions(index_path: Path, text_unit_ids: set[str]) -> Tables | None:
 
 def _extract(text_units: pd.DataFrame, ctx: IndexContext) -> Tables:
     """Return the mention, errors and dropped tables of ``text_units`` by the LLM."""
-    empty = {"errors": pd.DataFrame(columns=S.ERROR_COLUMNS)}
-    return extract_stage({**empty, "text_units": text_units}, ctx)
-
-
-def _graph(
-    mentions: Tables,
-    old_mentions: Tables,
-    old_entities: pd.DataFrame,
-    ctx: IndexContext,
-    text_units: pd.DataFrame,
-    old_text_units: pd.DataFrame,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entities, relationships, dropped alias self-loops, errors) merged as a full
-    build would; only entities whose descriptions differ from ``old_mentions``' are summarized."""
-    before, _, _ = merge_graph_mentions(
-        old_mentions["entity_mentions"],
-        old_mentions["relationship_mentions"],
-        old_text_units,
-        ctx.settings.index,
+    return extract_stage(
+        {"errors": pd.DataFrame(columns=S.ERROR_COLUMNS), "text_units": text_units}, ctx
     )
-    description_of = dict(zip(old_entities[S.ID], old_entities[S.DESCRIPTION], strict=True))
+
+
+def _graph(mentions: Tables, old: Tables, index: Index, ctx: IndexContext, units: pd.DataFrame):
+    """Return (entities, relationships, dropped alias self-loops, errors) merged as a full
+    build would; only entities whose descriptions differ from the ``old`` mentions' are new."""
+    before, _, _ = merge_graph_mentions(
+        old["entity_mentions"], old["relationship_mentions"], index.text_units, ctx.settings.index
+    )
+    description_of = dict(zip(index.entities[S.ID], index.entities[S.DESCRIPTION], strict=True))
     known = {
         eid: (list(descriptions), description_of[eid])
         for eid, descriptions in zip(before[S.ID], before[S.DESCRIPTIONS], strict=True)
         if eid in description_of
     }
     return merge_and_summarize(
-        mentions["entity_mentions"], mentions["relationship_mentions"], text_units, ctx, known
+        mentions["entity_mentions"], mentions["relationship_mentions"], units, ctx, known
     )
 
 
@@ -127,12 +112,8 @@ def _reports(
     """Return the tables with community reports, keeping (and counting) those of communities
     whose members (the id) and relationships are unchanged."""
     communities = tables["communities"]
-    old_relationships = {
-        cid: sorted(rids)
-        for cid, rids in zip(
-            old_communities[S.ID], old_communities[S.RELATIONSHIP_IDS], strict=True
-        )
-    }
+    old = zip(old_communities[S.ID], old_communities[S.RELATIONSHIP_IDS], strict=True)
+    old_relationships = {cid: sorted(rids) for cid, rids in old}
     kept_rows, changed = [], []
     for _, community in communities.iterrows():
         old = old_reports[old_reports[S.ID] == community[S.ID]]
@@ -152,16 +133,16 @@ def _reports(
     )
     reports = pd.concat([pd.DataFrame(kept_rows, columns=written.columns), written])
     reports = reports.sort_values(S.COMMUNITY).reset_index(drop=True)
-    errors_table = pd.concat([tables["errors"], errors], ignore_index=True)
-    return {**tables, "community_reports": reports, "errors": errors_table}, len(kept_rows)
+    errors = pd.concat([tables["errors"], errors], ignore_index=True)
+    return {**tables, "community_reports": reports, "errors": errors}, len(kept_rows)
 
 
 def _unit_order(text_units: pd.DataFrame) -> pd.DataFrame:
     """Return the text units in a fresh build's order (document id, then position)."""
     first_document = text_units[S.DOCUMENT_IDS].map(lambda ids: ids[0])
+    start = text_units[S.START_TOKEN]
     order = sorted(
-        range(len(text_units)),
-        key=lambda i: (first_document.iloc[i], int(text_units[S.START_TOKEN].iloc[i])),
+        range(len(text_units)), key=lambda i: (first_document.iloc[i], int(start.iloc[i]))
     )
     return text_units.iloc[order].reset_index(drop=True)
 
@@ -185,57 +166,43 @@ def update_index(
     ``index_path``; return what changed and what it cost."""
     path = Path(index_path)
     index = load_index(path)
+    documents = index.documents
     # An index is updated with the method it was built with: LLM mentions merged into an
     # nlp graph (or the reverse) would mix two kinds of entity; a lazy index stays lazy.
-    built = index.manifest.get("settings", {}).get("index", {})
-    built_with = built.get("method", "llm")
+    built_with = index.manifest.get("settings", {}).get("index", {}).get("method", "llm")
     index_settings = replace(settings.index, method=built_with, lazy_reports=is_lazy(index))
     settings = replace(settings, index=index_settings)
     had = {FACT_EMBEDDINGS} if S.FACT_EMBEDDING in index.relationships else set()
     ctx = IndexContext(settings, llm, embedder, progress, artifacts_to_build(settings) | had)
     costs: dict[str, dict[str, float]] = {}
-    unknown = sorted(set(delete) - set(index.documents[S.ID]))
-    if unknown:
-        known = ", ".join(sorted(index.documents[S.ID]))
+    if unknown := sorted(set(delete) - set(documents[S.ID])):
+        known = ", ".join(sorted(documents[S.ID]))
         raise IncrementalError(f"cannot delete {unknown}: not in index {path} (it has {known})")
-    new_documents = pd.DataFrame(columns=index.documents.columns)
+    new_documents = pd.DataFrame(columns=documents.columns)
     if add is not None:
-        loaded = load_documents(add, settings.chunking.max_document_tokens)
-        again = sorted(set(loaded.documents[S.ID]) & set(index.documents[S.ID]) - set(delete))
-        if again:
+        new_documents = load_documents(add, settings.chunking.max_document_tokens).documents
+        if again := sorted(set(new_documents[S.ID]) & set(documents[S.ID]) - set(delete)):
             raise IncrementalError(
                 f"documents {again} of {add} are already in index {path}; delete them first "
                 "(--delete) to replace them"
             )
-        new_documents = loaded.documents
     chunked = timed(costs, "chunk", lambda: chunk_stage({"documents": new_documents}, ctx))
-    unit_columns = list(chunked["text_units"].columns)
-    removed = index.text_units[
-        index.text_units[S.DOCUMENT_IDS].map(lambda ids: bool(set(ids) & set(delete)))
-    ]
-    old_units = index.text_units[unit_columns]
-    kept_units = old_units[~old_units[S.ID].isin(removed[S.ID])]
+    units = index.text_units
+    removed = units[units[S.DOCUMENT_IDS].map(lambda ids: bool(set(ids) & set(delete)))]
+    kept_units = units[list(chunked["text_units"].columns)][~units[S.ID].isin(removed[S.ID])]
     text_units = _unit_order(pd.concat([kept_units, chunked["text_units"]], ignore_index=True))
-    documents = pd.concat(
-        [index.documents[~index.documents[S.ID].isin(delete)], chunked["documents"]],
-        ignore_index=True,
-    ).sort_values(S.ID, ignore_index=True)
-    base = {"documents": documents, "text_units": text_units}
+    kept_documents = documents[~documents[S.ID].isin(delete)]
+    documents = pd.concat([kept_documents, chunked["documents"]], ignore_index=True)
+    base = {"documents": documents.sort_values(S.ID, ignore_index=True), "text_units": text_units}
     if settings.index.method == "nlp":
         tables, reused = _rebuild_nlp(base, ctx, costs)
     else:
         tables, reused = _update_llm(base, index, path, removed, chunked, ctx, costs)
     tables = timed(costs, "embed", lambda: embed_stage(tables, ctx))
+    rewritten = len(tables["community_reports"]) - reused
+    added, new_units = sorted(new_documents[S.ID]), len(chunked["text_units"])
     summary = UpdateSummary(
-        path,
-        sorted(new_documents[S.ID]),
-        sorted(delete),
-        len(chunked["text_units"]),
-        len(removed),
-        len(tables["community_reports"]) - reused,
-        reused,
-        method=built_with,
-        stages=costs,
+        path, added, sorted(delete), new_units, len(removed), rewritten, reused, built_with, costs
     )
     manifest = {
         **{k: v for k, v in index.manifest.items() if k not in ("tables", "format_version")},
@@ -274,13 +241,7 @@ def _rebuild_nlp(base: Tables, ctx: IndexContext, costs: dict) -> tuple[Tables, 
 
 
 def _update_llm(
-    base: Tables,
-    index,  # noqa: ANN001 - graphrag.index.store.Index
-    path: Path,
-    removed: pd.DataFrame,
-    chunked: Tables,
-    ctx: IndexContext,
-    costs: dict,
+    base: Tables, index: Index, path: Path, removed: pd.DataFrame, chunked: Tables, ctx, costs
 ) -> tuple[Tables, int]:
     """Extract only the new chunks, merge with the kept mentions, summarize changed entities,
     re-cluster, and rewrite only the reports of changed communities."""
@@ -290,26 +251,17 @@ def _update_llm(
         old_mentions = timed(costs, MENTIONS, lambda: _extract(index.text_units, ctx))
     new = timed(costs, "extract", lambda: _extract(chunked["text_units"], ctx))
     gone = set(removed[S.ID])
-    mentions = {
-        name: _ordered(
-            pd.concat(
-                [old_mentions[name][~old_mentions[name][S.TEXT_UNIT_ID].isin(gone)], new[name]],
-                ignore_index=True,
-            ),
-            base["text_units"],
+    mentions = {}
+    for name in MENTION_TABLES:
+        kept = old_mentions[name][~old_mentions[name][S.TEXT_UNIT_ID].isin(gone)]
+        mentions[name] = _ordered(
+            pd.concat([kept, new[name]], ignore_index=True), base["text_units"]
         )
-        for name in MENTION_TABLES
-    }
     entities, relationships, loops, graph_errors = timed(
-        costs,
-        "graph",
-        lambda: _graph(
-            mentions, old_mentions, index.entities, ctx, base["text_units"], index.text_units
-        ),
+        costs, "graph", lambda: _graph(mentions, old_mentions, index, ctx, base["text_units"])
     )
-    kept_errors = index.errors[
-        index.errors[S.STAGE].isin(["extract", "glean"]) & ~index.errors[S.ITEM_ID].isin(gone)
-    ]
+    errors = index.errors
+    kept_errors = errors[errors[S.STAGE].isin(["extract", "glean"]) & ~errors[S.ITEM_ID].isin(gone)]
     # alias self-loops and ungrounded sentences are found again (``loops``)
     kept_dropped = index.dropped[
         ~index.dropped[S.TEXT_UNIT_ID].isin(gone)

@@ -8,18 +8,10 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from graphrag.index import nlp_stages
+from graphrag.index import nlp_stages, stages
 from graphrag.index.artifacts import artifacts_to_build
 from graphrag.index.run_summary import IndexSummary, Tables, index_counts, timed, total_usage
-from graphrag.index.stages import (
-    IndexContext,
-    chunk_stage,
-    communities_stage,
-    embed_stage,
-    extract_stage,
-    graph_stage,
-    reports_stage,
-)
+from graphrag.index.stages import IndexContext
 from graphrag.index.store import write_index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.embedding_endpoint import make_embedder
@@ -30,12 +22,12 @@ from graphrag.text.embeddings import Embedder
 
 Stage = Callable[[Tables, IndexContext], Tables]
 STAGES: list[tuple[str, Stage]] = [
-    ("chunk", chunk_stage),
-    ("extract", extract_stage),
-    ("graph", graph_stage),
-    ("communities", communities_stage),
-    ("reports", reports_stage),
-    ("embed", embed_stage),
+    ("chunk", stages.chunk_stage),
+    ("extract", stages.extract_stage),
+    ("graph", stages.graph_stage),
+    ("communities", stages.communities_stage),
+    ("reports", stages.reports_stage),
+    ("embed", stages.embed_stage),
 ]
 
 
@@ -61,35 +53,26 @@ def build_index(
     expected: dict[str, float | None] | None = None,
     all_artifacts: bool = False,
 ) -> IndexSummary:
-    """Index the corpus at ``input_path`` into the folder ``out``; return the run summary.
-    ``progress``: one line per stage on stderr; ``expected``: the estimate's seconds per
-    stage (graphrag/eval/dry_run.py), for the run's ETA; ``all_artifacts``: also build the
-    artifacts no configured method reads (graphrag/index/artifacts.py)."""
+    """Index the corpus at ``input_path`` into ``out``; return the run summary (``expected``: the
+    estimate's seconds per stage, for the ETA; ``all_artifacts``: build every artifact)."""
     loaded = load_documents(input_path, settings.chunking.max_document_tokens, skip_bad)
     own_llm = llm is None
     llm = llm or ChatLLM(settings)
+    artifacts = artifacts_to_build(settings, all_artifacts)
     try:
-        ctx = IndexContext(
-            settings,
-            llm,
-            embedder or make_embedder(settings),
-            progress,
-            artifacts_to_build(settings, all_artifacts),
-        )
+        ctx = IndexContext(settings, llm, embedder or make_embedder(settings), progress, artifacts)
         tables: Tables = {"documents": loaded.documents}
         costs: dict[str, dict[str, float]] = {}  # each stage's usage and wall time
-        stages = stages_for(settings)
-        lines = RunProgress([name for name, _ in stages], expected, progress)
-        for name, stage in stages:
+        ordered = stages_for(settings)
+        lines = RunProgress([name for name, _ in ordered], expected, progress)
+        for name, stage in ordered:
             with lines.stage(name):
                 tables = timed(costs, name, partial(stage, tables, ctx))
     finally:
         if own_llm:
             llm.close()
-    counts = index_counts(tables)
-    summary = IndexSummary(
-        Path(out), counts, tables["errors"].to_dict("records"), costs, loaded.skipped
-    )
+    failed = tables["errors"].to_dict("records")
+    summary = IndexSummary(Path(out), index_counts(tables), failed, costs, loaded.skipped)
     manifest = {
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "input": str(input_path),

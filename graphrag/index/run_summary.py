@@ -91,9 +91,9 @@ def total_usage(costs: dict[str, dict[str, float]], exclude: tuple[str, ...] = (
 
 def index_counts(tables: Tables) -> dict[str, Any]:
     """Return the row counts of an index's tables, as the run summary reports them."""
-    communities = tables["communities"]
+    communities, dropped = tables["communities"], tables["dropped"]["reason"].value_counts()
     sentences = unsupported_sentences(
-        *(tables[t] for t in ("entities", "relationships", "text_units"))
+        tables["entities"], tables["relationships"], tables["text_units"]
     )
     return {
         "documents": len(tables["documents"]),
@@ -106,11 +106,11 @@ def index_counts(tables: Tables) -> dict[str, Any]:
             int(k): int(v) for k, v in communities[S.LEVEL].value_counts().sort_index().items()
         },
         "community_reports": len(tables["community_reports"]),
-        "ungrounded_names_dropped": int((tables["dropped"]["reason"] == NOT_IN_CHUNK).sum()),
-        "self_loops_dropped": int((tables["dropped"]["reason"] == SELF_LOOP).sum()),
+        "ungrounded_names_dropped": int(dropped.get(NOT_IN_CHUNK, 0)),
+        "self_loops_dropped": int(dropped.get(SELF_LOOP, 0)),
         "description_sentences": len(sentences),
         "unsupported_description_sentences": int((sentences["missing"].map(len) > 0).sum()),
-        "ungrounded_sentences_dropped": int((tables["dropped"]["reason"] == UNGROUNDED).sum()),
+        "ungrounded_sentences_dropped": int(dropped.get(UNGROUNDED, 0)),
     }
 
 

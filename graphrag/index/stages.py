@@ -10,24 +10,19 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.index.artifacts import FACT_EMBEDDINGS
+from graphrag.index.extract.nlp import trim_text
 from graphrag.index.extract.stage import extract_graph
+from graphrag.index.graph import merge
 from graphrag.index.graph.communities import communities_table, detect_communities
-from graphrag.index.graph.merge import (
-    add_degrees,
-    entity_edges,
-    fact_texts,
-    merge_graph_mentions,
-    node_degrees,
-    summarize_entities,
-    summarize_relationships,
-)
-from graphrag.index.reports.templates import template_report_row
-from graphrag.index.reports.write import REPORT_COLUMNS, write_community_reports
+from graphrag.index.graph.merge import add_degrees, entity_edges, fact_texts, node_degrees
+from graphrag.index.reports.write import REPORT_COLUMNS, report_row, write_community_reports
 from graphrag.index.run_summary import Tables
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings, Settings
 from graphrag.text.documents import chunk_documents
 from graphrag.text.embeddings import Embedder
+
+REPORT_FINDINGS = 5  # entities a template report describes, highest degree first
 
 
 @dataclass
@@ -59,31 +54,20 @@ def chunk_stage(tables: Tables, ctx: IndexContext) -> Tables:
 
 
 def extract_stage(tables: Tables, ctx: IndexContext) -> Tables:
-    entity_mentions, relationship_mentions, errors, dropped = extract_graph(
+    entities, relationships, errors, dropped = extract_graph(
         tables["text_units"], ctx.llm, ctx.settings.index, ctx.progress
     )
-    return {
-        **tables,
-        "entity_mentions": entity_mentions,
-        "relationship_mentions": relationship_mentions,
-        "dropped": dropped,
-        "errors": _errors(tables, errors),
-    }
+    mentions = {"entity_mentions": entities, "relationship_mentions": relationships}
+    return {**tables, **mentions, "dropped": dropped, "errors": _errors(tables, errors)}
 
 
 def merge_and_summarize(
-    entity_mentions: pd.DataFrame,
-    relationship_mentions: pd.DataFrame,
-    text_units: pd.DataFrame,
-    ctx: IndexContext,
-    known: dict[str, tuple[list[str], str]] | None = None,
+    entity_mentions, relationship_mentions, text_units, ctx: IndexContext, known: dict | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entities, relationships, dropped alias self-loops, errors): mentions merged,
-    descriptions summarized, degrees added (full builds and updates alike). An entity whose
-    descriptions equal ``known``'s ({id: (descriptions, description)}) keeps its description;
-    relationships are always asked again (an unchanged pair's call is cached)."""
+    """Return (entities, relationships, alias self-loops, errors): mentions merged, summarized and
+    given degrees; an entity whose descriptions equal ``known``'s keeps its description."""
     index = ctx.settings.index
-    entities, relationships, loops = merge_graph_mentions(
+    entities, relationships, loops = merge.merge_graph_mentions(
         entity_mentions, relationship_mentions, text_units, index
     )
     known = known or {}
@@ -92,12 +76,12 @@ def merge_and_summarize(
         for eid, descriptions in zip(entities[S.ID], entities[S.DESCRIPTIONS], strict=True)
     ]
     asked = entities[~pd.Series(same, index=entities.index, dtype=bool)].reset_index(drop=True)
-    summarized, errors = summarize_entities(asked, ctx.llm, index, ctx.progress)
+    summarized, errors = merge.summarize_entities(asked, ctx.llm, index, ctx.progress)
     description_of = {eid: known[eid][1] for eid, s in zip(entities[S.ID], same, strict=True) if s}
     description_of.update(zip(summarized[S.ID], summarized[S.DESCRIPTION], strict=True))
     entities = entities.drop(columns=[S.DESCRIPTIONS])
     entities[S.DESCRIPTION] = entities[S.ID].map(description_of)
-    relationships, more = summarize_relationships(relationships, ctx.llm, ctx.progress)
+    relationships, more = merge.summarize_relationships(relationships, ctx.llm, ctx.progress)
     edges = entity_edges(entities, relationships)
     entities, relationships = add_degrees(entities, relationships, node_degrees(entities, edges))
     return entities, relationships, loops, _with_rows(errors, more)
@@ -148,6 +132,34 @@ def prose_communities(communities: pd.DataFrame, settings: IndexSettings) -> pd.
     return communities[S.ENTITY_IDS].map(len) >= settings.min_report_entities
 
 
+def template_report_row(community: pd.Series, entities, relationships, edge_kind: str) -> dict:
+    """Return the community_reports row of a report written from the community's own tables,
+    with no LLM call (``edge_kind`` names the relationships: "co-occurrence " in the nlp mode)."""
+    members = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
+    members = members.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
+    inner = relationships[relationships[S.ID].isin(community[S.RELATIONSHIP_IDS])]
+    top = list(members[S.TITLE][:3])
+    title = ", ".join(top[:-1]) + (" and " if len(top) > 1 else "") + top[-1] if top else "Empty"
+    kinds = members[S.TYPE].value_counts()
+    summary = (
+        f"{len(members)} entities ({', '.join(f'{n} {k}' for k, n in kinds.items())}) "
+        f"linked by {len(inner)} {edge_kind}relationships; most connected: {', '.join(top)}."
+    )
+    findings = [
+        {"summary": row[S.TITLE], "explanation": trim_text(row[S.DESCRIPTION], 300)}
+        for _, row in members.head(REPORT_FINDINGS).iterrows()
+    ]
+    report = {
+        "title": title,
+        "summary": summary,
+        # rank: share of the graph's relationships inside the community, on the 0-10 scale
+        "rating": round(10 * len(inner) / max(len(relationships), 1), 2),
+        "rating_explanation": "template report: rank is the community's share of relationships",
+        "findings": findings,
+    }
+    return report_row(community, report, "template")
+
+
 def template_reports(communities: pd.DataFrame, tables: Tables, edge_kind: str) -> pd.DataFrame:
     """Return the template reports of ``communities`` (no LLM call), by community number."""
     rows = [
@@ -158,30 +170,21 @@ def template_reports(communities: pd.DataFrame, tables: Tables, edge_kind: str) 
 
 
 def write_reports(
-    communities: pd.DataFrame,
-    tables: Tables,
-    ctx: IndexContext,
-    known_reports: dict[int, str] | None = None,
+    communities: pd.DataFrame, tables: Tables, ctx: IndexContext, known_reports: dict | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (community_reports, errors) of ``communities``: by the LLM, or from a template
     below ``index.min_report_entities`` entities (a parent reads those like any report)."""
-    entities, relationships = tables["entities"], tables["relationships"]
-    small = ~prose_communities(communities, ctx.settings.index)
+    entities, relationships, index = tables["entities"], tables["relationships"], ctx.settings.index
+    small = ~prose_communities(communities, index)
     # an nlp graph's relationships are co-occurrences, and its templates say so
-    edge_kind = "co-occurrence " if ctx.settings.index.method == "nlp" else ""
+    edge_kind = "co-occurrence " if index.method == "nlp" else ""
     templates = template_reports(communities[small], tables, edge_kind)
-    if ctx.settings.index.lazy_reports:  # the rest are written by the queries that read them
+    if index.lazy_reports:  # the rest are written by the queries that read them
         return templates, pd.DataFrame(columns=S.ERROR_COLUMNS)
     known = dict(known_reports or {})
     known |= dict(zip(templates[S.COMMUNITY], templates[S.FULL_CONTENT], strict=True))
     reports, errors = write_community_reports(
-        communities[~small],
-        entities,
-        relationships,
-        ctx.llm,
-        ctx.settings.index,
-        ctx.progress,
-        known_reports=known,
+        communities[~small], entities, relationships, ctx.llm, index, ctx.progress, known
     )
     if len(templates):
         reports = pd.concat([reports, templates], ignore_index=True)
@@ -214,10 +217,5 @@ def embed_stage(tables: Tables, ctx: IndexContext) -> Tables:
         relationships[S.FACT_EMBEDDING] = embed(fact_texts(relationships))
     reports = tables["community_reports"].copy()
     reports[S.FULL_CONTENT_EMBEDDING] = embed(list(reports[S.FULL_CONTENT]))
-    return {
-        **tables,
-        "text_units": text_units,
-        "entities": entities,
-        "relationships": relationships,
-        "community_reports": reports,
-    }
+    embedded = {"text_units": text_units, "entities": entities, "relationships": relationships}
+    return {**tables, **embedded, "community_reports": reports}

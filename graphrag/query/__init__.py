@@ -1,5 +1,2 @@
-"""Retrieval methods behind one interface: ``method.answer(question) -> Answer``.
-
-Each method is one module of this package, registered by name with ``registry.register``
-(docs/methods.md).
-"""
+"""Retrieval methods behind one interface, ``method.answer(question) -> Answer``: one module each,
+registered by name (docs/methods.md)."""

@@ -1,7 +1,5 @@
-"""The one interface every retrieval method implements, and what the methods share.
-
-``method.answer(question) -> Answer``; what an Answer's fields mean: docs/methods.md.
-"""
+"""``method.answer(question) -> Answer``, the one interface of every retrieval method, and
+what the methods share (an Answer's fields: docs/methods.md)."""
 
 from __future__ import annotations
 
@@ -30,6 +28,8 @@ from graphrag.settings import Settings
 from graphrag.text import tokens
 from graphrag.text.embeddings import Embedder
 from graphrag.text.tokens import message_tokens
+
+Cost = tuple[float, float, float]  # (calls, prompt tokens, completion tokens) per answer
 
 
 @dataclass
@@ -73,8 +73,7 @@ def note_failure(text: str) -> None:
 
 
 def drop_step(step: str, err: BaseException) -> None:
-    """Name a failed step in ``Answer.failures`` and go on; a replay's cache miss (a call
-    never recorded, not a failure of the model) ends the answer."""
+    """Name a failed step in ``Answer.failures`` and go on (a replay's cache miss ends it)."""
     if isinstance(err, CacheMissError):
         raise err
     note_failure(f"{step}: {error_summary(err)}")
@@ -91,8 +90,8 @@ def cited_numbers(text: str) -> list[int]:
 
 
 def number_items(items: list[ContextItem]) -> str:
-    """Return the numbered context of an answer prompt; an item's own "[n]" markers and
-    instructions are neutralized, so it can neither fake a citation nor steer the answer."""
+    """Return the numbered context of an answer prompt (an item's own "[n]" and instructions
+    neutralized, so it can neither fake a citation nor steer the answer)."""
     return "\n\n".join(
         f"[{i}] {prompts.fence_document(prompts.neutralize_citations(item.text))}"
         for i, item in enumerate(items, start=1)
@@ -124,17 +123,15 @@ def items_tokens(items: list[ContextItem]) -> int:
 
 
 def fit_items(items: list[ContextItem], budget: int) -> list[ContextItem]:
-    """Return the items whose texts fit in ``budget`` tokens (order is priority; an item that
-    does not fit is skipped, as a smaller later one may still fit)."""
+    """Return the items that fit ``budget`` tokens, in priority order (a smaller later one may
+    still fit where one was skipped)."""
     kept = tokens.pack([i.text for i in items], budget, overhead=ITEM_OVERHEAD_TOKENS)
     return [items[i] for i in kept]
 
 
 def auto_budget(window: int | None, answer_tokens: int, prompt_tokens: int, cap: int) -> int:
     """Return the context tokens the prompt and answer leave in ``window`` (unknown: ``cap``)."""
-    if window is None:
-        return cap
-    return max(0, min(cap, window - answer_tokens - prompt_tokens))
+    return cap if window is None else max(0, min(cap, window - answer_tokens - prompt_tokens))
 
 
 class Method:
@@ -152,12 +149,9 @@ class Method:
         options: Any = None,
     ) -> None:
         """``options``: the method's own settings instead of ``settings.query.methods[name]``."""
-        self.index = index
-        self.settings = settings
+        self.index, self.settings, self.llm, self.embedder = index, settings, llm, embedder
         self.params = settings.query  # the shared query settings (top_k, budgets, …)
         self.options = options if options is not None else self.params.methods.get(self.name)
-        self.llm = llm
-        self.embedder = embedder
         self.stores = stores or IndexStores.of(index, settings.query)
 
     @cached_property
@@ -166,8 +160,7 @@ class Method:
 
     @cached_property
     def graph_tables(self) -> tuple[Any, Any]:
-        """(entities, relationships) of the graph a method walks: merged by entity resolution
-        (one row per entity; relationship rows in the index's order), or the index's own."""
+        """(entities, relationships) a method walks: merged by entity resolution, or the index's."""
         if self.resolution is None:
             return self.index.entities, self.index.relationships
         return self.resolution.tables()
@@ -193,9 +186,7 @@ class Method:
         items = await self.aretrieve(question)
         return Retrieval(items, [i.source for i in items if i.source.startswith("text_unit:")])
 
-    async def agenerate(
-        self, question: str, items: list[ContextItem], short_answer: bool = False
-    ) -> str:
+    async def agenerate(self, question: str, items: list[ContextItem], short_answer=False) -> str:
         messages = prompts.answer(question, number_items(items), self.params.answer_style)
         return await self.final_answer(messages, short_answer)
 
@@ -206,9 +197,8 @@ class Method:
         """Return the answer to ``messages``, guarded against loops (query/loops.py)."""
         if short_answer:
             messages = prompts.with_final_answer_line(messages)
-        return await answer_text(
-            self.llm, messages, self.params.answer_max_tokens, LOOP_FREQUENCY_PENALTY
-        )
+        cap = self.params.answer_max_tokens
+        return await answer_text(self.llm, messages, cap, LOOP_FREQUENCY_PENALTY)
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
         """Return the answer to ``question`` with its contexts, sources, cost and time;
@@ -238,12 +228,9 @@ class Method:
         return run_sync(self.aanswer(question, short_answer))
 
     @classmethod
-    def planned_cost(
-        cls, settings: Settings, index: Index, questions: list[str]
-    ) -> tuple[float, float, float] | None:
-        """Return the (calls, prompt tokens, completion tokens) per answer the method spends
-        before its answer call, at most, known from its settings before any run is measured
-        (``eval --dry-run``); None: not known so."""
+    def planned_cost(cls, settings: Settings, index: Index, questions: list[str]) -> Cost | None:
+        """Return the most the method spends per answer before its answer call, known from its
+        settings (``eval --dry-run``); None: not known so."""
         return None
 
     # shared by the text-unit methods; a text unit is named by its id, never its row
@@ -282,24 +269,17 @@ class Method:
         return self.hybrid_ranking(query_vector, query)
 
     def order_text_units(self, ids: list[str], query_vector: np.ndarray, query: str) -> list[str]:
-        """Return the text units ``ids`` best first by ``query.first_stage``."""
         if self.params.first_stage == "dense":
             return [u for u, _ in self.stores.text_units.top_k(query_vector, len(ids), ids)]
         position = {u: i for i, u in enumerate(self.hybrid_ranking(query_vector, query)[0])}
         return sorted(ids, key=position.__getitem__)
 
     def answer_budget(self, question: str) -> int:
-        """The context tokens the window leaves, at most ``query.max_context_tokens`` (so methods
-        compare at equal context)."""
-        fixed = prompts.with_final_answer_line(
-            prompts.answer(question, "", self.params.answer_style)
-        )
-        return auto_budget(
-            self.llm.context_limit(),
-            self.params.answer_max_tokens,
-            message_tokens(fixed),
-            self.params.max_context_tokens,
-        )
+        """The context tokens the window leaves, at most ``query.max_context_tokens``."""
+        p = self.params
+        fixed = prompts.with_final_answer_line(prompts.answer(question, "", p.answer_style))
+        window = self.llm.context_limit()
+        return auto_budget(window, p.answer_max_tokens, message_tokens(fixed), p.max_context_tokens)
 
     def chunk_context(self, ids: list[str], question: str) -> list[ContextItem]:
         """The ranked text units ``ids`` that fit :meth:`answer_budget` (or the first ``top_k``)."""
@@ -330,10 +310,8 @@ class Method:
         vectors = self.embedder.embed(queries)
         top_k = self.params.chunk_context == "top_k"
         depth = self.params.top_k * 3 if top_k else self.chunk_depth()
-        rankings = [
-            self.first_stage_ranking(v, q, depth) for v, q in zip(vectors, queries, strict=True)
-        ]
-        fused = reciprocal_rank_fusion(rankings)
+        pairs = zip(vectors, queries, strict=True)
+        fused = reciprocal_rank_fusion([self.first_stage_ranking(v, q, depth) for v, q in pairs])
         ranking = self.text_unit_ids(fused[:RANKING_DEPTH])
         return Retrieval(self.chunk_context(fused, question), ranking, candidates=fused)
 

@@ -1,8 +1,5 @@
-"""BM25: the text units that share the question's rarest words, with no embedding and no graph.
-
-A lexical baseline every dense and graph method should beat; its index and tokenizer are
-query/rankers.py's, which the hybrid first stage shares.
-"""
+"""BM25: the text units sharing the question's rarest words; the lexical baseline every dense and
+graph method should beat."""
 
 from __future__ import annotations
 

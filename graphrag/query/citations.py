@@ -1,15 +1,6 @@
-"""An answer's inline markers traced to what a person can open: file, character span, sentence.
-
-A method numbers what it showed the model; the answer cites those numbers as [n].
-``Answer.numbered`` says which sources each number stood for (the item numbered n, a community
-report, a DRIFT step's reading). Here each becomes a :class:`Citation`: the document's file, the
-chunk's character span in it and the chunk sentence nearest the answer sentence citing it (or
-nearest the answer, for what a small model read but did not cite: most of its answers cite
-nothing, and the reader still needs to see where a claim came from).
-A graph source (entity, relationship, community report) is traced through the text units it
-came from. A number the answer cites that was never in the prompt is kept and named as such,
-so a reader sees the model invent a citation instead of a silent drop.
-"""
+"""An answer's markers traced to what a person can open: per number the prompt showed
+(``Answer.numbered``), the document, the chunk's character span and its sentence nearest the
+claim (graph sources through their text units). A cited number never shown is kept and named."""
 
 from __future__ import annotations
 
@@ -86,15 +77,15 @@ class Tracer:
         self.index = index
         self.units = index.text_units.set_index(S.ID)
         self.documents = index.documents.set_index(S.ID)
+        entities, relationships = index.entities, index.relationships
         self.via = {
-            "entity": index.entities.set_index(S.ID)[S.TEXT_UNIT_IDS],
-            "relationship": index.relationships.set_index(S.ID)[S.TEXT_UNIT_IDS],
+            "entity": entities.set_index(S.ID)[S.TEXT_UNIT_IDS],
+            "relationship": relationships.set_index(S.ID)[S.TEXT_UNIT_IDS],
         }
         communities = getattr(index, "communities", None)
         if communities is not None and len(communities):
-            self.via["report"] = communities.set_index(communities[S.COMMUNITY].astype(str))[
-                S.TEXT_UNIT_IDS
-            ]
+            by_number = communities.set_index(communities[S.COMMUNITY].astype(str))
+            self.via["report"] = by_number[S.TEXT_UNIT_IDS]
 
     def text_units(self, source: str) -> list[str]:
         """The text units ``source`` ("text_unit:…", "entity:…", "report:3", …) came from."""
@@ -128,23 +119,19 @@ class Tracer:
         return Place(unit, via, str(doc_id), file, start, end, snippet)
 
     def trace(self, answer: Answer) -> list[Citation]:
-        """Every number the prompt showed, cited ones first, then any number the answer cites
-        that the prompt never showed. A cited number's sentence is the one nearest the answer
-        sentence citing it; an uncited one's, the one nearest the whole answer."""
+        """Every number the prompt showed, cited first (sentence nearest the citing one, else
+        nearest the answer), then numbers cited but never shown."""
         cited_by = citing_sentences(answer.text)
         order = [n for n in cited_by if n in answer.numbered]
         order += [n for n in answer.numbered if n not in cited_by]
         citations = []
         for number in order:
             sources = answer.numbered[number]
-            near = cited_by.get(number, answer.text)
-            places = self.places(sources, near)
+            places = self.places(sources, cited_by.get(number, answer.text))
             citations.append(Citation(number, list(sources), places, number in cited_by))
         invented = [n for n in cited_by if n not in answer.numbered]
-        citations += [
-            Citation(n, [], cited=True, note="cited but not in the prompt") for n in invented
-        ]
-        return citations
+        note = "cited but not in the prompt"
+        return citations + [Citation(n, [], cited=True, note=note) for n in invented]
 
 
 def nearest_sentence(chunk: str, near: str) -> tuple[int, str]:

@@ -1,14 +1,7 @@
-"""Text-to-Cypher: the model writes one read-only Cypher query over the graph database that
-holds the index; the rows it returns are the answer's context.
-
-Steps: the schema and the question go to the model, which writes a query or says the graph
-cannot answer (NOT_IN_GRAPH); the guard (``stores/cypher_guard.py``) refuses writes, procedure
-calls, unbounded paths and cartesian products, clamps the LIMIT and has the engine parse it;
-it runs read-only with a timeout; an error or an empty result gets one repair turn with its
-text; the text units the rows' entities were extracted from (MENTIONED_IN) are the sources;
-one answer call reads the rows. No rows after the repair: the answer is "not in the graph",
-never a guess (docs/methods.md).
-"""
+"""Text-to-Cypher: the model writes one read-only query over the graph database holding the index
+(or says NOT_IN_GRAPH); the guard (stores/cypher_guard.py) bounds it; an error or no rows get
+one repair turn; the rows are the context, their entities' text units the sources. No rows
+after the repair: the answer is "not in the graph", never a guess (docs/methods.md)."""
 
 from __future__ import annotations
 
@@ -97,10 +90,8 @@ def row_values(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def schema_prompt(schema: dict[str, Any]) -> str:
-    """Return the graph's schema as the few lines the query prompt shows (a small model reads
-    it at each question): each label and relationship type with the properties a question
-    can ask about, the values of a categorical one (``type``) and two examples of a short one
-    (names, not texts)."""
+    """Return the schema as the few lines a small model reads at each question: labels and types
+    with the properties a question asks about, a categorical's values, two short examples."""
 
     def props(about: dict[str, Any]) -> tuple[str, str]:
         shown = {p: a for p, a in about["properties"].items() if p not in HIDDEN_PROPERTIES}

@@ -1,13 +1,6 @@
-"""Sub-question decomposition, answered in order (least-to-most, Zhou et al. 2023; self-ask,
-Press et al. 2023; IRCoT, Trivedi et al. 2023): the model writes the sub-questions of a
-multi-hop question; each is searched and answered in turn, an earlier answer feeding the next
-search ("#1" in a sub-question is the first answer; otherwise the last answer joins the
-query); the original question is then answered from all the evidence collected.
-
-The sub-questions share naive RAG's context budget, each a 1/n share of text units not yet
-collected, so the final answer reads at most what naive reads, and the answer's contexts are
-everything the model was shown (the sub-answers read only collected evidence).
-"""
+"""Sub-question decomposition (least-to-most, self-ask, IRCoT): the model writes the sub-questions
+of a multi-hop question, each is searched and answered in turn ("#1" is the first answer), and
+the question is answered from all the evidence, in naive RAG's budget."""
 
 from __future__ import annotations
 
@@ -21,6 +14,7 @@ from graphrag.llm.replies import json_request
 from graphrag.query.base import (
     CHUNK_DEPTH,
     ContextItem,
+    Cost,
     Method,
     Retrieval,
     drop_step,
@@ -115,13 +109,10 @@ class Decomposition(Method):
     def new_evidence(self, query: str, seen: set[str], share: int) -> list[ContextItem]:
         """Return the best text units for ``query`` not yet collected, in ``share`` tokens
         (under ``chunk_context = "top_k"``: ``share`` units)."""
-        ranked = self.first_stage_ranking(
-            self.embedder.embed_one(query), query, len(seen) + CHUNK_DEPTH
-        )
+        vector = self.embedder.embed_one(query)
+        ranked = self.first_stage_ranking(vector, query, len(seen) + CHUNK_DEPTH)
         items = self.text_unit_items([u for u in ranked if f"text_unit:{u}" not in seen])
-        if self.params.chunk_context == "top_k":
-            return items[:share]
-        return fit_items(items, share)
+        return items[:share] if self.params.chunk_context == "top_k" else fit_items(items, share)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         subs = await self.sub_questions(question)
@@ -129,9 +120,7 @@ class Decomposition(Method):
             share = max(1, self.params.top_k // len(subs))
         else:
             share = self.answer_budget(question) // len(subs)
-        answers: list[str] = []
-        earlier: list[str] = []
-        collected: list[ContextItem] = []
+        answers, earlier, collected = [], [], []
         for sub in subs:
             asked, replaced = resolve_references(sub, answers)
             search = asked
@@ -148,9 +137,7 @@ class Decomposition(Method):
         return Retrieval(collected, ranking, candidates=units)
 
     @classmethod
-    def planned_cost(
-        cls, settings: Settings, index: Index, questions: list[str]
-    ) -> tuple[float, float, float]:
+    def planned_cost(cls, settings: Settings, index: Index, questions: list[str]) -> Cost:
         """The plan call and ``max_sub_questions`` sub-answer calls, each reading its share of
         the context budget; replies at their caps (the most they can cost)."""
         if not questions:

@@ -1,14 +1,6 @@
-"""DRIFT search (Microsoft GraphRAG): a global primer, local follow-ups, one ranked reduce.
-
-1. Primer: a hypothetical answer (HyDE's call) picks the closest reports; one JSON call over
-   them gives an intermediate answer, a 0-100 score and follow-up questions.
-2. Follow-ups: for ``depth`` rounds, the ``followups`` pending questions whose parent scored
-   best are answered the same way from local search's context; a failed step is dropped and
-   named in ``Answer.failures`` (as is a lazy report that could not be written).
-3. Reduce: the intermediate answers, best score first, become the final answer.
-
-``contexts`` are those intermediate answers, then the texts they were written from.
-"""
+"""DRIFT search (Microsoft GraphRAG): a primer over the reports nearest a hypothetical answer
+gives an answer, a score and follow-up questions; local search answers the best follow-ups for
+``depth`` rounds; the intermediate answers, best first, are reduced into the answer."""
 
 from __future__ import annotations
 
@@ -81,21 +73,17 @@ class DRIFTSearch(Method):
     @cached_property
     def local(self) -> LocalSearch:
         """The local search that answers follow-ups, with DRIFT's own context shares."""
-        own = dataclasses.replace(
-            self.params.methods["local"],
-            text_unit_share=LOCAL_TEXT_UNIT_SHARE,
-            community_share=LOCAL_COMMUNITY_SHARE,
-        )
-        return LocalSearch(
-            self.index, self.settings, self.llm, self.embedder, self.stores, options=own
-        )
+        shares = {
+            "text_unit_share": LOCAL_TEXT_UNIT_SHARE,
+            "community_share": LOCAL_COMMUNITY_SHARE,
+        }
+        own = dataclasses.replace(self.params.methods["local"], **shares)
+        return LocalSearch(self.index, self.settings, self.llm, self.embedder, self.stores, own)
 
     async def aprimer(self, question: str) -> Step:
         """Answer from the reports closest to a hypothetical answer, within ``PRIMER_TOKENS``."""
-        passage = await self.llm.achat(
-            prompts.hypothetical_passage(question),
-            max_tokens=self.params.methods["hyde"].max_tokens,
-        )
+        cap = self.params.methods["hyde"].max_tokens
+        passage = await self.llm.achat(prompts.hypothetical_passage(question), max_tokens=cap)
         vector = self.embedder.embed_one(passage.text.strip() or question)
         await self.aensure_reports()  # the primer ranks every report
         reports = self.index.community_reports
@@ -116,20 +104,13 @@ class DRIFTSearch(Method):
         reply = await self.llm.ajson(
             messages, prompts.drift_step_schema(n), name="drift_step", max_tokens=STEP_MAX_TOKENS
         )
-        return Step(
-            query=query,
-            answer=reply["answer"].strip(),
-            score=int(reply["score"]),
-            follow_ups=[f.strip() for f in reply["follow_ups"][:n] if f.strip()],
-            depth=depth,
-            read=read,
-        )
+        follow_ups = [f.strip() for f in reply["follow_ups"][:n] if f.strip()]
+        return Step(query, reply["answer"].strip(), int(reply["score"]), follow_ups, depth, read)
 
     async def afollow_up(self, question: str, follow_up: str, depth: int) -> Step:
         items = await self.local.aretrieve(follow_up)
-        messages = prompts.drift_follow_up(
-            question, follow_up, number_items(items), self.options.followups
-        )
+        n = self.options.followups
+        messages = prompts.drift_follow_up(question, follow_up, number_items(items), n)
         read = [i for i in items if i.source.startswith(DRIFT_SOURCE_KINDS)]
         return await self.astep(messages, follow_up, depth, read)
 
@@ -205,8 +186,5 @@ class DRIFTSearch(Method):
         )
 
     async def aretrieve(self, question: str) -> list[ContextItem]:
-        steps, _ = await self.asteps(question)
-        return [
-            ContextItem(",".join(i.source for i in s.read), s.answer)
-            for s in self.ranked_steps(steps)
-        ]
+        steps = self.ranked_steps((await self.asteps(question))[0])
+        return [ContextItem(",".join(i.source for i in s.read), s.answer) for s in steps]

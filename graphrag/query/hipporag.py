@@ -1,12 +1,7 @@
-"""HippoRAG 2 (Gutiérrez et al., 2025), step for step: facts linked to the question, filtered
-by the model's recognition memory, seed the entities at their ends; every passage is seeded by
-its dense score at a small weight; Personalized PageRank over entities, passages and synonym
-edges ranks the passages.
-
-Each step follows the reference implementation (OSU-NLP-Group/HippoRAG, src/hipporag/
-HippoRAG.py; the places are cited below), with the paper's defaults. Where ours differs, and
-why, is docs/hipporag.md. ``ppr`` is the earlier, looser port (its answers are recorded).
-"""
+"""HippoRAG 2 (Gutiérrez et al., 2025), step for step after OSU-NLP-Group/HippoRAG's HippoRAG.py
+(places cited below): linked facts, filtered by the model's recognition memory, seed their
+entities; every passage is seeded at a small weight; PageRank over entities, passages and
+synonym edges ranks the passages. Where ours differs and why: docs/hipporag.md."""
 
 from __future__ import annotations
 
@@ -21,9 +16,8 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.store import Index
-from graphrag.query.base import Method, Retrieval, drop_step, note_failure
-from graphrag.query.index_stores import undirected
-from graphrag.query.pagerank import DAMPING, ENTITY, TEXT_UNIT, min_max, walked
+from graphrag.query.base import Cost, Method, Retrieval, drop_step, note_failure
+from graphrag.query.pagerank import ENTITY, TEXT_UNIT, min_max, undirected, walked
 from graphrag.query.registry import register
 from graphrag.settings import Settings
 from graphrag.stores import GraphStore
@@ -50,36 +44,24 @@ Edges = dict[tuple[str, str], float]
 
 
 def fact_graph(relationships: pd.DataFrame, text_units: pd.DataFrame) -> tuple[list[str], Edges]:
-    """Return the nodes and undirected edges of HippoRAG 2's graph without synonym edges: an
-    entity-entity edge per fact weighing
-    twice the chunks that state it (``add_fact_edges`` counts each triple once per chunk in both
-    directions, and the undirected igraph keeps both as parallel edges), and an edge of weight 1
-    from each chunk to the ends of the facts it states (``add_passage_edges``)."""
+    """Return HippoRAG 2's nodes and undirected edges without synonyms: per fact twice its chunks
+    (``add_fact_edges``' parallel edges), and 1 from each chunk to its facts' ends."""
     nodes = [TEXT_UNIT + u for u in text_units[S.ID]]
     edges: Edges = {}
     units = set(text_units[S.ID])
-    for source, target, stated in zip(
-        relationships[S.SOURCE_ID],
-        relationships[S.TARGET_ID],
-        relationships[S.TEXT_UNIT_IDS],
-        strict=True,
-    ):
+    facts = (relationships[c] for c in (S.SOURCE_ID, S.TARGET_ID, S.TEXT_UNIT_IDS))
+    for source, target, stated in zip(*facts, strict=True):
         chunks = [u for u in stated if u in units]
         a, b = ENTITY + source, ENTITY + target
-        for end in (a, b):
-            for unit in chunks:
-                edges[(end, TEXT_UNIT + unit)] = 1.0
+        edges.update({(end, TEXT_UNIT + u): 1.0 for end in (a, b) for u in chunks})
         if a != b:
             undirected(edges, a, b, 2.0 * max(len(chunks), 1))
     return list(dict.fromkeys([*nodes, *(n for pair in edges for n in pair)])), edges
 
 
-def synonym_pairs(
-    names: list[str], vectors: np.ndarray, threshold: float
-) -> list[tuple[int, int, float]]:
-    """Return (i, j, similarity) for names whose vectors are at least ``threshold`` alike, at
-    most ``SYNONYM_NEIGHBOURS`` per name, nearest first; a name of two or fewer letters and
-    digits seeks none (HippoRAG.py ``add_synonymy_edges``)."""
+def synonym_pairs(names: list[str], vectors: np.ndarray, threshold: float) -> list[tuple]:
+    """Return (i, j, similarity) of names ``threshold`` alike, ``SYNONYM_NEIGHBOURS`` per name at
+    most, nearest first; a name of 2 letters or fewer seeks none (``add_synonymy_edges``)."""
     pairs = []
     for start in range(0, len(names), SYNONYM_BATCH):
         block = vectors[start : start + SYNONYM_BATCH] @ vectors.T
@@ -94,12 +76,9 @@ def synonym_pairs(
     return pairs
 
 
-def add_synonym_edges(
-    nodes: set[str], edges: Edges, entity_ids: list[str], pairs: list[tuple]
-) -> int:
-    """Add the synonym edges (weight: the similarity, once for each direction that found it,
-    as HippoRAG's parallel edges add up) between entities already among ``nodes``; return how
-    many pairs were added."""
+def add_synonym_edges(nodes: set[str], edges: Edges, entity_ids: list[str], pairs: list) -> int:
+    """Add the synonym edges between entities among ``nodes`` (the similarity, once per
+    direction that found it, as parallel edges add up); return how many were added."""
     added = 0
     for i, j, similarity in pairs:
         a, b = ENTITY + entity_ids[i], ENTITY + entity_ids[j]
@@ -110,14 +89,10 @@ def add_synonym_edges(
 
 
 def phrase_seeds(
-    fact_ends: list[tuple[str, str]],
-    fact_scores: list[float],
-    chunk_counts: dict[str, int],
-    top_k: int,
+    fact_ends: list[tuple[str, str]], fact_scores: list[float], chunk_counts: dict, top_k: int
 ) -> dict[str, float]:
-    """Return the seed weight of the entities at the ends of the kept facts: each fact's score
-    over the entity's chunk count, averaged over the facts naming it, the ``top_k`` heaviest
-    kept (``graph_search_with_fact_entities`` and ``get_top_k_weights``)."""
+    """Return the ``top_k`` heaviest seeds at the kept facts' ends: each fact's score over the
+    entity's chunk count, averaged over its facts (``graph_search_with_fact_entities``)."""
     total: dict[str, float] = {}
     occurs: dict[str, int] = {}
     for ends, score in zip(fact_ends, fact_scores, strict=True):
@@ -135,11 +110,9 @@ class HippoRAG(Method):
     synonym_edges = True  # off only in the step study (studies/hipporag_steps.py)
 
     @classmethod
-    def planned_cost(
-        cls, settings: Settings, index: Index, questions: list[str]
-    ) -> tuple[float, float, float]:
-        """The recognition filter: one call reading ``linking_top_k`` facts of the index's mean
-        length, and a reply keeping every one of them (the most the schema allows)."""
+    def planned_cost(cls, settings: Settings, index: Index, questions: list[str]) -> Cost:
+        """The recognition filter: one call reading ``linking_top_k`` facts of mean length, and
+        a reply keeping every one of them (the most the schema allows)."""
         options, relationships = settings.query.methods[cls.name], index.relationships
         if not options.recognition_filter or not len(relationships) or not questions:
             return 0.0, 0.0, 0.0
@@ -179,17 +152,16 @@ class HippoRAG(Method):
     def linked_facts(self, question_vector: np.ndarray) -> tuple[list[int], np.ndarray]:
         """Return the rows of the ``linking_top_k`` facts nearest the question, best first, and
         every fact's min-max normalized score (``get_fact_scores``, ``rerank_facts``)."""
-        if not len(self.graph_tables[1]):
-            return [], np.zeros(0)
         rel = self.graph_tables[1]
+        if not len(rel):
+            return [], np.zeros(0)
         scores = min_max(self.stores.fact_scores(self.embedder, rel, question_vector))
         top = np.argsort(-scores, kind="stable")[:LINKING_TOP_K]
         return [int(r) for r in top], scores
 
     async def recognized(self, question: str, rows: list[int]) -> list[int]:
-        """Return the linked facts the model recognizes as helpful, in their order (all of
-        them with the filter off); none when its reply fails, as in HippoRAG's ``rerank``
-        (named in ``Answer.failures``)."""
+        """Return the linked facts the model recognizes as helpful (all, filter off); none when
+        its reply fails, as in HippoRAG's ``rerank`` (named in ``Answer.failures``)."""
         if not self.options.recognition_filter or not rows:
             return rows
         facts = facts_of(self.graph_tables[1].iloc[rows])
@@ -227,8 +199,7 @@ class HippoRAG(Method):
         seeds.update(
             (TEXT_UNIT + u, float(w)) for u, w in zip(first_scores.index, weights, strict=True)
         )
-        ranked = walked(self.graph, seeds, DAMPING, dense)
-        return self.chunk_retrieval(ranked, question)
+        return self.chunk_retrieval(walked(self.graph, seeds, dense), question)
 
 
 def facts_of(relationships: pd.DataFrame) -> pd.Series:

@@ -1,7 +1,5 @@
-"""Hybrid retrieval: the dense ranking (naive RAG's) and BM25's fused by reciprocal rank fusion
-(query/rankers.py), filling the shared answer budget; every text-unit method's first stage
-under ``query.first_stage = "hybrid"``.
-"""
+"""Hybrid retrieval: the dense and BM25 rankings fused by reciprocal rank fusion, in the shared
+budget; every text-unit method's first stage under ``query.first_stage = "hybrid"``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""HyDE: retrieve with the embedding of a passage the LLM imagines answering the question.
-
-Under ``query.first_stage = "hybrid"`` BM25 reads the question's words, not the passage's
-guessed names and dates (docs/methods.md).
-"""
+"""HyDE: retrieve with the embedding of a passage the LLM imagines answering the question (BM25,
+under a hybrid first stage, reads the question's words, not the passage's guesses)."""
 
 from __future__ import annotations
 
@@ -24,9 +21,7 @@ class HydeSettings:
 @register("hyde", settings=HydeSettings, order=20)
 class HyDE(Method):
     async def aretrieve_ranked(self, question: str) -> Retrieval:
-        passage = await self.llm.achat(
-            prompts.hypothetical_passage(question), max_tokens=self.options.max_tokens
-        )
-        return self.ranked_text_units(
-            self.embedder.embed_one(passage.text.strip() or question), question
-        )
+        cap = self.options.max_tokens
+        passage = await self.llm.achat(prompts.hypothetical_passage(question), max_tokens=cap)
+        vector = self.embedder.embed_one(passage.text.strip() or question)
+        return self.ranked_text_units(vector, question)

@@ -17,7 +17,6 @@ from graphrag.index.store import Index
 from graphrag.query.rankers import bm25_index
 from graphrag.settings.query import QuerySettings
 from graphrag.stores import GraphStore, VectorStore, backend_of
-from graphrag.stores.protocols import Edge
 from graphrag.text.embeddings import Embedder
 
 
@@ -26,22 +25,14 @@ def _matrix(column: Any) -> np.ndarray:
     return np.stack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
 
 
-def undirected(edges: dict[tuple[str, str], float], a: str, b: str, weight: float) -> None:
-    """Add ``weight`` to the undirected edge a-b of ``edges`` (keyed as first given)."""
-    key = (b, a) if (b, a) in edges else (a, b)
-    edges[key] = edges.get(key, 0.0) + weight
-
-
 def _fact_matrix(relationships: pd.DataFrame, embedder: Embedder) -> np.ndarray:
     facts = fact_texts(relationships)
     return embedder.embed(facts) if facts else np.zeros((0, 1), dtype=np.float32)
 
 
 class IndexStores:
-    """An index's stores, built once per index and shared by every method over it; ``graph``
-    and ``vectors`` name the backends (default: igraph and numpy); ``vectors`` may name where
-    a database backend keeps them after a colon ("lancedb:s3://bucket/index"; by default a
-    folder ``vectors/<backend>`` in the index)."""
+    """An index's stores, shared by every method over it; ``graph`` and ``vectors`` name backends
+    ("lancedb:s3://bucket/index": where a database keeps them; default ``vectors/<backend>``)."""
 
     def __init__(self, index: Index, graph: str | None = None, vectors: str | None = None) -> None:
         self.index = index
@@ -75,8 +66,7 @@ class IndexStores:
         return self._vectors(list(ids), matrix, location=location, table=kind)
 
     def graph_store(self, nodes: list[str], edges: dict[tuple[str, str], float]) -> GraphStore:
-        listed: list[Edge] = [(a, b, w) for (a, b), w in edges.items()]
-        return self._graph(list(nodes), listed)
+        return self._graph(list(nodes), [(a, b, w) for (a, b), w in edges.items()])
 
     @cached_property
     def text_units(self) -> VectorStore:

@@ -1,7 +1,5 @@
-"""Integration ("RAG vs. GraphRAG", Han et al., arXiv 2502.11371): naive RAG's context and a
-graph method's (local search's by default), interleaved by rank in the budget naive RAG fills
-alone, so it is compared at equal context (docs/methods.md).
-"""
+"""Integration ("RAG vs. GraphRAG", arXiv 2502.11371): naive RAG's and a graph method's contexts
+interleaved by rank in naive RAG's budget, so it compares at equal context (docs/methods.md)."""
 
 from __future__ import annotations
 
@@ -56,9 +54,8 @@ class Integrate(Method):
     @cached_property
     def graph(self) -> Method:
         self.options.validate("query.integrate", list(registry.ALL_METHODS))
-        return registry.ALL_METHODS[self.options.graph_method](
-            self.index, self.settings, self.llm, self.embedder, self.stores
-        )
+        wiring = (self.index, self.settings, self.llm, self.embedder, self.stores)
+        return registry.ALL_METHODS[self.options.graph_method](*wiring)
 
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         vector = self.embedder.embed_one(question)

@@ -1,15 +1,9 @@
-"""Global search at a budget (LazyGraphRAG's query, Microsoft Research blog, 25 Nov 2024).
-
-No community report is read or written: communities ranked by their chunks' similarity to the
-question are tested chunk by chunk by the model (which sentences help answer), level by level,
-deepening into the relevant ones until ``relevance_budget`` tests are spent; the answer reads
-the relevant sentences, widened to their chunks within the shared budget. The steps, and what
-is left out of the blog's method and why: docs/methods.md.
-"""
+"""Global search at a budget (LazyGraphRAG): communities ranked by their chunks' similarity are
+tested chunk by chunk by the model, level by level, until ``relevance_budget`` tests are spent;
+the answer reads the relevant sentences, widened to their chunks (docs/methods.md)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,15 +14,9 @@ from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.store import Index
 from graphrag.llm.coroutines import gather_with_progress
-from graphrag.query.base import (
-    ContextItem,
-    Method,
-    Retrieval,
-    drop_step,
-    fit_items,
-    items_tokens,
-    note_failure,
-)
+from graphrag.query import base
+from graphrag.query.base import ContextItem, Cost, Method, Retrieval, fit_items, items_tokens
+from graphrag.query.global_search.map_context import SENTENCE_END
 from graphrag.query.registry import register
 from graphrag.settings import Settings, SettingsError
 from graphrag.text import tokens
@@ -42,7 +30,6 @@ MAX_PICKS = 8
 CHUNKS_PER_COMMUNITY = 1  # k: a community's best untested chunks tested per visit (its top-k)
 MISSES_BEFORE_DEEPENING = 3  # z: successive communities with no relevant chunk end a level
 BATCH_SIZE = 2  # communities tested concurrently: the embedded server's two slots
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
 @dataclass
@@ -68,7 +55,7 @@ def chunk_sentences(text: str) -> list[str]:
     sentences = []
     for line in text.splitlines():
         line = line.strip().lstrip("#").strip().removeprefix("- ")
-        sentences += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+        sentences += [s.strip() for s in SENTENCE_END.split(line) if s.strip()]
     return sentences
 
 
@@ -93,9 +80,8 @@ def ranked_communities(
 
 @dataclass
 class Search:
-    """What the relevance tests found: each tested chunk's relevant sentence numbers
-    ([]: not relevant), in test order, the relevant communities in the order found, and the
-    tests spent."""
+    """What the relevance tests found: each tested chunk's relevant sentences ([]: none), the
+    relevant communities in the order found, and the tests spent."""
 
     verdicts: dict[str, list[int]] = field(default_factory=dict)
     relevant: list[int] = field(default_factory=list)
@@ -103,12 +89,7 @@ class Search:
 
 
 def planned_tests(
-    batch: list[int],
-    units_of: dict[int, list[str]],
-    rank_of: dict[str, int],
-    search: Search,
-    k: int,
-    budget: int,
+    batch: list[int], units_of: dict, rank_of: dict[str, int], search: Search, k: int, budget: int
 ) -> dict[int, list[str]]:
     """Return each community of ``batch``'s chunks to test now: its best k untested ones, no
     chunk twice in a batch, and no more tests than ``budget`` leaves."""
@@ -139,17 +120,13 @@ class LazyGlobalSearch(Method):
         units = list(self.stores.unit_text.index)
         if communities.empty:
             return {u: [u] for u in units}, {}, units
-        children = {
-            int(c): [int(x) for x in kids]
-            for c, kids in zip(communities[S.COMMUNITY], communities[S.CHILDREN], strict=True)
-        }
+        numbers = [int(c) for c in communities[S.COMMUNITY]]
+        kids = zip(numbers, communities[S.CHILDREN], strict=True)
+        children = {c: [int(x) for x in below] for c, below in kids}
         roots = [int(c) for c in communities[communities[S.PARENT] < 0][S.COMMUNITY]]
         known = set(units)  # a unit the index does not hold is left out
-        units_of = {
-            int(c): [u for u in us if u in known]
-            for c, us in zip(communities[S.COMMUNITY], communities[S.TEXT_UNIT_IDS], strict=True)
-        }
-        return units_of, children, roots
+        held = zip(numbers, communities[S.TEXT_UNIT_IDS], strict=True)
+        return {c: [u for u in us if u in known] for c, us in held}, children, roots
 
     async def atest(self, question: str, unit: str) -> list[int]:
         """Return the numbers of the chunk's sentences the model finds relevant ([]: none)."""
@@ -170,7 +147,7 @@ class LazyGlobalSearch(Method):
         search.spent += len(units)
         for unit, reply in zip(units, replies, strict=True):
             if isinstance(reply, Exception):
-                drop_step(f"relevance test of text unit {unit}", reply)
+                base.drop_step(f"relevance test of text unit {unit}", reply)
                 reply = []
             search.verdicts[unit] = reply
 
@@ -236,8 +213,9 @@ class LazyGlobalSearch(Method):
         rows = self.claims(search, rank_of)
         ranking = list(dict.fromkeys(rows + order))
         if not rows:
-            note_failure(
-                f"relevance tests: none of {len(search.verdicts)} chunks tested was relevant; "
+            tested = len(search.verdicts)
+            base.note_failure(
+                f"relevance tests: none of {tested} chunks tested was relevant; "
                 "answered from the chunks nearest the question"
             )
             return self.chunk_retrieval(order, question)
@@ -245,9 +223,7 @@ class LazyGlobalSearch(Method):
         return Retrieval(items, self.text_unit_ids(ranking[: self.ranking_depth()]))
 
     @classmethod
-    def planned_cost(
-        cls, settings: Settings, index: Index, questions: list[str]
-    ) -> tuple[float, float, float]:
+    def planned_cost(cls, settings: Settings, index: Index, questions: list[str]) -> Cost:
         """``relevance_budget`` tests of the index's mean chunk, for each of ``questions``."""
         chunk = [numbered(chunk_sentences(t)) for t in index.text_units[S.TEXT]]
         chunk_tokens = float(np.mean([tokens.count_tokens(c) for c in chunk])) if chunk else 0.0

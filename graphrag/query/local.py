@@ -1,7 +1,5 @@
-"""Local search (Microsoft GraphRAG's): entities near the question, and around them their
-relationships, text units and community reports. Text units and reports get fixed shares
-of the budget, the graph (entities, then relationships) the rest.
-"""
+"""Local search (Microsoft GraphRAG's): entities near the question and their relationships, text
+units and community reports; text units and reports get fixed shares, the graph the rest."""
 
 from __future__ import annotations
 
@@ -59,9 +57,8 @@ def selection_level(communities: pd.DataFrame, selected: set[str]) -> int:
 
 
 def ranked_relationships(relationships: pd.DataFrame, selected: set[str], cap: int) -> pd.DataFrame:
-    """Return the relationships of the selection as Microsoft GraphRAG ranks them: those
-    inside it first, then at most ``cap`` to an unselected entity, by how many selected
-    entities that one links to (a bridge says more than a leaf), weight and degree."""
+    """Return the selection's relationships as Microsoft GraphRAG ranks them: inside first, then
+    ``cap`` to others by how many selected entities they link (a bridge first), weight, degree."""
     order = [S.WEIGHT, S.COMBINED_DEGREE, S.HUMAN_ID]
     ascending = [False, False, True]
     source_in = relationships[S.SOURCE_ID].isin(selected)
@@ -102,16 +99,13 @@ class LocalSearch(Method):
         ]
 
     def relationship_items(self, selected: set[str]) -> list[ContextItem]:
-        ranked = ranked_relationships(
-            self.index.relationships, self.same_entities(selected), MAX_RELATIONSHIPS
-        )
-        return [
-            ContextItem(
-                f"relationship:{r[S.ID]}",
-                f"{r[S.SOURCE_ENTITY]} -> {r[S.TARGET_ENTITY]}: {r[S.DESCRIPTION]}",
-            )
-            for _, r in ranked.iterrows()
-        ]
+        rel = self.index.relationships
+        ranked = ranked_relationships(rel, self.same_entities(selected), MAX_RELATIONSHIPS)
+        items = []
+        for _, r in ranked.iterrows():
+            text = f"{r[S.SOURCE_ENTITY]} -> {r[S.TARGET_ENTITY]}: {r[S.DESCRIPTION]}"
+            items.append(ContextItem(f"relationship:{r[S.ID]}", text))
+        return items
 
     def text_unit_items_for(self, selected: list[str], question: str) -> list[ContextItem]:
         """The selected entities' text units: by shared mentions, or the first stage's order."""
@@ -155,15 +149,13 @@ class LocalSearch(Method):
         report_budget = int(budget * self.options.community_share)
         graph_budget = budget - unit_budget - report_budget
         entities = fit_items(self.entity_items(ids), graph_budget)
-        relationships = fit_items(
-            self.relationship_items(selected), graph_budget - items_tokens(entities)
-        )
+        left = graph_budget - items_tokens(entities)
+        relationships = fit_items(self.relationship_items(selected), left)
         await self.aensure_reports(self.report_hits(selected))
         reports = fit_items(self.report_items(selected), report_budget)
         # Text units take their share plus whatever the other kinds left unused.
         spare = budget - items_tokens(entities) - items_tokens(relationships)
         ranked_units = self.text_unit_items_for(ids, question)
         units = fit_items(ranked_units, spare - items_tokens(reports))
-        return Retrieval(
-            entities + relationships + reports + units, [u.source for u in ranked_units]
-        )
+        items = entities + relationships + reports + units
+        return Retrieval(items, [u.source for u in ranked_units])

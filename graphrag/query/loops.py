@@ -1,9 +1,5 @@
-"""Answers that fall into a repetition loop: where the loop starts, and one re-ask.
-
-At temperature 0 a 1.5B model now and then repeats one sentence until ``answer_max_tokens``.
-Such an answer is cut where the loop starts and asked once more with a frequency penalty
-(greedy decoding would loop the same way again); the longer cut answer is kept.
-"""
+"""Answers that fall into a repetition loop (a 1.5B model at temperature 0, now and then): cut
+where the loop starts and asked once more with a frequency penalty; the longer is kept."""
 
 from __future__ import annotations
 

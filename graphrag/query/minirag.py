@@ -1,11 +1,6 @@
-"""MiniRAG (Fan et al., 2025, arXiv 2501.06713): query-guided paths over chunks and entities.
-
-Built for small models: one model call names the question's entities and its answer's types
-(``prompts.minirag_keywords``); the rest is matching and counting over the graph of text units
-and entities (``minirag_paths``), in the numbered steps of :meth:`MiniRAGRetrieval.ranking`.
-MiniRAG's ``top_k / 2`` chunks come first, the shared budget is filled on from the first-stage
-ranking. The method, and where it differs from HKUDS/MiniRAG and why: docs/methods.md.
-"""
+"""MiniRAG (Fan et al., 2025): one model call names the question's entities and answer types; the
+rest is matching and counting over the chunk-entity graph (minirag_paths.py). Its chosen chunks
+come first, the budget is filled from the first stage (docs/methods.md)."""
 
 from __future__ import annotations
 
@@ -21,18 +16,9 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.store import Index
-from graphrag.query.base import Method, Retrieval, drop_step, note_failure
-from graphrag.query.minirag_paths import (
-    CHUNKS_PER_SEED,
-    ChunkEntityGraph,
-    best_chunks,
-    drop_isolated,
-    good_edges,
-    rank_seed_chunks,
-    seed_chunk_scores,
-    seed_entities,
-    top_matches,
-)
+from graphrag.query import minirag_paths as paths
+from graphrag.query.base import Cost, Method, Retrieval, drop_step, note_failure
+from graphrag.query.minirag_paths import ChunkEntityGraph, top_matches
 from graphrag.query.registry import register
 from graphrag.settings import Settings, SettingsError
 from graphrag.text.tokens import count_tokens, message_tokens
@@ -121,9 +107,7 @@ class MiniRAGRetrieval(Method):
         return type_pool(self.graph_tables[0])
 
     @classmethod
-    def planned_cost(
-        cls, settings: Settings, index: Index, questions: list[str]
-    ) -> tuple[float, float, float]:
+    def planned_cost(cls, settings: Settings, index: Index, questions: list[str]) -> Cost:
         """The query-analysis call: its prompt over the index's type pool, and a reply naming
         three types and ``MAX_QUERY_ENTITIES`` names of the index's mean name tokens."""
         if not questions:
@@ -177,8 +161,8 @@ class MiniRAGRetrieval(Method):
         # 1. seeds: the entities nearest each query entity by name (operate.py:1268-1292)
         name_scores = [self.entity_scores(v) for v in self.embedder.embed(query_entities)]
         matched = [top_matches(s, o.top_k, MIN_SIMILARITY) for s in name_scores]
-        all_seeds = seed_entities(matched, name_scores)
-        seeds = drop_isolated(all_seeds, graph)
+        all_seeds = paths.seed_entities(matched, name_scores)
+        seeds = paths.drop_isolated(all_seeds, graph)
         if not seeds:
             note_failure(NO_SEEDS)
             return [ids[r] for r in dense]
@@ -188,13 +172,10 @@ class MiniRAGRetrieval(Method):
         answer = kinds.isin(answer_types).to_numpy(dtype=float)
 
         # 3. the question's matched facts that touch a seed or an answer-type entity
-        fact_rows = top_matches(
-            self.stores.fact_scores(self.embedder, self.graph_tables[1], vector),
-            len(query_entities) * o.top_k,
-            MIN_SIMILARITY,
-        )
+        fact_scores = self.stores.fact_scores(self.embedder, self.graph_tables[1], vector)
+        fact_rows = top_matches(fact_scores, len(query_entities) * o.top_k, MIN_SIMILARITY)
         important = set(all_seeds) | set(np.flatnonzero(answer).tolist())
-        edges = good_edges(fact_rows, self.fact_ends, important)
+        edges = paths.good_edges(fact_rows, self.fact_ends, important)
         edges_at: dict[int, dict[int, int]] = {}
         for (a, b), rank in edges.items():
             edges_at.setdefault(a, {})[b] = rank
@@ -202,19 +183,15 @@ class MiniRAGRetrieval(Method):
 
         # 4. each seed's best chunks over its paths (path2chunk, operate.py:1124-1209)
         kept = graph.path_mentions(unit_scores)
-        chunks = {
-            seed: best_chunks(
-                seed_chunk_scores(seed, graph, answer, edges, edges_at, kept),
-                position,
-                CHUNKS_PER_SEED,
-            )
-            for seed in seeds
+        scores = {
+            s: paths.seed_chunk_scores(s, graph, answer, edges, edges_at, kept) for s in seeds
         }
+        chunks = {s: paths.best_chunks(scores[s], position, paths.CHUNKS_PER_SEED) for s in seeds}
 
         # 5. the chunks ranked by the seeds that chose them (kwd2chunk, operate.py:1375-1379)
         keep = o.top_k // 2
         dense_top = {r for r in dense[:keep] if unit_scores[r] >= MIN_SIMILARITY}
-        final = rank_seed_chunks(matched, seeds, chunks, dense_top)
+        final = paths.rank_seed_chunks(matched, seeds, chunks, dense_top)
         chosen = sorted(final, key=lambda u: (-final[u], position[u]))[:keep]
         taken = set(chosen)
         return [ids[r] for r in chosen + [r for r in dense if r not in taken]]

@@ -1,11 +1,6 @@
-"""MiniRAG's arithmetic over the graph of chunks and entities: seeds, paths, chunk scores.
-
-Everything here works on table rows (entity rows, text-unit rows) and arrays, with no model
-and no embedder, so each step can be checked by hand. The steps and their constants follow
-HKUDS/MiniRAG at commit 4fe2fba: ``minirag/operate.py`` (``_build_mini_query_context``,
-``path2chunk``, ``kwd2chunk``) and ``minirag/utils.py`` (``cal_path_score_list``,
-``edge_vote_path``, ``merge_tuples``); line numbers below are of those files.
-"""
+"""MiniRAG's arithmetic over table rows and arrays (seeds, paths, chunk scores), with no model, so
+each step can be checked by hand; it follows HKUDS/MiniRAG at commit 4fe2fba (line numbers
+below are of its minirag/operate.py and minirag/utils.py)."""
 
 from __future__ import annotations
 
@@ -82,9 +77,8 @@ class ChunkEntityGraph:
         )
 
     def path_mentions(self, unit_scores: np.ndarray) -> sparse.csr_matrix:
-        """Return the mentions an entity gives as a path's second or third node: all of
-        them, or for an entity in more than 5 chunks the max(5, n/2) nearest the question
-        (MiniRAG compares each chunk's description of the entity with the query)."""
+        """Return the mentions an entity gives as a path's 2nd or 3rd node: all, or for one in more
+        than 5 chunks the max(5, n/2) nearest the question."""
         data = self.mentions.data.copy()
         indptr, indices = self.mentions.indptr, self.mentions.indices
         for row in np.flatnonzero(np.diff(indptr) > MENTIONS_KEPT_ABOVE):
@@ -190,9 +184,9 @@ def rank_seed_chunks(
     chunks: dict[int, list[int]],
     dense_top: set[int],
 ) -> dict[int, float]:
-    """Return each text unit's final score (``kwd2chunk``, operate.py:1220-1249): for each
-    query entity, each kept seed adds its similarity (doubled for the first) to its chunks,
-    times ten from its best chunk on when that chunk is among the question's nearest."""
+    """Return each text unit's final score (``kwd2chunk``, operate.py:1220-1249): each kept seed
+    adds its similarity (doubled for the first) to its chunks, x10 from a best chunk in the dense
+    top."""
     final: dict[int, float] = defaultdict(float)
     for rows in matched:
         kept = [r for r in rows if r in seeds]

@@ -23,7 +23,6 @@ class MultiQuerySettings:
 class MultiQuery(Method):
     async def aretrieve_ranked(self, question: str) -> Retrieval:
         n = self.options.rephrasings
-        result = await self.llm.ajson(
-            prompts.rephrase(question, n), prompts.rephrasings_schema(n), name="rephrasings"
-        )
+        schema = prompts.rephrasings_schema(n)
+        result = await self.llm.ajson(prompts.rephrase(question, n), schema, name="rephrasings")
         return self.fused_retrieval([question, *result["queries"]], question)

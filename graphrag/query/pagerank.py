@@ -1,6 +1,5 @@
-"""What ``ppr`` and ``hipporag`` share: the node names of their entity-chunk graphs, the
-min-max scaling of scores, fact scores, and the chunks ranked by a Personalized PageRank the
-graph store runs (igraph's PRPACK by default, as HippoRAG 2)."""
+"""What ``ppr`` and ``hipporag`` share: node names, min-max scaling, undirected edges, and the
+chunks ranked by the graph store's Personalized PageRank (igraph's PRPACK, as HippoRAG 2)."""
 
 from __future__ import annotations
 
@@ -10,14 +9,11 @@ from graphrag.stores import GraphStore
 
 ENTITY = "entity:"
 TEXT_UNIT = "text_unit:"
-# The probability of following an edge in the walk: HippoRAG 2's 0.5 (its config_utils.py
-# ``damping``), for both methods.
-DAMPING = 0.5
+DAMPING = 0.5  # the walk's probability of following an edge: HippoRAG 2's (config_utils.py)
 
 
 def min_max(scores: np.ndarray) -> np.ndarray:
-    """Return ``scores`` scaled to [0, 1] (all ones when they are all equal), as HippoRAG's
-    ``min_max_normalize`` does for fact and passage scores."""
+    """Return ``scores`` scaled to [0, 1] (all ones when equal), as HippoRAG's min_max_normalize."""
     if not len(scores):
         return scores
     span = float(scores.max() - scores.min())
@@ -30,7 +26,12 @@ def rank_chunks(scores: dict[str, float], dense_order: list[str]) -> list[str]:
     return sorted(dense_order, key=lambda u: (-scores.get(TEXT_UNIT + u, 0.0), position[u]))
 
 
-def walked(
-    graph: GraphStore, seeds: dict[str, float], damping: float, first: list[str]
-) -> list[str]:
-    return rank_chunks(graph.personalized_pagerank(seeds, damping), first)
+def walked(graph: GraphStore, seeds: dict[str, float], first: list[str]) -> list[str]:
+    """Return the chunks ``first`` ranked by a PageRank walk from ``seeds``."""
+    return rank_chunks(graph.personalized_pagerank(seeds, DAMPING), first)
+
+
+def undirected(edges: dict[tuple[str, str], float], a: str, b: str, weight: float) -> None:
+    """Add ``weight`` to the undirected edge a-b of ``edges`` (keyed as first given)."""
+    key = (b, a) if (b, a) in edges else (a, b)
+    edges[key] = edges.get(key, 0.0) + weight

@@ -1,7 +1,5 @@
-"""The rankers of text units beside the embedding's cosine: BM25 (bm25s) and reciprocal rank
-fusion, which the ``bm25`` and ``hybrid`` methods, ``multi_query`` and every text-unit method
-under ``query.first_stage = "hybrid"`` share (``Method.first_stage_ranking``, query/base.py).
-"""
+"""BM25 (bm25s) and reciprocal rank fusion: what ``bm25``, ``hybrid``, ``multi_query`` and every
+method under ``query.first_stage = "hybrid"`` rank text units by beside the cosine."""
 
 from __future__ import annotations
 
@@ -70,9 +68,8 @@ def reciprocal_rank_fusion(
 
 
 def hybrid_ranking(dense: np.ndarray, lexical: np.ndarray) -> tuple[list[int], np.ndarray]:
-    """Return the rows best first and each row's fused score: the reciprocal rank fusion of the
-    ``dense`` ranking (every row) and the ``lexical`` one (the rows with a positive score: a
-    text sharing no word with the query is not retrieved by BM25); ties in dense order."""
+    """Return the rows best first and their fused score: RRF of the ``dense`` ranking and the
+    ``lexical`` one (rows with a positive score only); ties in dense order."""
     dense_rows = descending(dense)
     lexical_rows = [r for r in descending(lexical) if lexical[r] > 0]
     fused = reciprocal_rank_scores([dense_rows, lexical_rows])

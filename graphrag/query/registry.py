@@ -1,9 +1,5 @@
-"""The retrieval methods by name, so evaluation, notebooks and the CLI treat them alike.
-
-A method registers itself in its own module with ``@register`` and :func:`discover` finds
-it, with no list naming it (docs/methods.md). A name ``<method>+rerank`` is that method with
-the rerank stage (query/rerank.py), for any registered method, with no code of its own.
-"""
+"""The retrieval methods by name: each registers itself with ``@register`` and :func:`discover`
+finds it; ``<method>+rerank`` adds the rerank stage to any of them (docs/methods.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from collections.abc import Callable
 import graphrag.query
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
-from graphrag.query.base import Method
+from graphrag.query.base import Cost, Method
 from graphrag.query.index_stores import IndexStores
 from graphrag.query.rerank import SUFFIX, Reranked, planned_rerank_cost
 from graphrag.settings import Settings
@@ -99,9 +95,7 @@ def make_methods(
     return made
 
 
-def planned_cost(
-    name: str, settings: Settings, index: Index, questions: list[str]
-) -> tuple[float, float, float] | None:
+def planned_cost(name: str, settings: Settings, index: Index, questions: list[str]) -> Cost | None:
     """Return ``Method.planned_cost`` of the method ``name`` asks for, plus its rerank call
     for a ``+rerank`` name; None: unknown name, or a method whose cost is not known so."""
     base, reranked = split_variant(name)

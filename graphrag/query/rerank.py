@@ -1,12 +1,6 @@
-"""The rerank stage any chunk-ranking method can use: method ``X+rerank`` is method ``X`` whose
-first-stage ranking the configured model reorders, listwise, before its context is cut.
-
-No cross-encoder ships its weights in a PyPI package (flashrank, rerankers, fastembed and
-sentence-transformers' CrossEncoder all fetch them from a model hub at run time), so the
-reranker is the answering model (RankGPT's listwise prompt, Sun et al. 2023): one call reads
-the first ``query.rerank.top_n`` candidates, each cut to PASSAGE_TOKENS, and names their numbers
-best first; the context is then filled from the new order in the same token budget.
-"""
+"""The rerank stage: method ``X+rerank`` is ``X`` whose first-stage ranking the answering model
+reorders listwise (RankGPT), in the same token budget. Why the model: no cross-encoder ships
+its weights in a PyPI package; they are all fetched from a model hub at run time."""
 
 from __future__ import annotations
 
@@ -17,7 +11,7 @@ from dataclasses import dataclass
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.store import Index
-from graphrag.query.base import Method, Retrieval, drop_step, note_failure
+from graphrag.query.base import Cost, Method, Retrieval, drop_step, note_failure
 from graphrag.settings import Settings, SettingsError
 from graphrag.settings.query import add_method_settings
 from graphrag.text import tokens
@@ -48,9 +42,8 @@ add_method_settings(STAGE, RerankSettings)
 
 
 def parse_order(reply: str, n: int) -> list[int]:
-    """Return the 0-based order of ``n`` candidates the reply names by number (1 to n), best
-    first: numbers out of range and repeats are ignored, the candidates it does not name follow
-    in their first-stage order; ValueError if it names none."""
+    """Return the 0-based order the reply names (1 to n; out of range and repeats ignored), the
+    unnamed candidates after, in first-stage order; ValueError if it names none."""
     named = [int(m) - 1 for m in re.findall(r"\d+", reply) if 1 <= int(m) <= n]
     named = list(dict.fromkeys(named))
     if not named:
@@ -105,12 +98,9 @@ class Reranked(Method):
         return await self.inner.awrite(question, retrieval, short_answer)
 
 
-def planned_rerank_cost(
-    settings: Settings, index: Index, questions: list[str]
-) -> tuple[float, float, float]:
-    """Return the (calls, prompt tokens, completion tokens) of one rerank call: its prompt
-    rendered for each question, ``top_n`` passages of the index's mean length (at most
-    PASSAGE_TOKENS each) and a reply naming every one."""
+def planned_rerank_cost(settings: Settings, index: Index, questions: list[str]) -> Cost:
+    """Return the cost of one rerank call: its prompt per question, ``top_n`` passages of mean
+    length (at most PASSAGE_TOKENS) and a reply naming every one."""
     n = min(settings.query.methods[STAGE].top_n, len(index.text_units))
     if not questions or n < 1:
         return 0.0, 0.0, 0.0

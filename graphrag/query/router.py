@@ -1,7 +1,5 @@
-"""Router: no method wins everywhere ("RAG vs GraphRAG", arXiv 2502.11371), so a question is
-classified as ``fact``, ``multi_hop`` or ``thematic`` by similarity to hand-written prototype
-questions (no LLM call) and answered by the method ``[query.router]`` names for its kind.
-"""
+"""Router: no method wins everywhere (arXiv 2502.11371), so a question is classified as fact,
+multi-hop or thematic by its nearest prototype questions (no LLM call) and routed by kind."""
 
 from __future__ import annotations
 
@@ -102,9 +100,8 @@ class Router(Method):
 
     def method(self, name: str) -> Method:
         if name not in self._methods:
-            self._methods[name] = registry.ALL_METHODS[name](
-                self.index, self.settings, self.llm, self.embedder, self.stores
-            )
+            wiring = (self.index, self.settings, self.llm, self.embedder, self.stores)
+            self._methods[name] = registry.ALL_METHODS[name](*wiring)
         return self._methods[name]
 
     def routed(self, question: str) -> Method:
@@ -123,10 +120,7 @@ class Router(Method):
             kind = self.classifier.classify(question)
             chosen = self.method(self.routes[kind])
             answer = await chosen.aanswer(question, short_answer)
+        route, seconds = f"{kind} -> {chosen.name}", time.monotonic() - started
         return dataclasses.replace(
-            answer,
-            method=self.name,
-            route=f"{kind} -> {chosen.name}",
-            usage=usage,
-            seconds=time.monotonic() - started,
+            answer, method=self.name, route=route, usage=usage, seconds=seconds
         )

@@ -1,15 +1,11 @@
-"""Step-back prompting (Zheng et al., 2023, "Take a Step Back: Evoking Reasoning via
-Abstraction in Large Language Models"): the model writes a more general question, the
-background the question needs; the question and the step-back question are each ranked by the
-first stage and fused by reciprocal rank fusion, as multi_query's rephrasings are, and the
-answer reads the fused chunks in naive RAG's budget.
-"""
+"""Step-back prompting (Zheng et al., 2023): the model writes a more general question; both are
+ranked by the first stage and fused by reciprocal rank fusion, in naive RAG's budget."""
 
 from __future__ import annotations
 
 from graphrag import prompts
 from graphrag.index.store import Index
-from graphrag.query.base import Method, Retrieval, drop_step
+from graphrag.query.base import Cost, Method, Retrieval, drop_step
 from graphrag.query.registry import register
 from graphrag.settings import Settings
 from graphrag.text.tokens import message_tokens
@@ -28,10 +24,9 @@ class StepBack(Method):
     async def step_back_question(self, question: str) -> str:
         """Return the model's step-back question ("" when the call failed: named in the
         answer's failures, and the question is searched alone)."""
+        messages, cap = prompts.step_back(question), STEP_BACK_TOKENS
         try:
-            reply = await self.llm.atext(
-                prompts.step_back(question), name="step-back question", max_tokens=STEP_BACK_TOKENS
-            )
+            reply = await self.llm.atext(messages, name="step-back question", max_tokens=cap)
         except Exception as err:  # noqa: BLE001 - the question alone is still searched
             drop_step("step-back question", err)
             return ""
@@ -43,9 +38,7 @@ class StepBack(Method):
         return self.fused_retrieval(queries, question)
 
     @classmethod
-    def planned_cost(
-        cls, settings: Settings, index: Index, questions: list[str]
-    ) -> tuple[float, float, float]:
+    def planned_cost(cls, settings: Settings, index: Index, questions: list[str]) -> Cost:
         """One step-back call: its prompt rendered, a reply of at most STEP_BACK_TOKENS."""
         if not questions:
             return 0.0, 0.0, 0.0

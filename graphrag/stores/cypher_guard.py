@@ -1,13 +1,7 @@
-"""The guard every Cypher query written outside the workbench passes before it runs (the
-``cypher`` method's model-written queries, the MCP server's ``cypher`` tool): read-only, one
-statement, bounded paths, no cartesian products, a LIMIT, the engine's own parse, a timeout.
-
-It reads the query as tokens outside string literals and comments, so a keyword inside a
-quoted name (an entity called "DETACH DELETE") is data, not a clause. Every refusal raises
-:class:`CypherRefused` naming the rule. The rules are deliberately stricter than Cypher: a
-query the guard refuses can be rewritten (the refusal is the text of the model's repair turn),
-a write that got through could not be taken back. The database is also run read-only.
-"""
+"""The guard every Cypher query written outside the workbench passes (the ``cypher`` method, the
+MCP tool): read-only, one statement, bounded paths, no cartesian product, a LIMIT. It reads
+tokens outside strings and comments, and is stricter than Cypher: a refusal can be repaired,
+a write that got through could not be taken back."""
 
 from __future__ import annotations
 
@@ -274,9 +268,8 @@ def run_guarded(
     timeout_s: float | None = 10.0,
     params: dict[str, Any] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Return the bounded query and its rows: guarded (:func:`guard`), parsed and planned by
-    the engine (``db.explain``: its error is raised as the engine gave it), then run read-only
-    with ``timeout_s``; the rows are cut at ``limits.max_rows`` whatever the engine returned."""
+    """Return the bounded query and its rows: guarded, planned by the engine (its error raised as
+    given), run read-only within ``timeout_s``, at most ``limits.max_rows`` rows."""
     bounded = guard(query, limits)
     db.explain(bounded)
     rows = db.run(bounded, params, timeout_s=timeout_s, read_only=True)

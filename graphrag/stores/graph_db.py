@@ -1,12 +1,8 @@
 """A Cypher graph database holding an index (docs/graph-databases.md): one interface for the
 embedded LadybugDB (a file path) and a Neo4j server (a ``bolt://`` or ``neo4j://`` URL).
 
-``open_graph_db(target)`` picks the engine; ``load(index)`` makes the database hold the index
-(only what changed is written, so re-loading an unchanged index writes nothing);
-``run(query, params)`` answers a Cypher query with rows as dicts; ``schema()`` is what a
-Text-to-Cypher prompt shows of the graph; ``counts()`` the nodes and edges it holds;
-``explain(query)`` checks a query without running it. The loading algorithm is written once
-here over four primitives each engine implements (read, insert, update, delete rows).
+Loading (only what changed is written), the schema a Text-to-Cypher prompt shows and the
+counts are written once here, over the few primitives each engine implements.
 """
 
 from __future__ import annotations
@@ -34,6 +30,8 @@ CATEGORICAL = 12  # a string property with at most this many values lists them a
 EXAMPLES = 3
 EXAMPLE_CHARS = 80
 URL = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
+Params = dict[str, Any] | None
+Rows = list[dict[str, Any]]
 
 
 class GraphDatabaseError(RuntimeError):
@@ -41,8 +39,7 @@ class GraphDatabaseError(RuntimeError):
 
 
 class GraphQueryError(ValueError):
-    """A query the engine refused (parse, plan or run) or stopped at its timeout; the message
-    keeps the engine's own text."""
+    """A query the engine refused or stopped at its timeout; the message keeps the engine's."""
 
 
 class GraphQueryTimeout(GraphQueryError):
@@ -50,50 +47,20 @@ class GraphQueryTimeout(GraphQueryError):
 
 
 def default_graph_db_path(index: str | Path) -> Path:
-    """Return where ``graph export`` keeps the LadybugDB database of the index folder
-    ``index`` by default: beside it (``output/kestrel_bay`` -> ``output/kestrel_bay.lbug``),
-    since writing an index replaces its folder."""
+    """Return where ``graph export`` keeps an index folder's LadybugDB database by default:
+    beside it (``output/x`` -> ``output/x.lbug``), since writing an index replaces its folder."""
     index = Path(index)
     return index.parent / f"{index.name}.lbug"
 
 
 class GraphDatabase:
-    """The engine-neutral part: loading an index, its schema and counts over the primitives
-    an engine implements (``run``, ``_read``, ``_insert``, ``_update``, ``_delete``)."""
+    """The engine-neutral part. An engine implements ``run(query, params, timeout_s,
+    read_only)`` (rows as dicts; a read-only run refuses writes, one past ``timeout_s`` raises
+    GraphQueryTimeout), ``explain(query)`` (plan, never run), ``close()``, and the loading
+    primitives ``_ensure_schema()``, ``_insert``, ``_update``, ``_delete(name, rows)``."""
 
     engine = ""
     target = ""
-
-    def run(
-        self,
-        query: str,
-        params: dict[str, Any] | None = None,
-        timeout_s: float | None = None,
-        read_only: bool = True,
-    ) -> list[dict[str, Any]]:
-        """Return the rows of ``query`` (values given as ``params``) as dicts; a read-only run
-        refuses writes; a run past ``timeout_s`` raises GraphQueryTimeout."""
-        raise NotImplementedError
-
-    def explain(self, query: str, params: dict[str, Any] | None = None) -> None:
-        """Parse and plan ``query`` without running it; GraphQueryError if the engine refuses."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-    def _ensure_schema(self) -> None:
-        raise NotImplementedError
-
-    def _insert(self, name: str, rows: pd.DataFrame) -> None:
-        raise NotImplementedError
-
-    def _update(self, name: str, rows: pd.DataFrame) -> None:
-        """Set the properties of the nodes of label ``name`` to those of ``rows``."""
-        raise NotImplementedError
-
-    def _delete(self, name: str, rows: pd.DataFrame) -> None:
-        raise NotImplementedError
 
     def _read(self, name: str) -> pd.DataFrame:
         """Return every row of label or relationship type ``name`` (its ``columns_of``)."""
@@ -108,14 +75,10 @@ class GraphDatabase:
         self.close()
 
     def load(self, index: Any) -> dict[str, dict[str, int]]:
-        """Make the database hold ``index`` (``graphrag.index.store.Index``): rows that are new
-        are added, changed ones updated, gone ones removed, the rest not touched; return the
-        rows added, updated and removed per label and relationship type."""
+        """Make the database hold ``index`` (new rows added, changed updated, gone removed, the
+        rest untouched); return the rows added, updated and removed per label and type."""
         self._ensure_schema()
-        wanted = graph_rows(index)
-        plan = {
-            name: changes(self._read(name), rows, key_of(name)) for name, rows in wanted.items()
-        }
+        plan = {n: changes(self._read(n), rows, key_of(n)) for n, rows in graph_rows(index).items()}
         for name in RELATIONSHIPS:  # an edge whose values changed is written anew
             gone = pd.concat([plan[name].removed, plan[name].replaced], ignore_index=True)
             if len(gone):
@@ -134,33 +97,27 @@ class GraphDatabase:
         return {name: change.counts() for name, change in plan.items()}
 
     def counts(self) -> dict[str, int]:
-        """Return the nodes and edges of every kind (``nodes``, ``edges``: all of them,
-        whatever their label, so a write under another label shows too)."""
-        found = {
-            "nodes": self._count("MATCH (n) RETURN count(n) AS n"),
-            "edges": self._count("MATCH ()-[r]->() RETURN count(r) AS n"),
+        """Return the nodes and edges of every kind, and all of them whatever their label."""
+        found = {"nodes": self._count("MATCH (n) RETURN count(n) AS n")}
+        found["edges"] = self._count("MATCH ()-[r]->() RETURN count(r) AS n")
+        return found | {
+            n: self._count(f"{match(n)} RETURN count(*) AS n") for n in [*NODES, *RELATIONSHIPS]
         }
-        for name in [*NODES, *RELATIONSHIPS]:
-            found[name] = self._count(f"{match(name)} RETURN count(*) AS n")
-        return found
 
     def _count(self, query: str) -> int:
         return int(self.run(query)[0]["n"])
 
     def schema(self) -> dict[str, Any]:
-        """Return the labels and relationship types (with their end labels), each with its
-        count and properties: type, and example values (all values, as ``values``, for a
-        string property with few): what a Text-to-Cypher prompt needs
-        (``graph_schema.describe`` renders it)."""
-        nodes = {
-            label: {"count": self._count(f"{match(label)} RETURN count(*) AS n")}
-            | {"properties": self._properties(label)}
-            for label in NODES
-        }
+        """Return each label and relationship type with its count and properties (type, and
+        example values, or all ``values`` of a string with few): ``graph_schema.describe``."""
+
+        def about(name: str) -> dict[str, Any]:
+            count = self._count(f"{match(name)} RETURN count(*) AS n")
+            return {"count": count, "properties": self._properties(name)}
+
+        nodes = {label: about(label) for label in NODES}
         relationships = {
-            kind: {"from": source, "to": target}
-            | {"count": self._count(f"{match(kind)} RETURN count(*) AS n")}
-            | {"properties": self._properties(kind)}
+            kind: {"from": source, "to": target, **about(kind)}
             for kind, (source, target, _) in RELATIONSHIPS.items()
         }
         return {"engine": self.engine, "nodes": nodes, "relationships": relationships}
@@ -179,12 +136,9 @@ class GraphDatabase:
                     found[prop] = about
                     continue
             order = EXAMPLE_ORDER.get(name, "n.id")
-            rows = self.run(
-                f"{match(name)} WHERE {value} IS NOT NULL RETURN {value} AS v ORDER BY {order} "
-                f"LIMIT {EXAMPLES * 10}"
-            )
-            examples = list(dict.fromkeys(_short(r["v"]) for r in rows))[:EXAMPLES]
-            about["examples"] = examples
+            query = f"{match(name)} WHERE {value} IS NOT NULL RETURN {value} AS v ORDER BY {order}"
+            rows = self.run(f"{query} LIMIT {EXAMPLES * 10}")
+            about["examples"] = list(dict.fromkeys(_short(r["v"]) for r in rows))[:EXAMPLES]
             found[prop] = about
         return found
 
@@ -198,8 +152,7 @@ def _short(value: Any) -> Any:
 
 
 def match(name: str) -> str:
-    """Return the MATCH clause binding every node of label ``name`` (as ``n``) or every edge
-    of type ``name`` (as ``n``, between ``a`` and ``b``)."""
+    """Return the MATCH binding every node of label ``name``, or edge of that type, as ``n``."""
     if name in NODES:
         return f"MATCH (n:{name})"
     source, target, _ = RELATIONSHIPS[name]
@@ -217,8 +170,7 @@ ENGINES: dict[str, Callable[..., GraphDatabase]] = {}  # URL scheme ("" for a pa
 
 
 def graph_engine(*schemes: str) -> Callable[[type], type]:
-    """Return a decorator registering a GraphDatabase class for targets of these URL schemes
-    (``""``: a file path)."""
+    """Register a GraphDatabase class for targets of these URL schemes (``""``: a file path)."""
 
     def add(cls: type) -> type:
         for scheme in schemes:
@@ -229,12 +181,10 @@ def graph_engine(*schemes: str) -> Callable[[type], type]:
 
 
 def open_graph_db(target: str | Path, read_only: bool = False) -> GraphDatabase:
-    """Return the graph database at ``target``: a path opens (or creates) a LadybugDB
-    database, a ``bolt://``/``neo4j://`` URL a Neo4j server (user and password from
-    $NEO4J_USERNAME and $NEO4J_PASSWORD); ``read_only`` opens it for reading only."""
+    """Return the graph database at ``target``: a path opens (or creates) a LadybugDB one, a
+    ``bolt://``/``neo4j://`` URL a Neo4j server (login from $NEO4J_USERNAME, $NEO4J_PASSWORD)."""
     text = str(target)
-    found = URL.match(text)
-    scheme = found.group(1).lower() if found else ""
+    scheme = found.group(1).lower() if (found := URL.match(text)) else ""
     if scheme not in ENGINES:
         known = ", ".join(f"{s}://" for s in sorted(ENGINES) if s)
         raise GraphDatabaseError(

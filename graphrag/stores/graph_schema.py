@@ -1,10 +1,6 @@
-"""The graph schema both graph databases hold (LadybugDB and Neo4j; docs/graph-databases.md),
-an index's rows in it, and what changed between two versions of those rows.
-
-Declared once, as data, so the two engines cannot drift: LadybugDB makes a NODE/REL TABLE of
-each entry, Neo4j a uniqueness constraint on each label's ``id``. Every node is keyed by the
-``id`` of its index row, so re-loading an index finds the rows it loaded before.
-"""
+"""The graph schema both graph databases hold, declared once as data so LadybugDB and Neo4j
+cannot drift; an index's rows in it, keyed by their index ids, and what changed between two
+versions of those rows."""
 
 from __future__ import annotations
 
@@ -72,9 +68,7 @@ ENDS = ["source", "target"]  # the key columns of a relationship row: its two no
 
 def key_of(name: str) -> list[str]:
     """Return the columns that identify a row of label or relationship type ``name``."""
-    if name in NODES or KEY in RELATIONSHIPS[name][2]:
-        return [KEY]
-    return ENDS
+    return [KEY] if name in NODES or KEY in RELATIONSHIPS[name][2] else ENDS
 
 
 def columns_of(name: str) -> dict[str, str]:
@@ -125,8 +119,7 @@ def _communities(index: Any) -> pd.DataFrame:
 
 
 def graph_rows(index: Any) -> dict[str, pd.DataFrame]:
-    """Return the rows of every label and relationship type for ``index`` (an object with the
-    index tables as attributes, ``graphrag.index.store.Index``), typed, one row per key;
+    """Return the typed rows of every label and relationship type for an ``Index``, one per key;
     relationships whose two nodes are not both there are left out."""
     entities, units, documents = index.entities, index.text_units, index.documents
     communities = index.communities
@@ -190,9 +183,7 @@ def plain(value: Any) -> Any:
         return tuple(str(v) for v in value)
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _typed(table: pd.DataFrame, name: str) -> pd.DataFrame:

@@ -1,8 +1,5 @@
-"""The default graph store: igraph in memory, built straight from an edge list.
-
-Personalized PageRank is igraph's PRPACK solver, as HippoRAG 2 runs it; networkx is only the
-export (``to_networkx``), for notebooks, plots and GraphML.
-"""
+"""The default graph store: igraph in memory, built from an edge list; Personalized PageRank by
+PRPACK, as HippoRAG 2 runs it; networkx only for export."""
 
 from __future__ import annotations
 
@@ -35,9 +32,7 @@ class IGraphStore:
 
     def neighbours(self, node: str) -> list[str]:
         vertex = self._vertex.get(node)
-        if vertex is None:
-            return []
-        return [self._names[v] for v in self.graph.neighbors(vertex)]
+        return [] if vertex is None else [self._names[v] for v in self.graph.neighbors(vertex)]
 
     def edges_among(self, nodes: Iterable[str]) -> list[Edge]:
         vertices = sorted({self._vertex[n] for n in nodes if n in self._vertex})

@@ -1,11 +1,6 @@
-"""LadybugDB (the maintained fork of Kùzu), the embedded Cypher graph database: an index's
-graph in one file (docs/graph-databases.md), and a graph store whose methods' graphs live in
-an in-memory database (``query.graph_store = "ladybug"``).
-
-Rows are written in bulk from Arrow tables (``COPY ... FROM`` for new rows, ``LOAD FROM``
-for changed and removed ones), never a query per row; every value a query needs is a
-parameter. A read-only run is a ``READ ONLY`` transaction, so the engine refuses any write.
-"""
+"""LadybugDB (the maintained fork of Kùzu), the embedded Cypher database: an index's graph in one
+file, and the ``ladybug`` graph store (methods' graphs in memory). Rows are written in bulk
+from Arrow tables; a read-only run is a ``READ ONLY`` transaction."""
 
 from __future__ import annotations
 
@@ -23,6 +18,8 @@ from graphrag.stores.graph_db import (
     GraphDatabaseError,
     GraphQueryError,
     GraphQueryTimeout,
+    Params,
+    Rows,
     graph_engine,
     match,
     returned,
@@ -84,9 +81,7 @@ def _database_path(target: str) -> Path:
     """Return the database file of ``target``: the file itself, or ``graph.lbug`` in a
     folder (one that exists, or a new path without a suffix)."""
     path = Path(target).expanduser()
-    if path.is_dir() or (not path.suffix and not path.exists()):
-        return path / FILE_NAME
-    return path
+    return path / FILE_NAME if path.is_dir() or (not path.suffix and not path.exists()) else path
 
 
 @graph_engine("")
@@ -116,7 +111,7 @@ class LadybugGraphDB(GraphDatabase):
         self.conn.close()
         self.db.close()
 
-    def _execute(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def _execute(self, query: str, params: Params = None) -> Rows:
         try:
             result = self.conn.execute(query, params or {})
         except RuntimeError as err:
@@ -130,13 +125,7 @@ class LadybugGraphDB(GraphDatabase):
             result = result[-1]
         return result.rows_as_dict().get_all()
 
-    def run(
-        self,
-        query: str,
-        params: dict[str, Any] | None = None,
-        timeout_s: float | None = None,
-        read_only: bool = True,
-    ) -> list[dict[str, Any]]:
+    def run(self, query: str, params: Params = None, timeout_s=None, read_only=True) -> Rows:
         self.conn.set_query_timeout(max(1, round(timeout_s * 1000)) if timeout_s else 0)
         try:
             if not read_only:
@@ -155,7 +144,7 @@ class LadybugGraphDB(GraphDatabase):
         except RuntimeError:
             pass
 
-    def explain(self, query: str, params: dict[str, Any] | None = None) -> None:
+    def explain(self, query: str, params: Params = None) -> None:
         self._execute(f"EXPLAIN {query}", params)
 
     def _ensure_schema(self) -> None:
@@ -196,10 +185,8 @@ class LadybugGraphDB(GraphDatabase):
 
 @backend("graph", "ladybug")
 class LadybugGraphStore:
-    """A method's graph in an in-memory LadybugDB database, answered by Cypher queries;
-    Personalized PageRank runs in igraph (PRPACK) over the edges read back from the database,
-    since the engine has none. Node and edge order are kept as given, so every answer equals
-    the igraph store's."""
+    """A method's graph in an in-memory LadybugDB, answered by Cypher; PageRank by igraph over the
+    edges read back (the engine has none). Orders are kept, so it answers as the igraph store."""
 
     def __init__(self, nodes: list[str], edges: list[Edge]) -> None:
         names = list(dict.fromkeys([*nodes, *(n for a, b, _ in edges for n in (a, b))]))
@@ -210,19 +197,16 @@ class LadybugGraphStore:
         node_rows = pa.table({"id": pa.array(names, pa.string()), "pos": range(len(names))})
         self.conn.execute("COPY Node FROM $rows", {"rows": node_rows})
         ends = [sorted((a, b), key=position.__getitem__) for a, b, _ in edges]  # as igraph
-        edge_rows = pa.table(
-            {
-                "from": pa.array([a for a, _ in ends], pa.string()),
-                "to": pa.array([b for _, b in ends], pa.string()),
-                "weight": pa.array([float(w) for _, _, w in edges], pa.float64()),
-                "pos": range(len(edges)),
-            }
-        )
         if len(edges):
-            self.conn.execute("COPY Edge FROM $rows", {"rows": edge_rows})
+            sources, targets = (
+                pa.array(list(side), pa.string()) for side in zip(*ends, strict=True)
+            )
+            weights = pa.array([float(w) for _, _, w in edges], pa.float64())
+            rows = {"from": sources, "to": targets, "weight": weights, "pos": range(len(edges))}
+            self.conn.execute("COPY Edge FROM $rows", {"rows": pa.table(rows)})
         self._walker: IGraphStore | None = None
 
-    def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    def _rows(self, query: str, params: Params = None) -> list[list[Any]]:
         return self.conn.execute(query, params or {}).get_all()
 
     def nodes(self) -> list[str]:
@@ -232,11 +216,12 @@ class LadybugGraphStore:
         query = "MATCH (a:Node {id: $id})-[:Edge]-(b:Node) RETURN b.id ORDER BY b.pos"
         return [r[0] for r in self._rows(query, {"id": node})]
 
-    def _edges(self, where: str = "", params: dict[str, Any] | None = None) -> list[Edge]:
-        query = (
-            f"MATCH (a:Node)-[e:Edge]->(b:Node) {where} RETURN a.id, b.id, e.weight ORDER BY e.pos"
-        )
-        return [(a, b, w) for a, b, w in self._rows(query, params)]
+    def _edges(self, where: str = "", params: Params = None) -> list[Edge]:
+        match = f"MATCH (a:Node)-[e:Edge]->(b:Node) {where}"
+        return [
+            (a, b, w)
+            for a, b, w in self._rows(f"{match} RETURN a.id, b.id, e.weight ORDER BY e.pos", params)
+        ]
 
     def edges_among(self, nodes: Iterable[str]) -> list[Edge]:
         among = list(dict.fromkeys(nodes))
@@ -248,7 +233,4 @@ class LadybugGraphStore:
         return self._walker.personalized_pagerank(seeds, damping)
 
     def to_networkx(self) -> nx.Graph:
-        graph = nx.Graph()
-        graph.add_nodes_from(self.nodes())
-        graph.add_weighted_edges_from(self._edges())
-        return graph
+        return IGraphStore(self.nodes(), self._edges()).to_networkx()

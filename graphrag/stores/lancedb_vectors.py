@@ -1,12 +1,6 @@
-"""A vector store in LanceDB: each set of vectors one table, kept in a folder of the index
-(``vectors/lancedb``) or at a URI (``s3://…``, ``gs://…``, a LanceDB Cloud ``db://…``).
-
-A table is named by its kind and a hash of its ids and vectors, so a later load of the same
-index finds it and writes nothing, and a changed table (reports rewritten by a lazy index,
-fact vectors of another embedder) gets a new one. Search is exact (no vector index: LanceDB
-scans the table, as numpy does; docs/storage.md, "A vector database"); a row keeps its
-stored position, which breaks ties as the protocol asks.
-"""
+"""A vector store in LanceDB: each set of vectors one table, named by kind and a hash of its ids
+and vectors (so a later load writes nothing), in the index folder or at a URI. Search is exact,
+as numpy's; a row's stored position breaks ties (docs/storage.md)."""
 
 from __future__ import annotations
 

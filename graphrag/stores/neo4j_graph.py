@@ -1,11 +1,6 @@
-"""A Neo4j server as the graph database of an index (docs/graph-databases.md), through the
-official driver, with the schema LadybugDB holds (uniqueness constraints on each label's id).
-
-The target is a ``bolt://``/``neo4j://`` URL (``+s``/``+ssc`` for TLS); the user and password
-come from $NEO4J_USERNAME (or $NEO4J_USER) and $NEO4J_PASSWORD, the database from
-$NEO4J_DATABASE (default: the server's). Rows are written in batches with ``UNWIND $rows``;
-a read-only run is a READ access-mode transaction, which the server refuses to write in.
-"""
+"""A Neo4j server as an index's graph database (docs/graph-databases.md), by the official driver:
+login from $NEO4J_USERNAME and $NEO4J_PASSWORD, database from $NEO4J_DATABASE; rows written in
+batches (``UNWIND $rows``); a read-only run is a READ transaction."""
 
 from __future__ import annotations
 
@@ -19,6 +14,8 @@ from graphrag.stores.graph_db import (
     GraphDatabaseError,
     GraphQueryError,
     GraphQueryTimeout,
+    Params,
+    Rows,
     graph_engine,
 )
 from graphrag.stores.graph_schema import ENDS, KEY, NODES, RELATIONSHIPS, columns_of, plain
@@ -58,13 +55,7 @@ class Neo4jGraphDB(GraphDatabase):
     def close(self) -> None:
         self.driver.close()
 
-    def run(
-        self,
-        query: str,
-        params: dict[str, Any] | None = None,
-        timeout_s: float | None = None,
-        read_only: bool = True,
-    ) -> list[dict[str, Any]]:
+    def run(self, query: str, params: Params = None, timeout_s=None, read_only=True) -> Rows:
         neo4j = self.neo4j
         mode = neo4j.READ_ACCESS if read_only or self.read_only else neo4j.WRITE_ACCESS
         try:
@@ -76,7 +67,7 @@ class Neo4jGraphDB(GraphDatabase):
                 raise GraphQueryTimeout(f"Neo4j stopped the query at its timeout: {err}") from err
             raise GraphQueryError(f"Neo4j refused the query: {err}") from err
 
-    def explain(self, query: str, params: dict[str, Any] | None = None) -> None:
+    def explain(self, query: str, params: Params = None) -> None:
         self.run(f"EXPLAIN {query}", params, read_only=False)  # planned, never run
 
     def _write(self, query: str, rows: list[dict[str, Any]]) -> None:

@@ -1,9 +1,6 @@
-"""The default index store: a folder with one parquet file per table, ``index.json``
-(settings, run summary, format version, each table's rows and sha256), the files the index
-writes beside them (the GraphML export) and ``artifacts/`` (what a method built after indexing).
-The tables are written whole into a temporary sibling folder and swapped in, so an interrupted
-run never leaves a mix; artifacts go with the index they were built from.
-"""
+"""The default index store: a folder of one parquet file per table, ``index.json`` (settings,
+summary, each table's rows and sha256) and ``artifacts/``, written whole into a temporary
+sibling and swapped in, so an interrupted run never leaves a mix."""
 
 from __future__ import annotations
 

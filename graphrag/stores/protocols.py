@@ -1,11 +1,6 @@
-"""The three storage protocols methods read an index through, and the backends by name.
-
-An index store keeps the tables and the artifacts built after indexing; a graph store answers
-what the methods ask of a graph (neighbours, edges, Personalized PageRank); a vector store
-ranks ids by similarity. Each speaks ids, never row positions, so a graph database or a vector
-database fits behind it without a method changing. A backend is one module that implements a
-protocol and registers itself with ``@backend(kind, name)`` (docs/storage.md).
-"""
+"""The three storage protocols methods read an index through, and the backends by name. They speak
+ids, never row positions, so a database fits behind one without a method changing; a backend
+registers itself with ``@backend(kind, name)`` (docs/storage.md)."""
 
 from __future__ import annotations
 
@@ -84,9 +79,8 @@ class UnknownBackendError(ValueError):
 
 
 def backend(kind: str, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Return a decorator that registers a factory (a class) as the ``kind`` backend ``name``:
-    an index store is made from a folder, a graph store from (nodes, edges), a vector store
-    from (ids, row matrix)."""
+    """Register a factory as the ``kind`` backend ``name``: an index store from a folder, a graph
+    store from (nodes, edges), a vector store from (ids, row matrix)."""
 
     def add(factory: Callable[..., Any]) -> Callable[..., Any]:
         BACKENDS[kind][name] = factory

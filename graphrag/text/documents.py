@@ -80,14 +80,8 @@ def _from_jsonl(path: Path, max_tokens: int, skip_bad: bool) -> LoadReport:
             skipped.append((where, str(err)))
             continue
         seen.add(doc_id)
-        rows.append(
-            {
-                S.ID: doc_id,
-                S.TITLE: str(record.get("title") or doc_id),
-                S.TEXT: record["text"],
-                S.SOURCE: where,
-            }
-        )
+        title = str(record.get("title") or doc_id)
+        rows.append({S.ID: doc_id, S.TITLE: title, S.TEXT: record["text"], S.SOURCE: where})
     return LoadReport(_documents_frame(rows, path), skipped)
 
 
@@ -102,22 +96,15 @@ def _documents_frame(rows: list[dict], source: Path) -> pd.DataFrame:
 def load_documents(
     path: str | Path, max_tokens: int = 200_000, skip_bad: bool = False
 ) -> LoadReport:
-    """Return the documents table (id, human_readable_id, title, text, source).
-
-    ``path`` is a folder (its .txt/.md files, recursively, each id its path without suffix), a
-    text file, or a .jsonl of {id, title, text}. A bad document is an error naming it, or, with
-    ``skip_bad``, a reported skip.
-    """
+    """Return the documents of a folder (.txt/.md, each id its path), a text file or a .jsonl of
+    {id, title, text}; a bad document is an error naming it, or with ``skip_bad`` a skip."""
     path = Path(path)
     if not path.exists():
         raise DocumentError(f"{path}: no such file or folder")
     if path.is_file() and path.suffix == ".jsonl":
         return _from_jsonl(path, max_tokens, skip_bad)
-    files = (
-        [path]
-        if path.is_file()
-        else sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
-    )
+    found = (p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
+    files = [path] if path.is_file() else sorted(found)
     base = path.parent if path.is_file() else path
     rows, skipped, sources = [], [], {}
     for file in files:
@@ -135,9 +122,8 @@ def load_documents(
                 "rename one of them"
             )
         sources[doc_id] = file
-        rows.append(
-            {S.ID: doc_id, S.TITLE: _title(text, file.stem), S.TEXT: text, S.SOURCE: str(file)}
-        )
+        title = _title(text, file.stem)
+        rows.append({S.ID: doc_id, S.TITLE: title, S.TEXT: text, S.SOURCE: str(file)})
     return LoadReport(_documents_frame(rows, path), skipped)
 
 
@@ -156,16 +142,8 @@ def chunk_documents(documents: pd.DataFrame, size: int = 600, overlap: int = 100
         ids = tokens.encode(getattr(doc, S.TEXT))
         for start in tokens.window_starts(len(ids), size, overlap):
             window = ids[start : start + size]
-            text = tokens.decode(window)
-            rows.append(
-                {
-                    S.ID: text_unit_id(getattr(doc, S.ID), start, text),
-                    S.TEXT: text,
-                    S.N_TOKENS: len(window),
-                    S.DOCUMENT_IDS: [getattr(doc, S.ID)],
-                    S.START_TOKEN: start,
-                }
-            )
+            text, doc_id = tokens.decode(window), getattr(doc, S.ID)
+            rows.append((text_unit_id(doc_id, start, text), text, len(window), [doc_id], start))
     frame = pd.DataFrame(rows, columns=[S.ID, S.TEXT, S.N_TOKENS, S.DOCUMENT_IDS, S.START_TOKEN])
     frame.insert(1, S.HUMAN_ID, range(len(frame)))
     return frame

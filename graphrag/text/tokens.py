@@ -67,10 +67,9 @@ def window_starts(length: int, size: int, overlap: int) -> range:
 
 
 def pack(texts: Sequence[str], budget: int, overhead: int = 0, *, skip: bool = True) -> list[int]:
-    """Return the positions of the ``texts`` (in priority order) that fit in ``budget`` tokens,
-    each costing its tokens plus ``overhead``. ``skip``: a text that does not fit is skipped and
-    a later one may fit (search contexts); else packing stops there (a ranked table, where a
-    gap would mislead)."""
+    """Return the positions of ``texts`` (priority order) that fit ``budget`` tokens plus
+    ``overhead`` each; ``skip``: a later text may fill a gap (else packing stops: a ranked
+    table)."""
     kept, used = [], 0
     for position, text in enumerate(texts):
         cost = count_tokens(text) + overhead
@@ -86,9 +85,8 @@ def pack(texts: Sequence[str], budget: int, overhead: int = 0, *, skip: bool = T
 def batches(
     texts: Sequence[str], budget: int, overhead: int = 0, max_items: int = 0
 ) -> list[list[int]]:
-    """Return the positions of ``texts`` split, in order, into batches of at most ``budget``
-    tokens (and, when ``max_items`` > 0, at most that many texts) each; a text larger than
-    the budget gets a batch of its own (cut by the caller)."""
+    """Return ``texts``' positions in order, in batches of ``budget`` tokens (and ``max_items``
+    texts when > 0); a text over the budget gets a batch of its own."""
     groups: list[list[int]] = [[]]
     used = 0
     for position, text in enumerate(texts):

@@ -439,8 +439,9 @@ def loop_cut(cache: Path) -> str:
     the model generated), and the grounded records after the stop (names the chunk mentions,
     not repeats of kept ones) are what the stop would lose."""
     from graphrag import prompts
-    from graphrag.index.extract.records import RECORD_STOP, records_from_json_reply
+    from graphrag.index.extract.records import RECORD_STOP
     from graphrag.settings import load_settings
+    from studies.json_extraction import records_from_json_reply
 
     types = load_settings(env={}).index.entity_types
     records = _extraction_records(cache)
@@ -684,7 +685,8 @@ def stop_rules(index: Path, cache: Path) -> str:
 def records_cost(cache: Path) -> str:
     """Return what the recorded JSON extraction replies would cost as record lines, with and
     without their repeated records (every reply, cut-off ones included)."""
-    from graphrag.index.extract.records import parse_records, records_from_json_reply, to_records
+    from graphrag.index.extract.records import parse_records
+    from studies.json_extraction import records_from_json_reply, to_records
 
     recorded = as_records = unique = repeats = records = cut = 0
     for record in _extraction_records(cache):

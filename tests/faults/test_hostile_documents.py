@@ -17,13 +17,13 @@ from faults.ledger import record
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.index.extract.records import to_records
 from graphrag.index.pipeline import build_index
 from graphrag.index.reports.write import community_context
 from graphrag.index.store import load_index
 from graphrag.llm.client import ChatLLM
 from graphrag.query.naive import NaiveRAG
 from graphrag.text.documents import DocumentError
+from studies.json_extraction import to_records
 
 BAD_FILES = {
     "empty.md": ("\n \t\n", "the document is empty"),

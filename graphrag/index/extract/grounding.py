@@ -1,10 +1,6 @@
-"""Descriptions held to their sources: a sentence may name only what its chunk names.
-
-Why: a small extractor adds what it knows (a town no document names), and every method then
-reads it as a fact of the corpus. A sentence is *unsupported* when it holds a name (a
-capitalized word after the first, or an acronym) or a number its source text lacks as a
-whole word. With ``index.ground_descriptions`` the lost sentences go to ``dropped``.
-"""
+"""Descriptions held to their sources: a sentence naming a name or number its chunk lacks is
+*unsupported*. Why: a small extractor adds what it knows, and every method would read it as a
+fact of the corpus. ``index.ground_descriptions`` drops such sentences into ``dropped``."""
 
 from __future__ import annotations
 

@@ -62,10 +62,8 @@ _PARTICIPLE = re.compile(r"\b[A-Za-z]+(?:ed|wn|en) (?:by|as)\b|\b[a-z]+ed to\b")
 
 
 def is_clause(name: str) -> bool:
-    """Return whether ``name`` is a clause rather than a name: at least CLAUSE_MIN_WORDS words,
-    one of them a finite verb in lower case ("20 people have died on New South Wales roads",
-    "ACT and Tasmania remain fatality free") or a passive participle with its "by", "as" or
-    "to" ("Renamed by an act of the United States Congress in 1956")."""
+    """Return whether ``name`` is a clause, not a name: CLAUSE_MIN_WORDS words or more, one a
+    lower-case finite verb ("20 people have died") or a passive participle ("Renamed by an act")."""
     text = display_name(name)
     words = text.split()
     return len(words) >= CLAUSE_MIN_WORDS and (

@@ -1,13 +1,7 @@
-"""LLM-free graph extraction (``index.method = "nlp"``): named spans from the text itself,
-edges from co-occurrence in a chunk weighted by normalized PMI.
-
-Why rule-based: FastGraphRAG's NLTK or spaCy models download at first use, so they fail
-offline; proper names in English prose are mostly capitalized spans. Candidates are runs of
-capitalized words (with connectors, "Bank of England"), acronyms with their definitions, and
-a lone word read as the one longer name it ends. A chunk in a language whose module finds
-names (Chinese: jieba's proper-noun tags, :mod:`graphrag.text.lang`) takes that module's
-names instead. Output: the mention tables of :func:`graphrag.index.extract.stage.extract_graph`.
-"""
+"""LLM-free graph extraction (``index.method = "nlp"``): named spans from the text, edges from
+co-occurrence in a chunk weighted by normalized PMI. Rule-based because FastGraphRAG's NLTK or
+spaCy models download at first use; a language module that finds names (Chinese) is used
+instead where it exists."""
 
 from __future__ import annotations
 
@@ -230,9 +224,8 @@ def trim_text(text: str, limit: int) -> str:
 def extract_graph_nlp(
     text_units: pd.DataFrame, settings: IndexSettings
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entity mentions, relationship mentions, errors, dropped) without any LLM call:
-    one mention per (name, chunk) and per pair of names sharing a chunk, ``strength`` 1
-    (:func:`pmi_weights` turns the counts into weights)."""
+    """Return (entity mentions, relationship mentions, errors, dropped) with no LLM call: a mention
+    per (name, chunk) and per pair of names sharing a chunk, strength 1 (see pmi_weights)."""
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
     aliases = {**acronym_aliases([t for _, t in units]), **settings.aliases}
     per_unit = [(uid, _candidates(text)) for uid, text in units]
@@ -342,9 +335,9 @@ def pmi_weights(
     n_chunks: int,
     top_per_entity: int = TOP_EDGES_PER_ENTITY,
 ) -> pd.DataFrame:
-    """Return the mention pairs worth an edge, ``strength`` set so the merged weight is the
-    pair's NPMI over chunks times its co-occurrence count (plus one per shared sentence).
-    Pairs with NPMI <= 0 go; each entity keeps its ``top_per_entity`` strongest edges."""
+    """Return the pairs worth an edge, strength set so the merged weight is NPMI times
+    co-occurrences (plus one per shared sentence); NPMI <= 0 goes, each entity keeps
+    ``top_per_entity`` edges."""
     if relationship_mentions.empty:
         return relationship_mentions
     chunk_count = entity_mentions.groupby(S.NAME_KEY)[S.TEXT_UNIT_ID].nunique()

@@ -1,8 +1,5 @@
-"""Extraction quality against a gold graph: entity recall/precision, relationship recall.
-
-Matching uses the merge's name keys and the gold aliases; precision counts each gold entity
-once (rows matching an already-matched one are duplicates).
-"""
+"""Extraction quality against a gold graph: entity recall/precision, relationship recall, names
+matched by the merge's keys and the gold aliases."""
 
 from __future__ import annotations
 

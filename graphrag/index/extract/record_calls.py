@@ -1,9 +1,6 @@
-"""Extraction in the record format (the one reply format; ``index.record_style``): one plain-text
-call per chunk, its reply parsed line by line (records.py). A cut-off reply keeps every
-finished record; malformed lines and repeats become ``dropped`` rows, never an exception.
-Short documents can share one call (``index.pack_documents_tokens``), each record going
-back to its own document's text unit.
-"""
+"""Extraction calls in the record format: one plain-text call per chunk (or per pack of short
+documents, ``index.pack_documents_tokens``), its reply parsed by records.py; what a reply got
+wrong becomes ``dropped`` rows, never an exception."""
 
 from __future__ import annotations
 
@@ -30,9 +27,8 @@ PACKED_TOKENS_PER_DOCUMENT = 300
 async def extract_chunk_records(
     llm: ChatLLM, text: str, settings: IndexSettings, again: bool = False
 ) -> dict[str, Any]:
-    """Return the chunk's extraction (``ParsedRecords.extraction``); ``"kept_out"`` lists
-    (name, reason, detail) of malformed lines and repeats for the dropped table. ``again``:
-    asked with the second worked example (``index.reextract_empty``)."""
+    """Return the chunk's extraction, ``"kept_out"`` listing (name, reason, detail) of what it got
+    wrong; ``again``: asked with the second worked example (``index.reextract_empty``)."""
     build = prompts.extract_graph_records_again if again else prompts.extract_graph_records
     messages = _styled(build(text, settings.entity_types), settings)
     reply, stops = await _records_reply(llm, messages, settings)
@@ -51,12 +47,9 @@ async def _records_reply(
     settings: IndexSettings,
     max_tokens: int | None = None,
 ) -> tuple[str, list[str]]:
-    """Return the record reply to ``messages`` and why it was stopped early, if it was.
-
-    A reply stopped (or cut off at the cap) before its first relationship gets one more call
-    asking for the relationships only, the kept entities as the model's previous turn; with
-    ``index.relationships_follow_up`` so does a finished reply with 2+ entities and none.
-    """
+    """Return the reply and why it stopped early. A reply stopped or cut before any relationship
+    (or, ``index.relationships_follow_up``, one with 2+ entities and none) gets a relationships
+    call."""
     rule = RECORD_STOP if settings.stop_repeats else None
     completion = await llm.achat(messages, max_tokens=max_tokens, stop_rule=rule)
     reply, stops = completion.text, [completion.stopped_early]
@@ -87,16 +80,14 @@ def _kept_out(parsed: ParsedRecords, stops: list[str]) -> list[tuple[str, str, s
 
 
 def pack_text_units(text_units: pd.DataFrame, budget: int) -> list[list[int]]:
-    """Return the extraction calls as groups of row positions of ``text_units``: consecutive
-    whole-document units packed up to ``budget`` tokens; a chunk of a longer document alone.
-    Why: short paragraphs would each pay the prompt's fixed part otherwise."""
+    """Return the extraction calls as groups of row positions: consecutive whole-document units up
+    to ``budget`` tokens, so short paragraphs share the prompt's fixed part; other chunks alone."""
     document_of = text_units[S.DOCUMENT_IDS].map(lambda ids: ids[0] if len(ids) == 1 else None)
     units_per_document = document_of.value_counts()
     groups: list[list[int]] = []
     packed, size = [], 0
-    for position, (document, n_tokens) in enumerate(
-        zip(document_of, text_units[S.N_TOKENS], strict=True)
-    ):
+    sizes = zip(document_of, text_units[S.N_TOKENS], strict=True)
+    for position, (document, n_tokens) in enumerate(sizes):
         whole = document is not None and units_per_document[document] == 1
         if packed and (not whole or size + n_tokens > budget):
             groups.append(packed)
@@ -133,9 +124,8 @@ def _packed_room(llm: ChatLLM, messages: list[dict[str, str]], documents: int) -
 
 
 def _record_unit(kind: str, record: dict[str, Any], texts: list[str]) -> int:
-    """Return the position (in ``texts``) of the document a packed record belongs to: its
-    label when that document mentions every name of the record, else the first document
-    that does, else its label (grounding then drops it), else the first document."""
+    """Return the document (position in ``texts``) a packed record belongs to: its label if that
+    document mentions its names, else the first that does, else its label, else the first."""
     names = [record["name"]] if kind == "entity" else [record["source"], record["target"]]
     label = record.pop("label", None)
     labelled = int(label) - 1 if label and label.isdigit() and int(label) <= len(texts) else None
@@ -148,15 +138,12 @@ def _record_unit(kind: str, record: dict[str, Any], texts: list[str]) -> int:
 async def extract_packed_records(
     llm: ChatLLM, texts: list[str], settings: IndexSettings
 ) -> list[dict[str, Any]]:
-    """Return one extraction per document of a packed call, in the shape of
-    :func:`extract_chunk_records`; what the reply got wrong as a whole (malformed lines,
-    repeats, an early stop) is listed with the first document."""
+    """Return one extraction per document of a packed call (as :func:`extract_chunk_records`); what
+    the reply got wrong as a whole is listed with the first document."""
     messages, room = records_request(llm, texts, settings)
     reply, stops = await _records_reply(llm, messages, settings, room)
     parsed = parse_records(reply)
-    results: list[dict[str, Any]] = [
-        {"entities": [], "relationships": [], "kept_out": []} for _ in texts
-    ]
+    results = [{"entities": [], "relationships": [], "kept_out": []} for _ in texts]
     for kind, records in (("entity", parsed.entities), ("relationship", parsed.relationships)):
         for record in records:
             unit = results[_record_unit(kind, record, texts)]

@@ -1,16 +1,10 @@
-"""Extraction replies as one record per line, parsed strictly and repaired locally.
-
-    ("entity"<|>Lena Ortiz<|>person<|>Chairs the Dunmore Rowing Club.)
-    entity|Lena Ortiz|person|Chairs the Dunmore Rowing Club.   (index.record_style = "pipe")
-
-Why lines: a reply cut off at the token cap keeps every finished record, and a repetition
-loop is visible record by record (:class:`RecordStop`). Nothing here raises on model output:
-unreadable lines go to ``malformed``, locally repaired ones are listed in ``repaired``.
-"""
+"""Extraction replies as one record per line, parsed strictly and repaired locally:
+``("entity"<|>Lena Ortiz<|>person<|>Chairs the club.)`` or, ``index.record_style = "pipe"``,
+``entity|Lena Ortiz|person|Chairs the club.`` Why lines: a reply cut at the token cap keeps
+every finished record, and a repetition loop shows record by record (:class:`RecordStop`)."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,21 +47,6 @@ class ParsedRecords:
     def extraction(self) -> dict[str, list[dict[str, Any]]]:
         """Return ``{"entities": [...], "relationships": [...]}``, the shape stage.py reads."""
         return {"entities": self.entities, "relationships": self.relationships}
-
-
-def to_records(extraction: dict[str, Any]) -> str:
-    """Return an extraction (``ParsedRecords.extraction``'s dict) as record lines, completion
-    marker last."""
-    lines = [
-        f'("entity"{TUPLE}{e["name"]}{TUPLE}{e["type"]}{TUPLE}{e["description"]})'
-        for e in extraction.get("entities", [])
-    ]
-    lines += [
-        f'("relationship"{TUPLE}{r["source"]}{TUPLE}{r["target"]}{TUPLE}{r["description"]}'
-        f"{TUPLE}{r['strength']})"
-        for r in extraction.get("relationships", [])
-    ]
-    return "\n".join([*lines, COMPLETE])
 
 
 def _lines(text: str) -> list[tuple[int, str]]:
@@ -160,13 +139,8 @@ def _parse_unlabelled(line: str) -> tuple[dict[str, Any] | None, str, list[str]]
         description = " ".join(values[2:-1])
     if note:
         repairs.append(note)
-    record = {
-        "source": values[0],
-        "target": values[1],
-        "description": description,
-        "strength": strength,
-    }
-    return record, "relationship", repairs
+    record = {"source": values[0], "target": values[1], "description": description}
+    return {**record, "strength": strength}, "relationship", repairs
 
 
 def _relationship_as_entity(values: list[str]) -> bool:
@@ -214,12 +188,9 @@ def parse_records(text: str) -> ParsedRecords:
 
 
 class RecordStop:
-    """The stop rule of a streamed record reply (``index.stop_repeats``): stop at the first
-    of ``run`` consecutive lines that each repeat an earlier line word for word, or of
-    ``mirror_run`` relationships in a row restating entities as relationships to their types.
-
-    Why two repeats: a lone repeat is often a near-duplicate, after which new records follow.
-    """
+    """The stop rule of a streamed record reply (``index.stop_repeats``): at ``run`` lines in a
+    row repeating earlier ones (one repeat is often a near-duplicate), or ``mirror_run`` mirrored
+    ones."""
 
     def __init__(self, run: int = 2, mirror_run: int = 3) -> None:
         self.run = run
@@ -252,9 +223,8 @@ class RecordStop:
         return None
 
     def _mirrored(self, kind: str, record: dict[str, Any], start: int) -> bool:
-        """Whether ``record`` ends a run of ``mirror_run`` relationships that restate an entity
-        as a relationship to its own type ("Storm Corvin|event|A storm in 2012"). A packed
-        reply (labelled records) is never stopped so: its later documents would be lost."""
+        """Whether ``record`` ends ``mirror_run`` relationships restating entities as relationships
+        to their types; never in a packed reply (its later documents would be lost)."""
         if record.get("label") is not None:
             return False
         if kind == "entity":
@@ -268,28 +238,3 @@ class RecordStop:
 
 # The rule as the chat client takes it; its spec is part of every record request's cache key.
 RECORD_STOP = StopRuleFactory("record_repeats", RecordStop, params=(("run", 2), ("mirror_run", 3)))
-
-
-def records_from_json_reply(reply: str) -> str:
-    """Return the record lines of a JSON extraction reply, even one cut off at the token cap
-    (then without the completion marker). The committed demo cache still holds the JSON
-    replies of the removed JSON format (docs/research-log.md): tests and studies read their
-    repetition loops as records through this."""
-    try:
-        value = json.loads(reply)
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        return to_records(value)
-    decoder = json.JSONDecoder()
-    found: dict[str, list[dict[str, Any]]] = {"entities": [], "relationships": []}
-    for start in (m.start() for m in re.finditer(r"\{", reply)):
-        try:
-            item, _ = decoder.raw_decode(reply, start)
-        except ValueError:
-            continue
-        if isinstance(item, dict) and {"name", "type", "description"} <= item.keys():
-            found["entities"].append(item)
-        elif isinstance(item, dict) and {"source", "target", "description"} <= item.keys():
-            found["relationships"].append({"strength": DEFAULT_STRENGTH, **item})
-    return to_records(found).removesuffix(COMPLETE).rstrip("\n")

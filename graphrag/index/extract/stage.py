@@ -22,15 +22,8 @@ from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
 
 ENTITY_COLUMNS = [S.TITLE, S.NAME_KEY, S.TYPE, S.DESCRIPTION, S.TEXT_UNIT_ID]
-RELATIONSHIP_COLUMNS = [
-    S.SOURCE_ENTITY,
-    S.TARGET_ENTITY,
-    S.SOURCE_KEY,
-    S.TARGET_KEY,
-    S.DESCRIPTION,
-    S.STRENGTH,
-    S.TEXT_UNIT_ID,
-]
+ENDS = [S.SOURCE_ENTITY, S.TARGET_ENTITY, S.SOURCE_KEY, S.TARGET_KEY]
+RELATIONSHIP_COLUMNS = [*ENDS, S.DESCRIPTION, S.STRENGTH, S.TEXT_UNIT_ID]
 
 
 def drop_names_not_in_text(raw: dict[str, Any], text: str) -> tuple[dict[str, Any], list[str]]:
@@ -50,22 +43,15 @@ def drop_names(
 ) -> tuple[dict[str, Any], list[str]]:
     """Return the extraction without the entities whose name ``keep`` refuses nor their
     relationships, and the names dropped."""
-    dropped = {display_name(e["name"]) for e in raw.get("entities", []) if not keep(e["name"])}
-    dropped |= {
-        display_name(name)
-        for r in raw.get("relationships", [])
-        for name in (r["source"], r["target"])
-        if not keep(name)
-    }
-    kept = {
-        "entities": [e for e in raw.get("entities", []) if display_name(e["name"]) not in dropped],
-        "relationships": [
-            r
-            for r in raw.get("relationships", [])
-            if display_name(r["source"]) not in dropped and display_name(r["target"]) not in dropped
-        ],
-    }
-    return kept, sorted(dropped)
+    entities, relationships = raw.get("entities", []), raw.get("relationships", [])
+    names = [e["name"] for e in entities] + [
+        n for r in relationships for n in (r["source"], r["target"])
+    ]
+    dropped = {display_name(name) for name in names if not keep(name)}
+    kept = [e for e in entities if display_name(e["name"]) not in dropped]
+    ends = ((r, display_name(r["source"]), display_name(r["target"])) for r in relationships)
+    linked = [r for r, a, b in ends if a not in dropped and b not in dropped]
+    return {"entities": kept, "relationships": linked}, sorted(dropped)
 
 
 NOT_IN_CHUNK = "not mentioned in its chunk"
@@ -78,11 +64,8 @@ REPEATED_NAME = "another description of a name already listed in this chunk"
 def parse_extraction(
     raw: dict[str, Any], text_unit_id: str, settings: IndexSettings
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Return entity rows, relationship rows and dropped items of one chunk's extraction.
-
-    An endpoint the model did not list becomes an entity of unknown type; a name's repeated
-    entries and self-loops become dropped rows, so nothing the model said is lost.
-    """
+    """Return entity rows, relationship rows and dropped items of one chunk's extraction: an
+    unlisted endpoint becomes an entity of unknown type; repeats and self-loops are dropped rows."""
     entities: list[dict[str, Any]] = []
     relationships, dropped = [], []
     seen: dict[str, set[str]] = {}
@@ -114,11 +97,8 @@ def parse_extraction(
                 row = (title, key, "unknown", "", text_unit_id)
                 entities.append(dict(zip(ENTITY_COLUMNS, row, strict=True)))
         row = (source, target, source_key, target_key, item["description"].strip())
-        relationships.append(
-            dict(
-                zip(RELATIONSHIP_COLUMNS, (*row, int(item["strength"]), text_unit_id), strict=True)
-            )
-        )
+        row += (int(item["strength"]), text_unit_id)
+        relationships.append(dict(zip(RELATIONSHIP_COLUMNS, row, strict=True)))
     return entities, relationships, dropped
 
 
@@ -142,12 +122,8 @@ def reextract_empty(
     settings: IndexSettings,
     progress: bool,
 ) -> list[dict[str, str]]:
-    """Ask again, once, alone and with another worked example, for each unit whose first
-    reply named nothing its text mentions; replace its result in place; return the error rows.
-
-    Why: a small model sometimes answers the worked example instead of the text, and a packed
-    reply can skip a document. The first reply's names stay in the dropped table.
-    """
+    """Ask once more, alone and with another worked example, for each unit whose reply named nothing
+    its text mentions (a small model may answer the example); return the error rows."""
     empty = []
     for i, ((_, text), result) in enumerate(zip(units, results, strict=True)):
         if result is None:
@@ -173,9 +149,8 @@ def reextract_empty(
 def extract_graph(
     text_units: pd.DataFrame, llm: ChatLLM, settings: IndexSettings, progress: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entity mentions, relationship mentions, errors, dropped), one call per chunk
-    or per pack of short documents. A failed chunk is an errors row (retried next run); names
-    the chunk never mentions and self-loops are listed in ``dropped``."""
+    """Return (entity mentions, relationship mentions, errors, dropped): a failed call is an errors
+    row (retried next run); names not in the chunk and self-loops are ``dropped`` rows."""
     units = list(text_units[[S.ID, S.TEXT]].itertuples(index=False, name=None))
     groups = extraction_calls(text_units, settings)
     calls = [

@@ -1,9 +1,6 @@
-"""Hierarchical Leiden communities over the entity graph, as a communities table.
-
-graspologic's ``hierarchical_leiden`` runs it, as in Microsoft GraphRAG: level 0 partitions
-the whole graph and every community larger than ``max_cluster_size`` is split again one level
-down. Same seed, same communities.
-"""
+"""Hierarchical Leiden communities over the entity graph (graspologic, as Microsoft GraphRAG):
+every community larger than ``max_cluster_size`` is split again one level down; same seed,
+same communities."""
 
 from __future__ import annotations
 
@@ -89,9 +86,8 @@ def communities_table(
 
 
 def rolled_up_level(communities: pd.DataFrame, level: int) -> pd.DataFrame:
-    """Return the communities that cover the whole graph at ``level``, by community number:
-    each entity counts in its deepest community at or above ``level`` (Microsoft GraphRAG's
-    view), so a community too small to be split stands for itself at deeper levels."""
+    """Return the communities covering the whole graph at ``level``: each entity in its deepest
+    community at or above it (Microsoft GraphRAG's view), by community number."""
     deepest: dict[str, tuple[int, int]] = {}  # entity -> (level, community)
     for row in communities.itertuples(index=False):
         at = int(getattr(row, S.LEVEL))

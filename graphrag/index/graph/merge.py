@@ -98,16 +98,8 @@ def merge_relationships(
                 S.DESCRIPTIONS: _by_frequency(group[S.DESCRIPTION]),
             }
         )
-    columns = [
-        S.ID,
-        S.SOURCE_ENTITY,
-        S.TARGET_ENTITY,
-        S.SOURCE_ID,
-        S.TARGET_ID,
-        S.DESCRIPTION,
-        S.WEIGHT,
-        S.TEXT_UNIT_IDS,
-    ]
+    ends = [S.SOURCE_ENTITY, S.TARGET_ENTITY, S.SOURCE_ID, S.TARGET_ID]
+    columns = [S.ID, *ends, S.DESCRIPTION, S.WEIGHT, S.TEXT_UNIT_IDS]
     return pd.DataFrame(rows, columns=columns + [S.DESCRIPTIONS] * keep_descriptions)
 
 
@@ -117,9 +109,8 @@ def merge_graph_mentions(
     text_units: pd.DataFrame,
     settings: IndexSettings,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Return (entities, relationships, dropped) merged from the mentions, aliases merged, with
-    grounding and sentence edges as the settings ask (``dropped``: ungrounded sentences
-    and alias self-loops)."""
+    """Return (entities, relationships, dropped) merged from the mentions, aliases merged, grounding
+    and sentence edges as the settings ask."""
     dropped = pd.DataFrame(columns=S.DROPPED_COLUMNS)
     if settings.ground_descriptions:
         entity_mentions, lost_entities = ground_mentions(entity_mentions, text_units, [S.TITLE])
@@ -153,22 +144,14 @@ def packed_descriptions(descriptions: list[str], budget: int) -> list[str]:
 
 
 def _summarize_rows(
-    frame: pd.DataFrame,
-    rows: list[int],
-    messages: list[Messages],
-    fallback: list[str],
-    stage: str,
-    llm: ChatLLM,
-    progress: bool,
-) -> tuple[list[str], list[dict]]:
+    frame, rows: list[int], messages: list[Messages], fallback, stage, llm, progress
+):
     """Return each row's description (``fallback`` unless summarized) and the error rows: a
     failed or empty summary keeps the fallback and is an errors row, so the next run asks."""
-    results, errors = run_llm_stage(
-        stage,
-        [frame[S.ID].iloc[i] for i in rows],
-        [llm.atext(m, name="description_summary", max_tokens=SUMMARY_MAX_TOKENS) for m in messages],
-        progress,
-    )
+    calls = [
+        llm.atext(m, name="description_summary", max_tokens=SUMMARY_MAX_TOKENS) for m in messages
+    ]
+    results, errors = run_llm_stage(stage, [frame[S.ID].iloc[i] for i in rows], calls, progress)
     descriptions = list(fallback)
     for i, result in zip(rows, results, strict=True):
         if result:
@@ -180,10 +163,8 @@ def _summarize_rows(
 
 def fact_texts(relationships: pd.DataFrame) -> list[str]:
     """Return each relationship as a fact, "source -> target: description" (for PPR)."""
-    columns = (S.SOURCE_ENTITY, S.TARGET_ENTITY, S.DESCRIPTION)
-    return [
-        f"{s} -> {t}: {d}" for s, t, d in zip(*(relationships[c] for c in columns), strict=True)
-    ]
+    columns = (relationships[c] for c in (S.SOURCE_ENTITY, S.TARGET_ENTITY, S.DESCRIPTION))
+    return [f"{s} -> {t}: {d}" for s, t, d in zip(*columns, strict=True)]
 
 
 def summarize_entities(
@@ -233,14 +214,9 @@ def summarize_relationships(
         )
         for i in many
     ]
+    joined, stage = list(relationships[S.DESCRIPTION]), "summarize_relationships"
     descriptions, errors = _summarize_rows(
-        relationships,
-        many,
-        messages,
-        list(relationships[S.DESCRIPTION]),
-        "summarize_relationships",
-        llm,
-        progress,
+        relationships, many, messages, joined, stage, llm, progress
     )
     relationships = relationships.assign(**{S.DESCRIPTION: descriptions})
     return relationships.drop(columns=[S.DESCRIPTIONS]), error_table(errors)
@@ -259,13 +235,11 @@ def build_graph(entities: pd.DataFrame, relationships: pd.DataFrame) -> nx.Graph
 
 
 def entity_edges(entities: pd.DataFrame, relationships: pd.DataFrame) -> list[Edge]:
-    """Return the entity graph's edges, one per pair of entities (weighted as its last row),
-    listed in the order a networkx graph of the tables lists them: Leiden reads its edges in
-    order, so the communities stay those of the networkx graph the index was first built on."""
+    """Return one edge per entity pair (its last row's weight), in the order a networkx graph of the
+    tables lists them: Leiden reads edges in order, so communities stay those first built."""
     adjacency: dict[str, dict[str, float]] = {e: {} for e in entities[S.ID]}
-    for source, target, weight in zip(
-        relationships[S.SOURCE_ID], relationships[S.TARGET_ID], relationships[S.WEIGHT], strict=True
-    ):
+    rows = (relationships[c] for c in (S.SOURCE_ID, S.TARGET_ID, S.WEIGHT))
+    for source, target, weight in zip(*rows, strict=True):
         adjacency.setdefault(source, {})[target] = weight
         adjacency.setdefault(target, {})[source] = weight
     edges, seen = [], set()
@@ -286,14 +260,9 @@ def add_degrees(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return the tables with node degree and relationship combined degree filled in."""
     entities = entities.assign(**{S.DEGREE: entities[S.ID].map(degree).fillna(0).astype(int)})
-    relationships = relationships.assign(
-        **{
-            S.COMBINED_DEGREE: [
-                degree.get(s, 0) + degree.get(t, 0)
-                for s, t in zip(relationships[S.SOURCE_ID], relationships[S.TARGET_ID], strict=True)
-            ]
-        }
-    )
+    ends = zip(relationships[S.SOURCE_ID], relationships[S.TARGET_ID], strict=True)
+    combined = [degree.get(s, 0) + degree.get(t, 0) for s, t in ends]
+    relationships = relationships.assign(**{S.COMBINED_DEGREE: combined})
     for frame in (entities, relationships):
         frame.insert(1, S.HUMAN_ID, range(len(frame)))
     return entities, relationships

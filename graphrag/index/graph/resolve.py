@@ -1,16 +1,7 @@
-"""Entity resolution without an LLM: which nodes of the graph name one entity ("Marsh",
-"Councillor Marsh" and "Councillor Lena Marsh"), as a canonical-entity map the graph methods
-read at query time (``query.entity_resolution``). The map never rewrites the index: its
-communities and recorded reports stay as written over the unresolved graph.
-
-Rules, strongest first: title (equal once leading titles are dropped), surname (a one-word
-person name is the last word of exactly one full person name), acronym (aliases.py's initials
-rule, most of the acronym's text units naming the long name too), spelling (near-identical
-names differing in no number). Surname and spelling also need evidence (a shared text unit or
-neighbour, or close description embeddings); types must agree, and two different full names
-never join. Thresholds were set a priori, not on the demo's gold graph
-(docs/entity-resolution.md has the rules in full).
-"""
+"""Entity resolution without an LLM: which nodes name one entity ("Marsh", "Councillor Lena
+Marsh"), as a canonical-entity map read at query time (``query.entity_resolution``); the index
+itself is never rewritten. Rules by title, surname, acronym and spelling, thresholds set a
+priori (docs/entity-resolution.md)."""
 
 from __future__ import annotations
 
@@ -165,10 +156,8 @@ def compact(core: str) -> str:
 
 
 def typo(a: str, b: str) -> bool:
-    """Return whether two names differ by a misspelling of one word: the same words but one,
-    and that one alike (ratio >= SPELLING_RATIO), as long as 5 letters, with the same first
-    and last letter, neither the other plus an ending ("Malaysian"), and no number or compass
-    point in it ("Southwest"/"Southeast" are two places)."""
+    """Return whether two names differ by one misspelt word: alike (SPELLING_RATIO), 5+ letters,
+    same first and last letter, not a suffix of the other, and no number or compass point in it."""
     wa, wb = a.split(), b.split()
     diff = [(x, y) for x, y in zip(wa, wb, strict=False) if x != y]
     if len(wa) != len(wb) or len(diff) != 1:
@@ -221,9 +210,8 @@ def _compatible(cores_a: set[str], cores_b: set[str]) -> bool:
 
 
 def resolve_entities(entities: pd.DataFrame, relationships: pd.DataFrame) -> pd.DataFrame:
-    """Return the entity_aliases table: one row per entity merged into another (its id, the
-    canonical id, both titles, the rule); the canonical is the group's fullest, most
-    frequent name. Deterministic: the same tables give the same map."""
+    """Return the entity_aliases table, a row per entity merged into another (the canonical is the
+    group's fullest, most frequent name); the same tables give the same map."""
     nodes = _nodes(entities)
     evidence = _Evidence(entities, relationships)
     group_of = {n.id: n.id for n in nodes}
@@ -293,9 +281,8 @@ class Resolution:
         return {m for e in entity_ids for m in self.members(e)}
 
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """Return (entities, relationships) of the merged graph: one entity row per canonical
-        (its text units the union of its names', frequency their sum), and every relationship
-        row, in the same order, with its ends mapped to their canonicals."""
+        """Return the merged graph: an entity row per canonical (text units united, frequency
+        summed), every relationship row in order with its ends mapped to their canonicals."""
         entities = self.entities[~self.entities[S.ID].isin(self.canonical_of)].copy()
         units_of = dict(zip(self.entities[S.ID], self.entities[S.TEXT_UNIT_IDS], strict=True))
         frequency_of = dict(zip(self.entities[S.ID], self.entities[S.FREQUENCY], strict=True))

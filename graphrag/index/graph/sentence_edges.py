@@ -1,10 +1,6 @@
-"""Relationships from sentences (``index.sentence_edges_max_entities``): two of a chunk's
-entities that one short sentence names together become related, that sentence the
-description, when the LLM gave the pair no relationship.
-
-Why: a small model lists entities well but relationships sparsely, and most missed pairs sit
-in one sentence (docs/research-log.md). A sentence naming many entities (a list) is skipped.
-"""
+"""Relationships from sentences (``index.sentence_edges_max_entities``): two entities one short
+sentence names together, with no LLM relationship, become related by it. Why: a small model
+lists entities well but relationships sparsely (docs/research-log.md)."""
 
 from __future__ import annotations
 
@@ -21,6 +17,8 @@ from graphrag.index.ids import stable_id
 
 SENTENCE_EDGE_STRENGTH = 1.0  # below any strength the LLM gives (1-10), once per sentence
 MAX_DESCRIPTION_CHARS = 300
+EDGE_COLUMNS = [S.ID, S.SOURCE_ENTITY, S.TARGET_ENTITY, S.SOURCE_ID, S.TARGET_ID, S.DESCRIPTION]
+EDGE_COLUMNS += [S.WEIGHT, S.TEXT_UNIT_IDS]
 
 
 def named_in(sentence: str, names: Iterable[str]) -> set[str]:
@@ -48,23 +46,17 @@ def _surface_forms(entity_mentions: pd.DataFrame) -> dict[str, dict[str, str]]:
 
 
 def add_sentence_edges(
-    relationships: pd.DataFrame,
-    entities: pd.DataFrame,
-    entity_mentions: pd.DataFrame,
-    text_units: pd.DataFrame,
-    max_entities: int,
+    relationships: pd.DataFrame, entities, entity_mentions, text_units, max_entities: int
 ) -> pd.DataFrame:
-    """Return ``relationships`` with one more row per unrelated pair of a chunk's entities
-    that a sentence of at most ``max_entities`` of them names together: description the
-    first such sentence, weight one per sentence, text units where it was seen."""
+    """Return ``relationships`` plus a row per unrelated pair of a chunk's entities that a
+    sentence of at most ``max_entities`` names together (its first such sentence, weight one per
+    sentence)."""
     if max_entities < 2 or entity_mentions.empty:
         return relationships
     id_of = dict(zip(entities[S.NAME_KEY], entities[S.ID], strict=True))
     title_of = dict(zip(entities[S.NAME_KEY], entities[S.TITLE], strict=True))
-    related = {
-        frozenset(p)
-        for p in zip(relationships[S.SOURCE_ID], relationships[S.TARGET_ID], strict=True)
-    }
+    ends = zip(relationships[S.SOURCE_ID], relationships[S.TARGET_ID], strict=True)
+    related = {frozenset(p) for p in ends}
     found: dict[tuple[str, str], dict] = {}
     forms_of_unit = _surface_forms(entity_mentions)
     for unit, text in zip(text_units[S.ID], text_units[S.TEXT], strict=True):
@@ -78,19 +70,12 @@ def add_sentence_edges(
             for a, b in itertools.combinations(sorted(keys), 2):
                 if frozenset((id_of[a], id_of[b])) in related:
                     continue
-                edge = found.setdefault(
-                    (a, b),
-                    {
-                        S.ID: stable_id("relationship", a, b),
-                        S.SOURCE_ENTITY: title_of[a],
-                        S.TARGET_ENTITY: title_of[b],
-                        S.SOURCE_ID: id_of[a],
-                        S.TARGET_ID: id_of[b],
-                        S.DESCRIPTION: trim_text(sentence, MAX_DESCRIPTION_CHARS),
-                        S.WEIGHT: 0.0,
-                        S.TEXT_UNIT_IDS: [],
-                    },
-                )
+                if (a, b) not in found:
+                    description = trim_text(sentence, MAX_DESCRIPTION_CHARS)
+                    row = (stable_id("relationship", a, b), title_of[a], title_of[b], id_of[a])
+                    row += (id_of[b], description, 0.0, [])
+                    found[(a, b)] = dict(zip(EDGE_COLUMNS, row, strict=True))
+                edge = found[(a, b)]
                 edge[S.WEIGHT] += SENTENCE_EDGE_STRENGTH
                 if unit not in edge[S.TEXT_UNIT_IDS]:
                     edge[S.TEXT_UNIT_IDS].append(unit)

@@ -1,10 +1,6 @@
-"""Community reports written when a query first reads them (``index.lazy_reports``).
-
-Why: reports are most of an index's LLM calls on short documents, and several methods never
-read one. Queries ask :func:`aensure_reports` for the communities they read; those are written
-with the prompts and order indexing would have used, so a lazy index answers as an eager one
-and the LLM cache keeps each report. They join the loaded table in memory, not on disk.
-"""
+"""Community reports written when a query first reads them (``index.lazy_reports``), with the
+prompts and order indexing would use, so a lazy index answers as an eager one. Why: reports are
+most of an index's LLM calls on short documents, and several methods never read one."""
 
 from __future__ import annotations
 
@@ -56,9 +52,8 @@ def missing_communities(index: Index, wanted: Iterable[int] | None = None) -> li
 
 
 def failed_reports(index: Index, wanted: Iterable[int] | None = None) -> list[str]:
-    """Return "lazy report of community N: <error>" for each ``wanted`` community (None: all)
-    of a lazy index whose report could not be written (an errors row; never retried, so every
-    query that wants it goes without); nothing for an eager index."""
+    """Return "lazy report of community N: <error>" for each ``wanted`` community (None: all) of a
+    lazy index whose report failed (never retried); nothing for an eager index."""
     if not is_lazy(index):
         return []
     errors = index.errors[index.errors[S.STAGE] == "reports"]
@@ -89,26 +84,18 @@ async def aensure_reports(
     settings = built_settings(index)
     have = index.community_reports
     known = dict(zip(have[S.COMMUNITY].astype(int), have[S.FULL_CONTENT], strict=True))
+    # the children a parent may substitute, exactly as indexing passes them
+    hierarchy = communities[prose_communities(communities, settings)]
+    wanted_rows = communities[communities[S.COMMUNITY].isin(todo)]
     reports, errors = await awrite_community_reports(
-        communities[communities[S.COMMUNITY].isin(todo)],
-        index.entities,
-        index.relationships,
-        llm,
-        settings,
-        progress=False,
-        known_reports=known,
-        # the children a parent may substitute, exactly as indexing passes them
-        hierarchy=communities[prose_communities(communities, settings)],
+        wanted_rows, index.entities, index.relationships, llm, settings, False, known, hierarchy
     )
     reports[S.FULL_CONTENT_EMBEDDING] = vectors(embedder, list(reports[S.FULL_CONTENT]))
     with _merge:
         current = index.community_reports
         new = reports[~reports[S.COMMUNITY].isin(current[S.COMMUNITY])]
-        index.community_reports = (
-            pd.concat([current, new], ignore_index=True)
-            .sort_values(S.COMMUNITY)
-            .reset_index(drop=True)
-        )
+        merged = pd.concat([current, new], ignore_index=True).sort_values(S.COMMUNITY)
+        index.community_reports = merged.reset_index(drop=True)
         old_errors = index.errors
         fresh = errors[~errors[S.ITEM_ID].isin(old_errors[S.ITEM_ID])]
         if len(fresh):

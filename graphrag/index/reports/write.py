@@ -18,16 +18,8 @@ from graphrag.llm.coroutines import run_sync
 from graphrag.settings import IndexSettings
 from graphrag.text import tokens
 
-REPORT_COLUMNS = [
-    *S.COMMUNITY_KEY_COLUMNS,
-    S.SUMMARY,
-    S.FULL_CONTENT,
-    S.RATING,
-    S.RATING_EXPLANATION,
-    S.FINDINGS,
-    S.SIZE,
-    S.CONTEXT_SOURCE,
-]
+_CONTENT = [S.SUMMARY, S.FULL_CONTENT, S.RATING, S.RATING_EXPLANATION, S.FINDINGS]
+REPORT_COLUMNS = [*S.COMMUNITY_KEY_COLUMNS, *_CONTENT, S.SIZE, S.CONTEXT_SOURCE]
 CHILD_REPORT_HEADER = "Reports of its sub-communities"
 CHILD_SUMMARY_HEADER = "Summaries of its sub-communities (id|title|summary)"
 REPORT_MAX_TOKENS = 1200  # completion cap of a report
@@ -75,16 +67,11 @@ def report_title_and_summary(full_content: str) -> tuple[str, str]:
 
 
 def community_context(
-    community: pd.Series,
-    entities: pd.DataFrame,
-    relationships: pd.DataFrame,
-    children: list[ChildCommunity],
-    budget: int,
+    community: pd.Series, entities, relationships, children: list[ChildCommunity], budget: int
 ) -> tuple[str, str]:
-    """Return (context text, source) for one community within ``budget`` tokens: reports of
-    substituted sub-communities, summaries of the other written ones, then the entities and
-    relationships left. While it overflows, the largest written child's lines give way to its
-    report. ``source``: "entities", "child_summaries", "mixed" or "child_reports"."""
+    """Return (context, source) of a community within ``budget``: reports of substituted children,
+    summaries of the other written ones, then entities and relationships; while it overflows,
+    the largest written child's lines give way to its report."""
     cell = prompts.table_cell  # LLM-written fields must not add columns or rows
     members = entities[entities[S.ID].isin(community[S.ENTITY_IDS])]
     members = members.sort_values([S.DEGREE, S.HUMAN_ID], ascending=[False, True])
@@ -186,16 +173,11 @@ def tidy_report(report: dict) -> dict:
 
 
 async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> dict:
-    messages = prompts.community_report(
-        context,
-        settings.report_max_findings,
-        explanation_sentences=settings.report_explanation_sentences,
-    )
+    findings, sentences = settings.report_max_findings, settings.report_explanation_sentences
+    messages = prompts.community_report(context, findings, explanation_sentences=sentences)
+    schema = prompts.report_schema(findings)
     report = await llm.ajson(
-        messages,
-        prompts.report_schema(settings.report_max_findings),
-        name=REPORT_SCHEMA_NAME,
-        max_tokens=REPORT_MAX_TOKENS,
+        messages, schema, name=REPORT_SCHEMA_NAME, max_tokens=REPORT_MAX_TOKENS
     )
     return tidy_report(report)
 
@@ -215,10 +197,9 @@ async def awrite_community_reports(
     known_reports: dict[int, str] | None = None,
     hierarchy: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (community_reports, errors), deepest level first, each level concurrently.
-    ``known_reports`` ({community: full_content}) are reports of communities not written
-    here that a parent may read; ``hierarchy`` (default ``communities``) gives children's
-    entity lists, so a parent written alone sees them as a full run would."""
+    """Return (community_reports, errors), deepest level first, each level concurrently;
+    ``known_reports`` a parent may read, ``hierarchy`` the children's entities (incremental
+    runs)."""
     done: dict[int, str] = dict(known_reports or {})
     lookup = communities if hierarchy is None else hierarchy
     entity_ids = dict(zip(lookup[S.COMMUNITY], lookup[S.ENTITY_IDS], strict=True))
@@ -234,12 +215,8 @@ async def awrite_community_reports(
             ]
             budget = settings.report_context_tokens
             contexts.append(community_context(c, entities, relationships, children, budget))
-        results, failed = await arun_llm_stage(
-            "reports",
-            list(batch[S.ID]),
-            [_write_report(llm, text, settings) for text, _ in contexts],
-            progress,
-        )
+        calls = [_write_report(llm, text, settings) for text, _ in contexts]
+        results, failed = await arun_llm_stage("reports", list(batch[S.ID]), calls, progress)
         errors += failed
         for (_, community), (_, source), result in zip(
             batch.iterrows(), contexts, results, strict=True

@@ -1,17 +1,68 @@
-"""What global search's map reads, and how its points are read back: pure functions over
-report tables and text, no LLM (``search.py`` holds the calls)."""
+"""What global search's map reads and how its points are read back, no LLM call (search.py
+holds the calls): which reports (a whole-graph level, or ``auto_level``), their batches and
+sentences, and the orders the reduce reads the points in (a 1.5B map scores nearly every pick
+100, so batch order decides; another shuffle seed reorders them with no new map call)."""
 
 from __future__ import annotations
 
+import random
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
 import pandas as pd
 
 from graphrag import prompts
 from graphrag import schemas as S
+from graphrag.index.graph.communities import rolled_up_level
 from graphrag.query.base import CITATION
-from graphrag.query.global_search.map_points import shuffled
 from graphrag.text import tokens
+
+Point = tuple[int, str, list[int]]
+
+
+class Pick(NamedTuple):
+    """One point as the map returned it, with the position of its batch."""
+
+    score: int
+    text: str
+    communities: list[int]
+    batch: int
+
+
+def shuffled(count: int, seed: int) -> list[int]:
+    order = list(range(count))
+    random.Random(seed).shuffle(order)
+    return order
+
+
+def batch_ranks(reports: pd.DataFrame, batches: list[pd.DataFrame], seed: int) -> list[int]:
+    """Return each batch's place (that of its earliest report) when ``reports``, the rows the
+    batches were packed from, are shuffled under ``seed``."""
+    place = {
+        int(reports[S.COMMUNITY].iloc[row]): p for p, row in enumerate(shuffled(len(reports), seed))
+    }
+    return [min(place[int(c)] for c in batch[S.COMMUNITY]) for batch in batches]
+
+
+def ranked(picks: list[Pick], ranks: list[int]) -> list[Pick]:
+    """Return ``picks`` best score first, then by their batch's rank, then as the map gave them."""
+    order = sorted(range(len(picks)), key=lambda i: (-picks[i].score, ranks[picks[i].batch], i))
+    return [picks[i] for i in order]
+
+
+def cited_sentences(picks: list[Pick]) -> list[Point]:
+    """Return the extractive map's ranked picks as points: each sentence once (a parent report
+    repeats its child's), at its best place, with its report's citation."""
+    seen: set[str] = set()
+    points = []
+    for pick in picks:
+        if pick.text.casefold() not in seen:
+            seen.add(pick.text.casefold())
+            community = pick.communities[0]
+            points.append((pick.score, f"{pick.text} [{community}]", [community]))
+    return points
+
 
 REPORT_OVERHEAD_TOKENS = 6  # a report's "[n] " label and the blank line between reports
 
@@ -59,17 +110,14 @@ def restates_question(point: str, question: str) -> bool:
     return bool(words) and words <= _content_stems(question)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _LABEL_WORDS = 8  # "Storm Corvin: ..." labels a list item; a longer head is a sentence
 _TEMPLATE_COUNTS = re.compile(r"^\d+ entities \(")  # a template report's head: counts only
 
 
 def report_sentences(text: str) -> list[str]:
-    """Return the distinct sentences of four or more words of a report, for the extractive map.
-
-    Headings, bare labels and a template's counts line are left out; each sentence of an item
-    labelled by a short name ("Storm Corvin: ...") keeps the name, so it says what it is about.
-    """
+    """Return a report's distinct sentences of four or more words (no headings, labels or counts
+    line); an item labelled by a short name ("Storm Corvin: ...") keeps the name."""
     sentences: list[str] = []
     for line in text.splitlines():
         line = line.strip().removeprefix("- ").replace(".: ", ". ")
@@ -78,7 +126,7 @@ def report_sentences(text: str) -> list[str]:
         label, _, rest = line.partition(": ")
         labelled = bool(rest) and len(label.split()) <= _LABEL_WORDS
         prefix = f"{label}: " if labelled else ""
-        for part in _SENTENCE_END.split(rest if labelled else line):
+        for part in SENTENCE_END.split(rest if labelled else line):
             sentence = prefix + part.strip()
             if len(part.split()) >= 4 and sentence not in sentences:
                 sentences.append(sentence)
@@ -123,8 +171,8 @@ def with_facts(
     reports: pd.DataFrame, communities: pd.DataFrame, entities: pd.DataFrame, entity_budget: int
 ) -> pd.DataFrame:
     """Return ``reports``, each LLM-written one followed by its community's entity descriptions
-    within ``entity_budget`` tokens (a template report lists its entities already), most
-    connected first; a title held twice once, at the first one's place with the last's text."""
+    within ``entity_budget`` tokens, most connected first (a template lists its entities
+    already)."""
     if entity_budget <= 0 or reports.empty:
         return reports
     by_id = communities.set_index(S.COMMUNITY)
@@ -140,3 +188,36 @@ def with_facts(
             text += facts_block(list(facts.items()), text, entity_budget)
         texts.append(text)
     return reports.assign(**{S.FULL_CONTENT: texts})
+
+
+def level_view(reports: pd.DataFrame, communities: pd.DataFrame, level: int) -> pd.DataFrame:
+    view = rolled_up_level(communities, level)
+    return reports[reports[S.COMMUNITY].isin(view[S.COMMUNITY])]
+
+
+def by_community(reports: pd.DataFrame) -> pd.DataFrame:
+    return reports.sort_values(S.COMMUNITY).reset_index(drop=True)
+
+
+def auto_level(
+    reports: pd.DataFrame,
+    communities: pd.DataFrame,
+    batch_tokens: int,
+    max_batches: int,
+    seed: int,
+    closest: Callable[[list[str]], list[str]],
+) -> pd.DataFrame:
+    """Return the reports of the deepest whole-graph level that fits ``max_batches`` batches, or of
+    the root's those ``closest`` ranks first that fit."""
+    levels = sorted(communities[S.LEVEL].unique(), reverse=True)
+    for level in levels:
+        chosen = by_community(level_view(reports, communities, int(level)))
+        if len(report_batches(chosen, batch_tokens, seed)) <= max_batches:
+            return chosen
+    chosen = level_view(reports, communities, int(levels[-1])) if levels else reports
+    ids = pd.Series([f"report:{int(c)}" for c in reports[S.COMMUNITY]], index=reports.index)
+    text_of = dict(zip(ids, reports[S.FULL_CONTENT], strict=True))
+    ranked = closest(list(ids[reports[S.COMMUNITY].isin(chosen[S.COMMUNITY])]))
+    texts = [text_of[report] for report in ranked]
+    kept = tokens.pack(texts, batch_tokens * max_batches, overhead=REPORT_OVERHEAD_TOKENS)
+    return by_community(reports[ids.isin([ranked[k] for k in kept])])

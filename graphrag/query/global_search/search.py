@@ -1,12 +1,6 @@
-"""Global search: map-reduce over the community reports of one level (docs/methods.md).
-
-The map reads the reports ``report_selection.py`` chooses, in batches built by
-``map_context.py``, concurrently; the reduce reads the best points (``map_points.py``),
-drafting one answer per report order when ``reduce_seeds`` asks and merging the drafts. A
-failed map batch or draft is dropped and named in ``Answer.failures``, as is report text the
-map's batch budget cut. ``contexts`` are the texts the map read for the reports the kept
-points came from, ``sources`` those reports.
-"""
+"""Global search: map-reduce over the community reports of one level (docs/methods.md). The map
+reads batches of reports concurrently; the reduce reads the best points, one draft per report
+order with ``reduce_seeds``, merged. A failed batch or draft is named in ``Answer.failures``."""
 
 from __future__ import annotations
 
@@ -29,9 +23,14 @@ from graphrag.query.base import (
     fit_items,
     note_failure,
 )
-from graphrag.query.global_search import map_context, map_points
-from graphrag.query.global_search.map_points import Pick, Point
-from graphrag.query.global_search.report_selection import auto_level, by_community, level_view
+from graphrag.query.global_search import map_context
+from graphrag.query.global_search.map_context import (
+    Pick,
+    Point,
+    auto_level,
+    by_community,
+    level_view,
+)
 from graphrag.query.registry import register
 from graphrag.text import tokens
 
@@ -130,9 +129,9 @@ class GlobalSearch(Method):
         picks = await amap(question, batches)
         orders = []
         for seed in seeds:
-            ordered = map_points.ranked(picks, map_points.batch_ranks(chosen, batches, seed))
+            ordered = map_context.ranked(picks, map_context.batch_ranks(chosen, batches, seed))
             points = [(p.score, p.text, p.communities) for p in ordered]
-            orders.append(map_points.cited_sentences(ordered) if sentences else points)
+            orders.append(map_context.cited_sentences(ordered) if sentences else points)
         return orders
 
     async def amap_points(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
