@@ -129,9 +129,7 @@ def declare_family(
     ``untested``, Holm-adjusted over all of them; a method with no pair on a metric is left
     out of it."""
     untested = {m: why for m, why in (untested or {}).items() if m in tables}
-    saturated = {}
-    rows = []
-    methods: list[str] = []
+    saturated, rows = {}, []
     for metric, scores in tables.items():
         if metric in untested:
             continue
@@ -139,17 +137,13 @@ def declare_family(
         if level.saturated:
             saturated[metric] = level
             continue
-        if baseline not in scores:
-            continue
-        for method in (m for m in scores.columns if m != baseline):
-            a, b = scores[method].to_numpy(), scores[baseline].to_numpy()
-            result = stats.paired_test(a, b, seed=seed, n_resamples=n_resamples)
-            if result.n:
-                rows.append({"metric": metric, "method": method, **result.row()})
-                methods += [] if method in methods else [method]
+        if baseline in scores:
+            rows += stats.baseline_rows(
+                metric, scores, baseline, seed=seed, n_resamples=n_resamples
+            )
     tests = pd.DataFrame(rows, columns=FAMILY_COLUMNS)
     tests["p_holm"] = stats.holm(tests["p_value"].tolist())
-    metrics = list(dict.fromkeys(tests["metric"]))
+    methods, metrics = (list(dict.fromkeys(tests[c])) for c in ("method", "metric"))
     return Family(baseline, methods, metrics, tests, saturated, untested)
 
 
