@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag.eval import judge_validity
-from graphrag.eval.method_limits import MethodLimit, parse_method_limits
+from graphrag.eval.questions import MethodLimit, parse_method_limits
 
 
 @dataclass

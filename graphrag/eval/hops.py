@@ -1,9 +1,5 @@
-"""Per-hop evidence: for multi-hop questions, which hop's gold paragraph each method read.
-
-Evidence recall averages over a question's paragraphs; keeping each hop of its
-``decomposition`` apart shows *where* a chain breaks (the bridge entity's paragraph is what
-graph methods claim to reach). A hop counts as found by the test of
-``metrics.EvidenceIndex.evidence_recall``; a hop without a support paragraph is NaN.
+"""Per-hop evidence: which hop of a multi-hop question's ``decomposition`` had its gold paragraph
+in the method's contexts, showing where a chain breaks (found as ``EvidenceIndex`` reads it).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""A report's one declared test family: every method against the baseline on every metric
-that can tell methods apart, Holm-adjusted over the whole family at once.
-
-The report, the cross-corpus summary, the README and the notebooks all read this family (the
-report writes it to ``tests.csv`` and ``run.json``), so one comparison has one p everywhere.
-A metric is left out, and listed, when it is saturated (``SATURATED_SHARE`` of its scores at
-one value: equal scores cannot separate methods) or when its judge was not shown informative
-on planted controls.
+"""A report's one declared test family: every method against the baseline on every metric that
+can tell methods apart, Holm-adjusted together, so one comparison has one p in the report, the
+cross-corpus summary and the notebooks. Saturated metrics and metrics whose judge was not shown
+informative are listed, not tested.
 """
 
 from __future__ import annotations
@@ -97,18 +93,6 @@ class Family:
             "saturated": {m: asdict(s) for m, s in self.saturated.items()},
             "untested": self.untested,
         }
-
-    @classmethod
-    def from_json(cls, declared: dict[str, Any], tests: pd.DataFrame) -> Family:
-        """Return the family a report wrote: ``run.json``'s declaration and its tests."""
-        return cls(
-            baseline=declared["baseline"],
-            methods=list(declared["methods"]),
-            metrics=list(declared["metrics"]),
-            tests=tests.reindex(columns=FAMILY_COLUMNS),  # older reports: no power columns
-            saturated={m: Saturation(**s) for m, s in declared["saturated"].items()},
-            untested=dict(declared["untested"]),
-        )
 
 
 def baseline_of(methods: list[str]) -> str:

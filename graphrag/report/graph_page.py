@@ -1,7 +1,5 @@
-"""The entity graph as an interactive HTML page that needs no network (pyvis, inlined).
-
-The layout is the static figure's seeded spring layout with physics off, so a page is the
-same on every run.
+"""The entity graph as an interactive HTML page that needs no network (pyvis, inlined), laid
+out by a seeded spring layout with physics off, so a page is the same on every run.
 """
 
 from __future__ import annotations
