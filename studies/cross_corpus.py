@@ -31,7 +31,7 @@ from graphrag.eval.declared import PRIMARY_FIELD
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.judge import JUDGE_CALLS
 from graphrag.eval.runner import index_cost
-from graphrag.eval.significance import Family, declare_family
+from graphrag.eval.significance import FAMILY_COLUMNS, Family, Saturation, declare_family
 from graphrag.report.analysis import Analysis, analyse, report_family
 from graphrag.report.eval_report import RUN_JSON, TESTS_CSV
 from graphrag.report.headline import headline, restrict, tuned_of
@@ -84,6 +84,18 @@ class CorpusReport:
     @property
     def n_questions(self) -> int:
         return int(self.analysis.records["question_id"].nunique())
+
+
+def family_from_json(declared: dict[str, Any], tests: pd.DataFrame) -> Family:
+    """Return the family a report wrote: ``run.json``'s declaration and its ``tests.csv``."""
+    return Family(
+        baseline=declared["baseline"],
+        methods=list(declared["methods"]),
+        metrics=list(declared["metrics"]),
+        tests=tests.reindex(columns=FAMILY_COLUMNS),  # older reports: no power columns
+        saturated={m: Saturation(**s) for m, s in declared["saturated"].items()},
+        untested=dict(declared["untested"]),
+    )
 
 
 def _meta_from_summary(path: Path) -> dict[str, Any]:
@@ -224,7 +236,7 @@ def _family(
     the report's its own family (the same metrics, tested against that baseline)."""
     declared = run.get("test_family")
     if declared and declared["baseline"] == baseline and (folder / TESTS_CSV).is_file():
-        return Family.from_json(declared, pd.read_csv(folder / TESTS_CSV))
+        return family_from_json(declared, pd.read_csv(folder / TESTS_CSV))
     if analysis.family.baseline == baseline:
         return analysis.family
     options = {"n_resamples": analysis.n_resamples, "seed": analysis.seed}

@@ -27,7 +27,7 @@ from studies.cross_corpus import (
     method_means,
     significant,
 )
-from studies.report_reading import p_phrase, partial_methods
+from studies.report_reading import p_phrase, partial_methods, smallest_p
 
 
 def _claim(row: Any, baseline: str) -> str:
@@ -68,7 +68,7 @@ def _quality_reading(report: CorpusReport, baseline: str) -> list[str]:
             f"{p_phrase(nearest.p_holm)})."
         )
     n = int(tested["n"].max())
-    floor = min(1.0, stats.smallest_p(n) * len(tested))
+    floor = min(1.0, smallest_p(n) * len(tested))
     if floor >= report.analysis.alpha:
         parts.append(
             f"With {n} questions and {len(tested)} tests in the family no difference can pass: "

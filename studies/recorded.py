@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag.eval import judge_validity
-from graphrag.eval.method_limits import MethodLimit, parse_method_limits
+from graphrag.eval.questions import MethodLimit, parse_method_limits
 from graphrag.llm.cache import canonical_json
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from graphrag.eval import judge_validity, stats
@@ -25,6 +26,14 @@ from graphrag.report.judged import judged
 from graphrag.report.tables import cell, count, md, number, p_text, signed, table, with_ci
 
 FLOOR_WORTH_SAYING = 0.001  # below it, the test's floor does not limit what can be called
+
+
+def smallest_p(n: int) -> float:
+    """Return the smallest p the paired test can give on ``n`` pairs: with few questions, no
+    difference may be able to pass Holm's correction."""
+    if n < stats.MIN_PAIRS:
+        return math.nan
+    return stats.paired_test(np.arange(1.0, n + 1.0), np.zeros(n)).p_value
 
 
 def p_phrase(value: float) -> str:
@@ -121,7 +130,7 @@ def _holm_floor(analysis: Analysis) -> tuple[int, float]:
     """Return (most pairs of a test, the smallest Holm p the family could give on them)."""
     tested = _tested(analysis)
     n = int(tested["n"].max())
-    return n, min(1.0, stats.smallest_p(n) * len(tested))
+    return n, min(1.0, smallest_p(n) * len(tested))
 
 
 def _nearest_miss(analysis: Analysis, tested: pd.DataFrame) -> list[str]:
@@ -165,7 +174,7 @@ def _power_line(analysis: Analysis) -> list[str]:
         return []
     return [
         f"- **Power**: on {n} questions the smallest p the paired test can give is "
-        f"{_p_value(stats.smallest_p(n))} (all {n} differences on one side), {_p_value(floor)} "
+        f"{_p_value(smallest_p(n))} (all {n} differences on one side), {_p_value(floor)} "
         f"after Holm over the family's {analysis.family.n_tests} tests; a difference is called "
         f"only below {number(analysis.alpha)}."
     ]

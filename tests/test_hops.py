@@ -15,14 +15,13 @@ from graphrag.eval.hops import (
     has_decompositions,
     hop_evidence,
     hop_shares,
-    telling_question,
 )
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
-from graphrag.report import plots as viz
 from graphrag.report.hop_tables import hops_section
 from graphrag.settings import REPO_ROOT
+from studies.hop_figures import plot_hop_evidence, telling_question
 
 PARAGRAPHS = {
     "p_film": "Blue Harbour is a 1961 film directed by Ana Lind.",
@@ -191,7 +190,7 @@ def test_real_demo_answers_per_hop_agree_with_their_evidence_recall(demo_index) 
 
 
 def test_hop_plot_draws_one_bar_per_method_and_hop_with_its_n(hops: pd.DataFrame) -> None:
-    figure = viz.plot_hop_evidence(hop_shares(hops))
+    figure = plot_hop_evidence(hop_shares(hops))
     axes = figure.axes[0]
     heights = [round(patch.get_height(), 3) for patch in axes.patches]
     # hops 1 and 2 for three methods, hop 3 (q3 only) for three: 9 bars, in method order.

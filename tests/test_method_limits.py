@@ -11,8 +11,7 @@ import pytest
 from conftest import MUSIQUE
 
 from graphrag.cli import main
-from graphrag.eval.method_limits import parse_method_limits
-from graphrag.eval.questions import QuestionSetError
+from graphrag.eval.questions import QuestionSetError, parse_method_limits
 from graphrag.query.registry import UnknownMethodError
 from graphrag.workbench import Workbench
 from studies.recorded import recorded_run

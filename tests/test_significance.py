@@ -12,6 +12,7 @@ from statsmodels.stats.multitest import multipletests
 from graphrag.eval import judge_validity, stats
 from graphrag.eval.significance import Family, baseline_of, declare_family, saturation
 from graphrag.report.analysis import analyse
+from studies.cross_corpus import family_from_json
 
 METHODS = ("naive", "hyde", "local", "global")
 N = 20
@@ -104,7 +105,7 @@ def test_holm_runs_over_the_whole_family_as_statsmodels_computes_it(family: Fami
 
 def test_the_family_round_trips_through_run_json_and_tests_csv(family: Family, tmp_path) -> None:
     family.tests.to_csv(tmp_path / "tests.csv", index=False)
-    again = Family.from_json(family.to_json(), pd.read_csv(tmp_path / "tests.csv"))
+    again = family_from_json(family.to_json(), pd.read_csv(tmp_path / "tests.csv"))
     assert again.declaration() == family.declaration()
     pd.testing.assert_frame_equal(again.tests, family.tests)
 

@@ -8,8 +8,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from graphrag.cli import main
-from graphrag.report.graph_page import interactive_graph_html
-from graphrag.report.plots import community_of
+from graphrag.report.graph_page import community_of, interactive_graph_html
 
 
 class _Resources(HTMLParser):

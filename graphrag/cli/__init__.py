@@ -15,10 +15,9 @@ from graphrag.eval.declared import GATE_FORM, PRIMARY_FORM, DeclarationError, pa
 from graphrag.eval.generate import KINDS
 from graphrag.eval.generate_filter import DEFAULT_SEED, SPLIT_CHOICES
 from graphrag.eval.judge_validity import DEFAULT_PAIRS
-from graphrag.eval.method_limits import parse_method_limits
 from graphrag.eval.pairwise import DEFAULT_CONTROLS
 from graphrag.eval.power import PowerPlanError
-from graphrag.eval.questions import DEFAULT_SPLIT, QuestionSetError
+from graphrag.eval.questions import DEFAULT_SPLIT, QuestionSetError, parse_method_limits
 from graphrag.eval.retrieval import RetrievalEvalError
 from graphrag.index.extract.quality import GoldGraphError
 from graphrag.index.incremental import IncrementalError

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from graphrag.eval.benchmarks import convert_benchmark
 from graphrag.eval.declared import Gate, check_names, judge_gate, parse_primary
-from graphrag.eval.dry_run import planned_questions
 from graphrag.eval.generate import KINDS
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
 from graphrag.eval.power import headline_questions, power_lines
 from graphrag.eval.questions import load_questions
 from graphrag.eval.retrieval import SCORES
+from graphrag.eval.runner import planned_questions
 from graphrag.eval.unanswerable import plant
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.incremental import update_index

@@ -24,14 +24,8 @@ import pandas as pd
 FORMATS = ("musique", "hotpotqa", "cmrc2018", "graphrag-bench")
 MUSIQUE_FILE = "musique_train.json"
 CMRC_FILE = "cmrc2018_dev.json"  # its test set's answers are hidden; dev is the public gold
-KEPT_SOURCE_FILES = (
-    "README.txt",
-    "README.md",
-    "LICENSE",
-    "LICENCE",
-    "LICENSE.txt",
-    "HippoRAG_LICENSE.txt",
-)
+KEPT_SOURCE_FILES = ("README.txt", "README.md", "LICENSE", "LICENCE", "LICENSE.txt")
+KEPT_SOURCE_FILES += ("HippoRAG_LICENSE.txt",)
 
 
 class BenchmarkError(ValueError):
@@ -166,26 +160,19 @@ class ConversionSummary:
                 f"{self.questions} questions ({mix}); {self.documents} books written to {self.out}"
             )
         mix = ", ".join(f"{h}-hop {n}" for h, n in sorted(self.hops.items()))
+        gold, others = self.gold_documents, self.documents - self.gold_documents
         return (
-            f"{self.questions} questions ({mix}); {self.documents} documents "
-            f"({self.gold_documents} gold, {self.documents - self.gold_documents} distractors) "
-            f"written to {self.out}"
+            f"{self.questions} questions ({mix}); {self.documents} documents ({gold} gold, "
+            f"{others} distractors) written to {self.out}"
         )
 
 
 def question_record(question: BenchmarkQuestion) -> dict:
     """Return the question-set line (see ``graphrag.eval.questions``) for one question."""
     support = list(dict.fromkeys(p.doc_id for p in question.paragraphs if p.supporting))
-    record = {
-        "id": question.id,
-        "question": question.question,
-        "reference": question.answer,
-        "type": question.kind,
-        "support": support,
-        "answer_keywords": [question.answer],
-        "aliases": question.aliases,
-        "answer_format": "short",
-    }
+    record = {"id": question.id, "question": question.question, "reference": question.answer}
+    record |= {"type": question.kind, "support": support, "answer_keywords": [question.answer]}
+    record |= {"aliases": question.aliases, "answer_format": "short"}
     if question.hops:
         record["hops"] = question.hops
     if question.decomposition:
@@ -215,10 +202,7 @@ def convert(
     if not kept:
         raise BenchmarkError("no questions to convert (n_questions must be at least 1)")
     out = Path(out)
-    docs = out / "docs"
-    if docs.exists():
-        shutil.rmtree(docs)
-    docs.mkdir(parents=True)
+    docs = _empty_docs(out)
     written: dict[str, bool] = {}
     lines = []
     hops: dict[int, int] = {}
@@ -241,11 +225,21 @@ def convert(
         hops[question.hops or 0] = hops.get(question.hops or 0, 0) + 1
     (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if source is not None:
-        folder = source if source.is_dir() else source.parent
-        for name in KEPT_SOURCE_FILES:
-            if (folder / name).is_file():
-                shutil.copy(folder / name, out / f"SOURCE_{name}")
+        _copy_attribution(source if source.is_dir() else source.parent, out, KEPT_SOURCE_FILES)
     return ConversionSummary(out, len(kept), len(written), sum(written.values()), hops)
+
+
+def _copy_attribution(folder: Path, out: Path, names: tuple[str, ...]) -> None:
+    """Copy the licence and README files of the source beside the data, as ``SOURCE_<name>``."""
+    for name in (n for n in names if (folder / n).is_file()):
+        shutil.copy(folder / name, out / f"SOURCE_{name}")
+
+
+def _empty_docs(out: Path) -> Path:
+    """Return ``out/docs``, emptied (a conversion replaces a previous one's documents)."""
+    shutil.rmtree(out / "docs", ignore_errors=True)
+    (out / "docs").mkdir(parents=True)
+    return out / "docs"
 
 
 def split_by_document(questions: list[BenchmarkQuestion], seed: int) -> dict[str, str]:
@@ -305,10 +299,7 @@ def convert_graphrag_bench(source: str | Path, out: str | Path) -> ConversionSum
         books, rows = (pd.read_parquet(source / name) for name in GRAPHRAG_BENCH_FILES)
     except (OSError, ValueError) as err:
         raise BenchmarkError(f"GraphRAG-Bench folder {source}: {err}") from err
-    docs = out / "docs"
-    if docs.exists():
-        shutil.rmtree(docs)
-    docs.mkdir(parents=True)
+    docs = _empty_docs(out)
     for book in books.itertuples(index=False):
         text = f"# {book.corpus_name}\n\n{book.context.strip()}\n"
         (docs / f"{book.corpus_name}.md").write_text(text, encoding="utf-8")
@@ -320,21 +311,12 @@ def convert_graphrag_bench(source: str | Path, out: str | Path) -> ConversionSum
             raise BenchmarkError(f"{source}: question [{i}] ({row.id}) has an unknown type or book")
         category = row.question_type.lower().replace(" ", "_")
         kinds[category] = kinds.get(category, 0) + 1
-        record = {
-            "id": row.id,
-            "question": row.question,
-            "reference": row.answer,
-            "type": GRAPHRAG_BENCH_TYPES[row.question_type],
-            "category": category,
-            "book": row.source,
-            "split": "dev" if row.source in dev else "test",
-            "support": [],
-            "answer_keywords": [row.answer] if category == "fact_retrieval" else [],
-            "evidence": [s.strip() for s in row.evidence.split(";") if s.strip()],
-        }
+        record = {"id": row.id, "question": row.question, "reference": row.answer}
+        record |= {"type": GRAPHRAG_BENCH_TYPES[row.question_type], "category": category}
+        record |= {"book": row.source, "split": "dev" if row.source in dev else "test"}
+        record |= {"support": [], "answer_keywords": [row.answer] * (category == "fact_retrieval")}
+        record["evidence"] = [s.strip() for s in row.evidence.split(";") if s.strip()]
         lines.append(json.dumps(record, ensure_ascii=False))
     (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    for name in ("README.txt", "LICENSE.txt"):
-        if (source / name).is_file():
-            shutil.copy(source / name, out / f"SOURCE_{name}")
+    _copy_attribution(source, out, ("README.txt", "LICENSE.txt"))
     return ConversionSummary(out, len(lines), len(books), 0, {}, kinds)

@@ -1,14 +1,7 @@
-"""Comparisons stated before a run: a report's primary hypothesis and a quality gate for CI.
-
-A **primary hypothesis** ("hipporag > naive on recall@5": method, direction, baseline,
-metric; from ``eval.primary`` or ``--primary``) is the one comparison a report was run for:
-tested alone at ``stats.ALPHA`` (paired Wilcoxon, two-sided, so its p and its 95% CI agree) and
-printed first; it is left out of the report's family, whose tests are exploratory. Declared
-after seeing the results it is one more exploratory test, so a report says when it had none.
-
-A **gate** ("hipporag recall@5 >= naive - 0.02") passes when the lower bound of the 95% paired
-CI of METHOD − BASELINE is at least −MARGIN: the change is blocked unless the run shows it is
-no worse than the margin, not merely that its mean is.
+"""Comparisons stated before a run: a primary hypothesis ("hipporag > naive on recall@5"), tested
+alone and printed first while the family's tests are exploratory; and a CI gate ("hipporag
+recall@5 >= naive - 0.02") that passes only when the 95% paired CI's lower bound of
+METHOD − BASELINE is at least −MARGIN, not merely its mean.
 """
 
 from __future__ import annotations
@@ -115,6 +108,18 @@ def paired(
             f"{what}: no records of {', '.join(absent)} (methods: {', '.join(table.columns)})"
         )
     return stats.paired_test(table[method].to_numpy(), table[baseline].to_numpy(), **options)
+
+
+def without_primary(
+    tables: dict[str, pd.DataFrame], primary: str | None, baseline: str
+) -> dict[str, pd.DataFrame]:
+    """Return ``tables`` (metric -> question x method) without the primary hypothesis's
+    method on its metric when it is tested against ``baseline``: it is tested alone."""
+    declared = parse_primary(primary)
+    if declared and declared.baseline == baseline and declared.metric in tables:
+        table = tables[declared.metric].drop(columns=declared.method, errors="ignore")
+        tables = {**tables, declared.metric: table}
+    return tables
 
 
 def primary_verdict(primary: Primary, result: stats.PairedResult, alpha: float) -> str:

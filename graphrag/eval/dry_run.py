@@ -1,13 +1,7 @@
-"""What a run will cost before it starts (``graphrag index --dry-run``, ``eval --dry-run``),
-without calling a model; in eval/, the lowest layer that reaches what both dry runs count.
-
-Counted for real: chunks, extraction calls, each first extraction request (built as the run
-sends it and looked up in the cache: a recorded one costs no model time), the questions kept,
-the judge sample, control pairs, pairwise jobs and their grade prompts, closed-book requests.
-What only retrieval and the replies decide is measured on committed recorded runs
-(``cost_assumptions.json``, written by ``python -m studies.cost_model --write``); the requests
-behind it cannot be looked up, so their time is an upper bound when they are recorded. Each
-stage says which (its ``basis``); the model's speed and an estimate's shape: graphrag/llm/cost.py.
+"""What a run will cost before it starts (``index --dry-run``, ``eval --dry-run``), calling no
+model. Counted for real: chunks, calls, each first extraction request (looked up in the cache),
+questions, judge sample, controls, pairwise prompts. What only the replies decide is measured on
+recorded runs (``cost_assumptions.json``, ``studies.cost_model``); each stage names its basis.
 """
 
 from __future__ import annotations
@@ -23,8 +17,7 @@ from graphrag import schemas as S
 from graphrag.eval import pairwise, runner
 from graphrag.eval.judge import ANSWER_RELEVANCY_STRICTNESS, SAMPLED_METRICS
 from graphrag.eval.judge_validity import CONTROLS, DEFAULT_PAIRS
-from graphrag.eval.method_limits import MethodLimit, limited_to
-from graphrag.eval.questions import load_questions
+from graphrag.eval.questions import MethodLimit, limited_to
 from graphrag.index.extract import stage as extraction
 from graphrag.index.extract.record_calls import records_request
 from graphrag.index.extract.records import RECORD_STOP
@@ -250,7 +243,7 @@ def estimate_eval(
     :func:`graphrag.eval.runner.run_evaluation`)."""
     figures = assumptions("eval")
     per_method, kinds = figures["methods"], figures["judge_calls"]
-    questions = planned_questions(index, questions_path, types, limit)
+    questions = runner.planned_questions(index, questions_path, types, limit)
     texts, rows, limits = list(questions["question"]), list(questions.iterrows()), method_limits
     answered = {
         m: [
@@ -352,17 +345,6 @@ def _pairwise(
     return stages + [
         stage("closed-book", len(judged), *live, speeds[0], basis, cached, tuple(recorded))
     ]
-
-
-def planned_questions(
-    index: Index, questions_path: str | Path, types: list[str] | None, limit: int | None
-) -> pd.DataFrame:
-    """Return the questions an evaluation will answer, as the runner keeps them."""
-    questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
-    questions = runner.interleave_types(
-        questions[questions["type"].isin(types)] if types else questions
-    )
-    return questions.head(limit) if limit else questions
 
 
 def eval_stage_parts(estimate: CostEstimate) -> dict[str, list[str]]:

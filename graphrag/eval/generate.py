@@ -1,22 +1,8 @@
-"""Questions for a corpus that has none (``graphrag questions generate``), built from its index.
-
-Three kinds, each from what the index already holds (BenchmarkQED's AutoQ samples text for its
-local questions and clusters for its global ones; here the graph gives the clusters and the
-bridges):
-
-- ``local``: one text unit and an entity it mentions (the question's focus); the reference
-  answer is the unit's, the support its document.
-- ``multi_hop``: two text units joined through a graph entity both mention (the bridge): the
-  question names the bridge by a fact of one unit and asks for a fact of the other; both
-  units are the support, the bridge is kept in ``bridge_entity``.
-- ``global``: one community report; the question asks about its theme, the keywords are
-  terms a good answer names, the support is every document under the community.
-
-Every candidate is then filtered (graphrag/eval/generate_filter.py): near duplicates, those the
-answering model answers closed-book, those the judge finds unanswered by their support. What
-is kept is written in the question-set format (graphrag/eval/questions.py) with a ``split``,
-so ``graphrag eval`` reads it as it is. The sampling is seeded: a seed gives the same
-candidates, hence (the calls being cached) the same set.
+"""Questions for a corpus that has none (``graphrag questions generate``), from its index:
+``local`` (one text unit and an entity it mentions), ``multi_hop`` (two text units bridged by
+a graph entity both mention, named by a fact of one, asking for a fact of the other) and
+``global`` (one community report's theme; support: every document under it), as BenchmarkQED's
+AutoQ samples text and clusters. Sampling is seeded; ``generate_filter`` filters them.
 """
 
 from __future__ import annotations
@@ -144,17 +130,9 @@ def local_candidates(index: Index, n: int, rng: np.random.Generator) -> list[Can
         if number > n:
             break
         text = corpus.text[unit]
-        chosen.append(
-            Candidate(
-                "local",
-                number,
-                f"text unit {unit}, about {entity}",
-                text,
-                [unit],
-                corpus.documents_of([unit]),
-                prompts.question_local(text, entity),
-            )
-        )
+        source = f"text unit {unit}, about {entity}"
+        documents, messages = corpus.documents_of([unit]), prompts.question_local(text, entity)
+        chosen.append(Candidate("local", number, source, text, [unit], documents, messages))
     return chosen
 
 
@@ -184,19 +162,11 @@ def bridge_candidates(index: Index, n: int, rng: np.random.Generator) -> list[Ca
         used.add(frozenset((first, second)))
         if rng.random() < 0.5:
             first, second = second, first
-        texts = corpus.text[first], corpus.text[second]
-        chosen.append(
-            Candidate(
-                "multi_hop",
-                len(chosen) + 1,
-                f"text units {first} + {second}, bridged by {entity}",
-                f"{texts[0]}\n\n{texts[1]}",
-                [first, second],
-                corpus.documents_of([first, second]),
-                prompts.question_bridge(*texts, entity),
-                bridge=entity,
-            )
-        )
+        texts, units = (corpus.text[first], corpus.text[second]), [first, second]
+        source = f"text units {first} + {second}, bridged by {entity}"
+        messages = prompts.question_bridge(*texts, entity)
+        fields = (source, "\n\n".join(texts), units, corpus.documents_of(units), messages)
+        chosen.append(Candidate("multi_hop", len(chosen) + 1, *fields, bridge=entity))
     return chosen
 
 
@@ -214,16 +184,10 @@ def global_candidates(index: Index, n: int, rng: np.random.Generator) -> list[Ca
     for number, row in enumerate(rows[:n], start=1):
         units = [u for u in units_of.get(row[S.COMMUNITY], []) if u in corpus.text]
         text = str(row[S.FULL_CONTENT])
+        source = f"community {row[S.COMMUNITY]} (level {row[S.LEVEL]}): {row[S.TITLE]}"
+        messages = prompts.question_global(text)
         chosen.append(
-            Candidate(
-                "global",
-                number,
-                f"community {row[S.COMMUNITY]} (level {row[S.LEVEL]}): {row[S.TITLE]}",
-                text,
-                units,
-                corpus.documents_of(units),
-                prompts.question_global(text),
-            )
+            Candidate("global", number, source, text, units, corpus.documents_of(units), messages)
         )
     return chosen
 

@@ -1,26 +1,10 @@
-"""The filters every generated question passes (graphrag/eval/generate.py makes them), the
-``split`` it is given, and the filter log: how many candidates of each kind each filter
-removed, and the share kept.
-
-The split is ``test`` unless asked otherwise: the user has tuned nothing on questions just
-generated, so a report of them is a held-out measurement, not a tuning set. ``dev`` (the user
-will choose settings on them) or ``dev+test`` (dealt by :func:`assign_splits`) are asked for.
-
-In the order they run (each reads only what the one before kept; the model calls of one
-candidate run one after another, a few candidates at a time, so the first finish first):
-
-1. **malformed**: no valid reply, not a question, or no keyword the support holds outside
-   the question (graphrag/eval/generate.py, ``tidy``);
-2. **closed-book**: the answering model is asked the question with no context (a short prompt);
-   when its answer holds every keyword (``metrics.holds_term``) or reaches a token F1 of
-   ``CLOSED_BOOK_F1`` with the reference (``metrics.token_f1``) on the words the question
-   does not hold, the question tests what the model knows, not the retrieval, and is dropped;
-3. **unanswerable**: the judge (``[judge]``) reads the support (the text units, or the report of
-   a global question) and says whether it answers the question and states the reference; a
-   "no", or no valid verdict, drops it;
-4. **near duplicates**: a question whose embedding's cosine with an earlier kept question's is
-   at least ``DUPLICATE_COSINE`` is dropped (last: a duplicate of a question the model
-   calls dropped is kept).
+"""The filters every generated question passes (``generate.py`` makes them), in order, each
+reading only what the one before kept: malformed (``generate.tidy``); closed-book (the
+answering model answers it with no context: it tests the model, not the retrieval); unanswerable
+(the judge finds no answer in its support); near duplicates (``DUPLICATE_COSINE``, last, so a
+duplicate of a dropped question is kept). Then each kept question gets a ``split``: ``test``
+unless asked (nothing was tuned on questions just generated), ``dev``, or ``dev+test`` dealt.
+A filter log counts what each filter removed per kind (docs/questions.md).
 """
 
 from __future__ import annotations
@@ -186,27 +170,15 @@ class GeneratedSet:
         lines = [json.dumps(r, ensure_ascii=False) for r in self.records]
         out.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
         log = out.with_name(f"{out.stem}.filter_log.json")
+        fields = ("id", "kind", "source", "question", "reference", "keywords")
         fates = [
-            {
-                "id": c.id,
-                "kind": c.kind,
-                "source": c.source,
-                "question": c.question,
-                "reference": c.reference,
-                "keywords": c.keywords,
-                "closed_book_answer": c.closed_book,
-                "dropped": c.dropped,
-                "why": c.why,
-            }
+            {f: getattr(c, f) for f in fields}
+            | {"closed_book_answer": c.closed_book, "dropped": c.dropped, "why": c.why}
             for c in self.candidates
         ]
         body = {"seed": self.seed, "counts": self.log(), "candidates": fates}
         log.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         return log
-
-
-def _still_kept(chosen: list[Candidate]) -> list[Candidate]:
-    return [c for c in chosen if not c.dropped]
 
 
 async def _filter_one(
@@ -228,9 +200,7 @@ def in_turn(chosen: list[Candidate]) -> list[Candidate]:
 
 
 async def _run(chosen: list[Candidate], llm: ChatLLM, judge: ChatLLM, concurrency: int) -> None:
-    # a few candidates at a time, each through all its calls: on a slow model the first
-    # finish first, instead of every generation call before any filter call
-    room = asyncio.Semaphore(concurrency)
+    room = asyncio.Semaphore(concurrency)  # a few at a time, each through all its calls
     await asyncio.gather(*(_filter_one(c, llm, judge, room) for c in in_turn(chosen)))
 
 
@@ -252,7 +222,7 @@ def generate_question_set(
         raise ValueError(f"split {split!r} is not one of {', '.join(SPLIT_CHOICES)}")
     chosen = in_turn(candidates(index, list(kinds or KINDS), count, seed))
     run_sync(_run(chosen, llm, judge, llm.settings.llm.concurrency))
-    drop_duplicates(_still_kept(chosen), embedder)
-    kept = _still_kept(chosen)
+    drop_duplicates([c for c in chosen if not c.dropped], embedder)
+    kept = [c for c in chosen if not c.dropped]
     dealt = assign_splits(kept, seed) if split == "dev+test" else {}
     return GeneratedSet([c.record(dealt.get(c.id, split)) for c in kept], chosen, seed, count)

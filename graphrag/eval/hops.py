@@ -1,9 +1,5 @@
-"""Per-hop evidence: for multi-hop questions, which hop's gold paragraph each method read.
-
-Evidence recall averages over a question's paragraphs; keeping each hop of its
-``decomposition`` apart shows *where* a chain breaks (the bridge entity's paragraph is what
-graph methods claim to reach). A hop counts as found by the test of
-``metrics.EvidenceIndex.evidence_recall``; a hop without a support paragraph is NaN.
+"""Per-hop evidence: which hop of a multi-hop question's ``decomposition`` had its gold paragraph
+in the method's contexts, showing where a chain breaks (found as ``EvidenceIndex`` reads it).
 """
 
 from __future__ import annotations
@@ -91,20 +87,3 @@ def all_hops_found(hops: pd.DataFrame) -> pd.DataFrame:
         lambda s: float((s.dropna() == 1.0).all()) if s.notna().any() else math.nan
     )
     return _question_table(complete, hops)
-
-
-def telling_question(hops: pd.DataFrame) -> str:
-    """Return the question to show hop by hop: the first on which the methods disagree about a
-    hop, else the first with a missed hop, else the first (preferring those all answered)."""
-    questions = list(pd.unique(hops["question_id"]))
-    methods = hops.groupby("question_id", sort=False)["method"].nunique()
-    everyone = [q for q in questions if methods[q] == hops["method"].nunique()]
-    questions = everyone or questions
-    spread = hops.groupby(["question_id", "hop"], sort=False)["found"].nunique()
-    split = set(spread[spread > 1].index.get_level_values("question_id"))
-    missed = set(hops.loc[hops["found"] == 0.0, "question_id"])
-    for chosen in (split, missed):
-        for question in questions:
-            if question in chosen:
-                return question
-    return questions[0]

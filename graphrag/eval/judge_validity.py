@@ -1,10 +1,6 @@
-"""Is the judge measuring anything? Planted controls scored by the same judge.
-
-Each RAGAS metric scores real (question, answer, contexts) triples beside controls it must
-score lower (``CONTROLS``): ``wrong_answer`` (facts swapped, digits shifted), ``other_answer``
-(the method's answer to another question), ``other_contexts`` (another question's contexts).
-A pair scores 1 when the real answer wins, 0.5 on a tie, 0 when it loses; a metric whose
-discrimination CI does not lie above 0.5 is "not informative on this judge".
+"""Is the judge measuring anything? Each RAGAS metric also scores planted controls it must score
+lower (``CONTROLS``: a wrong answer, another question's answer or contexts); a metric whose
+share of real-above-control pairs has a CI not above 0.5 is "not informative on this judge".
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""RAGAS judgements whose prompts fit the judge's slot: faithfulness and context recall over
-long contexts, judged in windows that fit (and faithfulness's statements in batches when
-they alone overflow it), instead of a prompt the server refuses.
-
-When ragas's own prompt fits, each metric makes ragas's own single call, byte for byte, so a
-recorded judgement replays. Otherwise the contexts are joined into as few windows as fit
-(a context too long alone is cut); a statement is supported (faithfulness) or attributed
-(context recall) when any window says so.
+"""RAGAS faithfulness and context recall whose prompts fit the judge's slot: when ragas's own
+prompt fits, its own single call (so a recorded judgement replays); otherwise the contexts are
+judged in windows that fit (statements in batches when they alone overflow), a statement
+counting when any window supports it.
 """
 
 from __future__ import annotations

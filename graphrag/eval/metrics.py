@@ -1,17 +1,7 @@
-"""Judge-free metrics: they need no LLM, so they are exact and free to recompute.
-
-Retrieval is scored over what the model actually read: ``evidence_recall`` counts a gold
-document as read when one of its text units sits verbatim in the prompt's contexts (summaries
-never do, so global search scores 0 by construction; ``gold_entity_reach`` measures it);
-``recall_at_k`` looks at the method's first k ranked text units. ``grounded_sentences`` is the
-share of answer sentences whose every name and number the corpus or question holds (a ceiling:
-a wrong claim made of the corpus's own words passes). A failed answer scores 0 on every metric
-that applies; NaN means only "does not apply".
-
-Chinese has no spaces: a term with a Chinese character at its edge matches by characters there
-("阿里巴巴" in "阿里巴巴集团"), and a Chinese answer's exact match and F1 compare characters with
-all punctuation gone (CMRC 2018's rule; it keeps Latin-script words whole). English text, with no
-Chinese character, scores as it always did.
+"""Judge-free metrics: exact and free to recompute. Retrieval is scored on what the model read
+(a gold document counts when one of its text units sits verbatim in the contexts, so summaries
+never do); a failed answer scores 0, NaN means "does not apply". Chinese terms match by
+characters at a Han edge, and Chinese answers' EM/F1 compare characters (CMRC 2018's rule).
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Head-to-head comparison of two methods' answers on the GraphRAG paper's four criteria.
 
-The small default judge picks by position when shown two answers, so each answer is rated
-alone, 1-5 per criterion, as the mean grade under the five digits' probabilities (G-Eval);
-A beats B on a question when its rating is more than ``TIE_BAND`` higher (1), loses when
-lower (0), else ties (0.5). A failed answer loses to an answer; two failures tie. Planted
-controls check the judge reads the answers; a closed-book answer checks it rewards the corpus.
+A small judge picks by position when shown two answers, so each answer is rated alone, 1-5 per
+criterion, as the mean grade under the digits' probabilities (G-Eval); a rating more than
+``TIE_BAND`` higher wins. Planted controls check the judge reads the answers; a closed-book
+answer checks it rewards the corpus.
 """
 
 from __future__ import annotations

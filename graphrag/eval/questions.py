@@ -1,14 +1,7 @@
-"""Question sets: a .jsonl of {id, question, reference, type, split, support, answer_keywords}.
-
-``split`` is ``dev`` or ``test``. Defaults may be chosen only on ``dev`` questions; a report's
-headline tables and its Reading are computed on ``test`` questions only (``report.headline``).
-A question without a ``split`` is ``test``: none of the workbench's defaults was chosen on a
-user's own questions, so they are held out from every choice made here. A set the user tunes
-on should mark those questions ``dev``.
-
-Benchmark sets (``graphrag convert``) add ``aliases``, ``hops``, ``decomposition`` (per-hop
-{question, answer, support}), ``gold_entities`` and ``answer_format`` ("short": answers end
-with an "Answer: …" line that exact match and token F1 score).
+"""Question sets: a .jsonl of {id, question, reference, type, split, support, answer_keywords}
+(benchmark sets add aliases, hops, decomposition, gold_entities, answer_format). ``split`` is
+``dev`` or ``test``; a question without one is ``test``, since no default was chosen on a
+user's own questions, and a report's headline reads only ``test`` (``report.headline``).
 """
 
 from __future__ import annotations
@@ -116,3 +109,45 @@ def load_questions(path: str | Path, documents: set[str] | None = None) -> pd.Da
     frame = pd.DataFrame(rows, columns=COLUMNS + BENCHMARK_COLUMNS)
     benchmark = [c for c in BENCHMARK_COLUMNS if frame[c].map(bool).any()]
     return frame[COLUMNS + benchmark]
+
+
+# Which questions of a set each method answers (``eval --method-limits``): the first N, or one
+# split's, so a costly method can be recorded on part of a set; its report n is its own and its
+# paired tests use the questions both methods answered.
+MethodLimit = int | str  # the first N questions, or one split's questions ("test")
+
+
+def parse_method_limits(text: str | None) -> dict[str, MethodLimit]:
+    """Return ``{"drift": 10, "hipporag": "test"}`` for "drift=10,hipporag=test" (empty or
+    "none": no limit)."""
+    limits: dict[str, MethodLimit] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item or item == "none":
+            continue
+        name, sep, value = item.partition("=")
+        value = value.strip()
+        if sep and value.isdigit() and int(value) >= 1:
+            limits[name.strip()] = int(value)
+        elif sep and value.isidentifier():
+            limits[name.strip()] = value
+        else:
+            raise ValueError(
+                f"method limit {item!r}: write METHOD=N with N a positive whole number, "
+                "e.g. drift=10, or METHOD=SPLIT, e.g. hipporag=test"
+            )
+    return limits
+
+
+def describe_limit(limit: MethodLimit) -> str:
+    """How a report names a method limit: "first 10" or "test split"."""
+    return f"first {limit}" if isinstance(limit, int) else f"{limit} split"
+
+
+def limited_to(limit: MethodLimit | None, position: int, question: pd.Series) -> bool:
+    """Whether a method with this limit answers the question at ``position``."""
+    if limit is None:
+        return True
+    if isinstance(limit, int):
+        return position < limit
+    return question.get("split") == limit

@@ -1,11 +1,7 @@
-"""Retrieval-only evaluation: what each method would show the model, scored with no answer.
-
-Evidence recall, recall@k and the ranking metrics (MRR; nDCG@k with binary relevance, a
-ranked text unit relevant when it holds a gold document not ranked above it: the gold the
-recall@k counts) need only a method's context and ranking, so they can be
-measured on far more questions than the model can answer in a sitting (as HippoRAG's papers
-report retrieval), with the answer reports' code (``metrics.EvidenceIndex``). Each method is
-compared with naive RAG by the paired test, Holm-corrected over the methods per metric.
+"""Retrieval-only evaluation: what each method would show the model, scored with no answer call
+(evidence recall, recall@k, MRR, nDCG@k with binary relevance), so it runs on far more questions
+than the model can answer, as HippoRAG's papers report retrieval. Each method is tested against
+naive RAG, Holm-corrected over the methods per metric.
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ import pandas as pd
 
 from graphrag import schemas as S
 from graphrag.eval import hops, stats
-from graphrag.eval.declared import PRIMARY_FIELD, check_names, parse_primary
+from graphrag.eval.declared import PRIMARY_FIELD, check_names, parse_primary, without_primary
 from graphrag.eval.metrics import EvidenceIndex
 from graphrag.eval.questions import DEFAULT_SPLIT, TUNED_FIELD, load_questions
 from graphrag.index.store import Index
@@ -180,8 +176,4 @@ def baseline_tests(
     Wilcoxon, Holm-corrected over the methods, one family per metric) but the declared
     ``primary`` comparison, which is tested alone (``eval.declared``)."""
     tables = {m: stats.scores_by_question(records, m) for m in SCORES if m in records}
-    declared = parse_primary(primary)
-    if declared and declared.baseline == BASELINE and declared.metric in tables:
-        table = tables[declared.metric]
-        tables[declared.metric] = table.drop(columns=declared.method, errors="ignore")
-    return stats.against_baseline(tables, BASELINE, **options)
+    return stats.against_baseline(without_primary(tables, primary, BASELINE), BASELINE, **options)

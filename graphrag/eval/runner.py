@@ -27,14 +27,21 @@ from graphrag.eval.judge import (
     Judge,
     gather_counted,
 )
-from graphrag.eval.method_limits import MethodLimit, describe_limit, limited_to
 from graphrag.eval.metrics import (
     JUDGE_FREE_METRICS,
     SHORT_ANSWER_FORMAT,
     EvidenceIndex,
     judge_free_columns,
 )
-from graphrag.eval.questions import DEFAULT_SPLIT, TUNED_FIELD, QuestionSetError, load_questions
+from graphrag.eval.questions import (
+    DEFAULT_SPLIT,
+    TUNED_FIELD,
+    MethodLimit,
+    QuestionSetError,
+    describe_limit,
+    limited_to,
+    load_questions,
+)
 from graphrag.index.extract.quality import load_gold_graph
 from graphrag.index.store import Index
 from graphrag.llm import progress as lines_of
@@ -95,6 +102,22 @@ def interleave_types(questions: pd.DataFrame) -> pd.DataFrame:
     return questions.iloc[order].reset_index(drop=True)
 
 
+def planned_questions(
+    index: Index, path: str | Path, types: list[str] | None, limit: int | None
+) -> pd.DataFrame:
+    """Return the questions an evaluation answers: of ``types``, round-robin by type, the
+    first ``limit``; a type the set lacks is an error."""
+    questions = load_questions(path, documents=set(index.documents[S.ID]))
+    unknown = sorted(set(types or ()) - set(questions["type"]))
+    if unknown:
+        there = ", ".join(sorted(set(questions["type"])))
+        raise QuestionSetError(
+            f"{path}: no question of type {', '.join(unknown)} (types there: {there})"
+        )
+    questions = interleave_types(questions[questions["type"].isin(types)] if types else questions)
+    return questions.head(limit) if limit else questions
+
+
 def judge_sample_ids(questions: pd.DataFrame, size: int, seed: int) -> set[str] | None:
     """Return the ids of the seeded judge sample: ``size`` questions drawn with ``seed`` from
     the ``test`` split when the set has a ``split`` column, else from all; None: no sample
@@ -131,8 +154,7 @@ async def evaluate_pair(
         raise
     except Exception as err:  # noqa: BLE001 - a failed answer is a record, not a crash
         error = error_summary(err)
-        record.update(answer="", answer_error=error, failures=[])
-        record.update({k: [] for k in LIST_FIELDS})
+        record.update(answer="", answer_error=error, failures=[], **{k: [] for k in LIST_FIELDS})
         record.update(dict.fromkeys(COUNT_FIELDS, 0), model_seconds=0.0, model_hosts="")
         for metric in metrics:
             record.update(_judged(metric, math.nan, f"no answer ({error})", Usage()))
@@ -158,12 +180,8 @@ async def evaluate_pair(
 
 def _judged(metric: str, value: float, error: str | None, usage: Usage) -> dict:
     """Return a record's columns of one judge metric: value, error, calls, completion tokens."""
-    calls, tokens = f"{metric}_calls", f"{metric}_completion_tokens"
-    return {
-        metric: value,
-        f"{metric}_error": error,
-        calls: usage.calls,
-        tokens: usage.completion_tokens,
+    return {metric: value, f"{metric}_error": error, f"{metric}_calls": usage.calls} | {
+        f"{metric}_completion_tokens": usage.completion_tokens
     }
 
 
@@ -191,7 +209,7 @@ def run_evaluation(
     """Evaluate the ``chosen`` methods over ``index`` on the question set and return what the
     report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
     per RAGAS metric / for the pairwise judge; ``pairwise_pairs``: "all" or "a:b,c:d";
-    ``method_limits``: see method_limits.py; ``judge_llm``: default ``llm``, the answering
+    ``method_limits``: see questions.py; ``judge_llm``: default ``llm``, the answering
     model judges itself; ``judge_sample``: the seeded judge sample's size (None: the setting
     ``eval.judge_sample``; 0: all); ``expected``: seconds per stage, for the progress ETA."""
     judge_llm = judge_llm or llm
@@ -199,18 +217,7 @@ def run_evaluation(
     primary = parse_primary(settings.eval.primary)  # a malformed one stops before any call
     check_names("primary hypothesis", primary, methods, [*JUDGE_FREE_METRICS, *metrics])
     judge_controls = judge_controls if metrics else 0
-    questions = load_questions(questions_path, documents=set(index.documents[S.ID]))
-    if types:
-        unknown = sorted(set(types) - set(questions["type"]))
-        if unknown:
-            raise QuestionSetError(
-                f"{questions_path}: no question of type {', '.join(unknown)} "
-                f"(types there: {', '.join(sorted(set(questions['type'])))})"
-            )
-        questions = questions[questions["type"].isin(types)]
-    questions = interleave_types(questions)
-    if limit:
-        questions = questions.head(limit)
+    questions = planned_questions(index, questions_path, types, limit)
     judge = Judge(settings, judge_llm, embedder, metrics)
     method_limits = method_limits or {}
     unknown = sorted(set(method_limits) - set(chosen))
@@ -238,25 +245,14 @@ def run_evaluation(
     names = [ANSWER_STAGE, *([CONTROLS_STAGE] if judge_controls else [])]
     names += [PAIRWISE_STAGE] if pairwise_pairs else []
     lines = lines_of.RunProgress(names, expected, progress, unit="answers")
+    in_flight = settings.llm.concurrency
     with lines.stage(ANSWER_STAGE, counts_gathers=False):
-        records = pd.DataFrame(run_sync(gather_counted(jobs, settings.llm.concurrency)))
+        records = pd.DataFrame(run_sync(gather_counted(jobs, in_flight)))
     # a control's replay miss is its own (collected per task), at any concurrency
-    with (
-        lines.stage(CONTROLS_STAGE, "judgements", False)
-        if CONTROLS_STAGE in names
-        else nullcontext()
-    ):
+    with lines.stage(CONTROLS_STAGE, "judgements", False) if judge_controls else nullcontext():
         controls = judge_validity.run_controls(
-            judge,
-            records,
-            questions,
-            metrics,
-            judge_controls,
-            settings.eval.seed,
-            settings.llm.concurrency,
+            judge, records, questions, metrics, judge_controls, settings.eval.seed, in_flight
         )
-    # the pairwise judge in replay: one pair at a time
-    in_flight = 1 if settings.cache.mode == "replay" else settings.llm.concurrency
     judgements = None
     if pairwise_pairs:
         pairs = pairwise.parse_pairs(pairwise_pairs, methods)
@@ -264,8 +260,9 @@ def run_evaluation(
         hyde = settings.query.methods["hyde"]
         closed_book = hyde.max_tokens  # every judged method is also rated against it
         with lines.stage(PAIRWISE_STAGE, "judgements", counts_gathers=False):
+            one = 1 if settings.cache.mode == "replay" else in_flight  # replay: a pair at a time
             judgements = pairwise.run_pairwise(
-                judge_llm, records, judged, pairs, in_flight, pairwise_controls, closed_book, llm
+                judge_llm, records, judged, pairs, one, pairwise_controls, closed_book, llm
             )
     beside = Path(questions_path).parent / "gold_graph.json"
     gold_path = gold_graph or (beside if beside.is_file() else None)

@@ -1,11 +1,7 @@
-"""A report's one declared test family: every method against the baseline on every metric
-that can tell methods apart, Holm-adjusted over the whole family at once.
-
-The report, the cross-corpus summary, the README and the notebooks all read this family (the
-report writes it to ``tests.csv`` and ``run.json``), so one comparison has one p everywhere.
-A metric is left out, and listed, when it is saturated (``SATURATED_SHARE`` of its scores at
-one value: equal scores cannot separate methods) or when its judge was not shown informative
-on planted controls.
+"""A report's one declared test family: every method against the baseline on every metric that
+can tell methods apart, Holm-adjusted together, so one comparison has one p in the report, the
+cross-corpus summary and the notebooks. Saturated metrics and metrics whose judge was not shown
+informative are listed, not tested.
 """
 
 from __future__ import annotations
@@ -98,18 +94,6 @@ class Family:
             "untested": self.untested,
         }
 
-    @classmethod
-    def from_json(cls, declared: dict[str, Any], tests: pd.DataFrame) -> Family:
-        """Return the family a report wrote: ``run.json``'s declaration and its tests."""
-        return cls(
-            baseline=declared["baseline"],
-            methods=list(declared["methods"]),
-            metrics=list(declared["metrics"]),
-            tests=tests.reindex(columns=FAMILY_COLUMNS),  # older reports: no power columns
-            saturated={m: Saturation(**s) for m, s in declared["saturated"].items()},
-            untested=dict(declared["untested"]),
-        )
-
 
 def baseline_of(methods: list[str]) -> str:
     """Return the method every other is tested against: naive RAG, else the first method."""
@@ -129,9 +113,7 @@ def declare_family(
     ``untested``, Holm-adjusted over all of them; a method with no pair on a metric is left
     out of it."""
     untested = {m: why for m, why in (untested or {}).items() if m in tables}
-    saturated = {}
-    rows = []
-    methods: list[str] = []
+    saturated, rows = {}, []
     for metric, scores in tables.items():
         if metric in untested:
             continue
@@ -139,17 +121,13 @@ def declare_family(
         if level.saturated:
             saturated[metric] = level
             continue
-        if baseline not in scores:
-            continue
-        for method in (m for m in scores.columns if m != baseline):
-            a, b = scores[method].to_numpy(), scores[baseline].to_numpy()
-            result = stats.paired_test(a, b, seed=seed, n_resamples=n_resamples)
-            if result.n:
-                rows.append({"metric": metric, "method": method, **result.row()})
-                methods += [] if method in methods else [method]
+        if baseline in scores:
+            rows += stats.baseline_rows(
+                metric, scores, baseline, seed=seed, n_resamples=n_resamples
+            )
     tests = pd.DataFrame(rows, columns=FAMILY_COLUMNS)
     tests["p_holm"] = stats.holm(tests["p_value"].tolist())
-    metrics = list(dict.fromkeys(tests["metric"]))
+    methods, metrics = (list(dict.fromkeys(tests[c])) for c in ("method", "metric"))
     return Family(baseline, methods, metrics, tests, saturated, untested)
 
 

@@ -122,15 +122,8 @@ def paired_test(
         )
         p_value = float(result.pvalue)
     sd = float(np.std(differences, ddof=1)) if n > 1 else math.nan
-    return PairedResult(
-        n,
-        estimate.mean,
-        estimate.low,
-        estimate.high,
-        p_value,
-        detectable_difference(sd, n),
-        questions_needed(sd, DETECT),
-    )
+    ci = (estimate.mean, estimate.low, estimate.high)
+    return PairedResult(n, *ci, p_value, detectable_difference(sd, n), questions_needed(sd, DETECT))
 
 
 def _t_sum(n: int, alpha: float, power: float) -> float:
@@ -203,27 +196,27 @@ def scores_by_question(records: pd.DataFrame, metric: str) -> pd.DataFrame:
     return table.astype(float).reindex(columns=methods_in_order(records))
 
 
+def baseline_rows(
+    metric: str, scores: pd.DataFrame, baseline: str, **options: int
+) -> list[dict[str, float]]:
+    """Return each method's paired test against ``baseline`` on one :func:`scores_by_question`
+    table, as test-table rows (no p_holm); a method with no pair is left out."""
+    rows = []
+    for method in (m for m in scores.columns if m != baseline):
+        result = paired_test(scores[method].to_numpy(), scores[baseline].to_numpy(), **options)
+        if result.n:
+            rows.append({"metric": metric, "method": method, **result.row()})
+    return rows
+
+
 def against_baseline(
-    tables: dict[str, pd.DataFrame],
-    baseline: str,
-    seed: int = DEFAULT_SEED,
-    n_resamples: int = DEFAULT_RESAMPLES,
+    tables: dict[str, pd.DataFrame], baseline: str, **options: int
 ) -> pd.DataFrame:
     """Return each method's paired test against ``baseline`` per metric of ``tables`` (metric ->
     :func:`scores_by_question` table), Holm-corrected within each metric."""
     rows = []
     for metric, scores in tables.items():
-        if baseline not in scores:
-            continue
-        family = []
-        for method in scores.columns:
-            if method == baseline:
-                continue
-            a, b = scores[method].to_numpy(), scores[baseline].to_numpy()
-            result = paired_test(a, b, seed=seed, n_resamples=n_resamples)
-            if result.n == 0:
-                continue
-            family.append({"metric": metric, "method": method, **result.row()})
+        family = baseline_rows(metric, scores, baseline, **options) if baseline in scores else []
         adjusted = holm([row["p_value"] for row in family])
         rows += [{**row, "p_holm": p} for row, p in zip(family, adjusted, strict=True)]
     return pd.DataFrame(rows, columns=BASELINE_TEST_COLUMNS)
@@ -257,14 +250,6 @@ def summarize(
 def summary_columns(metric: str, estimate: Estimate) -> dict[str, float]:
     """Return a ``summarize`` row's columns of ``metric`` for one estimate."""
     return {f"{metric}_{p}": v for p, v in zip(SUMMARY_PARTS, astuple(estimate), strict=True)}
-
-
-def smallest_p(n: int) -> float:
-    """Return the smallest p the paired test can give on ``n`` pairs: with few questions, no
-    difference may be able to pass Holm's correction."""
-    if n < MIN_PAIRS:
-        return math.nan
-    return paired_test(np.arange(1.0, n + 1.0), np.zeros(n)).p_value
 
 
 def summary_row(summary: pd.DataFrame, **keys: str) -> pd.Series | None:

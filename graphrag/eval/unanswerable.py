@@ -1,16 +1,9 @@
-"""Questions the documents cannot answer, planted beside the answerable ones, and whether an
-answer declined them (negative rejection, as RAG benchmarks score it).
+"""Planted unanswerable questions and whether an answer declined them (negative rejection).
 
-A planted question is an answerable one with its entity swapped for a name the corpus never
-writes: two names of the index's entities of one type recombined (the first part of one, the
-rest of another: "Mara Okafor" and "Jonah Whitlow" give "Mara Whitlow"; "王立" and "陈海明" give
-"王海明"). It reads as plausible and sits near the corpus's topics, which is what makes a model
-invent an answer from a neighbour's facts; no hand work, any corpus, any language. A name is
-used only if no text unit contains it (case-folded), so nothing in the documents answers it.
-
-Declining is read from the answer's words (English and Chinese phrases of "the documents do not
-say"), judge-free: the rate over planted questions is the rejection rate, over answerable ones
-the false-rejection rate.
+A planted question swaps an answerable question's entity for a recombined name of that type
+that no text unit contains ("Mara Okafor" + "Jonah Whitlow" -> "Mara Whitlow"): plausible and
+near the corpus, so a model is tempted to answer from a neighbour's facts. Declining is read
+from the answer's words (English and Chinese), judge-free.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The numbers an evaluation report is made of, computed once from the records.
-
-The tables and the plots (and the reading ``studies`` generates) all read one ``Analysis``,
-so the prose can never disagree with the tables it describes.
+"""The numbers an evaluation report is made of, computed once from the records: the tables,
+the plots and the reading ``studies`` generates all read one ``Analysis``, so they agree.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.declared import parse_primary
+from graphrag.eval.declared import without_primary
 from graphrag.eval.hops import ALL_HOPS, all_hops_found
 from graphrag.eval.metrics import JUDGE_FREE_METRICS
 from graphrag.eval.questions import QUESTION_TYPES
@@ -129,18 +127,6 @@ def report_family(
         m: d.verdict for m, d in discrimination.items() if d.verdict != judge_validity.INFORMATIVE
     }
     return declare_family(tables, baseline, untested, **options)
-
-
-def without_primary(
-    tables: dict[str, pd.DataFrame], primary: str | None, baseline: str
-) -> dict[str, pd.DataFrame]:
-    """Return ``tables`` (metric -> question x method) without the primary hypothesis's
-    method on its metric when it is tested against ``baseline``: it is tested alone."""
-    declared = parse_primary(primary)
-    if declared and declared.baseline == baseline and declared.metric in tables:
-        table = tables[declared.metric]
-        tables = {**tables, declared.metric: table.drop(columns=declared.method, errors="ignore")}
-    return tables
 
 
 def failed_answers(frame: pd.DataFrame) -> pd.Series:

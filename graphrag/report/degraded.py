@@ -1,10 +1,6 @@
-"""Degraded answers: answers a method gave after losing part of them (``Answer.failures``,
-the records' ``failures`` column: a dropped map batch or draft, a failed DRIFT follow-up, a
-lazy report that could not be written, report text cut to a batch budget).
-
-A failed answer (``answer_error``) has no answer at all; a degraded one has an answer and a
-non-empty ``failures`` list; a complete one neither. Records written before the column
-existed read as complete.
+"""Degraded answers: given after losing a step (the records' ``failures``: a dropped map batch
+or draft, a failed DRIFT follow-up, an unwritten lazy report, report text cut to a budget). A
+failed answer has none at all; records written before the column existed read as complete.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from graphrag.report.analysis import Analysis, answer_failures, failed_answers, rows_of
-from graphrag.report.tables import md, table
+from graphrag.report.tables import md, shorten, table
 
 FAILURES = "failures"
 FAILURE_TEXT_LIMIT = 160  # one failure's text in the list of degraded answers
@@ -58,11 +54,6 @@ def failure_texts(frame: pd.DataFrame) -> pd.Series:
     return pd.Series([text for failures in lists for text in failures], dtype=object)
 
 
-def _shorten(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= FAILURE_TEXT_LIMIT else flat[: FAILURE_TEXT_LIMIT - 1] + "…"
-
-
 def degraded_section(analysis: Analysis) -> list[str]:
     """Return the ``Degraded answers`` section: per method failed n and degraded n, and each
     degraded answer with what it lost (nothing when no answer was degraded)."""
@@ -76,7 +67,11 @@ def degraded_section(analysis: Analysis) -> list[str]:
         for method in analysis.methods
     ]
     rows = [
-        [md(row.question_id), md(row.method), md("; ".join(map(_shorten, failures)))]
+        [
+            md(row.question_id),
+            md(row.method),
+            md("; ".join(shorten(f, FAILURE_TEXT_LIMIT) for f in failures)),
+        ]
         for row, failures in zip(
             degraded.itertuples(index=False), failure_lists(degraded), strict=True
         )

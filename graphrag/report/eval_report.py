@@ -1,11 +1,7 @@
 """The evaluation report folder (``graphrag eval``): the records, ``summary.md``, ``run.json``,
-``tests.csv`` (the test family) and three plots.
-
-Everything is computed from the records and ``meta`` (``analysis``); the sections are in
-``sections``, the plots in ``plots``. The same inputs give a byte-identical ``summary.md``;
-``run.json`` is the run read back by a program. ``summary_sections`` hands the sections out
-by name, so a caller can add its own (``studies.report_prose`` adds a generated reading to
-the workbench's committed reports).
+``tests.csv`` (the test family) and three plots, byte-identical for the same inputs.
+``summary_sections`` hands the sections out by name, so ``studies.report_prose`` can add its
+generated reading to our committed reports.
 """
 
 from __future__ import annotations

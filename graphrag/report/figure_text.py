@@ -1,9 +1,6 @@
-"""Text on the evaluation figures, placed so a reader can read it.
-
-Tick labels are wrapped at underscores and turned when they would still run together; point
-labels are moved apart by adjustText with a fixed number of iterations (no time limit), so the
-same tables give the same PNG bytes; a caption says n and what the whiskers are. ``finish``
-does the placing once a figure holds everything else, and freezes its layout.
+"""Text on the evaluation figures, placed so a reader can read it: tick labels wrapped, then
+turned while they overlap; point labels moved apart by adjustText in a fixed number of
+iterations (no time limit), so the same tables give the same PNG bytes.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
-"""The entity graph as an interactive HTML page that needs no network (pyvis, inlined).
-
-The layout is the static figure's seeded spring layout with physics off, so a page is the
-same on every run.
+"""The entity graph as an interactive HTML page that needs no network (pyvis, inlined), laid
+out by a seeded spring layout with physics off, so a page is the same on every run.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,6 @@ from matplotlib.colors import to_hex
 
 from graphrag import schemas as S
 from graphrag.index.store import Index
-from graphrag.report.plots import community_of
 
 # pyvis's template links bootstrap from a CDN even when inlining; it only styles the menu
 # cards, so those links are dropped and the page needs no network.
@@ -30,6 +26,16 @@ _REMOTE_SCRIPT = re.compile(
 # vis-network's tooltip is one unwrapped line ("div." outranks the library's own rule)
 _TOOLTIP_STYLE = "<style>div.vis-tooltip{white-space:pre-wrap;max-width:34em}</style>"
 _NO_COMMUNITY = "none"
+
+
+def community_of(index: Index, level: int = 0) -> dict[str, int]:
+    """Return entity id -> community number at ``level`` (entities in none are left out)."""
+    rows = index.communities[index.communities[S.LEVEL] == level]
+    return {
+        e: int(c)
+        for c, members in zip(rows[S.COMMUNITY], rows[S.ENTITY_IDS], strict=True)
+        for e in members
+    }
 
 
 def _sources_line(unit_ids: list[str], documents: dict[str, list[str]]) -> str:
@@ -119,14 +125,3 @@ def write_interactive_graph(index: Index, out: str | Path, **options: Any) -> Pa
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(interactive_graph_html(index, **options), encoding="utf-8")
     return out
-
-
-def notebook_frame(html: str, height: int = 1000) -> Any:
-    """Return the page as an IPython HTML iframe (``srcdoc``): it needs no file or server."""
-    from IPython.display import HTML  # only in a notebook, where the [notebooks] extra is
-
-    # wrapped in a div: IPython warns about a bare <iframe> (it suggests a URL-based IFrame)
-    return HTML(
-        f'<div><iframe srcdoc="{escape(html, quote=True)}" width="100%" height="{height}" '
-        'style="border:none"></iframe></div>'
-    )

@@ -1,11 +1,6 @@
-"""Which records a report's headline is computed on: its ``test`` questions.
-
-Defaults may be chosen on ``dev`` questions only (``eval.questions``), so a score on them is a
-score on a tuning set. ``headline`` picks the rows the Scores-by-method table, the per-type
-tables, the head-to-head and the paired comparisons are computed on, and the label
-they carry; the Run, Failures and Cost sections and a secondary all-questions table read every
-record. Called once per report, where its records are read: ``eval_report.write_report`` (and
-``studies.cross_corpus.load_report``, so the cross-corpus summary reads the same rows).
+"""Which records a report's headline is computed on: its ``test`` questions, since defaults may
+be chosen on ``dev`` ones (a tuning set). The Run, Failures and Cost sections and a secondary
+all-questions table read every record; the cross-corpus summary picks the same rows.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Figures of an index and of an evaluation: every ``plot_*`` takes tables and returns a Figure.
-
-Index figures draw on a pyplot axes, so a notebook shows them inline; evaluation figures
-(from ``stats.summarize`` tables) build a Figure without pyplot, so a report writer keeps
-no figure open. Layouts are seeded and labels placed in a fixed number of steps
-(``figure_text``): the same tables give the same picture, byte for byte.
+"""The evaluation report's figures: every ``plot_*`` takes ``stats.summarize`` tables and
+returns a Figure built without pyplot, so a report writer keeps no figure open. Labels are
+placed in a fixed number of steps (``figure_text``): the same tables give the same PNG bytes.
 """
 
 from __future__ import annotations
@@ -12,36 +9,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import matplotlib.pyplot as plt
-import networkx as nx
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
 
-from graphrag import schemas as S
-from graphrag.eval.stats import (
-    DEFAULT_RESAMPLES,
-    column_mean,
-    frontier,
-    methods_in_order,
-    summary_row,
-)
-from graphrag.index.store import Index
-from graphrag.report.figure_text import (
-    PointLabel,
-    caption,
-    colours,
-    finish,
-    legend_right,
-    method_legend,
-    n_label,
-    named,
-    new_figure,
-    no_scores,
-    unscored_line,
-    whiskers,
-    wrap,
-)
+from graphrag.eval import stats
+from graphrag.report import figure_text as ft
 
 # The quality panels of the report's cost figure, those with scores drawn, in this order.
 # A cost axis is logarithmic when the dearest method costs this many times the cheapest.
@@ -49,90 +22,12 @@ LOG_COST_SPREAD = 4.0
 QUALITY_PANELS = ("keyword_hit_rate", "faithfulness", "answer_relevancy", "context_recall")
 
 
-def community_of(index: Index, level: int = 0) -> dict[str, int]:
-    """Return entity id -> community number at ``level`` (entities in none are left out)."""
-    rows = index.communities[index.communities[S.LEVEL] == level]
-    return {
-        e: int(c)
-        for c, members in zip(rows[S.COMMUNITY], rows[S.ENTITY_IDS], strict=True)
-        for e in members
-    }
-
-
-def plot_entity_graph(
-    index: Index, level: int = 0, seed: int = 7, label_top: int = 20, ax: plt.Axes | None = None
-) -> plt.Figure:
-    """Draw the entity graph, nodes coloured by community at ``level``, sized by degree."""
-    graph = index.graph()
-    membership = community_of(index, level)
-    ax = ax or plt.subplots(figsize=(11, 8))[1]
-    position = nx.spring_layout(graph, seed=seed, k=0.6, weight=S.WEIGHT)
-    palette = plt.get_cmap("tab20")
-    communities = sorted(set(membership.values()))
-    colour = {c: palette(i % 20) for i, c in enumerate(communities)}
-    nodes = list(graph.nodes())
-    nx.draw_networkx_edges(graph, position, ax=ax, alpha=0.25, width=0.8)
-    nx.draw_networkx_nodes(
-        graph,
-        position,
-        nodelist=nodes,
-        ax=ax,
-        node_color=[colour.get(membership.get(n), (0.75, 0.75, 0.75, 1.0)) for n in nodes],
-        node_size=[60 + 40 * graph.degree(n) for n in nodes],
-        linewidths=0.5,
-        edgecolors="white",
-    )
-    top = sorted(nodes, key=lambda n: (-graph.degree(n), graph.nodes[n][S.TITLE]))[:label_top]
-    nx.draw_networkx_labels(
-        graph, position, ax=ax, font_size=8, labels={n: graph.nodes[n][S.TITLE] for n in top}
-    )
-    for c in communities:
-        ax.scatter([], [], color=colour[c], label=f"community {c}")
-    ax.legend(
-        loc="lower left",
-        fontsize=7,
-        ncol=2,
-        frameon=False,
-        title=f"level {level} (grey: no community)",
-    )
-    ax.set_title(
-        f"Entity graph: {graph.number_of_nodes()} entities, "
-        f"{graph.number_of_edges()} relationships, coloured by level-{level} community"
-    )
-    ax.set_axis_off()
-    return ax.figure
-
-
-def community_sizes(index: Index) -> pd.DataFrame:
-    """Return one row per level: number of communities and their size spread."""
-    return (
-        index.communities.groupby(S.LEVEL)[S.SIZE]
-        .agg(communities="count", smallest="min", median="median", largest="max")
-        .reset_index()
-    )
-
-
-def plot_community_sizes(index: Index, ax: plt.Axes | None = None) -> plt.Figure:
-    """Bar chart of community sizes (entities), one group of bars per level."""
-    ax = ax or plt.subplots(figsize=(9, 4))[1]
-    table = index.communities.sort_values([S.LEVEL, S.SIZE], ascending=[True, False])
-    labels = [f"L{lv}:C{c}" for lv, c in zip(table[S.LEVEL], table[S.COMMUNITY], strict=True)]
-    palette = plt.get_cmap("tab10")
-    ax.bar(labels, table[S.SIZE], color=[palette(int(lv) % 10) for lv in table[S.LEVEL]])
-    ax.set_xlabel("community (level:number)")
-    ax.set_ylabel("entities")
-    ax.set_title("Community sizes per level")
-    ax.tick_params(axis="x", rotation=90, labelsize=7)
-    return ax.figure
-
-
-# --- evaluation ---------------------------------------------------------------------------
-# Every evaluation figure draws only metrics with scores, says n and what the whiskers are in
+# Every figure draws only metrics with scores, says n and what the whiskers are in
 # its caption, and takes ``notes``: metric -> a few words its panel names it with (e.g. the
 # judge's verdict on planted controls).
 
 
-def _interval(row: pd.Series | None, metric: str) -> tuple[float, float, float] | None:
+def bar_interval(row: pd.Series | None, metric: str) -> tuple[float, float, float] | None:
     """Return (mean, below, above) error-bar lengths, or None when there is no score."""
     if row is None or int(row[f"{metric}_n"]) == 0:
         return None
@@ -146,7 +41,7 @@ def _scored(summary: pd.DataFrame, metrics: Sequence[str]) -> tuple[list[str], l
     return drawn, [m for m in metrics if m not in drawn]
 
 
-def _bar(
+def draw_bar(
     axes: Any, x: float, width: float, interval: tuple[float, float, float], colour: Any
 ) -> None:
     mean, below, above = interval
@@ -157,7 +52,7 @@ def plot_metrics_by_method(
     by_method: pd.DataFrame,
     metrics: Sequence[str],
     *,
-    n_resamples: int = DEFAULT_RESAMPLES,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
     notes: dict[str, str] | None = None,
 ) -> Figure:
     """Return grouped bars of each scored metric's mean per method (``by_method``: a
@@ -165,33 +60,33 @@ def plot_metrics_by_method(
     the legend, a metric without any score is named in the caption, not drawn."""
     drawn, empty = _scored(by_method, metrics)
     if not drawn:
-        return no_scores(metrics)
-    methods = methods_in_order(by_method)
-    colour_of = colours(methods)
+        return ft.no_scores(metrics)
+    methods = stats.methods_in_order(by_method)
+    colour_of = ft.colours(methods)
     width = 0.8 / max(len(methods), 1)
-    figure = new_figure(max(6.0, 1.6 * len(drawn) + 2.0), 4.8)
+    figure = ft.new_figure(max(6.0, 1.6 * len(drawn) + 2.0), 4.8)
     axes = figure.subplots()
     missing: dict[str, list[str]] = {}
     for i, method in enumerate(methods):
-        row = summary_row(by_method, method=method)
+        row = stats.summary_row(by_method, method=method)
         for j, metric in enumerate(drawn):
-            interval = _interval(row, metric)
+            interval = bar_interval(row, metric)
             if interval is None:
                 missing.setdefault(method, []).append(metric)
                 continue
-            _bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colour_of[method])
-    counts = {m: n_label(by_method[f"{m}_n"]) for m in drawn}
+            draw_bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colour_of[method])
+    counts = {m: ft.n_label(by_method[f"{m}_n"]) for m in drawn}
     same = len(set(counts.values())) == 1
-    ticks = [wrap(named(m, notes)) + ("" if same else f"\n({counts[m]})") for m in drawn]
+    ticks = [ft.wrap(ft.named(m, notes)) + ("" if same else f"\n({counts[m]})") for m in drawn]
     axes.set_xticks(range(len(drawn)), ticks)
     axes.set_ylim(0, 1.05)
     axes.set_xlabel("Metric")
     axes.set_ylabel("Mean score")
     axes.set_title("Mean score by method")
-    legend_right(axes, method_legend(methods, missing))
+    ft.legend_right(axes, ft.method_legend(methods, missing))
     questions = f"{counts[drawn[0]]} questions per method" if same else "n under each metric"
-    caption(figure, [f"{questions}; {whiskers(n_resamples)}", unscored_line(empty)])
-    return finish(figure)
+    ft.caption(figure, [f"{questions}; {ft.whiskers(n_resamples)}", ft.unscored_line(empty)])
+    return ft.finish(figure)
 
 
 def plot_metrics_by_type(
@@ -199,7 +94,7 @@ def plot_metrics_by_type(
     metrics: Sequence[str],
     types: Sequence[str],
     *,
-    n_resamples: int = DEFAULT_RESAMPLES,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
     notes: dict[str, str] | None = None,
 ) -> Figure:
     """Return one panel per scored metric: mean per question type (in ``types`` order) and
@@ -207,32 +102,34 @@ def plot_metrics_by_type(
     no score for, a metric without any score is named in the caption, not drawn."""
     drawn, empty = _scored(by_type, metrics)
     if not drawn:
-        return no_scores(metrics)
-    methods = methods_in_order(by_type)
-    colour_of = colours(methods)
+        return ft.no_scores(metrics)
+    methods = stats.methods_in_order(by_type)
+    colour_of = ft.colours(methods)
     columns = min(3, len(drawn))
     rows = math.ceil(len(drawn) / columns)
     width = 0.8 / max(len(methods), 1)
-    figure = new_figure(4.2 * columns + 2.0, 3.6 * rows)
+    figure = ft.new_figure(4.2 * columns + 2.0, 3.6 * rows)
     grid = figure.subplots(rows, columns, squeeze=False).ravel()
     for axes, metric in zip(grid, drawn, strict=False):
         unscored = []
         for i, method in enumerate(methods):
             missing = []
             for j, kind in enumerate(types):
-                interval = _interval(summary_row(by_type, method=method, type=kind), metric)
+                interval = bar_interval(
+                    stats.summary_row(by_type, method=method, type=kind), metric
+                )
                 if interval is None:
                     missing.append(kind)
                     continue
-                _bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colour_of[method])
+                draw_bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colour_of[method])
             if missing:
                 where = "all types" if len(missing) == len(types) else ", ".join(missing)
                 unscored.append(f"{method} ({where})")
-        title = named(metric, notes)
+        title = ft.named(metric, notes)
         title += f"\n(no scores: {'; '.join(unscored)})" if unscored else ""
         axes.set_title(title, fontsize="medium" if not unscored else "small")
         ticks = [
-            f"{wrap(kind)}\n({n_label(by_type.loc[by_type['type'] == kind, f'{metric}_n'])})"
+            f"{ft.wrap(kind)}\n({ft.n_label(by_type.loc[by_type['type'] == kind, f'{metric}_n'])})"
             for kind in types
         ]
         axes.set_xticks(range(len(types)), ticks)
@@ -243,14 +140,14 @@ def plot_metrics_by_type(
         axes.remove()
     figure.suptitle("Mean score by question type and method")
     figure.legend(
-        handles=method_legend(methods, {}),
+        handles=ft.method_legend(methods, {}),
         loc="outside right upper",
         fontsize="small",
         title="Method",
     )
-    n_line = f"n under each type: questions per method of that type; {whiskers(n_resamples)}"
-    caption(figure, [n_line, unscored_line(empty)])
-    return finish(figure)
+    n_line = f"n under each type: questions per method of that type; {ft.whiskers(n_resamples)}"
+    ft.caption(figure, [n_line, ft.unscored_line(empty)])
+    return ft.finish(figure)
 
 
 def plot_cost_vs_quality(
@@ -258,7 +155,7 @@ def plot_cost_vs_quality(
     by_method: pd.DataFrame,
     metrics: Sequence[str],
     *,
-    n_resamples: int = DEFAULT_RESAMPLES,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
     notes: dict[str, str] | None = None,
 ) -> Figure:
     """Return the report's cost figure: ``plot_cost_quality_frontier`` of the
@@ -278,7 +175,7 @@ def plot_cost_quality_frontier(
     metrics: Sequence[str],
     cost_column: str = "model_seconds",
     *,
-    n_resamples: int = DEFAULT_RESAMPLES,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
     notes: dict[str, str] | None = None,
     per: str = "answer",
 ) -> Figure:
@@ -286,29 +183,31 @@ def plot_cost_quality_frontier(
     answer, one dot a method, the cost–quality frontier (``stats.frontier``) a dashed step line
     through its methods' filled dots (dominated ones hollow); labels never overlap. ``per``:
     what one record is ("question" for a retrieval report, which makes no answer)."""
-    methods = methods_in_order(by_method)
-    colour_of = colours(methods)
-    costs = {m: column_mean(records[records["method"] == m], cost_column) for m in methods}
+    methods = stats.methods_in_order(by_method)
+    colour_of = ft.colours(methods)
+    costs = {m: stats.column_mean(records[records["method"] == m], cost_column) for m in methods}
     panels = {}
     for metric in metrics:
-        intervals = {m: _interval(summary_row(by_method, method=m), metric) for m in methods}
+        intervals = {
+            m: bar_interval(stats.summary_row(by_method, method=m), metric) for m in methods
+        }
         drawn = {m: i for m, i in intervals.items() if i is not None and not math.isnan(costs[m])}
         if drawn:
             panels[metric] = drawn
     if not panels:
-        return no_scores(metrics, f"and a mean {cost_column}")
+        return ft.no_scores(metrics, f"and a mean {cost_column}")
     counts = {
-        metric: n_label(summary_row(by_method, method=m)[f"{metric}_n"] for m in drawn)
+        metric: ft.n_label(stats.summary_row(by_method, method=m)[f"{metric}_n"] for m in drawn)
         for metric, drawn in panels.items()
     }
     same = len(set(counts.values())) == 1
     columns = len(panels) if len(panels) <= 3 else 2
     rows = math.ceil(len(panels) / columns)
-    figure = new_figure(max(7.0, 5.5 * columns + 0.5), 4.6 * rows)
+    figure = ft.new_figure(max(7.0, 5.5 * columns + 0.5), 4.6 * rows)
     grid = figure.subplots(rows, columns, squeeze=False).ravel()
     labels = {}
     for axes, (metric, drawn) in zip(grid, panels.items(), strict=False):
-        front = frontier({m: costs[m] for m in drawn}, {m: i[0] for m, i in drawn.items()})
+        front = stats.frontier({m: costs[m] for m in drawn}, {m: i[0] for m, i in drawn.items()})
         for method, (mean, below, above) in drawn.items():  # labelled later, by ``finish``
             axes.errorbar(
                 costs[method],
@@ -329,12 +228,12 @@ def plot_cost_quality_frontier(
             linewidth=1,
         )
         labels[axes] = [
-            PointLabel(m, costs[m], i[0], i[0] - i[1], i[0] + i[2], m in front)
+            ft.PointLabel(m, costs[m], i[0], i[0] - i[1], i[0] + i[2], m in front)
             for m, i in drawn.items()
         ]
         unscored = [m for m in methods if m not in drawn]
         note = f"\n(not plotted: {', '.join(unscored)})" if unscored else ""
-        title = f"{named(metric, notes)} vs cost" + ("" if same else f" ({counts[metric]})")
+        title = f"{ft.named(metric, notes)} vs cost" + ("" if same else f" ({counts[metric]})")
         axes.set_title(title + note, fontsize="medium" if not note else "small")
         spread = [costs[m] for m in drawn]
         logarithmic = min(spread) > 0 and max(spread) >= LOG_COST_SPREAD * min(spread)
@@ -352,42 +251,12 @@ def plot_cost_quality_frontier(
         axes.remove()
     figure.suptitle(f"Quality against cost per {per}, one dot a method")
     questions = f"{counts[next(iter(panels))]} questions per method" if same else "n in each title"
-    caption(
+    ft.caption(
         figure,
         [
             "filled dots joined by the dashed step line: the cost–quality frontier "
             "(no method is cheaper and better); hollow: dominated",
-            f"{questions}; {whiskers(n_resamples)}",
+            f"{questions}; {ft.whiskers(n_resamples)}",
         ],
     )
-    return finish(figure, labels)
-
-
-def plot_hop_evidence(shares: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES) -> Figure:
-    """Return grouped bars: per hop position (``shares``: ``hops.hop_shares``), the share of
-    hops whose paragraph each method read, with 95% CI whiskers and n below the label."""
-    methods = methods_in_order(shares)
-    colour_of = colours(methods)
-    positions = sorted(int(h) for h in pd.unique(shares["hop"]))
-    width = 0.8 / max(len(methods), 1)
-    figure = new_figure(max(6.0, 1.8 * len(positions) + 3.0), 4.4)
-    axes = figure.subplots()
-    labels = []
-    for j, hop in enumerate(positions):
-        counts = set()
-        for i, method in enumerate(methods):
-            row = summary_row(shares, method=method, hop=hop)
-            interval = _interval(row, "found")
-            if interval is None:
-                continue
-            counts.add(int(row["found_n"]))
-            _bar(axes, j - 0.4 + width * (i + 0.5), width, interval, colour_of[method])
-        labels.append(f"hop {hop}\n(n={', '.join(map(str, sorted(counts)))})")
-    axes.set_xticks(range(len(positions)), labels)
-    axes.set_ylim(0, 1.05)
-    axes.set_ylabel("Share of hops whose paragraph was read")
-    axes.set_title("Evidence found per hop")
-    legend_right(axes, method_legend(methods, {}))
-    n_line = "n under each hop: questions with that hop, per method"
-    caption(figure, [f"{n_line}; {whiskers(n_resamples)}"])
-    return finish(figure)
+    return ft.finish(figure, labels)

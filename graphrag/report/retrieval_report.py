@@ -14,17 +14,9 @@ from graphrag.eval import stats
 from graphrag.eval.declared import PRIMARY_FIELD
 from graphrag.eval.hops import HOPS_CSV
 from graphrag.eval.retrieval import BASELINE, SCORE_NAMES, SCORES, baseline_tests
+from graphrag.report import tables
 from graphrag.report.headline import headline, primary_lines, restrict, tuned_of
 from graphrag.report.hop_tables import hops_section
-from graphrag.report.tables import (
-    POWER_NOTE,
-    baseline_tests_table,
-    cell,
-    md,
-    signed,
-    table,
-    with_ci,
-)
 
 ALPHA = 0.05  # as the answer reports (report.eval_report.write_report)
 RECORDS = "retrieval.parquet"
@@ -40,14 +32,14 @@ def score_table(records: pd.DataFrame, options: dict[str, int]) -> list[str]:
     summary = stats.summarize(records, [*scores, "context_tokens", "llm_calls"], **options)
     rows = [
         [
-            md(row["method"]),
-            *(cell(row, metric) for metric in scores),
+            tables.md(row["method"]),
+            *(tables.cell(row, metric) for metric in scores),
             f"{row['context_tokens_mean']:,.0f}",
             f"{row['llm_calls_mean']:.2f}",
         ]
         for _, row in summary.iterrows()
     ]
-    return table(["Method", *scores.values(), "Context tokens", "LLM calls"], rows)
+    return tables.table(["Method", *scores.values(), "Context tokens", "LLM calls"], rows)
 
 
 def by_type_section(records: pd.DataFrame, options: dict[str, int]) -> list[str]:
@@ -69,7 +61,10 @@ def by_type_section(records: pd.DataFrame, options: dict[str, int]) -> list[str]
     ]
     for metric, name in zip(SCORES, SCORE_NAMES, strict=True):
         rows = [
-            [md(m), *(cell(stats.summary_row(summary, method=m, type=t), metric) for t in types)]
+            [
+                tables.md(m),
+                *(tables.cell(stats.summary_row(summary, method=m, type=t), metric) for t in types),
+            ]
             for m in methods
         ]
         for m in (m for m in methods if m != BASELINE):
@@ -77,12 +72,12 @@ def by_type_section(records: pd.DataFrame, options: dict[str, int]) -> list[str]
             for t in types:
                 d = by_type[t].query("metric == @metric and method == @m")
                 diffs.append(
-                    with_ci(*d[["mean_diff", "ci_low", "ci_high"]].iloc[0], signed)
+                    tables.with_ci(*d[["mean_diff", "ci_low", "ci_high"]].iloc[0], tables.signed)
                     if len(d)
                     else "—"
                 )
-            rows.append([f"{md(m)} − {BASELINE}", *diffs])
-        lines += ["", f"### {name}", "", *table(["Method", *types], rows)]
+            rows.append([f"{tables.md(m)} − {BASELINE}", *diffs])
+        lines += ["", f"### {name}", "", *tables.table(["Method", *types], rows)]
     return lines
 
 
@@ -130,7 +125,7 @@ def write_report(
         "each gold paragraph credited once at the first unit holding it. "
         "Mean [95% bootstrap CI] (n = questions).",
         "",
-        *(f"- {k}: {md(v)}" for k, v in meta.items()),
+        *(f"- {k}: {tables.md(v)}" for k, v in meta.items()),
         "",
         *([label, ""] if label else []),
         *score_table(rows, options),
@@ -143,9 +138,9 @@ def write_report(
         "the methods compared with the baseline, one family per metric (a declared primary "
         "hypothesis is tested alone, above, and is not in its family).",
         "",
-        POWER_NOTE,
+        tables.POWER_NOTE,
         "",
-        *baseline_tests_table(tests, BASELINE, ALPHA),
+        *tables.baseline_tests_table(tests, BASELINE, ALPHA),
     ]
     if extra:
         lines += ["", *extra]

@@ -1,7 +1,5 @@
-"""The ``##`` sections of an evaluation's ``summary.md``, each from an ``Analysis``.
-
-Each ``*_section`` function returns the lines of one section; the cells are formatted by
-``tables``, so a number reads the same on every page.
+"""The ``##`` sections of an evaluation's ``summary.md``, each from an ``Analysis``, their cells
+formatted by ``tables`` so a number reads the same on every page.
 """
 
 from __future__ import annotations
@@ -17,19 +15,10 @@ from graphrag.eval.judge import NOT_RECORDED, NOT_SAMPLED
 from graphrag.eval.pairwise import TIE_BAND, closed_book_lines
 from graphrag.eval.pairwise import control_lines as pairwise_control_lines
 from graphrag.eval.stats import column_mean, summary_row
+from graphrag.report import tables
 from graphrag.report.analysis import Analysis, answer_failures, failed_in, headline_lines
 from graphrag.report.degraded import degraded_answers, degraded_in, failure_texts
 from graphrag.report.judged import discrimination_row, judged, ragas_cell, sample_lines
-from graphrag.report.tables import (
-    MISSING,
-    POWER_NOTE,
-    baseline_tests_table,
-    cell,
-    md,
-    number,
-    table,
-    with_ci,
-)
 from graphrag.settings import EMBEDDED_ENDPOINT
 
 COST_COLUMNS = (
@@ -61,13 +50,6 @@ def _meta_value(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(str(item) for item in value)
     return str(value)
-
-
-def _shorten(text: str) -> str:
-    flat = " ".join(text.split())
-    if len(flat) <= ERROR_TEXT_LIMIT:
-        return flat
-    return flat[: ERROR_TEXT_LIMIT - 1].rstrip() + "…"
 
 
 def judge_text(judge: dict[str, Any]) -> str:
@@ -109,7 +91,7 @@ def run_section(analysis: Analysis, meta: dict[str, Any]) -> list[str]:
     absent = [str(m) for m in listed if str(m) not in analysis.methods]
     if absent:
         lines.append(f"- **Methods without records:** {', '.join(absent)}")
-    lines.append(f"- **RAGAS metrics:** {', '.join(analysis.ragas_metrics) or MISSING}")
+    lines.append(f"- **RAGAS metrics:** {', '.join(analysis.ragas_metrics) or tables.MISSING}")
     lines.append(
         f"- **Statistics:** mean [95% percentile-bootstrap CI] (n = scored answers); "
         f"{analysis.n_resamples} resamples, seed {analysis.seed}"
@@ -120,7 +102,9 @@ def run_section(analysis: Analysis, meta: dict[str, Any]) -> list[str]:
 def _metric_cell(analysis: Analysis, summary: pd.DataFrame, metric: str, **keys: str) -> str:
     if metric in analysis.ragas_metrics:
         return ragas_cell(analysis, summary, metric, **keys)
-    return cell(summary_row(summary, **keys), metric, failed_answers=failed_in(analysis, **keys))
+    return tables.cell(
+        summary_row(summary, **keys), metric, failed_answers=failed_in(analysis, **keys)
+    )
 
 
 def _discrimination_lines(analysis: Analysis, metrics: Sequence[str]) -> list[str]:
@@ -134,7 +118,7 @@ def _discrimination_lines(analysis: Analysis, metrics: Sequence[str]) -> list[st
 
 def scores_section(analysis: Analysis) -> list[str]:
     rows = [
-        [md(method), str(failed_in(analysis, method=method))]
+        [tables.md(method), str(failed_in(analysis, method=method))]
         + [str(degraded_in(analysis, method=method))]
         + [_metric_cell(analysis, analysis.by_method, m, method=method) for m in analysis.metrics]
         for method in analysis.methods
@@ -145,7 +129,7 @@ def scores_section(analysis: Analysis) -> list[str]:
         "## Scores by method",
         "",
         *headline_lines(analysis),
-        *table(["Method", "Failed answers", "Degraded answers", *analysis.metrics], rows),
+        *tables.table(["Method", "Failed answers", "Degraded answers", *analysis.metrics], rows),
         "",
         "Degraded answers: given after losing a step (see Degraded answers), scored with "
         "the others. "
@@ -179,14 +163,14 @@ def by_type_section(analysis: Analysis) -> list[str]:
     lines = ["## Scores by question type", *(["", analysis.headline] if analysis.headline else [])]
     for metric in analysis.metrics:
         rows = [
-            [md(method)]
+            [tables.md(method)]
             + [
                 _metric_cell(analysis, analysis.by_type, metric, method=method, type=kind)
                 for kind in analysis.types
             ]
             for method in analysis.methods
         ]
-        lines += ["", f"### {metric}", "", *table(["Method", *analysis.types], rows)]
+        lines += ["", f"### {metric}", "", *tables.table(["Method", *analysis.types], rows)]
         if metric in analysis.discrimination:
             lines += ["", *_discrimination_lines(analysis, [metric])]
     return lines
@@ -197,7 +181,7 @@ def _most_common_error(errors: pd.Series) -> str:
     if not counts:
         return ""
     text, count = min(counts.items(), key=lambda item: (-item[1], item[0]))
-    return f"{_shorten(text)} (×{count})"
+    return f"{tables.shorten(text, ERROR_TEXT_LIMIT)} (×{count})"
 
 
 def failures_section(analysis: Analysis) -> list[str]:
@@ -209,7 +193,7 @@ def failures_section(analysis: Analysis) -> list[str]:
         failures = [("answer", answer_failures(frame), error)]
         degraded = _most_common_error(failure_texts(frame))
         failures.append(("answer degraded", degraded_answers(frame), degraded))
-        failures = [(*row, MISSING) for row in failures]
+        failures = [(*row, tables.MISSING) for row in failures]
         for metric in analysis.ragas_metrics:
             counts = judged(frame, metric)
             failed = counts.unscored
@@ -220,8 +204,8 @@ def failures_section(analysis: Analysis) -> list[str]:
             error = error or ("no error text recorded" if failed else "")
             failures.append((metric, failed, error, f"{counts.not_recorded} / {len(frame)}"))
         rows += [
-            [md(method), what, f"{failed} / {len(frame)}", unrecorded]
-            + [md(error) if error else MISSING]
+            [tables.md(method), what, f"{failed} / {len(frame)}", unrecorded]
+            + [tables.md(error) if error else tables.MISSING]
             for what, failed, error, unrecorded in failures
         ]
     return [
@@ -233,7 +217,9 @@ def failures_section(analysis: Analysis) -> list[str]:
         "most common recorded error. Not recorded: judgements a replay did not find in the "
         "recorded cache (not failures of the judge; not in any n).",
         "",
-        *table(["Method", "What", "Failed / total", "Not recorded", "Most common error"], rows),
+        *tables.table(
+            ["Method", "What", "Failed / total", "Not recorded", "Most common error"], rows
+        ),
     ]
 
 
@@ -243,7 +229,7 @@ def judge_validity_section(analysis: Analysis) -> list[str]:
     rows = [
         [metric, ", ".join(judge_validity.CONTROLS.get(metric, ()))]
         + [str(d.n), str(d.judge_failed), str(d.not_recorded)]
-        + [MISSING if d.n == 0 else with_ci(d.value, d.low, d.high), d.verdict]
+        + [tables.MISSING if d.n == 0 else tables.with_ci(d.value, d.low, d.high), d.verdict]
         for metric, d in analysis.discrimination.items()
     ]
     header = ["Metric", "Controls", "Pairs scored", "Judge failures", "Not recorded"]
@@ -259,7 +245,7 @@ def judge_validity_section(analysis: Analysis) -> list[str]:
         "95% CI of that share lies above 0.5. Pairs whose control was never recorded in the "
         "cache (replay) are counted as not recorded and not scored.",
         "",
-        *table(header, rows),
+        *tables.table(header, rows),
     ]
 
 
@@ -292,16 +278,16 @@ def win_rate_lines(rates: pd.DataFrame) -> list[str]:
     """The win-rate table of :func:`pairwise.win_rates` and the generated lines on the
     judge's controls and the closed-book reference (a report's, or a pooled one's)."""
     rows = [
-        [md(r.method_a), md(r.method_b), r.criterion]
-        + [MISSING if r.n == 0 else with_ci(r.win_rate, r.low, r.high), str(r.n)]
+        [tables.md(r.method_a), tables.md(r.method_b), r.criterion]
+        + [tables.MISSING if r.n == 0 else tables.with_ci(r.win_rate, r.low, r.high), str(r.n)]
         + [str(r.judge_failed), str(r.not_recorded)]
-        + [number(r.mean_rating_a), number(r.mean_rating_b)]
+        + [tables.number(r.mean_rating_a), tables.number(r.mean_rating_b)]
         for r in rates.itertuples(index=False)
     ]
     header = ["A", "B", "Criterion", "Win rate of A [95% CI]", "n", "Judge failures"]
     header += ["Not recorded", "Mean rating A", "Mean rating B"]
     return [
-        *(table(header, rows) if rows else ["No pair was judged."]),
+        *(tables.table(header, rows) if rows else ["No pair was judged."]),
         *pairwise_control_lines(rates),
         *closed_book_lines(rates),
     ]
@@ -314,15 +300,15 @@ def cost_section(analysis: Analysis) -> list[str]:
     rows = []
     for method in analysis.methods:
         frame = records[records["method"] == method]
-        means = [number(column_mean(frame, column)) for column, _ in columns]
-        rows.append([md(method), str(len(frame)), *means])
+        means = [tables.number(column_mean(frame, column)) for column, _ in columns]
+        rows.append([tables.md(method), str(len(frame)), *means])
     return [
         "## Cost per answer",
         "",
         "Means per answer over all of a method's rows; model seconds are the LLM seconds "
         "recorded for producing the answer.",
         "",
-        *table(["Method", "n", *[label for _, label in columns]], rows),
+        *tables.table(["Method", "n", *[label for _, label in columns]], rows),
     ]
 
 
@@ -338,11 +324,11 @@ def comparisons_section(analysis: Analysis) -> list[str]:
         f"Each test is a {stats.PAIRED_TEST_NAME} test on the "
         "per-question differences over the questions both methods were scored on; mean diff "
         f"is the method − {family.baseline} with a 95% paired bootstrap CI; a difference is "
-        f"called only when the Holm-adjusted p < {number(analysis.alpha)}. With fewer than "
+        f"called only when the Holm-adjusted p < {tables.number(analysis.alpha)}. With fewer than "
         f"{stats.MIN_PAIRS} pairs no test is run. No other test is made: the same p-values "
         "are in tests.csv, the cross-corpus summary and the notebooks.",
         "",
-        POWER_NOTE,
+        tables.POWER_NOTE,
         "",
-        *baseline_tests_table(family.tests, family.baseline, analysis.alpha),
+        *tables.baseline_tests_table(family.tests, family.baseline, analysis.alpha),
     ]

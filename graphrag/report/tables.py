@@ -63,6 +63,12 @@ def cell(
     return f"{with_ci(mean, low, high)} (n={n}{suffix})"
 
 
+def shorten(text: str, limit: int) -> str:
+    """Return ``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
 def md(text: Any) -> str:
     """Return text safe inside a markdown table cell."""
     return " ".join(str(text).split()).replace("|", "\\|")
