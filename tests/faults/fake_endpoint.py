@@ -16,7 +16,8 @@ import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: conftest
+sys.path.insert(1, str(Path(__file__).resolve().parents[2]))  # the repository: studies/
 
 from conftest import FakeLLM, _handler, indexing_model  # noqa: E402
 
