@@ -279,9 +279,10 @@ def test_the_real_demo_report_summarized_through_the_cli(demo_index, tmp_path: P
     adjusted = dict(zip(keys, stats.holm(family["p_value"]), strict=True))
     expected = {m for m in others if adjusted[("evidence_recall", m)] < 0.05}
     tests = family.query("metric == 'evidence_recall'")
-    # on the defaults: global only (reports, no text units); the router, which sends some
-    # questions to it, no longer differs since local reads the re-extracted history
-    assert set(tests.loc[tests["p_holm"] < 0.05, "method"]) == expected == {"global"}
+    # on the defaults: global (reports, no text units) and cypher (graph rows; most of its
+    # answers "not in the graph"); the router, which sends some questions to global, no longer
+    # differs since local reads the re-extracted history
+    assert set(tests.loc[tests["p_holm"] < 0.05, "method"]) == expected == {"global", "cypher"}
     global_recall = records.loc[records["method"] == "global", "evidence_recall"].mean()
     difference = global_recall - naive_recall
     assert f"global lower than naive on evidence_recall ({difference:+.3f}" in text
@@ -354,11 +355,12 @@ def test_frontier_plot_of_the_real_demo_report_joins_the_frontier_methods() -> N
     # the step line runs through the frontier methods, then on to the dearest method's cost
     dearest = max(seconds[m] for m in seconds if m in means)
     assert list(step.get_xdata()) == pytest.approx([seconds[m] for m in front] + [dearest])
-    # on the defaults naive RAG is the cheapest and PPR a hair more evidence recall for more
-    # model seconds; local search reads more over the lean graph and its answers were recorded
+    # on the defaults cypher is the cheapest (a short schema prompt; almost no evidence), naive
+    # RAG the cheapest with real recall and PPR a hair more evidence recall for more model
+    # seconds; local search reads more over the lean graph and its answers were recorded
     # while another recording shared the server (model seconds are the recording's), so it is
     # dominated; global search is never on it
-    assert front == ["naive", "ppr"] and "global" not in front
+    assert front == ["cypher", "naive", "ppr"] and "global" not in front
     # recall@5 does not apply to global search: named in the title, not drawn.
     assert "not plotted: global" in second.get_title()
     assert "not plotted" not in first.get_title()
