@@ -58,6 +58,8 @@ JUDGE_CALL_KINDS = {
     "faithfulness_statements": "Given a question and an answer, analyze the complexity",
     "faithfulness_verdicts": "Your task is to judge the faithfulness",
     "context_recall": "Given a context and an answer, analyze each statement",
+    # context precision and context utilization: one prompt, one call per context
+    "context_precision": "Given question, answer and context verify if the context was useful",
 }
 GRADE_OPENING = "You grade one answer to a question on one criterion"
 CLOSED_BOOK_OPENING = "Write a short passage"

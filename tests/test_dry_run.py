@@ -96,6 +96,22 @@ def test_the_eval_estimate_follows_the_options(demo_index, replay_settings) -> N
     assert closed_book_count(plain) == 0 < closed_book_count(estimate(pairwise_pairs="all"))
 
 
+def test_context_precision_costs_a_call_per_context_judged(demo_index, replay_settings) -> None:
+    """Context precision judges up to 5 contexts an answer, one call each: five times the
+    calls of context recall's one, and the basis says whether
+    its calls were measured."""
+    llm = ChatLLM(replay_settings)
+    metrics = ["context_recall", "context_precision"]
+    estimate = estimate_eval(
+        replay_settings, llm, demo_index, QUESTIONS, ["naive"], metrics, None, None,
+        limit=6, judge_sample=0, judge_controls=0,
+    )  # fmt: skip
+    judged = {s.stage: s for s in estimate.stages if s.stage.startswith("judge ")}
+    recall, precision = judged["judge context_recall"], judged["judge context_precision"]
+    assert precision.calls == pytest.approx(5 * recall.calls) and recall.calls > 0
+    assert "judgements" in precision.basis and "measured" in precision.basis
+
+
 def probing_model(body: dict) -> str | Reply:
     """The indexing model, and a streamed answer to the speed probe."""
     if body["messages"][0]["content"] == PROBE_PROMPT:

@@ -2,7 +2,8 @@
 through the real ragas metrics on a fake judge endpoint: every request fits
 ``context_limit()``, a statement found in any window counts, faithfulness's statements are
 batched when they alone overflow the window, and a prompt that fits is ragas's own request,
-byte for byte (so recorded judgements replay)."""
+byte for byte (so recorded judgements replay). Context precision is average precision over
+the first contexts in the order shown, one call each."""
 
 from __future__ import annotations
 
@@ -13,16 +14,18 @@ import re
 import pytest
 from conftest import DEMO_DOCS, FakeLLM
 from ragas.llms import llm_factory
-from ragas.metrics.collections import ContextRecall, Faithfulness
+from ragas.metrics.collections import ContextPrecision, ContextRecall, Faithfulness
 
+from graphrag.eval.judge import JUDGE_CALLS as judge_calls
 from graphrag.eval.judge import Judge
-from graphrag.eval.judge_windows import matched
+from graphrag.eval.judge_windows import CONTEXT_PRECISION_DEPTH, matched
 from graphrag.llm.client import SEED, ChatLLM
 from graphrag.text import tokens
 
 RECALL_PROMPT = "classify if the statement can be attributed to the given context"
 VERDICTS_PROMPT = "judge the faithfulness of a series of statements"
 STATEMENTS_PROMPT = "Break down each sentence"
+PRECISION_PROMPT = "verify if the context was useful in arriving at the given answer"
 DOCS = sorted(DEMO_DOCS.glob("*.md"))
 CONTEXTS = [d.read_text(encoding="utf-8") for d in DOCS]  # ~5,000 tokens in all
 
@@ -60,6 +63,9 @@ def fake_judge(body: dict) -> str:
             for s in data["statements"]
         ]
         return json.dumps({"statements": items})
+    if PRECISION_PROMPT in prompt:  # useful when the context holds a sentence of the answer
+        useful = any(s in flat(data["context"]) for s in sentences(data["answer"]))
+        return json.dumps({"reason": "checked", "verdict": int(useful)})
     if STATEMENTS_PROMPT in prompt:
         return json.dumps({"statements": sentences(data["answer"])})
     raise AssertionError(prompt[:80])
@@ -70,6 +76,7 @@ def judged(make_settings, fake_llm: FakeLLM, make_embedder):
     """Return score(metric, window, answer, reference) -> (value, error, judge requests)."""
 
     def score(metric: str, window: int, answer: str, reference: str, contexts=CONTEXTS):
+        assert metric in judge_calls
         settings = make_settings(fake_llm.base_url, llm={"context_tokens": window})
         llm = ChatLLM(settings)
         assert llm.context_limit() == window
@@ -170,3 +177,63 @@ def test_verdicts_are_matched_by_position_else_by_text() -> None:
     statements = ["A is B.", "C is D.", "E is F."]
     assert matched(statements, [("x", 1), ("y", 0), ("z", 1)]) == [(0, 1), (1, 0), (2, 1)]
     assert matched(statements, [("e  IS f.", 1), ("unknown", 1)]) == [(2, 1)]
+
+
+@pytest.mark.parametrize("metric", ["context_precision", "context_utilization"])
+def test_context_precision_is_average_precision_over_the_first_contexts(judged, metric) -> None:
+    """Against the reference (precision) or the answer (utilization): useful contexts at
+    ranks 1 and 3 of the first five score (1/1 + 2/3) / 2; the same contexts in the reverse
+    order score less; the sixth context is never sent; one request per context judged."""
+    sentence = first_sentence(CONTEXTS[0])
+    useful, useless = CONTEXTS[0], CONTEXTS[5]
+    shown = [useful, CONTEXTS[3], f"{useful} Again.", useless, CONTEXTS[7], f"{useful} More."]
+    answer, reference = (sentence, "") if metric == "context_utilization" else ("", sentence)
+    value, error, requests = judged(metric, 16000, answer, reference, shown)
+    assert error is None and value == pytest.approx((1 + 2 / 3) / 2)
+    assert len(requests) == CONTEXT_PRECISION_DEPTH == 5
+    sent = [flat(judge_input(r["messages"][-1]["content"])["context"]) for r in requests]
+    assert sent == [flat(c) for c in shown[:5]]
+    reverse, _, _ = judged(metric, 16000, answer, reference, shown[:5][::-1])
+    assert reverse == pytest.approx((1 / 3 + 2 / 5) / 2) and reverse < value  # ranks 3 and 5
+    nothing, _, _ = judged(metric, 16000, answer, reference, [useless, CONTEXTS[7]])
+    assert nothing == pytest.approx(0.0)
+
+
+def test_a_context_too_long_for_the_window_is_cut_to_fit(judged) -> None:
+    """All twelve documents as one context (~5,000 tokens) in a 3,000-token window: judged
+    on its beginning, the request fits, and a sentence there is still found."""
+    whole = "\n".join(CONTEXTS)
+    reference = first_sentence(CONTEXTS[0])
+    value, error, requests = judged("context_precision", 3000, "", reference, [whole])
+    assert error is None and value == pytest.approx(1.0) and len(requests) == 1
+    fits(requests, 3000)
+    sent = flat(judge_input(requests[0]["messages"][-1]["content"])["context"])
+    assert flat(whole).startswith(sent[:500]) and len(sent) < len(flat(whole))
+
+
+def test_context_precision_that_fits_is_ragas_s_own_request(judged, make_settings, fake_llm):
+    """Contexts that fit: the same requests as ragas's own ContextPrecision over them."""
+    contexts = CONTEXTS[:3]
+    reference = first_sentence(CONTEXTS[1])
+    _, _, ours = judged("context_precision", 16000, "", reference, contexts)
+    settings = make_settings(fake_llm.base_url, cache={"mode": "off"})
+
+    async def own() -> None:
+        client = ChatLLM(settings).async_client(max_retries=settings.llm.max_retries)
+        llm = llm_factory(
+            settings.llm.model,
+            provider="openai",
+            client=client,
+            temperature=0.0,
+            top_p=1.0,
+            max_tokens=settings.llm.max_tokens,
+            seed=SEED,
+        )
+        await ContextPrecision(llm=llm).ascore(
+            user_input="What happened?", reference=reference, retrieved_contexts=contexts
+        )
+
+    fake_llm.reset()
+    fake_llm.respond_with(fake_judge)
+    asyncio.run(own())
+    assert len(ours) == 3 and fake_llm.requests == ours

@@ -34,11 +34,24 @@ from graphrag.text.embeddings import EmbeddingError
 
 # Errors in what the user gave (a file, a setting, an endpoint): one line, not a traceback.
 USER_ERRORS = (
-    BenchmarkError, DeclarationError, PowerPlanError, DocumentError, EmbeddingError,
-    QuestionSetError, RetrievalEvalError, GoldGraphError, IndexLoadError, LLMError,
-    EmbeddedServerError, UnknownMethodError, IncrementalError, ProjectExistsError,
-    PromptTemplateError, GraphDatabaseError, GraphQueryError,
-)  # fmt: skip
+    BenchmarkError,
+    DeclarationError,
+    PowerPlanError,
+    DocumentError,
+    EmbeddingError,
+    QuestionSetError,
+    RetrievalEvalError,
+    GoldGraphError,
+    IndexLoadError,
+    LLMError,
+    EmbeddedServerError,
+    UnknownMethodError,
+    IncrementalError,
+    ProjectExistsError,
+    PromptTemplateError,
+    GraphDatabaseError,
+    GraphQueryError,
+)
 
 
 def _method_limits(text: str) -> dict[str, int | str]:
@@ -82,11 +95,6 @@ def _switch(text: str) -> dict[str, str]:
     return {"action": "store_true", "help": text}
 
 
-def _a(help: str, **options: Any) -> dict[str, Any]:
-    """add_argument's keywords: ``help`` and ``options``."""
-    return {"help": help, **options}
-
-
 INDEX = "index folder (default: setting project.output)"
 LIMIT = {"type": int, "help": "only the first N questions"}
 PRIMARY = {
@@ -125,8 +133,12 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
             "--input": "corpus folder, text file or .jsonl (default: setting project.input)",
             "--out": "index folder to write or update (default: setting project.output)",
             "--add": "add these documents to the index --out (only they are extracted)",
-            "--delete": _a("delete a document from --out", action="append", metavar="DOC_ID"),
-            "--method": _a("graph extraction (setting index.method)", choices=["llm", "nlp"]),
+            "--delete": dict(
+                help="delete a document from --out", action="append", metavar="DOC_ID"
+            ),
+            "--method": dict(
+                help="graph extraction (setting index.method)", choices=["llm", "nlp"]
+            ),
             "--lazy-reports": _switch(
                 "write LLM community reports when a query first reads them (index.lazy_reports)"
             ),
@@ -147,8 +159,8 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         {
             "question": {},
             "--index": INDEX,
-            "--method": _a(
-                f"{', '.join(ALL_METHODS)}, a comma list, or all (the default methods "
+            "--method": dict(
+                help=f"{', '.join(ALL_METHODS)}, a comma list, or all (the default methods "
                 f"{', '.join(METHODS)}); METHOD+rerank adds the rerank stage ([query.rerank])",
                 default="local",
             ),
@@ -169,34 +181,34 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
             "--out": "report folder (default: setting project.reports)",
             "--types": "only questions of these types, comma list (e.g. global)",
             "--limit": LIMIT,
-            "--method-limits": _a(
-                "answer only the first N of those questions, or those of one split, with "
+            "--method-limits": dict(
+                help="answer only the first N of those questions, or those of one split, with "
                 "METHOD (one still being recorded, e.g. drift=10, or costly: hipporag=test); its "
                 "n is its own and paired tests use the common questions",
                 type=_method_limits,
                 metavar="METHOD=N|SPLIT,...",
             ),
-            "--judge-controls": _a(
-                "planted control pairs per RAGAS metric that measure the judge (default: "
+            "--judge-controls": dict(
+                help="planted control pairs per RAGAS metric that measure the judge (default: "
                 "%(default)s; 0: none)",
                 type=int,
                 default=DEFAULT_PAIRS,
                 metavar="N",
             ),
-            "--judge-sample": _a(
-                "judge faithfulness and context recall on a seeded sample of N questions "
+            "--judge-sample": dict(
+                help="judge faithfulness and context recall on a seeded sample of N questions "
                 "(from the test split when the set has one; default: eval.judge_sample; 0: all)",
                 type=int,
                 metavar="N",
             ),
-            "--pairwise": _a(
-                "also judge answers head to head: all method pairs, or A:B,C:D",
+            "--pairwise": dict(
+                help="also judge answers head to head: all method pairs, or A:B,C:D",
                 nargs="?",
                 const="all",
                 metavar="PAIRS",
             ),
-            "--pairwise-controls": _a(
-                "with --pairwise: planted pairs per method of the pairs (a question's own "
+            "--pairwise-controls": dict(
+                help="with --pairwise: planted pairs per method of the pairs (a question's own "
                 "answer against another question's) that measure the pairwise judge (default: "
                 "%(default)s; 0: none)",
                 type=int,
@@ -210,18 +222,18 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
                 "estimate the LLM calls, tokens and time of answering and judging, and the "
                 "smallest difference the run can detect (--pilot or --paired-sd), and stop"
             ),
-            "--pilot": _a(
-                "with --dry-run: a previous report whose per-question spread sizes the "
+            "--pilot": dict(
+                help="with --dry-run: a previous report whose per-question spread sizes the "
                 "power (eval or retrieval report folder)",
                 metavar="REPORT_DIR",
             ),
-            "--paired-sd": _a(
-                "with --dry-run: a stated standard deviation of the paired differences",
+            "--paired-sd": dict(
+                help="with --dry-run: a stated standard deviation of the paired differences",
                 type=float,
                 metavar="SD",
             ),
-            "--detect": _a(
-                "with --dry-run: the difference whose question count is printed "
+            "--detect": dict(
+                help="with --dry-run: the difference whose question count is printed "
                 "(default %(default)s)",
                 type=float,
                 default=0.05,
@@ -231,27 +243,27 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
     "questions": (
         "generate a question set from an index (no questions yet), or plant unanswerable ones",
         {
-            "action": _a(
-                "generate: new questions with the model; plant: unanswerable twins of "
+            "action": dict(
+                help="generate: new questions with the model; plant: unanswerable twins of "
                 "--from's questions (an entity swapped for a name the corpus never writes), "
                 "no model call",
                 choices=["generate", "plant"],
             ),
-            "--from": _a("plant: the question set to make twins of", dest="source"),
+            "--from": dict(help="plant: the question set to make twins of", dest="source"),
             "--index": INDEX,
             "--out": "questions .jsonl to write, its filter log beside (default: setting "
             "project.questions)",
-            "--count": _a(
-                "candidates per kind, before the filters (default 8); plant: how many",
+            "--count": dict(
+                help="candidates per kind, before the filters (default 8); plant: how many",
                 type=int,
                 default=8,
             ),
-            "--kinds": _a(
-                f"comma list of {', '.join(KINDS)} (default: all)", default=",".join(KINDS)
+            "--kinds": dict(
+                help=f"comma list of {', '.join(KINDS)} (default: all)", default=",".join(KINDS)
             ),
-            "--seed": _a("sampling and split seed", type=int, default=DEFAULT_SEED),
-            "--split": _a(
-                "the split the questions get: test (the default: nothing was tuned on "
+            "--seed": dict(help="sampling and split seed", type=int, default=DEFAULT_SEED),
+            "--split": dict(
+                help="the split the questions get: test (the default: nothing was tuned on "
                 "them), dev (you will choose settings on them), or dev+test (dealt alternately "
                 "per kind, seeded)",
                 choices=SPLIT_CHOICES,
@@ -264,7 +276,9 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         {
             "--index": INDEX,
             "--questions": "questions .jsonl with support ids (default: setting project.questions)",
-            "--methods": _a("comma list of chunk-ranking methods", default="naive,ppr,local"),
+            "--methods": dict(
+                help="comma list of chunk-ranking methods", default="naive,ppr,local"
+            ),
             "--out": "folder for summary.md and retrieval.parquet (default: retrieval/ in the "
             "project's reports folder)",
             "--limit": LIMIT,
@@ -276,14 +290,16 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         "turn a QA benchmark into a corpus folder and a question set",
         {
             "format": {"choices": ["musique", "hotpotqa", "cmrc2018", "graphrag-bench"]},
-            "--source": _a(
-                "the benchmark .json (or MuSiQue's or GraphRAG-Bench's folder)", required=True
+            "--source": dict(
+                help="the benchmark .json (or MuSiQue's or GraphRAG-Bench's folder)", required=True
             ),
-            "--out": _a("folder to write docs/ and questions.jsonl into", required=True),
-            "--questions": _a("keep the first N questions", type=int, default=50),
-            "--distractors": _a("distractor paragraphs per question", type=int, default=3),
-            "--split-seed": _a(
-                "deal the questions dev/test by document with this seed", type=int, default=None
+            "--out": dict(help="folder to write docs/ and questions.jsonl into", required=True),
+            "--questions": dict(help="keep the first N questions", type=int, default=50),
+            "--distractors": dict(help="distractor paragraphs per question", type=int, default=3),
+            "--split-seed": dict(
+                help="deal the questions dev/test by document with this seed",
+                type=int,
+                default=None,
             ),
         },
     ),
@@ -291,22 +307,22 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         "write the index's entity graph as an interactive HTML page, or `export` it into a "
         "graph database",
         {
-            "action": _a(
-                "export: load the index into a Cypher graph database "
+            "action": dict(
+                help="export: load the index into a Cypher graph database "
                 "(docs/graph-databases.md); re-running writes only what changed",
                 nargs="?",
                 choices=["export"],
             ),
             "--index": INDEX,
             "--out": "HTML file to write, e.g. graph.html (the page; not with export)",
-            "--to": _a(
-                "with export: ladybug (the embedded database, a file) or a Neo4j URL "
+            "--to": dict(
+                help="with export: ladybug (the embedded database, a file) or a Neo4j URL "
                 "bolt://host:7687 (user and password from $NEO4J_USERNAME, $NEO4J_PASSWORD)",
                 default="ladybug",
             ),
             "--db": "with export --to ladybug: the database file (default: beside the index "
             "folder, <index>.lbug)",
-            "--level": _a("community level that colours the nodes", type=int, default=0),
+            "--level": dict(help="community level that colours the nodes", type=int, default=0),
             "--communities": "comma list of community numbers (at --level) to keep; default all",
         },
     ),
@@ -314,17 +330,17 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
         "serve the project's index over the Model Context Protocol (docs/mcp.md)",
         {
             "--index": INDEX,
-            "--transport": _a(
-                "stdio (the client starts this command) or streamable "
+            "--transport": dict(
+                help="stdio (the client starts this command) or streamable "
                 "HTTP at http://HOST:PORT/mcp (default: stdio)",
                 choices=["stdio", "http"],
                 default="stdio",
             ),
-            "--host": _a(
-                "HTTP: the address to listen on (default: %(default)s, this machine only)",
+            "--host": dict(
+                help="HTTP: the address to listen on (default: %(default)s, this machine only)",
                 default="127.0.0.1",
             ),
-            "--port": _a("HTTP: the port (default: %(default)s)", type=int, default=8000),
+            "--port": dict(help="HTTP: the port (default: %(default)s)", type=int, default=8000),
         },
     ),
 }

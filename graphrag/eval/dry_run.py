@@ -17,6 +17,7 @@ from graphrag import schemas as S
 from graphrag.eval import pairwise, runner
 from graphrag.eval.judge import ANSWER_RELEVANCY_STRICTNESS, SAMPLED_METRICS
 from graphrag.eval.judge_validity import CONTROLS, DEFAULT_PAIRS
+from graphrag.eval.judge_windows import CONTEXT_PRECISION_DEPTH
 from graphrag.eval.questions import MethodLimit, limited_to
 from graphrag.index.extract import stage as extraction
 from graphrag.index.extract.record_calls import records_request
@@ -42,8 +43,12 @@ JUDGEMENT_CALLS = {
     "faithfulness": ("faithfulness_statements", "faithfulness_verdicts"),
     "answer_relevancy": ("answer_relevancy",),
     "context_recall": ("context_recall",),
+    # one call per context judged, the first CONTEXT_PRECISION_DEPTH (at most)
+    "context_precision": ("context_precision",) * CONTEXT_PRECISION_DEPTH,
+    "context_utilization": ("context_precision",) * CONTEXT_PRECISION_DEPTH,
 }
 FALLBACK_METHOD = "naive"
+STAND_IN = "context_recall"  # the judge call kind an unrecorded one is costed as
 COST_KEYS = ("calls", "prompt_tokens", "completion_tokens")  # as Method.planned_cost gives them
 # the evaluation's options an estimate reads (run_evaluation's keyword arguments)
 ESTIMATED_OPTIONS = ("types", "method_limits", "judge_sample", "judge_controls")
@@ -188,9 +193,14 @@ def estimate_index(
     return CostEstimate(f"index {input_path}", stages, speed, notes + REPLAY_NOTE * (not speed))
 
 
+def _measured(kinds: dict, metric: str) -> bool:
+    return all(k in kinds for k in JUDGEMENT_CALLS[metric])
+
+
 def _judgement(kinds: dict, metric: str, strictness: int) -> tuple[float, float, float]:
-    """Return (calls, prompt tokens, completion tokens) of one judgement of ``metric``."""
-    calls = [kinds[k] for k in JUDGEMENT_CALLS[metric]]
+    """Return (calls, prompt tokens, completion tokens) of one judgement of ``metric`` (a call
+    kind with no recorded calls costed as ``STAND_IN``'s: the basis says so)."""
+    calls = [kinds.get(k, kinds[STAND_IN]) for k in JUDGEMENT_CALLS[metric]]
     calls *= strictness if metric == "answer_relevancy" else 1
     prompt, completion = (sum(c[k] for c in calls) for k in COST_KEYS[1:])
     return len(calls), prompt, completion
@@ -264,7 +274,11 @@ def estimate_eval(
         everyone = sample is None or metric not in SAMPLED_METRICS
         judged = sum(sum(1 for i in ids if everyone or i in sample) for ids in answered.values())
         calls, prompt, completion = (judged * part for part in per_judgement[metric])
-        basis = f"{judged} judgements; tokens per call measured on recorded judge calls"
+        basis = f"{judged} judgements; tokens per call " + (
+            "measured on recorded judge calls"
+            if _measured(kinds, metric)
+            else f"not measured yet: costed as {STAND_IN}'s calls"
+        )
         stages.append(stage(f"judge {metric}", calls, prompt, completion, judge_speed, basis))
     if metrics and judge_controls:
         answers = sum(len(ids) for ids in answered.values())

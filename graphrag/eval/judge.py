@@ -12,9 +12,10 @@ import math
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from graphrag.eval.judge_windows import windowed_classes
+from graphrag.eval.judge_windows import CONTEXT_PRECISION_DEPTH, windowed_classes
 from graphrag.llm import progress as lines_of
 from graphrag.llm.cache import CacheMissError, collect_misses
 from graphrag.llm.client import SEED, ChatLLM, error_summary
@@ -25,15 +26,19 @@ from graphrag.text.embeddings import Embedder
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # no telemetry from an offline tool
 
 METRICS = ("faithfulness", "answer_relevancy", "context_recall")
-# Judge calls per answer for each metric, as ragas 0.4 makes them.
+# RAGAS context precision (against the reference) and its reference-free form (against the
+# answer): judged when asked for, not by default (one call per context judged)
+RANKING_METRICS = ("context_precision", "context_utilization")
+# Judge calls per answer for each metric, as ragas 0.4 makes them (context precision: at most)
 JUDGE_CALLS = {"faithfulness": 2, "answer_relevancy": 1, "context_recall": 1}
+JUDGE_CALLS |= dict.fromkeys(RANKING_METRICS, CONTEXT_PRECISION_DEPTH)
 # a judgement's status (judge controls, pairwise judge); NOT_RECORDED is also a metric's error:
 # a replay could not make the judgement, one of its calls is not in the cache
 SCORED, JUDGE_FAILED, NOT_RECORDED = "scored", "judge failed", "not recorded"
 # the error of a judgement left out by the seeded judge sample (eval.judge_sample)
 NOT_SAMPLED = "not in the judge sample"
 # the metrics judged on the seeded sample only (minutes of prompt reading per judgement)
-SAMPLED_METRICS = ("faithfulness", "context_recall")
+SAMPLED_METRICS = ("faithfulness", "context_recall", *RANKING_METRICS)
 
 
 @dataclass
@@ -84,9 +89,10 @@ class Judge:
     def __init__(
         self, settings: Settings, llm: ChatLLM, embedder: Embedder, metrics: list[str]
     ) -> None:
-        unknown = [m for m in metrics if m not in METRICS]
+        unknown = [m for m in metrics if m not in JUDGE_CALLS]
         if unknown:
-            raise ValueError(f"unknown RAGAS metric(s) {unknown}; known: {', '.join(METRICS)}")
+            known = ", ".join(JUDGE_CALLS)
+            raise ValueError(f"unknown RAGAS metric(s) {unknown}; known: {known}")
         self.settings = settings
         self.llm = llm
         self.embedder = embedder
@@ -122,7 +128,7 @@ class Judge:
                 embeddings=embeddings,
                 strictness=ANSWER_RELEVANCY_STRICTNESS,
             ),
-            "context_recall": lambda: windowed["context_recall"](judge),
+            **{m: partial(windowed[m], judge) for m in ("context_recall", *RANKING_METRICS)},
         }
         self._metrics = {name: builders[name]() for name in self.names}
         self._client = client
@@ -139,6 +145,8 @@ class Judge:
             "faithfulness": {"response": answer, "retrieved_contexts": contexts},
             "answer_relevancy": {"response": answer},
             "context_recall": {"retrieved_contexts": contexts, "reference": reference},
+            "context_precision": {"retrieved_contexts": contexts, "reference": reference},
+            "context_utilization": {"retrieved_contexts": contexts, "response": answer},
         }[metric]
         with track_usage() as usage, collect_misses() as misses:
             try:

@@ -21,6 +21,8 @@ CONTROLS = {
     "faithfulness": ("wrong_answer", "other_answer", "other_contexts"),
     "answer_relevancy": ("other_answer",),
     "context_recall": ("other_contexts",),
+    "context_precision": ("other_contexts",),
+    "context_utilization": ("other_contexts",),
 }
 DEFAULT_PAIRS = 20
 INFORMATIVE = "informative"

@@ -1,7 +1,9 @@
 """RAGAS faithfulness and context recall whose prompts fit the judge's slot: when ragas's own
 prompt fits, its own single call (so a recorded judgement replays); otherwise the contexts are
 judged in windows that fit (statements in batches when they alone overflow), a statement
-counting when any window supports it.
+counting when any window supports it. RAGAS context precision (and its reference-free form,
+context utilization) judges the first ``CONTEXT_PRECISION_DEPTH`` contexts one call each, a
+context too long for the slot cut to the part that fits.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ INSTRUCTOR_WORDING_TOKENS = 64
 MIN_CONTEXT_ROOM = 64
 # JSON escaping in the prompt costs a few tokens more than the text's own
 ESCAPE_MARGIN = 0.8
+# Contexts context precision judges, in the order the method showed them: one judge call each
+# (ragas judges every context; a method here shows ~10-30, each call ~10-30 s on 2 cores), so
+# the score is average precision at 5. Not a setting: another value replays nothing.
+CONTEXT_PRECISION_DEPTH = 5
 
 
 class Slot:
@@ -102,7 +108,16 @@ def matched(statements: list[str], answers: list[tuple[str, int]]) -> list[tuple
 def windowed_classes(window: int | None, reply_tokens: int) -> dict[str, type]:
     """Return the ragas metric classes that judge in windows of the judge's slot (ragas is
     imported only when a judged metric is scored: seconds to import)."""
-    from ragas.metrics.collections import ContextRecall, Faithfulness
+    from ragas.metrics.collections import (
+        ContextPrecision,
+        ContextRecall,
+        ContextUtilization,
+        Faithfulness,
+    )
+    from ragas.metrics.collections.context_precision.util import (
+        ContextPrecisionInput,
+        ContextPrecisionOutput,
+    )
     from ragas.metrics.collections.context_recall.util import (
         ContextRecallInput,
         ContextRecallOutput,
@@ -193,4 +208,45 @@ def windowed_classes(window: int | None, reply_tokens: int) -> dict[str, type]:
                 return MetricResult(value=float("nan"))
             return MetricResult(value=sum(attributed) / len(statements))
 
-    return {"faithfulness": WindowedFaithfulness, "context_recall": WindowedContextRecall}
+    def ranked(base: type) -> type:
+        class Ranked(base):
+            """ragas context precision over the first ``CONTEXT_PRECISION_DEPTH`` contexts,
+            each cut to what fits the judge's slot beside the question and the answer."""
+
+            def __init__(self, llm: Any) -> None:
+                super().__init__(llm=llm)
+                self.slot = Slot(window, reply_tokens, ContextPrecisionOutput)
+
+            def fitted(self, question: str, answer: str, contexts: list[str]) -> list[str]:
+                def prompt(context: str) -> str:
+                    data = ContextPrecisionInput(question=question, context=context, answer=answer)
+                    return self.prompt.to_string(data)
+
+                what = "the question and the answer"
+                return [
+                    c if self.slot.fits(prompt(c)) else self.slot.windows([c], prompt, what)[0]
+                    for c in contexts[:CONTEXT_PRECISION_DEPTH]
+                ]
+
+        return Ranked
+
+    class WindowedContextPrecision(ranked(ContextPrecision)):
+        async def ascore(
+            self, user_input: str, reference: str, retrieved_contexts: list[str]
+        ) -> Any:
+            contexts = self.fitted(user_input, reference, retrieved_contexts or [])
+            return await super().ascore(user_input, reference, contexts)
+
+    class WindowedContextUtilization(ranked(ContextUtilization)):
+        async def ascore(
+            self, user_input: str, response: str, retrieved_contexts: list[str]
+        ) -> Any:
+            contexts = self.fitted(user_input, response, retrieved_contexts or [])
+            return await super().ascore(user_input, response, contexts)
+
+    return {
+        "faithfulness": WindowedFaithfulness,
+        "context_recall": WindowedContextRecall,
+        "context_precision": WindowedContextPrecision,
+        "context_utilization": WindowedContextUtilization,
+    }
