@@ -2,6 +2,7 @@
 (#60: within 1.5×), live; prints the ratio, never asserts it.
 
     python -m studies.benchmarks.dry_run_accuracy      # ~15-40 min on 2 cores; writes the record
+    python -m studies.benchmarks.dry_run_accuracy --show   # the record as docs/cost.md's table
 
 Two projects, each with an empty cache, so every call is live. First a short run indexes the
 first ``--calibrate`` demo documents: it keeps this machine's speed in its project
@@ -52,6 +53,7 @@ def measure(calibrate: int) -> dict:
             bench.index(progress=False)
         calibration_seconds = time.monotonic() - started
         kept = cost.speed_file(Workbench(root=first).settings)
+        kept_figures = json.loads(kept.read_text(encoding="utf-8"))  # the folder goes below
         second = project(Path(tmp) / "demo", documents)
         with Workbench(root=second, cache="on") as bench:
             target = cost.speed_file(bench.settings)
@@ -73,7 +75,7 @@ def measure(calibrate: int) -> dict:
         "calibration": {
             "documents": calibrate,
             "seconds": round(calibration_seconds, 1),
-            "kept": json.loads(kept.read_text(encoding="utf-8")),
+            "kept": kept_figures,
         },
         "speed_used": speed.source,
         "estimate_seconds": with_local,
@@ -84,11 +86,40 @@ def measure(calibrate: int) -> dict:
     }
 
 
+def table(record: dict) -> str:
+    """Return the record as a markdown table, per LLM stage and in all (docs/cost.md)."""
+    estimate, committed = record["estimate_seconds"], record["estimate_seconds_committed_figures"]
+    actual = record["actual_seconds"]
+    lines = [
+        "| stage | dry run, this machine's speed (s) | dry run, committed figures (s) "
+        "| the run (s) | run / dry run |",
+        "|---|---|---|---|---|",
+    ]
+    for stage in (*LLM_STAGES, "all"):
+        parts = [
+            sum(d.values()) if stage == "all" else d[stage] for d in (estimate, committed, actual)
+        ]
+        ratio = parts[2] / parts[0] if parts[0] else float("nan")
+        cells = [f"{v:,.0f}" for v in parts]
+        lines.append(f"| {stage} | {' | '.join(cells)} | {ratio:.2f} |")
+    lines.append(
+        f"\n{record['machine']}, load average {record['load_average_after']} over the run's "
+        f"last 5 minutes; calibration: {record['calibration']['documents']} documents in "
+        f"{record['calibration']['seconds']:,.0f} s; run / dry run with the committed figures: "
+        f"{record['ratio_committed_figures']:.2f}."
+    )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calibrate", type=int, default=3, help="documents of the first run")
     parser.add_argument("--out", type=Path, default=RECORD)
+    parser.add_argument("--show", action="store_true", help="print the record's table, no run")
     args = parser.parse_args(argv)
+    if args.show:
+        print(table(json.loads(args.out.read_text(encoding="utf-8"))))
+        return 0
     record = measure(args.calibrate)
     args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(
