@@ -85,6 +85,14 @@ cache_args=()
   --quiet
 .venv/bin/python -m graphrag --cache replay query --index output/zh_demo --method naive,local \
   "$(cat data/zh_demo/recorded_question)"
+# ... and its six dev questions (data/zh_demo/questions.jsonl) with the Chinese answer prompt
+# (answer_zh, packaged) and with the English one: python -m studies.chinese_answer_prompt
+.venv/bin/python -m graphrag --cache replay eval --index output/zh_demo \
+  --questions data/zh_demo/questions.jsonl --methods naive,local --metrics none \
+  --out reports/zh_demo --quiet
+.venv/bin/python -m graphrag --config data/zh_demo/english_prompt.toml --cache replay eval \
+  --index output/zh_demo --questions data/zh_demo/questions.jsonl --methods naive,local \
+  --metrics none --out reports/zh_demo_english_prompt --quiet
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
 # a method recorded on the first N questions only (e.g. drift=10: minutes per question live)

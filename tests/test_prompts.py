@@ -84,7 +84,7 @@ def test_the_fixture_covers_every_builder() -> None:
 
 def test_every_template_says_which_placeholders_it_takes() -> None:
     names = prompts.template_names()
-    assert len(names) == 33 and "answer" in names and "extract_graph_records" in names
+    assert len(names) == 34 and "answer" in names and "extract_graph_records" in names
     for name in names:
         template = load_template(name)
         header = (PACKAGED_DIR / f"{name}.txt").read_text(encoding="utf-8").split("\n=== ")[0]
@@ -240,3 +240,17 @@ def test_placeholders_are_string_template_names() -> None:
     template = load_template("drift_follow_up")
     assert template.placeholders("user") == {"context", "question", "follow_up"}
     assert isinstance(template.sections["user"], string.Template)
+
+
+def test_a_chinese_question_gets_the_chinese_answer_prompt() -> None:
+    """The answer prompt follows the question's language: a Chinese question gets answer_zh
+    (asks for Chinese, keeps the [n] citations); English, or a language with no prompt of its
+    own, gets answer, byte for byte as before."""
+    context = "[1] 青澜湾海藻合作社成立于2015年。"
+    chinese = prompts.answer("合作社哪一年成立？", context, "sentences", "zh")
+    assert "用中文回答" in chinese[0]["content"] and "[1]" in chinese[0]["content"]
+    assert chinese[1]["content"].endswith("问题：合作社哪一年成立？")
+    english = prompts.answer("When was it founded?", context)
+    assert english == prompts.answer("When was it founded?", context, "sentences", "en")
+    assert english == prompts.answer("When was it founded?", context, "sentences", "fr")
+    assert english[0]["content"].startswith("You answer a question using only")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import re
 
+import pandas as pd
+
 from graphrag.cli import main
 from graphrag.settings import REPO_ROOT
 
@@ -34,3 +36,20 @@ def test_chinese_demo_question_replays_in_chinese_with_its_sources(tmp_path, cap
         assert len(HAN.findall(text)) > len(text) / 2, text
         files = [p["file"].replace("\\", "/") for c in answer["citations"] for p in c["places"]]
         assert any(f.endswith("zh_demo/docs/01_cooperative.md") for f in files), files
+
+
+def test_chinese_dev_questions_replay_with_the_chinese_answer_prompt(tmp_path, capsys) -> None:
+    """The six dev questions were recorded with answer_zh (a replay of any other prompt would
+    miss the cache): every answer is Chinese and holds its keywords (hand-checked in
+    data/zh_demo/questions.jsonl against the passages)."""
+    index, out = tmp_path / "zh_demo", tmp_path / "report"
+    replay = ["--cache", "replay"]
+    assert main([*replay, "index", "--input", str(ZH_DEMO / "docs"), "--out", str(index)]) == 0
+    args = [*replay, "eval", "--index", str(index), "--questions", str(ZH_DEMO / "questions.jsonl")]
+    args += ["--methods", "naive", "--metrics", "none", "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    records = pd.read_parquet(out / "records.parquet")
+    assert len(records) == 6 and records["answer_error"].isna().all()
+    for text in records["answer"]:
+        assert len(HAN.findall(text)) > len(text) / 2, text
+    assert records["keyword_hit_rate"].mean() == 1.0

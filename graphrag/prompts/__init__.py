@@ -169,9 +169,12 @@ def community_report(context: str, max_findings: int, explanation_sentences: int
 # --------------------------------------------------------------------------- querying
 
 
-def answer(question: str, context: str, style: str = "sentences") -> Messages:
-    length = load_template("answer").text(f"length_{style}")
-    return _chat("answer", {"length": length}, context=context, question=question)
+def answer(question: str, context: str, style: str = "sentences", language: str = "en") -> Messages:
+    """The answer from numbered context, in the question's ``language``: ``answer_<language>``
+    when the package has one (answer_zh), else ``answer``."""
+    name = f"answer_{language}" if f"answer_{language}" in template_names() else "answer"
+    length = load_template(name).text(f"length_{style}")
+    return _chat(name, {"length": length}, context=context, question=question)
 
 
 def hypothetical_passage(question: str) -> Messages:

@@ -25,7 +25,7 @@ from graphrag.query.index_stores import IndexStores
 from graphrag.query.loops import LOOP_FREQUENCY_PENALTY, answer_text
 from graphrag.query.rankers import bm25_scores, hybrid_ranking, reciprocal_rank_fusion
 from graphrag.settings import Settings
-from graphrag.text import tokens
+from graphrag.text import lang, tokens
 from graphrag.text.embeddings import Embedder
 from graphrag.text.tokens import message_tokens
 
@@ -187,7 +187,8 @@ class Method:
         return Retrieval(items, [i.source for i in items if i.source.startswith("text_unit:")])
 
     async def agenerate(self, question: str, items: list[ContextItem], short_answer=False) -> str:
-        messages = prompts.answer(question, number_items(items), self.params.answer_style)
+        style, language = self.params.answer_style, lang.detect(question)
+        messages = prompts.answer(question, number_items(items), style, language)
         return await self.final_answer(messages, short_answer)
 
     async def awrite(self, question: str, retrieval: Retrieval, short_answer: bool) -> str:
@@ -277,7 +278,8 @@ class Method:
     def answer_budget(self, question: str) -> int:
         """The context tokens the window leaves, at most ``query.max_context_tokens``."""
         p = self.params
-        fixed = prompts.with_final_answer_line(prompts.answer(question, "", p.answer_style))
+        plain = prompts.answer(question, "", p.answer_style, lang.detect(question))
+        fixed = prompts.with_final_answer_line(plain)
         window = self.llm.context_limit()
         return auto_budget(window, p.answer_max_tokens, message_tokens(fixed), p.max_context_tokens)
 
