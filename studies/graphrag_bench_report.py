@@ -149,8 +149,9 @@ def timing_section(out: Path) -> list[str]:
     ]
     header = ["Method", "Mean s/question", "Median s/question", "Max s", "Total s"]
     note = (
-        "Seconds of retrieval per question on 2 shared cores at nice 19 (a method's first "
-        "question also builds the artifacts it needs, e.g. BM25 postings or fact vectors)."
+        "Wall seconds of retrieval per question on the machine of the run (what else ran "
+        "beside it: README.md of this folder); a method's first question also builds the "
+        "artifacts it needs, e.g. BM25 postings or fact vectors."
     )
     return [*lines, note, "", *table(header, rows), ""]
 
