@@ -58,9 +58,16 @@ class PromptTemplate:
         return set(self.sections[section].get_identifiers())
 
 
+@functools.cache
+def _packaged_names() -> tuple[str, ...]:
+    # the package's own folder does not change while it runs (as packaged_template assumes)
+    return tuple(sorted(path.stem for path in PACKAGED_DIR.glob(f"*{SUFFIX}")))
+
+
 def template_names() -> list[str]:
-    """Return the name of every packaged prompt, sorted."""
-    return sorted(path.stem for path in PACKAGED_DIR.glob(f"*{SUFFIX}"))
+    """Return the name of every packaged prompt, sorted (read once: the answer prompt looks
+    up its language's form on every answer)."""
+    return list(_packaged_names())
 
 
 def parse_template(name: str, path: Path) -> PromptTemplate:
