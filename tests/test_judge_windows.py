@@ -89,6 +89,20 @@ def judged(make_settings, fake_llm: FakeLLM, make_embedder):
     return score
 
 
+def ragas_judge(settings):
+    """ragas's own judge LLM as graphrag/eval/judge.py builds it (same request bodies)."""
+    client = ChatLLM(settings).async_client(max_retries=settings.llm.max_retries)
+    return llm_factory(
+        settings.llm.model,
+        provider="openai",
+        client=client,
+        temperature=0.0,
+        top_p=1.0,
+        max_tokens=settings.llm.max_tokens,
+        seed=SEED,
+    )
+
+
 def fits(requests: list[dict], window: int) -> None:
     for request in requests:
         assert tokens.message_tokens(request["messages"]) + request["max_tokens"] <= window
@@ -125,16 +139,7 @@ def test_a_prompt_that_fits_is_ragas_s_own_request(judged, make_settings, fake_l
     settings = make_settings(fake_llm.base_url, cache={"mode": "off"})  # not the cache's hits
 
     async def own() -> None:
-        client = ChatLLM(settings).async_client(max_retries=settings.llm.max_retries)
-        llm = llm_factory(
-            settings.llm.model,
-            provider="openai",
-            client=client,
-            temperature=0.0,
-            top_p=1.0,
-            max_tokens=settings.llm.max_tokens,
-            seed=SEED,
-        )
+        llm = ragas_judge(settings)
         await ContextRecall(llm=llm).ascore(
             user_input="What happened?", retrieved_contexts=contexts, reference=reference
         )
@@ -219,16 +224,7 @@ def test_context_precision_that_fits_is_ragas_s_own_request(judged, make_setting
     settings = make_settings(fake_llm.base_url, cache={"mode": "off"})
 
     async def own() -> None:
-        client = ChatLLM(settings).async_client(max_retries=settings.llm.max_retries)
-        llm = llm_factory(
-            settings.llm.model,
-            provider="openai",
-            client=client,
-            temperature=0.0,
-            top_p=1.0,
-            max_tokens=settings.llm.max_tokens,
-            seed=SEED,
-        )
+        llm = ragas_judge(settings)
         await ContextPrecision(llm=llm).ascore(
             user_input="What happened?", reference=reference, retrieved_contexts=contexts
         )
