@@ -25,6 +25,7 @@ from pathlib import Path
 from graphrag.llm import cost
 from graphrag.llm.cost import embedded_speed
 from graphrag.project import init_project
+from graphrag.report.tables import table as markdown
 from graphrag.settings import REPO_ROOT
 from graphrag.workbench import Workbench
 
@@ -90,25 +91,22 @@ def table(record: dict) -> str:
     """Return the record as a markdown table, per LLM stage and in all (docs/cost.md)."""
     estimate, committed = record["estimate_seconds"], record["estimate_seconds_committed_figures"]
     actual = record["actual_seconds"]
-    lines = [
-        "| stage | dry run, this machine's speed (s) | dry run, committed figures (s) "
-        "| the run (s) | run / dry run |",
-        "|---|---|---|---|---|",
-    ]
+    header = ["stage", "dry run, this machine's speed (s)", "dry run, committed figures (s)"]
+    header += ["the run (s)", "run / dry run"]
+    rows = []
     for stage in (*LLM_STAGES, "all"):
         parts = [
             sum(d.values()) if stage == "all" else d[stage] for d in (estimate, committed, actual)
         ]
         ratio = parts[2] / parts[0] if parts[0] else float("nan")
-        cells = [f"{v:,.0f}" for v in parts]
-        lines.append(f"| {stage} | {' | '.join(cells)} | {ratio:.2f} |")
-    lines.append(
-        f"\n{record['machine']}, load average {record['load_average_after']} over the run's "
+        rows.append([stage, *(f"{v:,.0f}" for v in parts), f"{ratio:.2f}"])
+    summary = (
+        f"{record['machine']}, load average {record['load_average_after']} over the run's "
         f"last 5 minutes; calibration: {record['calibration']['documents']} documents in "
         f"{record['calibration']['seconds']:,.0f} s; run / dry run with the committed figures: "
         f"{record['ratio_committed_figures']:.2f}."
     )
-    return "\n".join(lines)
+    return "\n".join([*markdown(header, rows), "", summary])
 
 
 def main(argv: list[str] | None = None) -> int:
