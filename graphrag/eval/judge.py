@@ -25,11 +25,11 @@ from graphrag.text.embeddings import Embedder
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # no telemetry from an offline tool
 
-METRICS = ("faithfulness", "answer_relevancy", "context_recall")
 # RAGAS context precision (against the reference) and its reference-free form (against the
 # answer): judged when asked for, not by default (one call per context judged)
 RANKING_METRICS = ("context_precision", "context_utilization")
-# Judge calls per answer for each metric, as ragas 0.4 makes them (context precision: at most)
+# Every RAGAS metric the judge scores, with its judge calls per answer as ragas 0.4 makes them
+# (context precision: at most)
 JUDGE_CALLS = {"faithfulness": 2, "answer_relevancy": 1, "context_recall": 1}
 JUDGE_CALLS |= dict.fromkeys(RANKING_METRICS, CONTEXT_PRECISION_DEPTH)
 # a judgement's status (judge controls, pairwise judge); NOT_RECORDED is also a metric's error:
