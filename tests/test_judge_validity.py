@@ -53,10 +53,22 @@ def test_a_judge_that_always_says_one_is_not_informative() -> None:
 def test_discrimination_counts_ties_as_half_and_needs_its_ci_above_half() -> None:
     perfect = jv.discrimination(pairs([1.0] * 20, [0.0] * 20), "faithfulness")
     assert (perfect.value, perfect.low, perfect.verdict) == (1.0, 1.0, jv.INFORMATIVE)
-    # 3 right, 1 tie, 1 wrong: 3.5 / 5, but five pairs cannot exclude chance.
-    few = jv.discrimination(pairs([1, 1, 1, 0.5, 0], [0, 0, 0, 0.5, 1]), "faithfulness")
-    assert few.value == pytest.approx(0.7) and few.low <= 0.5
+    # 7 right, 1 tie, 2 wrong: 7.5 / 10, but ten pairs cannot exclude chance.
+    few = jv.discrimination(
+        pairs([1] * 7 + [0.5, 0, 0], [0] * 7 + [0.5, 1, 1]), "faithfulness"
+    )
+    assert few.value == pytest.approx(0.75) and few.low <= 0.5
     assert few.verdict == jv.NOT_INFORMATIVE
+
+
+def test_below_min_pairs_there_is_no_verdict_either_way() -> None:
+    """Two pairs the judge got right bootstrap to [1.000, 1.000]: no evidence, no verdict (a
+    replay after the draw moved to answers whose controls were never recorded showed this)."""
+    two = jv.discrimination(pairs([1.0, 1.0], [0.0, 0.0]), "faithfulness")
+    assert (two.n, two.low, two.verdict) == (2, 1.0, jv.TOO_FEW)
+    assert two.render().endswith("too few pairs to tell (fewer than 10 scored)")
+    at_min = jv.discrimination(pairs([1.0] * 10, [0.0] * 10), "faithfulness")
+    assert at_min.verdict == jv.INFORMATIVE
     unrecorded = jv.discrimination(
         pairs([1.0] * 3, [float("nan")] * 3, jv.NOT_RECORDED), "faithfulness"
     )

@@ -1,6 +1,8 @@
 """Is the judge measuring anything? Each RAGAS metric also scores planted controls it must score
 lower (``CONTROLS``: a wrong answer, another question's answer or contexts); a metric whose
 share of real-above-control pairs has a CI not above 0.5 is "not informative on this judge".
+Below ``MIN_PAIRS`` scored pairs there is no verdict either way: a bootstrap over 2 pairs the
+judge got right is [1.000, 1.000], which would call it informative on no evidence.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ INFORMATIVE = "informative"
 NOT_INFORMATIVE = "not informative on this judge"
 NOT_MEASURED_UNRECORDED = "not measured (not recorded)"
 NOT_MEASURED = "not measured"
+MIN_PAIRS = 10
+TOO_FEW = f"too few pairs to tell (fewer than {MIN_PAIRS} scored)"
 PAIR_COLUMNS = ["metric", "control", "question_id", "method", "donor_question_id", "real"]
 PAIR_COLUMNS += ["control_score", "status", "error"]
 
@@ -191,6 +195,8 @@ def discrimination(
     estimate = stats.bootstrap_ci(outcomes, n_resamples=n_resamples, seed=seed)
     if estimate.n == 0:
         verdict = NOT_MEASURED_UNRECORDED if missing else NOT_MEASURED
+    elif estimate.n < MIN_PAIRS:
+        verdict = TOO_FEW
     else:
         verdict = INFORMATIVE if estimate.low > 0.5 else NOT_INFORMATIVE
     return Discrimination(
