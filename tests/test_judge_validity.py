@@ -54,9 +54,7 @@ def test_discrimination_counts_ties_as_half_and_needs_its_ci_above_half() -> Non
     perfect = jv.discrimination(pairs([1.0] * 20, [0.0] * 20), "faithfulness")
     assert (perfect.value, perfect.low, perfect.verdict) == (1.0, 1.0, jv.INFORMATIVE)
     # 7 right, 1 tie, 2 wrong: 7.5 / 10, but ten pairs cannot exclude chance.
-    few = jv.discrimination(
-        pairs([1] * 7 + [0.5, 0, 0], [0] * 7 + [0.5, 1, 1]), "faithfulness"
-    )
+    few = jv.discrimination(pairs([1] * 7 + [0.5, 0, 0], [0] * 7 + [0.5, 1, 1]), "faithfulness")
     assert few.value == pytest.approx(0.75) and few.low <= 0.5
     assert few.verdict == jv.NOT_INFORMATIVE
 

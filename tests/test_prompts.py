@@ -16,9 +16,11 @@ import pytest
 from prompt_renders import FIXTURE, render
 
 from graphrag import prompts
+from graphrag.index.extract.records import parse_records
 from graphrag.prompts import PromptTemplateError, load_template
 from graphrag.prompts.loader import PACKAGED_DIR
 from graphrag.settings import load_settings
+from graphrag.text.lang import chinese
 from graphrag.workbench import Workbench
 
 RENDERS = json.loads(FIXTURE.read_text(encoding="utf-8"))
@@ -69,6 +71,7 @@ def test_the_fixture_covers_every_builder() -> None:
     }
     loading = {
         "export_templates",
+        "in_language",
         "load_template",
         "packaged_template",
         "system_and_user",
@@ -84,7 +87,7 @@ def test_the_fixture_covers_every_builder() -> None:
 
 def test_every_template_says_which_placeholders_it_takes() -> None:
     names = prompts.template_names()
-    assert len(names) == 34 and "answer" in names and "extract_graph_records" in names
+    assert len(names) == 41 and "answer" in names and "extract_graph_records" in names
     for name in names:
         template = load_template(name)
         header = (PACKAGED_DIR / f"{name}.txt").read_text(encoding="utf-8").split("\n=== ")[0]
@@ -254,3 +257,46 @@ def test_a_chinese_question_gets_the_chinese_answer_prompt() -> None:
     assert english == prompts.answer("When was it founded?", context, "sentences", "en")
     assert english == prompts.answer("When was it founded?", context, "sentences", "fr")
     assert english[0]["content"].startswith("You answer a question using only")
+
+
+def test_a_chinese_text_is_extracted_summarized_and_reported_with_chinese_prompts() -> None:
+    """Extraction, the summaries and the report follow the text's language: a Chinese text
+    gets Chinese instructions and a Chinese worked example (so no English example name can leak
+    into its graph), with the configured types and the same record format; an English text
+    gets the English prompts byte for byte (the fixture above)."""
+    text = "舟山市青澜湾海藻养殖合作社成立于2015年，理事长林海燕介绍了合作社。"
+    types = ["person", "organization"]
+    english_names = ("Lena Ortiz", "Cliffport", "Anya Petrov", "Vardo")
+    for messages in (
+        prompts.extract_graph_records(text, types, "zh"),
+        prompts.extract_graph_records_again(text, types, "zh"),
+        prompts.extract_graph_records_packed([text, text], types, "zh"),
+    ):
+        system, example, shown, asked = messages
+        assert "构建知识图谱" in system["content"]
+        assert "实体：person, organization；" in system["content"]
+        assert example["content"].startswith("文本：") and asked["content"].startswith("文本：")
+        assert "青澜湾" in asked["content"] and "青澜湾" not in shown["content"]
+        assert not any(name in m["content"] for m in messages for name in english_names)
+        # the Chinese worked example is a reply the record parser reads, its names Chinese
+        parsed = parse_records(shown["content"])
+        assert len(parsed.entities) >= 5 and not parsed.malformed
+        assert all(chinese.HAN.search(e["name"]) for e in parsed.entities)
+    assert "每篇以编号开头" in messages[0]["content"]  # the packed note
+    piped = prompts.in_pipe_style(prompts.extract_graph_records(text, types, "zh"))
+    assert "entity|名称|类型|描述: " in piped[0]["content"] and "<|>" not in piped[2]["content"]
+    after = prompts.relationships_after_loop(messages, "[1] (...)", "zh")
+    assert after[-1]["content"].startswith("现在只写关系记录")
+    summary = prompts.summarize_descriptions("林海燕", ["合作社理事长。"], 60, "zh")
+    assert "中文描述" in summary[0]["content"] and summary[1]["content"].startswith("实体：林海燕")
+    pair = prompts.summarize_relationship("林海燕", "合作社", ["理事长"], 60, "zh")
+    assert "中文描述" in pair[0]["content"]
+    report = prompts.community_report("entities\nid,entity\n1,林海燕", 5, language="zh")
+    assert "内容用中文" in report[0]["content"] and "(entities 3, 7)" in report[0]["content"]
+    english = "Lena Ortiz chairs the Dunmore Rowing Club."
+    assert prompts.extract_graph_records(english, types) == prompts.extract_graph_records(
+        english, types, "en"
+    )
+    assert prompts.in_language("community_report", "en") == "community_report"
+    assert prompts.in_language("community_report", "fr") == "community_report"
+    assert prompts.in_language("community_report", "zh") == "community_report_zh"

@@ -45,6 +45,14 @@ def system_and_user(system: str, user: str) -> Messages:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+def in_language(name: str, language: str) -> str:
+    """Return the template for a text in ``language``: ``<name>_<language>`` when the package
+    has one (answer_zh, extract_graph_records_zh, ...), else ``name``. English has none, so an
+    English text's prompt is the unsuffixed one, byte for byte."""
+    localized = f"{name}_{language}"
+    return localized if localized in template_names() else name
+
+
 def _chat(template: str, system: dict[str, object] | None = None, /, **user: object) -> Messages:
     """The prompt ``template`` as a system turn, then a user turn, each section filled."""
     prompt = load_template(template)
@@ -56,10 +64,11 @@ def _chat(template: str, system: dict[str, object] | None = None, /, **user: obj
 # descriptions that say only what the text says.
 
 
-def _example_turns(system: str, example: str, text: str) -> Messages:
+def _example_turns(system: str, example: str, text: str, language: str) -> Messages:
     """The record extraction messages: the worked example of the template ``example`` as a
     previous turn, then the text."""
-    user, shown = load_template("extract_graph_records"), load_template(example)
+    user = load_template(in_language("extract_graph_records", language))
+    shown = load_template(in_language(example, language))
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": user.render("user", text=shown.text("example_text"))},
@@ -68,33 +77,42 @@ def _example_turns(system: str, example: str, text: str) -> Messages:
     ]
 
 
-def _records_system(entity_types: list[str]) -> str:
-    prompt = load_template("extract_graph_records")
+def _records_system(entity_types: list[str], language: str) -> str:
+    prompt = load_template(in_language("extract_graph_records", language))
     return prompt.render("system", entity_types=", ".join(entity_types))
 
 
-def extract_graph_records(text: str, entity_types: list[str]) -> Messages:
+# Extraction is asked in the text's language (the caller's lang.detect): a Chinese text gets
+# Chinese instructions and a Chinese worked example, so its names and descriptions are not
+# translated and the example's (English) names cannot leak into a Chinese graph.
+
+
+def extract_graph_records(text: str, entity_types: list[str], language: str = "en") -> Messages:
     """Extraction with one tuple-delimited record per line (parsed by
     graphrag/index/extract/records.py; ``index.record_style``). Must return record lines, then
     <|COMPLETE|>."""
-    system = _records_system(entity_types)
-    return _example_turns(system, "extract_graph_records", fence_document(text))
+    system = _records_system(entity_types, language)
+    return _example_turns(system, "extract_graph_records", fence_document(text), language)
 
 
-def extract_graph_records_again(text: str, entity_types: list[str]) -> Messages:
+def extract_graph_records_again(
+    text: str, entity_types: list[str], language: str = "en"
+) -> Messages:
     """The record extraction of one text asked again with another worked example
     (``index.reextract_empty``), for a text whose first reply named nothing it mentions."""
-    system = _records_system(entity_types)
-    return _example_turns(system, "extract_graph_records_again", fence_document(text))
+    system = _records_system(entity_types, language)
+    return _example_turns(system, "extract_graph_records_again", fence_document(text), language)
 
 
-def extract_graph_records_packed(texts: list[str], entity_types: list[str]) -> Messages:
+def extract_graph_records_packed(
+    texts: list[str], entity_types: list[str], language: str = "en"
+) -> Messages:
     """Extraction of several short documents in one call (``index.pack_documents_tokens``):
     each labelled [1], [2], ...; must return record lines each starting with the label of
     the document it comes from, then <|COMPLETE|>."""
-    note = load_template("extract_graph_records_packed").text("packed_note")
-    system = f"{_records_system(entity_types)}\n{note}"
-    return _example_turns(system, "extract_graph_records_packed", packed_text(texts))
+    note = load_template(in_language("extract_graph_records_packed", language)).text("packed_note")
+    system = f"{_records_system(entity_types, language)}\n{note}"
+    return _example_turns(system, "extract_graph_records_packed", packed_text(texts), language)
 
 
 def packed_text(texts: list[str]) -> str:
@@ -125,45 +143,52 @@ def in_pipe_style(messages: Messages) -> Messages:
     ]
 
 
-def _after_reply(previous: Messages, reply: str, template: str) -> Messages:
+def _after_reply(previous: Messages, reply: str, template: str, language: str) -> Messages:
     """The conversation so far, the model's ``reply`` and the user turn of ``template``."""
-    ask = load_template(template).text("user")
+    ask = load_template(in_language(template, language)).text("user")
     return [*previous, {"role": "assistant", "content": reply}, {"role": "user", "content": ask}]
 
 
-def relationships_after_loop(previous: Messages, kept_reply: str) -> Messages:
+def relationships_after_loop(previous: Messages, kept_reply: str, language: str = "en") -> Messages:
     """After a record reply stopped in a repetition loop before any relationship record
     (``index.stop_repeats``): ask for the relationship records only. Must return record lines,
     then <|COMPLETE|>."""
-    return _after_reply(previous, kept_reply, "relationships_after_loop")
+    return _after_reply(previous, kept_reply, "relationships_after_loop", language)
 
 
 # Summaries keep every date, number and name (asked for "two sentences", the model dropped
 # them), within a length asked for in words.
 
 
-def summarize_descriptions(name: str, descriptions: list[str], max_words: int) -> Messages:
-    """Plain text: one description merging several of one entity, every fact kept."""
+def summarize_descriptions(
+    name: str, descriptions: list[str], max_words: int, language: str = "en"
+) -> Messages:
+    """Plain text: one description merging several of one entity, every fact kept, in the
+    descriptions' ``language``."""
     listed = "\n".join(f"- {d}" for d in descriptions)
-    return _chat("summarize_descriptions", {"max_words": max_words}, name=name, descriptions=listed)
+    template = in_language("summarize_descriptions", language)
+    return _chat(template, {"max_words": max_words}, name=name, descriptions=listed)
 
 
 def summarize_relationship(
-    source: str, target: str, descriptions: list[str], max_words: int
+    source: str, target: str, descriptions: list[str], max_words: int, language: str = "en"
 ) -> Messages:
-    """Plain text: one description of how two entities relate, merged from several."""
+    """Plain text: one description of how two entities relate, merged from several, in the
+    descriptions' ``language``."""
     listed = "\n".join(f"- {d}" for d in descriptions)
     system = {"max_words": max_words}
-    return _chat(
-        "summarize_relationship", system, source=source, target=target, descriptions=listed
-    )
+    template = in_language("summarize_relationship", language)
+    return _chat(template, system, source=source, target=target, descriptions=listed)
 
 
-def community_report(context: str, max_findings: int, explanation_sentences: int = 3) -> Messages:
+def community_report(
+    context: str, max_findings: int, explanation_sentences: int = 3, language: str = "en"
+) -> Messages:
     """A community report (``report_schema``) that keeps its sources' facts and builds on any
-    sub-community reports; ``explanation_sentences`` caps a finding's explanation."""
+    sub-community reports, written in its data's ``language``; ``explanation_sentences`` caps a
+    finding's explanation."""
     system = {"max_findings": max_findings, "explanation_sentences": explanation_sentences}
-    return _chat("community_report", system, context=context)
+    return _chat(in_language("community_report", language), system, context=context)
 
 
 # --------------------------------------------------------------------------- querying
@@ -172,7 +197,7 @@ def community_report(context: str, max_findings: int, explanation_sentences: int
 def answer(question: str, context: str, style: str = "sentences", language: str = "en") -> Messages:
     """The answer from numbered context, in the question's ``language``: ``answer_<language>``
     when the package has one (answer_zh), else ``answer``."""
-    name = f"answer_{language}" if f"answer_{language}" in template_names() else "answer"
+    name = in_language("answer", language)
     length = load_template(name).text(f"length_{style}")
     return _chat(name, {"length": length}, context=context, question=question)
 

@@ -14,6 +14,7 @@ from graphrag.index.extract.names import mentioned
 from graphrag.index.extract.records import RECORD_STOP, ParsedRecords, parse_records
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import IndexSettings
+from graphrag.text import lang
 from graphrag.text.tokens import message_tokens
 
 MALFORMED_RECORD = "malformed record line"
@@ -30,8 +31,9 @@ async def extract_chunk_records(
     """Return the chunk's extraction, ``"kept_out"`` listing (name, reason, detail) of what it got
     wrong; ``again``: asked with the second worked example (``index.reextract_empty``)."""
     build = prompts.extract_graph_records_again if again else prompts.extract_graph_records
-    messages = _styled(build(text, settings.entity_types), settings)
-    reply, stops = await _records_reply(llm, messages, settings)
+    language = lang.detect(text)
+    messages = _styled(build(text, settings.entity_types, language), settings)
+    reply, stops = await _records_reply(llm, messages, settings, language=language)
     parsed = parse_records(reply)
     return {**parsed.extraction(), "kept_out": _kept_out(parsed, stops)}
 
@@ -46,10 +48,11 @@ async def _records_reply(
     messages: list[dict[str, str]],
     settings: IndexSettings,
     max_tokens: int | None = None,
+    language: str = "en",
 ) -> tuple[str, list[str]]:
     """Return the reply and why it stopped early. A reply stopped or cut before any relationship
     (or, ``index.relationships_follow_up``, one with 2+ entities and none) gets a relationships
-    call."""
+    call, in the extraction's ``language``."""
     rule = RECORD_STOP if settings.stop_repeats else None
     completion = await llm.achat(messages, max_tokens=max_tokens, stop_rule=rule)
     reply, stops = completion.text, [completion.stopped_early]
@@ -59,7 +62,7 @@ async def _records_reply(
     if first is not None and not first.relationships and (cut or len(first.entities) >= 2):
         kept = reply.rpartition("\n")[0] if capped else reply
         follow_up = await llm.achat(
-            prompts.relationships_after_loop(messages, kept.rstrip("\n")),
+            prompts.relationships_after_loop(messages, kept.rstrip("\n"), language),
             max_tokens=max_tokens,
             stop_rule=rule,
         )
@@ -107,11 +110,12 @@ def records_request(
 ) -> tuple[list[dict[str, str]], int | None]:
     """Return the first request of the records extraction of ``texts`` (one chunk, or whole
     documents packed): its messages and its reply cap (None: ``llm.max_tokens``)."""
+    language = lang.detect("\n".join(texts))
     if len(texts) == 1:
-        return _styled(
-            prompts.extract_graph_records(texts[0], settings.entity_types), settings
-        ), None
-    messages = _styled(prompts.extract_graph_records_packed(texts, settings.entity_types), settings)
+        messages = prompts.extract_graph_records(texts[0], settings.entity_types, language)
+        return _styled(messages, settings), None
+    packed = prompts.extract_graph_records_packed(texts, settings.entity_types, language)
+    messages = _styled(packed, settings)
     return messages, _packed_room(llm, messages, len(texts))
 
 
@@ -141,7 +145,8 @@ async def extract_packed_records(
     """Return one extraction per document of a packed call (as :func:`extract_chunk_records`); what
     the reply got wrong as a whole is listed with the first document."""
     messages, room = records_request(llm, texts, settings)
-    reply, stops = await _records_reply(llm, messages, settings, room)
+    language = lang.detect("\n".join(texts))
+    reply, stops = await _records_reply(llm, messages, settings, room, language)
     parsed = parse_records(reply)
     results = [{"entities": [], "relationships": [], "kept_out": []} for _ in texts]
     for kind, records in (("entity", parsed.entities), ("relationship", parsed.relationships)):

@@ -19,7 +19,7 @@ from graphrag.prompts import Messages
 from graphrag.settings import IndexSettings
 from graphrag.stores.igraph_graph import IGraphStore
 from graphrag.stores.protocols import Edge
-from graphrag.text import tokens
+from graphrag.text import lang, tokens
 
 SUMMARY_INPUT_TOKENS = 1500  # descriptions packed into one summary's input
 SUMMARY_MAX_TOKENS = 200  # a description summary's output budget
@@ -178,14 +178,12 @@ def summarize_entities(
         for i, d in enumerate(entities[S.DESCRIPTIONS])
         if len(d) > 1 and needs_summary(d, settings.summary_threshold_tokens)
     ]
-    messages = [
-        prompts.summarize_descriptions(
-            entities[S.TITLE].iloc[i],
-            packed_descriptions(entities[S.DESCRIPTIONS].iloc[i], SUMMARY_INPUT_TOKENS),
-            SUMMARY_WORDS,
-        )
-        for i in several
-    ]
+    messages = []
+    for i in several:
+        title = entities[S.TITLE].iloc[i]
+        listed = packed_descriptions(entities[S.DESCRIPTIONS].iloc[i], SUMMARY_INPUT_TOKENS)
+        language = lang.detect(" ".join([title, *listed]))
+        messages.append(prompts.summarize_descriptions(title, listed, SUMMARY_WORDS, language))
     joined = [" ".join(d) for d in entities[S.DESCRIPTIONS]]
     descriptions, errors = _summarize_rows(
         entities, several, messages, joined, "summarize", llm, progress
@@ -205,15 +203,15 @@ def summarize_relationships(
         if len(d) > RELATIONSHIP_SUMMARY_MIN
         or (len(d) > 1 and tokens.count_tokens("; ".join(d)) > RELATIONSHIP_SUMMARY_TOKENS)
     ]
-    messages = [
-        prompts.summarize_relationship(
-            relationships[S.SOURCE_ENTITY].iloc[i],
-            relationships[S.TARGET_ENTITY].iloc[i],
-            packed_descriptions(relationships[S.DESCRIPTIONS].iloc[i], SUMMARY_INPUT_TOKENS),
-            SUMMARY_WORDS,
+    messages = []
+    for i in many:
+        source = relationships[S.SOURCE_ENTITY].iloc[i]
+        target = relationships[S.TARGET_ENTITY].iloc[i]
+        listed = packed_descriptions(relationships[S.DESCRIPTIONS].iloc[i], SUMMARY_INPUT_TOKENS)
+        language = lang.detect(" ".join([source, target, *listed]))
+        messages.append(
+            prompts.summarize_relationship(source, target, listed, SUMMARY_WORDS, language)
         )
-        for i in many
-    ]
     joined, stage = list(relationships[S.DESCRIPTION]), "summarize_relationships"
     descriptions, errors = _summarize_rows(
         relationships, many, messages, joined, stage, llm, progress

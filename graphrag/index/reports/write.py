@@ -16,7 +16,7 @@ from graphrag.index.llm_stage import arun_llm_stage, error_table
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
 from graphrag.settings import IndexSettings
-from graphrag.text import tokens
+from graphrag.text import lang, tokens
 
 _CONTENT = [S.SUMMARY, S.FULL_CONTENT, S.RATING, S.RATING_EXPLANATION, S.FINDINGS]
 REPORT_COLUMNS = [*S.COMMUNITY_KEY_COLUMNS, *_CONTENT, S.SIZE, S.CONTEXT_SOURCE]
@@ -174,7 +174,9 @@ def tidy_report(report: dict) -> dict:
 
 async def _write_report(llm: ChatLLM, context: str, settings: IndexSettings) -> dict:
     findings, sentences = settings.report_max_findings, settings.report_explanation_sentences
-    messages = prompts.community_report(context, findings, explanation_sentences=sentences)
+    messages = prompts.community_report(
+        context, findings, explanation_sentences=sentences, language=lang.detect(context)
+    )
     schema = prompts.report_schema(findings)
     report = await llm.ajson(
         messages, schema, name=REPORT_SCHEMA_NAME, max_tokens=REPORT_MAX_TOKENS
