@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.eval.dry_run import estimate_index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.cost import CostEstimate, embedded_speed, measured
 from graphrag.llm.progress import duration
 from graphrag.llm.usage import track_usage
 from graphrag.settings import REPO_ROOT, Settings, load_settings
-from graphrag.workbench import Workbench
+from workbench.eval.dry_run import estimate_index
+from workbench.session import Workbench
 
 PAGE = REPO_ROOT / "docs" / "cost.md"
 DEMO = REPO_ROOT / "data" / "kestrel_bay"

@@ -16,11 +16,11 @@ from conftest import DEMO_DOCS, FakeLLM
 from ragas.llms import llm_factory
 from ragas.metrics.collections import ContextPrecision, ContextRecall, Faithfulness
 
-from graphrag.eval.judge import JUDGE_CALLS as judge_calls
-from graphrag.eval.judge import Judge
-from graphrag.eval.judge_windows import CONTEXT_PRECISION_DEPTH, matched
 from graphrag.llm.client import SEED, ChatLLM
 from graphrag.text import tokens
+from workbench.eval.judge import JUDGE_CALLS as judge_calls
+from workbench.eval.judge import Judge
+from workbench.eval.judge_windows import CONTEXT_PRECISION_DEPTH, matched
 
 RECALL_PROMPT = "classify if the statement can be attributed to the given context"
 VERDICTS_PROMPT = "judge the faithfulness of a series of statements"

@@ -19,7 +19,7 @@ from graphrag import prompts
 from graphrag.prompts import PromptTemplateError, load_template
 from graphrag.prompts.loader import PACKAGED_DIR
 from graphrag.settings import load_settings
-from graphrag.workbench import Workbench
+from workbench.session import Workbench
 
 RENDERS = json.loads(FIXTURE.read_text(encoding="utf-8"))
 
