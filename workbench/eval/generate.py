@@ -60,7 +60,7 @@ class Candidate:
         return f"{ID_PREFIX[self.kind]}{self.number:02d}"
 
     def record(self, split: str) -> dict:
-        """The question-set line (graphrag/eval/questions.py) of a kept candidate."""
+        """The question-set line (workbench/eval/questions.py) of a kept candidate."""
         line = {
             "id": self.id,
             "question": self.question,

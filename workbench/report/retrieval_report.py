@@ -118,7 +118,7 @@ def write_report(
         *primary_lines(rows, meta, ALPHA, options),
         "",
         "What each method would place in the answer prompt, scored with no answer call "
-        "(`graphrag/eval/retrieval.py`). Evidence recall: the share of a question's gold "
+        "(`workbench/eval/retrieval.py`). Evidence recall: the share of a question's gold "
         "paragraphs with a text unit verbatim in the context; recall@k: the share among the "
         "method's first k ranked text units; MRR: the mean of 1 / the rank of the first text "
         "unit holding a gold paragraph (0 when none is ranked); nDCG@k: binary relevance, "
