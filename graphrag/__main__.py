@@ -1,5 +1,5 @@
 import sys
 
-from graphrag.cli import main
+from workbench.cli import main  # the core's one import of workbench (pyproject.toml says why)
 
 sys.exit(main())

@@ -13,7 +13,7 @@ from IPython.display import HTML
 
 from graphrag import schemas as S
 from graphrag.index.store import Index
-from graphrag.report.graph_page import community_of
+from workbench.report.graph_page import community_of
 
 
 def plot_entity_graph(

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphrag import Workbench
 from graphrag.settings import REPO_ROOT
+from workbench import Workbench
 
 
 @dataclass

@@ -35,7 +35,7 @@ cache_args=()
 .venv/bin/python -m graphrag "${cache_args[@]}" query --index output/kestrel_bay \
   --method "$methods" \
   "In what year was the Kestrel Bay Marine Institute founded, and which two bodies founded it?"
-# The pairwise judge reads the global questions only (graphrag/eval/pairwise.py: JUDGED_TYPES).
+# The pairwise judge reads the global questions only (workbench/eval/pairwise.py: JUDGED_TYPES).
 .venv/bin/python -m graphrag "${cache_args[@]}" eval --index output/kestrel_bay \
   --questions data/kestrel_bay/questions.jsonl --methods "$methods" --metrics "$metrics" \
   --pairwise "$(cat data/kestrel_bay/recorded_pairwise)" \

@@ -18,9 +18,9 @@ import re
 
 import pandas as pd
 
-from graphrag.report.tables import table as markdown
 from graphrag.settings import REPO_ROOT
 from graphrag.text.lang.chinese import HAN
+from workbench.report.tables import table as markdown
 
 ARMS = {"answer_zh (Chinese)": "zh_demo", "answer (English)": "zh_demo_english_prompt"}
 

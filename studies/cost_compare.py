@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.eval.dry_run import estimate_index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.cost import CostEstimate, embedded_speed, measured
 from graphrag.llm.progress import duration
 from graphrag.llm.usage import track_usage
 from graphrag.settings import REPO_ROOT, Settings, load_settings
-from graphrag.workbench import Workbench
+from workbench.eval.dry_run import estimate_index
+from workbench.session import Workbench
 
 PAGE = REPO_ROOT / "docs" / "cost.md"
 DEMO = REPO_ROOT / "data" / "kestrel_bay"
@@ -275,8 +275,8 @@ def page(
         "looked up in the cache, the questions an evaluation keeps, the judge sample, the",
         "pairwise jobs and their grade prompts, the closed-book requests (looked up). What only",
         "the replies decide is measured on committed recorded runs",
-        "(`python -m studies.cost_model --write` writes `graphrag/eval/cost_assumptions.json`,",
-        "read by `graphrag/eval/dry_run.py`, and `graphrag/llm/embedded/speed.json`): reply",
+        "(`python -m studies.cost_model --write` writes `workbench/eval/cost_assumptions.json`,",
+        "read by `workbench/eval/dry_run.py`, and `graphrag/llm/embedded/speed.json`): reply",
         "tokens per chunk token, follow-up calls, summaries and reports per 1,000 corpus tokens, a",
         "method's calls and tokens per answer, each judge call's tokens, and the embedded",
         "model's speed on 2 cores. An endpoint's speed is probed with one small streamed request.",

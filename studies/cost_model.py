@@ -11,7 +11,7 @@ from committed recorded runs, and the comparison of its estimate with the actual
   index runs (``studies/benchmarks/records``), the prompt/completion speed ratio from a
   regression of each recorded call's seconds on its tokens (``data/llm_cache``, the cold
   runs' machine type);
-- ``graphrag/eval/cost_assumptions.json`` (read by graphrag/eval/dry_run.py): under
+- ``workbench/eval/cost_assumptions.json`` (read by workbench/eval/dry_run.py): under
   ``index``, per extraction call, its reply tokens per chunk token, follow-up and re-asked
   calls; summaries and reports per 1,000 corpus tokens, their context and reply tokens; the
   LLM-free stages' seconds (the cold runs' caches and summaries); under ``eval``, per method,
@@ -43,7 +43,7 @@ COLD_RUNS = sorted((RECORDS / "kestrel_bay_cold").glob("run*"))
 DEMO_CACHE = REPO_ROOT / "data" / "llm_cache"
 DEMO_REPORTS = ["kestrel_bay", "kestrel_bay_heldout", "kestrel_bay_second_heldout"]
 SPEED_FILE = REPO_ROOT / "graphrag" / "llm" / "embedded" / "speed.json"
-ASSUMPTIONS_FILE = REPO_ROOT / "graphrag" / "eval" / "cost_assumptions.json"
+ASSUMPTIONS_FILE = REPO_ROOT / "workbench" / "eval" / "cost_assumptions.json"
 # the cold runs' machine type: its recorded calls give the prompt/completion speed ratio
 RATIO_HOST = "AMD EPYC, 2 cores"
 # the calls the committed speed was fitted on: those recorded up to its last measurement.

@@ -9,7 +9,7 @@ separated real answers from planted controls, pairwise win rates, evidence per h
 answer, each mean with its 95% CI and n, and the index's cost per 1,000 corpus tokens.
 
 Every quality difference from the baseline (naive RAG) is read from the report's own test
-family (``tests.csv``, declared in ``run.json``; ``graphrag.eval.significance``), so the report,
+family (``tests.csv``, declared in ``run.json``; ``workbench.eval.significance``), so the report,
 this page, the README and the notebooks give one comparison one p. Cost is not quality: its
 differences form a second family, declared on the page, of every method against the baseline
 on every cost column, Holm over all of them. The prose is generated from these numbers.
@@ -26,17 +26,17 @@ from typing import Any
 
 import pandas as pd
 
-from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.declared import PRIMARY_FIELD
-from graphrag.eval.hops import HOPS_CSV
-from graphrag.eval.judge import JUDGE_CALLS
-from graphrag.eval.runner import index_cost
-from graphrag.eval.significance import FAMILY_COLUMNS, Family, Saturation, declare_family
-from graphrag.report.analysis import Analysis, analyse, report_family
-from graphrag.report.eval_report import RUN_JSON, TESTS_CSV
-from graphrag.report.headline import headline, restrict, tuned_of
-from graphrag.report.sections import RUN_FIELDS
 from graphrag.settings import REPO_ROOT
+from workbench.eval import judge_validity, pairwise, stats
+from workbench.eval.declared import PRIMARY_FIELD
+from workbench.eval.hops import HOPS_CSV
+from workbench.eval.judge import JUDGE_CALLS
+from workbench.eval.runner import index_cost
+from workbench.eval.significance import FAMILY_COLUMNS, Family, Saturation, declare_family
+from workbench.report.analysis import Analysis, analyse, report_family
+from workbench.report.eval_report import RUN_JSON, TESTS_CSV
+from workbench.report.headline import headline, restrict, tuned_of
+from workbench.report.sections import RUN_FIELDS
 
 BASELINE = "naive"
 QUALITY_METRICS = (

@@ -15,19 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from graphrag.eval import stats
-from graphrag.eval.hops import ALL_HOPS, hop_shares
-from graphrag.report.headline import TUNING_SET, is_tuning_set
-from graphrag.report.hop_tables import shares_table
-from graphrag.report.judged import discrimination_row, ragas_cell
-from graphrag.report.sections import (
-    JUDGE_FIELD,
-    RUN_FIELDS,
-    judge_text,
-    pairwise_section,
-    win_rate_lines,
-)
-from graphrag.report.tables import baseline_tests_table, cell, md, number, table
 from graphrag.settings import repo_relative
 from studies.cross_corpus import (
     BASELINE,
@@ -39,6 +26,19 @@ from studies.cross_corpus import (
     significant,
 )
 from studies.cross_corpus_reading import reading_section
+from workbench.eval import stats
+from workbench.eval.hops import ALL_HOPS, hop_shares
+from workbench.report.headline import TUNING_SET, is_tuning_set
+from workbench.report.hop_tables import shares_table
+from workbench.report.judged import discrimination_row, ragas_cell
+from workbench.report.sections import (
+    JUDGE_FIELD,
+    RUN_FIELDS,
+    judge_text,
+    pairwise_section,
+    win_rate_lines,
+)
+from workbench.report.tables import baseline_tests_table, cell, md, number, table
 
 
 def _marker(report: CorpusReport, metric: str, method: str) -> str:

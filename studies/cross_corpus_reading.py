@@ -14,12 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from graphrag.eval import stats
-from graphrag.eval.hops import hop_shares
-from graphrag.eval.stats import frontier
 from graphrag.llm.usage import UNKNOWN_HOST
-from graphrag.report.headline import CAVEAT, is_tuning_set
-from graphrag.report.tables import md, number, p_text, signed, with_ci
 from studies.cross_corpus import (
     COST_METRICS,
     CorpusReport,
@@ -28,6 +23,11 @@ from studies.cross_corpus import (
     significant,
 )
 from studies.report_reading import p_phrase, partial_methods, smallest_p
+from workbench.eval import stats
+from workbench.eval.hops import hop_shares
+from workbench.eval.stats import frontier
+from workbench.report.headline import CAVEAT, is_tuning_set
+from workbench.report.tables import md, number, p_text, signed, with_ci
 
 
 def _claim(row: Any, baseline: str) -> str:

@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from graphrag.eval import stats
-from graphrag.eval.retrieval import BASELINE, SCORES, RetrievalEvalError
-from graphrag.report.retrieval_report import RECORDS, write_report
-from graphrag.report.tables import MISSING, md, number, table
 from studies.report_prose import add_prose, read_report
+from workbench.eval import stats
+from workbench.eval.retrieval import BASELINE, SCORES, RetrievalEvalError
+from workbench.report.retrieval_report import RECORDS, write_report
+from workbench.report.tables import MISSING, md, number, table
 
 SETTING_KEY = "query settings not at their defaults"
 SELECTION = "selection.csv"

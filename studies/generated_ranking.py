@@ -27,13 +27,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from graphrag.eval.stats import (
+from workbench.eval.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     RecordsError,
     scores_by_question,
 )
-from graphrag.workbench import Workbench
+from workbench.session import Workbench
 
 METHODS = ("naive", "hyde", "local", "ppr")
 METRIC = "keyword_hit_rate"  # judge-free, and both sets carry answer keywords

@@ -26,16 +26,16 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag import schemas as S
-from graphrag.eval.hops import HOPS_CSV
-from graphrag.eval.retrieval import SCORES, run_retrieval
 from graphrag.index.pipeline import stages_for
 from graphrag.index.stages import IndexContext, embed_stage
 from graphrag.index.store import write_index
-from graphrag.report.retrieval_report import RECORDS, RUN, write_report
-from graphrag.report.tables import table
 from graphrag.text.documents import load_documents
-from graphrag.workbench import Workbench
 from studies.graphrag_bench_labels import QUESTIONS, read_records
+from workbench.eval.hops import HOPS_CSV
+from workbench.eval.retrieval import SCORES, run_retrieval
+from workbench.report.retrieval_report import RECORDS, RUN, write_report
+from workbench.report.tables import table
+from workbench.session import Workbench
 
 METHODS = ("naive", "bm25", "hybrid", "local", "ppr", "hipporag", "integrate")
 CONFIG = "data/graphrag_bench/graphrag.toml"

@@ -2,7 +2,7 @@
 
 Each step adds one of HippoRAG 2's choices (docs/hipporag.md) to the step before, with the
 paper's own values (nothing is chosen here). Each variant's retrieval is scored with no answer
-call (``graphrag.eval.retrieval``), dev and test apart (no step was tuned on either). The last
+call (``workbench.eval.retrieval``), dev and test apart (no step was tuned on either). The last
 step, the recognition filter, asks the model once per question: replayed from the cache
 (``--cache on`` records what is missing).
 
@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.eval.retrieval import run_retrieval
 from graphrag.query.base import Method
 from graphrag.query.hipporag import HippoRAG
 from graphrag.query.ppr import entity_chunk_edges
 from graphrag.stores import GraphStore
-from graphrag.workbench import Workbench
 from studies.results_pages import splice
+from workbench.eval.retrieval import run_retrieval
+from workbench.session import Workbench
 
 SCORES = ("evidence_recall", "recall_at_2", "recall_at_5")
 PAGE_START = (

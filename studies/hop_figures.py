@@ -1,13 +1,13 @@
 """Evidence per hop as notebook 4 shows it: a bar per method and hop position, and the
-question shown hop by hop (the report's own figures are ``graphrag.report.plots``)."""
+question shown hop by hop (the report's own figures are ``workbench.report.plots``)."""
 
 from __future__ import annotations
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from graphrag.eval.stats import DEFAULT_RESAMPLES, methods_in_order, summary_row
-from graphrag.report.figure_text import (
+from workbench.eval.stats import DEFAULT_RESAMPLES, methods_in_order, summary_row
+from workbench.report.figure_text import (
     caption,
     colours,
     finish,
@@ -16,7 +16,7 @@ from graphrag.report.figure_text import (
     new_figure,
     whiskers,
 )
-from graphrag.report.plots import bar_interval, draw_bar
+from workbench.report.plots import bar_interval, draw_bar
 
 
 def plot_hop_evidence(shares: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES) -> Figure:

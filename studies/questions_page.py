@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from graphrag.eval.generate_filter import (
+from graphrag.settings import REPO_ROOT
+from workbench.eval.generate_filter import (
     CLOSED_BOOK_F1,
     DUPLICATE_COSINE,
     FILTERS,
 )
-from graphrag.settings import REPO_ROOT
 
 PAGE = Path("docs/questions.md")
 # studies.generated_ranking --save: the ranking by retrieval (no answer call), then by answers

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphrag.eval import judge_validity
-from graphrag.eval.questions import MethodLimit, parse_method_limits
 from graphrag.llm.cache import canonical_json
+from workbench.eval import judge_validity
+from workbench.eval.questions import MethodLimit, parse_method_limits
 
 
 @dataclass

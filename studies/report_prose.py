@@ -23,21 +23,6 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from graphrag.eval import stats
-from graphrag.eval.hops import HOPS_CSV
-from graphrag.eval.retrieval import BASELINE, RECALL_KS, RetrievalEvalError
-from graphrag.report.eval_report import (
-    RECORDS_PARQUET,
-    RUN_JSON,
-    SUMMARY_MD,
-    evidence_per_hop,
-    render,
-    summary_sections,
-)
-from graphrag.report.headline import all_questions, headline, tuned_of
-from graphrag.report.plots import plot_cost_quality_frontier
-from graphrag.report.retrieval_report import ALPHA, RECORDS, RUN, SUMMARY, TESTS, score_table
-from graphrag.report.tables import p_text, signed, with_ci
 from graphrag.settings import repo_relative
 from studies.cross_corpus import SummaryError, load_report
 from studies.report_reading import (
@@ -45,6 +30,21 @@ from studies.report_reading import (
     detectable_sentence,
     reading_section,
 )
+from workbench.eval import stats
+from workbench.eval.hops import HOPS_CSV
+from workbench.eval.retrieval import BASELINE, RECALL_KS, RetrievalEvalError
+from workbench.report.eval_report import (
+    RECORDS_PARQUET,
+    RUN_JSON,
+    SUMMARY_MD,
+    evidence_per_hop,
+    render,
+    summary_sections,
+)
+from workbench.report.headline import all_questions, headline, tuned_of
+from workbench.report.plots import plot_cost_quality_frontier
+from workbench.report.retrieval_report import ALPHA, RECORDS, RUN, SUMMARY, TESTS, score_table
+from workbench.report.tables import p_text, signed, with_ci
 
 READING = "## Reading"
 FRONTIER_COST = "prompt_tokens"  # what a method's retrieval sends the model per question

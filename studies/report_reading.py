@@ -1,7 +1,7 @@
 """The "Reading" section of our committed evaluation summaries: what the numbers do and do
 not support, and the table of complete answers only.
 
-Generated from the same ``Analysis`` as the report's tables (``graphrag.report``), so it cannot
+Generated from the same ``Analysis`` as the report's tables (``workbench.report``), so it cannot
 drift from them: the differences from the baseline that survive Holm over the report's one
 test family (or the nearest miss), the smallest p this many questions allow, and the metrics
 that cannot separate methods here (saturated, or a judge not shown informative). The tables
@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from graphrag.eval import judge_validity, stats
-from graphrag.eval.significance import saturation
-from graphrag.eval.stats import summary_row
-from graphrag.report.analysis import Analysis, failed_in, headline_lines, rows_of
-from graphrag.report.degraded import degraded_answers, degraded_in, failed_answers, is_degraded
-from graphrag.report.judged import judged
-from graphrag.report.tables import cell, count, md, number, p_text, signed, table, with_ci
+from workbench.eval import judge_validity, stats
+from workbench.eval.significance import saturation
+from workbench.eval.stats import summary_row
+from workbench.report.analysis import Analysis, failed_in, headline_lines, rows_of
+from workbench.report.degraded import degraded_answers, degraded_in, failed_answers, is_degraded
+from workbench.report.judged import judged
+from workbench.report.tables import cell, count, md, number, p_text, signed, table, with_ci
 
 FLOOR_WORTH_SAYING = 0.001  # below it, the test's floor does not limit what can be called
 

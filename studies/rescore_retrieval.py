@@ -20,15 +20,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.eval.metrics import EvidenceIndex
-from graphrag.eval.questions import load_questions
-from graphrag.eval.retrieval import NDCG_K, RetrievalEvalError
 from graphrag.index.store import Index
-from graphrag.report.retrieval_report import write_report
 from graphrag.settings import load_settings
 from graphrag.text.documents import chunk_documents, load_documents
 from studies.crossfit import SELECTION, SETTING_KEY, selection_lines
 from studies.report_prose import add_prose, read_report
+from workbench.eval.metrics import EvidenceIndex
+from workbench.eval.questions import load_questions
+from workbench.eval.retrieval import NDCG_K, RetrievalEvalError
+from workbench.report.retrieval_report import write_report
 
 OPTIONS = ("seed", "n_resamples")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from graphrag.eval.retrieval import RetrievalEvalError
 from graphrag.settings import repo_relative
 from studies.cross_corpus import SummaryError
 from studies.results_pages import write_summary
+from workbench.eval.retrieval import RetrievalEvalError
 
 
 def build_parser() -> argparse.ArgumentParser:

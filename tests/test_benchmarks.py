@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from graphrag.cli import main
-from graphrag.eval.benchmarks import (
+from graphrag.settings import REPO_ROOT
+from graphrag.text.documents import chunk_documents, load_documents
+from studies.split_questions import MUSIQUE_50, splits, with_splits
+from workbench.cli import main
+from workbench.eval.benchmarks import (
     BenchmarkError,
     Paragraph,
     convert_benchmark,
     dev_books,
     read_hotpotqa,
 )
-from graphrag.eval.questions import QuestionSetError, load_questions
-from graphrag.settings import REPO_ROOT
-from graphrag.text.documents import chunk_documents, load_documents
-from studies.split_questions import MUSIQUE_50, splits, with_splits
+from workbench.eval.questions import QuestionSetError, load_questions
 
 MUSIQUE = REPO_ROOT / "data" / "musique"
 SHARED_SOURCE = REPO_ROOT.parent / "shared" / "datasets" / "musique"
@@ -300,8 +300,8 @@ def test_text_units_named_as_support_are_scored_as_their_own_gold() -> None:
     import pandas as pd
 
     from graphrag import schemas as S
-    from graphrag.eval.metrics import EvidenceIndex
     from graphrag.index.store import Index
+    from workbench.eval.metrics import EvidenceIndex
 
     units = pd.DataFrame(
         {S.ID: ["u1", "u2", "u3"], S.TEXT: ["one", "two", "three"], S.DOCUMENT_IDS: [["book"]] * 3}

@@ -7,8 +7,6 @@ import numpy as np
 import pytest
 
 from graphrag import schemas as S
-from graphrag.cli import main
-from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import RANKING_DEPTH, items_tokens
@@ -16,6 +14,8 @@ from graphrag.query.bm25 import BM25Retrieval
 from graphrag.query.rankers import tokenize
 from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, make_methods
 from graphrag.settings import REPO_ROOT, Settings, SettingsError, load_settings
+from workbench.cli import main
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 

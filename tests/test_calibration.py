@@ -8,9 +8,9 @@ import json
 import pytest
 from conftest import FakeLLM, Reply
 
-from graphrag.cli import main
 from graphrag.llm import cost, usage
 from graphrag.llm.cost import embedded_speed
+from workbench.cli import main
 
 
 @pytest.fixture

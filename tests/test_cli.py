@@ -8,12 +8,12 @@ import shlex
 import pytest
 from conftest import empty_settings_file
 
-from graphrag.cli import build_parser, main
-from graphrag.eval.judge_validity import DEFAULT_PAIRS
-from graphrag.eval.pairwise import DEFAULT_CONTROLS
 from graphrag.query.registry import METHODS, OPT_IN_METHODS, method_names
 from graphrag.settings import REPO_ROOT
-from graphrag.workbench import Workbench
+from workbench.cli import build_parser, main
+from workbench.eval.judge_validity import DEFAULT_PAIRS
+from workbench.eval.pairwise import DEFAULT_CONTROLS
+from workbench.session import Workbench
 
 
 def test_help_lists_every_command(capsys) -> None:
@@ -170,8 +170,8 @@ def test_eval_evaluates_the_recorded_methods_unless_opt_in_is_asked(
         seen["methods"] = methods
         return Done()
 
-    monkeypatch.setattr("graphrag.workbench.Workbench.evaluate", capture)
-    monkeypatch.setattr("graphrag.workbench.Workbench.load", lambda self, path: None)
+    monkeypatch.setattr("workbench.session.Workbench.evaluate", capture)
+    monkeypatch.setattr("workbench.session.Workbench.load", lambda self, path: None)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     args = ["eval", "--index", "i", "--questions", "q.jsonl", "--out", str(tmp_path), *extra]

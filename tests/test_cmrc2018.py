@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from graphrag.cli import main
-from graphrag.eval.benchmarks import BenchmarkError, convert_benchmark, read_cmrc2018
-from graphrag.eval.questions import load_questions
 from graphrag.settings import REPO_ROOT
 from graphrag.text.documents import chunk_documents, load_documents
+from workbench.cli import main
+from workbench.eval.benchmarks import BenchmarkError, convert_benchmark, read_cmrc2018
+from workbench.eval.questions import load_questions
 
 CMRC = REPO_ROOT / "data" / "cmrc2018"
 

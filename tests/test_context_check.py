@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from conftest import NO_ENDPOINT, FakeLLM, Reply
 
-from graphrag import Workbench
 from graphrag.llm.context_check import (
     PROBE_INSTRUCTION,
     PROBE_MARGIN,
@@ -18,6 +17,7 @@ from graphrag.llm.context_check import (
     probe_messages,
 )
 from graphrag.text import tokens
+from workbench import Workbench
 
 
 def probes(endpoint: FakeLLM) -> list[dict]:

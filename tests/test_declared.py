@@ -13,9 +13,9 @@ import pytest
 from conftest import DEMO_DOCS, RECORDED_CACHE
 from statsmodels.stats.power import TTestPower
 
-from graphrag.cli import main
-from graphrag.eval import stats
-from graphrag.eval.declared import (
+from workbench.cli import main
+from workbench.eval import stats
+from workbench.eval.declared import (
     PRIMARY_FIELD,
     DeclarationError,
     Gate,
@@ -24,8 +24,8 @@ from graphrag.eval.declared import (
     parse_gate,
     parse_primary,
 )
-from graphrag.eval.power import power_lines
-from graphrag.report.retrieval_report import write_report
+from workbench.eval.power import power_lines
+from workbench.report.retrieval_report import write_report
 
 QUESTIONS = DEMO_DOCS.parent / "questions.jsonl"
 

@@ -14,15 +14,15 @@ import pandas as pd
 import pytest
 
 from graphrag import schemas as S
-from graphrag.eval.questions import load_questions
-from graphrag.eval.runner import run_evaluation
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, Completion, LLMError
 from graphrag.query.global_search.search import GlobalSearch
 from graphrag.query.naive import NaiveRAG
-from graphrag.report.degraded import failure_lists
-from graphrag.report.eval_report import write_evaluation, write_report
 from graphrag.settings import REPO_ROOT
+from workbench.eval.questions import load_questions
+from workbench.eval.runner import run_evaluation
+from workbench.report.degraded import failure_lists
+from workbench.report.eval_report import write_evaluation, write_report
 
 QUESTIONS_FILE = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
 FAULT = "scripted fault: the map call fell over"

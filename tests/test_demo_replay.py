@@ -7,13 +7,13 @@ import pytest
 from conftest import ANSWERED_ON_DEFAULTS, index_texts
 
 from graphrag import schemas as S
-from graphrag.eval.metrics import EvidenceIndex
-from graphrag.eval.questions import load_questions
 from graphrag.index.extract.quality import extraction_quality, load_gold_graph
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.query.registry import METHODS, OPT_IN_METHODS, make_methods
 from graphrag.settings import REPO_ROOT
+from workbench.eval.metrics import EvidenceIndex
+from workbench.eval.questions import load_questions
 
 DEMO = REPO_ROOT / "data" / "kestrel_bay"
 QUESTIONS = load_questions(DEMO / "questions.jsonl").set_index("id")

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from graphrag import Workbench
-from graphrag.cli import build_parser
-from graphrag.project import init_project
 from graphrag.settings import load_settings
+from workbench import Workbench
+from workbench.cli import build_parser
+from workbench.project import init_project
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

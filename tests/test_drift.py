@@ -13,11 +13,11 @@ from conftest import FakeLLM, Reply, index_texts, prompt_kind
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.query.drift import DRIFTSearch
 from graphrag.settings import REPO_ROOT
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 QUESTION = QUESTIONS.loc["q11", "question"]

@@ -16,8 +16,6 @@ from conftest import (
     indexing_model,
 )
 
-from graphrag.cli import main
-from graphrag.eval.dry_run import estimate_eval, estimate_index
 from graphrag.index.pipeline import build_index
 from graphrag.llm.cache import LLMError
 from graphrag.llm.client import ChatLLM
@@ -25,7 +23,9 @@ from graphrag.llm.coroutines import gather_with_progress, run_sync
 from graphrag.llm.cost import PROBE_PROMPT, CostEstimate, embedded_speed, probe_speed
 from graphrag.llm.progress import RunProgress
 from graphrag.llm.usage import track_usage
-from graphrag.workbench import Workbench
+from workbench.cli import main
+from workbench.eval.dry_run import estimate_eval, estimate_index
+from workbench.session import Workbench
 
 FACTOR = 1.5  # the bound on estimate / actual, either way
 QUESTIONS = DEMO_DOCS.parent / "questions.jsonl"

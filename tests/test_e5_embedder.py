@@ -45,7 +45,7 @@ def test_vectors_are_cached_under_their_own_recipe(make_settings) -> None:
 
 
 def test_the_default_embedder_follows_the_corpus_language(make_settings, tmp_path) -> None:
-    from graphrag import Workbench
+    from workbench import Workbench
 
     chinese, english = tmp_path / "zh", tmp_path / "en"
     for folder, texts in [(chinese, PASSAGES[:2]), (english, PASSAGES[2:])]:

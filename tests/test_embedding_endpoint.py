@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from conftest import EMBEDDING_SIZE, NO_ENDPOINT, FakeLLM, fake_vector, serving_fake
 
-from graphrag import Workbench
 from graphrag.llm.embedding_endpoint import BATCH_SIZE, EndpointEmbedder, make_embedder
 from graphrag.schemas import TEXT_EMBEDDING
 from graphrag.settings import SettingsError
@@ -22,6 +21,7 @@ from graphrag.text.embeddings import (
     LocalEmbedder,
     write_pack,
 )
+from workbench import Workbench
 
 MODEL = "fake-embed"
 

@@ -13,14 +13,14 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, FakeLLM, Reply
 
-from graphrag.eval.judge import JUDGE_CALLS, NOT_RECORDED, Judge
-from graphrag.eval.metrics import keyword_hit_rate
-from graphrag.eval.questions import QuestionSetError, load_questions
-from graphrag.eval.runner import evaluate_pair, interleave_types
 from graphrag.index.store import Index
 from graphrag.llm.client import CacheMissError, ChatLLM, run_sync
 from graphrag.query.naive import NaiveRAG
 from graphrag.settings import REPO_ROOT
+from workbench.eval.judge import JUDGE_CALLS, NOT_RECORDED, Judge
+from workbench.eval.metrics import keyword_hit_rate
+from workbench.eval.questions import QuestionSetError, load_questions
+from workbench.eval.runner import evaluate_pair, interleave_types
 
 QUESTIONS_FILE = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
 DEMO_DOCUMENTS = {p.stem for p in DEMO_DOCS.glob("*.md")}

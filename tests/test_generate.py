@@ -15,17 +15,17 @@ from conftest import FakeLLM
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.cli import main
-from graphrag.eval.generate import KINDS, candidates, tidy
-from graphrag.eval.generate_filter import (
+from workbench.cli import main
+from workbench.eval.generate import KINDS, candidates, tidy
+from workbench.eval.generate_filter import (
     DUPLICATE_COSINE,
     answered_closed_book,
     assign_splits,
     generate_question_set,
     in_turn,
 )
-from graphrag.eval.questions import load_questions
-from graphrag.workbench import Workbench
+from workbench.eval.questions import load_questions
+from workbench.session import Workbench
 
 SYSTEMS = {
     name: prompts.load_template(name).text("system")

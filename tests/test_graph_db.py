@@ -17,7 +17,6 @@ import pytest
 from conftest import DEMO_DOCS, nlp_settings
 
 from graphrag import schemas as S
-from graphrag.cli import main
 from graphrag.index.incremental import update_index
 from graphrag.index.pipeline import build_index
 from graphrag.index.store import Index, load_index
@@ -31,6 +30,7 @@ from graphrag.stores import (
 )
 from graphrag.stores.graph_db import GraphDatabase
 from graphrag.stores.graph_schema import NODES, RELATIONSHIPS, describe, graph_rows, key_of, plain
+from workbench.cli import main
 
 COOPERATIVE = "02_cooperative_history"
 # Which organizations are connected to the Kestrel Bay Marine Institute through a person?

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from test_report import META, RAGAS, section, synthetic_records
 
-from graphrag.report.eval_report import write_report
-from graphrag.report.headline import TUNING_SET, headline
+from workbench.report.eval_report import write_report
+from workbench.report.headline import TUNING_SET, headline
 
 DEV = {f"q{q:02d}" for q in range(0, 16, 2)}  # the even questions, both types
 

@@ -9,19 +9,19 @@ import pandas as pd
 import pytest
 
 from graphrag import schemas as S
-from graphrag.eval.hops import (
+from graphrag.index.store import Index
+from graphrag.settings import REPO_ROOT
+from studies.hop_figures import plot_hop_evidence, telling_question
+from workbench.eval.hops import (
     all_hops_found,
     found_table,
     has_decompositions,
     hop_evidence,
     hop_shares,
 )
-from graphrag.eval.metrics import EvidenceIndex
-from graphrag.eval.questions import load_questions
-from graphrag.index.store import Index
-from graphrag.report.hop_tables import hops_section
-from graphrag.settings import REPO_ROOT
-from studies.hop_figures import plot_hop_evidence, telling_question
+from workbench.eval.metrics import EvidenceIndex
+from workbench.eval.questions import load_questions
+from workbench.report.hop_tables import hops_section
 
 PARAGRAPHS = {
     "p_film": "Blue Harbour is a 1961 film directed by Ana Lind.",

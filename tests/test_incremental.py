@@ -142,7 +142,7 @@ def test_update_names_an_unknown_or_repeated_document(fake_index, replay_embedde
 
 
 def test_cli_deletes_and_adds_documents_of_an_nlp_index(tmp_path, monkeypatch, capsys) -> None:
-    from graphrag.cli import main
+    from workbench.cli import main
 
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "emb.sqlite"))
     monkeypatch.setenv("GRAPHRAG_LLM__BASE_URL", "http://127.0.0.1:9/v1")

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from graphrag import schemas as S
-from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import RANKING_DEPTH, items_tokens
 from graphrag.query.integrate import Integrate, IntegrateSettings, interleave
 from graphrag.query.registry import METHODS, OPT_IN_METHODS, make_methods
 from graphrag.settings import REPO_ROOT, Settings, SettingsError, load_settings
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "musique" / "questions.jsonl").set_index("id")
 # "What county shares a border with the county where Black Hawk Township is located?"

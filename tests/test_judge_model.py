@@ -18,7 +18,7 @@ from graphrag.llm.client import ChatLLM
 from graphrag.llm.context_check import PROBE_INSTRUCTION
 from graphrag.llm.embedded.server import EmbeddedServerError
 from graphrag.settings import SettingsError, judge_settings, load_settings
-from graphrag.workbench import Workbench
+from workbench.session import Workbench
 
 ANSWER = "Saltmere University and the Regional Council founded KBMI in 1998."
 JUDGE_MODEL = "judge-7b"

@@ -12,14 +12,14 @@ from pathlib import Path
 import pandas as pd
 from conftest import FakeLLM
 
-from graphrag.eval.judge import NOT_RECORDED, NOT_SAMPLED, Judge
-from graphrag.eval.questions import load_questions
-from graphrag.eval.runner import evaluate_pair, judge_sample_ids
 from graphrag.llm.cache import FORMAT_FILE, ResponseCache
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.naive import NaiveRAG
-from graphrag.report.eval_report import write_report
 from graphrag.settings import REPO_ROOT
+from workbench.eval.judge import NOT_RECORDED, NOT_SAMPLED, Judge
+from workbench.eval.questions import load_questions
+from workbench.eval.runner import evaluate_pair, judge_sample_ids
+from workbench.report.eval_report import write_report
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl")
 TRIAD = ["faithfulness", "answer_relevancy", "context_recall"]

@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, FakeLLM
 
-from graphrag.eval import judge_validity as jv
-from graphrag.eval.judge import Judge
-from graphrag.eval.questions import load_questions
 from graphrag.llm.client import ChatLLM
 from graphrag.settings import REPO_ROOT
 from graphrag.text import tokens
 from graphrag.text.embeddings import Embedder
+from workbench.eval import judge_validity as jv
+from workbench.eval.judge import Judge
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl")
 COMMITTED = REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet"

@@ -1,4 +1,4 @@
-"""Long contexts judged in windows of the judge's slot (graphrag/eval/judge_windows.py),
+"""Long contexts judged in windows of the judge's slot (workbench/eval/judge_windows.py),
 through the real ragas metrics on a fake judge endpoint: every request fits
 ``context_limit()``, a statement found in any window counts, faithfulness's statements are
 batched when they alone overflow the window, and a prompt that fits is ragas's own request,
@@ -16,11 +16,11 @@ from conftest import DEMO_DOCS, FakeLLM
 from ragas.llms import llm_factory
 from ragas.metrics.collections import ContextPrecision, ContextRecall, Faithfulness
 
-from graphrag.eval.judge import JUDGE_CALLS as judge_calls
-from graphrag.eval.judge import Judge
-from graphrag.eval.judge_windows import CONTEXT_PRECISION_DEPTH, matched
 from graphrag.llm.client import SEED, ChatLLM
 from graphrag.text import tokens
+from workbench.eval.judge import JUDGE_CALLS as judge_calls
+from workbench.eval.judge import Judge
+from workbench.eval.judge_windows import CONTEXT_PRECISION_DEPTH, matched
 
 RECALL_PROMPT = "classify if the statement can be attributed to the given context"
 VERDICTS_PROMPT = "judge the faithfulness of a series of statements"
@@ -90,7 +90,7 @@ def judged(make_settings, fake_llm: FakeLLM, make_embedder):
 
 
 def ragas_judge(settings):
-    """ragas's own judge LLM as graphrag/eval/judge.py builds it (same request bodies)."""
+    """ragas's own judge LLM as workbench/eval/judge.py builds it (same request bodies)."""
     client = ChatLLM(settings).async_client(max_retries=settings.llm.max_retries)
     return llm_factory(
         settings.llm.model,

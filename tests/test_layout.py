@@ -1,6 +1,7 @@
-"""The package's shape: no module past 400 lines, and imports at the top of a module, where a
-reader (and import-linter's layers contract) sees them, except for a short list of optional or
-heavy dependencies that only some paths need."""
+"""The packages' shape (the core, graphrag/, and the workbench over it): no module past 400
+lines, and imports at the top of a module, where a reader (and import-linter's layers contract)
+sees them, except for a short list of optional or heavy dependencies that only some paths
+need."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import ast
 import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "graphrag"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = (ROOT / "graphrag", ROOT / "workbench")
 MAX_LINES = 400
 
 # Top-level package names a function may import, each for a reason a user would feel.
@@ -28,7 +30,7 @@ IMPORTED_WHEN_NEEDED = {
 
 
 def _modules() -> list[Path]:
-    return sorted(PACKAGE.rglob("*.py"))
+    return sorted(path for package in PACKAGES for path in package.rglob("*.py"))
 
 
 def _imports_inside_functions(tree: ast.AST) -> list[tuple[int, str]]:
@@ -46,7 +48,7 @@ def _imports_inside_functions(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_no_module_is_longer_than_400_lines():
     long = [
-        f"{path.relative_to(PACKAGE.parent)}: {lines} lines"
+        f"{path.relative_to(ROOT)}: {lines} lines"
         for path in _modules()
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     ]
@@ -59,7 +61,7 @@ def test_imports_sit_at_the_top_of_a_module():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for line, name in _imports_inside_functions(tree):
             if name.split(".")[0] not in IMPORTED_WHEN_NEEDED:
-                inside.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {name}")
+                inside.append(f"{path.relative_to(ROOT)}:{line}: {name}")
     assert not inside, (
         "imports inside functions (move them to the top; a cycle they hid is a layering "
         "problem to solve, see the import contract in pyproject.toml):\n" + "\n".join(inside)
@@ -72,12 +74,12 @@ def test_the_detector_sees_an_import_inside_a_function():
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _imported_modules(tree: ast.AST, names: set[str]) -> set[str]:
-    """Return the package's modules (and their parent packages) that ``tree`` imports."""
+    """Return the packages' modules (and their parent packages) that ``tree`` imports."""
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
@@ -93,15 +95,15 @@ def _imported_modules(tree: ast.AST, names: set[str]) -> set[str]:
 
 
 def test_every_module_serves_the_package():
-    """A module of graphrag/ that only studies/ or tests import is study code (it belongs in
-    studies/). Three ways in need no import: ``python -m graphrag``, the embedded server's
-    child process (started by name from llm/embedded/server.py) and the retrieval methods,
-    which the registry finds by walking graphrag.query."""
+    """A module of graphrag/ or workbench/ that only studies/ or tests import is study code (it
+    belongs in studies/). Three ways in need no import: ``python -m graphrag``, the embedded
+    server's child process (started by name from llm/embedded/server.py) and the retrieval
+    methods, which the registry finds by walking graphrag.query."""
     paths = {_module_name(path): path for path in _modules()}
     imported = set()
     for path in paths.values():
         imported |= _imported_modules(ast.parse(path.read_text(encoding="utf-8")), set(paths))
-    server = (PACKAGE / "llm" / "embedded" / "server.py").read_text(encoding="utf-8")
+    server = (ROOT / "graphrag" / "llm" / "embedded" / "server.py").read_text(encoding="utf-8")
     started = {name for name in paths if f'"{name}"' in server}
     discovered = {
         name
@@ -110,4 +112,4 @@ def test_every_module_serves_the_package():
         and re.search(r"^@(registry\.)?register\(", path.read_text(encoding="utf-8"), re.M)
     }
     unused = sorted(set(paths) - imported - started - discovered - {"graphrag.__main__"})
-    assert not unused, "modules no other graphrag module imports:\n" + "\n".join(unused)
+    assert not unused, "modules no other module of the packages imports:\n" + "\n".join(unused)

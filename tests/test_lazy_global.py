@@ -19,8 +19,6 @@ from conftest import FakeLLM, Reply, prompt_kind
 from scripted_model import scripted_model
 
 from graphrag import schemas as S
-from graphrag.eval import dry_run
-from graphrag.eval.dry_run import estimate_eval
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.llm.coroutines import run_sync
@@ -35,6 +33,8 @@ from graphrag.query.lazy_global import (
 )
 from graphrag.query.registry import METHODS, OPT_IN_METHODS, make_methods
 from graphrag.settings import REPO_ROOT, SettingsError, load_settings
+from workbench.eval import dry_run
+from workbench.eval.dry_run import estimate_eval
 
 KINDS = {"test": "You test whether a text helps", "answer": "You answer a question"}
 SENTENCE = re.compile(r"(?m)^\((\d+)\) (.*)$")
@@ -353,7 +353,7 @@ def test_the_dry_run_costs_lazy_global_from_its_records_or_its_budget(
     # Its recorded answers (the second held-out thematic set) give its measured cost; without
     # them (a fresh checkout of an older cost file) the budget its settings allow is costed.
     if not recorded:
-        figures = copy.deepcopy(dry_run.measured("graphrag.eval", dry_run.ASSUMPTIONS))
+        figures = copy.deepcopy(dry_run.measured("workbench.eval", dry_run.ASSUMPTIONS))
         del figures["eval"]["methods"]["lazy_global"]
         monkeypatch.setattr(dry_run, "measured", lambda *_: figures)
     estimate = estimate_eval(

@@ -16,17 +16,17 @@ import pytest
 from conftest import SMOKE_WEIGHTS
 
 from graphrag import prompts
-from graphrag.cli import main as cli_main
-from graphrag.eval import pairwise
-from graphrag.eval.judge import Judge
 from graphrag.index.extract.names import name_key
 from graphrag.index.extract.record_calls import extract_chunk_records
 from graphrag.llm.client import ChatLLM, run_sync, track_usage
 from graphrag.llm.embedded.weights import assemble_weights, graphrag_home
 from graphrag.settings import load_settings
 from graphrag.text.embeddings import LocalEmbedder
-from graphrag.workbench import Workbench
 from studies.recorded import recorded_replies
+from workbench.cli import main as cli_main
+from workbench.eval import pairwise
+from workbench.eval.judge import Judge
+from workbench.session import Workbench
 
 pytestmark = pytest.mark.live_llm
 

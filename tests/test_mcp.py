@@ -22,9 +22,9 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from graphrag import schemas as S
-from graphrag.cli import main
-from graphrag.serve.project_view import MAX_QUESTION_CHARS
 from graphrag.settings import REPO_ROOT
+from workbench.cli import main
+from workbench.serve.project_view import MAX_QUESTION_CHARS
 
 QUESTION = (
     "In what year was the Kestrel Bay Marine Institute founded, and which two bodies founded it?"

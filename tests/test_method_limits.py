@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from conftest import MUSIQUE
 
-from graphrag.cli import main
-from graphrag.eval.questions import QuestionSetError, parse_method_limits
 from graphrag.query.registry import UnknownMethodError
-from graphrag.workbench import Workbench
 from studies.recorded import recorded_run
+from workbench.cli import main
+from workbench.eval.questions import QuestionSetError, parse_method_limits
+from workbench.session import Workbench
 
 
 def _naive_and_ppr(index, settings, out, ppr_limit: int | str):

@@ -10,7 +10,10 @@ import pandas as pd
 import pytest
 
 from graphrag import schemas as S
-from graphrag.eval.metrics import (
+from graphrag.index.extract.quality import load_gold_graph
+from graphrag.index.store import Index
+from graphrag.settings import REPO_ROOT
+from workbench.eval.metrics import (
     RECALL_K,
     CorpusTerms,
     EvidenceIndex,
@@ -28,10 +31,7 @@ from graphrag.eval.metrics import (
     token_f1,
     unasked,
 )
-from graphrag.eval.questions import load_questions
-from graphrag.index.extract.quality import load_gold_graph
-from graphrag.index.store import Index
-from graphrag.settings import REPO_ROOT
+from workbench.eval.questions import load_questions
 
 DEMO = REPO_ROOT / "data" / "kestrel_bay"
 COMMITTED = REPO_ROOT / "reports" / "kestrel_bay" / "records.parquet"

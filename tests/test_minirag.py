@@ -16,7 +16,6 @@ from conftest import FakeLLM
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import collecting_failures, items_tokens
@@ -37,6 +36,7 @@ from graphrag.query.minirag_paths import (
 )
 from graphrag.query.registry import METHODS, OPT_IN_METHODS
 from graphrag.settings import REPO_ROOT, Settings, SettingsError
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 

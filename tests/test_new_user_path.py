@@ -12,9 +12,9 @@ import pytest
 from conftest import serving_fake
 from scripted_model import scripted_model
 
-from graphrag.cli import main
-from graphrag.eval.questions import load_questions
 from graphrag.query.registry import ALL_METHODS
+from workbench.cli import main
+from workbench.eval.questions import load_questions
 
 pytestmark = pytest.mark.usefixtures("isolated_cwd")
 

@@ -1,5 +1,6 @@
 """Packaging: the core installs without the embedded model, the notebooks or the test tools,
-and every module of graphrag imports with the core alone; a missing extra is named.
+and every module of graphrag and workbench imports with the core alone; a missing extra is
+named.
 
 The extras are read from pyproject.toml; the core's reach is the dependency closure of its
 requirements as the installed distributions declare them.
@@ -27,6 +28,7 @@ from graphrag.settings import load_settings
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 EXTRAS = PROJECT["optional-dependencies"]
+PACKAGES = ("graphrag", "workbench")  # the core and the workbench over it, one distribution
 
 
 def _names(requirements: list[str]) -> set[str]:
@@ -85,9 +87,9 @@ def test_every_module_imports_with_the_core_alone():
     core = _closure(PROJECT["dependencies"])
     providers = md.packages_distributions()
     outside: list[str] = []
-    for path in sorted((ROOT / "graphrag").rglob("*.py")):
+    for path in sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py")):
         for top in _module_level_imports(path):
-            if top in sys.stdlib_module_names or top == "graphrag" or top == "__future__":
+            if top in sys.stdlib_module_names or top in PACKAGES or top == "__future__":
                 continue
             dists = {canonicalize_name(d) for d in providers.get(top, [])}
             if not dists & core:
@@ -161,7 +163,7 @@ def _all_imports(path: Path) -> set[str]:
 
 @pytest.mark.parametrize(
     ("folders", "declared_in"),
-    [(("graphrag",), ("core", "embedded", "notebooks")), (("tests", "studies"), tuple(EXTRAS))],
+    [(PACKAGES, ("core", "embedded", "notebooks")), (("tests", "studies"), tuple(EXTRAS))],
 )
 def test_every_imported_package_is_declared_where_it_is_needed(folders, declared_in) -> None:
     """A package the code imports is named in pyproject.toml itself (the core or the extra
@@ -169,7 +171,7 @@ def test_every_imported_package_is_declared_where_it_is_needed(folders, declared
     declared = _names(PROJECT["dependencies"])
     for extra in declared_in:
         declared |= _names(EXTRAS.get(extra, []))
-    ours = {"graphrag", "studies", "tests", "__future__"}
+    ours = {*PACKAGES, "studies", "tests", "__future__"}
     providers = md.packages_distributions()
     undeclared: list[str] = []
     for folder in folders:

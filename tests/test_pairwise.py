@@ -12,11 +12,11 @@ import pytest
 from conftest import FakeLLM, Reply, empty_settings_file
 
 from graphrag import prompts
-from graphrag.cli import main
-from graphrag.eval import pairwise as pw
-from graphrag.eval.questions import load_questions
 from graphrag.llm.client import ChatLLM, Completion, expected_grade
 from graphrag.settings import REPO_ROOT
+from workbench.cli import main
+from workbench.eval import pairwise as pw
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").head(4)
 RATED = re.compile(r"Question: (.*)\n\nAnswer:\n(.*)\n\nCriterion: (\w+)\.", re.DOTALL)

@@ -10,10 +10,10 @@ import json
 import pytest
 from conftest import MUSIQUE, FakeLLM
 
-from graphrag.eval.questions import load_questions
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.registry import ALL_METHODS
 from graphrag.text.tokens import count_tokens, message_tokens
+from workbench.eval.questions import load_questions
 
 QUESTIONS = 8
 

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from graphrag.eval.metrics import JUDGE_FREE_METRICS
-from graphrag.eval.stats import frontier, summarize
-from graphrag.report import plots as viz
-from graphrag.report.figure_text import boxes_overlap, text_boxes, wrap
+from workbench.eval.metrics import JUDGE_FREE_METRICS
+from workbench.eval.stats import frontier, summarize
+from workbench.report import plots as viz
+from workbench.report.figure_text import boxes_overlap, text_boxes, wrap
 
 TRIAD = ["faithfulness", "answer_relevancy", "context_recall"]
 METRICS = ["keyword_hit_rate", *TRIAD]

@@ -14,7 +14,6 @@ import pytest
 from conftest import FakeLLM
 
 from graphrag import schemas as S
-from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import items_tokens
@@ -22,6 +21,7 @@ from graphrag.query.pagerank import rank_chunks
 from graphrag.query.ppr import PPRRetrieval, chunk_seeds, entity_chunk_edges, entity_seeds
 from graphrag.settings import REPO_ROOT, Settings
 from graphrag.stores.igraph_graph import IGraphStore
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 

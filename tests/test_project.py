@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import indexing_model, serving_fake
 
-from graphrag.cli import main
-from graphrag.eval.questions import load_questions
-from graphrag.project import EXAMPLE_FILE, init_project
 from graphrag.prompts.loader import template_names
 from graphrag.settings import REPO_ROOT, Settings, load_settings
 from graphrag.settings.reference import sections, setting_value
+from workbench.cli import main
+from workbench.eval.questions import load_questions
+from workbench.project import EXAMPLE_FILE, init_project
 
 pytestmark = pytest.mark.usefixtures("isolated_cwd")
 

@@ -21,7 +21,7 @@ from graphrag.prompts import PromptTemplateError, load_template
 from graphrag.prompts.loader import PACKAGED_DIR
 from graphrag.settings import load_settings
 from graphrag.text.lang import chinese
-from graphrag.workbench import Workbench
+from workbench.session import Workbench
 
 RENDERS = json.loads(FIXTURE.read_text(encoding="utf-8"))
 

@@ -19,7 +19,6 @@ from conftest import FakeLLM, index_texts, prompt_kind
 
 from graphrag import prompts
 from graphrag import schemas as S
-from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index, IndexLoadError, load_index
 from graphrag.llm.client import SEED, ChatLLM, run_sync
 from graphrag.prompts import neutralize_citations
@@ -40,7 +39,8 @@ from graphrag.query.rankers import reciprocal_rank_fusion
 from graphrag.query.registry import METHODS, make_methods
 from graphrag.settings import REPO_ROOT, Settings
 from graphrag.text import tokens
-from graphrag.workbench import Workbench
+from workbench.eval.questions import load_questions
+from workbench.session import Workbench
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 # how a report opens in a global map prompt (with its rank, by default)

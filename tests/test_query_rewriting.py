@@ -12,8 +12,6 @@ import pytest
 from conftest import MUSIQUE, FakeLLM
 
 from graphrag import prompts
-from graphrag.eval.metrics import EvidenceIndex
-from graphrag.eval.questions import load_questions
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import items_tokens
 from graphrag.query.decomposition import clean_sub_questions, resolve_references
@@ -21,6 +19,8 @@ from graphrag.query.rankers import reciprocal_rank_fusion
 from graphrag.query.registry import ALL_METHODS, METHODS, OPT_IN_METHODS, make_methods
 from graphrag.query.step_back import STEP_BACK_TOKENS
 from graphrag.text.tokens import message_tokens
+from workbench.eval.metrics import EvidenceIndex
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(MUSIQUE / "questions.jsonl").set_index("id")
 TWO_HOP = "2hop__150763_14904"  # the first president of the journal's publisher

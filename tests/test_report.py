@@ -14,10 +14,10 @@ import pytest
 from matplotlib.image import imread
 from statsmodels.stats.multitest import multipletests
 
-from graphrag.eval import judge_validity
-from graphrag.eval.stats import RecordsError, summarize
-from graphrag.report import plots as viz
-from graphrag.report.eval_report import write_report
+from workbench.eval import judge_validity
+from workbench.eval.stats import RecordsError, summarize
+from workbench.report import plots as viz
+from workbench.report.eval_report import write_report
 
 RAGAS = ["faithfulness", "answer_relevancy", "context_recall"]
 METHODS = ("naive", "hyde", "local")

@@ -6,11 +6,11 @@ import math
 
 import pandas as pd
 
-from graphrag.eval.metrics import JUDGE_FREE_METRICS
-from graphrag.report.eval_report import machine_independent
 from graphrag.settings import REPO_ROOT
-from graphrag.workbench import Workbench
 from studies.recorded import recorded_run
+from workbench.eval.metrics import JUDGE_FREE_METRICS
+from workbench.report.eval_report import machine_independent
+from workbench.session import Workbench
 
 CORPUS = REPO_ROOT / "data" / "kestrel_bay"
 COMMITTED = REPO_ROOT / "reports" / "kestrel_bay"

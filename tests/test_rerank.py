@@ -10,13 +10,13 @@ import re
 import pytest
 from conftest import MUSIQUE, FakeLLM
 
-from graphrag.eval.dry_run import estimate_eval
-from graphrag.eval.questions import load_questions
 from graphrag.llm.client import ChatLLM, run_sync
 from graphrag.query.base import items_tokens
 from graphrag.query.registry import UnknownMethodError, make_methods, planned_cost
 from graphrag.query.rerank import PASSAGE_TOKENS, TOKENS_PER_NUMBER, Reranked, parse_order
 from graphrag.text.tokens import message_tokens
+from workbench.eval.dry_run import estimate_eval
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(MUSIQUE / "questions.jsonl")
 QUESTION = QUESTIONS["question"].iloc[0]

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from conftest import DEMO_DOCS, MUSIQUE
 
-from graphrag.eval.retrieval import SCORES, RetrievalEvalError
 from graphrag.settings import REPO_ROOT
-from graphrag.workbench import Workbench
+from workbench.eval.retrieval import SCORES, RetrievalEvalError
+from workbench.session import Workbench
 
 REPORTS = REPO_ROOT / "reports"
 DEMO_QUESTIONS = DEMO_DOCS.parent / "questions.jsonl"

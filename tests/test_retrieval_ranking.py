@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from graphrag import schemas as S
-from graphrag.eval.metrics import EvidenceIndex
 from graphrag.index.store import Index
-from graphrag.report.retrieval_report import write_report
+from workbench.eval.metrics import EvidenceIndex
+from workbench.report.retrieval_report import write_report
 
 # u4 is a second chunk of paragraph A; u5 packs A and B into one unit
 UNITS = {"u1": ["A"], "u2": ["B"], "u3": ["C"], "u4": ["A"], "u5": ["A", "B"]}

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from conftest import FakeLLM, empty_settings_file
 
-from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM, run_sync, track_usage
 from graphrag.query.base import Answer, Method
@@ -20,6 +19,7 @@ from graphrag.query.router import (
     Router,
 )
 from graphrag.settings import REPO_ROOT, Settings, SettingsError
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 
@@ -162,7 +162,7 @@ def test_router_on_the_demo_gives_the_recorded_answer_of_the_method_it_picks(
 
 def test_cli_query_prints_the_route(demo_index: Index, capsys, monkeypatch, tmp_path) -> None:
     """The demo as shipped: the default settings (an empty settings file) over its index."""
-    from graphrag.cli import main
+    from workbench.cli import main
 
     monkeypatch.setenv("GRAPHRAG_EMBEDDINGS__CACHE_PATH", str(tmp_path / "vectors.sqlite"))
 

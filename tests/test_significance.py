@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from graphrag.eval import judge_validity, stats
-from graphrag.eval.significance import Family, baseline_of, declare_family, saturation
-from graphrag.report.analysis import analyse
 from studies.cross_corpus import family_from_json
+from workbench.eval import judge_validity, stats
+from workbench.eval.significance import Family, baseline_of, declare_family, saturation
+from workbench.report.analysis import analyse
 
 METHODS = ("naive", "hyde", "local", "global")
 N = 20

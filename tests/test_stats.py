@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graphrag.eval.significance import declare_family
-from graphrag.eval.stats import (
+from workbench.eval.significance import declare_family
+from workbench.eval.stats import (
     Estimate,
     RecordsError,
     bootstrap_ci,

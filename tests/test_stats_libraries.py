@@ -15,7 +15,7 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
-from graphrag.eval.stats import DEFAULT_RESAMPLES, bootstrap_ci, holm
+from workbench.eval.stats import DEFAULT_RESAMPLES, bootstrap_ci, holm
 
 SAMPLES = [
     [0.0, 0.25, 0.5, 1.0, 1.0, 0.5, 0.0, 0.25],  # keyword-hit-like fractions, with ties

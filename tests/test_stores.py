@@ -19,7 +19,6 @@ import pytest
 from conftest import ANSWERED_ON_DEFAULTS, FakeLLM
 
 from graphrag import schemas as S
-from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index, load_index, write_index
 from graphrag.llm.client import ChatLLM
 from graphrag.query.index_stores import IndexStores
@@ -30,6 +29,7 @@ from graphrag.stores.igraph_graph import IGraphStore
 from graphrag.stores.numpy_vectors import NumpyVectorStore
 from graphrag.stores.parquet_folder import ParquetIndexStore
 from graphrag.stores.protocols import BACKENDS
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 

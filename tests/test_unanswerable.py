@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 from graphrag import schemas as S
-from graphrag.cli import main
-from graphrag.eval.metrics import judge_free_columns
-from graphrag.eval.questions import load_questions
-from graphrag.eval.unanswerable import UNANSWERABLE, absent_names, declined, plant
 from graphrag.index.store import Index
 from graphrag.settings import REPO_ROOT
+from workbench.cli import main
+from workbench.eval.metrics import judge_free_columns
+from workbench.eval.questions import load_questions
+from workbench.eval.unanswerable import UNANSWERABLE, absent_names, declined, plant
 
 QUESTIONS = REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl"
 

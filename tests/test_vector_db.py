@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from graphrag import schemas as S
-from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index, load_index, write_index
 from graphrag.query.index_stores import IndexStores
 from graphrag.settings import REPO_ROOT
 from graphrag.stores import UnknownBackendError
 from graphrag.stores.lancedb_vectors import LanceVectorStore, VectorStoreError
+from workbench.eval.questions import load_questions
 
 STORES = ("text_units", "entities", "reports")
 

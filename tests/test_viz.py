@@ -7,8 +7,8 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-from graphrag.cli import main
-from graphrag.report.graph_page import community_of, interactive_graph_html
+from workbench.cli import main
+from workbench.report.graph_page import community_of, interactive_graph_html
 
 
 class _Resources(HTMLParser):

@@ -12,8 +12,8 @@ import re
 
 import pandas as pd
 
-from graphrag.cli import main
 from graphrag.settings import REPO_ROOT
+from workbench.cli import main
 
 ZH_DEMO = REPO_ROOT / "data" / "zh_demo"
 HAN = re.compile(r"[\u4e00-\u9fff]")

@@ -1,5 +1,5 @@
 """What LLM work costs: a cost estimate's shape and rendering (the estimates themselves are
-graphrag/eval/dry_run.py's), and the configured model's speed, measured: an endpoint's from one
+workbench/eval/dry_run.py's), and the configured model's speed, measured: an endpoint's from one
 small streamed request; the embedded model's from the committed figures (``embedded/speed.json``,
 ``python -m studies.cost_model --write``) scaled by this machine's last live run. The committed
 figures were measured elsewhere and another CPU or a busy core reads several times slower (#60:

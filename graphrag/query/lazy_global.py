@@ -37,7 +37,7 @@ class LazyGlobalSettings:
     """``[query.lazy_global]``: global search at a budget of relevance tests (LazyGraphRAG)."""
 
     # 6, from the arithmetic of docs/methods.md (not tuned on any question): naive RAG's
-    # answer, 2,730 prompt and 95 completion tokens (graphrag/eval/cost_assumptions.json), is
+    # answer, 2,730 prompt and 95 completion tokens (workbench/eval/cost_assumptions.json), is
     # 65 s at the embedded model's 47.3 and 12.8 tokens/s per slot (llm/embedded/speed.json);
     # 3x is 196 s. The answer reads no more than naive's, 65 s; a test of a default 600-token
     # chunk (chunking.size), ~780 prompt tokens and at most RELEVANCE_MAX_TOKENS, is 20 s:

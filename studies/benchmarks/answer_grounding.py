@@ -31,16 +31,16 @@ from pathlib import Path
 import pandas as pd
 
 from graphrag import prompts
-from graphrag.eval.metrics import (
+from graphrag.settings import REPO_ROOT
+from graphrag.text.documents import load_documents
+from workbench.eval.metrics import (
     CorpusTerms,
     answer_sentences,
     grounded_sentences,
     unsupported_terms,
 )
-from graphrag.eval.questions import load_questions
-from graphrag.settings import REPO_ROOT
-from graphrag.text.documents import load_documents
-from graphrag.workbench import Workbench
+from workbench.eval.questions import load_questions
+from workbench.session import Workbench
 
 DEFAULT_REPORTS = (
     "reports/kestrel_bay",

@@ -37,14 +37,14 @@ import bm25s
 import httpx
 import numpy as np
 
-from graphrag.eval.questions import load_questions
-from graphrag.eval.stats import bootstrap_ci
 from graphrag.llm.embedding_endpoint import EndpointEmbedder
 from graphrag.settings import REPO_ROOT, Settings
 from graphrag.text import lang, tokens
 from graphrag.text.documents import chunk_documents, load_documents
 from graphrag.text.embeddings import LocalEmbedder
 from graphrag.text.lang import english
+from workbench.eval.questions import load_questions
+from workbench.eval.stats import bootstrap_ci
 
 CORPORA = {"cmrc2018": REPO_ROOT / "data" / "cmrc2018", "musique": REPO_ROOT / "data" / "musique"}
 KS = (1, 5)

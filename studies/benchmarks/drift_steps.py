@@ -27,10 +27,10 @@ from collections import Counter
 
 import pandas as pd
 
-from graphrag.eval.metrics import keyword_hit_rate
-from graphrag.eval.questions import load_questions
 from graphrag.settings import REPO_ROOT
-from graphrag.workbench import Workbench
+from workbench.eval.metrics import keyword_hit_rate
+from workbench.eval.questions import load_questions
+from workbench.session import Workbench
 
 
 def step_table(method, questions: pd.DataFrame) -> pd.DataFrame:

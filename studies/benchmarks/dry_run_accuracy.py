@@ -24,10 +24,10 @@ from pathlib import Path
 
 from graphrag.llm import cost
 from graphrag.llm.cost import embedded_speed
-from graphrag.project import init_project
-from graphrag.report.tables import table as markdown
 from graphrag.settings import REPO_ROOT
-from graphrag.workbench import Workbench
+from workbench.project import init_project
+from workbench.report.tables import table as markdown
+from workbench.session import Workbench
 
 RECORD = REPO_ROOT / "studies" / "benchmarks" / "records" / "dry_run_accuracy.json"
 DOCS = REPO_ROOT / "data" / "kestrel_bay" / "docs"

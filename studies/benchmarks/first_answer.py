@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from graphrag.project import init_project
 from graphrag.settings import REPO_ROOT
-from graphrag.workbench import Workbench
+from workbench.project import init_project
+from workbench.session import Workbench
 
 RECORD = REPO_ROOT / "studies" / "benchmarks" / "records" / "first_answer.json"
 SOURCE = REPO_ROOT / "data" / "musique" / "docs"

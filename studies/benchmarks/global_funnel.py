@@ -32,10 +32,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.eval.metrics import keyword_hit_rate
 from graphrag.query.global_search.map_context import numbered_sentences, usable_picks
 from graphrag.settings import REPO_ROOT
-from graphrag.workbench import Workbench
+from workbench.eval.metrics import keyword_hit_rate
+from workbench.session import Workbench
 
 SHORT_LIST = 6  # a call shown more sentences than this picking 1..k shows position bias
 

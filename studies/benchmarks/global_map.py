@@ -157,10 +157,10 @@ def compare(
 
     import numpy as np
 
-    from graphrag import Workbench
-    from graphrag.eval.metrics import keyword_hit_rate
-    from graphrag.eval.questions import load_questions
     from graphrag.query.global_search import search
+    from workbench import Workbench
+    from workbench.eval.metrics import keyword_hit_rate
+    from workbench.eval.questions import load_questions
 
     asked = load_questions(questions)
     asked = asked[asked["type"] == "global"]

@@ -35,10 +35,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag.eval import pairwise, stats
 from graphrag.llm.client import SEED
 from graphrag.settings import REPO_ROOT
-from graphrag.workbench import Workbench
+from workbench.eval import pairwise, stats
+from workbench.session import Workbench
 
 
 def seed_run(

@@ -59,7 +59,7 @@ def retrieval_records(
     index: Path, questions: Path, config: Path | None, query: dict, methods: list[str]
 ):
     """Return the retrieval records of ``methods`` over ``index`` with ``query`` overridden."""
-    from graphrag import Workbench
+    from workbench import Workbench
 
     with Workbench(config, cache="replay", overrides={"query": query}) as wb:
         wb.load(index)
@@ -68,7 +68,7 @@ def retrieval_records(
 
 
 def cells(records, scores) -> list[str]:
-    from graphrag.eval import stats
+    from workbench.eval import stats
 
     return [
         f"{e.mean:.3f} [{e.low:.3f}, {e.high:.3f}] (n={e.n})"

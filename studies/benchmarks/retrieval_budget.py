@@ -11,7 +11,7 @@ chunks), then the same two chunk rankings packed to *local's own token count for
 question* ("at local's budget"), and prints per method the mean evidence recall (the share of
 gold supporting paragraphs held verbatim by the context, as the reports compute it) and the
 mean context tokens, then local's paired difference with each at equal budget, and PPR's with
-naive when both fill local's budget (bootstrap CI and Wilcoxon p, graphrag.eval.stats).
+naive when both fill local's budget (bootstrap CI and Wilcoxon p, workbench.eval.stats).
 These are retrieval figures, not answers: the reports' evidence recall is computed from the
 recorded answers' contexts.
 """
@@ -23,13 +23,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphrag import Workbench
-from graphrag.eval.metrics import EvidenceIndex
-from graphrag.eval.questions import load_questions
-from graphrag.eval.stats import bootstrap_ci, paired_test
 from graphrag.llm.client import run_sync
 from graphrag.query.base import Method, fit_items, items_tokens
 from graphrag.text import tokens
+from workbench import Workbench
+from workbench.eval.metrics import EvidenceIndex
+from workbench.eval.questions import load_questions
+from workbench.eval.stats import bootstrap_ci, paired_test
 
 
 def chunks_within(method: Method, rows: list[int], budget: int) -> list[str]:

@@ -17,10 +17,10 @@ import argparse
 import statistics
 import time
 
-from graphrag.eval.questions import load_questions
 from graphrag.llm.coroutines import run_sync
 from graphrag.llm.usage import track_usage
-from graphrag.workbench import Workbench
+from workbench.eval.questions import load_questions
+from workbench.session import Workbench
 
 
 def time_method(method, questions: list[str]) -> dict[str, float]:

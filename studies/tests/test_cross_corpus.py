@@ -11,11 +11,6 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from graphrag.eval import judge_validity, pairwise, stats
-from graphrag.eval.hops import HOP_COLUMNS
-from graphrag.eval.runner import index_cost
-from graphrag.report import plots as viz
-from graphrag.report.eval_report import write_report
 from graphrag.settings import REPO_ROOT
 from studies.cross_corpus import SummaryError, load_report, pooled_pairwise
 from studies.cross_corpus_page import corpus_section, render_summary
@@ -24,6 +19,11 @@ from studies.recorded import recorded_run
 from studies.report_reading import smallest_p
 from studies.results_pages import write_summary
 from studies.summarize import main
+from workbench.eval import judge_validity, pairwise, stats
+from workbench.eval.hops import HOP_COLUMNS
+from workbench.eval.runner import index_cost
+from workbench.report import plots as viz
+from workbench.report.eval_report import write_report
 
 DEMO = REPO_ROOT / "reports" / "kestrel_bay"
 METHODS = ("naive", "ppr", "global")

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from conftest import MUSIQUE
 
-from graphrag.eval.retrieval import RetrievalEvalError
-from graphrag.workbench import Workbench
 from studies.crossfit import SETTING_KEY, cross_fit, fold_of
 from studies.report_prose import retrieval_section
+from workbench.eval.retrieval import RetrievalEvalError
+from workbench.session import Workbench
 
 LIMIT = 12
 WEIGHTS = (1.0, 0.05)  # the default first: it wins ties

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from graphrag.eval.questions import load_questions
 from graphrag.index.store import Index
 from graphrag.llm.client import ChatLLM
 from graphrag.query.drift import DRIFTSearch
 from graphrag.settings import REPO_ROOT
 from studies.tests.golden import load_benchmark
+from workbench.eval.questions import load_questions
 
 QUESTIONS = load_questions(REPO_ROOT / "data" / "kestrel_bay" / "questions.jsonl").set_index("id")
 

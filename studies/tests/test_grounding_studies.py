@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from graphrag.eval.metrics import CorpusTerms
 from graphrag.settings import REPO_ROOT
 from studies.tests.golden import assert_printed, load_benchmark
+from workbench.eval.metrics import CorpusTerms
 
 
 def test_benchmark_counts_the_demo_index(demo_index, tmp_path) -> None:

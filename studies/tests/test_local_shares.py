@@ -12,8 +12,8 @@ import pandas as pd
 
 from graphrag.index.store import Index
 from graphrag.settings import REPO_ROOT, Settings
-from graphrag.workbench import Workbench
 from studies.tests.golden import assert_printed
+from workbench.session import Workbench
 
 
 def with_query(settings: Settings, **values: Any) -> Settings:

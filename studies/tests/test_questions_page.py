@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from graphrag.settings import REPO_ROOT
-from graphrag.workbench import Workbench
 from studies import questions_page
 from studies.generated_ranking import HANDWRITTEN, agreement, compare, mean_scores, render
 from studies.questions_page import SAMPLE, corpus_section
+from workbench.session import Workbench
 
 SET = Path("data/x/generated.jsonl")
 GENERATED = REPO_ROOT / "data/kestrel_bay/generated_questions.jsonl"

@@ -13,8 +13,6 @@ import pandas as pd
 import pytest
 from test_report import META, RAGAS, informative_controls, section, synthetic_records
 
-from graphrag.eval.stats import summarize
-from graphrag.report.eval_report import write_report
 from graphrag.settings import REPO_ROOT
 from studies.report_prose import (
     add_prose,
@@ -22,6 +20,8 @@ from studies.report_prose import (
     retrieval_reading,
     retrieval_section,
 )
+from workbench.eval.stats import summarize
+from workbench.report.eval_report import write_report
 
 REPORTS = REPO_ROOT / "reports"
 

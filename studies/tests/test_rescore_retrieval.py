@@ -8,9 +8,9 @@ import shutil
 import pandas as pd
 import pytest
 
-from graphrag.eval.retrieval import RetrievalEvalError
 from graphrag.settings import REPO_ROOT
 from studies.rescore_retrieval import corpus_evidence, rescore
+from workbench.eval.retrieval import RetrievalEvalError
 
 REPORT = REPO_ROOT / "reports" / "musique_retrieval_ppr_crossfit"
 CONFIG = REPO_ROOT / "data" / "musique" / "graphrag.toml"

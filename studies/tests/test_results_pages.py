@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from graphrag.report.eval_report import write_report
 from graphrag.settings import REPO_ROOT
 from studies.cross_corpus import answer_metric, load_report, significant
 from studies.report_prose import retrieval_section
@@ -27,6 +26,7 @@ from studies.results_pages import (
 )
 from studies.summarize import build_parser
 from studies.tests.test_cross_corpus import JUDGE, N, bench_controls, bench_records
+from workbench.report.eval_report import write_report
 
 
 def _summarize_args(script_name: str = "demo.sh"):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from graphrag.eval.questions import load_questions
 from graphrag.query.router import PROTOTYPE_TOP, routes
 from graphrag.settings import REPO_ROOT, load_settings
 from studies.tests.golden import assert_printed, load_benchmark
+from workbench.eval.questions import load_questions
 
 
 def test_the_routing_figures_are_the_committed_report_s() -> None:

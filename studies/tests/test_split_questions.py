@@ -7,7 +7,6 @@ import json
 import shutil
 from pathlib import Path
 
-from graphrag.eval.questions import load_questions
 from graphrag.settings import REPO_ROOT
 from studies.split_questions import (
     MUSIQUE_50,
@@ -19,6 +18,7 @@ from studies.split_questions import (
     write,
 )
 from studies.tests.golden import assert_printed
+from workbench.eval.questions import load_questions
 
 SETS = [*WHOLE_SETS, MUSIQUE_50, MUSIQUE_100]
 

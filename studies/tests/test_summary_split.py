@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphrag.report.eval_report import write_report
 from studies.cross_corpus import load_report
 from studies.cross_corpus_page import corpus_section, headline_section
 from studies.cross_corpus_reading import reading_section
 from studies.tests.test_cross_corpus import N, bench_controls, bench_hops, bench_records
+from workbench.report.eval_report import write_report
 
 DEV = {f"q{q}" for q in range(N // 2)}
 
