@@ -79,20 +79,24 @@ cache_args=()
 .venv/bin/python -m graphrag --config data/kestrel_bay/declining.toml --cache replay eval \
   --index output/kestrel_bay --questions data/kestrel_bay/unanswerable_paired.jsonl \
   --methods naive,local --metrics none --out reports/kestrel_bay_unanswerable_declining --quiet
-# The Chinese demo (data/zh_demo, docs/languages.md): its LLM index and one Chinese question
-# through naive RAG and local search, recorded by ZH=1 scripts/record_demo.sh, replayed.
+# The Chinese demo (data/zh_demo, docs/languages.md): its LLM index (the Chinese prompts) and
+# one Chinese question through naive RAG and local search, recorded by ZH=1
+# scripts/record_demo.sh, replayed, with extraction quality against its gold graph.
 .venv/bin/python -m graphrag --cache replay index --input data/zh_demo/docs --out output/zh_demo \
-  --quiet
+  --gold data/zh_demo/gold_graph.json --quiet
 .venv/bin/python -m graphrag --cache replay query --index output/zh_demo --method naive,local \
   "$(cat data/zh_demo/recorded_question)"
-# ... and its six dev questions (data/zh_demo/questions.jsonl) with the Chinese answer prompt
-# (answer_zh, packaged) and with the English one: python -m studies.chinese_answer_prompt
+# ... its six dev questions (data/zh_demo/questions.jsonl); and the same index and questions with
+# the English prompts, as before the Chinese ones: python -m studies.chinese_prompts
 .venv/bin/python -m graphrag --cache replay eval --index output/zh_demo \
   --questions data/zh_demo/questions.jsonl --methods naive,local --metrics none \
   --out reports/zh_demo --quiet
-.venv/bin/python -m graphrag --config data/zh_demo/english_prompt.toml --cache replay eval \
-  --index output/zh_demo --questions data/zh_demo/questions.jsonl --methods naive,local \
-  --metrics none --out reports/zh_demo_english_prompt --quiet
+english=(--config data/zh_demo/english_prompt.toml --cache replay)
+.venv/bin/python -m graphrag "${english[@]}" index --input data/zh_demo/docs \
+  --out output/zh_demo_english --gold data/zh_demo/gold_graph.json --quiet
+.venv/bin/python -m graphrag "${english[@]}" eval --index output/zh_demo_english \
+  --questions data/zh_demo/questions.jsonl --methods naive,local --metrics none \
+  --out reports/zh_demo_english_prompt --quiet
 # MuSiQue: the questions, methods and RAGAS metrics whose answers and judge calls are
 # recorded (scripts/record_musique.sh records more), replayed; recorded_method_limits names
 # a method recorded on the first N questions only (e.g. drift=10: minutes per question live)

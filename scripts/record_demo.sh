@@ -16,20 +16,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-# ZH=1: the Chinese demo's index (one packed extraction call), its one question
-# (data/zh_demo/recorded_question) through naive and local search (two answer calls) and its
-# six dev questions with both answer prompts (24 answer calls), and nothing else: what scripts/demo.sh is to replay once it is recorded (docs/languages.md).
+# ZH=1: the Chinese demo's index with the Chinese prompts (one packed extraction call), its one
+# question (data/zh_demo/recorded_question) through naive and local search (two answer calls)
+# and its six dev questions (12 answer calls); then the same with the English prompts
+# (data/zh_demo/english_prompt.toml: its own index and 12 answers), and nothing else: what
+# scripts/demo.sh is to replay once it is recorded (docs/languages.md).
 if [ "${ZH:-0}" = 1 ]; then
   .venv/bin/python -m graphrag --cache on index --input data/zh_demo/docs --out output/zh_demo
   .venv/bin/python -m graphrag --cache on query --index output/zh_demo --method naive,local \
     "$(cat data/zh_demo/recorded_question)"
-  # the six dev questions with the Chinese answer prompt and with the English one (12 + 12)
   .venv/bin/python -m graphrag --cache on eval --index output/zh_demo \
     --questions data/zh_demo/questions.jsonl --methods naive,local --metrics none \
     --out output/zh_demo_recording --quiet
-  .venv/bin/python -m graphrag --config data/zh_demo/english_prompt.toml --cache on eval \
-    --index output/zh_demo --questions data/zh_demo/questions.jsonl --methods naive,local \
-    --metrics none --out output/zh_demo_english_recording --quiet
+  english=(--config data/zh_demo/english_prompt.toml --cache on)
+  .venv/bin/python -m graphrag "${english[@]}" index --input data/zh_demo/docs \
+    --out output/zh_demo_english
+  .venv/bin/python -m graphrag "${english[@]}" eval --index output/zh_demo_english \
+    --questions data/zh_demo/questions.jsonl --methods naive,local --metrics none \
+    --out output/zh_demo_english_recording --quiet
   exit 0
 fi
 methods=${METHODS:-naive,local,ppr,global,hyde,multi_query,drift,router}

@@ -13,6 +13,7 @@ import re
 import pandas as pd
 
 from graphrag.settings import REPO_ROOT
+from studies.chinese_prompts import example_names, in_chinese
 from workbench.cli import main
 
 ZH_DEMO = REPO_ROOT / "data" / "zh_demo"
@@ -53,3 +54,26 @@ def test_chinese_dev_questions_replay_with_the_chinese_answer_prompt(tmp_path, c
     for text in records["answer"]:
         assert len(HAN.findall(text)) > len(text) / 2, text
     assert records["keyword_hit_rate"].mean() == 1.0
+
+
+def test_the_chinese_prompts_index_the_demo_in_chinese_with_no_example_names(
+    tmp_path, capsys
+) -> None:
+    """The recorded index of data/zh_demo with the _zh extraction prompts (the packaged
+    default for a Chinese text): its descriptions are Chinese and none names a worked
+    example's people or places; with the English prompts (data/zh_demo/english_prompt.toml,
+    the same replies as before the _zh prompts) they were English, and two described 林海燕
+    and 浙江大学 with the English example's Dunmore Rowing Club and Harbour Cup."""
+    replay, docs = ["--cache", "replay"], ["--input", str(ZH_DEMO / "docs")]
+    english = ["--config", str(ZH_DEMO / "english_prompt.toml")]
+    assert main([*replay, "index", *docs, "--out", str(tmp_path / "zh"), "--quiet"]) == 0
+    assert main([*english, *replay, "index", *docs, "--out", str(tmp_path / "en"), "--quiet"]) == 0
+    names = example_names()
+    assert {"Lena Ortiz", "何秋菊", "石岚"} <= names
+    shares = {}
+    for arm in ("zh", "en"):
+        descriptions = pd.read_parquet(tmp_path / arm / "entities.parquet")["description"]
+        shares[arm] = descriptions.map(in_chinese).mean()
+        leaked = [d for d in descriptions if any(name in d for name in names)]
+        assert (arm == "en") == bool(leaked), (arm, leaked)
+    assert shares["zh"] > 0.8 and shares["en"] == 0.0, shares
