@@ -63,9 +63,7 @@ def test_sigterm_mid_extraction_reports_k_of_n_and_exits_non_zero(
     env["TRANSFORMERS_OFFLINE"] = "1"
     command = [sys.executable, "-m", "graphrag", "index", "--root", str(project)]
     preexec = _ignore_sigint if started_by == "a script with &" else None
-    run = subprocess.Popen(
-        command, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=preexec
-    )
+    run = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
     try:
         while not arrived.wait(0.05):
             assert run.poll() is None, run.stderr.read()
