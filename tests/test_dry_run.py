@@ -16,6 +16,7 @@ from conftest import (
     indexing_model,
 )
 
+from graphrag import prompts
 from graphrag.index.pipeline import build_index
 from graphrag.llm.cache import LLMError
 from graphrag.llm.client import ChatLLM
@@ -23,8 +24,10 @@ from graphrag.llm.coroutines import gather_with_progress, run_sync
 from graphrag.llm.cost import PROBE_PROMPT, CostEstimate, embedded_speed, probe_speed
 from graphrag.llm.progress import RunProgress
 from graphrag.llm.usage import track_usage
+from graphrag.settings import load_settings
+from graphrag.text.tokens import message_tokens
 from workbench.cli import main
-from workbench.eval.dry_run import estimate_eval, estimate_index
+from workbench.eval.dry_run import _report_prompt_tokens, estimate_eval, estimate_index
 from workbench.session import Workbench
 
 FACTOR = 1.5  # the issue's bound on estimate / actual, either way
@@ -187,3 +190,21 @@ def test_a_run_shows_one_line_per_stage_with_the_runs_eta(capsys) -> None:
     assert "[1/2] extract: 5/5 items" in err and "ETA" in err
     assert "[2/2] reports: 0/0 (no LLM call)" in err
     assert "own bar" not in err  # a stage's rounds of calls count on its one line
+
+
+def test_a_chinese_corpus_is_costed_with_the_chinese_report_prompt() -> None:
+    """The dry run renders the report prompt a Chinese corpus is sent (community_report_zh),
+    not the English one: its fixed part is what the estimate adds to each report's context."""
+    settings = load_settings(env={})
+    index = settings.index
+    fixed = {
+        language: message_tokens(
+            prompts.community_report(
+                "", index.report_max_findings, index.report_explanation_sentences, language
+            )
+        )
+        for language in ("en", "zh")
+    }
+    assert fixed["en"] != fixed["zh"]
+    english, chinese = (_report_prompt_tokens(settings, 100, lang) for lang in ("en", "zh"))
+    assert chinese - english == fixed["zh"] - fixed["en"]

@@ -26,6 +26,7 @@ from graphrag.llm.stream import StopRuleFactory
 from graphrag.query.registry import planned_cost, split_variant
 from graphrag.query.rerank import planned_rerank_cost
 from graphrag.settings import IndexSettings, Settings
+from graphrag.text import lang
 from graphrag.text.documents import chunk_documents, load_documents
 from graphrag.text.tokens import count_tokens, message_tokens
 from workbench.eval import pairwise, runner
@@ -133,12 +134,13 @@ def _per_corpus(
     return stage(name, calls, calls * prompt, completion, speed, basis)
 
 
-def _report_prompt_tokens(settings: Settings, context_tokens: float) -> float:
-    """Return a report call's prompt tokens: the prompt rendered for real with an empty
-    context (JSON instructions as ``llm.json_mode`` sends them), plus the context measured."""
+def _report_prompt_tokens(settings: Settings, context_tokens: float, language: str) -> float:
+    """Return a report call's prompt tokens: the prompt rendered for real, in the corpus's
+    ``language``, with an empty context (JSON instructions as ``llm.json_mode`` sends them),
+    plus the context measured."""
     index = settings.index
     messages = prompts.community_report(
-        "", index.report_max_findings, index.report_explanation_sentences
+        "", index.report_max_findings, index.report_explanation_sentences, language
     )
     schema = prompts.report_schema(index.report_max_findings)
     messages, _ = json_request(settings.llm.json_mode, messages, schema, REPORT_SCHEMA_NAME)
@@ -172,7 +174,8 @@ def estimate_index(
         stages += [nlp, dataclasses.replace(nlp, stage="graph")]
     stages.append(StageEstimate("communities", seconds=free["communities"], basis="no LLM call"))
     if llm_graph and not index.lazy_reports:
-        prompt = _report_prompt_tokens(settings, reports["context_tokens"])
+        language = lang.detect_corpus(list(units[S.TEXT]))
+        prompt = _report_prompt_tokens(settings, reports["context_tokens"], language)
         stages.append(_per_corpus("reports", reports, corpus, prompt, speed, REPORT_MAX_TOKENS))
     else:
         lazy = "lazy reports: written by the queries that read them"
