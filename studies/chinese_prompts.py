@@ -29,8 +29,11 @@ from graphrag.settings import REPO_ROOT
 from graphrag.text import lang
 from workbench.report.tables import table as markdown
 
-ARMS = {"Chinese (_zh)": "zh_demo", "English": "zh_demo_english"}
-REPORTS = {"zh_demo": "zh_demo", "zh_demo_english": "zh_demo_english_prompt"}
+# arm -> (its index in output/, its report in reports/), as scripts/demo.sh writes them
+ARMS = {
+    "Chinese (_zh)": ("zh_demo", "zh_demo"),
+    "English": ("zh_demo_english", "zh_demo_english_prompt"),
+}
 GOLD = REPO_ROOT / "data" / "zh_demo" / "gold_graph.json"
 EXAMPLES = [
     f"{name}{suffix}"
@@ -57,9 +60,9 @@ def example_names() -> set[str]:
 def index_table() -> pd.DataFrame:
     gold, leaked_names = load_gold_graph(GOLD), example_names()
     rows = []
-    for arm, folder in ARMS.items():
-        entities = pd.read_parquet(REPO_ROOT / "output" / folder / "entities.parquet")
-        relationships = pd.read_parquet(REPO_ROOT / "output" / folder / "relationships.parquet")
+    for arm, (index, _) in ARMS.items():
+        entities = pd.read_parquet(REPO_ROOT / "output" / index / "entities.parquet")
+        relationships = pd.read_parquet(REPO_ROOT / "output" / index / "relationships.parquet")
         quality = extraction_quality(entities, relationships, gold)
         descriptions = entities[S.DESCRIPTION].fillna("")
         leaked = descriptions.map(lambda d: any(name in d for name in leaked_names))
@@ -80,8 +83,8 @@ def index_table() -> pd.DataFrame:
 
 def answer_table() -> pd.DataFrame:
     rows = []
-    for arm, folder in ARMS.items():
-        records = pd.read_parquet(REPO_ROOT / "reports" / REPORTS[folder] / "records.parquet")
+    for arm, (_, report) in ARMS.items():
+        records = pd.read_parquet(REPO_ROOT / "reports" / report / "records.parquet")
         for method, group in records.groupby("method", sort=False):
             answers = group["answer"].fillna("")
             rows.append(

@@ -15,7 +15,7 @@ import pandas as pd
 from graphrag import prompts
 from graphrag import schemas as S
 from graphrag.index.extract import stage as extraction
-from graphrag.index.extract.record_calls import records_request
+from graphrag.index.extract.record_calls import records_request, texts_language
 from graphrag.index.extract.records import RECORD_STOP
 from graphrag.index.reports.write import REPORT_MAX_TOKENS, REPORT_SCHEMA_NAME
 from graphrag.index.store import Index
@@ -74,7 +74,7 @@ def extraction_request(
     """Return the body and stop rule of the first extraction request of ``texts``, as the
     run sends it (one chunk or packed documents)."""
     index = settings.index
-    messages, room = records_request(llm, texts, index)
+    messages, room = records_request(llm, texts, index, texts_language(texts))
     return llm.request_body(messages, room), RECORD_STOP if index.stop_repeats else None
 
 

@@ -31,7 +31,7 @@ async def extract_chunk_records(
     """Return the chunk's extraction, ``"kept_out"`` listing (name, reason, detail) of what it got
     wrong; ``again``: asked with the second worked example (``index.reextract_empty``)."""
     build = prompts.extract_graph_records_again if again else prompts.extract_graph_records
-    language = lang.detect(text)
+    language = texts_language([text])
     messages = _styled(build(text, settings.entity_types, language), settings)
     reply, stops = await _records_reply(llm, messages, settings, language=language)
     parsed = parse_records(reply)
@@ -105,12 +105,18 @@ def pack_text_units(text_units: pd.DataFrame, budget: int) -> list[list[int]]:
     return groups
 
 
+def texts_language(texts: list[str]) -> str:
+    """Return the language the records extraction of ``texts`` is asked in: that of them all,
+    read as one text (a pack mixing scripts is asked in its majority's)."""
+    return lang.detect("\n".join(texts))
+
+
 def records_request(
-    llm: ChatLLM, texts: list[str], settings: IndexSettings
+    llm: ChatLLM, texts: list[str], settings: IndexSettings, language: str
 ) -> tuple[list[dict[str, str]], int | None]:
     """Return the first request of the records extraction of ``texts`` (one chunk, or whole
-    documents packed): its messages and its reply cap (None: ``llm.max_tokens``)."""
-    language = lang.detect("\n".join(texts))
+    documents packed) in ``language`` (:func:`texts_language`): its messages and its reply cap
+    (None: ``llm.max_tokens``)."""
     if len(texts) == 1:
         messages = prompts.extract_graph_records(texts[0], settings.entity_types, language)
         return _styled(messages, settings), None
@@ -144,8 +150,8 @@ async def extract_packed_records(
 ) -> list[dict[str, Any]]:
     """Return one extraction per document of a packed call (as :func:`extract_chunk_records`); what
     the reply got wrong as a whole is listed with the first document."""
-    messages, room = records_request(llm, texts, settings)
-    language = lang.detect("\n".join(texts))
+    language = texts_language(texts)
+    messages, room = records_request(llm, texts, settings, language)
     reply, stops = await _records_reply(llm, messages, settings, room, language)
     parsed = parse_records(reply)
     results = [{"entities": [], "relationships": [], "kept_out": []} for _ in texts]
