@@ -205,6 +205,55 @@ def test_sampling_is_seeded_and_uses_only_the_metric_s_controls() -> None:
         assert case.answer == donor["answer"].iloc[0]
 
 
+def _keys(cases: list[jv.ControlCase]) -> list[tuple]:
+    return [(c.question_id, c.method, c.control, c.donor_question_id) for c in cases]
+
+
+def test_kept_controls_stay_put_when_a_method_is_added(tmp_path) -> None:
+    """A fresh draw over more methods moves (almost) every case; keeping an earlier run's
+    judge_controls.csv keeps its cases, texts rebuilt from this run's records."""
+    records = pd.read_parquet(COMMITTED)
+    methods = sorted(records["method"].unique())
+    fewer = records[records["method"] != methods[-1]]
+    before = jv.sample_cases(fewer, QUESTIONS, "answer_relevancy", 12, seed=2024)
+    redrawn = jv.sample_cases(records, QUESTIONS, "answer_relevancy", 12, seed=2024)
+    assert set(_keys(before)) != set(_keys(redrawn))  # why keeping is worth a file
+    rows = [
+        {**dataclasses.asdict(c), "control_score": 0.0, "status": jv.SCORED, "error": None}
+        for c in before
+    ]
+    path = tmp_path / "judge_controls.csv"
+    pd.DataFrame(rows)[jv.PAIR_COLUMNS].to_csv(path, index=False)
+    kept = jv.load_kept(path)
+    after = jv.sample_cases(records, QUESTIONS, "answer_relevancy", 12, seed=2024, kept=kept)
+    assert after == before  # the same cases, the same texts
+    topped = jv.sample_cases(records, QUESTIONS, "answer_relevancy", 16, seed=2024, kept=kept)
+    assert topped[:12] == before and len(set(_keys(topped))) == 16
+    # a kept case whose method this run lacks is left out, and the shortfall drawn
+    gone = before[0].method
+    without = records[records["method"] != gone]
+    partial = jv.sample_cases(without, QUESTIONS, "answer_relevancy", 12, seed=2024, kept=kept)
+    stayed = [c for c in before if c.method != gone]
+    assert partial[: len(stayed)] == stayed and len(partial) == 12
+    assert all(c.method != gone for c in partial)
+    # another metric's kept rows do not count for this one
+    recall = records.assign(context_recall=records["answer_relevancy"])
+    fresh = jv.sample_cases(recall, QUESTIONS, "context_recall", 12, seed=2024)
+    assert jv.sample_cases(recall, QUESTIONS, "context_recall", 12, seed=2024, kept=kept) == fresh
+
+
+def test_a_kept_controls_file_that_is_not_one_names_itself(tmp_path) -> None:
+    path = tmp_path / "answers.csv"
+    path.write_text("question_id,answer\nq1,yes\n")
+    with pytest.raises(jv.KeptControlsError, match=r"answers\.csv.*lack the columns metric"):
+        jv.load_kept(path)
+    with pytest.raises(jv.KeptControlsError, match="nowhere.csv: cannot read"):
+        jv.load_kept(tmp_path / "nowhere.csv")
+    path.write_text("metric,control,question_id,method,donor_question_id\nf,made_up,q,m,d\n")
+    with pytest.raises(jv.KeptControlsError, match="unknown control kinds made_up"):
+        jv.load_kept(path)
+
+
 def test_unrecorded_controls_replay_as_not_measured(
     replay_settings, replay_embedder: Embedder, tmp_path
 ) -> None:

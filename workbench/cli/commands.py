@@ -232,6 +232,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             limit=args.limit,
             pairwise_pairs=args.pairwise,
             judge_controls=args.judge_controls,
+            keep_controls=args.keep_controls,
             judge_sample=args.judge_sample,
             pairwise_controls=args.pairwise_controls,
             types=args.types.split(",") if args.types else None,

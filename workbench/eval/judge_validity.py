@@ -12,6 +12,7 @@ import random
 import re
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import pandas as pd
 
@@ -38,6 +39,10 @@ PAIR_COLUMNS += ["control_score", "status", "error"]
 
 
 _CITATION = re.compile(r"[\[【][\d,，、\s]+[\]】]")  # as query/base.py's CITATION, no group
+
+
+class KeptControlsError(ValueError):
+    """A kept judge_controls.csv that cannot be read or is not one."""
 
 
 def shift_digits(text: str) -> str:
@@ -90,54 +95,89 @@ def _facts(question: pd.Series) -> list[str]:
     return [question["reference"], *aliases, *question["answer_keywords"]]
 
 
+def _case(
+    metric: str, control: str, record: pd.Series, donor: pd.Series, by_id: pd.DataFrame
+) -> ControlCase | None:
+    """Return the control case ``control`` of ``record`` with ``donor`` (another question's
+    record of the same method), or None when ``wrong_answer`` has nothing to change."""
+    question = by_id.loc[record["question_id"]]
+    answer, contexts = record["answer"], list(record["contexts"])
+    if control == "wrong_answer":
+        answer = wrong_answer(answer, _facts(question), _facts(by_id.loc[donor["question_id"]]))
+        if answer is None:
+            return None
+    elif control == "other_answer":
+        answer = donor["answer"]
+    else:
+        contexts = list(donor["contexts"])
+    return ControlCase(
+        metric=metric,
+        control=control,
+        question_id=record["question_id"],
+        method=record["method"],
+        donor_question_id=donor["question_id"],
+        real=float(record[metric]),
+        question=question["question"],
+        reference=question["reference"],
+        answer=answer,
+        contexts=contexts,
+    )
+
+
+def _kept_cases(
+    usable: pd.DataFrame, by_id: pd.DataFrame, metric: str, kept: pd.DataFrame
+) -> list[ControlCase]:
+    """Rebuild ``kept``'s cases of ``metric`` from this run's records; a case whose answer or
+    donor this run lacks is left out (its method was not run, or failed)."""
+    rows = usable.set_index(["question_id", "method"], drop=False)
+    cases = []
+    for row in kept[kept["metric"] == metric].itertuples(index=False):
+        record_key, donor_key = (row.question_id, row.method), (row.donor_question_id, row.method)
+        if record_key not in rows.index or donor_key not in rows.index:
+            continue
+        case = _case(metric, row.control, rows.loc[record_key], rows.loc[donor_key], by_id)
+        cases += [case] if case is not None else []
+    return cases
+
+
 def sample_cases(
     records: pd.DataFrame,
     questions: pd.DataFrame,
     metric: str,
     n_pairs: int = DEFAULT_PAIRS,
     seed: int = stats.DEFAULT_SEED,
+    kept: pd.DataFrame | None = None,
 ) -> list[ControlCase]:
-    """Return up to ``n_pairs`` control cases for ``metric``, drawn reproducibly with ``seed``."""
+    """Return up to ``n_pairs`` control cases for ``metric``, drawn reproducibly with ``seed``.
+
+    ``kept`` (a ``judge_controls.csv`` of an earlier run) names cases to keep: the draw is
+    over every usable answer, so adding a method to a report would otherwise redraw all of
+    its controls and every one would have to be judged again. Kept cases come first; only
+    the shortfall is drawn, from the cases not kept."""
     by_id = questions.set_index("id")
     usable = records[
         records["answer_error"].isna() & records[metric].notna() & (records["answer"].str.len() > 0)
     ]
+    kept_cases = _kept_cases(usable, by_id, metric, kept) if kept is not None else []
+    taken = {(c.question_id, c.method, c.control) for c in kept_cases}
     rng = random.Random(f"{seed}:{metric}")
     candidates: list[ControlCase] = []
-    for record in usable.sort_values(["question_id", "method"]).itertuples(index=False):
+    for _, record in usable.sort_values(["question_id", "method"]).iterrows():
         donors = usable[
-            (usable["method"] == record.method) & (usable["question_id"] != record.question_id)
+            (usable["method"] == record["method"])
+            & (usable["question_id"] != record["question_id"])
         ].sort_values("question_id")
         donors = donors[donors["contexts"].map(len) > 0]
         if donors.empty:
             continue
         donor = donors.iloc[rng.randrange(len(donors))]
-        question = by_id.loc[record.question_id]
-        base = {
-            "metric": metric,
-            "question_id": record.question_id,
-            "method": record.method,
-            "donor_question_id": donor["question_id"],
-            "real": float(getattr(record, metric)),
-            "question": question["question"],
-            "reference": question["reference"],
-        }
         for control in CONTROLS[metric]:
-            answer, contexts = record.answer, list(record.contexts)
-            if control == "wrong_answer":
-                answer = wrong_answer(
-                    record.answer, _facts(question), _facts(by_id.loc[donor["question_id"]])
-                )
-                if answer is None:
-                    continue
-            elif control == "other_answer":
-                answer = donor["answer"]
-            else:
-                contexts = list(donor["contexts"])
-            candidates.append(
-                ControlCase(control=control, answer=answer, contexts=contexts, **base)
-            )
-    return rng.sample(candidates, min(n_pairs, len(candidates)))
+            if (record["question_id"], record["method"], control) in taken:
+                continue
+            case = _case(metric, control, record, donor, by_id)
+            candidates += [case] if case is not None else []
+    wanted = max(0, n_pairs - len(kept_cases))
+    return kept_cases[:n_pairs] + rng.sample(candidates, min(wanted, len(candidates)))
 
 
 async def score_case(judge: Judge, case: ControlCase) -> dict:
@@ -204,6 +244,24 @@ def discrimination(
     )
 
 
+def load_kept(path: str | Path) -> pd.DataFrame:
+    """Return the control cases a ``judge_controls.csv`` names, for ``kept`` below."""
+    try:
+        kept = pd.read_csv(path, dtype={"question_id": str, "donor_question_id": str})
+    except (OSError, ValueError) as error:
+        raise KeptControlsError(f"{path}: cannot read kept judge controls ({error})") from None
+    missing = [c for c in PAIR_COLUMNS[:5] if c not in kept.columns]
+    if missing:
+        raise KeptControlsError(
+            f"{path}: kept judge controls lack the columns {', '.join(missing)} "
+            "(give a judge_controls.csv an evaluation wrote)"
+        )
+    unknown = sorted(set(kept["control"]) - {c for cs in CONTROLS.values() for c in cs})
+    if unknown:
+        raise KeptControlsError(f"{path}: unknown control kinds {', '.join(unknown)}")
+    return kept
+
+
 def run_controls(
     judge: Judge,
     records: pd.DataFrame,
@@ -212,9 +270,11 @@ def run_controls(
     n_pairs: int,
     seed: int,
     in_flight: int,
+    kept: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Return the scored control pairs of every metric (``PAIR_COLUMNS``)."""
-    cases = [c for m in metrics for c in sample_cases(records, questions, m, n_pairs, seed)]
+    """Return the scored control pairs of every metric (``PAIR_COLUMNS``), keeping ``kept``'s
+    cases (see :func:`sample_cases`)."""
+    cases = [c for m in metrics for c in sample_cases(records, questions, m, n_pairs, seed, kept)]
     if not cases:
         return pd.DataFrame(columns=PAIR_COLUMNS)
     rows = run_sync(gather_counted([partial(score_case, judge, c) for c in cases], in_flight))

@@ -205,18 +205,22 @@ def run_evaluation(
     judge_llm: ChatLLM | None = None,
     judge_sample: int | None = None,
     expected: dict[str, float | None] | None = None,
+    keep_controls: str | Path | None = None,
 ) -> EvalRun:
     """Evaluate the ``chosen`` methods over ``index`` on the question set and return what the
     report is written from. ``judge_controls`` / ``pairwise_controls``: planted control pairs
     per RAGAS metric / for the pairwise judge; ``pairwise_pairs``: "all" or "a:b,c:d";
     ``method_limits``: see questions.py; ``judge_llm``: default ``llm``, the answering
     model judges itself; ``judge_sample``: the seeded judge sample's size (None: the setting
-    ``eval.judge_sample``; 0: all); ``expected``: seconds per stage, for the progress ETA."""
+    ``eval.judge_sample``; 0: all); ``expected``: seconds per stage, for the progress ETA;
+    ``keep_controls``: an earlier run's judge_controls.csv whose planted cases are kept, so
+    adding a method does not redraw (and re-judge) them all."""
     judge_llm = judge_llm or llm
     methods = list(chosen)
     primary = parse_primary(settings.eval.primary)  # a malformed one stops before any call
     check_names("primary hypothesis", primary, methods, [*JUDGE_FREE_METRICS, *metrics])
     judge_controls = judge_controls if metrics else 0
+    kept = judge_validity.load_kept(keep_controls) if keep_controls else None
     questions = planned_questions(index, questions_path, types, limit)
     judge = Judge(settings, judge_llm, embedder, metrics)
     method_limits = method_limits or {}
@@ -251,7 +255,7 @@ def run_evaluation(
     # a control's replay miss is its own (collected per task), at any concurrency
     with lines.stage(CONTROLS_STAGE, "judgements", False) if judge_controls else nullcontext():
         controls = judge_validity.run_controls(
-            judge, records, questions, metrics, judge_controls, settings.eval.seed, in_flight
+            judge, records, questions, metrics, judge_controls, settings.eval.seed, in_flight, kept
         )
     judgements = None
     if pairwise_pairs:
@@ -307,6 +311,7 @@ def run_evaluation(
             "answer_relevancy strictness": ANSWER_RELEVANCY_STRICTNESS,
             "judge temperature": 0.0,
             "judge control pairs per metric": judge_controls,
+            **({"judge controls kept from": repo_relative(keep_controls)} if keep_controls else {}),
             **(judged_pairs if pairwise_pairs else {}),
         },
         "generated_by": command or "python -m graphrag eval",
