@@ -240,7 +240,7 @@ def test_nothing_useful_answers_so_without_a_reduce(
 
     answer = method.answer(QUESTION)
 
-    assert answer.text == prompts.NO_DRIFT_ANSWERS
+    assert answer.text == prompts.NO_DRIFT_ANSWERS["en"]
     assert [kind_of(r) for r in fake_llm.requests] == ["passage", "primer", "step"]
     assert answer.contexts == [] and answer.sources == []
 
@@ -266,3 +266,35 @@ def test_a_second_run_replays_every_call_from_the_cache(
         first.contexts,
         first.sources,
     )
+
+
+def test_a_chinese_question_is_searched_and_answered_in_chinese(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    """Every DRIFT call of a Chinese question uses the Chinese prompt, and when nothing useful
+    is found the canned answer is Chinese too."""
+    settings = make_settings(fake_llm.base_url, query={"drift": {"followups": 1, "depth": 1}})
+    chinese = {"primer": "你根据知识图谱的社区报告", "step": "你只根据编号的上下文回答一个后续问题"}
+    chinese["reduce"] = "你根据一次搜索得到的编号中间答案"
+    seen = []
+
+    def reply(body: dict, score: int) -> str:
+        system = body["messages"][0]["content"]
+        kind = next((k for k, start in chinese.items() if system.startswith(start)), "passage")
+        seen.append(kind)
+        if kind == "passage":
+            return "海藻合作社。"
+        if kind == "reduce":
+            return "合作社成立于2015年 [1]。"
+        return json.dumps({"answer": "合作社 [1]。", "score": score, "follow_ups": ["何时？"]})
+
+    question = "青澜湾的海藻合作社是哪一年成立的？"
+    fake_llm.respond_with(lambda body: reply(body, 60))
+    method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    assert method.answer(question).text == "合作社成立于2015年 [1]。"
+    assert seen == ["passage", "primer", "step", "reduce"]
+
+    fake_llm.reset()
+    fake_llm.respond_with(lambda body: reply(body, 0))
+    method = DRIFTSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    assert method.answer(question + "？").text == prompts.NO_DRIFT_ANSWERS["zh"]

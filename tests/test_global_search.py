@@ -419,7 +419,7 @@ def test_points_that_restate_the_question_never_reach_the_reduce(
     method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
     answer = method.answer("Which themes recur?")
     assert map_calls(fake_llm) and len(map_calls(fake_llm)) == len(fake_llm.requests)
-    assert answer.text == prompts.NO_RELEVANT_REPORTS
+    assert answer.text == prompts.NO_RELEVANT_REPORTS["en"]
 
 
 def test_the_recorded_map_replies_hold_echoes_and_answers_that_look_like_them() -> None:
@@ -607,3 +607,33 @@ def test_a_replay_miss_ends_the_answer_rather_than_counting_as_a_failed_map_batc
     with pytest.raises(CacheMissError):
         method.answer(QUESTION)
     assert fake_llm.requests == []
+
+
+def test_a_chinese_question_is_mapped_and_reduced_in_chinese(
+    demo_index: Index, make_settings, fake_llm: FakeLLM, replay_embedder
+) -> None:
+    """A Chinese question's map and reduce calls use the Chinese prompts; with no useful
+    point the canned answer is Chinese."""
+    settings = make_settings(fake_llm.base_url, query={"level": 0})
+    systems: list[str] = []
+
+    def respond(points: list[dict]):
+        def reply(body: dict) -> str:
+            systems.append(body["messages"][0]["content"])
+            if systems[-1].startswith("你阅读社区报告"):
+                return json.dumps({"points": points})
+            return "海藻养殖是反复出现的主题 [1]。"
+
+        return reply
+
+    question = "青澜湾反复出现哪些主题？"
+    fake_llm.respond_with(respond([{"description": "海藻养殖 [1]。", "score": 80}]))
+    answer = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder).answer(question)
+    assert answer.text == "海藻养殖是反复出现的主题 [1]。"
+    assert systems[-1].startswith("你根据分析员给出的要点写出问题的最终答案")
+    assert all(s.startswith("你阅读社区报告") for s in systems[:-1]) and len(systems) >= 2
+
+    fake_llm.reset()
+    fake_llm.respond_with(respond([]))
+    method = GlobalSearch(demo_index, settings, ChatLLM(settings), replay_embedder)
+    assert method.answer(question + "？").text == prompts.NO_RELEVANT_REPORTS["zh"]

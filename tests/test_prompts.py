@@ -300,3 +300,35 @@ def test_a_chinese_text_is_extracted_summarized_and_reported_with_chinese_prompt
     assert prompts.in_language("community_report", "en") == "community_report"
     assert prompts.in_language("community_report", "fr") == "community_report"
     assert prompts.in_language("community_report", "zh") == "community_report_zh"
+
+
+def test_global_and_drift_write_in_the_question_s_language() -> None:
+    """Global search's map, reduce and merge and every DRIFT step ask for Chinese when the
+    question is Chinese, with the same JSON keys, citations and placeholders; English gets the
+    unsuffixed prompts, byte for byte (the fixture above), and so does a language with none."""
+    q, zh = "青澜湾有哪些主题？", "zh"
+    chinese = {
+        "map": prompts.global_map(q, "[1] 报告", zh),
+        "reduce": prompts.global_reduce(q, "- 要点 [1]", "paragraphs", zh),
+        "merge": prompts.global_merge(q, ["甲 [1]。", "乙 [2]。"], "sentences", zh),
+        "primer": prompts.drift_primer(q, "[1] 报告", 2, zh),
+        "step": prompts.drift_follow_up(q, "谁？", "[1] 上下文", 2, zh),
+        "reduce_drift": prompts.drift_reduce(q, "[1] 答案", zh),
+    }
+    for name, (system, user) in chinese.items():
+        assert "中文" in system["content"], name
+        assert user["content"].endswith(f"问题：{q}") or "主问题：" in user["content"], name
+        assert "$" not in system["content"] + user["content"], name
+    assert '{"points": []}' in chinese["map"][0]["content"]
+    assert "分几个简短的段落" in chinese["reduce"][0]["content"]
+    assert "最多六句话" in chinese["merge"][0]["content"]
+    assert "草稿 A：\n甲 [1]。" in chinese["merge"][1]["content"]
+    assert all(k in chinese["primer"][0]["content"] for k in ("answer", "score", "follow_ups"))
+    assert "最多 2 个" in chinese["step"][0]["content"]
+    for english, default in (
+        (prompts.global_map("q?", "[1] r", "en"), prompts.global_map("q?", "[1] r")),
+        (prompts.global_reduce("q?", "- p", "sentences", "fr"), prompts.global_reduce("q?", "- p")),
+        (prompts.drift_reduce("q?", "[1] a", "en"), prompts.drift_reduce("q?", "[1] a")),
+    ):
+        assert english == default and "中文" not in english[0]["content"]
+    assert set(prompts.NO_RELEVANT_REPORTS) == set(prompts.NO_DRIFT_ANSWERS) == {"en", "zh"}

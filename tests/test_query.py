@@ -430,7 +430,7 @@ def test_global_without_relevant_points_answers_so_without_a_reduce(
 
     n_batches = len(report_batches(level_reports(demo_index, 0), budget, SEED))
     assert n_batches > 1
-    assert answer.text == prompts.NO_RELEVANT_REPORTS
+    assert answer.text == prompts.NO_RELEVANT_REPORTS["en"]
     assert [kind_of(r) for r in fake_llm.requests] == ["map"] * n_batches
     assert answer.contexts == [] and answer.sources == [] and answer.cited == []
     assert answer.usage.calls == n_batches

@@ -237,9 +237,10 @@ def rerank(question: str, passages: str, n: int) -> Messages:
     return _chat("rerank", {"n": n}, passages=passages, question=question)
 
 
-def global_map(question: str, reports: str) -> Messages:
-    """Global search map step: must return {points: [{description, score 0-100}]}."""
-    return _chat("global_map", reports=reports, question=question)
+def global_map(question: str, reports: str, language: str = "en") -> Messages:
+    """Global search map step: must return {points: [{description, score 0-100}]}, written in
+    the question's ``language`` (global_map_zh)."""
+    return _chat(in_language("global_map", language), reports=reports, question=question)
 
 
 def global_map_sentences(question: str, sentences: str) -> Messages:
@@ -254,30 +255,43 @@ def relevance_test(question: str, sentences: str) -> Messages:
     return _chat("relevance_test", sentences=sentences, question=question)
 
 
-def _reduce_length(style: str) -> dict[str, object]:
-    return {"length": load_template("global_reduce").text(f"length_{style}")}
+def _reduce_length(style: str, language: str) -> dict[str, object]:
+    reduce = load_template(in_language("global_reduce", language))
+    return {"length": reduce.text(f"length_{style}")}
 
 
-def global_reduce(question: str, points: str, style: str = "sentences") -> Messages:
-    return _chat("global_reduce", _reduce_length(style), points=points, question=question)
+def global_reduce(
+    question: str, points: str, style: str = "sentences", language: str = "en"
+) -> Messages:
+    """Global search's answer from the map's points, in the question's ``language``."""
+    length = _reduce_length(style, language)
+    return _chat(in_language("global_reduce", language), length, points=points, question=question)
 
 
-def global_merge(question: str, drafts: list[str], style: str = "sentences") -> Messages:
+def global_merge(
+    question: str, drafts: list[str], style: str = "sentences", language: str = "en"
+) -> Messages:
     """Global search's last call with ``query.global.reduce_seeds``: one answer from the
     reduce's drafts, each written from the same points read in another order."""
-    prompt = load_template("global_merge")
+    name = in_language("global_merge", language)
+    prompt = load_template(name)
     labelled = "\n\n".join(
         prompt.render("draft", letter=chr(ord("A") + i), draft=draft.strip())
         for i, draft in enumerate(drafts)
     )
-    return _chat("global_merge", _reduce_length(style), drafts=labelled, question=question)
+    return _chat(name, _reduce_length(style, language), drafts=labelled, question=question)
 
 
-# Answers given without asking the model.
-NO_RELEVANT_REPORTS = (
-    "I do not know: none of the community reports contains information relevant to this question."
-)
-NO_DRIFT_ANSWERS = "I do not know: the search found nothing relevant to this question."
+# Answers given without asking the model, by the question's language.
+NO_RELEVANT_REPORTS = {
+    "en": "I do not know: none of the community reports contains information relevant to this "
+    "question.",
+    "zh": "我不知道：没有一份社区报告包含与这个问题相关的信息。",
+}
+NO_DRIFT_ANSWERS = {
+    "en": "I do not know: the search found nothing relevant to this question.",
+    "zh": "我不知道：搜索没有找到与这个问题相关的内容。",
+}
 # Text-to-Cypher's answer when the graph cannot answer, by the question's language
 NOT_IN_GRAPH_ANSWERS = {
     "en": "Not in the graph: no query over the knowledge graph found an answer to this question.",
@@ -305,22 +319,28 @@ def cypher_answer(question: str, query: str, rows: str) -> Messages:
 # DRIFT: the primer and every follow-up step must return ``drift_step_schema``.
 
 
-def drift_primer(question: str, reports: str, max_follow_ups: int) -> Messages:
-    """DRIFT primer over the community reports closest to a hypothetical answer."""
+def drift_primer(
+    question: str, reports: str, max_follow_ups: int, language: str = "en"
+) -> Messages:
+    """DRIFT primer over the community reports closest to a hypothetical answer; its answer
+    and follow-ups in the question's ``language`` (as every DRIFT prompt below)."""
     system = {"max_follow_ups": max_follow_ups}
-    return _chat("drift_primer", system, reports=reports, question=question)
+    name = in_language("drift_primer", language)
+    return _chat(name, system, reports=reports, question=question)
 
 
-def drift_follow_up(question: str, follow_up: str, context: str, max_follow_ups: int) -> Messages:
+def drift_follow_up(
+    question: str, follow_up: str, context: str, max_follow_ups: int, language: str = "en"
+) -> Messages:
     """DRIFT step: a follow-up question answered from a local-search context."""
     system = {"max_follow_ups": max_follow_ups}
     user = {"context": context, "question": question, "follow_up": follow_up}
-    return _chat("drift_follow_up", system, **user)
+    return _chat(in_language("drift_follow_up", language), system, **user)
 
 
-def drift_reduce(question: str, answers: str) -> Messages:
+def drift_reduce(question: str, answers: str, language: str = "en") -> Messages:
     """DRIFT final answer from the ranked intermediate answers; returns plain text."""
-    return _chat("drift_reduce", answers=answers, question=question)
+    return _chat(in_language("drift_reduce", language), answers=answers, question=question)
 
 
 def minirag_keywords(question: str, type_pool: dict[str, list[str]]) -> Messages:

@@ -25,7 +25,7 @@ from graphrag.query.base import (
 )
 from graphrag.query.local import LocalSearch
 from graphrag.query.registry import register
-from graphrag.text import tokens
+from graphrag.text import lang, tokens
 
 DRIFT_SOURCE_KINDS = ("report:", "text_unit:")  # what a step's answer is traced back to
 # Token budgets of DRIFT's calls, not settings: they shape the recorded requests.
@@ -93,7 +93,8 @@ class DRIFTSearch(Method):
         reports = fit_items([ContextItem(r, text_of[r]) for r, _ in ranked], PRIMER_TOKENS)
         # numbered by community, as global search's are, so citations name communities
         text = "\n\n".join(f"[{i.source.removeprefix('report:')}] {i.text}" for i in reports)
-        messages = prompts.drift_primer(question, text, self.options.followups)
+        language = lang.detect(question)
+        messages = prompts.drift_primer(question, text, self.options.followups, language)
         return await self.astep(messages, question, 0, reports)
 
     async def astep(
@@ -110,7 +111,8 @@ class DRIFTSearch(Method):
     async def afollow_up(self, question: str, follow_up: str, depth: int) -> Step:
         items = await self.local.aretrieve(follow_up)
         n = self.options.followups
-        messages = prompts.drift_follow_up(question, follow_up, number_items(items), n)
+        context, language = number_items(items), lang.detect(question)
+        messages = prompts.drift_follow_up(question, follow_up, context, n, language)
         read = [i for i in items if i.source.startswith(DRIFT_SOURCE_KINDS)]
         return await self.astep(messages, follow_up, depth, read)
 
@@ -163,10 +165,10 @@ class DRIFTSearch(Method):
             used = self.ranked_steps(steps)
             if used:
                 answers = number_items([ContextItem("", s.answer) for s in used])
-                messages = prompts.drift_reduce(question, answers)
+                messages = prompts.drift_reduce(question, answers, lang.detect(question))
                 text = await self.final_answer(messages, short_answer)
             else:
-                text = prompts.NO_DRIFT_ANSWERS
+                text = prompts.NO_DRIFT_ANSWERS[lang.detect(question)]
         read = {item.source: item.text for step in used for item in step.read}
         numbered = {n: [item.source for item in step.read] for n, step in enumerate(used, 1)}
         cited = [s for n in cited_numbers(text) if 0 < n <= len(used) for s in numbered[n]]

@@ -32,7 +32,7 @@ from graphrag.query.global_search.map_context import (
     level_view,
 )
 from graphrag.query.registry import register
-from graphrag.text import tokens
+from graphrag.text import lang, tokens
 
 # The reference's values; 10 points and a 2,500-token reduce lost on the thematic questions
 # (docs/defaults-provenance.md, studies/benchmarks/global_map.py).
@@ -137,12 +137,12 @@ class GlobalSearch(Method):
     async def amap_points(self, question: str, batches: list[pd.DataFrame]) -> list[Pick]:
         """Microsoft GraphRAG's map: each batch's points in the model's words, in batch
         order; points scored 0, empty or restating the question are dropped."""
-        budget = self.options.batch_tokens
+        budget, language = self.options.batch_tokens, lang.detect(question)
         schema = prompts.map_points_schema(MAP_MAX_POINTS)
         results = await gather_with_progress(
             (
                 self.llm.ajson(
-                    prompts.global_map(question, map_context.batch_text(b, budget)),
+                    prompts.global_map(question, map_context.batch_text(b, budget), language),
                     schema,
                     name="map_points",
                 )
@@ -235,7 +235,8 @@ class GlobalSearch(Method):
         distinct = list(dict.fromkeys(reply for _, reply in _tolerated(replies, steps)))
         if len(distinct) == 1:
             return distinct[0]
-        messages = prompts.global_merge(question, distinct, self.params.answer_style)
+        style, language = self.params.answer_style, lang.detect(question)
+        messages = prompts.global_merge(question, distinct, style, language)
         try:
             return await self.final_answer(messages, short_answer)
         except Exception as err:  # noqa: BLE001 - named in failures; the first draft stands
@@ -246,9 +247,10 @@ class GlobalSearch(Method):
         self, question: str, items: list[ContextItem], short_answer: bool = False
     ) -> str:
         if not items:
-            return prompts.NO_RELEVANT_REPORTS
+            return prompts.NO_RELEVANT_REPORTS[lang.detect(question)]
         points = "\n".join(f"- {item.text}" for item in items)
-        messages = prompts.global_reduce(question, points, self.params.answer_style)
+        style, language = self.params.answer_style, lang.detect(question)
+        messages = prompts.global_reduce(question, points, style, language)
         return await self.final_answer(messages, short_answer)
 
     async def aanswer(self, question: str, short_answer: bool = False) -> Answer:
