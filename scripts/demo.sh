@@ -105,8 +105,8 @@ english=(--config data/zh_demo/english_prompt.toml --cache replay)
 # minute of prompt reading per judgement here). A judgement not yet recorded is reported as
 # "not recorded", not guessed. The report's primary hypothesis is the one reports/musique/NOTES.md
 # declared before step_back's and decomposition's answers were scored or read. The judge's
-# planted controls are the recorded ones data/musique/judge_controls.csv keeps, so a method
-# added to the report does not redraw them.
+# planted controls are the recorded ones data/musique/recorded_judge_controls.csv keeps, so
+# a method added to the report does not redraw them.
 musique=(--config data/musique/graphrag.toml)
 .venv/bin/python -m graphrag "${musique[@]}" index --input data/musique/docs \
   --out output/musique_nlp --quiet
@@ -116,7 +116,7 @@ musique=(--config data/musique/graphrag.toml)
   --limit "$(cat data/musique/recorded_eval_limit)" \
   --method-limits "$(cat data/musique/recorded_method_limits)" \
   --judge-sample "$(cat data/musique/recorded_judge_sample)" \
-  --keep-controls data/musique/judge_controls.csv \
+  --keep-controls data/musique/recorded_judge_controls.csv \
   --primary "decomposition > naive on evidence_recall" --out reports/musique --quiet
 # MuSiQue's 12 planted unanswerable twins beside the 12 questions they were made from (6 dev,
 # 6 test), through naive RAG and local search with the packaged answer prompt.

@@ -13,12 +13,12 @@
 #   LLM_INDEX=1 METHODS=none scripts/record_musique.sh  # also the LLM-mode (lean) index
 #   METHODS=hipporag,integrate METHOD_LIMITS=hipporag=test,integrate=test \
 #     scripts/record_musique.sh                   # costly methods on the test split only
-# The judge's planted controls are the ones data/musique/judge_controls.csv keeps (recorded,
+# The judge's planted controls are the ones data/musique/recorded_judge_controls.csv keeps (recorded,
 # and replayed by scripts/demo.sh); a metric it has fewer than JUDGE_CONTROLS of gets the
 # shortfall drawn (eval.seed) from the run's answers that have a score for it. Record the
 # judge's calls on some methods with JUDGE_CONTROLS=0, and new controls by a run whose
 # methods and limits give every answer the report scores on METRICS; then add the new rows
-# of the run's judge_controls.csv to data/musique/judge_controls.csv.
+# of the run's judge_controls.csv to data/musique/recorded_judge_controls.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
@@ -44,5 +44,5 @@ fi
   --questions data/musique/questions.jsonl --methods "$methods" --metrics "${METRICS:-none}" \
   --method-limits "${METHOD_LIMITS:-none}" --judge-controls "${JUDGE_CONTROLS:-20}" \
   --judge-sample "${JUDGE_SAMPLE:-$(cat data/musique/recorded_judge_sample)}" \
-  --keep-controls data/musique/judge_controls.csv \
+  --keep-controls data/musique/recorded_judge_controls.csv \
   --out "${OUT:-output/musique_recording}" --limit "$limit" --quiet

@@ -61,10 +61,22 @@ def split_file(questions: Path, split: str, out: Path, sample: int = 0) -> Path:
 
 
 def run(
-    index: str, questions: Path, out: Path, methods: list[str], split: str, sample: int = 0
+    index: str,
+    questions: Path,
+    out: Path,
+    methods: list[str],
+    split: str,
+    sample: int = 0,
+    cache: str = "replay",
+    primary: str | None = None,
 ) -> None:
-    """Score ``methods`` on the questions (of ``split``, or all) and write the report folder."""
-    bench = Workbench(CONFIG, cache="replay")
+    """Score ``methods`` on the questions (of ``split``, or all) and write the report folder.
+    ``cache`` "on" records what a method asks the model (a reranked variant's call);
+    ``primary`` takes the place of the config's declared hypothesis, for a run whose methods
+    it does not name."""
+    bench = Workbench(CONFIG, cache=cache)
+    if primary:
+        bench.settings.eval.primary = primary
     bench.load(index)
     if split != "all" or sample:
         chosen = Path(f"output/graphrag_bench_{split}_{sample or 'every'}.jsonl")
@@ -75,7 +87,8 @@ def run(
         bench.index_in_use,
         bench.methods(methods),
         questions,
-        command=f"python -m studies.graphrag_bench_report run --split {split} --sample {sample}",
+        command=f"python -m studies.graphrag_bench_report run --split {split} --sample {sample}"
+        + (f" --methods {','.join(methods)} --primary '{primary}'" if primary else ""),
     )
     wall = time.perf_counter() - started
     units = bench.index_in_use.text_units
@@ -202,6 +215,8 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--split", choices=["all", "dev", "test"], default="all")
     parser.add_argument("--sample", type=int, default=0, help="a seeded N of each split")
+    parser.add_argument("--cache", choices=["on", "replay"], default="replay")
+    parser.add_argument("--primary", help="declared hypothesis (default: the config's)")
     args = parser.parse_args()
     if args.step == "run":
         run(
@@ -211,6 +226,8 @@ def main() -> None:
             args.methods.split(","),
             args.split,
             args.sample,
+            args.cache,
+            args.primary,
         )
     elif args.step == "chunk-index":
         chunk_index(Path(args.docs), Path(args.index))

@@ -24,6 +24,7 @@ class RecordedRun:
     pairwise: str | None
     method_limits: dict[str, MethodLimit] = field(default_factory=dict)
     judge_sample: int = 0  # faithfulness and context recall on a seeded sample (0: all)
+    keep_controls: Path | None = None  # the recorded planted control cases (--keep-controls)
 
     def evaluate_options(self) -> dict:
         """Keyword arguments of :meth:`Workbench.evaluate` that replay this run (planted
@@ -36,6 +37,7 @@ class RecordedRun:
             "pairwise_pairs": self.pairwise,
             "method_limits": self.method_limits,
             "judge_sample": self.judge_sample,
+            "keep_controls": self.keep_controls,
         }
 
 
@@ -43,7 +45,8 @@ def recorded_run(corpus: str | Path) -> RecordedRun | None:
     """Return the run ``corpus``'s ``recorded_*`` files name, or None when it has none (a
     user's corpus: evaluate it as its settings say). A missing eval_limit file means every
     question; a missing methods file, the settings' methods; a missing metrics or pairwise
-    file, or "none", means none; a missing judge_sample file, every question judged."""
+    file, or "none", means none; a missing judge_sample file, every question judged; a
+    ``recorded_judge_controls.csv``, the planted control cases the report keeps."""
     if not any(Path(corpus).glob("recorded_*")):
         return None
 
@@ -59,6 +62,9 @@ def recorded_run(corpus: str | Path) -> RecordedRun | None:
         pairwise=read("pairwise") or None,
         method_limits=parse_method_limits(read("method_limits")),
         judge_sample=int(read("judge_sample") or 0),
+        keep_controls=kept
+        if (kept := Path(corpus) / "recorded_judge_controls.csv").is_file()
+        else None,
     )
 
 

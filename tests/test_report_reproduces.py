@@ -88,6 +88,10 @@ def test_a_recorded_run_without_metrics_or_pairwise_files_asks_no_judge(tmp_path
     (tmp_path / "recorded_metrics").write_text("none\n")
     assert recorded_run(tmp_path).evaluate_options()["judge_controls"] == 0
     assert recorded_run(CORPUS).evaluate_options()["judge_controls"] > 0
+    # the planted control cases a report keeps are one more recorded file, when there is one
+    assert options["keep_controls"] is None
+    musique = recorded_run(REPO_ROOT / "data" / "musique").evaluate_options()
+    assert musique["keep_controls"].name == "recorded_judge_controls.csv"
 
 
 def test_a_corpus_without_recorded_files_is_no_recorded_run(tmp_path) -> None:
