@@ -105,3 +105,24 @@ def test_the_committed_slice_is_consistent() -> None:
     readme = (CMRC / "README.md").read_text(encoding="utf-8")
     assert "CC BY-SA 4.0" in readme and "Cui" in readme
     assert (CMRC / "SOURCE_LICENCE").is_file()
+
+
+def test_the_llm_index_slice_is_the_first_forty_passages() -> None:
+    """data/cmrc2018_slice is what its README says: the first 40 passages of data/cmrc2018,
+    byte for byte, each with its question, split 20 / 20, with the licence kept."""
+    sliced = CMRC.parent / "cmrc2018_slice"
+    documents = {p.stem for p in (sliced / "docs").glob("*.md")}
+    questions = load_questions(sliced / "questions.jsonl", documents=documents)
+    assert len(documents) == len(questions) == 40
+    assert questions["split"].value_counts().to_dict() == {"dev": 20, "test": 20}
+    whole = load_questions(CMRC / "questions.jsonl").set_index("id")
+    for row in questions.itertuples(index=False):
+        (doc,) = row.support
+        assert (sliced / "docs" / f"{doc}.md").read_bytes() == (
+            CMRC / "docs" / f"{doc}.md"
+        ).read_bytes()
+        assert whole.loc[row.id, "question"] == row.question
+    assert set(whole.index[:40]) == set(questions["id"])  # the first 40, in file order
+    readme = (sliced / "README.md").read_text(encoding="utf-8")
+    assert "CC BY-SA 4.0" in readme and "Cui" in readme
+    assert (sliced / "SOURCE_LICENCE").is_file()
