@@ -37,10 +37,21 @@ def test_a_primary_hypothesis_reads_as_written() -> None:
     assert parse_primary(" ppr<naive on nDCG@5 ").metric == "ndcg_at_5"
     assert parse_primary("multi_query > naive on MRR").text == "multi_query > naive on mrr"
     assert parse_primary("") is None and parse_primary(None) is None
+    # a method with a stage by name, as the registry builds it (reranked variants)
+    assert parse_primary("naive+rerank > naive on mrr") == Primary(
+        "naive+rerank", ">", "naive", "mrr"
+    )
 
 
 @pytest.mark.parametrize(
-    "text", ["hipporag > naive", "hipporag >= naive on recall@5", "naive > naive on mrr", "x"]
+    "text",
+    [
+        "hipporag > naive",
+        "hipporag >= naive on recall@5",
+        "naive > naive on mrr",
+        "x",
+        "naive+ > naive on mrr",  # a stage needs its name
+    ],
 )
 def test_a_malformed_primary_hypothesis_is_refused_by_name(text: str) -> None:
     with pytest.raises(
@@ -54,6 +65,7 @@ def test_a_gate_reads_as_written() -> None:
         "hipporag", "recall_at_5", "naive", 0.02
     )
     assert parse_gate("ppr mrr>=naive-.1").margin == 0.1
+    assert parse_gate("hybrid+rerank recall@5 >= hybrid - 0.02").method == "hybrid+rerank"
 
 
 @pytest.mark.parametrize(

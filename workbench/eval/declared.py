@@ -17,7 +17,8 @@ from workbench.eval import stats
 PRIMARY_FIELD = "primary hypothesis"  # the run's meta field that declares it
 PRIMARY_FORM = "METHOD > BASELINE on METRIC (or <), e.g. 'hipporag > naive on recall@5'"
 GATE_FORM = "METHOD METRIC >= BASELINE - MARGIN, e.g. 'hipporag recall@5 >= naive - 0.02'"
-_NAME = r"[A-Za-z_][\w-]*"
+# a method, or a method with a stage by name ("naive+rerank", query/registry.py)
+_NAME = r"[A-Za-z_][\w-]*(?:\+[A-Za-z_][\w-]*)*"
 _PRIMARY = re.compile(rf"^\s*({_NAME})\s*([<>])\s*({_NAME})\s+on\s+([\w@-]+)\s*$", re.IGNORECASE)
 _GATE = re.compile(rf"^\s*({_NAME})\s+([\w@-]+)\s*>=\s*({_NAME})\s*-\s*(\d+(?:\.\d*)?|\.\d+)\s*$")
 
