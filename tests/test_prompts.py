@@ -87,7 +87,7 @@ def test_the_fixture_covers_every_builder() -> None:
 
 def test_every_template_says_which_placeholders_it_takes() -> None:
     names = prompts.template_names()
-    assert len(names) == 41 and "answer" in names and "extract_graph_records" in names
+    assert len(names) == 47 and "answer" in names and "extract_graph_records" in names
     for name in names:
         template = load_template(name)
         header = (PACKAGED_DIR / f"{name}.txt").read_text(encoding="utf-8").split("\n=== ")[0]

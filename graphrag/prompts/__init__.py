@@ -6,7 +6,7 @@ instructions (guards.py) and the template loader (loader.py) are re-exported her
 write ``prompts.<name>``. Written for a small model: short instructions, compact JSON.
 """
 
-# ruff: noqa: F401 - the schemas, guards and loader are re-exported for callers.
+# ruff: noqa: F401 - the schemas, guards, loader and question prompts are re-exported.
 from __future__ import annotations
 
 import json
@@ -28,21 +28,24 @@ from graphrag.prompts.json_schemas import (
     verdict_schema,
 )
 from graphrag.prompts.loader import (
+    Messages,
     PromptTemplateError,
     export_templates,
     load_template,
     packaged_template,
     prompt_dir,
+    system_and_user,
     template_names,
     use_prompt_dir,
 )
-
-Messages = list[dict[str, str]]  # what every builder returns
-
-
-def system_and_user(system: str, user: str) -> Messages:
-    """Return the two-turn conversation most prompts are: a system turn, then a user turn."""
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+from graphrag.prompts.loader import chat as _chat
+from graphrag.prompts.question_generation import (
+    question_answerable,
+    question_bridge,
+    question_closed_book,
+    question_global,
+    question_local,
+)
 
 
 def in_language(name: str, language: str) -> str:
@@ -51,12 +54,6 @@ def in_language(name: str, language: str) -> str:
     English text's prompt is the unsuffixed one, byte for byte."""
     localized = f"{name}_{language}"
     return localized if localized in template_names() else name
-
-
-def _chat(template: str, system: dict[str, object] | None = None, /, **user: object) -> Messages:
-    """The prompt ``template`` as a system turn, then a user turn, each section filled."""
-    prompt = load_template(template)
-    return system_and_user(prompt.render("system", **(system or {})), prompt.render("user", **user))
 
 
 # --------------------------------------------------------------------------- indexing
@@ -348,42 +345,6 @@ def minirag_keywords(question: str, type_pool: dict[str, list[str]]) -> Messages
     return ``query_keywords_schema``."""
     pool = json.dumps(type_pool, ensure_ascii=False)
     return _chat("minirag_keywords", question=question, type_pool=pool)
-
-
-# --------------------------------------------------------------------------- questions
-# Question generation (``graphrag questions generate``): a local question from one text unit,
-# a bridge question from two, a global one from a community report; the judge's answerability
-# check and the closed-book answer filter them. Each system part is fixed and comes first, so
-# every call of one kind shares its cached prompt prefix.
-
-
-def question_local(passage: str, focus: str) -> Messages:
-    """Must return ``generated_question_schema``: a question one text unit answers."""
-    return _chat("question_local", passage=fence_document(passage), focus=focus)
-
-
-def question_bridge(first: str, second: str, bridge: str) -> Messages:
-    """Must return ``generated_question_schema``: a question that needs both text units,
-    joined through the entity ``bridge`` they both mention."""
-    both = {"first": fence_document(first), "second": fence_document(second)}
-    return _chat("question_bridge", **both, bridge=bridge)
-
-
-def question_global(report: str) -> Messages:
-    """Must return ``generated_question_schema``: a thematic question a report answers."""
-    return _chat("question_global", report=report)
-
-
-def question_answerable(support: str, question: str, reference: str) -> Messages:
-    """The judge: must return ``verdict_schema``, "yes" when ``support`` answers the question
-    and states the reference answer."""
-    support = fence_document(support)
-    return _chat("question_answerable", support=support, question=question, reference=reference)
-
-
-def question_closed_book(question: str) -> Messages:
-    """The answering model with no context; returns plain text."""
-    return _chat("question_closed_book", question=question)
 
 
 # --------------------------------------------------------------------------- evaluation

@@ -200,3 +200,17 @@ def export_templates(dest: str | Path, overwrite: bool = False) -> list[Path]:
     for source, target in targets:
         shutil.copyfile(source, target)
     return [target for _, target in targets]
+
+
+Messages = list[dict[str, str]]  # what every prompt builder returns
+
+
+def system_and_user(system: str, user: str) -> Messages:
+    """Return the two-turn conversation most prompts are: a system turn, then a user turn."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def chat(template: str, system: dict[str, object] | None = None, /, **user: object) -> Messages:
+    """The prompt ``template`` as a system turn, then a user turn, each section filled."""
+    prompt = load_template(template)
+    return system_and_user(prompt.render("system", **(system or {})), prompt.render("user", **user))

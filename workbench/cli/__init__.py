@@ -25,7 +25,7 @@ from workbench.eval.benchmarks import BenchmarkError
 from workbench.eval.declared import GATE_FORM, PRIMARY_FORM, DeclarationError, parse_gate
 from workbench.eval.generate import KINDS
 from workbench.eval.generate_filter import DEFAULT_SEED, SPLIT_CHOICES
-from workbench.eval.judge_validity import DEFAULT_PAIRS, KeptControlsError
+from workbench.eval.judge_validity import DEFAULT_PAIRS
 from workbench.eval.pairwise import DEFAULT_CONTROLS
 from workbench.eval.power import PowerPlanError
 from workbench.eval.questions import DEFAULT_SPLIT, QuestionSetError, parse_method_limits
@@ -39,8 +39,7 @@ USER_ERRORS = (
     PowerPlanError,
     DocumentError,
     EmbeddingError,
-    QuestionSetError,
-    KeptControlsError,
+    QuestionSetError,  # and a kept judge_controls.csv that is not one
     RetrievalEvalError,
     GoldGraphError,
     IndexLoadError,
@@ -197,9 +196,7 @@ COMMANDS: dict[str, tuple[str, dict[str, str | dict[str, Any]]]] = {
                 metavar="N",
             ),
             "--keep-controls": dict(
-                help="keep the planted control cases of an earlier run's judge_controls.csv "
-                "(draw only the shortfall), so adding a method does not redraw them all",
-                metavar="FILE",
+                help="keep an earlier run's judge_controls.csv cases; draw the rest", metavar="FILE"
             ),
             "--judge-sample": dict(
                 help="judge faithfulness and context recall on a seeded sample of N questions "

@@ -19,6 +19,7 @@ import pandas as pd
 from graphrag.llm.coroutines import run_sync
 from workbench.eval import stats
 from workbench.eval.judge import JUDGE_FAILED, NOT_RECORDED, SCORED, Judge, gather_counted
+from workbench.eval.questions import QuestionSetError
 
 CONTROLS = {
     "faithfulness": ("wrong_answer", "other_answer", "other_contexts"),
@@ -41,8 +42,9 @@ PAIR_COLUMNS += ["control_score", "status", "error"]
 _CITATION = re.compile(r"[\[【][\d,，、\s]+[\]】]")  # as query/base.py's CITATION, no group
 
 
-class KeptControlsError(ValueError):
-    """A kept judge_controls.csv that cannot be read or is not one."""
+class KeptControlsError(QuestionSetError):
+    """A kept judge_controls.csv that cannot be read or is not one: an input of the run that
+    names its questions, reported as a question set's errors are (one line, no traceback)."""
 
 
 def shift_digits(text: str) -> str:
