@@ -20,8 +20,8 @@ config=(--config data/cmrc2018/graphrag.toml)
 .venv/bin/python -m graphrag "${config[@]}" index --input data/cmrc2018/docs \
   --out output/cmrc2018_nlp --quiet
 .venv/bin/python -m graphrag "${config[@]}" --cache replay retrieval --index output/cmrc2018_nlp \
-  --questions data/cmrc2018/questions.jsonl --methods "${METHODS:-naive,bm25,hybrid,local,ppr,hipporag}" \
-  --out reports/cmrc2018_retrieval --quiet
+  --questions data/cmrc2018/questions.jsonl \
+  --methods "${METHODS:-naive,bm25,hybrid,local,ppr,hipporag}" --out reports/cmrc2018_retrieval --quiet
 if [ "${STUDY:-1}" = 1 ]; then
   .venv/bin/python -m studies.benchmarks.chinese_retrieval
 fi

@@ -60,6 +60,14 @@ def split_file(questions: Path, split: str, out: Path, sample: int = 0) -> Path:
     return out
 
 
+def _command(methods: list[str], split: str, sample: int, primary: str | None) -> str:
+    """The command line that repeats the run: the flags given, beyond the defaults."""
+    words = ["python -m studies.graphrag_bench_report run", f"--split {split} --sample {sample}"]
+    words += [f"--methods {','.join(methods)}"] if tuple(methods) != METHODS else []
+    words += [f"--primary '{primary}'"] if primary else []
+    return " ".join(words)
+
+
 def run(
     index: str,
     questions: Path,
@@ -87,8 +95,7 @@ def run(
         bench.index_in_use,
         bench.methods(methods),
         questions,
-        command=f"python -m studies.graphrag_bench_report run --split {split} --sample {sample}"
-        + (f" --methods {','.join(methods)} --primary '{primary}'" if primary else ""),
+        command=_command(methods, split, sample, primary),
     )
     wall = time.perf_counter() - started
     units = bench.index_in_use.text_units

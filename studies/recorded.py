@@ -55,6 +55,7 @@ def recorded_run(corpus: str | Path) -> RecordedRun | None:
         text = path.read_text().strip() if path.is_file() else "none"
         return "" if text == "none" else text
 
+    kept = Path(corpus) / "recorded_judge_controls.csv"
     return RecordedRun(
         limit=int(read("eval_limit")) if read("eval_limit") else None,
         methods=read("methods").split(",") if read("methods") else None,
@@ -62,9 +63,7 @@ def recorded_run(corpus: str | Path) -> RecordedRun | None:
         pairwise=read("pairwise") or None,
         method_limits=parse_method_limits(read("method_limits")),
         judge_sample=int(read("judge_sample") or 0),
-        keep_controls=kept
-        if (kept := Path(corpus) / "recorded_judge_controls.csv").is_file()
-        else None,
+        keep_controls=kept if kept.is_file() else None,
     )
 
 
