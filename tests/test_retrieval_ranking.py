@@ -100,3 +100,83 @@ def test_retrieval_page_shows_ranking_metrics_per_method_and_type(tmp_path: Path
     assert "| Method | local | multi_hop |" in mrr
     # ppr − naive: +0.5 on every local question, 0 on every multi-hop one
     assert "| ppr − naive | +0.500 [+0.500, +0.500] | +0.000 [+0.000, +0.000] |" in mrr
+
+
+def _reranked_records() -> pd.DataFrame:
+    """naive and naive+rerank on four questions: q0 kept, q1 first two swapped, q2 the fifth
+    and sixth swapped (another set of five), q3 the third and fourth swapped; hybrid has no
+    reranked variant, so it gets no row."""
+    first = ["a", "b", "c", "d", "e", "f"]
+    orders = {
+        "q0": first,
+        "q1": ["b", "a", "c", "d", "e", "f"],
+        "q2": ["a", "b", "c", "d", "f", "e"],
+        "q3": ["a", "b", "d", "c", "e", "f"],
+    }
+    rows = []
+    for qid, reranked in orders.items():
+        for method, ranking, mrr, tokens in (
+            ("naive", first, 0.5, 0),
+            ("naive+rerank", reranked, 1.0 if qid == "q1" else 0.5, 6000),
+            ("hybrid", first, 0.5, 0),
+        ):
+            rows.append(
+                {
+                    "question_id": qid,
+                    "split": "test",
+                    "type": "x",
+                    "method": method,
+                    "ranking": ranking,
+                    "context_tokens": 100,
+                    "prompt_tokens": tokens,
+                    "llm_calls": int(tokens > 0),
+                    "evidence_recall": 1.0,
+                    "recall_at_2": 0.5,
+                    "recall_at_5": 0.5,
+                    "mrr": mrr,
+                    "ndcg_at_5": 0.5,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_the_page_says_what_the_rerank_stage_changed_against_its_own_first_stage(
+    tmp_path: Path,
+) -> None:
+    write_report(tmp_path, _reranked_records(), pd.DataFrame(), {}, {"seed": 1, "n_resamples": 200})
+    text = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    section = text.split("## What the rerank stage changed", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| naive+rerank")]
+    # first unit changed on q1 only; order of the first five on q1, q2, q3; their set on q2
+    assert rows == [
+        "| naive+rerank | 4 | 1 / 4 | 3 / 4 | 1 / 4 | +0.125 [+0.000, +0.375] "
+        "| +0.000 [+0.000, +0.000] | +0.000 [+0.000, +0.000] | 100 / 100 | 6,000 |"
+    ]
+    assert "| hybrid" not in section  # no reranked variant of hybrid: no row
+
+
+def test_a_page_with_no_reranked_method_has_no_rerank_section(tmp_path: Path) -> None:
+    write_report(tmp_path, _records(), pd.DataFrame(), {}, {"seed": 1, "n_resamples": 200})
+    assert "rerank" not in (tmp_path / "summary.md").read_text(encoding="utf-8")
+
+
+def test_the_rerank_counts_agree_with_real_rankings_and_scores() -> None:
+    """GraphRAG-Bench's dev pilot (the live 1.5B reranker's recorded rankings): where the set
+    of a question's first five did not change, its recall@5 cannot have; the counts the page
+    prints are the ones read off the rankings here."""
+    from workbench.report.rerank_tables import rerank_row
+
+    pilot = Path(__file__).parents[1] / "reports/graphrag_bench_rerank/dev_pilot/retrieval.parquet"
+    records = pd.read_parquet(pilot)
+    for base in ("naive", "hybrid"):
+        wide = records[records["method"].isin([base, f"{base}+rerank"])].pivot(
+            index="question_id", columns="method"
+        )
+        same_set = [
+            set(list(r[("ranking", base)])[:5]) == set(list(r[("ranking", f"{base}+rerank")])[:5])
+            for _, r in wide.iterrows()
+        ]
+        r5 = wide["recall_at_5"]
+        assert (r5[base][same_set] == r5[f"{base}+rerank"][same_set]).all()
+        row = rerank_row(records, base, f"{base}+rerank", seed=1, n_resamples=200)
+        assert row[1] == str(len(wide)) and row[4] == f"{same_set.count(False)} / {len(wide)}"

@@ -17,6 +17,7 @@ from workbench.eval.retrieval import BASELINE, SCORE_NAMES, SCORES, baseline_tes
 from workbench.report import tables
 from workbench.report.headline import headline, primary_lines, restrict, tuned_of
 from workbench.report.hop_tables import hops_section
+from workbench.report.rerank_tables import rerank_section
 
 ALPHA = 0.05  # as the answer reports (report.eval_report.write_report)
 RECORDS = "retrieval.parquet"
@@ -142,6 +143,8 @@ def write_report(
         "",
         *tables.baseline_tests_table(tests, BASELINE, ALPHA),
     ]
+    if reranks := rerank_section(rows, **options):
+        lines += ["", *reranks]
     if extra:
         lines += ["", *extra]
     hop_rows = restrict(hop_rows, rows)
