@@ -7,7 +7,9 @@ report's parquet keeps no timing). ``render`` rewrites the report from the saved
 index and no method, adding the times, the index's build time, the share of units from
 another book, and the declared primary hypothesis (``NOTES.md`` of the report folder, written
 before the test split was looked at). ``--split dev`` scores only the dev books' questions
-(the pilot the primary hypothesis was chosen on).
+(the pilot the primary hypothesis was chosen on); ``--sample N`` a seeded N of them and
+``--category`` one of the benchmark's four categories (the query rewriters are measured on
+complex reasoning, the multi-hop kind).
 
     python -m studies.graphrag_bench_report run --index output/graphrag_bench_nlp \
         --out reports/graphrag_bench_retrieval [--split dev]
@@ -46,10 +48,18 @@ OPTIONS = ("seed", "n_resamples")
 SAMPLE_SEED = 63
 
 
-def split_file(questions: Path, split: str, out: Path, sample: int = 0) -> Path:
-    """Write the questions of ``split`` ("all": both) to ``out`` and return it; with
-    ``sample``, a seeded draw of that many of each split's (in file order)."""
+def split_file(
+    questions: Path, split: str, out: Path, sample: int = 0, category: str | None = None
+) -> Path:
+    """Write the questions of ``split`` ("all": both), of one ``category`` if given, to ``out``
+    and return it; with ``sample``, a seeded draw of that many of each split's (in file
+    order)."""
     records = [r for r in read_records(questions) if split in ("all", r["split"])]
+    if category:
+        records = [r for r in records if r["category"] == category]
+        if not records:
+            known = sorted({r["category"] for r in read_records(questions)})
+            raise SystemExit(f"--category {category!r}: no such question; known: {known}")
     if sample:
         rng = random.Random(SAMPLE_SEED)
         pools = [[r for r in records if r["split"] == s] for s in ("dev", "test")]
@@ -60,9 +70,12 @@ def split_file(questions: Path, split: str, out: Path, sample: int = 0) -> Path:
     return out
 
 
-def _command(methods: list[str], split: str, sample: int, primary: str | None) -> str:
+def _command(
+    methods: list[str], split: str, sample: int, primary: str | None, category: str | None
+) -> str:
     """The command line that repeats the run: the flags given, beyond the defaults."""
     words = ["python -m studies.graphrag_bench_report run", f"--split {split} --sample {sample}"]
+    words += [f"--category {category}"] if category else []
     words += [f"--methods {','.join(methods)}"] if tuple(methods) != METHODS else []
     words += [f"--primary '{primary}'"] if primary else []
     return " ".join(words)
@@ -77,25 +90,27 @@ def run(
     sample: int = 0,
     cache: str = "replay",
     primary: str | None = None,
+    category: str | None = None,
 ) -> None:
-    """Score ``methods`` on the questions (of ``split``, or all) and write the report folder.
-    ``cache`` "on" records what a method asks the model (a reranked variant's call);
-    ``primary`` takes the place of the config's declared hypothesis, for a run whose methods
-    it does not name."""
+    """Score ``methods`` on the questions (of ``split``, or all; of one benchmark ``category``
+    if given) and write the report folder. ``cache`` "on" records what a method asks the model
+    (a reranked variant's call, a query rewriter's); ``primary`` takes the place of the
+    config's declared hypothesis, for a run whose methods it does not name."""
     bench = Workbench(CONFIG, cache=cache)
     if primary:
         bench.settings.eval.primary = primary
     bench.load(index)
-    if split != "all" or sample:
-        chosen = Path(f"output/graphrag_bench_{split}_{sample or 'every'}.jsonl")
-        questions = split_file(questions, split, chosen, sample)
+    if split != "all" or sample or category:
+        name = f"graphrag_bench_{split}_{sample or 'every'}{f'_{category}' if category else ''}"
+        name += ".jsonl"  # the name a report's run.json keeps: unchanged without a category
+        questions = split_file(questions, split, Path("output") / name, sample, category)
     started = time.perf_counter()
     result = run_retrieval(
         bench.settings,
         bench.index_in_use,
         bench.methods(methods),
         questions,
-        command=_command(methods, split, sample, primary),
+        command=_command(methods, split, sample, primary, category),
     )
     wall = time.perf_counter() - started
     units = bench.index_in_use.text_units
@@ -222,6 +237,7 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--split", choices=["all", "dev", "test"], default="all")
     parser.add_argument("--sample", type=int, default=0, help="a seeded N of each split")
+    parser.add_argument("--category", help="one question category, e.g. complex_reasoning")
     parser.add_argument("--cache", choices=["on", "replay"], default="replay")
     parser.add_argument("--primary", help="declared hypothesis (default: the config's)")
     args = parser.parse_args()
@@ -235,6 +251,7 @@ def main() -> None:
             args.sample,
             args.cache,
             args.primary,
+            args.category,
         )
     elif args.step == "chunk-index":
         chunk_index(Path(args.docs), Path(args.index))
