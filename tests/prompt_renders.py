@@ -124,6 +124,11 @@ def cases() -> list[dict[str, Any]]:
         ("drift_reduce", [theme, "[1] Fishers won the case.\n[2] Tidewell merged."], {}),
         ("with_final_answer_line", [answered], {}),
     ]
+    # pairwise ratings (issue #46): appended, so every earlier case stays as it was
+    calls += [
+        ("answer_rating", [theme, "Fishers won [2].", criterion], {})
+        for criterion in prompts.PAIRWISE_CRITERIA
+    ]
     # question generation (issue #47): appended, so every earlier case stays as it was
     calls += [
         ("generated_question_schema", [3], {}),
@@ -135,10 +140,17 @@ def cases() -> list[dict[str, Any]]:
         ("question_answerable", [f"{kbmi}\n\n{coop}", fact, "It was founded in 1998."], {}),
         ("question_closed_book", [fact], {}),
     ]
-    calls += [
-        ("answer_rating", [theme, "Fishers won [2].", criterion], {})
-        for criterion in prompts.PAIRWISE_CRITERIA
-    ]
+    # HippoRAG's recognition memory: appended likewise, over a MuSiQue question's facts
+    facts = (
+        "1. Journal of Psychotherapy Integration | published by | American Psychological "
+        "Association\n2. G. Stanley Hall | first president of | American Psychological "
+        "Association"
+    )
+    hall = (
+        "Who was the first president of the association which published Journal of "
+        "Psychotherapy Integration?"
+    )
+    calls += [("fact_filter_schema", [5], {}), ("recognize_facts", [hall, facts], {})]
     # MiniRAG's query mapping (issue #48): appended, so every earlier case stays as it was
     pool = {
         "PERSON": ["Mara Okafor", "Ilse Varga"],
@@ -208,7 +220,13 @@ def _plain(value: Any) -> Any:
 
 def main() -> None:
     FIXTURE.parent.mkdir(parents=True, exist_ok=True)
-    data = {"cases": cases(), "constants": constants()}
+    found = constants()
+    # a constant since moved into template files is no longer in the module; the fixture keeps
+    # its text, which test_prompts finds in those templates (MOVED_INTO_TEMPLATES)
+    if FIXTURE.is_file():
+        before = json.loads(FIXTURE.read_text(encoding="utf-8"))["constants"]
+        found = {**{k: v for k, v in before.items() if not hasattr(prompts, k)}, **found}
+    data = {"cases": cases(), "constants": dict(sorted(found.items()))}
     FIXTURE.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{len(data['cases'])} renders and {len(data['constants'])} constants -> {FIXTURE}")
 
