@@ -81,7 +81,7 @@ def rerank_section(records: pd.DataFrame, **options: int) -> list[str]:
         f"Set of first {TOP} changed",
         *(f"{name} − first stage" for name in DELTAS.values()),
         "Context tokens (first stage / reranked)",
-        "Rerank prompt tokens",
+        "Model prompt tokens (reranked)",
     ]
     rows = [rerank_row(records, base, reranked, **options) for base, reranked in pairs]
     return [
@@ -92,7 +92,8 @@ def rerank_section(records: pd.DataFrame, **options: int) -> list[str]:
         f"{TOP} in another order, and how many another set of first {TOP} (only that can move "
         f"recall@{TOP}); then the paired difference it made, mean [95% bootstrap CI], "
         "descriptive (the tests are against naive, above); then the tokens of the answer "
-        "context (the stage reorders within the same budget) and of the rerank call.",
+        "context (the stage reorders within the same budget), and the prompt tokens the "
+        "reranked method's retrieval sent the model (the rerank call, and a rewriter's).",
         "",
         *tables.table(header, rows),
     ]
