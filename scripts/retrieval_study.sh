@@ -66,6 +66,7 @@ llm_index=()
 .venv/bin/python -m studies.summarize reports/kestrel_bay reports/kestrel_bay_thematic \
   reports/kestrel_bay_heldout reports/kestrel_bay_second_heldout reports/musique \
   --retrieval reports/musique_retrieval reports/musique_retrieval_hybrid \
-  reports/musique_retrieval_ppr_crossfit \
+  reports/musique_retrieval_ppr_crossfit reports/graphrag_bench_retrieval \
+  reports/cmrc2018_retrieval \
   "${llm_index[@]}" --out reports/SUMMARY.md \
   --results docs/results.md --readme README.md

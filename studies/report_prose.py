@@ -41,8 +41,9 @@ from workbench.report.eval_report import (
     render,
     summary_sections,
 )
-from workbench.report.headline import all_questions, headline, tuned_of
+from workbench.report.headline import all_questions, headline, primary_lines, tuned_of
 from workbench.report.plots import plot_cost_quality_frontier
+from workbench.report.rerank_tables import rerank_section
 from workbench.report.retrieval_report import ALPHA, RECORDS, RUN, SUMMARY, TESTS, score_table
 from workbench.report.tables import p_text, signed, with_ci
 
@@ -136,13 +137,19 @@ def retrieval_summary(folder: str | Path) -> str:
 
 
 def retrieval_section(folder: str | Path) -> list[str]:
-    """Return the cross-corpus summary's lines for a retrieval report folder: its setting, the
-    score table and the reading."""
+    """Return the cross-corpus summary's lines for a retrieval report folder: its setting, its
+    declared primary hypothesis tested alone (or the line saying none was declared), the score
+    table, the reading of the exploratory tests and, with reranked methods, what the rerank
+    stage changed."""
     folder = Path(folder)
     report = read_report(folder)
     run, tests = report.run, report.tests
     records, label = headline(report.records, tuned_of(run))
     options = {k: run[k] for k in ("seed", "n_resamples") if k in run}
+    primary = primary_lines(records, run, ALPHA, options)
+    if primary[0].startswith("## "):  # the report's own section, as a paragraph here
+        primary = [f"**{primary[0].removeprefix('## ')}.** {primary[2]}", *primary[3:]]
+    reranks = rerank_section(records, **options)
     return [
         f"## Retrieval only: {folder.name}",
         "",
@@ -151,10 +158,13 @@ def retrieval_section(folder: str | Path) -> list[str]:
         f"questions {run['questions']}; index {run['index']}; query settings not at their "
         f"defaults: {run.get('query settings not at their defaults', 'none')}.",
         "",
+        *primary,
+        "",
         *([label, ""] if label and report.records.get("split") is not None else []),
         *score_table(records, options),
         "",
         *(f"- {sentence}" for sentence in retrieval_reading(tests, ALPHA)),
+        *(["", f"#{reranks[0]}", *reranks[1:]] if reranks else []),
     ]
 
 

@@ -343,6 +343,30 @@ def test_the_cross_corpus_section_of_a_retrieval_report_is_its_table_and_reading
     ]
 
 
+def test_a_retrieval_section_tests_its_declared_primary_first_and_says_when_there_is_none() -> None:
+    """Real data: GraphRAG-Bench's report declared hybrid > naive on recall@5 before its test
+    split was read; the section prints that test before the table, and the exploratory
+    reading leaves it out. MuSiQue's declared none, and its section says so."""
+    bench = retrieval_section(REPORTS / "graphrag_bench_retrieval")
+    table_at = next(i for i, line in enumerate(bench) if line.startswith("| Method |"))
+    primary_at = next(i for i, line in enumerate(bench) if line.startswith("- hybrid − naive"))
+    assert bench[4].startswith("**Primary hypothesis.** Declared before the run: **hybrid > naive")
+    assert primary_at < table_at
+    reading = [line for line in bench[table_at:] if line.startswith("- hybrid > naive on ")]
+    assert reading and not any("recall_at_5" in line for line in reading)
+    musique = retrieval_section(REPORTS / "musique_retrieval")
+    assert musique[4].startswith("**Primary hypothesis:** none was declared")
+
+
+def test_a_retrieval_section_with_reranked_methods_says_what_the_stage_changed() -> None:
+    pilot = retrieval_section(REPORTS / "graphrag_bench_rerank" / "dev_pilot")
+    at = pilot.index("### What the rerank stage changed")
+    rows = [line.split(" | ")[0] for line in pilot[at:] if line.startswith("| ")][1:]
+    assert rows == ["| naive+rerank", "| hybrid+rerank"]
+    plain = retrieval_section(REPORTS / "musique_retrieval")
+    assert not any("rerank" in line for line in plain)
+
+
 def test_the_full_size_frontier_plots_every_method_at_its_retrieval_prompt_cost() -> None:
     """Real data: the committed MuSiQue-full retrieval report (notebook 4's full-size
     frontier). Every method is a dot at the prompt tokens its retrieval sends the model on the
