@@ -29,21 +29,16 @@ def rerank_pairs(methods: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _first(ranking: object, k: int) -> tuple[str, ...]:
-    return tuple(list(ranking)[:k]) if ranking is not None else ()
-
-
 def rerank_row(records: pd.DataFrame, base: str, reranked: str, **options: int) -> list[str]:
     """Return one row of the section: questions both were scored on, how many had their first
     unit / their first five in another order / another set of first five, the paired
     differences, and the mean context and model-prompt tokens of both."""
     both = records[records["method"].isin([base, reranked])]
     wide = both.pivot(index="question_id", columns="method", values="ranking").dropna()
-    first = sum(_first(r[base], 1) != _first(r[reranked], 1) for _, r in wide.iterrows())
-    order = sum(_first(r[base], TOP) != _first(r[reranked], TOP) for _, r in wide.iterrows())
-    sets = sum(
-        set(_first(r[base], TOP)) != set(_first(r[reranked], TOP)) for _, r in wide.iterrows()
-    )
+    tops = [(list(r[base])[:TOP], list(r[reranked])[:TOP]) for _, r in wide.iterrows()]
+    first = sum(a[:1] != b[:1] for a, b in tops)
+    order = sum(a != b for a, b in tops)
+    sets = sum(set(a) != set(b) for a, b in tops)
     deltas = []
     for metric in DELTAS:
         if metric not in records:
